@@ -1,0 +1,45 @@
+import { OpenAPIHono } from '@hono/zod-openapi'
+import type { Gateway } from '../gateway/index.js'
+import { type ApiEnv, authenticate } from './authenticate.js'
+import { fromZodError, toErrorResponse } from './error-mapping.js'
+import { registerResourceRoutes } from './routes/resources.js'
+
+export interface AppOptions {
+  readonly gateway: Gateway
+}
+
+export type App = OpenAPIHono<ApiEnv>
+
+/**
+ * The HTTP API. Routes parse input with the same zod schemas the services and MCP tools use, call one
+ * service, and render its result; errors map to statuses in exactly one place.
+ *
+ * @example serve({ fetch: createApp({ gateway }).fetch, port: 8787 })
+ */
+export function createApp(options: AppOptions): App {
+  const { gateway } = options
+  const app = new OpenAPIHono<ApiEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw fromZodError(result.error, result.target === 'json' ? 'request body' : `request ${result.target}`)
+    },
+  })
+  app.onError((error, c) => toErrorResponse(error, c, gateway.log))
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404))
+
+  app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
+  app.use('/v1/*', authenticate(gateway))
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
+  registerResourceRoutes(app, gateway)
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    security: [{ bearer: [] }],
+    info: {
+      title: 'Warrant',
+      version: '0.1.0',
+      description:
+        'Every collection says, as data, whether it is complete. An empty list proves absence only when `complete` is true. Bulk changes run only on frozen, approved selections.',
+    },
+  })
+  return app
+}

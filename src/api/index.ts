@@ -1,0 +1,2 @@
+export { createApp, type App, type AppOptions } from './app.js'
+export { toErrorResponse, asWarrantError, fromZodError, errorBodySchema } from './error-mapping.js'

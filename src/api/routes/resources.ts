@@ -1,0 +1,72 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import { inScope, WarrantError, type Actor } from '../../contract/index.js'
+import { z } from 'zod'
+import { envelopeSchema } from '../../contract/index.js'
+import type { Gateway } from '../../gateway/index.js'
+import { describeResource, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
+import type { ApiEnv } from '../authenticate.js'
+import { errorBodySchema } from '../error-mapping.js'
+
+const resourceParam = z.object({ resource: z.string().min(1).max(64) })
+const errors = (codes: readonly number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
+
+const listResources = createRoute({
+  method: 'get',
+  path: '/v1/resources',
+  summary: 'Each resource, its environment, review fields, denied fields and actions',
+  responses: {
+    200: { description: 'resources', content: { 'application/json': { schema: z.object({ resources: z.array(resourceDescriptionSchema) }) } } },
+  },
+})
+
+const search = createRoute({
+  method: 'post',
+  path: '/v1/resources/{resource}/search',
+  summary: 'Search a resource; the envelope says whether the result is complete',
+  request: {
+    params: resourceParam,
+    body: { required: true, content: { 'application/json': { schema: searchRequestSchema } } },
+  },
+  responses: {
+    200: { description: 'the envelope (complete or partial, with reasons and a continuation)', content: { 'application/json': { schema: envelopeSchema } } },
+    ...errors([400, 401, 403, 404]),
+  },
+})
+
+const readOne = createRoute({
+  method: 'get',
+  path: '/v1/resources/{resource}/records/{id}',
+  summary: "One record's review fields; every field not returned is named with its reason",
+  request: {
+    params: resourceParam.extend({ id: z.string().min(1).max(512) }),
+    query: z.object({ fields: z.string().optional().describe('comma-separated review fields') }),
+  },
+  responses: {
+    200: { description: 'the record', content: { 'application/json': { schema: recordViewSchema } } },
+    ...errors([400, 401, 404, 502]),
+  },
+})
+
+/** The resource, if the actor's scope covers it; `forbidden` otherwise (and `not_found` for an unknown one). */
+export function scopedResource(gateway: Gateway, actor: Actor, name: string) {
+  const resource = gateway.catalogue.get(name)
+  if (!inScope(actor, name)) throw new WarrantError('forbidden', `resource "${name}" is outside this token's scope`, { resource: name })
+  return resource
+}
+
+export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
+  app.openapi(listResources, (c) => c.json({ resources: gateway.catalogue.list().filter((r) => inScope(c.get('actor'), r.name)).map(describeResource) }, 200))
+
+  app.openapi(search, async (c) => {
+    const resource = scopedResource(gateway, c.get('actor'), c.req.valid('param').resource)
+    const envelope = await searchResource(resource, c.req.valid('json'), { cursorCodec: gateway.cursorCodec })
+    return c.json(envelope as z.infer<typeof envelopeSchema>, 200)
+  })
+
+  app.openapi(readOne, async (c) => {
+    const { resource: name, id } = c.req.valid('param')
+    const fields = c.req.valid('query').fields?.split(',').map((f) => f.trim()).filter(Boolean)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fields), 200)
+  })
+}

@@ -1,0 +1,51 @@
+import type { Command } from 'commander'
+import { searchResource } from '../../resources/index.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+import { parseFilterTerms } from '../parse-filter.js'
+import { renderEnvelope } from '../render-envelope.js'
+
+const collect = (value: string, previous: string[]) => [...previous, value]
+const positive = (name: string) => (value: string) => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, not "${value}"`)
+  return n
+}
+
+export function registerSearch(program: Command): void {
+  program
+    .command('search <resource>')
+    .description('search a resource and print the envelope, completeness first')
+    .option('-c, --config <file>', 'config file')
+    .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
+    .option('--fields <list>', 'comma-separated review fields')
+    .option('--page-size <n>', 'records per upstream page', positive('--page-size'))
+    .option('--max-pages <n>', 'stop the walk after N pages (reported as CLIENT_LIMIT_REACHED)', positive('--max-pages'))
+    .option('--max-items <n>', 'stop the walk after N records', positive('--max-items'))
+    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positive('--deadline-ms'))
+    .option('--cursor <cursor>', 'continue an earlier walk with its continuation cursor')
+    .option('--json', 'print the envelope as JSON')
+    .action(async (name: string, flags: { config?: string; filter: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; cursor?: string; json?: boolean }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const resource = gateway.catalogue.get(name)
+        const envelope = await searchResource(
+          resource,
+          {
+            filter: parseFilterTerms(flags.filter, resource.config),
+            fields: flags.fields?.split(',').map((f) => f.trim()).filter(Boolean),
+            page_size: flags.pageSize,
+            cursor: flags.cursor,
+            budget: { max_pages: flags.maxPages, max_items: flags.maxItems, deadline_ms: flags.deadlineMs },
+          },
+          { cursorCodec: gateway.cursorCodec },
+        )
+        if (flags.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`)
+        else {
+          const again = [`warrant search ${name}`, ...flags.filter.map((f) => `--filter '${f}'`), flags.fields ? `--fields ${flags.fields}` : ''].filter(Boolean).join(' ')
+          process.stdout.write(`${renderEnvelope(envelope, { resumeCommand: (cursor) => `${again} --cursor ${cursor}` })}\n`)
+        }
+      } finally {
+        await gateway.close()
+      }
+    })
+}

@@ -1,0 +1,67 @@
+import { serve } from '@hono/node-server'
+import type { Command } from 'commander'
+import { createApp } from '../../api/index.js'
+import type { WarrantConfig } from '../../config/index.js'
+import type { Gateway } from '../../gateway/index.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the gateway: HTTP API, OpenAPI document, MCP endpoint and review pages')
+    .option('-c, --config <file>', 'config file (YAML or JSON); default: ./warrant.yaml, else the bundled demo')
+    .option('-p, --port <n>', 'port (default: from the config, 8787)', (v) => parsePort(v))
+    .option('--host <host>', 'interface to listen on (default: from the config, 127.0.0.1)')
+    .action(async (flags: { config?: string; port?: number; host?: string }) => {
+      const { gateway, config, demo, configPath } = await openCliGateway({ config: flags.config, logLevel: 'info' })
+      const firstTokens = (await gateway.principals.count()) === 0 ? await issueDemoTokens(gateway, config) : null
+      const app = createApp({ gateway })
+      const host = flags.host ?? config.server.host
+      const port = flags.port ?? config.server.port
+      const server = serve({ fetch: app.fetch, hostname: host, port }, (info) => {
+        const base = config.server.public_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
+        const out = [
+          '',
+          `Warrant is serving ${demo ? 'the bundled demo' : configPath}`,
+          `  store:     ${gateway.store.url}`,
+          `  resources: ${gateway.catalogue.list().map((r) => `${r.name} → ${r.environment}`).join('; ')}`,
+          `  API:       ${base}/v1/resources`,
+          `  OpenAPI:   ${base}/openapi.json`,
+          `  health:    ${base}/health`,
+          '',
+          ...(firstTokens
+            ? [
+                'Tokens for this fresh store (shown once; only their hashes are kept):',
+                `  reviewer: ${firstTokens.reviewer}`,
+                `  agent:    ${firstTokens.agent}`,
+                'Send one as: Authorization: Bearer <token>. More with: npm run warrant -- token create --role agent --resources R --actions A',
+                '',
+              ]
+            : ['Authenticate with a bearer token (Authorization: Bearer <token>); create one with: npm run warrant -- token create --role reviewer', '']),
+          `Try: curl -H "Authorization: Bearer $TOKEN"  -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
+          '',
+        ]
+        process.stdout.write(out.join('\n'))
+      })
+      const stop = async () => {
+        server.close()
+        await gateway.close()
+        process.exit(0)
+      }
+      process.once('SIGINT', stop)
+      process.once('SIGTERM', stop)
+    })
+}
+
+async function issueDemoTokens(gateway: Gateway, config: WarrantConfig) {
+  const resources = Object.keys(config.resources)
+  const reviewer = await gateway.principals.issue({ name: 'first-reviewer', role: 'reviewer' })
+  const agent = await gateway.principals.issue({ name: 'first-agent', role: 'agent', scopes: { resources, actions: '*' } })
+  return { reviewer: reviewer.token, agent: agent.token }
+}
+
+function parsePort(value: string): number {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a whole number from 0 to 65535, not "${value}"`)
+  return n
+}

@@ -1,0 +1,63 @@
+import type { Command } from 'commander'
+import { ROLES, type Role, WarrantError } from '../../contract/index.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+
+const list = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean)
+
+export function registerToken(program: Command): void {
+  const token = program.command('token').description('bearer tokens for agents, reviewers and admins')
+  token
+    .command('create')
+    .description('create a principal and its token (printed once; only its hash is stored)')
+    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
+    .option('--name <name>', 'who or what holds it', 'unnamed')
+    .option('--resources <list>', 'comma-separated resources the token may use (agents); default all', list)
+    .option('--actions <list>', 'comma-separated actions the token may propose and commit (agents)', list)
+    .option('--ttl-days <n>', 'days until it expires', '30')
+    .option('-c, --config <file>', 'config file')
+    .option('--json', 'print as JSON')
+    .action(async (flags: { role: string; name: string; resources?: string[]; actions?: string[]; ttlDays: string; config?: string; json?: boolean }) => {
+      if (!ROLES.includes(flags.role as Role)) throw new WarrantError('invalid_request', `--role must be one of ${ROLES.join(', ')}, not "${flags.role}"`)
+      const days = Number(flags.ttlDays)
+      if (!(days > 0)) throw new WarrantError('invalid_request', `--ttl-days must be a positive number, not "${flags.ttlDays}"`)
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        for (const r of flags.resources ?? []) gateway.catalogue.get(r)
+        const issued = await gateway.principals.issue({
+          name: flags.name,
+          role: flags.role as Role,
+          scopes: { resources: flags.resources ?? '*', actions: flags.actions ?? (flags.role === 'agent' ? [] : '*') },
+          ttlMs: days * 86_400_000,
+        })
+        process.stdout.write(flags.json ? `${JSON.stringify(issued, null, 2)}\n` : `${issued.token}\n(${issued.role} "${issued.name}", id ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
+      } finally {
+        await gateway.close()
+      }
+    })
+  token
+    .command('list')
+    .description('list tokens (never their values)')
+    .option('-c, --config <file>', 'config file')
+    .action(async (flags: { config?: string }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        for (const t of await gateway.principals.list())
+          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  ${t.name}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
+      } finally {
+        await gateway.close()
+      }
+    })
+  token
+    .command('revoke <token_id>')
+    .description('revoke a token by its id')
+    .option('-c, --config <file>', 'config file')
+    .action(async (id: string, flags: { config?: string }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        await gateway.principals.revoke(id)
+        process.stdout.write(`revoked ${id}\n`)
+      } finally {
+        await gateway.close()
+      }
+    })
+}

@@ -1,0 +1,31 @@
+import { Command, CommanderError } from 'commander'
+import { exitCodeOf, isWarrantError } from '../contract/index.js'
+import { registerSearch } from './commands/search.js'
+import { registerServe } from './commands/serve.js'
+import { registerToken } from './commands/token.js'
+
+/**
+ * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
+ * (2: your input, 3: refused by policy, 4: upstream); a bug exits 1.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command()
+    .name('warrant')
+    .description('A gateway between AI agents and the systems they change: complete-or-declared reads, reviewed bulk writes.')
+    .exitOverride()
+  registerServe(program)
+  registerSearch(program)
+  registerToken(program)
+  try {
+    await program.parseAsync(argv as string[], { from: 'node' })
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2
+    if (isWarrantError(error)) {
+      process.stderr.write(`warrant: ${error.code}: ${error.message}\n`)
+      return exitCodeOf(error.code)
+    }
+    process.stderr.write(`warrant: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    return 1
+  }
+}

@@ -1,0 +1,18 @@
+import { loadConfigFile, type WarrantConfig } from '../config/index.js'
+import { ensureDemoData } from '../demo/index.js'
+import { createLogger, type Gateway, openGateway } from '../gateway/index.js'
+import { resolveConfigPath } from './config-path.js'
+
+/**
+ * Loads the config and opens the gateway for a CLI command. With the bundled demo config, the demo table
+ * is created and filled first, so every command works on a fresh clone.
+ */
+export async function openCliGateway(flags: { readonly config?: string; readonly logLevel?: string }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
+  const { path, demo } = resolveConfigPath(flags.config)
+  const config = loadConfigFile(path)
+  if (demo)
+    for (const resource of Object.values(config.resources))
+      if (resource.connector.kind === 'sql') await ensureDemoData({ url: resource.connector.url })
+  const gateway = await openGateway({ config, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
+  return { gateway, config, demo, configPath: path }
+}

@@ -1,0 +1,59 @@
+import { decide, type Envelope, REASON_TEXT } from '../contract/index.js'
+
+/**
+ * The terminal view of an envelope: completeness first, in words, then the records, then how to continue.
+ * A person reading it cannot mistake a partial list for the whole.
+ */
+export function renderEnvelope(envelope: Envelope, options: { readonly resumeCommand?: (cursor: string) => string; readonly maxRows?: number } = {}): string {
+  const lines: string[] = []
+  const n = envelope.items.length
+  const where = `${envelope.scope.resource} in ${envelope.scope.environment}`
+  if (envelope.complete) {
+    lines.push(`COMPLETE: ${n} matching record(s) in ${where}; the whole scope was examined.`)
+    if (n === 0) lines.push('Nothing matched, and because the result is complete, that proves absence within the scope.')
+  } else {
+    lines.push(`INCOMPLETE: ${n} record(s) returned from ${where}, and more may exist. complete: false`)
+    for (const r of envelope.incomplete_reasons) {
+      const extra = [r.source ? `source ${r.source}` : null, r.limit ? `${r.limit.name}=${r.limit.value}` : null].filter(Boolean).join(', ')
+      lines.push(`  - ${r.code}${extra ? ` (${extra})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
+    }
+    if (n === 0) lines.push('An empty INCOMPLETE result proves nothing about absence.')
+  }
+  lines.push(`Snapshot: ${envelope.scope.consistent_snapshot ? `consistent (${envelope.scope.snapshot})` : 'not consistent: records may have moved during the walk'}`)
+  for (const w of envelope.warnings) lines.push(`Warning ${w.code}: ${w.message}`)
+  lines.push(`Visibility: ${envelope.scope.visibility}`)
+  if (n > 0) {
+    lines.push('')
+    lines.push(...table(envelope.items, options.maxRows ?? 20))
+  }
+  const c = envelope.continuation
+  if (c) {
+    lines.push('')
+    if (c.kind === 'next_cursor' || ((c.kind === 'retry_after' || c.kind === 'retry_with_deadline') && c.cursor)) {
+      const cursor = 'cursor' in c ? c.cursor! : ''
+      if (c.kind === 'retry_after') lines.push(`Continue after ${c.not_before} (${c.retry_after_seconds}s):`)
+      if (c.kind === 'retry_with_deadline') lines.push(`Continue with a deadline of at least ${c.minimum_deadline_ms} ms:`)
+      else lines.push('Continue the same walk with:')
+      lines.push(`  ${options.resumeCommand ? options.resumeCommand(cursor) : cursor}`)
+    } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${c.message}`)
+  }
+  lines.push('')
+  lines.push(`For a change based on absence: ${decide(envelope, 'change_from_absence').decision}.`)
+  return lines.join('\n')
+}
+
+function table(items: readonly Record<string, unknown>[], maxRows: number): string[] {
+  const columns = Object.keys(items[0] ?? {})
+  const rows = items.slice(0, maxRows).map((item) => columns.map((c) => cell(item[c])))
+  const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((r) => r[i]!.length))))
+  const line = (cells: readonly string[]) => cells.map((v, i) => v.slice(0, widths[i]).padEnd(widths[i]!)).join('  ')
+  const out = [line(columns), ...rows.map(line)]
+  if (items.length > maxRows) out.push(`… and ${items.length - maxRows} more record(s) in this result (use --json for all of them)`)
+  return out
+}
+
+function cell(value: unknown): string {
+  if (value === null || value === undefined) return '-'
+  if (Array.isArray(value)) return value.join(',')
+  return String(value)
+}

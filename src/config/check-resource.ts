@@ -1,0 +1,44 @@
+import type { z } from 'zod'
+import { clausesOf } from '../contract/index.js'
+import type { ResourceConfig } from './schema.js'
+
+/**
+ * Rules across keys of one resource that a per-key schema cannot state: every named field exists, no field
+ * is both reviewed and denied, actions only set and test declared fields.
+ */
+export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, path: readonly (string | number)[]): void {
+  const known = new Set(Object.keys(resource.fields))
+  const denied = new Set(resource.denied_fields)
+  const issue = (where: readonly (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: [...path, ...where], message })
+  const mustExist = (field: string, where: readonly (string | number)[]) => {
+    if (!known.has(field)) issue(where, `unknown field "${field}" (declared fields: ${[...known].join(', ')})`)
+  }
+
+  mustExist(resource.id_field, ['id_field'])
+  if (resource.version_field) mustExist(resource.version_field, ['version_field'])
+  resource.review_fields.forEach((f, i) => {
+    mustExist(f, ['review_fields', i])
+    if (denied.has(f)) issue(['review_fields', i], `field "${f}" is both a review field and denied`)
+  })
+  if (!resource.review_fields.includes(resource.id_field)) issue(['review_fields'], `review_fields must include the id field "${resource.id_field}"`)
+  resource.denied_fields.forEach((f, i) => mustExist(f, ['denied_fields', i]))
+  if (denied.has(resource.id_field)) issue(['denied_fields'], 'the id field cannot be denied')
+  resource.group_by.forEach((f, i) => {
+    if (!resource.review_fields.includes(f)) issue(['group_by', i], `group-by field "${f}" must be a review field`)
+  })
+  if (resource.connector.kind === 'sql' && !resource.version_field)
+    issue(['version_field'], 'a sql resource needs version_field: the column that changes on every write')
+  for (const [name, action] of Object.entries(resource.actions)) {
+    for (const field of Object.keys(action.set)) {
+      mustExist(field, ['actions', name, 'set', field])
+      if (denied.has(field)) issue(['actions', name, 'set', field], `action sets denied field "${field}"`)
+      if (field === resource.id_field) issue(['actions', name, 'set', field], 'an action cannot change the id')
+    }
+    for (const c of clausesOf(action.precondition)) mustExist(c.field, ['actions', name, 'precondition', c.field])
+    if (resource.connector.kind === 'http' && !action.write) issue(['actions', name, 'write'], 'an action on an http resource needs write: {method, path}')
+  }
+  resource.standing_approvals.forEach((s, i) => {
+    if (!resource.actions[s.action]) issue(['standing_approvals', i, 'action'], `unknown action "${s.action}"`)
+    for (const c of clausesOf(s.selector)) mustExist(c.field, ['standing_approvals', i, 'selector', c.field])
+  })
+}

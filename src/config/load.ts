@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs'
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import { z } from 'zod'
+import { WarrantError } from '../contract/index.js'
+import { checkResource } from './check-resource.js'
+import { configSchema, type WarrantConfig } from './schema.js'
+
+/** The config schema with its cross-key rules. */
+export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
+  for (const [name, resource] of Object.entries(config.resources)) checkResource(resource, ctx, ['resources', name])
+})
+
+/**
+ * Validates a parsed config object. A bad one is an `invalid_request` error whose message names each key
+ * and what was expected.
+ *
+ * @example parseConfig({ resources: {} }, 'inline')
+ */
+export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
+  const result = checkedConfigSchema.safeParse(raw)
+  if (result.success) return result.data
+  const problems = result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message }))
+  throw new WarrantError(
+    'invalid_request',
+    `${origin} is not a valid Warrant config:\n${problems.map((p) => `  - ${p.key}: ${p.message}`).join('\n')}`,
+    { problems },
+  )
+}
+
+/**
+ * Reads a YAML or JSON config file. Relative paths inside it (sqlite URLs, secret files) are resolved
+ * against the file's folder, so a config means the same thing from any working directory.
+ */
+export function loadConfigFile(path: string): WarrantConfig {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new WarrantError('invalid_request', `cannot read config file ${path}: ${(error as Error).message}`)
+  }
+  let raw: unknown
+  try {
+    raw = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text)
+  } catch (error) {
+    throw new WarrantError('invalid_request', `config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`)
+  }
+  return resolvePaths(parseConfig(raw, path), dirname(resolve(path)))
+}
+
+/** Makes relative sqlite URLs and secret files absolute, against `base`. */
+export function resolvePaths(config: WarrantConfig, base: string): WarrantConfig {
+  const sqlite = (url: string) => {
+    const m = /^sqlite:(.*)$/.exec(url)
+    if (!m || m[1] === ':memory:' || isAbsolute(m[1]!)) return url
+    return `sqlite:${resolve(base, m[1]!)}`
+  }
+  const resources = Object.fromEntries(
+    Object.entries(config.resources).map(([name, r]) => {
+      const connector =
+        r.connector.kind === 'sql'
+          ? { ...r.connector, url: sqlite(r.connector.url) }
+          : r.connector.credential && 'file' in r.connector.credential.secret
+            ? { ...r.connector, credential: { ...r.connector.credential, secret: { file: resolve(base, r.connector.credential.secret.file) } } }
+            : r.connector
+      return [name, { ...r, connector }]
+    }),
+  )
+  return { ...config, store: sqlite(config.store), resources }
+}
+
+export type { z }

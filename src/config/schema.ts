@@ -1,0 +1,180 @@
+import { z } from 'zod'
+import { filterSchema } from '../contract/index.js'
+
+const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name (letters, digits, _)')
+const secretRef = z
+  .union([z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) })])
+  .describe('where the secret lives: an environment variable or a secret file; never the secret itself')
+
+export const fieldTypeSchema = z.enum(['string', 'number', 'integer', 'boolean', 'tags', 'timestamp'])
+export type FieldType = z.infer<typeof fieldTypeSchema>
+
+const durationMs = z.number().int().positive()
+
+/** A REST pagination style. */
+export const paginationSchema = z.discriminatedUnion('style', [
+  z.strictObject({
+    style: z.literal('cursor'),
+    param: z.string().default('cursor'),
+    next_cursor_path: z.string().default('next_cursor'),
+  }),
+  z.strictObject({ style: z.literal('offset'), offset_param: z.string().default('offset') }),
+  z.strictObject({ style: z.literal('page'), param: z.string().default('page'), first: z.number().int().default(1) }),
+  z.strictObject({ style: z.literal('link_header') }),
+  z.strictObject({ style: z.literal('next_link'), path: z.string().default('next') }),
+])
+export type PaginationConfig = z.infer<typeof paginationSchema>
+
+export const httpSourceSchema = z.strictObject({
+  name: z.string().min(1),
+  base_url: z.url(),
+})
+
+export const httpConnectorSchema = z.strictObject({
+  kind: z.literal('http'),
+  sources: z.array(httpSourceSchema).min(1).describe('one per shard, tenant or region; one failing source leaves the others'),
+  credential: z
+    .strictObject({
+      header: z.string().default('Authorization'),
+      scheme: z.string().optional().describe('e.g. "Bearer": the header value is "<scheme> <secret>"'),
+      secret: secretRef,
+    })
+    .optional(),
+  timeout_ms: durationMs.default(10_000),
+  max_response_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+  list: z.strictObject({
+    path: z.string().startsWith('/'),
+    query: z.record(z.string(), z.string()).default({}).describe('fixed query parameters'),
+    filter_params: z
+      .record(fieldName, z.string())
+      .default({})
+      .describe('equality filters passed upstream as query parameters (field → parameter); the rest is checked here'),
+    page_size_param: z.string().optional(),
+    pagination: paginationSchema,
+    items_path: z.string().default('items').describe('dotted path to the array of items; "" for a bare array'),
+    has_more_path: z.string().optional(),
+    total_path: z.string().optional(),
+    incomplete_flag: z
+      .strictObject({ path: z.string(), reason: z.enum(['TIME_BUDGET_EXCEEDED', 'RESULT_LIMIT_REACHED']) })
+      .optional()
+      .describe('an upstream flag like incomplete_results: true, and the reason it means'),
+    cursor_expired: z
+      .strictObject({ status: z.array(z.number().int()).default([410]), code_path: z.string().optional(), code: z.string().optional() })
+      .default({ status: [410] }),
+  }),
+  get: z.strictObject({ path: z.string().startsWith('/').describe('path template with {id}') }),
+  version: z.discriminatedUnion('from', [
+    z.strictObject({ from: z.literal('etag') }),
+    z.strictObject({ from: z.literal('field'), field: fieldName }),
+  ]),
+})
+export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
+
+export const sqlConnectorSchema = z.strictObject({
+  kind: z.literal('sql'),
+  url: z.string().min(1).describe('sqlite:./file.db or postgres://…'),
+  table: fieldName,
+  source: z.string().default('primary').describe('the name this table is reported under'),
+  password: secretRef.optional().describe('for postgres URLs without a password'),
+})
+export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
+
+export const connectorSchema = z.discriminatedUnion('kind', [sqlConnectorSchema, httpConnectorSchema])
+export type ConnectorConfig = z.infer<typeof connectorSchema>
+
+const templateValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),
+)
+
+/** A declared action: what it sets, when it may run, how it writes, what the upstream must answer. */
+export const actionSchema = z.strictObject({
+  description: z.string().default(''),
+  params: z
+    .record(fieldName, z.strictObject({ type: z.enum(['string', 'number', 'boolean']), required: z.boolean().default(true), description: z.string().optional() }))
+    .default({}),
+  set: z
+    .record(fieldName, templateValue)
+    .refine((s) => Object.keys(s).length > 0, 'an action sets at least one field')
+    .describe('field → absolute value, or "{{params.NAME}}"'),
+  precondition: filterSchema.default({}).describe('must still hold at write time, else the target is skipped'),
+  write: z
+    .strictObject({
+      method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).default('PATCH'),
+      path: z.string().startsWith('/').describe('path template: {id} and {params.NAME}'),
+      body: templateValue.optional().describe('body template: "{{set.FIELD}}", "{{params.NAME}}", "{{id}}"'),
+      if_match: z.boolean().default(true),
+    })
+    .optional()
+    .describe('for http connectors; sql connectors update by id and version'),
+  expect: z
+    .strictObject({
+      status: z.array(z.number().int()).default([200, 201, 204]),
+      fields: z.record(fieldName, templateValue).optional().describe('response fields that must hold; default: every field set'),
+    })
+    .default({ status: [200, 201, 204] }),
+  reversible: z.boolean().default(true),
+})
+export type ActionConfig = z.infer<typeof actionSchema>
+
+export const standingApprovalSchema = z.strictObject({
+  name: z.string().min(1),
+  selector: filterSchema,
+  action: z.string().min(1),
+  max_count: z.number().int().positive(),
+  flagged: filterSchema.optional().describe('a member matching this always needs review (e.g. tags contains enterprise)'),
+})
+
+export const resourceSchema = z.strictObject({
+  description: z.string().default(''),
+  environment: z.strictObject({
+    name: z.string().min(1).describe('e.g. billing-prod'),
+    host: z.string().optional(),
+    account: z.string().optional(),
+  }),
+  connector: connectorSchema,
+  fields: z.record(fieldName, fieldTypeSchema).describe('every field the upstream has, with its type'),
+  id_field: fieldName.default('id'),
+  version_field: fieldName.optional().describe('sql: the version column; http: see connector.version'),
+  review_fields: z.array(fieldName).min(1),
+  denied_fields: z.array(fieldName).default([]).describe('secrets, tokens, free text: never leave the gateway'),
+  group_by: z.array(fieldName).default([]),
+  visibility: z
+    .strictObject({
+      description: z.string(),
+      restricted: z.boolean().describe('true when the credential sees only part of the scope'),
+    })
+    .default({ description: 'all records of the source', restricted: false }),
+  selection_ttl_minutes: z.number().positive().optional(),
+  approval: z
+    .strictObject({
+      ttl_minutes: z.number().positive().default(15),
+      two_reviewers_above: z.number().int().nonnegative().optional().describe('more targets than this need two distinct reviewers'),
+    })
+    .default({ ttl_minutes: 15 }),
+  standing_approvals: z.array(standingApprovalSchema).default([]),
+  actions: z.record(fieldName, actionSchema).default({}),
+})
+export type ResourceConfig = z.infer<typeof resourceSchema>
+
+export const configSchema = z.strictObject({
+  store: z.string().default('sqlite:./.warrant/warrant.db'),
+  server: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8787),
+      public_url: z.url().optional(),
+    })
+    .default({ host: '127.0.0.1', port: 8787 }),
+  selection_ttl_minutes: z.number().positive().default(30),
+  execution: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(64).default(4),
+      max_writes_per_second: z.number().positive().optional(),
+      halt_after_consecutive_errors: z.number().int().positive().default(5),
+      halt_after_validation_failures: z.number().int().positive().default(10),
+      batch_size: z.number().int().positive().default(50),
+    })
+    .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50 }),
+  resources: z.record(fieldName, resourceSchema),
+})
+export type WarrantConfig = z.infer<typeof configSchema>

@@ -1,0 +1,105 @@
+import type { Filter } from '../contract/index.js'
+
+/** One upstream record as the gateway sees it: an immutable id, its version when read, and its fields. */
+export interface SourceRecord {
+  readonly id: string
+  readonly version: string
+  readonly fields: Readonly<Record<string, unknown>>
+}
+
+/** A request for one page of one source. `position` is the connector's own opaque position, null to start. */
+export interface ReadPageRequest {
+  readonly source: string
+  readonly filter: Filter
+  readonly position: string | null
+  readonly pageSize: number
+  readonly signal?: AbortSignal
+}
+
+/**
+ * What one page read returned, with the upstream's own completeness facts. Failures are results, not
+ * exceptions: the inventory turns each into a reason code.
+ */
+export type ReadPageResult =
+  | {
+      readonly kind: 'page'
+      readonly items: readonly SourceRecord[]
+      /** Where the next page starts; null only when the upstream says this source is exhausted. */
+      readonly next: string | null
+      /** The upstream cut this page short by its own limit or time budget (e.g. `incomplete_results: true`). */
+      readonly upstreamIncomplete?: { readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED'; readonly limit?: number }
+      readonly total?: number
+    }
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+  | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number }
+  | { readonly kind: 'cursor_expired'; readonly message: string }
+
+/**
+ * A walk's read session. SQL holds one read transaction for the session, so every page sees one snapshot;
+ * HTTP has none and says so.
+ */
+export interface ReadSession {
+  readonly consistentSnapshot: boolean
+  /** An identifier or upper bound of the snapshot, when there is one. */
+  readonly snapshot: string | null
+  readPage(request: ReadPageRequest): Promise<ReadPageResult>
+  close(): Promise<void>
+}
+
+/** Records read by id, with those that do not exist and the sources that failed. */
+export interface ReadByIdsResult {
+  readonly records: ReadonlyMap<string, SourceRecord>
+  readonly missing: readonly string[]
+  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number }[]
+}
+
+/** One conditional write: change `set` on `id` only if it still has `expectedVersion` and meets `precondition`. */
+export interface WriteRequest {
+  readonly id: string
+  readonly expectedVersion: string
+  readonly set: Readonly<Record<string, unknown>>
+  readonly precondition: Filter
+  /** For HTTP: the declared method, path and body, already rendered from templates by the caller. */
+  readonly http?: { readonly method: string; readonly path: string; readonly body?: unknown; readonly ifMatch: boolean }
+  readonly signal?: AbortSignal
+}
+
+/** How a write ended. `unknown` means no durable answer: the write may or may not have happened. */
+export type WriteOutcome =
+  | { readonly kind: 'written'; readonly status: number; readonly record: SourceRecord | null; readonly body?: unknown }
+  | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
+  | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
+  | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
+  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string }
+  | { readonly kind: 'unknown'; readonly message: string; readonly status?: number }
+
+/** Something that happened upstream, for the call-level audit log. Never carries credentials. */
+export interface UpstreamCall {
+  readonly source: string
+  readonly method: string
+  /** The endpoint as a template (`/subscriptions/{id}`) or a SQL statement kind, never a secret. */
+  readonly endpoint: string
+  readonly targetId?: string
+  readonly status: number | null
+  readonly outcome: string
+  readonly durationMs: number
+}
+
+/**
+ * The gateway's view of one resource's upstream: read a page, read by id, one conditional write.
+ * Credentials stay inside the connector; nothing it returns carries them.
+ */
+export interface Connector {
+  readonly kind: 'sql' | 'http'
+  /** The sources this resource federates (shards, tenants, regions); at least one. */
+  readonly sources: readonly string[]
+  /** The deterministic order pages come in, e.g. "id ascending". */
+  readonly ordering: string
+  openSession(): Promise<ReadSession>
+  readByIds(ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult>
+  write(request: WriteRequest): Promise<WriteOutcome>
+  close(): Promise<void>
+}
+
+/** Receives each upstream call; the audit module subscribes. */
+export type UpstreamCallListener = (call: UpstreamCall) => void

@@ -1,0 +1,103 @@
+import type { HttpConnectorConfig, ResourceConfig } from '../../config/schema.js'
+import { readSecret } from '../../config/secret.js'
+import { WarrantError } from '../../contract/index.js'
+import type { Connector, ReadSession, UpstreamCallListener } from '../connector.js'
+import { createContext, type HttpContext } from './context.js'
+import { readRecordsByIds } from './read-by-ids.js'
+import { readListPage } from './read-page.js'
+import { createRedactor } from './redaction.js'
+import { assertRelativePath, assertSafeBaseUrl, placeholdersOf } from './url-guard.js'
+import { writeRecord } from './write-record.js'
+
+export interface HttpConnectorOptions {
+  /** A parsed resource whose `connector.kind` is `http`. */
+  readonly resource: ResourceConfig
+  /** Where `credential.secret.env` is looked up; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv
+  /** Receives every upstream call (source, method, path template, status, outcome, duration). */
+  readonly onCall?: UpstreamCallListener
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch
+}
+
+/**
+ * A connector for a REST upstream federated over one or more sources (shards, tenants, regions). It calls
+ * only the configured base URLs, with paths built from the declared templates; it holds the credential and
+ * never returns it. There is no snapshot: a walk over HTTP sees the data move under it, and says so.
+ *
+ * Throws `WarrantError('invalid_request')` at construction for an unsafe base URL (link-local, cloud
+ * metadata, credentials in the URL), a bad path template, or a secret that cannot be read.
+ *
+ * @example
+ * const connector = createHttpConnector({ resource, onCall: (call) => audit.record(call) })
+ * const session = await connector.openSession()
+ * const page = await session.readPage({ source: 'eu', filter: { status: 'past_due' }, position: null, pageSize: 100 })
+ */
+export function createHttpConnector(options: HttpConnectorOptions): Connector {
+  const { resource } = options
+  if (resource.connector.kind !== 'http')
+    throw new WarrantError('invalid_request', `createHttpConnector needs an http connector, not ${resource.connector.kind}`)
+  const config: HttpConnectorConfig = resource.connector
+  checkTemplates(config)
+
+  const bases = new Map<string, URL>()
+  for (const source of config.sources) {
+    if (bases.has(source.name)) throw new WarrantError('invalid_request', `source "${source.name}" is declared twice`)
+    bases.set(source.name, assertSafeBaseUrl(source.name, source.base_url))
+  }
+
+  let secret: string | null = null
+  let credentialHeader: readonly [string, string] | null = null
+  if (config.credential) {
+    secret = readSecret(config.credential.secret, options.env ?? process.env)
+    const value = config.credential.scheme ? `${config.credential.scheme} ${secret}` : secret
+    credentialHeader = [config.credential.header, value]
+  }
+
+  const ctx: HttpContext = createContext({
+    resource,
+    config,
+    bases,
+    credentialHeader,
+    redact: createRedactor(secret),
+    fetch: options.fetch ?? globalThis.fetch,
+    ...(options.onCall ? { onCall: options.onCall } : {}),
+  })
+
+  return {
+    kind: 'http',
+    sources: ctx.sourceNames,
+    ordering: 'upstream order',
+    async openSession(): Promise<ReadSession> {
+      return {
+        consistentSnapshot: false,
+        snapshot: null,
+        readPage: (request) => readListPage(ctx, request),
+        close: async () => undefined,
+      }
+    },
+    readByIds: (ids, signal) => readRecordsByIds(ctx, ids, signal),
+    write: (request) => writeRecord(ctx, request),
+    close: async () => undefined,
+  }
+}
+
+/** The list path has no placeholder; the get path has `{id}` and nothing else. Both stay relative. */
+function checkTemplates(config: HttpConnectorConfig): void {
+  const refuse = (why: string): never => {
+    throw new WarrantError('invalid_request', `http connector: ${why}`)
+  }
+  const check = (name: string, template: string) => {
+    try {
+      assertRelativePath(template.replace(/\{[^{}]*\}/g, 'x'))
+    } catch (error) {
+      refuse(`${name} ${template}: ${(error as Error).message}`)
+    }
+  }
+  check('list.path', config.list.path)
+  check('get.path', config.get.path)
+  if (placeholdersOf(config.list.path).length > 0) refuse(`list.path ${config.list.path} cannot have placeholders`)
+  const getPlaceholders = placeholdersOf(config.get.path)
+  if (!getPlaceholders.includes('id') || getPlaceholders.some((p) => p !== 'id'))
+    refuse(`get.path ${config.get.path} must contain {id} and no other placeholder`)
+}

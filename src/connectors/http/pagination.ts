@@ -1,0 +1,132 @@
+import type { PaginationConfig } from '../../config/schema.js'
+import { WarrantError } from '../../contract/index.js'
+import { isWithinBase } from './url-guard.js'
+
+/**
+ * Where a walk of one source stands, per pagination style. It travels as the opaque `position` string:
+ * the cursor itself, the next offset, `page:seen` (page number and items seen before it), or the next URL.
+ */
+export type PagePosition =
+  | { readonly style: 'cursor'; readonly cursor: string | null }
+  | { readonly style: 'offset'; readonly offset: number }
+  | { readonly style: 'page'; readonly page: number; readonly seen: number }
+  | { readonly style: 'link'; readonly url: URL | null }
+
+/** What one page said about what comes after it. */
+export interface PageFacts {
+  /** Items the upstream returned on this page, before any local filtering. */
+  readonly received: number
+  readonly hasMore?: boolean
+  readonly total?: number
+  /** The next cursor (cursor style) or next link (link_header, next_link), as the upstream wrote it. */
+  readonly next: string | null
+  /** The URL this page came from, to resolve relative links. */
+  readonly requestUrl: URL
+}
+
+export type Advance = { readonly next: PagePosition | null } | { readonly problem: string }
+
+/** Reads a position string back; a malformed one is the caller's error (`invalid_cursor`). */
+export function decodePosition(pagination: PaginationConfig, position: string | null, base: URL): PagePosition {
+  const invalid = (why: string): never => {
+    throw new WarrantError('invalid_cursor', `position is not valid for ${pagination.style} pagination: ${why}`)
+  }
+  switch (pagination.style) {
+    case 'cursor':
+      if (position === '') invalid('empty cursor')
+      return { style: 'cursor', cursor: position }
+    case 'offset':
+      if (position === null) return { style: 'offset', offset: 0 }
+      if (!/^(0|[1-9][0-9]{0,15})$/.test(position)) invalid('expected an offset')
+      return { style: 'offset', offset: Number(position) }
+    case 'page': {
+      if (position === null) return { style: 'page', page: pagination.first, seen: 0 }
+      const m = /^(-?[0-9]{1,15}):([0-9]{1,15})$/.exec(position)
+      if (!m) return invalid('expected page:seen')
+      return { style: 'page', page: Number(m[1]), seen: Number(m[2]) }
+    }
+    case 'link_header':
+    case 'next_link': {
+      if (position === null) return { style: 'link', url: null }
+      let url: URL
+      try {
+        url = new URL(position)
+      } catch {
+        return invalid('expected a URL')
+      }
+      if (!isWithinBase(base, url)) invalid("it is not under the source's base URL")
+      return { style: 'link', url }
+    }
+  }
+}
+
+export function encodePosition(position: PagePosition): string | null {
+  switch (position.style) {
+    case 'cursor':
+      return position.cursor
+    case 'offset':
+      return String(position.offset)
+    case 'page':
+      return `${position.page}:${position.seen}`
+    case 'link':
+      return position.url?.href ?? null
+  }
+}
+
+/** Query parameters that select this position (none for a link style's next URL, which carries its own). */
+export function positionQuery(pagination: PaginationConfig, position: PagePosition): [string, string][] {
+  switch (position.style) {
+    case 'cursor':
+      return position.cursor === null || pagination.style !== 'cursor' ? [] : [[pagination.param, position.cursor]]
+    case 'offset':
+      return pagination.style === 'offset' ? [[pagination.offset_param, String(position.offset)]] : []
+    case 'page':
+      return pagination.style === 'page' ? [[pagination.param, String(position.page)]] : []
+    case 'link':
+      return []
+  }
+}
+
+/**
+ * The position after a page, or null when the upstream says the source is exhausted: no next cursor or
+ * link, `has_more: false`, an offset or page past `total`, or (offset/page styles with neither has_more nor
+ * total) an empty page. A short page alone never ends a walk. A page that cannot be advanced past, or a next
+ * link outside the base URL, is a problem, never an end.
+ */
+export function advance(position: PagePosition, facts: PageFacts, base: URL): Advance {
+  const { received, hasMore, total, next } = facts
+  if (hasMore === false) return { next: null }
+  switch (position.style) {
+    case 'cursor': {
+      if (next === null) return hasMore === true ? { problem: 'the upstream says it has more but gave no next cursor' } : { next: null }
+      return { next: { style: 'cursor', cursor: next } }
+    }
+    case 'link': {
+      if (next === null) return hasMore === true ? { problem: 'the upstream says it has more but gave no next link' } : { next: null }
+      let url: URL
+      try {
+        url = new URL(next, facts.requestUrl)
+      } catch {
+        return { problem: 'the next link is not a valid URL' }
+      }
+      if (!isWithinBase(base, url))
+        return { problem: `the next link points outside the source's base URL (to ${url.origin}); refused, not followed` }
+      return { next: { style: 'link', url } }
+    }
+    case 'offset':
+    case 'page': {
+      const seen = position.style === 'offset' ? position.offset : position.seen
+      if (hasMore === undefined && total !== undefined && seen + received >= total) return { next: null }
+      if (hasMore === undefined && total === undefined && received === 0) return { next: null }
+      if (received === 0 && (position.style === 'offset' || hasMore === undefined))
+        return { problem: `the upstream returned an empty page at ${describe(position)} but says more remain; the walk cannot advance` }
+      return position.style === 'offset'
+        ? { next: { style: 'offset', offset: position.offset + received } }
+        : { next: { style: 'page', page: position.page + 1, seen: position.seen + received } }
+    }
+  }
+}
+
+function describe(position: PagePosition): string {
+  return position.style === 'offset' ? `offset ${position.offset}` : position.style === 'page' ? `page ${position.page}` : 'this position'
+}

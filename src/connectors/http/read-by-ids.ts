@@ -1,0 +1,79 @@
+import { isWarrantError } from '../../contract/index.js'
+import type { ReadByIdsResult, SourceRecord } from '../connector.js'
+import { mapBounded } from './bounded-concurrency.js'
+import type { CallSpec, HttpContext } from './context.js'
+import { toRecord } from './record.js'
+import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
+import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
+
+/** How many single-record reads run at once. */
+export const READ_BY_IDS_CONCURRENCY = 8
+
+type OneRead =
+  | { readonly kind: 'found'; readonly record: SourceRecord }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
+
+/**
+ * Reads records by id through `get.path`, trying the sources in order until one has it. 404 or 410 on every
+ * source means missing; any other failure on a source makes the id failed, unless a later source has it.
+ */
+export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
+  const unique = [...new Set(ids)]
+  const reads = await mapBounded(unique, READ_BY_IDS_CONCURRENCY, (id) => readOne(ctx, id, signal))
+  const records = new Map<string, SourceRecord>()
+  const missing: string[] = []
+  const failed: { id: string; message: string; status?: number }[] = []
+  reads.forEach((read, i) => {
+    const id = unique[i]!
+    if (read.kind === 'found') records.set(id, read.record)
+    else if (read.kind === 'missing') missing.push(id)
+    else failed.push({ id, message: read.message, ...(read.status === undefined ? {} : { status: read.status }) })
+  })
+  return { records, missing, failed }
+}
+
+async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Promise<OneRead> {
+  const template = ctx.config.get.path
+  let path: string
+  try {
+    path = renderPathTemplate(template, { id })
+  } catch (error) {
+    if (isWarrantError(error)) return { kind: 'failed', message: `id cannot be read: ${error.message}` }
+    throw error
+  }
+  let firstFailure: OneRead | null = null
+  for (const source of ctx.sourceNames) {
+    const spec: CallSpec = {
+      source,
+      method: 'GET',
+      endpoint: template,
+      targetId: id,
+      url: resolveUnderBase(ctx.baseOf(source), path),
+      ...(signal ? { signal } : {}),
+    }
+    const result = await ctx.send(spec)
+    const read = interpret(ctx, source, id, result)
+    ctx.report(spec, result, read.kind === 'missing' ? 'not_found' : read.kind)
+    if (read.kind === 'found') return read
+    if (read.kind === 'failed') firstFailure ??= read
+  }
+  return firstFailure ?? { kind: 'missing' }
+}
+
+function interpret(ctx: HttpContext, source: string, id: string, result: Awaited<ReturnType<HttpContext['send']>>): OneRead {
+  const failure = failureMessage(ctx, source, result)
+  if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
+  const { status, headers, body } = result
+  if (status === 404 || status === 410) return { kind: 'missing' }
+  if (status === 429) return { kind: 'failed', status, message: rateLimit(source, headers).message }
+  if (isRedirect(status)) return { kind: 'failed', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
+  if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
+  const parsed = parseJsonBody(body)
+  if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+  const made = toRecord(ctx, ctx.redact.deep(parsed.value), headers.get('etag'))
+  if ('problem' in made) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${made.problem}` }
+  if (made.record.id !== id)
+    return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }
+  return { kind: 'found', record: made.record }
+}

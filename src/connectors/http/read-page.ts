@@ -1,0 +1,154 @@
+import { clausesOf, matchesFilter, WarrantError, type Filter } from '../../contract/index.js'
+import type { ReadPageRequest, ReadPageResult, SourceRecord } from '../connector.js'
+import type { CallSpec, HttpContext } from './context.js'
+import { readPath } from './json-path.js'
+import { nextLinkOf } from './link-header.js'
+import { advance, decodePosition, encodePosition, positionQuery, type PagePosition } from './pagination.js'
+import { toRecord } from './record.js'
+import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
+import { resolveUnderBase } from './url-guard.js'
+import type { UpstreamExchange } from './upstream-request.js'
+
+/**
+ * Reads one page of one source. Equality clauses on fields in `filter_params` go upstream as query
+ * parameters; the whole filter is then checked here on every item, so an upstream that ignores a parameter
+ * cannot widen the result. Every upstream signal becomes a result, never an exception; only a malformed
+ * request (unknown source, bad position or page size) throws.
+ */
+export async function readListPage(ctx: HttpContext, request: ReadPageRequest): Promise<ReadPageResult> {
+  const list = ctx.config.list
+  const base = ctx.baseOf(request.source)
+  if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
+    throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
+  const position = decodePosition(list.pagination, request.position, base)
+  const { params, allDelegated } = upstreamFilter(list.filter_params, request.filter)
+  const url = position.style === 'link' && position.url ? position.url : firstUrl(ctx, base, position, params, request.pageSize)
+  const spec: CallSpec = { source: request.source, method: 'GET', endpoint: list.path, url, ...(request.signal ? { signal: request.signal } : {}) }
+
+  const result = await ctx.send(spec)
+  const page = interpret(ctx, request, position, url, base, result, allDelegated)
+  ctx.report(spec, result, page.kind)
+  return page
+}
+
+function firstUrl(ctx: HttpContext, base: URL, position: PagePosition, filterParams: [string, string][], pageSize: number): URL {
+  const list = ctx.config.list
+  const query = new Map<string, string>(Object.entries(list.query))
+  for (const [k, v] of filterParams) query.set(k, v)
+  if (list.page_size_param) query.set(list.page_size_param, String(pageSize))
+  for (const [k, v] of positionQuery(list.pagination, position)) query.set(k, v)
+  return resolveUnderBase(base, list.path, [...query])
+}
+
+/** Query parameters for the equality clauses the upstream can apply, and whether it applies the whole filter. */
+function upstreamFilter(filterParams: Readonly<Record<string, string>>, filter: Filter): { params: [string, string][]; allDelegated: boolean } {
+  const params: [string, string][] = []
+  let allDelegated = true
+  for (const clause of clausesOf(filter)) {
+    const param = Object.hasOwn(filterParams, clause.field) ? filterParams[clause.field] : undefined
+    if (param !== undefined && clause.op === 'eq' && !Array.isArray(clause.value)) params.push([param, String(clause.value)])
+    else allDelegated = false
+  }
+  return { params, allDelegated }
+}
+
+function interpret(
+  ctx: HttpContext,
+  request: ReadPageRequest,
+  position: PagePosition,
+  url: URL,
+  base: URL,
+  result: UpstreamExchange,
+  allDelegated: boolean,
+): ReadPageResult {
+  const list = ctx.config.list
+  const source = request.source
+  const failure = failureMessage(ctx, source, result)
+  if (failure !== null || result.kind !== 'response') return { kind: 'unavailable', message: failure ?? `source "${source}" gave no answer` }
+  const { status, headers, body } = result
+  const parsed = parseJsonBody(body)
+
+  if (request.position !== null && list.cursor_expired.status.includes(status) && expiryCodeMatches(ctx, parsed))
+    return { kind: 'cursor_expired', message: `${statusMessage(ctx, source, status, body)}; the position expired and the walk must start again` }
+  if (status === 429) {
+    const { retryAfterSeconds, message } = rateLimit(source, headers)
+    return { kind: 'rate_limited', retryAfterSeconds, message }
+  }
+  if (isRedirect(status))
+    return { kind: 'unavailable', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
+  if (status < 200 || status >= 300) return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body) }
+  if (!parsed.ok) return { kind: 'unavailable', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+
+  const payload = ctx.redact.deep(parsed.value)
+  const unexpected = (why: string): ReadPageResult => ({ kind: 'unavailable', status, message: `source "${source}": unexpected list response: ${why}` })
+  const rawItems = readPath(payload, list.items_path)
+  if (!Array.isArray(rawItems)) return unexpected(`no array at items_path "${list.items_path}"`)
+
+  let hasMore: boolean | undefined
+  if (list.has_more_path !== undefined) {
+    const value = readPath(payload, list.has_more_path)
+    if (typeof value === 'boolean') hasMore = value
+    else if (value !== undefined && value !== null) return unexpected(`has_more_path "${list.has_more_path}" is not a boolean`)
+  }
+  let total: number | undefined
+  if (list.total_path !== undefined) {
+    const value = readPath(payload, list.total_path)
+    const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 0) total = n
+    else if (value !== undefined && value !== null) return unexpected(`total_path "${list.total_path}" is not a count`)
+  }
+
+  // the marker is read before redaction: one that carries the credential is refused, never passed on altered
+  const marker = nextMarker(ctx, parsed.value, headers)
+  if (marker !== null && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
+  const step = advance(position, { received: rawItems.length, hasMore, total, next: marker, requestUrl: url }, base)
+  if ('problem' in step) return unexpected(step.problem)
+  const next = step.next === null ? null : encodePosition(step.next)
+  if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
+
+  const items: SourceRecord[] = []
+  for (const item of rawItems) {
+    const made = toRecord(ctx, item, null)
+    if ('problem' in made) return unexpected(made.problem)
+    if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
+  }
+
+  const flag = list.incomplete_flag ? readPath(payload, list.incomplete_flag.path) === true : false
+  return {
+    kind: 'page',
+    items,
+    next,
+    ...(flag && list.incomplete_flag ? { upstreamIncomplete: { code: list.incomplete_flag.reason } } : {}),
+    ...(total !== undefined && allDelegated ? { total } : {}),
+  }
+}
+
+/** The upstream's own marker for what follows: a cursor, a body link or a `Link` header target. */
+function nextMarker(ctx: HttpContext, payload: unknown, headers: Headers): string | null {
+  const pagination = ctx.config.list.pagination
+  switch (pagination.style) {
+    case 'cursor':
+      return markerText(readPath(payload, pagination.next_cursor_path))
+    case 'next_link':
+      return markerText(readPath(payload, pagination.path))
+    case 'link_header':
+      return nextLinkOf(headers.get('link'))
+    default:
+      return null
+  }
+}
+
+function markerText(value: unknown): string | null {
+  if (typeof value === 'string') return value === '' ? null : value
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value)
+  return null
+}
+
+/** Whether an error body carries the configured cursor-expired code (always, when no code is configured). */
+function expiryCodeMatches(ctx: HttpContext, parsed: ReturnType<typeof parseJsonBody>): boolean {
+  const { code_path, code } = ctx.config.list.cursor_expired
+  if (code_path === undefined || code === undefined) return true
+  if (!parsed.ok) return false
+  const value = readPath(parsed.value, code_path)
+  return value !== undefined && value !== null && String(value) === code
+}

@@ -1,0 +1,60 @@
+import type { HttpContext } from './context.js'
+import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
+import type { UpstreamExchange } from './upstream-request.js'
+
+/** Longest piece of an upstream error body quoted in a message. */
+const SNIPPET_CHARS = 200
+
+/** The JSON of a body, or `undefined` when it is absent, empty or not JSON. */
+export function parseJsonBody(body: string | null): { readonly ok: true; readonly value: unknown } | { readonly ok: false } {
+  if (body === null || body.trim() === '') return { ok: false }
+  try {
+    return { ok: true, value: JSON.parse(body) as unknown }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/** Why an exchange produced no usable answer, naming the source. Null when there is a response to read. */
+export function failureMessage(ctx: HttpContext, source: string, result: UpstreamExchange): string | null {
+  switch (result.kind) {
+    case 'response':
+      return null
+    case 'timeout':
+      return `source "${source}" did not answer within ${ctx.config.timeout_ms} ms (timeout_ms)`
+    case 'aborted':
+      return `the request to source "${source}" was cancelled by the caller`
+    case 'network':
+      return `source "${source}" could not be reached (${ctx.redact.text(result.detail)})`
+    case 'too_large':
+      return `the response of source "${source}" (status ${result.status}) was cut at the byte limit (max_response_bytes ${ctx.config.max_response_bytes}); nothing of it was used`
+  }
+}
+
+/** A short, credential-free quote of an upstream body for an error message, or ''. */
+export function bodySnippet(ctx: HttpContext, body: string | null): string {
+  if (body === null) return ''
+  const flat = ctx.redact.text(body).replace(/\s+/g, ' ').trim()
+  return flat.length > SNIPPET_CHARS ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat
+}
+
+/** `source "x" answered 503: <snippet>` */
+export function statusMessage(ctx: HttpContext, source: string, status: number, body: string | null, what = 'answered'): string {
+  const snippet = bodySnippet(ctx, body)
+  return `source "${source}" ${what} ${status}${snippet ? `: ${snippet}` : ''}`
+}
+
+/** Seconds to wait after a 429, with a sentence that says where the number came from. */
+export function rateLimit(source: string, headers: Headers): { readonly retryAfterSeconds: number; readonly message: string } {
+  const parsed = parseRetryAfter(headers.get('retry-after'))
+  return parsed === null
+    ? {
+        retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS,
+        message: `source "${source}" is rate limiting (429) without a usable Retry-After; waiting ${DEFAULT_RETRY_AFTER_SECONDS} s`,
+      }
+    : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
+}
+
+export function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400
+}

@@ -1,0 +1,16 @@
+export type {
+  Connector,
+  ReadSession,
+  ReadPageRequest,
+  ReadPageResult,
+  ReadByIdsResult,
+  SourceRecord,
+  WriteRequest,
+  WriteOutcome,
+  UpstreamCall,
+  UpstreamCallListener,
+} from './connector.js'
+export { createHttpConnector, type HttpConnectorOptions } from './http/index.js'
+export { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from './sql/index.js'
+export { createConnector, type CreateConnectorOptions } from './create-connector.js'
+export { callContext, type CallContext } from './call-context.js'

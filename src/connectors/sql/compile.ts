@@ -1,0 +1,129 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely'
+import { clausesOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
+import type { FieldType } from '../../config/index.js'
+import type { SqlDialectName } from './url.js'
+
+/** Declared field → type, as in `resource.fields`. */
+export type FieldTypes = Readonly<Record<string, FieldType>>
+
+type Scalar = string | number | boolean
+
+const COMPARABLE: readonly Operator[] = ['eq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'is_null']
+
+/** Which operators each field type accepts. */
+export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>> = {
+  string: COMPARABLE,
+  timestamp: COMPARABLE,
+  number: COMPARABLE,
+  integer: COMPARABLE,
+  boolean: ['eq', 'in', 'not_in', 'is_null'],
+  tags: ['contains', 'is_null'],
+}
+
+const EXPECTED: Readonly<Record<FieldType, string>> = {
+  string: 'a string',
+  timestamp: 'an ISO-8601 timestamp string',
+  number: 'a finite number',
+  integer: 'an integer',
+  boolean: 'true or false',
+  tags: 'a string',
+}
+
+/** The declared type of `field`, or an invalid_request error naming it. */
+export function fieldTypeOf(fields: FieldTypes, field: string, where: string): FieldType {
+  const type = Object.hasOwn(fields, field) ? fields[field] : undefined
+  if (type === undefined) {
+    throw new WarrantError('invalid_request', `${where} uses field "${field}", which the resource does not declare`, { field })
+  }
+  return type
+}
+
+/** True when `value` is a valid value of a field of `type` (tags: one tag). */
+export function isValueOfType(type: FieldType, value: unknown): value is Scalar {
+  switch (type) {
+    case 'string':
+    case 'timestamp':
+    case 'tags':
+      return typeof value === 'string'
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value)
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+  }
+}
+
+/**
+ * A value as a query parameter for a column of `type`. SQLite has no boolean: 0/1. PostgreSQL gets explicit
+ * numeric casts so an untyped parameter never has to be guessed from the column.
+ */
+export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
+  if (typeof value === 'boolean' && dialect === 'sqlite') return sql.val(value ? 1 : 0)
+  if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as double precision)`
+  if (dialect === 'postgres' && type === 'integer') return sql`cast(${value} as bigint)`
+  return sql.val(value)
+}
+
+/**
+ * Compiles a filter to one parameterised boolean expression: every value is a parameter, every identifier is
+ * quoted by kysely. Only declared fields; each operator must suit the field's type. `where` names the filter in
+ * error messages ("filter", "precondition"). Returns null for `{}`.
+ *
+ * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
+ * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
+ *
+ * @throws WarrantError('invalid_request') naming the field and operator.
+ */
+export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDialectName, where = 'filter'): RawBuilder<SqlBool> | null {
+  const parts = clausesOf(filter).map((clause) => compileClause(clause, fields, dialect, where))
+  if (parts.length === 0) return null
+  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
+}
+
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string): RawBuilder<unknown> {
+  const { field, op } = clause
+  const type = fieldTypeOf(fields, field, where)
+  if (!OPERATORS_BY_TYPE[type].includes(op)) {
+    throw new WarrantError(
+      'invalid_request',
+      `${where} on "${field}": operator "${op}" does not apply to a ${type} field (it accepts ${OPERATORS_BY_TYPE[type].join(', ')})`,
+      { field, operator: op },
+    )
+  }
+  const column = sql.ref(field)
+  if (op === 'is_null') {
+    if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
+    return clause.value ? sql`${column} is null` : sql`${column} is not null`
+  }
+  const values = Array.isArray(clause.value) ? clause.value : [clause.value as Scalar]
+  for (const v of values) if (!isValueOfType(type, v)) throw mismatch(where, field, op, type, EXPECTED[type])
+
+  switch (op) {
+    case 'contains': {
+      const tag = values[0] as string
+      return dialect === 'sqlite'
+        ? sql`exists (select 1 from json_each(${column}) as je where je.value = ${tag})`
+        : sql`(${column})::jsonb @> jsonb_build_array(cast(${tag} as text))`
+    }
+    case 'eq':
+      return sql`${column} = ${paramOf(values[0]!, type, dialect)}`
+    case 'in':
+      return sql`${column} in (${sql.join(values.map((v) => paramOf(v, type, dialect)))})`
+    case 'not_in':
+      return sql`${column} not in (${sql.join(values.map((v) => paramOf(v, type, dialect)))})`
+    default: {
+      // Strings order by code point on both dialects, as in JavaScript; the database's collation may not.
+      const left = dialect === 'postgres' && type === 'string' ? sql`cast(${column} as text) collate "C"` : column
+      const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
+      return sql`${left} ${symbol} ${paramOf(values[0]!, type, dialect)}`
+    }
+  }
+}
+
+function mismatch(where: string, field: string, op: Operator, type: FieldType, expected: string): WarrantError {
+  return new WarrantError('invalid_request', `${where} on "${field}": operator "${op}" on a ${type} field expects ${expected}`, {
+    field,
+    operator: op,
+  })
+}

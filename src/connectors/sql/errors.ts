@@ -1,0 +1,53 @@
+import type { WriteOutcome } from '../connector.js'
+
+/** What a failed statement means for a write: definitely not applied (rejected) or unknown. */
+export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'unauthorized' } | { kind: 'unknown' }>
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * Errors only raised while opening a connection, before any statement is sent: the write certainly did not
+ * happen. A connection lost later (ECONNRESET, "Connection terminated") is not among them.
+ */
+function neverConnected(code: string | undefined, message: string): boolean {
+  if (code && ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'SQLITE_CANTOPEN', '3D000'].includes(code)) return true
+  return /timeout exceeded when trying to connect/i.test(message)
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+/**
+ * Classifies a failed UPDATE. The database refused it (constraint, type, unknown column, lock it never got):
+ * `rejected`, nothing was written. Anything else, a lost connection above all, may have happened after the
+ * statement reached the server: `unknown`, never retried blindly. Missing privileges: `unauthorized`.
+ */
+export function classifyWriteError(error: unknown): WriteFailure {
+  const code = codeOf(error)
+  const message = messageOf(error)
+  if (neverConnected(code, message)) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
+  if (code?.startsWith('SQLITE_')) {
+    if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code)) return { kind: 'rejected', status: 422, message }
+    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return { kind: 'rejected', status: 503, message: `${message} (nothing was written)` }
+    if (/^SQLITE_(READONLY|AUTH|PERM)/.test(code)) return { kind: 'unauthorized', status: 403, message }
+    // SQLITE_ERROR is raised while preparing (no such table or column): the statement never ran
+    if (code === 'SQLITE_ERROR') return { kind: 'rejected', status: 500, message }
+    return { kind: 'unknown', message }
+  }
+  if (code && /^[0-9A-Z]{5}$/.test(code)) {
+    const cls = code.slice(0, 2)
+    if (code === '42501' || cls === '28') return { kind: 'unauthorized', status: cls === '28' ? 401 : 403, message }
+    // 22 data exception, 23 integrity constraint: the data was refused
+    if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
+    // 42 syntax or unknown column/table: the statement never ran
+    if (cls === '42') return { kind: 'rejected', status: 500, message }
+    // 40 transaction rollback (serialization failure, deadlock): rolled back, so certainly not applied
+    if (cls === '40' || code === '55P03') return { kind: 'rejected', status: 503, message: `${message} (rolled back; nothing was written)` }
+    return { kind: 'unknown', message }
+  }
+  return { kind: 'unknown', message }
+}

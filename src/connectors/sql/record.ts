@@ -1,0 +1,57 @@
+import type { FieldType } from '../../config/index.js'
+import type { SourceRecord } from '../connector.js'
+import type { FieldTypes } from './compile.js'
+
+/**
+ * One stored value as the gateway sees it: tags as string[] (parsed from the JSON text column), integer and
+ * number as numbers (PostgreSQL numeric/bigint arrive as strings), booleans from SQLite's 0/1, timestamps as
+ * ISO strings. NULL stays null. A value that cannot be read as its type is kept as stored rather than guessed.
+ */
+export function normaliseValue(type: FieldType, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  switch (type) {
+    case 'tags': {
+      let parsed: unknown = value
+      if (typeof value === 'string') {
+        try {
+          parsed = JSON.parse(value)
+        } catch {
+          return value
+        }
+      }
+      return Array.isArray(parsed) ? parsed.map((t) => (typeof t === 'string' ? t : JSON.stringify(t))) : value
+    }
+    case 'number':
+    case 'integer': {
+      if (typeof value === 'number') return value
+      if (typeof value === 'bigint' || typeof value === 'string') {
+        const n = Number(value)
+        return Number.isFinite(n) ? n : value
+      }
+      return value
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value
+      if (value === 0 || value === 1 || value === 0n || value === 1n) return Number(value) === 1
+      return value
+    case 'timestamp':
+      return value instanceof Date ? value.toISOString() : value
+    case 'string':
+      if (typeof value === 'string') return value
+      if (value instanceof Date) return value.toISOString()
+      return typeof value === 'object' ? JSON.stringify(value) : String(value)
+  }
+}
+
+/** A stored value as the string an id or a version is compared by. */
+export function keyString(value: unknown): string {
+  if (value instanceof Date) return value.toISOString()
+  return String(value)
+}
+
+/** One row of the declared columns as a SourceRecord: every declared field, normalised. */
+export function toSourceRecord(row: Readonly<Record<string, unknown>>, fields: FieldTypes, idField: string, versionField: string): SourceRecord {
+  const out: Record<string, unknown> = {}
+  for (const [name, type] of Object.entries(fields)) out[name] = normaliseValue(type, row[name])
+  return { id: keyString(row[idField]), version: keyString(row[versionField]), fields: out }
+}

@@ -1,0 +1,49 @@
+import { isAbsolute, resolve } from 'node:path'
+import { WarrantError } from '../../contract/index.js'
+
+/** Where an upstream SQL table lives. `display` is safe to log: any password is masked. */
+export type SqlLocation =
+  | { readonly dialect: 'sqlite'; readonly filename: string; readonly display: string }
+  | { readonly dialect: 'postgres'; readonly connectionString: string; readonly display: string }
+
+export type SqlDialectName = SqlLocation['dialect']
+
+/**
+ * Reads a sql connector URL: `sqlite:/abs/file.db`, `sqlite:///abs/file.db`, `sqlite:./relative.db` (against the
+ * working folder; the config loader has already made it absolute), or `postgres://user@host:port/db`.
+ * `password`, when given and the URL has none, is put into the connection string (never into `display`).
+ *
+ * @throws WarrantError('invalid_request') naming what is wrong, never the password.
+ */
+export function parseSqlUrl(url: string, password?: string): SqlLocation {
+  const trimmed = url.trim()
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(trimmed)?.[1]?.toLowerCase()
+  if (scheme === 'sqlite') {
+    let filename = trimmed.slice('sqlite:'.length)
+    if (filename.startsWith('///')) filename = filename.slice(2)
+    else if (filename.startsWith('//')) throw invalid(`sql connector URL "${trimmed}" names a host; SQLite takes a file path (sqlite:/abs/file.db)`)
+    if (filename === '' || filename.endsWith('/')) throw invalid(`sql connector URL "${trimmed}" does not name a database file`)
+    if (filename === ':memory:') throw invalid('sqlite::memory: cannot be an upstream: read sessions need their own connection to the same file')
+    return { dialect: 'sqlite', filename: isAbsolute(filename) ? filename : resolve(filename), display: trimmed }
+  }
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    let parsed: URL
+    try {
+      parsed = new URL(trimmed)
+    } catch {
+      throw invalid(`sql connector URL "${maskPassword(trimmed)}" is not a valid PostgreSQL URL`)
+    }
+    if (password !== undefined && parsed.password === '') parsed.password = encodeURIComponent(password)
+    return { dialect: 'postgres', connectionString: parsed.toString(), display: maskPassword(trimmed) }
+  }
+  throw invalid(`sql connector URL "${maskPassword(trimmed)}" has an unsupported scheme; expected sqlite:<path> or postgres://…`)
+}
+
+/** Masks the password of `scheme://user:password@host…`. */
+export function maskPassword(url: string): string {
+  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@:]*):[^/?#]*@/, '$1:***@')
+}
+
+function invalid(message: string): WarrantError {
+  return new WarrantError('invalid_request', message)
+}

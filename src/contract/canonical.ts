@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto'
+import canonicalize from 'canonicalize'
+
+/**
+ * RFC 8785 canonical JSON: the same value always serialises to the same bytes, whatever its key order.
+ *
+ * @example canonicalJson({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
+ */
+export function canonicalJson(value: unknown): string {
+  rejectFunctions(value, new Set())
+  const text = canonicalize(value)
+  if (text === undefined) throw new TypeError('value cannot be represented as canonical JSON')
+  return text
+}
+
+/**
+ * The `canonicalize` library serialises a function nested in an object as the bare word `undefined` (invalid
+ * JSON) and drops one nested in an array (`[fn]` → `[]`, the digest of an empty list). A function is never
+ * data: refuse it, as JSON has no spelling for it.
+ */
+function rejectFunctions(value: unknown, seen: Set<object>): void {
+  if (typeof value === 'function') throw new TypeError('value cannot be represented as canonical JSON: it holds a function')
+  if (value === null || typeof value !== 'object' || seen.has(value)) return
+  seen.add(value)
+  const target = typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value
+  if (target !== value) rejectFunctions(target, seen)
+  else if (Array.isArray(value)) for (const v of value) rejectFunctions(v, seen)
+  else for (const v of Object.values(value)) rejectFunctions(v, seen)
+  seen.delete(value)
+}
+
+/**
+ * `sha256:` digest of the canonical JSON of a value.
+ *
+ * @example digestOf([{ id: 'sub_1', version: '3' }]) // 'sha256:…'
+ */
+export function digestOf(value: unknown): string {
+  return sha256(canonicalJson(value))
+}
+
+/** `sha256:` digest of text, as lowercase hex. */
+export function sha256(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`
+}
+
+/**
+ * An incremental digest for lists too long to hold in memory (a selection of millions of members). It hashes
+ * the canonical JSON array `[m1,m2,…]` piece by piece, so the result equals `digestOf([m1, m2, …])`.
+ */
+export function createListDigest(): { add(member: unknown): void; finish(): string } {
+  const hash = createHash('sha256')
+  let first = true
+  hash.update('[')
+  return {
+    add(member) {
+      hash.update(first ? canonicalJson(member) : `,${canonicalJson(member)}`)
+      first = false
+    },
+    finish() {
+      hash.update(']')
+      return `sha256:${hash.digest('hex')}`
+    },
+  }
+}

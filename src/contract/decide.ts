@@ -1,0 +1,82 @@
+import type { Decision, ReasonCode, Use } from './codes.js'
+import type { Envelope } from './envelope.js'
+
+/** What `decide()` answers: the decision, the sentence that justifies it, and the codes it rested on. */
+export interface Verdict {
+  readonly decision: Decision
+  readonly reason: string
+  readonly codes: readonly ReasonCode[]
+}
+
+type Judged = Pick<Envelope<unknown>, 'complete' | 'items' | 'incomplete_reasons' | 'continuation' | 'warnings'>
+
+/** Reasons no retry by this principal can fix: the gap is structural. */
+const STRUCTURAL: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['VISIBILITY_RESTRICTED'])
+/** Reasons that mean the attempt must start again (later), never be merged with the earlier one. */
+const RESTART: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED'])
+/** Reasons that clear with time. */
+const TRANSIENT: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['RATE_LIMITED', 'SOURCE_UNAVAILABLE'])
+
+/**
+ * The rule agents and tools share. An empty `complete` result proves absence; a partial one may feed a report
+ * or a read-only investigation, must show its reasons before any approval, and never authorises a change
+ * based on absence.
+ *
+ * @example
+ * decide(envelope, 'change_from_absence')
+ * // { decision: 'refuse_or_request_review', reason: 'partial result (MORE_PAGES_AVAILABLE) …', codes: [...] }
+ */
+export function decide(envelope: Judged, use: Use): Verdict {
+  const codes = envelope.incomplete_reasons.map((r) => r.code)
+  const listed = codes.join(', ') || 'no reason given'
+
+  // A producer that says `complete: true` and also lists reasons contradicts itself (the envelope schema
+  // refuses it); the reasons win, so a malformed response can never authorise a change.
+  if (envelope.complete === true && codes.length === 0) {
+    const stale = envelope.warnings.find((w) => w.code === 'STALE_INDEX')
+    if (stale && (use === 'change_from_absence' || use === 'change_from_presence'))
+      return verdict('refuse_or_request_review', `complete, but STALE_INDEX: ${stale.message}; a change needs live state`, codes)
+    if (use === 'prove_absence' || use === 'change_from_absence')
+      return verdict(
+        'proceed',
+        envelope.items.length === 0 ? 'complete and empty: absence is proven for the declared scope' : 'complete: the whole scope was examined',
+        codes,
+      )
+    return verdict('proceed', 'complete: the whole scope was examined', codes)
+  }
+
+  switch (use) {
+    case 'report':
+      return verdict('proceed', `partial result may feed a report that shows its reasons (${listed})`, codes)
+    case 'investigate':
+      return verdict('proceed', `partial result may feed a bounded read-only investigation (${listed})`, codes)
+    case 'change_from_absence':
+      return verdict('refuse_or_request_review', `partial result (${listed}) never authorises a change based on absence`, codes)
+    case 'change_from_presence':
+      return verdict(
+        'refuse_or_request_review',
+        `partial result (${listed}): the returned records may be changed only after a reviewer sees these reasons`,
+        codes,
+      )
+    case 'prove_absence':
+      return recover(envelope, codes, listed)
+  }
+}
+
+/** For a question that needs the whole scope: how to get the rest, if it can be had. */
+function recover(envelope: Judged, codes: readonly ReasonCode[], listed: string): Verdict {
+  const structural = codes.filter((c) => STRUCTURAL.has(c))
+  if (structural.length > 0)
+    return verdict('refuse_or_request_review', `${structural.join(', ')}: part of the scope cannot be seen by this credential`, codes)
+  const kind = envelope.continuation?.kind
+  if (kind === 'retry_after') return verdict('retry_later', `${listed}: wait, then resume with the given cursor`, codes)
+  if (kind === 'next_cursor' || kind === 'retry_with_deadline' || kind === 'narrow_query')
+    return verdict('continue_search', `${listed}: the search is not finished; follow the ${kind} continuation`, codes)
+  if (codes.some((c) => TRANSIENT.has(c) || RESTART.has(c)))
+    return verdict('retry_later', `${listed}: start a new attempt later; never merge it with this one`, codes)
+  return verdict('refuse_or_request_review', `${listed} with no way to continue: absence cannot be proven`, codes)
+}
+
+function verdict(decision: Decision, reason: string, codes: readonly ReasonCode[]): Verdict {
+  return { decision, reason, codes }
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod'
+
+const scalar = z.union([z.string(), z.number(), z.boolean()])
+
+/**
+ * One field's condition. A bare scalar means equality. Operators compose with AND.
+ *
+ * @example { status: 'past_due', amount_due: { gte: 100 }, tags: { contains: 'disputed' }, owner: { is_null: true } }
+ */
+export const fieldConditionSchema = z.union([
+  scalar,
+  z
+    .strictObject({
+      eq: scalar.optional(),
+      in: z.array(scalar).min(1).max(10_000).optional(),
+      not_in: z.array(scalar).min(1).max(10_000).optional(),
+      lt: scalar.optional(),
+      lte: scalar.optional(),
+      gt: scalar.optional(),
+      gte: scalar.optional(),
+      is_null: z.boolean().optional(),
+      contains: z.string().optional().describe('the list field (tags) contains this value'),
+    })
+    .refine((c) => Object.values(c).some((v) => v !== undefined), { message: 'a condition needs at least one operator' }),
+])
+export type FieldCondition = z.infer<typeof fieldConditionSchema>
+
+/** A filter: field name → condition; all conditions must hold. `{}` matches every record. */
+export const filterSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name'), fieldConditionSchema).meta({ id: 'Filter' })
+export type Filter = z.infer<typeof filterSchema>
+
+/** The fields a filter reads, to check them against a resource's allowed and denied fields. */
+export function filterFields(filter: Filter): string[] {
+  return Object.keys(filter)
+}
+
+/** Normalised conditions: every operator explicit. */
+export type Operator = 'eq' | 'in' | 'not_in' | 'lt' | 'lte' | 'gt' | 'gte' | 'is_null' | 'contains'
+export interface Clause {
+  readonly field: string
+  readonly op: Operator
+  readonly value: string | number | boolean | readonly (string | number | boolean)[]
+}
+
+/** Flattens a filter into clauses, one per operator, in a deterministic order. */
+export function clausesOf(filter: Filter): Clause[] {
+  const clauses: Clause[] = []
+  for (const field of Object.keys(filter).sort()) {
+    const cond = filter[field]!
+    if (typeof cond !== 'object') {
+      clauses.push({ field, op: 'eq', value: cond })
+      continue
+    }
+    for (const op of ['eq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'is_null', 'contains'] as const) {
+      const value = cond[op]
+      if (value !== undefined) clauses.push({ field, op, value })
+    }
+  }
+  return clauses
+}
+
+/**
+ * Evaluates a filter against one record in memory: the same semantics the SQL compiler gives, used where an
+ * upstream cannot filter (HTTP) and to re-check preconditions at write time.
+ */
+export function matchesFilter(record: Readonly<Record<string, unknown>>, filter: Filter): boolean {
+  return clausesOf(filter).every((c) => matchesClause(record[c.field], c))
+}
+
+function matchesClause(actual: unknown, c: Clause): boolean {
+  switch (c.op) {
+    case 'eq':
+      return actual === c.value
+    case 'in':
+      return (c.value as readonly unknown[]).includes(actual)
+    case 'not_in':
+      return actual !== null && actual !== undefined && !(c.value as readonly unknown[]).includes(actual)
+    case 'is_null':
+      return (actual === null || actual === undefined) === c.value
+    case 'contains':
+      return Array.isArray(actual) && actual.includes(c.value)
+    default: {
+      if (actual === null || actual === undefined || typeof actual !== typeof c.value) return false
+      const a = actual as string | number
+      const b = c.value as string | number
+      return c.op === 'lt' ? a < b : c.op === 'lte' ? a <= b : c.op === 'gt' ? a > b : a >= b
+    }
+  }
+}

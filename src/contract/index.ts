@@ -1,0 +1,50 @@
+export {
+  REASON_CODES,
+  REASON_TEXT,
+  TRUNCATING_REASONS,
+  WARNING_CODES,
+  CONTINUATION_KINDS,
+  USES,
+  DECISIONS,
+  FIELD_OMISSION_REASONS,
+  type ReasonCode,
+  type WarningCode,
+  type ContinuationKind,
+  type Use,
+  type Decision,
+  type FieldOmissionReason,
+} from './codes.js'
+export { canonicalJson, digestOf, sha256, createListDigest } from './canonical.js'
+export {
+  reasonCodeSchema,
+  warningCodeSchema,
+  continuationKindSchema,
+  incompleteReasonSchema,
+  warningSchema,
+  continuationSchema,
+  scopeSchema,
+  pageSchema,
+  envelopeOf,
+  envelopeSchema,
+  envelopeJsonSchema,
+  type IncompleteReason,
+  type Warning,
+  type Continuation,
+  type Scope,
+  type Page,
+  type Envelope,
+} from './envelope.js'
+export { decide, type Verdict } from './decide.js'
+export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode, type ErrorBody } from './errors.js'
+export {
+  filterSchema,
+  fieldConditionSchema,
+  filterFields,
+  clausesOf,
+  matchesFilter,
+  type Filter,
+  type FieldCondition,
+  type Clause,
+  type Operator,
+} from './filter.js'
+export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'

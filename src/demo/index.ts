@@ -1,0 +1,15 @@
+export {
+  ensureDemoData,
+  generateDemoRows,
+  seededRandom,
+  DEMO_TABLE,
+  DEMO_DEFAULT_COUNT,
+  DEMO_DEFAULT_SEED,
+  DEMO_STATUSES,
+  DEMO_REGIONS,
+  DEMO_TENANTS,
+  DEMO_OWNERS,
+  DEMO_TAGS,
+  type DemoRow,
+  type EnsureDemoDataOptions,
+} from './seed-demo.js'

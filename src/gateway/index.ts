@@ -1,0 +1,2 @@
+export { openGateway, type Gateway, type GatewayOptions } from './gateway.js'
+export { createLogger, type Logger } from './logger.js'

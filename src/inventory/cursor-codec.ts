@@ -1,0 +1,193 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { z } from 'zod'
+import { WarrantError } from '../contract/index.js'
+
+/**
+ * Signed, opaque walk cursors.
+ *
+ * Format: `base64url(JSON payload) + "." + base64url(HMAC-SHA256(key, <the base64url payload text>))`.
+ * The payload is not secret (anyone can base64-decode it), only unforgeable: it holds per-source positions,
+ * never credentials or record contents. A cursor belongs to one query (its fingerprint) and has a maximum age.
+ */
+
+/** Where a walk stands on one source. */
+export interface SourceProgress {
+  readonly source: string
+  /** The connector's opaque position to resume at; null = from the start of the source. */
+  readonly position: string | null
+  /** True once the upstream said `next === null`, or once the source can no longer be read in this walk. */
+  readonly finished: boolean
+  /**
+   * Gaps this source already has in the walk: a resumed walk keeps reporting them, so the last part of a
+   * walk never says `complete: true` for a walk that lost part of a source earlier.
+   */
+  readonly gaps: readonly SourceGap[]
+}
+
+/** A part of a source the walk could not account for. */
+export interface SourceGap {
+  readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED' | 'CURSOR_EXPIRED' | 'SNAPSHOT_INVALIDATED'
+  /** For RESULT_LIMIT_REACHED: the upstream's limit, when it said. */
+  readonly limit?: number
+}
+
+/** Everything a continuation cursor carries: enough to resume the same walk, and to check it is the same walk. */
+export interface WalkCursorState {
+  /** `queryFingerprint()` of the query the walk answers; a cursor is refused for any other query. */
+  readonly fingerprint: string
+  /** One entry per connector source, in declared order. */
+  readonly sources: readonly SourceProgress[]
+  /** The snapshot the first part of the walk read (connector's own identifier), or null. */
+  readonly snapshot: string | null
+  /** Every part so far read the same consistent snapshot. */
+  readonly consistent: boolean
+}
+
+/** A decoded cursor: the state, when it was issued, and whether it is older than its maximum age. */
+export interface DecodedCursor extends WalkCursorState {
+  readonly issuedAt: number
+  readonly maxAgeMs: number
+  /** Past its maximum age: the walk must report CURSOR_EXPIRED, never restart silently. */
+  readonly expired: boolean
+}
+
+export interface CursorCodec {
+  encode(state: WalkCursorState): string
+  /**
+   * Verifies and decodes a cursor. Throws `WarrantError('invalid_cursor')` for a malformed, truncated, forged
+   * or altered cursor, or one issued for another query. An old cursor decodes with `expired: true`.
+   */
+  decode(token: string, expectedQueryFingerprint: string): DecodedCursor
+}
+
+export interface CursorCodecOptions {
+  /** The HMAC key: at least 32 bytes (a string is taken as UTF-8). Keep it stable across gateway instances. */
+  readonly key: string | Uint8Array
+  /** Maximum age of a cursor; default one hour. */
+  readonly maxAgeMs?: number
+  readonly clock?: { now(): number }
+}
+
+export const DEFAULT_CURSOR_MAX_AGE_MS = 60 * 60 * 1000
+const CURSOR_VERSION = 1
+const SIGNATURE_BYTES = 32
+/** base64url of 32 bytes, unpadded. */
+const SIGNATURE_CHARS = 43
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+
+const gapSchema = z.strictObject({
+  code: z.enum(['RESULT_LIMIT_REACHED', 'TIME_BUDGET_EXCEEDED', 'CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED']),
+  limit: z.number().optional(),
+})
+
+/** The wire payload: short keys, because cursors travel in URLs and tool arguments. */
+const payloadSchema = z.strictObject({
+  v: z.literal(CURSOR_VERSION),
+  fp: z.string(),
+  iat: z.number(),
+  max: z.number().positive(),
+  snap: z.string().nullable(),
+  cons: z.boolean(),
+  src: z.array(
+    z.strictObject({
+      s: z.string(),
+      p: z.string().nullable(),
+      f: z.boolean(),
+      g: z.array(gapSchema).optional(),
+    }),
+  ),
+})
+type Payload = z.infer<typeof payloadSchema>
+
+/**
+ * @example
+ * const codec = createCursorCodec({ key: process.env.WARRANT_CURSOR_KEY! })
+ * const token = codec.encode(state)
+ * const again = codec.decode(token, queryFingerprint(query)) // throws invalid_cursor for another query
+ */
+export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
+  const key = typeof options.key === 'string' ? Buffer.from(options.key, 'utf8') : Buffer.from(options.key)
+  if (key.length < 32) throw new TypeError('the cursor key must be at least 32 bytes')
+  const maxAgeMs = options.maxAgeMs ?? DEFAULT_CURSOR_MAX_AGE_MS
+  if (!(maxAgeMs > 0)) throw new TypeError('maxAgeMs must be positive')
+  const clock = options.clock ?? { now: () => Date.now() }
+
+  const sign = (payloadText: string): Buffer => createHmac('sha256', key).update(payloadText, 'ascii').digest()
+
+  return {
+    encode(state) {
+      const payload: Payload = {
+        v: CURSOR_VERSION,
+        fp: state.fingerprint,
+        iat: clock.now(),
+        max: maxAgeMs,
+        snap: state.snapshot,
+        cons: state.consistent,
+        src: state.sources.map((s) => ({
+          s: s.source,
+          p: s.position,
+          f: s.finished,
+          ...(s.gaps.length > 0 ? { g: s.gaps.map((g) => ({ code: g.code, ...(g.limit === undefined ? {} : { limit: g.limit }) })) } : {}),
+        })),
+      }
+      const text = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')
+      return `${text}.${sign(text).toString('base64url')}`
+    },
+
+    decode(token, expectedQueryFingerprint) {
+      if (typeof token !== 'string' || token.length === 0) throw invalid('the cursor is empty or not a string', 'malformed')
+      const parts = token.split('.')
+      if (parts.length !== 2) throw invalid('the cursor is malformed or truncated (expected "<payload>.<signature>")', 'malformed')
+      const [text, signatureText] = parts as [string, string]
+      if (!isCanonicalBase64url(text)) throw invalid('the cursor payload is not valid base64url: it was altered or truncated', 'altered')
+      if (signatureText.length < SIGNATURE_CHARS) throw invalid('the cursor signature is truncated', 'truncated')
+      if (signatureText.length > SIGNATURE_CHARS || !isCanonicalBase64url(signatureText))
+        throw invalid('the cursor signature is not a valid signature: it was altered', 'altered')
+      const signature = Buffer.from(signatureText, 'base64url')
+      if (signature.length !== SIGNATURE_BYTES) throw invalid('the cursor signature is not a valid signature: it was altered', 'altered')
+      if (!timingSafeEqual(signature, sign(text))) throw invalid('the cursor signature does not match: the cursor was forged or altered', 'forged_or_altered')
+
+      let raw: unknown
+      try {
+        raw = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'))
+      } catch {
+        throw invalid('the cursor payload is not valid JSON', 'malformed')
+      }
+      const parsed = payloadSchema.safeParse(raw)
+      if (!parsed.success) throw invalid('the cursor payload has an unknown shape or version', 'malformed')
+      const p = parsed.data
+      if (p.fp !== expectedQueryFingerprint)
+        throw invalid(
+          'the cursor belongs to another query: resource, environment, filter or fields differ from the ones it was issued for',
+          'other_query',
+        )
+
+      return {
+        fingerprint: p.fp,
+        snapshot: p.snap,
+        consistent: p.cons,
+        sources: p.src.map((s) => ({
+          source: s.s,
+          position: s.p,
+          finished: s.f,
+          gaps: (s.g ?? []).map((g) => ({ code: g.code, ...(g.limit === undefined ? {} : { limit: g.limit }) })),
+        })),
+        issuedAt: p.iat,
+        maxAgeMs: p.max,
+        expired: clock.now() - p.iat > p.max,
+      }
+    },
+  }
+}
+
+/** Non-empty, only base64url characters, and the one spelling Node would produce for these bytes (no slack bits). */
+function isCanonicalBase64url(text: string): boolean {
+  return BASE64URL.test(text) && Buffer.from(text, 'base64url').toString('base64url') === text
+}
+
+/** Why a cursor was refused, in `details.reason` of the `invalid_cursor` error. */
+export type InvalidCursorReason = 'malformed' | 'truncated' | 'altered' | 'forged_or_altered' | 'other_query'
+
+function invalid(message: string, reason: InvalidCursorReason): WarrantError {
+  return new WarrantError('invalid_cursor', message, { reason })
+}

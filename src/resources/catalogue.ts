@@ -1,0 +1,59 @@
+import { WarrantError } from '../contract/index.js'
+import { environmentLabel, type ResourceConfig, type WarrantConfig } from '../config/index.js'
+import { createConnector, type Connector, type UpstreamCallListener } from '../connectors/index.js'
+import { createFieldPolicy, type FieldPolicy } from './field-policy.js'
+
+/** One configured resource, ready to use: its config, its connector, its field policy and its labels. */
+export interface Resource {
+  readonly name: string
+  readonly config: ResourceConfig
+  readonly environment: string
+  readonly connector: Connector
+  readonly policy: FieldPolicy
+}
+
+export interface Catalogue {
+  readonly names: readonly string[]
+  /** Throws `not_found` naming the known resources. */
+  get(name: string): Resource
+  list(): readonly Resource[]
+  close(): Promise<void>
+}
+
+export interface CatalogueOptions {
+  readonly config: WarrantConfig
+  readonly onCall?: UpstreamCallListener
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/**
+ * Builds every resource's connector once. Connectors hold the upstream credentials; nothing above this
+ * layer ever sees one.
+ *
+ * @example const catalogue = createCatalogue({ config }); catalogue.get('subscriptions').connector
+ */
+export function createCatalogue(options: CatalogueOptions): Catalogue {
+  const resources = new Map<string, Resource>()
+  for (const [name, config] of Object.entries(options.config.resources)) {
+    resources.set(name, {
+      name,
+      config,
+      environment: environmentLabel(config.environment),
+      connector: createConnector({ resource: config, onCall: options.onCall, env: options.env }),
+      policy: createFieldPolicy(config),
+    })
+  }
+  const names = [...resources.keys()]
+  return {
+    names,
+    get(name) {
+      const resource = resources.get(name)
+      if (!resource) throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${names.join(', ') || '(none)'}`, { resource: name })
+      return resource
+    },
+    list: () => [...resources.values()],
+    async close() {
+      await Promise.allSettled([...resources.values()].map((r) => r.connector.close()))
+    },
+  }
+}

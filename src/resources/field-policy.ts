@@ -1,0 +1,94 @@
+import { clausesOf, type Filter, type FieldOmissionReason, WarrantError, type Warning } from '../contract/index.js'
+import type { ResourceConfig } from '../config/index.js'
+
+/**
+ * Which fields may leave the gateway for a resource. Only review fields are ever returned; denied fields
+ * (secrets, tokens, free text) can be neither requested nor filtered on, since a filter on a secret leaks it
+ * one bit at a time.
+ */
+export interface FieldPolicy {
+  /** The requested field list, checked; defaults to every review field. Always includes the id field. */
+  fields(requested: readonly string[] | undefined): readonly string[]
+  /** Throws `denied_field` / `invalid_request` naming the first field the filter may not use. */
+  checkFilter(filter: Filter, where?: string): void
+  /** The record's requested fields, nothing else. */
+  project(fields: Readonly<Record<string, unknown>>, selected: readonly string[]): Record<string, unknown>
+  /** For one record: a PARTIAL_FIELD_SET warning naming every field not returned and why, or none. */
+  omissions(fields: Readonly<Record<string, unknown>>, selected: readonly string[]): Warning | null
+}
+
+const ORDERED_TYPES = new Set(['string', 'number', 'integer', 'timestamp'])
+
+/** @example createFieldPolicy(config.resources.subscriptions).fields(['id', 'status']) */
+export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
+  const review = new Set(resource.review_fields)
+  const denied = new Set(resource.denied_fields)
+  const declared = resource.fields
+
+  const checkField = (field: string, use: string) => {
+    if (denied.has(field))
+      throw new WarrantError('denied_field', `field "${field}" is denied: it never leaves the gateway and cannot be ${use}`, { field })
+    if (!(field in declared))
+      throw new WarrantError('invalid_request', `unknown field "${field}"; review fields are: ${resource.review_fields.join(', ')}`, { field })
+  }
+
+  return {
+    fields(requested) {
+      if (!requested) return resource.review_fields
+      if (!Array.isArray(requested)) throw new WarrantError('invalid_request', 'fields must be a list of field names', { field: 'fields' })
+      for (const f of requested) {
+        checkField(f, 'requested')
+        if (!review.has(f))
+          throw new WarrantError('invalid_request', `field "${f}" is not a review field; review fields are: ${resource.review_fields.join(', ')}`, { field: f })
+      }
+      const unique = [...new Set(requested)]
+      return unique.includes(resource.id_field) ? unique : [resource.id_field, ...unique]
+    },
+    checkFilter(filter, where = 'filter') {
+      for (const clause of clausesOf(filter)) {
+        checkField(clause.field, 'filtered on')
+        const type = declared[clause.field]
+        const bad = (why: string) =>
+          new WarrantError('invalid_request', `${where}.${clause.field}: ${why}`, { field: clause.field, operator: clause.op })
+        if (clause.op === 'contains' && type !== 'tags') throw bad(`"contains" applies to tags fields, and "${clause.field}" is ${type}`)
+        if (type === 'tags' && clause.op !== 'contains' && clause.op !== 'is_null') throw bad('a tags field supports only "contains" and "is_null"')
+        if (['lt', 'lte', 'gt', 'gte'].includes(clause.op) && !ORDERED_TYPES.has(type!)) throw bad(`"${clause.op}" needs an ordered field, and "${clause.field}" is ${type}`)
+        const values = Array.isArray(clause.value) ? clause.value : [clause.value]
+        if (clause.op !== 'is_null' && clause.op !== 'contains')
+          for (const v of values) if (!fitsType(v, type!)) throw bad(`value ${JSON.stringify(v)} is not a ${type}`)
+      }
+    },
+    project(fields, selected) {
+      const out: Record<string, unknown> = {}
+      for (const f of selected) out[f] = fields[f] ?? null
+      return out
+    },
+    omissions(fields, selected) {
+      const chosen = new Set(selected)
+      const omitted: { field: string; reason: FieldOmissionReason }[] = []
+      for (const f of Object.keys(declared)) {
+        if (chosen.has(f) && f in fields && fields[f] !== undefined) continue
+        omitted.push({ field: f, reason: denied.has(f) ? 'denied' : !chosen.has(f) ? 'not_requested' : 'absent_upstream' })
+      }
+      if (omitted.length === 0) return null
+      return {
+        code: 'PARTIAL_FIELD_SET',
+        message: `${omitted.length} field(s) not returned: ${omitted.map((o) => `${o.field} (${o.reason})`).join(', ')}`,
+        fields: omitted,
+      }
+    },
+  }
+}
+
+function fitsType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'number':
+      return typeof value === 'number'
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+    default:
+      return typeof value === 'string'
+  }
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod'
+import { type Envelope, filterSchema } from '../contract/index.js'
+import { type CursorCodec, searchAll } from '../inventory/index.js'
+import type { Resource } from './catalogue.js'
+
+/** The search request, on every surface (HTTP body, MCP tool input, CLI flags). */
+export const searchRequestSchema = z
+  .strictObject({
+    filter: filterSchema.default({}),
+    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to return; default: all review fields'),
+    page_size: z.number().int().min(1).max(1000).default(100).describe('records per upstream page'),
+    cursor: z.string().max(16_384).nullable().optional().describe('a continuation cursor from an earlier envelope, exactly as given'),
+    mode: z.enum(['walk', 'page']).default('walk').describe('walk: to a terminal state within the budget; page: one upstream page'),
+    budget: z
+      .strictObject({
+        max_pages: z.number().int().min(1).max(100_000).optional(),
+        max_items: z.number().int().min(1).max(1_000_000).optional(),
+        deadline_ms: z.number().int().min(1).max(300_000).optional(),
+      })
+      .default({}),
+  })
+  .meta({ id: 'SearchRequest' })
+export type SearchRequest = z.input<typeof searchRequestSchema>
+
+export interface SearchDeps {
+  readonly cursorCodec: CursorCodec
+}
+
+/**
+ * Searches one resource and returns the envelope with each record cut to the requested review fields.
+ * Denied and unknown fields are refused before any upstream call.
+ */
+export async function searchResource(resource: Resource, request: SearchRequest, deps: SearchDeps): Promise<Envelope> {
+  const parsed = searchRequestSchema.parse(request)
+  resource.policy.checkFilter(parsed.filter)
+  const fields = resource.policy.fields(parsed.fields)
+  const envelope = await searchAll(
+    resource.connector,
+    { resource: resource.name, filter: parsed.filter, fields, pageSize: parsed.page_size, cursor: parsed.cursor ?? null },
+    { maxPages: parsed.budget.max_pages, maxItems: parsed.budget.max_items, deadlineMs: parsed.budget.deadline_ms },
+    {
+      scope: {
+        resource: resource.name,
+        environment: resource.environment,
+        visibility: resource.config.visibility.description,
+        restricted: resource.config.visibility.restricted,
+      },
+      cursorCodec: deps.cursorCodec,
+      mode: parsed.mode,
+    },
+  )
+  return { ...envelope, items: envelope.items.map((r) => resource.policy.project(r.fields, fields)) }
+}

@@ -1,0 +1,63 @@
+/**
+ * The store: one database handle, one schema and one set of migrations for SQLite and PostgreSQL.
+ *
+ * @example
+ * import { createStore } from '../store/index.js'
+ * const store = await createStore({ url: 'sqlite:./data/warrant.db' })
+ * await store.migrate()
+ */
+export { createStore } from './store.js'
+export type { Store, StoreDialect, StoreLog, StoreOptions } from './store.js'
+export { InvalidStoreUrlError, maskPassword, parseStoreUrl } from './store-url.js'
+export type { StoreLocation } from './store-url.js'
+export { migrateToLatest, storeMigrations } from './migrations.js'
+export type { MigrateOptions, MigrationFailure, MigrationOutcome } from './migrations.js'
+export type {
+  ApprovalDecision,
+  ApprovalRow,
+  ApprovalsTable,
+  AuditEventRow,
+  AuditEventsTable,
+  AuditLevel,
+  Database,
+  Flag,
+  IsoTimestamp,
+  JsonText,
+  KvRow,
+  KvTable,
+  NewApprovalRow,
+  NewAuditEventRow,
+  NewOperationRow,
+  NewOperationTargetRow,
+  NewPlanRow,
+  NewPrincipalRow,
+  NewSelectionExclusionRow,
+  NewSelectionMemberRow,
+  NewSelectionRow,
+  NewTokenRow,
+  OperationRow,
+  OperationState,
+  OperationTargetRow,
+  OperationTargetUpdate,
+  OperationTargetsTable,
+  OperationUpdate,
+  OperationsTable,
+  PlanRow,
+  PlanState,
+  PlanUpdate,
+  PlansTable,
+  PrincipalRole,
+  PrincipalRow,
+  PrincipalsTable,
+  SelectionExclusionRow,
+  SelectionExclusionsTable,
+  SelectionMemberRow,
+  SelectionMembersTable,
+  SelectionRow,
+  SelectionState,
+  SelectionUpdate,
+  SelectionsTable,
+  TargetState,
+  TokenRow,
+  TokensTable,
+} from './schema.js'

@@ -1,0 +1,221 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+/**
+ * A JSON document stored as text on both dialects: write `JSON.stringify(value)`, read `JSON.parse(text)`.
+ * Text rather than `jsonb` keeps the bytes a digest was computed over exactly as they were written.
+ */
+export type JsonText = string
+
+/**
+ * An ISO-8601 UTC timestamp as produced by `Date.prototype.toISOString()` (`2025-01-31T12:00:00.000Z`).
+ * Every writer uses that one fixed-width form, so comparing these strings compares the instants.
+ */
+export type IsoTimestamp = string
+
+/** A boolean as an integer, 0 or 1: SQLite has no boolean type. */
+export type Flag = 0 | 1
+
+export type SelectionState = 'building' | 'frozen' | 'expired' | 'failed'
+export type PlanState = 'pending' | 'approved' | 'rejected' | 'expired' | 'committed'
+export type ApprovalDecision = 'approve' | 'reject'
+export type OperationState = 'pending' | 'running' | 'succeeded' | 'partially_failed' | 'failed' | 'halted'
+export type TargetState = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'skipped' | 'unknown'
+export type AuditLevel = 'run' | 'call'
+export type PrincipalRole = 'agent' | 'reviewer' | 'admin'
+
+/** A frozen selection. Immutable once `state` is `frozen`, except for `state` itself (expiry). */
+export interface SelectionsTable {
+  id: string
+  resource: string
+  environment: string
+  /** the filter the selection was built from */
+  selector: JsonText
+  /** the review field list */
+  fields: JsonText
+  count: number
+  digest: string
+  complete: Flag
+  /** { incomplete_reasons, warnings, continuation, scope } */
+  completeness: JsonText
+  consistent_snapshot: Flag
+  /** records removed by each exclusion rule: { [rule]: count } */
+  exclusions: JsonText
+  groups: JsonText
+  created_by: string | null
+  created_at: IsoTimestamp
+  expires_at: IsoTimestamp
+  state: SelectionState
+}
+
+/** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */
+export interface SelectionMembersTable {
+  selection_id: string
+  ord: number
+  record_id: string
+  /** ETag, revision or updated_at as read; null when the upstream has no version */
+  version: string | null
+  fields: JsonText
+}
+
+/** A record an exclusion rule removed from a selection. Key (selection_id, rule, ord). */
+export interface SelectionExclusionsTable {
+  selection_id: string
+  rule: string
+  ord: number
+  record_id: string
+  version: string | null
+  fields: JsonText
+}
+
+export interface PlansTable {
+  id: string
+  selection_id: string
+  resource: string
+  environment: string
+  /** canonical JSON of the action */
+  action: JsonText
+  action_type: string
+  plan_digest: string
+  selection_digest: string
+  target_count: number
+  changes_summary: JsonText
+  /** the approval policy outcome */
+  policy: JsonText
+  state: PlanState
+  proposed_by: string
+  created_at: IsoTimestamp
+  expires_at: IsoTimestamp | null
+}
+
+/** A decision on one plan digest; never reused for another digest. */
+export interface ApprovalsTable {
+  id: string
+  plan_id: string
+  plan_digest: string
+  decision: ApprovalDecision
+  principal: string
+  comment: string | null
+  decided_at: IsoTimestamp
+  /** null for a rejection, which does not expire */
+  expires_at: IsoTimestamp | null
+}
+
+/** The commit of an approved plan; one per idempotency key. */
+export interface OperationsTable {
+  id: string
+  plan_id: string
+  idempotency_key: string
+  request_fingerprint: string
+  state: OperationState
+  stop_rules: JsonText
+  halt_reason: JsonText | null
+  counts: JsonText
+  lease_owner: string | null
+  lease_expires_at: IsoTimestamp | null
+  created_by: string
+  created_at: IsoTimestamp
+  updated_at: IsoTimestamp
+  finished_at: IsoTimestamp | null
+}
+
+/** The per-target ledger of an operation. `in_flight` is written before the upstream call. */
+export interface OperationTargetsTable {
+  operation_id: string
+  ord: number
+  record_id: string
+  expected_version: string | null
+  state: TargetState
+  before: JsonText | null
+  after: JsonText | null
+  upstream_status: number | null
+  error: JsonText | null
+  reason: string | null
+  attempts: Generated<number>
+  updated_at: IsoTimestamp
+}
+
+/** The append-only, hash-chained audit log. `seq` is assigned by the writer, not by the database. */
+export interface AuditEventsTable {
+  seq: number
+  level: AuditLevel
+  at: IsoTimestamp
+  /** null for the gateway's own events (expiry sweeps, startup) */
+  principal: string | null
+  surface: string
+  action: string
+  summary: JsonText
+  selection_id: string | null
+  plan_id: string | null
+  operation_id: string | null
+  target_id: string | null
+  details: JsonText | null
+  prev_hash: string
+  hash: string
+}
+
+export interface PrincipalsTable {
+  id: string
+  name: string
+  role: PrincipalRole
+  scopes: JsonText
+  created_at: IsoTimestamp
+  disabled_at: IsoTimestamp | null
+}
+
+/** API tokens; only a hash of the token is stored. */
+export interface TokensTable {
+  id: string
+  principal_id: string
+  token_hash: string
+  created_at: IsoTimestamp
+  expires_at: IsoTimestamp | null
+  revoked_at: IsoTimestamp | null
+  last_used_at: IsoTimestamp | null
+}
+
+/** Server secrets and settings, e.g. the cursor-signing key. */
+export interface KvTable {
+  key: string
+  value: string
+}
+
+/** Every table of the store, for `Kysely<Database>`. */
+export interface Database {
+  selections: SelectionsTable
+  selection_members: SelectionMembersTable
+  selection_exclusions: SelectionExclusionsTable
+  plans: PlansTable
+  approvals: ApprovalsTable
+  operations: OperationsTable
+  operation_targets: OperationTargetsTable
+  audit_events: AuditEventsTable
+  principals: PrincipalsTable
+  tokens: TokensTable
+  kv: KvTable
+}
+
+export type SelectionRow = Selectable<SelectionsTable>
+export type NewSelectionRow = Insertable<SelectionsTable>
+export type SelectionUpdate = Updateable<SelectionsTable>
+export type SelectionMemberRow = Selectable<SelectionMembersTable>
+export type NewSelectionMemberRow = Insertable<SelectionMembersTable>
+export type SelectionExclusionRow = Selectable<SelectionExclusionsTable>
+export type NewSelectionExclusionRow = Insertable<SelectionExclusionsTable>
+export type PlanRow = Selectable<PlansTable>
+export type NewPlanRow = Insertable<PlansTable>
+export type PlanUpdate = Updateable<PlansTable>
+export type ApprovalRow = Selectable<ApprovalsTable>
+export type NewApprovalRow = Insertable<ApprovalsTable>
+export type OperationRow = Selectable<OperationsTable>
+export type NewOperationRow = Insertable<OperationsTable>
+export type OperationUpdate = Updateable<OperationsTable>
+export type OperationTargetRow = Selectable<OperationTargetsTable>
+export type NewOperationTargetRow = Insertable<OperationTargetsTable>
+export type OperationTargetUpdate = Updateable<OperationTargetsTable>
+export type AuditEventRow = Selectable<AuditEventsTable>
+export type NewAuditEventRow = Insertable<AuditEventsTable>
+export type PrincipalRow = Selectable<PrincipalsTable>
+export type NewPrincipalRow = Insertable<PrincipalsTable>
+export type TokenRow = Selectable<TokensTable>
+export type NewTokenRow = Insertable<TokensTable>
+export type KvRow = Selectable<KvTable>

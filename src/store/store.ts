@@ -1,0 +1,148 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import type { Dialect, LogEvent } from 'kysely'
+import pg from 'pg'
+import { migrateToLatest } from './migrations.js'
+import type { MigrationOutcome } from './migrations.js'
+import type { Database, IsoTimestamp } from './schema.js'
+import { parseStoreUrl } from './store-url.js'
+import type { StoreLocation } from './store-url.js'
+
+export type StoreDialect = 'sqlite' | 'postgres'
+
+/** The few log methods the store uses; a pino logger fits. */
+export interface StoreLog {
+  info(fields: object, message: string): void
+  warn(fields: object, message: string): void
+  error(fields: object, message: string): void
+}
+
+export interface StoreOptions {
+  /** `sqlite:./data/warrant.db`, `sqlite::memory:`, `sqlite:/abs/warrant.db` or `postgres://user@host:5432/db` */
+  readonly url: string
+  readonly log?: StoreLog
+  /** source of `now()`; tests pin it to make expiry deterministic */
+  readonly clock?: () => Date
+  /** PostgreSQL pool size; default 10 */
+  readonly maxConnections?: number
+}
+
+/** The database handle every service receives. */
+export interface Store {
+  readonly db: Kysely<Database>
+  readonly dialect: StoreDialect
+  /** the store URL with any password masked, for logs */
+  readonly url: string
+  /** apply pending migrations; a failure is in the result, not thrown */
+  migrate(): Promise<MigrationOutcome>
+  /** the current time as an ISO-8601 UTC timestamp, the form every timestamp column holds */
+  now(): IsoTimestamp
+  /** release the connection(s); safe to call more than once */
+  close(): Promise<void>
+}
+
+/** How long a SQLite writer waits for another connection's lock before failing with SQLITE_BUSY. */
+const SQLITE_BUSY_TIMEOUT_MS = 5_000
+const PG_INT8_OID = 20
+
+/**
+ * Open the store named by a URL. Does not migrate: call `migrate()` (the server does at startup).
+ *
+ * @example
+ * const store = await createStore({ url: 'sqlite:./data/warrant.db' })
+ * const { error } = await store.migrate()
+ * const rows = await store.db.selectFrom('plans').selectAll().where('state', '=', 'pending').execute()
+ * await store.close()
+ *
+ * @throws InvalidStoreUrlError for a bad URL; Error naming the (masked) URL when the database cannot be opened.
+ */
+export async function createStore(options: StoreOptions): Promise<Store> {
+  const location = parseStoreUrl(options.url)
+  const clock = options.clock ?? (() => new Date())
+  const dialect = location.dialect === 'sqlite' ? openSqlite(location) : await openPostgres(location, options)
+  const db = new Kysely<Database>({ dialect, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
+
+  let closing: Promise<void> | undefined
+  return {
+    db,
+    dialect: location.dialect,
+    url: location.display,
+    migrate: async () => {
+      const outcome = await migrateToLatest({ db })
+      if (outcome.error) options.log?.error({ err: outcome.error.cause, store: location.display }, outcome.error.message)
+      else if (outcome.applied.length > 0) options.log?.info({ applied: outcome.applied, store: location.display }, 'store migrated')
+      return outcome
+    },
+    now: () => clock().toISOString(),
+    close: () => (closing ??= db.destroy()),
+  }
+}
+
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Dialect {
+  let database: BetterSqlite3.Database
+  try {
+    if (!location.memory) mkdirSync(dirname(resolve(location.filename)), { recursive: true })
+    database = new BetterSqlite3(location.memory ? ':memory:' : resolve(location.filename))
+  } catch (cause) {
+    throw new Error(`cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { cause })
+  }
+  // WAL lets readers (review pages, exports) proceed while the executor writes. synchronous stays at its
+  // FULL default: the ledger's `in_flight` row must be on disk before the upstream call it announces.
+  database.pragma('journal_mode = WAL')
+  database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+  // Off by default in SQLite; the cascades and references in the migrations depend on it.
+  database.pragma('foreign_keys = ON')
+  return new SqliteDialect({ database })
+}
+
+async function openPostgres(
+  location: Extract<StoreLocation, { dialect: 'postgres' }>,
+  options: StoreOptions,
+): Promise<Dialect> {
+  const pool = new pg.Pool({
+    connectionString: location.connectionString,
+    max: options.maxConnections ?? 10,
+    // Scoped to this pool rather than pg.types, which would change every other pg client in the process.
+    types: { getTypeParser: int8AsNumber },
+  })
+  // An idle client whose server goes away emits 'error' on the pool; unhandled, that would end the process.
+  pool.on('error', (err) => options.log?.warn({ err, store: location.display }, 'idle PostgreSQL connection failed'))
+  try {
+    const client = await pool.connect()
+    client.release()
+  } catch (cause) {
+    await pool.end().catch(() => undefined)
+    throw new Error(`cannot connect to PostgreSQL store "${location.display}": ${messageOf(cause)}`, { cause })
+  }
+  return new PostgresDialect({ pool })
+}
+
+/**
+ * bigint columns (`ord`, `seq`, counts) and `count(*)` arrive as int8, which pg returns as strings to avoid
+ * precision loss. Ours stay far below 2^53, so they are read as numbers, and a larger one is an error
+ * rather than a silently wrong number.
+ */
+function int8AsNumber(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid !== PG_INT8_OID || format === 'binary') return pg.types.getTypeParser(oid, format)
+  return (value: string) => {
+    const n = Number(value)
+    if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is beyond Number.MAX_SAFE_INTEGER`)
+    return n
+  }
+}
+
+/** Query parameters are left out of the log: they carry record fields and token hashes. */
+function logQueryErrors(log: StoreLog): (event: LogEvent) => void {
+  return (event) => {
+    if (event.level === 'error') {
+      log.error({ err: event.error, sql: event.query.sql, durationMs: event.queryDurationMillis }, 'store query failed')
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return error.errors.map(messageOf).join('; ')
+  return error instanceof Error ? error.message || error.name : String(error)
+}

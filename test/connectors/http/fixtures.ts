@@ -1,0 +1,81 @@
+import { resourceSchema, type ResourceConfig } from '../../../src/config/schema.js'
+import type { Filter } from '../../../src/contract/index.js'
+import type { Connector, ReadPageResult, SourceRecord, UpstreamCall } from '../../../src/connectors/connector.js'
+
+export interface Item {
+  readonly id: string
+  readonly status: string
+  readonly amount: number
+  readonly version: number
+}
+
+/** `n` items with ids r001…, every third one past_due. */
+export function collection(n: number): Item[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `r${String(i + 1).padStart(3, '0')}`,
+    status: i % 3 === 0 ? 'past_due' : 'active',
+    amount: i * 10,
+    version: 1,
+  }))
+}
+
+/**
+ * A parsed resource over an http connector. `connector` is merged over a minimal valid one (one source
+ * "main" at `origin`, cursor pagination, version from the `version` field).
+ */
+export function httpResource(connector: Record<string, unknown>, extra: Record<string, unknown> = {}): ResourceConfig {
+  return resourceSchema.parse({
+    environment: { name: 'test-upstream' },
+    connector: {
+      kind: 'http',
+      timeout_ms: 2000,
+      get: { path: '/items/{id}' },
+      version: { from: 'field', field: 'version' },
+      ...connector,
+      list: { path: '/items', pagination: { style: 'cursor' }, ...(connector.list as Record<string, unknown> | undefined) },
+    },
+    fields: { id: 'string', status: 'string', amount: 'number', version: 'integer' },
+    review_fields: ['id', 'status'],
+    ...extra,
+  })
+}
+
+/** Records every upstream call the connector reports. */
+export function callLog(): { calls: UpstreamCall[]; onCall: (call: UpstreamCall) => void } {
+  const calls: UpstreamCall[] = []
+  return { calls, onCall: (call) => calls.push(call) }
+}
+
+/**
+ * Walks one source to its end, page by page, and returns every record and every result. Fails (throws) if
+ * a page is not a page or the walk does not end within `maxPages`.
+ */
+export async function walk(
+  connector: Connector,
+  source: string,
+  pageSize: number,
+  filter: Filter = {},
+  maxPages = 100,
+): Promise<{ records: SourceRecord[]; results: ReadPageResult[] }> {
+  const session = await connector.openSession()
+  const records: SourceRecord[] = []
+  const results: ReadPageResult[] = []
+  let position: string | null = null
+  for (let i = 0; i < maxPages; i++) {
+    const result = await session.readPage({ source, filter, position, pageSize })
+    results.push(result)
+    if (result.kind !== 'page') throw new Error(`page ${i + 1} was ${result.kind}: ${JSON.stringify(result)}`)
+    records.push(...result.items)
+    if (result.next === null) {
+      await session.close()
+      return { records, results }
+    }
+    position = result.next
+  }
+  throw new Error(`the walk did not end within ${maxPages} pages`)
+}
+
+/** Ids in walk order. */
+export function idsOf(records: readonly SourceRecord[]): string[] {
+  return records.map((r) => r.id)
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createRequire } from 'node:module'
+import { after, before, describe, it } from 'node:test'
+import { createHttpConnector } from '../../../src/connectors/http/index.js'
+import { callLog, collection, httpResource, idsOf, walk } from './fixtures.js'
+
+interface ExpressApp {
+  use(...handlers: unknown[]): void
+  listen(port: number, host: string, callback: () => void): Server
+}
+interface JsonServer {
+  create(): ExpressApp
+  router(db: Record<string, unknown>): unknown
+  defaults(options: { logger: boolean }): unknown[]
+}
+const jsonServer = createRequire(import.meta.url)('json-server') as JsonServer
+
+const ITEMS = collection(47)
+
+describe('json-server 0.17 as a real upstream', () => {
+  let server: Server
+  let origin: string
+  before(async () => {
+    const app = jsonServer.create()
+    app.use(jsonServer.defaults({ logger: false }))
+    app.use(jsonServer.router({ items: ITEMS.map((i) => ({ ...i })) }))
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s))
+    })
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  )
+
+  const resource = (list: Record<string, unknown>) =>
+    httpResource({ sources: [{ name: 'json-server', base_url: origin }], list: { path: '/items', items_path: '', ...list } })
+
+  it('offset paging with _start/_limit walks every item once and ends on the empty page', async () => {
+    const log = callLog()
+    const connector = createHttpConnector({
+      resource: resource({ page_size_param: '_limit', pagination: { style: 'offset', offset_param: '_start' } }),
+      onCall: log.onCall,
+    })
+    const { records } = await walk(connector, 'json-server', 10)
+    assert.deepEqual(idsOf(records), ITEMS.map((i) => i.id))
+    assert.equal(log.calls.length, 6) // 5 pages (10+10+10+10+7) and the empty page that proves the end
+  })
+
+  it('_page/_limit with the Link header walks every item once and stops without rel="next"', async () => {
+    const log = callLog()
+    const connector = createHttpConnector({
+      resource: resource({ page_size_param: '_limit', query: { _page: '1' }, pagination: { style: 'link_header' } }),
+      onCall: log.onCall,
+    })
+    const { records } = await walk(connector, 'json-server', 10)
+    assert.deepEqual(idsOf(records), ITEMS.map((i) => i.id))
+    assert.equal(log.calls.length, 5)
+  })
+
+  it('page style with _page ends on the empty page', async () => {
+    const connector = createHttpConnector({
+      resource: resource({ page_size_param: '_limit', pagination: { style: 'page', param: '_page' } }),
+    })
+    const { records } = await walk(connector, 'json-server', 12)
+    assert.deepEqual(idsOf(records), ITEMS.map((i) => i.id))
+  })
+
+  it('an equality filter goes upstream as a query parameter, the rest is checked locally', async () => {
+    const connector = createHttpConnector({
+      resource: resource({ page_size_param: '_limit', filter_params: { status: 'status' }, pagination: { style: 'offset', offset_param: '_start' } }),
+    })
+    const { records } = await walk(connector, 'json-server', 5, { status: 'past_due', amount: { lt: 200 } })
+    const expected = ITEMS.filter((i) => i.status === 'past_due' && i.amount < 200).map((i) => i.id)
+    assert.ok(expected.length > 0)
+    assert.deepEqual(idsOf(records), expected)
+  })
+
+  it('reads by id and writes through the real upstream', async () => {
+    const connector = createHttpConnector({ resource: resource({ pagination: { style: 'offset', offset_param: '_start' } }) })
+    const read = await connector.readByIds(['r005', 'r999'])
+    assert.equal(read.records.get('r005')?.version, '1')
+    assert.deepEqual(read.missing, ['r999'])
+    const outcome = await connector.write({
+      id: 'r005',
+      expectedVersion: '1',
+      set: { status: 'paused' },
+      precondition: {},
+      http: { method: 'PATCH', path: '/items/r005', body: { status: 'paused', version: 2 }, ifMatch: false },
+    })
+    assert.equal(outcome.kind, 'written')
+    assert.deepEqual(outcome.kind === 'written' && outcome.record, { id: 'r005', version: '2', fields: { ...ITEMS[4], status: 'paused', version: 2 } })
+    const missing = await connector.write({ id: 'r999', expectedVersion: '1', set: {}, precondition: {}, http: { method: 'PATCH', path: '/items/r999', body: {}, ifMatch: false } })
+    assert.deepEqual([missing.kind, missing.kind === 'conflict' && missing.reason], ['conflict', 'missing'])
+  })
+})

@@ -1,0 +1,98 @@
+import { serve, type ServerType } from '@hono/node-server'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { parse as parseYaml } from 'yaml'
+import { readFileSync } from 'node:fs'
+import { createApp } from '../../src/api/index.js'
+import { parseConfig, resolvePaths, type WarrantConfig } from '../../src/config/index.js'
+import { ensureDemoData } from '../../src/demo/index.js'
+import { createLogger, type Gateway, openGateway } from '../../src/gateway/index.js'
+import { createTempDir, createTestPostgresDatabase, type StoreKind } from './stores.js'
+
+export interface GatewayFixture {
+  readonly gateway: Gateway
+  readonly config: WarrantConfig
+  /** The running server's base URL on loopback. */
+  readonly base: string
+  readonly dir: string
+  /** The demo upstream's sqlite URL. */
+  readonly upstreamUrl: string
+  readonly storeUrl: string
+  /** Bearer tokens: an agent scoped to subscriptions and every action, two reviewers, an admin. */
+  readonly tokens: { readonly agent: string; readonly reviewer: string; readonly reviewer2: string; readonly admin: string }
+  /** JSON over real HTTP as one of the principals above. */
+  as(who: keyof GatewayFixture['tokens']): (method: string, path: string, body?: unknown, headers?: Record<string, string>) => ReturnType<typeof call>
+  close(): Promise<void>
+}
+
+export interface GatewayFixtureOptions {
+  readonly store: StoreKind
+  /** How many demo records to generate (10,000 by default, as `npm start` does). */
+  readonly count?: number
+  /** Changes to the demo config before it is parsed. */
+  readonly edit?: (raw: Record<string, any>) => void
+  readonly serve?: boolean
+}
+
+/**
+ * A real gateway on the bundled demo config: its own temp folder, its own store (SQLite file or a fresh
+ * PostgreSQL database), a generated demo upstream, and a real HTTP server on 127.0.0.1.
+ */
+export async function startDemoGateway(options: GatewayFixtureOptions): Promise<GatewayFixture> {
+  const dir = await createTempDir('warrant-gw-')
+  const pg = options.store === 'postgres' ? await createTestPostgresDatabase() : null
+  const raw = parseYaml(readFileSync(new URL('../../config/demo.yaml', import.meta.url), 'utf8')) as Record<string, any>
+  const upstreamUrl = `sqlite:${join(dir.path, 'demo.db')}`
+  const storeUrl = pg ? pg.url : `sqlite:${join(dir.path, 'warrant.db')}`
+  raw.store = storeUrl
+  raw.resources.subscriptions.connector.url = upstreamUrl
+  options.edit?.(raw)
+  const config = resolvePaths(parseConfig(raw, 'test config'), dir.path)
+  await ensureDemoData({ url: upstreamUrl, count: options.count ?? 10_000 })
+  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }) })
+  const issue = async (name: string, role: 'agent' | 'reviewer' | 'admin') =>
+    (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: ['subscriptions'], actions: '*' } : undefined })).token
+  const tokens = { agent: await issue('test-agent', 'agent'), reviewer: await issue('alice', 'reviewer'), reviewer2: await issue('bob', 'reviewer'), admin: await issue('root', 'admin') }
+  let server: ServerType | null = null
+  let base = ''
+  if (options.serve !== false) {
+    const app = createApp({ gateway })
+    server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
+    })
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
+  return {
+    gateway,
+    config,
+    base,
+    dir: dir.path,
+    upstreamUrl,
+    storeUrl,
+    tokens,
+    as: (who) => (method, path, body, headers = {}) => call(base, method, path, body, { authorization: `Bearer ${tokens[who]}`, ...headers }),
+    async close() {
+      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()))
+      await gateway.close()
+      await pg?.drop()
+      await dir.drop()
+    },
+  }
+}
+
+/** JSON over real HTTP: the status and the parsed body. */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let parsed: unknown = text
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {
+    // not JSON: the raw text is the body
+  }
+  return { status: response.status, body: parsed, headers: response.headers }
+}
