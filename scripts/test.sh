@@ -17,8 +17,9 @@ if [ ! -x /usr/bin/chromium ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
 fi
 
-echo "test: type-checking"
+echo "test: type-checking, and building dist/ (the library face the package-exports test imports)"
 npx tsc -p tsconfig.json --noEmit
+npx tsc -p tsconfig.build.json
 
 mapfile -t files < <(find test -name '*.test.ts' | sort)
 echo "test: running ${#files[@]} test files"

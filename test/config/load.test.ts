@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { parse as parseYaml } from 'yaml'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { loadConfigFile, parseConfig } from '../../src/config/index.js'
+import { WarrantError } from '../../src/contract/index.js'
+import { createTempDir } from '../support/stores.js'
+
+const demoPath = new URL('../../config/demo.yaml', import.meta.url).pathname
+
+function problemKeys(fn: () => unknown): string[] {
+  try {
+    fn()
+  } catch (error) {
+    assert.ok(error instanceof WarrantError)
+    assert.equal(error.code, 'invalid_request')
+    return (error.details as { problems: { key: string }[] }).problems.map((p) => p.key)
+  }
+  assert.fail('expected the config to be refused')
+}
+
+describe('config', () => {
+  let dir: Awaited<ReturnType<typeof createTempDir>>
+  before(async () => {
+    dir = await createTempDir('warrant-config-')
+  })
+  after(async () => {
+    await dir?.drop()
+  })
+
+  test('the bundled demo config is valid and resolves its sqlite paths against its own folder', () => {
+    const config = loadConfigFile(demoPath)
+    const subs = config.resources.subscriptions!
+    assert.equal(subs.connector.kind, 'sql')
+    assert.ok(subs.connector.kind === 'sql' && subs.connector.url.startsWith('sqlite:/'))
+    assert.deepEqual(subs.denied_fields, ['card_token', 'notes'])
+  })
+
+  test('a bad file names each key and what was expected', () => {
+    const base = () => structuredClone(parseConfigInput())
+    const wrongType = base()
+    wrongType.resources.subscriptions.review_fields = 'id'
+    assert.deepEqual(problemKeys(() => parseConfig(wrongType)), ['resources.subscriptions.review_fields'])
+
+    const reviewedAndDenied = base()
+    reviewedAndDenied.resources.subscriptions.review_fields.push('card_token')
+    assert.ok(problemKeys(() => parseConfig(reviewedAndDenied)).some((k) => k.startsWith('resources.subscriptions.review_fields')))
+
+    const unknownField = base()
+    unknownField.resources.subscriptions.actions.pause_collection.set.colour = 'red'
+    assert.deepEqual(problemKeys(() => parseConfig(unknownField)), ['resources.subscriptions.actions.pause_collection.set.colour'])
+
+    const unknownKey = base()
+    unknownKey.resources.subscriptions.colour = 'red'
+    assert.deepEqual(problemKeys(() => parseConfig(unknownKey)), ['resources.subscriptions'])
+
+    const badConnector = base()
+    badConnector.resources.subscriptions.connector = { kind: 'ftp' }
+    assert.deepEqual(problemKeys(() => parseConfig(badConnector)), ['resources.subscriptions.connector.kind'])
+  })
+
+  test('an unreadable or malformed file is a clear error, not a crash', () => {
+    const broken = join(dir.path, 'broken.yaml')
+    writeFileSync(broken, 'resources: [unclosed')
+    assert.throws(() => loadConfigFile(broken), /not valid YAML/)
+    assert.throws(() => loadConfigFile(join(dir.path, 'missing.yaml')), /cannot read config file/)
+    const badJson = join(dir.path, 'bad.json')
+    writeFileSync(badJson, '{"resources": ')
+    assert.throws(() => loadConfigFile(badJson), /not valid JSON/)
+  })
+})
+
+/** The demo config as raw data, before defaults, so each test can break one key. */
+function parseConfigInput(): any {
+  return parseYaml(readFileSync(demoPath, 'utf8'))
+}

@@ -1,0 +1,45 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { parse as parseYaml } from 'yaml'
+import { ensureDemoData } from '../../src/demo/index.js'
+import { createTempDir } from './stores.js'
+
+const run = promisify(execFile)
+const ROOT = new URL('../..', import.meta.url).pathname
+/** tsx's loader as an absolute URL, so a subprocess can load TypeScript from any working directory. */
+export const TSX_LOADER = import.meta.resolve('tsx')
+/** The CLI entry point. */
+export const CLI_ENTRY = join(ROOT, 'src/cli/bin.ts')
+
+/** A temp folder holding a copy of the demo config that points at its own store and demo upstream. */
+export async function createCliWorkspace(options: { readonly count?: number; readonly edit?: (raw: Record<string, any>) => void } = {}) {
+  const dir = await createTempDir('warrant-cli-')
+  const raw = parseYaml(readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8')) as Record<string, any>
+  raw.store = 'sqlite:./warrant.db'
+  raw.resources.subscriptions.connector.url = 'sqlite:./demo.db'
+  options.edit?.(raw)
+  const configPath = join(dir.path, 'warrant.json')
+  writeFileSync(configPath, JSON.stringify(raw, null, 2))
+  await ensureDemoData({ url: `sqlite:${join(dir.path, 'demo.db')}`, count: options.count ?? 3000 })
+  return {
+    dir: dir.path,
+    configPath,
+    /** Runs `warrant ARGS --config <this workspace>` as a real subprocess. */
+    async warrant(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+      try {
+        const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args, '--config', configPath], {
+          cwd: dir.path,
+          env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+          maxBuffer: 64 * 1024 * 1024,
+        })
+        return { code: 0, stdout, stderr }
+      } catch (error) {
+        const e = error as { code?: number; stdout?: string; stderr?: string }
+        return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
+      }
+    },
+    drop: () => dir.drop(),
+  }
+}
