@@ -21,3 +21,5 @@ export type {
   UpstreamCall,
   UpstreamCallListener,
 } from './connectors/connector.js'
+/** For webhook receivers: check a Warrant notification's `X-Warrant-Signature` (HMAC-SHA256 over `<timestamp>.<body>`). */
+export { verifySignature, signatureOf, SIGNATURE_HEADER, TIMESTAMP_HEADER, EVENT_HEADER, DELIVERY_HEADER } from './notifications/signature.js'

@@ -1,8 +1,15 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Gateway } from '../gateway/index.js'
+import { registerMcpEndpoint } from '../mcp/http-transport.js'
+import { auditTrail } from './audit-trail.js'
 import { type ApiEnv, authenticate } from './authenticate.js'
 import { fromZodError, toErrorResponse } from './error-mapping.js'
+import { registerAuditRoutes } from './routes/audit.js'
+import { registerOperationRoutes } from './routes/operations.js'
 import { registerResourceRoutes } from './routes/resources.js'
+import { registerPlanRoutes } from './routes/plans.js'
+import { registerSelectionRoutes } from './routes/selections.js'
+import { registerReviewPages } from '../ui/index.js'
 
 export interface AppOptions {
   readonly gateway: Gateway
@@ -27,9 +34,15 @@ export function createApp(options: AppOptions): App {
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404))
 
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
-  app.use('/v1/*', authenticate(gateway))
+  app.use('/v1/*', auditTrail(gateway), authenticate(gateway))
+  registerMcpEndpoint(app, gateway)
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
   registerResourceRoutes(app, gateway)
+  registerSelectionRoutes(app, gateway)
+  registerPlanRoutes(app, gateway)
+  registerOperationRoutes(app, { operations: gateway.operations })
+  registerAuditRoutes(app, { audit: gateway.audit })
+  registerReviewPages(app, gateway)
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
-import { type Actor, WarrantError } from '../contract/index.js'
+import { type Actor, type Surface, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 
 export type ApiEnv = { Variables: { actor: Actor } }
@@ -7,12 +7,20 @@ export type ApiEnv = { Variables: { actor: Actor } }
 const WINDOW_MS = 60_000
 const MAX_FAILURES = 20
 
+/** One failure count per gateway, shared by every surface it authenticates (/v1 and /mcp). */
+const failureCounts = new WeakMap<Gateway, Map<string, { count: number; since: number }>>()
+function failuresOf(gateway: Gateway): Map<string, { count: number; since: number }> {
+  let failures = failureCounts.get(gateway)
+  if (!failures) failureCounts.set(gateway, (failures = new Map()))
+  return failures
+}
+
 /**
- * Every /v1 call carries a bearer token. Failures are logged and rate-limited per client address, so a
- * token cannot be guessed at machine speed.
+ * Every /v1 (and /mcp) call carries a bearer token. Failures are logged and rate-limited per client
+ * address, across surfaces, so a token cannot be guessed at machine speed.
  */
-export function authenticate(gateway: Gateway): MiddlewareHandler<ApiEnv> {
-  const failures = new Map<string, { count: number; since: number }>()
+export function authenticate(gateway: Gateway, surface: Surface = 'http'): MiddlewareHandler<ApiEnv> {
+  const failures = failuresOf(gateway)
   return async (c, next) => {
     const client = clientAddress(c.req.raw, c.env)
     const now = Date.now()
@@ -22,12 +30,12 @@ export function authenticate(gateway: Gateway): MiddlewareHandler<ApiEnv> {
     const header = c.req.header('authorization')
     const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1]
     try {
-      c.set('actor', await gateway.principals.authenticate(token, 'http'))
+      c.set('actor', await gateway.principals.authenticate(token, surface))
     } catch (error) {
       const fresh = !record || now - record.since >= WINDOW_MS
       failures.set(client, fresh ? { count: 1, since: now } : { count: record.count + 1, since: record.since })
       if (failures.size > 10_000) failures.clear()
-      gateway.log.warn({ client, path: c.req.path, reason: (error as Error).message }, 'authentication failed')
+      gateway.log.warn({ client, surface, path: c.req.path, reason: (error as Error).message }, 'authentication failed')
       throw error
     }
     await next()

@@ -53,6 +53,24 @@ const DEFAULT_TTL_MS = 30 * 24 * 60 * 60 * 1000
  * @example const { token } = await createPrincipalStore(store).issue({ name: 'ci-agent', role: 'agent', scopes: { resources: ['subscriptions'], actions: ['pause_collection'] } })
  */
 export function createPrincipalStore(store: Store) {
+  /**
+   * The same check by the token's hash, for a session opened with that token (the review pages keep the
+   * hash, never the token): an expired or revoked token, or a disabled principal, ends the session too.
+   */
+  async function authenticateHash(tokenHash: string, surface: Surface): Promise<Actor> {
+    const row = await store.db
+      .selectFrom('tokens')
+      .innerJoin('principals', 'principals.id', 'tokens.principal_id')
+      .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
+      .where('tokens.token_hash', '=', tokenHash)
+      .executeTakeFirst()
+    const now = store.now()
+    if (!row || row.revoked_at || row.disabled_at || (row.expires_at && row.expires_at <= now))
+      throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
+    await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
+    return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface }
+  }
+
   return {
     async issue(options: IssueOptions): Promise<IssuedToken> {
       if (!ROLES.includes(options.role)) throw new WarrantError('invalid_request', `role must be one of ${ROLES.join(', ')}`, { field: 'role' })
@@ -76,18 +94,10 @@ export function createPrincipalStore(store: Store) {
     /** The actor a bearer token stands for; `unauthenticated` for a missing, unknown, expired or revoked one. */
     async authenticate(token: string | undefined, surface: Surface): Promise<Actor> {
       if (!token) throw new WarrantError('unauthenticated', 'a bearer token is required (Authorization: Bearer <token>)')
-      const row = await store.db
-        .selectFrom('tokens')
-        .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-        .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
-        .where('tokens.token_hash', '=', hashToken(token))
-        .executeTakeFirst()
-      const now = store.now()
-      if (!row || row.revoked_at || row.disabled_at || (row.expires_at && row.expires_at <= now))
-        throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
-      await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
-      return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface }
+      return authenticateHash(hashToken(token), surface)
     },
+
+    authenticateHash,
 
     async list(): Promise<TokenListing[]> {
       const rows = await store.db

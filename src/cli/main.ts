@@ -1,6 +1,13 @@
 import { Command, CommanderError } from 'commander'
 import { exitCodeOf, isWarrantError } from '../contract/index.js'
+import { registerMcp } from './commands/mcp.js'
+import { registerAudit } from './commands/audit.js'
 import { registerSearch } from './commands/search.js'
+import { registerSelect } from './commands/select.js'
+import { registerPlan } from './commands/plan.js'
+import { registerApprove } from './commands/approve.js'
+import { registerCommit } from './commands/commit.js'
+import { registerOperation } from './commands/operation.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 
@@ -15,7 +22,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride()
   registerServe(program)
   registerSearch(program)
+  registerSelect(program)
+  registerPlan(program)
+  registerApprove(program)
+  registerCommit(program)
+  registerOperation(program)
+  registerAudit(program)
   registerToken(program)
+  registerMcp(program)
   try {
     await program.parseAsync(argv as string[], { from: 'node' })
     return 0

@@ -5,14 +5,16 @@ import { resolveConfigPath } from './config-path.js'
 
 /**
  * Loads the config and opens the gateway for a CLI command. With the bundled demo config, the demo table
- * is created and filled first, so every command works on a fresh clone.
+ * is created and filled first, so every command works on a fresh clone. `executors: true` for the
+ * long-running commands (serve, mcp): they resume and execute operations; `'commits'` for `commit --wait`
+ * (only its own); a short command never picks up someone else's operation only to stop it when it exits.
  */
-export async function openCliGateway(flags: { readonly config?: string; readonly logLevel?: string }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
+export async function openCliGateway(flags: { readonly config?: string; readonly logLevel?: string; readonly executors?: boolean | 'commits' }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
   const { path, demo } = resolveConfigPath(flags.config)
   const config = loadConfigFile(path)
   if (demo)
     for (const resource of Object.values(config.resources))
       if (resource.connector.kind === 'sql') await ensureDemoData({ url: resource.connector.url })
-  const gateway = await openGateway({ config, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
+  const gateway = await openGateway({ config, executors: flags.executors ?? false, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
   return { gateway, config, demo, configPath: path }
 }

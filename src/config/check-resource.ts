@@ -40,5 +40,9 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   resource.standing_approvals.forEach((s, i) => {
     if (!resource.actions[s.action]) issue(['standing_approvals', i, 'action'], `unknown action "${s.action}"`)
     for (const c of clausesOf(s.selector)) mustExist(c.field, ['standing_approvals', i, 'selector', c.field])
+    s.exclude.forEach((rule, j) => {
+      for (const c of clausesOf(rule.filter)) mustExist(c.field, ['standing_approvals', i, 'exclude', j, 'filter', c.field])
+    })
+    if (s.flagged) for (const c of clausesOf(s.flagged)) mustExist(c.field, ['standing_approvals', i, 'flagged', c.field])
   })
 }

@@ -66,7 +66,12 @@ export function resolvePaths(config: WarrantConfig, base: string): WarrantConfig
       return [name, { ...r, connector }]
     }),
   )
-  return { ...config, store: sqlite(config.store), resources }
+  // Webhook secret files, like connector secret files, are relative to the config file.
+  const notifications = config.notifications && {
+    ...config.notifications,
+    webhooks: config.notifications.webhooks.map((w) => (w.secret && 'file' in w.secret ? { ...w, secret: { file: resolve(base, w.secret.file) } } : w)),
+  }
+  return { ...config, store: sqlite(config.store), resources, ...(notifications ? { notifications } : {}) }
 }
 
 export type { z }

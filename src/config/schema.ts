@@ -119,6 +119,10 @@ export type ActionConfig = z.infer<typeof actionSchema>
 export const standingApprovalSchema = z.strictObject({
   name: z.string().min(1),
   selector: filterSchema,
+  exclude: z
+    .array(z.strictObject({ rule: z.string().min(1), filter: filterSchema }))
+    .default([])
+    .describe('exclusion rules a matching selection must carry exactly (same rules, same order); default none'),
   action: z.string().min(1),
   max_count: z.number().int().positive(),
   flagged: filterSchema.optional().describe('a member matching this always needs review (e.g. tags contains enterprise)'),
@@ -156,6 +160,40 @@ export const resourceSchema = z.strictObject({
 })
 export type ResourceConfig = z.infer<typeof resourceSchema>
 
+/** What a reviewer is told about, outbound: a plan awaits review, a plan was decided, an operation ended. */
+export const NOTIFICATION_EVENTS = ['plan.awaiting_review', 'plan.decided', 'operation.finished', 'operation.halted'] as const
+export type NotificationEventKind = (typeof NOTIFICATION_EVENTS)[number]
+
+/** One outbound webhook: JSON POST, body signed with HMAC-SHA256 (`X-Warrant-Signature`), retried with backoff. */
+export const webhookSchema = z
+  .strictObject({
+    name: z.string().min(1).max(100).optional().describe('shown on the review pages instead of the host'),
+    url: z
+      .url()
+      .refine((u) => /^https?:\/\//i.test(u), 'an http or https URL')
+      .describe('where the POST goes; a Slack incoming-webhook URL with format "slack"'),
+    secret: secretRef.optional().describe('HMAC-SHA256 key for X-Warrant-Signature; required for format json'),
+    format: z.enum(['json', 'slack']).default('json'),
+    events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).optional().describe('default: every event'),
+  })
+  .refine((w) => w.format === 'slack' || w.secret !== undefined, { message: 'a json webhook needs a secret to sign its body', path: ['secret'] })
+
+export const notificationsSchema = z
+  .strictObject({
+    webhooks: z.array(webhookSchema).max(20).default([]),
+    retry: z
+      .strictObject({
+        max_attempts: z.number().int().min(1).max(20).default(6),
+        initial_backoff_ms: z.number().int().min(10).max(600_000).default(1000),
+        max_backoff_ms: z.number().int().min(10).max(3_600_000).default(60_000),
+      })
+      .default({ max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }),
+    timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+  })
+  .default({ webhooks: [], retry: { max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }, timeout_ms: 10_000 })
+export type NotificationsConfig = z.infer<typeof notificationsSchema>
+export type WebhookConfig = z.infer<typeof webhookSchema>
+
 export const configSchema = z.strictObject({
   store: z.string().default('sqlite:./.warrant/warrant.db'),
   server: z
@@ -173,8 +211,10 @@ export const configSchema = z.strictObject({
       halt_after_consecutive_errors: z.number().int().positive().default(5),
       halt_after_validation_failures: z.number().int().positive().default(10),
       batch_size: z.number().int().positive().default(50),
+      lease_seconds: z.number().positive().default(30).describe('how long an executor holds an operation without renewing its lease'),
     })
-    .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50 }),
+    .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50, lease_seconds: 30 }),
   resources: z.record(fieldName, resourceSchema),
+  notifications: notificationsSchema.describe('outbound webhooks for reviewers; default none'),
 })
 export type WarrantConfig = z.infer<typeof configSchema>

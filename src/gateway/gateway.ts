@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import type { WarrantConfig } from '../config/index.js'
-import type { UpstreamCall } from '../connectors/index.js'
+import { createAuditLog, type AuditLog } from '../audit/index.js'
+import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
 import { createCatalogue, type Catalogue } from '../resources/index.js'
+import { createSelectionService, type SelectionService } from '../selections/index.js'
+import { createPlanService, type PlanService } from '../plans/index.js'
+import { createOperationService, type OperationService } from '../operations/index.js'
+import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
+import { createReviewService, type ReviewService } from '../review/index.js'
 import { createStore, type Store } from '../store/index.js'
 import { createLogger, type Logger } from './logger.js'
 
@@ -14,6 +20,18 @@ export interface Gateway {
   readonly catalogue: Catalogue
   readonly cursorCodec: CursorCodec
   readonly principals: PrincipalStore
+  /** Frozen selections: members, exclusions, groups, completeness, export. */
+  readonly selections: SelectionService
+  /** Plans, approvals and the approval policy. */
+  readonly plans: PlanService
+  /** Commits, their per-target execution and ledger, reconciliation and compensation. */
+  readonly operations: OperationService
+  /** The two-level, hash-chained audit log: run level (who asked, who approved) and every upstream call. */
+  readonly audit: AuditLog
+  /** Outbound webhooks (plan awaits review, decided, operation ended) and their deliveries. */
+  readonly notifications: Notifications
+  /** Review-page sessions and the queue of plans waiting for a decision. */
+  readonly review: ReviewService
   readonly log: Logger
   close(): Promise<void>
 }
@@ -24,6 +42,13 @@ export interface GatewayOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Receives every upstream call (the audit log subscribes). */
   readonly onCall?: (call: UpstreamCall) => void
+  /**
+   * Whether this process executes operations: resumes unfinished ones at open, claims orphaned ones, runs
+   * its commits. Default true; short-lived CLI commands pass false (their commits run in `warrant serve`).
+   */
+  readonly executors?: boolean | 'commits'
+  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random. */
+  readonly instanceId?: string
 }
 
 /**
@@ -39,15 +64,60 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     const outcome = await store.migrate()
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
-    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall: options.onCall })
+    const audit = createAuditLog({ store, log })
+    // Every upstream call is logged, with the operation and selection it served when made inside one.
+    const onCall = (call: UpstreamCall) => {
+      audit.recordCall({ ...call, ...callContext.getStore() })
+      options.onCall?.(call)
+    }
+    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall })
+    const cursorCodec = createCursorCodec({ key })
+    const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes })
+    // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the
+    // services stay free of delivery code: the plan service is observed, and so is the executor's run recorder.
+    const notifications = createNotifier({
+      config: options.config.notifications,
+      store,
+      log,
+      env: options.env,
+      baseUrl: reviewBaseUrl(options.config),
+      sweep: (options.executors ?? true) === true,
+    })
+    const plans = observePlans(createPlanService({ store, catalogue, selections, cursorCodec }), notifications.emit, log)
+    const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID
+    const operations = createOperationService({
+      store,
+      catalogue,
+      selections,
+      plans,
+      execution: options.config.execution,
+      log,
+      audit: observeOperationEnds(audit, plans, notifications.emit, log),
+      cursorKey: key,
+      executors: options.executors ?? true,
+      ...(instanceId ? { instanceId } : {}),
+    })
+    // After every service exists: unfinished operations resume (their in-flight targets become unknown).
+    await operations.recover()
+    const principals = createPrincipalStore(store)
     return {
       config: options.config,
       store,
       catalogue,
-      cursorCodec: createCursorCodec({ key }),
-      principals: createPrincipalStore(store),
+      cursorCodec,
+      principals,
+      selections,
+      plans,
+      operations,
+      audit,
+      notifications,
+      review: createReviewService({ store, principals, plans, operations }),
       log,
       async close() {
+        // Executors first: in-flight targets finish and are recorded, leases are released.
+        await operations.close()
+        await notifications.close()
+        await audit.flush()
         await catalogue.close()
         await store.close()
       },
@@ -66,4 +136,11 @@ async function signingKey(store: Store): Promise<string> {
     .execute()
   const row = await store.db.selectFrom('kv').select('value').where('key', '=', 'cursor_signing_key').executeTakeFirstOrThrow()
   return row.value
+}
+
+/** Where links in notifications point: `server.public_url`, else the address the gateway listens on. */
+function reviewBaseUrl(config: WarrantConfig): string {
+  if (config.server.public_url) return config.server.public_url.replace(/\/+$/, '')
+  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host
+  return `http://${host}:${config.server.port}`
 }

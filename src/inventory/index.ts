@@ -1,5 +1,7 @@
 export {
   searchAll,
+  walkInventory,
+  memorySeenFilter,
   queryFingerprint,
   DEFAULT_BUDGET,
   DEFAULT_PAGE_SIZE,
@@ -9,6 +11,9 @@ export {
   type SearchScope,
   type SearchOptions,
   type WalkedRecord,
+  type WalkSummary,
+  type WalkOptions,
+  type SeenFilter,
 } from './search-all.js'
 export {
   createCursorCodec,

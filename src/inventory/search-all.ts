@@ -117,6 +117,9 @@ interface Failure {
  * `WarrantError` for a bad query or cursor (`invalid_request`, `invalid_cursor`) and when no session can be
  * opened at all (`upstream_unavailable`).
  *
+ * It keeps every item in memory; for walks too large for that (a selection of millions of members) use
+ * `walkInventory`, which this is built on.
+ *
  * @example
  * const result = await searchAll(connector, { resource: 'subscriptions', filter: { status: 'past_due' } },
  *   { maxPages: 50, deadlineMs: 10_000 }, { scope, cursorCodec })
@@ -128,6 +131,70 @@ export async function searchAll(
   budget: Budget,
   options: SearchOptions,
 ): Promise<Envelope<WalkedRecord>> {
+  const items: WalkedRecord[] = []
+  const summary = await walkInventory(connector, query, budget, options, (page) => {
+    for (const item of page) items.push(item)
+  })
+  const { status, ...rest } = summary
+  return { status, items, ...rest }
+}
+
+/** The envelope of a walk without its items: every completeness field, and `page.returned` items streamed. */
+export type WalkSummary = Omit<Envelope<WalkedRecord>, 'items'>
+
+/**
+ * Tells a walk which records of a page it has already seen, per source. The default keeps the ids in memory;
+ * a caller streaming millions of records can answer from its own store instead, so memory stays flat.
+ */
+export interface SeenFilter {
+  /** The records of this page of `source` not seen before in this walk, in page order; it remembers them. */
+  fresh(source: string, records: readonly SourceRecord[]): Promise<readonly SourceRecord[]> | readonly SourceRecord[]
+}
+
+export interface WalkOptions extends SearchOptions {
+  /** How records already read in this walk are recognised (and dropped, with an ORDER_FALLBACK warning). */
+  readonly seen?: SeenFilter
+}
+
+/** The ids of every record seen, per source, in memory. */
+export function memorySeenFilter(): SeenFilter {
+  const bySource = new Map<string, Set<string>>()
+  return {
+    fresh(source, records) {
+      let seen = bySource.get(source)
+      if (!seen) bySource.set(source, (seen = new Set()))
+      const out: SourceRecord[] = []
+      for (const record of records) {
+        if (seen.has(record.id)) continue
+        seen.add(record.id)
+        out.push(record)
+      }
+      return out
+    },
+  }
+}
+
+/** How many dropped duplicate ids a warning names (the count is always exact). */
+const DUPLICATE_SAMPLE = 20
+
+/**
+ * The one walk: like `searchAll`, but each page's new records go to `onPage` as they arrive (awaited before
+ * the next page is read), and the result is the envelope without items. Memory does not grow with the walk
+ * unless `onPage` or `options.seen` keep what they are given. An error thrown by `onPage` ends the walk
+ * (the read session is closed) and is rethrown.
+ *
+ * @example
+ * const summary = await walkInventory(connector, query, { maxPages: 10_000 }, { scope, cursorCodec }, async (page) => {
+ *   await store.insertMembers(page)
+ * })
+ */
+export async function walkInventory(
+  connector: Connector,
+  query: SearchQuery,
+  budget: Budget,
+  options: WalkOptions,
+  onPage: (items: readonly WalkedRecord[]) => Promise<void> | void,
+): Promise<WalkSummary> {
   const clock = options.clock ?? { now: () => Date.now() }
   const startedAt = clock.now()
   const limits = checkBudget(budget)
@@ -144,7 +211,10 @@ export async function searchAll(
   }
 
   const shape = { scope: options.scope, ordering: connector.ordering, pageSize, sources: connector.sources }
-  if (prior?.expired) return expiredCursorEnvelope(prior, shape, clock.now())
+  if (prior?.expired) {
+    const { items: _none, ...summary } = expiredCursorEnvelope(prior, shape, clock.now())
+    return summary
+  }
 
   options.signal?.throwIfAborted()
   const progress: MutableProgress[] = connector.sources.map((source) => {
@@ -162,9 +232,10 @@ export async function searchAll(
     throw new WarrantError('upstream_unavailable', `could not open a read session: ${messageOf(error)}`)
   }
 
-  const items: WalkedRecord[] = []
+  let returned = 0
   const failures: Failure[] = []
-  const duplicates = new Map<string, string[]>()
+  const seenFilter = options.seen ?? memorySeenFilter()
+  const duplicates = new Map<string, { count: number; sample: string[] }>()
   let pagesRead = 0
   let stop: Stop | null = null
   let snapshot: string | null = null
@@ -176,7 +247,6 @@ export async function searchAll(
     consistentSnapshot = consistentAcrossParts(prior, session)
 
     walk: for (const source of progress) {
-      const seen = new Set<string>()
       while (!source.finished) {
         if (mode === 'page' && pagesRead >= 1) {
           stop = { kind: 'page' }
@@ -186,7 +256,7 @@ export async function searchAll(
           stop = { kind: 'max_pages', value: limits.maxPages }
           break walk
         }
-        if (items.length >= limits.maxItems) {
+        if (returned >= limits.maxItems) {
           stop = { kind: 'max_items', value: limits.maxItems }
           break walk
         }
@@ -198,7 +268,7 @@ export async function searchAll(
 
         // Ask for no more than the item budget still allows, so a page rarely overshoots it; whatever a page
         // returns is kept whole (never drop what was received: the cursor resumes after the page).
-        const size = Math.max(1, Math.min(pageSize, limits.maxItems - items.length))
+        const size = Math.max(1, Math.min(pageSize, limits.maxItems - returned))
         const read = await readWithDeadline(session, { source: source.source, filter, position: source.position, pageSize: size }, remainingMs, options.signal)
 
         if (read.kind === 'deadline') {
@@ -226,15 +296,20 @@ export async function searchAll(
         }
 
         pagesRead += 1
-        for (const record of result.items) {
-          if (seen.has(record.id)) {
-            const list = duplicates.get(source.source) ?? []
-            list.push(record.id)
-            duplicates.set(source.source, list)
-            continue
+        const fresh = await seenFilter.fresh(source.source, result.items)
+        if (fresh.length !== result.items.length) {
+          const kept = new Set(fresh)
+          const entry = duplicates.get(source.source) ?? { count: 0, sample: [] }
+          for (const record of result.items) {
+            if (kept.has(record)) continue
+            entry.count += 1
+            if (entry.sample.length < DUPLICATE_SAMPLE) entry.sample.push(record.id)
           }
-          seen.add(record.id)
-          items.push({ id: record.id, version: record.version, fields: record.fields, source: source.source })
+          duplicates.set(source.source, entry)
+        }
+        if (fresh.length > 0) {
+          returned += fresh.length
+          await onPage(fresh.map((record) => ({ id: record.id, version: record.version, fields: record.fields, source: source.source })))
         }
         if (result.upstreamIncomplete)
           addGap(source, {
@@ -332,18 +407,17 @@ export async function searchAll(
   if (options.scope.restricted) reasons.push(visibilityReason(options.scope.visibility))
 
   const warnings: Warning[] = []
-  for (const [source, ids] of duplicates)
+  for (const [source, dropped] of duplicates)
     warnings.push({
       code: 'ORDER_FALLBACK',
-      message: `source "${source}" returned ${ids.length} record(s) already read in this walk; the later copies were dropped`,
+      message: `source "${source}" returned ${dropped.count} record(s) already read in this walk; the later copies were dropped`,
       source,
-      details: { dropped_duplicate_ids: ids.slice(0, 20), dropped_count: ids.length, declared_ordering: connector.ordering },
+      details: { dropped_duplicate_ids: dropped.sample, dropped_count: dropped.count, declared_ordering: connector.ordering },
     })
 
   const complete = reasons.length === 0
   return {
     status: complete ? 'complete' : 'partial',
-    items,
     complete,
     truncated: reasons.some((r) => TRUNCATING_REASONS.has(r.code)),
     incomplete_reasons: reasons,
@@ -356,7 +430,7 @@ export async function searchAll(
       consistent_snapshot: consistentSnapshot,
       sources: [...connector.sources],
     },
-    page: { returned: items.length, requested_size: pageSize, ordering: connector.ordering, pages_read: pagesRead },
+    page: { returned, requested_size: pageSize, ordering: connector.ordering, pages_read: pagesRead },
     warnings,
   }
 }

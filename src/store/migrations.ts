@@ -9,6 +9,9 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely'
  */
 export const storeMigrations: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': { up: atomically(createInitialSchema) },
+  '0002_selection_origin_and_compensation': { up: atomically(addSelectionOriginAndCompensation) },
+  '0003_operation_execution': { up: atomically(addOperationExecution) },
+  '0004_review_sessions_and_webhook_deliveries': { up: atomically(addReviewSessionsAndWebhookDeliveries) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -253,4 +256,72 @@ async function createInitialSchema(db: Kysely<any>): Promise<void> {
     .addColumn('key', 'text', (c) => c.notNull().primaryKey())
     .addColumn('value', 'text', (c) => c.notNull())
     .execute()
+}
+
+/**
+ * What an operation executes, frozen at commit (the plan, the action as configured then, the selection's
+ * selector and snapshot flag), so a restart or another instance runs exactly what was approved even if the
+ * config file changed since. Null only for rows written before this migration.
+ */
+async function addOperationExecution(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('operations').addColumn('execution', 'text').execute()
+  // The version a target had right after our write: a compensation plan checks it before restoring.
+  await db.schema.alterTable('operation_targets').addColumn('after_version', 'text').execute()
+}
+
+/**
+ * Where a selection came from (a recovery of another selection, a compensation of an operation), the source
+ * each frozen record was read from, which operation a plan compensates, and an index to find an excluded
+ * record by id (a walk without a snapshot can return a record twice; the store, not memory, remembers it).
+ */
+async function addSelectionOriginAndCompensation(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('selections').addColumn('origin', 'text').execute()
+  await db.schema.alterTable('selection_members').addColumn('source', 'text').execute()
+  await db.schema.alterTable('selection_exclusions').addColumn('source', 'text').execute()
+  await db.schema.alterTable('plans').addColumn('compensates', 'text').execute()
+  await db.schema
+    .createIndex('selection_exclusions_record_idx')
+    .on('selection_exclusions')
+    .columns(['selection_id', 'record_id'])
+    .execute()
+  await db.schema.createIndex('plans_compensates_idx').on('plans').column('compensates').execute()
+}
+
+/**
+ * Review-page sessions (a signed-in reviewer: only a hash of the session id and of the bearer token it was
+ * opened with are kept) and outbound webhook deliveries (their attempts and failures, shown on plan pages).
+ */
+async function addReviewSessionsAndWebhookDeliveries(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('review_sessions')
+    .addColumn('id_hash', 'text', (c) => c.notNull().primaryKey())
+    .addColumn('principal', 'text', (c) => c.notNull())
+    .addColumn('token_hash', 'text', (c) => c.notNull())
+    .addColumn('csrf', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('last_seen_at', 'text', (c) => c.notNull())
+    .addColumn('expires_at', 'text', (c) => c.notNull())
+    .execute()
+  await db.schema.createIndex('review_sessions_expires_idx').on('review_sessions').column('expires_at').execute()
+
+  await db.schema
+    .createTable('webhook_deliveries')
+    .addColumn('id', 'text', (c) => c.notNull().primaryKey())
+    .addColumn('webhook_key', 'text', (c) => c.notNull())
+    .addColumn('webhook_label', 'text', (c) => c.notNull())
+    .addColumn('event', 'text', (c) => c.notNull())
+    .addColumn('plan_id', 'text')
+    .addColumn('operation_id', 'text')
+    .addColumn('payload', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('last_status', 'integer')
+    .addColumn('last_error', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addColumn('updated_at', 'text', (c) => c.notNull())
+    .addColumn('next_attempt_at', 'text')
+    .addColumn('lease_until', 'text')
+    .execute()
+  await db.schema.createIndex('webhook_deliveries_plan_idx').on('webhook_deliveries').column('plan_id').execute()
+  await db.schema.createIndex('webhook_deliveries_state_lease_idx').on('webhook_deliveries').columns(['state', 'lease_until']).execute()
 }

@@ -45,6 +45,8 @@ export interface SelectionsTable {
   created_at: IsoTimestamp
   expires_at: IsoTimestamp
   state: SelectionState
+  /** JSON: `{kind: 'recovery', selection_id}` or `{kind: 'compensation', operation_id, plan_id}`; null for a plain selection (0002) */
+  origin: JsonText | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */
@@ -55,6 +57,8 @@ export interface SelectionMembersTable {
   /** ETag, revision or updated_at as read; null when the upstream has no version */
   version: string | null
   fields: JsonText
+  /** the connector source the record was read from (0002); null when not read from a source */
+  source: string | null
 }
 
 /** A record an exclusion rule removed from a selection. Key (selection_id, rule, ord). */
@@ -65,6 +69,8 @@ export interface SelectionExclusionsTable {
   record_id: string
   version: string | null
   fields: JsonText
+  /** the connector source the record was read from (0002) */
+  source: string | null
 }
 
 export interface PlansTable {
@@ -85,6 +91,8 @@ export interface PlansTable {
   proposed_by: string
   created_at: IsoTimestamp
   expires_at: IsoTimestamp | null
+  /** the operation this plan compensates (0002); null for a plan of a configured action */
+  compensates: string | null
 }
 
 /** A decision on one plan digest; never reused for another digest. */
@@ -112,6 +120,8 @@ export interface OperationsTable {
   counts: JsonText
   lease_owner: string | null
   lease_expires_at: IsoTimestamp | null
+  /** what the operation executes, frozen at commit (plan, action config, selector); see migration 0003 */
+  execution: JsonText | null
   created_by: string
   created_at: IsoTimestamp
   updated_at: IsoTimestamp
@@ -127,6 +137,8 @@ export interface OperationTargetsTable {
   state: TargetState
   before: JsonText | null
   after: JsonText | null
+  /** the version the record had right after our write, when the upstream said; see migration 0003 */
+  after_version: string | null
   upstream_status: number | null
   error: JsonText | null
   reason: string | null
@@ -179,6 +191,45 @@ export interface KvTable {
   value: string
 }
 
+/** A signed-in review-page session (0004). Only hashes of the session id and of the bearer token are kept. */
+export interface ReviewSessionsTable {
+  /** sha256 of the session id the cookie carries */
+  id_hash: string
+  principal: string
+  /** sha256 of the bearer token the session was opened with: revoking the token ends the session */
+  token_hash: string
+  /** the session's CSRF token, echoed by every form */
+  csrf: string
+  created_at: IsoTimestamp
+  last_seen_at: IsoTimestamp
+  expires_at: IsoTimestamp
+}
+
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'failed'
+
+/** One event sent (or being sent) to one webhook, with its attempts (0004). Never holds record data. */
+export interface WebhookDeliveriesTable {
+  id: string
+  /** sha256 of the webhook URL: the URL itself may be a secret (Slack) and is not stored */
+  webhook_key: string
+  /** the webhook's name, or its scheme and host */
+  webhook_label: string
+  event: string
+  plan_id: string | null
+  operation_id: string | null
+  /** the JSON body, as sent */
+  payload: JsonText
+  state: WebhookDeliveryState
+  attempts: Generated<number>
+  last_status: number | null
+  last_error: string | null
+  created_at: IsoTimestamp
+  updated_at: IsoTimestamp
+  next_attempt_at: IsoTimestamp | null
+  /** until when the delivering process owns it; a pending row past it is resumed by another */
+  lease_until: IsoTimestamp | null
+}
+
 /** Every table of the store, for `Kysely<Database>`. */
 export interface Database {
   selections: SelectionsTable
@@ -192,6 +243,8 @@ export interface Database {
   principals: PrincipalsTable
   tokens: TokensTable
   kv: KvTable
+  review_sessions: ReviewSessionsTable
+  webhook_deliveries: WebhookDeliveriesTable
 }
 
 export type SelectionRow = Selectable<SelectionsTable>
@@ -219,3 +272,5 @@ export type NewPrincipalRow = Insertable<PrincipalsTable>
 export type TokenRow = Selectable<TokensTable>
 export type NewTokenRow = Insertable<TokensTable>
 export type KvRow = Selectable<KvTable>
+export type ReviewSessionRow = Selectable<ReviewSessionsTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>

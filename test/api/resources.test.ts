@@ -158,5 +158,21 @@ for (const kind of STORE_KINDS) {
       const list = await call(fx.base, 'GET', '/v1/resources', undefined, { authorization: `Bearer ${token}` })
       assert.deepEqual(list.body.resources, [])
     })
+
+    test('every call is in the run-level audit trail, refusals included, and the chain verifies', async () => {
+      await fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'canceled' }, budget: { max_pages: 1 } })
+      await call(fx.base, 'GET', '/v1/resources', undefined, { authorization: 'Bearer wrt_agent_wrong' })
+      const trail = await fx.as('reviewer')('GET', '/v1/audit?level=run&limit=1000')
+      assert.equal(trail.status, 200)
+      const searches = trail.body.events.filter((e: any) => e.action === 'POST /v1/resources/:resource/search' && e.principal)
+      assert.ok(searches.length > 0)
+      const refused = trail.body.events.find((e: any) => e.action === 'GET /v1/resources' && e.principal === null)
+      assert.ok(refused, 'a failed authentication is recorded without a principal: ' + JSON.stringify(trail.body.events.slice(-3)))
+      assert.ok(!JSON.stringify(trail.body).includes('wrt_agent_wrong'), 'a presented token is never logged')
+      const verified = await fx.as('admin')('GET', '/v1/audit/verify')
+      assert.equal(verified.body.ok, true)
+      const agentReads = await fx.as('agent')('GET', '/v1/audit')
+      assert.equal(agentReads.status, 403)
+    })
   })
 }

@@ -24,10 +24,12 @@ const ALL_TABLES = [
   'operations',
   'plans',
   'principals',
+  'review_sessions',
   'selection_exclusions',
   'selection_members',
   'selections',
   'tokens',
+  'webhook_deliveries',
 ]
 
 const T0 = '2025-01-31T12:00:00.000Z'
@@ -285,6 +287,7 @@ for (const kind of STORE_KINDS) {
           created_at: T0,
           expires_at: T1,
           state: 'frozen' as const,
+          origin: null,
         }
         await db.insertInto('selections').values(selection).execute()
         const readSelection = await db.selectFrom('selections').selectAll().where('id', '=', 'sel_1').executeTakeFirstOrThrow()
@@ -292,14 +295,14 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(JSON.parse(readSelection.completeness), completeness)
 
         const members = [
-          { selection_id: 'sel_1', ord: 0, record_id: 'sub_1', version: 'etag-1', fields: JSON.stringify({ status: 'past_due', n: 1.5 }) },
-          { selection_id: 'sel_1', ord: 1, record_id: 'sub_2', version: null, fields: JSON.stringify({ status: null }) },
+          { selection_id: 'sel_1', ord: 0, record_id: 'sub_1', version: 'etag-1', fields: JSON.stringify({ status: 'past_due', n: 1.5 }), source: 'primary' },
+          { selection_id: 'sel_1', ord: 1, record_id: 'sub_2', version: null, fields: JSON.stringify({ status: null }), source: null },
         ]
         await db.insertInto('selection_members').values(members).execute()
         const readMembers = await db.selectFrom('selection_members').selectAll().where('selection_id', '=', 'sel_1').where('ord', '>=', 0).orderBy('ord').execute()
         assert.deepEqual(readMembers, members)
 
-        const exclusion = { selection_id: 'sel_1', rule: 'vip-accounts', ord: 0, record_id: 'sub_9', version: '7', fields: JSON.stringify({ vip: true }) }
+        const exclusion = { selection_id: 'sel_1', rule: 'vip-accounts', ord: 0, record_id: 'sub_9', version: '7', fields: JSON.stringify({ vip: true }), source: 'primary' }
         await db.insertInto('selection_exclusions').values(exclusion).execute()
         assert.deepEqual(await db.selectFrom('selection_exclusions').selectAll().execute(), [exclusion])
 
@@ -319,6 +322,7 @@ for (const kind of STORE_KINDS) {
           proposed_by: 'agent_1',
           created_at: T0,
           expires_at: null,
+          compensates: null,
         }
         await db.insertInto('plans').values(plan).execute()
         assert.deepEqual(await db.selectFrom('plans').selectAll().executeTakeFirstOrThrow(), plan)
@@ -349,6 +353,7 @@ for (const kind of STORE_KINDS) {
           counts: JSON.stringify({ succeeded: 1, failed: 0 }),
           lease_owner: 'gw-a',
           lease_expires_at: T1,
+          execution: null,
           created_by: 'agent_1',
           created_at: T0,
           updated_at: T1,
@@ -384,6 +389,7 @@ for (const kind of STORE_KINDS) {
           state: 'failed',
           before: '{"status":"past_due"}',
           after: '{"status":"cancelled"}',
+          after_version: null,
           upstream_status: 409,
           error: '{"message":"conflict"}',
           reason: 'version changed',

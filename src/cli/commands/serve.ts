@@ -13,7 +13,7 @@ export function registerServe(program: Command): void {
     .option('-p, --port <n>', 'port (default: from the config, 8787)', (v) => parsePort(v))
     .option('--host <host>', 'interface to listen on (default: from the config, 127.0.0.1)')
     .action(async (flags: { config?: string; port?: number; host?: string }) => {
-      const { gateway, config, demo, configPath } = await openCliGateway({ config: flags.config, logLevel: 'info' })
+      const { gateway, config, demo, configPath } = await openCliGateway({ config: flags.config, logLevel: 'info', executors: true })
       const firstTokens = (await gateway.principals.count()) === 0 ? await issueDemoTokens(gateway, config) : null
       const app = createApp({ gateway })
       const host = flags.host ?? config.server.host
@@ -27,6 +27,7 @@ export function registerServe(program: Command): void {
           `  resources: ${gateway.catalogue.list().map((r) => `${r.name} → ${r.environment}`).join('; ')}`,
           `  API:       ${base}/v1/resources`,
           `  OpenAPI:   ${base}/openapi.json`,
+          `  review:    ${base}/review`,
           `  health:    ${base}/health`,
           '',
           ...(firstTokens

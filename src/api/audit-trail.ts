@@ -1,0 +1,90 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { routePath } from 'hono/route'
+import type { Gateway } from '../gateway/index.js'
+import type { ApiEnv } from './authenticate.js'
+
+const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
+const MAX_SUMMARY_BODY = 4096
+
+/**
+ * The run-level audit trail of the HTTP surface: who called which endpoint, with what, and which selection,
+ * plan and operation it touched, refusals included. Recording never fails the request: a logging fault is
+ * logged, and the caller still gets the service's answer.
+ */
+export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    await next()
+    try {
+      const actor = c.get('actor') ?? null
+      const route = routePath(c, -1)
+      const body = await requestBody(c)
+      const answer = await responseJson(c.res)
+      const ids: Record<string, string | undefined> = {}
+      for (const key of ID_KEYS) ids[key] = pick(answer, key) ?? pick(body, key)
+      const param = pathParam(route, c.req.path, 'id')
+      if (param) {
+        const kind = route.startsWith('/v1/selections') ? 'selection_id' : route.startsWith('/v1/plans') ? 'plan_id' : route.startsWith('/v1/operations') ? 'operation_id' : null
+        if (kind) ids[kind] ??= param
+      }
+      const error = pick(answer, 'error') as { code?: string } | undefined
+      const decision = route.endsWith('/approvals') && body && typeof body === 'object' ? (body as Record<string, unknown>).decision : undefined
+      await gateway.audit.record({
+        actor,
+        surface: 'http',
+        action: `${c.req.method} ${route}`,
+        summary: { status: c.res.status, path: c.req.path, ...(body !== undefined ? { body: summarise(body) } : {}), ...(error?.code ? { error: error.code } : {}) },
+        selection_id: ids.selection_id,
+        plan_id: ids.plan_id,
+        operation_id: ids.operation_id,
+        details: decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
+      })
+    } catch (error) {
+      gateway.log.error({ err: error, path: c.req.path }, 'audit trail: could not record the request')
+    }
+  }
+}
+
+/** The body as the route parsed it (hono caches it), or a note that it was not JSON. */
+async function requestBody(c: Context): Promise<unknown> {
+  if (c.req.method === 'GET' || c.req.method === 'HEAD') return undefined
+  try {
+    return await c.req.json()
+  } catch {
+    const text = await c.req.text().catch(() => '')
+    return text ? { unparsable_body_bytes: text.length } : undefined
+  }
+}
+
+async function responseJson(response: Response): Promise<unknown> {
+  if (!response.headers.get('content-type')?.includes('application/json')) return undefined
+  const length = Number(response.headers.get('content-length') ?? 0)
+  if (length > 1_000_000) return undefined
+  try {
+    return await response.clone().json()
+  } catch {
+    return undefined
+  }
+}
+
+function pick(value: unknown, key: string): any {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined
+}
+
+/** The request body, small enough to keep: long bodies keep their keys only. */
+function summarise(body: unknown): unknown {
+  const text = JSON.stringify(body) ?? ''
+  if (text.length <= MAX_SUMMARY_BODY) return body
+  return body && typeof body === 'object' ? { keys: Object.keys(body as object), bytes: text.length } : { bytes: text.length }
+}
+
+/** A named parameter of the matched route, read from the path (the middleware runs outside the route). */
+function pathParam(route: string, path: string, name: string): string | undefined {
+  const at = route.split('/').indexOf(`:${name}`)
+  const value = at < 0 ? undefined : path.split('/')[at]
+  if (!value) return undefined
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return value
+  }
+}

@@ -1,0 +1,117 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import { z } from 'zod'
+import type { AuditLog } from '../../audit/index.js'
+import { WarrantError, type Actor } from '../../contract/index.js'
+import type { ApiEnv } from '../authenticate.js'
+import { errorBodySchema } from '../error-mapping.js'
+
+export interface AuditRouteDeps {
+  readonly audit: AuditLog
+}
+
+const errors = (codes: readonly number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
+
+const idParam = z.string().min(1).max(200)
+const instant = z.iso.datetime({ offset: true })
+
+export const auditQuerySchema = z.object({
+  operation_id: idParam.optional(),
+  plan_id: idParam.optional(),
+  selection_id: idParam.optional(),
+  principal: idParam.optional().describe('principal id'),
+  level: z.enum(['run', 'call']).optional().describe('run: who asked and who approved; call: each upstream call'),
+  since: instant.optional().describe('ISO timestamp; events at or after it'),
+  until: instant.optional().describe('ISO timestamp; events before it'),
+  cursor: z.string().regex(/^\d{1,15}$/, 'a cursor is the next_cursor of a previous page').optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional().describe('events per page, 1..1000; default 100'),
+})
+
+export const auditEventSchema = z
+  .object({
+    seq: z.number().int(),
+    level: z.enum(['run', 'call']),
+    at: z.string(),
+    principal: z.string().nullable(),
+    surface: z.string(),
+    action: z.string().describe('tool or endpoint (run level); method and endpoint template (call level)'),
+    summary: z.unknown(),
+    selection_id: z.string().nullable(),
+    plan_id: z.string().nullable(),
+    operation_id: z.string().nullable(),
+    target_id: z.string().nullable(),
+    details: z.unknown(),
+    prev_hash: z.string(),
+    hash: z.string(),
+  })
+  .meta({ id: 'AuditEvent' })
+
+export const auditPageSchema = z.object({
+  events: z.array(auditEventSchema),
+  next_cursor: z.number().int().nullable().describe('pass as `cursor` for the next page; null on the last page'),
+})
+
+export const verifyResultSchema = z
+  .discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), rows: z.number().int(), last_seq: z.number().int().nullable(), last_hash: z.string().nullable() }),
+    z.object({
+      ok: z.literal(false),
+      first_bad_seq: z.number().int(),
+      problem: z.enum(['altered', 'removed', 'reordered', 'inserted']),
+      message: z.string(),
+      rows_checked: z.number().int(),
+    }),
+  ])
+  .meta({ id: 'AuditVerifyResult' })
+
+const listEvents = createRoute({
+  method: 'get',
+  path: '/v1/audit',
+  summary: 'Audit events in seq order, filtered and paged (reviewers and admins)',
+  request: { query: auditQuerySchema },
+  responses: {
+    200: { description: 'a page of events', content: { 'application/json': { schema: auditPageSchema } } },
+    ...errors([400, 401, 403]),
+  },
+})
+
+const verifyChain = createRoute({
+  method: 'get',
+  path: '/v1/audit/verify',
+  summary: 'Recompute the hash chain; names the first bad row (reviewers and admins)',
+  responses: {
+    200: { description: 'the chain verifies, or the first bad row and what is wrong with it', content: { 'application/json': { schema: verifyResultSchema } } },
+    ...errors([401, 403]),
+  },
+})
+
+/** The audit trail is for the people who answer for changes: reviewers and admins, never agents. */
+function requireReviewer(actor: Actor): void {
+  if (actor.role !== 'reviewer' && actor.role !== 'admin')
+    throw new WarrantError('forbidden', `the audit log is readable by reviewers and admins; this token is an ${actor.role}'s`, { role: actor.role })
+}
+
+export function registerAuditRoutes(app: OpenAPIHono<ApiEnv>, deps: AuditRouteDeps): void {
+  app.openapi(listEvents, async (c) => {
+    requireReviewer(c.get('actor'))
+    const q = c.req.valid('query')
+    const page = await deps.audit.query({
+      ...(q.operation_id === undefined ? {} : { operation_id: q.operation_id }),
+      ...(q.plan_id === undefined ? {} : { plan_id: q.plan_id }),
+      ...(q.selection_id === undefined ? {} : { selection_id: q.selection_id }),
+      ...(q.principal === undefined ? {} : { principal: q.principal }),
+      ...(q.level === undefined ? {} : { level: q.level }),
+      // stored timestamps are toISOString() UTC; compare in that form
+      ...(q.since === undefined ? {} : { since: new Date(q.since).toISOString() }),
+      ...(q.until === undefined ? {} : { until: new Date(q.until).toISOString() }),
+      ...(q.cursor === undefined ? {} : { after_seq: Number(q.cursor) }),
+      ...(q.limit === undefined ? {} : { limit: q.limit }),
+    })
+    return c.json(page, 200)
+  })
+
+  app.openapi(verifyChain, async (c) => {
+    requireReviewer(c.get('actor'))
+    return c.json(await deps.audit.verify(), 200)
+  })
+}

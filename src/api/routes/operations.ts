@@ -1,0 +1,141 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import { z } from 'zod'
+import {
+  commitReceiptSchema,
+  operationViewSchema,
+  reconcileReportSchema,
+  resultsPageSchema,
+  TARGET_STATES,
+  type OperationService,
+} from '../../operations/index.js'
+import type { ApiEnv } from '../authenticate.js'
+import { errorBodySchema } from '../error-mapping.js'
+
+export interface OperationRouteDeps {
+  readonly operations: OperationService
+}
+
+const errors = (codes: readonly number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
+const idParam = z.object({ id: z.string().min(1).max(200) })
+const idempotencyHeader = z.object({
+  'idempotency-key': z.string().optional().describe('required: the same key always names the same operation; a missing one is 400 idempotency_key_missing'),
+})
+const receipt = {
+  202: { description: 'a new operation; execution has started', content: { 'application/json': { schema: commitReceiptSchema } } },
+  200: { description: 'the operation this Idempotency-Key already names (same request)', content: { 'application/json': { schema: commitReceiptSchema } } },
+}
+
+const commitPlan = createRoute({
+  method: 'post',
+  path: '/v1/plans/{id}/commit',
+  summary: 'Commit an approved plan; the executor writes target by target and records each outcome',
+  request: {
+    params: idParam,
+    headers: idempotencyHeader,
+    body: { required: false, content: { 'application/json': { schema: z.object({ expected_digest: z.string().min(1).max(200).optional().describe('the plan digest the reviewer approved') }) } } },
+  },
+  responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
+})
+
+const bulkActions = createRoute({
+  method: 'post',
+  path: '/v1/resources/{resource}/bulk-actions',
+  summary: "The article's commit form: a frozen selection, its digest and the canonical action it was approved for",
+  request: {
+    params: z.object({ resource: z.string().min(1).max(64) }),
+    headers: idempotencyHeader,
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z.object({
+            selection_id: z.string(),
+            expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
+            action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
+          }),
+        },
+      },
+    },
+  },
+  responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
+})
+
+const getOperation = createRoute({
+  method: 'get',
+  path: '/v1/operations/{id}',
+  summary: 'An operation: state, counts per outcome, halt reason, stop rules',
+  request: { params: idParam },
+  responses: { 200: { description: 'the operation', content: { 'application/json': { schema: operationViewSchema } } }, ...errors([401, 403, 404]) },
+})
+
+const listResults = createRoute({
+  method: 'get',
+  path: '/v1/operations/{id}/results',
+  summary: 'Per-target outcomes in member order, paged by cursor, optionally one outcome',
+  request: {
+    params: idParam,
+    query: z.object({
+      outcome: z.enum(TARGET_STATES).optional(),
+      cursor: z.string().max(1000).optional(),
+      limit: z.coerce.number().int().min(1).max(1000).optional().describe('results per page, 1..1000; default 100'),
+    }),
+  },
+  responses: { 200: { description: 'a page of results', content: { 'application/json': { schema: resultsPageSchema } } }, ...errors([400, 401, 403, 404]) },
+})
+
+const reconcile = createRoute({
+  method: 'post',
+  path: '/v1/operations/{id}/reconcile',
+  summary: 'Re-read every unknown target and record what the upstream now holds (never writes)',
+  request: { params: idParam },
+  responses: { 200: { description: 'what was found', content: { 'application/json': { schema: reconcileReportSchema } } }, ...errors([401, 403, 404]) },
+})
+
+const compensation = createRoute({
+  method: 'post',
+  path: '/v1/operations/{id}/compensation',
+  summary: "Propose a plan restoring each succeeded target's before-value; it needs approval like any plan",
+  request: { params: idParam },
+  responses: {
+    201: { description: 'the compensation plan', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    ...errors([401, 403, 404, 409]),
+  },
+})
+
+export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: OperationRouteDeps): void {
+  const { operations } = deps
+
+  app.openapi(commitPlan, async (c) => {
+    const body = (c.req.valid('json') as { expected_digest?: string } | undefined) ?? {}
+    const result = await operations.commitPlan(c.get('actor'), c.req.valid('param').id, {
+      idempotencyKey: c.req.header('idempotency-key') ?? null,
+      expectedDigest: body.expected_digest ?? null,
+    })
+    return result.created ? c.json(result, 202) : c.json(result, 200)
+  })
+
+  app.openapi(bulkActions, async (c) => {
+    const result = await operations.commitBulkAction(c.get('actor'), c.req.valid('param').resource, {
+      idempotencyKey: c.req.header('idempotency-key') ?? null,
+      body: c.req.valid('json'),
+    })
+    return result.created ? c.json(result, 202) : c.json(result, 200)
+  })
+
+  app.openapi(getOperation, async (c) => c.json(await operations.get(c.get('actor'), c.req.valid('param').id), 200))
+
+  app.openapi(listResults, async (c) => {
+    const query = c.req.valid('query')
+    const page = await operations.results(c.get('actor'), c.req.valid('param').id, {
+      ...(query.outcome ? { outcome: query.outcome } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
+      ...(query.limit ? { limit: query.limit } : {}),
+    })
+    return c.json(page as z.infer<typeof resultsPageSchema>, 200)
+  })
+
+  app.openapi(reconcile, async (c) => c.json((await operations.reconcile(c.get('actor'), c.req.valid('param').id)) as z.infer<typeof reconcileReportSchema>, 200))
+
+  app.openapi(compensation, async (c) => c.json((await operations.proposeCompensation(c.get('actor'), c.req.valid('param').id)) as Record<string, unknown>, 201))
+}

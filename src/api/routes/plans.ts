@@ -1,0 +1,73 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import { z } from 'zod'
+import type { Gateway } from '../../gateway/index.js'
+import {
+  approvalRequestSchema,
+  approvalResultSchema,
+  changesPageSchema,
+  changesQuerySchema,
+  planProposalSchema,
+  planViewSchema,
+  proposePlanRequestSchema,
+} from '../../plans/index.js'
+import type { ApiEnv } from '../authenticate.js'
+import { errorBodySchema } from '../error-mapping.js'
+
+const errors = (codes: readonly number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
+const idParam = z.object({ id: z.string().min(1).max(200) })
+
+const propose = createRoute({
+  method: 'post',
+  path: '/v1/selections/{id}/plans',
+  summary: 'Propose one action on a frozen selection: before → after per field, plan digest, the approval the policy requires',
+  request: { params: idParam, body: { required: true, content: { 'application/json': { schema: proposePlanRequestSchema } } } },
+  responses: {
+    201: { description: 'the new plan', content: { 'application/json': { schema: planProposalSchema } } },
+    200: { description: 'the same action was already proposed on this selection: that plan', content: { 'application/json': { schema: planProposalSchema } } },
+    ...errors([400, 401, 403, 404, 409, 410]),
+  },
+})
+
+const show = createRoute({
+  method: 'get',
+  path: '/v1/plans/{id}',
+  summary: 'A plan and its approval state: who approved, until when, who is still needed',
+  request: { params: idParam },
+  responses: { 200: { description: 'the plan', content: { 'application/json': { schema: planViewSchema } } }, ...errors([401, 403, 404]) },
+})
+
+const changes = createRoute({
+  method: 'get',
+  path: '/v1/plans/{id}/changes',
+  summary: 'Per-record before → after, page by page, in the selection order',
+  request: { params: idParam, query: changesQuerySchema },
+  responses: { 200: { description: 'a page of record changes', content: { 'application/json': { schema: changesPageSchema } } }, ...errors([400, 401, 403, 404]) },
+})
+
+const approve = createRoute({
+  method: 'post',
+  path: '/v1/plans/{id}/approvals',
+  summary: 'A reviewer approves or rejects the exact plan digest they saw',
+  request: { params: idParam, body: { required: true, content: { 'application/json': { schema: approvalRequestSchema } } } },
+  responses: {
+    201: { description: 'the decision, recorded', content: { 'application/json': { schema: approvalResultSchema } } },
+    ...errors([400, 401, 403, 404, 409, 410]),
+  },
+})
+
+export function registerPlanRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
+  app.openapi(propose, async (c) => {
+    const plan = await gateway.plans.propose(c.get('actor'), c.req.valid('param').id, c.req.valid('json'))
+    return plan.created ? c.json(plan, 201) : c.json(plan, 200)
+  })
+
+  app.openapi(show, async (c) => c.json(await gateway.plans.view(c.get('actor'), c.req.valid('param').id), 200))
+
+  app.openapi(changes, async (c) => {
+    const { cursor, limit } = c.req.valid('query')
+    return c.json(await gateway.plans.changes(c.get('actor'), c.req.valid('param').id, { ...(cursor === undefined ? {} : { cursor }), limit }), 200)
+  })
+
+  app.openapi(approve, async (c) => c.json(await gateway.plans.decide(c.get('actor'), c.req.valid('param').id, c.req.valid('json')), 201))
+}

@@ -1,0 +1,115 @@
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import { z } from 'zod'
+import type { Gateway } from '../../gateway/index.js'
+import {
+  excludedPageQuerySchema,
+  excludedPageSchema,
+  exportFormatSchema,
+  memberPageQuerySchema,
+  memberPageSchema,
+  selectionRequestSchema,
+  selectionViewSchema,
+} from '../../selections/index.js'
+import type { ApiEnv } from '../authenticate.js'
+import { errorBodySchema } from '../error-mapping.js'
+
+const errors = (codes: readonly number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
+const selectionParam = z.object({ id: z.string().min(1).max(200) })
+
+const create = createRoute({
+  method: 'post',
+  path: '/v1/resources/{resource}/selections',
+  summary: 'Freeze a selection: exact members (id, version) in id order, a digest, exclusions per rule, groups, completeness',
+  request: {
+    params: z.object({ resource: z.string().min(1).max(64) }),
+    body: { required: true, content: { 'application/json': { schema: selectionRequestSchema } } },
+  },
+  responses: {
+    201: { description: 'the frozen selection and its first page of records', content: { 'application/json': { schema: selectionViewSchema } } },
+    ...errors([400, 401, 403, 404, 409, 502]),
+  },
+})
+
+const show = createRoute({
+  method: 'get',
+  path: '/v1/selections/{id}',
+  summary: 'A selection: resource, environment, selector, count, digest, exclusions, groups, completeness, first page',
+  request: { params: selectionParam },
+  responses: { 200: { description: 'the selection', content: { 'application/json': { schema: selectionViewSchema } } }, ...errors([401, 403, 404]) },
+})
+
+const records = createRoute({
+  method: 'get',
+  path: '/v1/selections/{id}/records',
+  summary: 'A page of members in frozen order; paging never changes the set',
+  request: { params: selectionParam, query: memberPageQuerySchema },
+  responses: { 200: { description: 'a page of members', content: { 'application/json': { schema: memberPageSchema } } }, ...errors([400, 401, 403, 404]) },
+})
+
+const excluded = createRoute({
+  method: 'get',
+  path: '/v1/selections/{id}/excluded',
+  summary: 'A page of the records one exclusion rule removed',
+  request: { params: selectionParam, query: excludedPageQuerySchema },
+  responses: { 200: { description: 'a page of excluded records', content: { 'application/json': { schema: excludedPageSchema } } }, ...errors([400, 401, 403, 404]) },
+})
+
+const exportManifest = createRoute({
+  method: 'get',
+  path: '/v1/selections/{id}/export',
+  summary: 'The whole manifest, streamed: CSV (header row of review fields) or NDJSON (one member per line)',
+  request: { params: selectionParam, query: z.object({ format: exportFormatSchema.default('csv') }) },
+  responses: {
+    200: {
+      description: 'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is',
+      content: { 'text/csv': { schema: z.string() }, 'application/x-ndjson': { schema: z.string() } },
+    },
+    ...errors([400, 401, 403, 404]),
+  },
+})
+
+const recover = createRoute({
+  method: 'post',
+  path: '/v1/selections/{id}/recover',
+  summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete by construction',
+  request: { params: selectionParam },
+  responses: {
+    201: { description: 'the recovery selection; recovery_of names the one it recovers', content: { 'application/json': { schema: selectionViewSchema } } },
+    ...errors([400, 401, 403, 404, 409, 502]),
+  },
+})
+
+export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
+  app.openapi(create, async (c) => c.json(await gateway.selections.create(c.get('actor'), c.req.valid('param').resource, c.req.valid('json')), 201))
+
+  app.openapi(show, async (c) => c.json(await gateway.selections.view(c.get('actor'), c.req.valid('param').id), 200))
+
+  app.openapi(records, async (c) => {
+    const { cursor, limit } = c.req.valid('query')
+    return c.json(await gateway.selections.page(c.get('actor'), c.req.valid('param').id, { ...(cursor === undefined ? {} : { cursor }), limit }), 200)
+  })
+
+  app.openapi(excluded, async (c) => {
+    const { rule, cursor, limit } = c.req.valid('query')
+    return c.json(await gateway.selections.excluded(c.get('actor'), c.req.valid('param').id, { rule, ...(cursor === undefined ? {} : { cursor }), limit }), 200)
+  })
+
+  app.openapi(exportManifest, async (c) => {
+    const { stream, contentType, filename, selection } = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format)
+    return new Response(stream, {
+      status: 200,
+      headers: {
+        'content-type': contentType,
+        'content-disposition': `attachment; filename="${filename}"`,
+        'cache-control': 'no-store',
+        'x-warrant-selection-id': selection.selection_id,
+        'x-warrant-selection-count': String(selection.count),
+        'x-warrant-selection-digest': selection.digest,
+        'x-warrant-selection-complete': String(selection.complete),
+      },
+    }) as never
+  })
+
+  app.openapi(recover, async (c) => c.json(await gateway.selections.recover(c.get('actor'), c.req.valid('param').id), 201))
+}

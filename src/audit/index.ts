@@ -1,0 +1,39 @@
+/**
+ * The audit log: two levels (run: who asked and who approved; call: every upstream call), one hash chain,
+ * append-only, verifiable and exportable.
+ *
+ * @example
+ * import { createAuditLog } from '../audit/index.js'
+ * const audit = createAuditLog({ store, log })
+ * await audit.record({ actor, action: 'mcp:commit_change', plan_id, operation_id, summary: { plan_id } })
+ * audit.recordCall({ ...call, operation_id, selection_digest })
+ * const { ok } = await audit.verify()
+ */
+export {
+  createAuditLog,
+  toEntry,
+  AUDIT_ADVISORY_LOCK_KEY,
+  UPSTREAM_SURFACE,
+  WHO_ASKED_LIMIT,
+  WRITE_SUCCEEDED_OUTCOMES,
+  WRITE_UNKNOWN_OUTCOMES,
+  type AuditEntry,
+  type AuditLog,
+  type AuditLogLogger,
+  type AuditLogOptions,
+  type AuditPage,
+  type AuditQuery,
+  type CallContext,
+  type CallEvent,
+  type ChangedRecord,
+  type RecordedApproval,
+  type RecordsChanged,
+  type RecordsChangedOptions,
+  type Requester,
+  type RunEvent,
+  type WhoAsked,
+} from './audit-log.js'
+export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, hashAuditRow, rowHashMatches, type UnhashedAuditRow } from './chain.js'
+export { CHAIN_HEAD_KEY, readChainHead, type ChainHead } from './head.js'
+export { REDACTED, isSecretKey, scrubSecrets } from './redact.js'
+export { VERIFY_PAGE_SIZE, verifyAuditChain, type ChainProblem, type VerifyResult } from './verify.js'

@@ -1,0 +1,125 @@
+import { once } from 'node:events'
+import { createWriteStream } from 'node:fs'
+import type { Command } from 'commander'
+import { type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
+import { WarrantError } from '../../contract/index.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+
+const PAGE = 500
+
+/**
+ * `warrant audit verify | export | query`. A broken chain is a refusal (exit 3) whose message names the
+ * first bad row; the row itself is printed first.
+ */
+export function registerAudit(program: Command): void {
+  const audit = program.command('audit').description('the audit log: verify its hash chain, export it, answer incident questions')
+
+  audit
+    .command('verify')
+    .description('recompute the hash chain; exits 0 when intact, 3 naming the first bad row when not')
+    .option('-c, --config <file>', 'config file')
+    .option('--json', 'print the result as JSON')
+    .action(async (flags: { config?: string; json?: boolean }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const log = gateway.audit
+        const result = await log.verify()
+        if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+        if (result.ok) {
+          if (!flags.json) process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
+          return
+        }
+        if (!flags.json) {
+          process.stdout.write(`audit log BROKEN at seq ${result.first_bad_seq} (${result.problem}): ${result.message}\n`)
+          const row = await gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
+          process.stdout.write(row ? `row ${row.seq} as stored: ${JSON.stringify(row)}\n` : `no row is stored at seq ${result.first_bad_seq}\n`)
+          process.stdout.write(`${result.rows_checked} rows before it verified\n`)
+        }
+        throw new WarrantError('conflict', `audit chain broken at seq ${result.first_bad_seq}: ${result.problem}`, result)
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  audit
+    .command('export')
+    .description('write every row as stored, one JSON line each, in seq order (re-verifiable without the database)')
+    .option('-c, --config <file>', 'config file')
+    .option('-o, --output <file>', 'write to a file instead of stdout')
+    .action(async (flags: { config?: string; output?: string }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const log = gateway.audit
+        const out = flags.output ? createWriteStream(flags.output) : process.stdout
+        let rows = 0
+        for await (const line of log.exportNdjson()) {
+          rows += 1
+          if (!out.write(line)) await once(out, 'drain')
+        }
+        if (flags.output) {
+          await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((error?: Error | null) => (error ? reject(error) : resolve())))
+          process.stderr.write(`exported ${rows} rows to ${flags.output}\n`)
+        }
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  audit
+    .command('query')
+    .description('events of one operation, plan or principal; with --operation, also who asked, who approved and which records changed')
+    .option('-c, --config <file>', 'config file')
+    .option('--operation <id>', 'an operation id')
+    .option('--plan <id>', 'a plan id')
+    .option('--principal <id>', 'a principal id')
+    .option('--json', 'print as JSON')
+    .action(async (flags: { config?: string; operation?: string; plan?: string; principal?: string; json?: boolean }) => {
+      const given = [flags.operation, flags.plan, flags.principal].filter((v) => v !== undefined)
+      if (given.length !== 1) throw new WarrantError('invalid_request', 'give exactly one of --operation, --plan or --principal')
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const log = gateway.audit
+        const filter: AuditQuery = flags.operation ? { operation_id: flags.operation } : flags.plan ? { plan_id: flags.plan } : { principal: flags.principal! }
+        const events: AuditEntry[] = []
+        for (let after: number | null | undefined; after !== null; ) {
+          const page = await log.query({ ...filter, limit: PAGE, ...(after === undefined ? {} : { after_seq: after }) })
+          events.push(...page.events)
+          after = page.next_cursor
+        }
+        const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
+        const changed = flags.operation ? await allChanged(log, flags.operation) : null
+
+        if (flags.json) {
+          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed } : { events }
+          process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
+          return
+        }
+        if (events.length === 0) process.stdout.write('no audit events match\n')
+        for (const e of events)
+          process.stdout.write(`${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${e.action}${e.target_id ? `  target=${e.target_id}` : ''}  ${JSON.stringify(e.summary)}\n`)
+        if (whoAsked) {
+          process.stdout.write(`\nwho asked (operation ${whoAsked.operation_id}, plans ${whoAsked.plan_ids.join(', ') || '-'}, selections ${whoAsked.selection_ids.join(', ') || '-'}):\n`)
+          for (const r of whoAsked.requesters) process.stdout.write(`  ${r.principal ?? '(gateway)'} ${r.name ? `"${r.name}" ` : ''}${r.role ?? ''} via ${r.surfaces.join(', ')}: ${r.actions.join(', ')}\n`)
+          process.stdout.write('approvals:\n')
+          if (whoAsked.approvals.length === 0) process.stdout.write('  none recorded\n')
+          for (const a of whoAsked.approvals) process.stdout.write(`  ${a.at}  ${a.decision} by ${a.principal ?? '-'}${a.name ? ` "${a.name}"` : ''} (${a.role ?? '?'}) via ${a.surface}, plan ${a.plan_id ?? '-'}\n`)
+        }
+        if (changed) {
+          process.stdout.write(`records changed (${changed.length}):\n`)
+          for (const r of changed) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+        }
+      } finally {
+        await gateway.close()
+      }
+    })
+}
+
+async function allChanged(log: AuditLog, operationId: string) {
+  const records = []
+  for (let after: number | null | undefined; after !== null; ) {
+    const page = await log.recordsChanged(operationId, { limit: 5000, ...(after === undefined ? {} : { after_seq: after }) })
+    records.push(...page.records)
+    after = page.next_cursor
+  }
+  return records
+}

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { Command } from 'commander'
+import { WarrantError } from '../../contract/index.js'
+import { createMcpServer } from '../../mcp/index.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+
+/** The token for the stdio server: `--token-file`, else `WARRANT_TOKEN`. Never a command-line argument (it would show in `ps`). */
+export function readMcpToken(flags: { readonly tokenFile?: string }, env: NodeJS.ProcessEnv = process.env): string {
+  if (flags.tokenFile) {
+    let text: string
+    try {
+      text = readFileSync(flags.tokenFile, 'utf8')
+    } catch (error) {
+      throw new WarrantError('unauthenticated', `cannot read --token-file "${flags.tokenFile}": ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+    }
+    const token = text.trim()
+    if (!token) throw new WarrantError('unauthenticated', `--token-file "${flags.tokenFile}" is empty`)
+    return token
+  }
+  const token = env.WARRANT_TOKEN?.trim()
+  if (!token) throw new WarrantError('unauthenticated', 'set WARRANT_TOKEN to an agent token (warrant token create --role agent ...), or pass --token-file FILE')
+  return token
+}
+
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description('serve the MCP tools over stdio for one agent token (WARRANT_TOKEN or --token-file); logs go to stderr, stdout carries only the protocol')
+    .option('-c, --config <file>', 'config file (YAML or JSON); default: ./warrant.yaml, else the bundled demo')
+    .option('--token-file <file>', 'read the bearer token from this file instead of WARRANT_TOKEN')
+    .action(async (flags: { config?: string; tokenFile?: string }) => {
+      // stdout is the protocol channel: anything that logs through console goes to stderr instead.
+      for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
+      const token = readMcpToken(flags)
+      const { gateway } = await openCliGateway({ config: flags.config, executors: true })
+      let closing: Promise<void> | null = null
+      const shutdown = () => (closing ??= (async () => {
+        await server?.close().catch(() => undefined)
+        await gateway.close()
+      })())
+      let server: ReturnType<typeof createMcpServer> | null = null
+      try {
+        const authenticate = () =>
+          gateway.principals.authenticate(token, 'mcp').catch((error: unknown) => {
+            gateway.log.warn({ surface: 'mcp', transport: 'stdio', reason: (error as Error).message }, 'authentication failed')
+            throw error
+          })
+        const actor = await authenticate()
+        // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
+        server = createMcpServer({ gateway, actor: authenticate })
+        const transport = new StdioServerTransport()
+        const closed = new Promise<void>((resolve) => {
+          server!.server.onclose = resolve
+          process.stdin.once('end', resolve)
+          process.stdin.once('close', resolve)
+          process.once('SIGINT', resolve)
+          process.once('SIGTERM', resolve)
+        })
+        await server.connect(transport)
+        gateway.log.info({ principal: actor.principal, role: actor.role }, 'MCP server ready on stdio')
+        await closed
+      } finally {
+        await shutdown()
+      }
+    })
+}

@@ -1,0 +1,116 @@
+import type { Command } from 'commander'
+import { WarrantError } from '../../contract/index.js'
+import { FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
+import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+
+/** An operation in a few lines: where, what, the state, and every outcome counted separately. */
+export function renderOperation(op: OperationView): string {
+  const c = op.counts
+  const finished = FINISHED_STATES.has(op.state)
+  const lines = [
+    `operation ${op.operation_id}  (plan ${op.plan_id})`,
+    `  ${op.resource ?? '?'} in ${op.environment ?? '?'}: ${op.action ? `${op.action.type} ${JSON.stringify(op.action.params)}` : '?'}`,
+    `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
+    `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
+  ]
+  if (op.halt_reason)
+    lines.push(`  HALTED by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at ${op.halt_reason.target_id} (ord ${op.halt_reason.ord})` : ''}: ${op.halt_reason.message}`, '  later targets stay pending: they were not written')
+  if (c.unknown > 0) lines.push(`  ${c.unknown} unknown: no durable answer; never retried blindly. Review them, then: warrant operation reconcile ${op.operation_id}`)
+  lines.push(`  results: warrant operation results ${op.operation_id} [--outcome failed|skipped|unknown|…]  (HTTP ${op.results_url})`)
+  return lines.join('\n')
+}
+
+function renderResult(r: TargetResult): string {
+  const change = r.before || r.after ? `  ${JSON.stringify(r.before)} → ${JSON.stringify(r.after)}` : ''
+  const why = [r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; ')
+  return `${String(r.ord).padStart(7)}  ${r.id}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
+}
+
+const positive = (name: string) => (value: string) => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new WarrantError('invalid_request', `${name} must be a whole number above 0, not "${value}"`)
+  return n
+}
+
+export function registerOperation(program: Command): void {
+  const operation = program.command('operation').description('committed operations: state, per-target results, reconciliation')
+
+  operation
+    .command('show <operation_id>')
+    .description('state, counts per outcome, halt reason')
+    .option('-c, --config <file>', 'config file')
+    .option(...TOKEN_OPTIONS[0])
+    .option(...TOKEN_OPTIONS[1])
+    .option(...TOKEN_OPTIONS[2])
+    .option('--json', 'print as JSON')
+    .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const view = await gateway.operations.get(await cliActor(gateway, flags), id)
+        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  operation
+    .command('results <operation_id>')
+    .description('per-target outcomes in member order')
+    .option('-c, --config <file>', 'config file')
+    .option(...TOKEN_OPTIONS[0])
+    .option(...TOKEN_OPTIONS[1])
+    .option(...TOKEN_OPTIONS[2])
+    .option('--outcome <outcome>', `only ${TARGET_STATES.join(', ')}`)
+    .option('--limit <n>', 'results per page (default 100)', positive('--limit'))
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--all', 'every page, to the end')
+    .option('--json', 'print JSON lines, one result each')
+    .action(async (id: string, flags: TokenFlags & { config?: string; outcome?: string; limit?: number; cursor?: string; all?: boolean; json?: boolean }) => {
+      if (flags.outcome !== undefined && !(TARGET_STATES as readonly string[]).includes(flags.outcome))
+        throw new WarrantError('invalid_request', `--outcome must be one of ${TARGET_STATES.join(', ')}, not "${flags.outcome}"`)
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const actor = await cliActor(gateway, flags)
+        let cursor = flags.cursor
+        for (;;) {
+          const page = await gateway.operations.results(actor, id, {
+            ...(flags.outcome ? { outcome: flags.outcome as TargetState } : {}),
+            ...(cursor ? { cursor } : {}),
+            ...(flags.limit ? { limit: flags.limit } : {}),
+          })
+          for (const r of page.results) process.stdout.write(`${flags.json ? JSON.stringify(r) : renderResult(r)}\n`)
+          if (!page.next_cursor) break
+          if (!flags.all) {
+            process.stderr.write(`more results: warrant operation results ${id}${flags.outcome ? ` --outcome ${flags.outcome}` : ''} --cursor ${page.next_cursor}  (or --all)\n`)
+            break
+          }
+          cursor = page.next_cursor
+        }
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  operation
+    .command('reconcile <operation_id>')
+    .description('re-read every unknown target and record what the upstream holds now (never writes)')
+    .option('-c, --config <file>', 'config file')
+    .option(...TOKEN_OPTIONS[0])
+    .option(...TOKEN_OPTIONS[1])
+    .option(...TOKEN_OPTIONS[2])
+    .option('--json', 'print as JSON')
+    .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const report = await gateway.operations.reconcile(await cliActor(gateway, flags), id)
+        if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+        else
+          process.stdout.write(
+            `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${renderOperation(report.operation)}\n`,
+          )
+      } finally {
+        await gateway.close()
+      }
+    })
+}

@@ -1,0 +1,51 @@
+import type { Command } from 'commander'
+import { WarrantError } from '../../contract/index.js'
+import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+import { renderPlan } from '../render-selection.js'
+
+const collect = (value: string, previous: string[]) => [...previous, value]
+
+/** `--param k=v`, typed by the action's declared parameter types (number, boolean, string). */
+export function parseParams(terms: readonly string[], declared: Readonly<Record<string, { readonly type: string }>>): Record<string, string | number | boolean> {
+  const params: Record<string, string | number | boolean> = {}
+  for (const term of terms) {
+    const eq = term.indexOf('=')
+    if (eq < 1) throw new WarrantError('invalid_request', `cannot read --param "${term}": expected NAME=VALUE`, { param: term })
+    const key = term.slice(0, eq)
+    const raw = term.slice(eq + 1)
+    const type = declared[key]?.type
+    if (type === 'number') {
+      const n = Number(raw)
+      if (raw.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not a number`, { param: key })
+      params[key] = n
+    } else if (type === 'boolean') {
+      if (raw !== 'true' && raw !== 'false') throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not true or false`, { param: key })
+      params[key] = raw === 'true'
+    } else params[key] = raw
+  }
+  return params
+}
+
+export function registerPlan(program: Command): void {
+  const command = program
+    .command('plan <selection_id>')
+    .description('propose one action on a frozen selection and print before → after, the plan digest and the approval it needs')
+    .requiredOption('-a, --action <type>', "the action's name (see GET /v1/resources)")
+    .option('-p, --param <name=value>', 'an action parameter (repeatable)', collect, [])
+    .option('-c, --config <file>', 'config file')
+    .option('--json', 'print exactly what POST /v1/selections/{id}/plans returns')
+  for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
+  command.action(async (selectionId: string, flags: TokenFlags & { action: string; param: string[]; config?: string; json?: boolean }) => {
+    const { gateway } = await openCliGateway({ config: flags.config })
+    try {
+      const actor = await cliActor(gateway, flags)
+      const selection = await gateway.selections.load(actor, selectionId)
+      const declared = gateway.catalogue.get(selection.resource).config.actions[flags.action]?.params ?? {}
+      const plan = await gateway.plans.propose(actor, selectionId, { action: { type: flags.action, params: parseParams(flags.param, declared) } })
+      process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
+    } finally {
+      await gateway.close()
+    }
+  })
+}

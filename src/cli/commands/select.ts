@@ -1,0 +1,76 @@
+import type { Command } from 'commander'
+import { type Filter, WarrantError } from '../../contract/index.js'
+import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { openCliGateway } from '../open-cli-gateway.js'
+import { parseFilterTerms } from '../parse-filter.js'
+import { renderSelection } from '../render-selection.js'
+
+const collect = (value: string, previous: string[]) => [...previous, value]
+const positive = (name: string) => (value: string) => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, not "${value}"`)
+  return n
+}
+
+/**
+ * `--exclude 'rule:term'`: the rule's name, a colon, one filter term (`tags~disputed`, `status=paused`).
+ * Several terms for one rule combine with AND; rules keep the order they first appear in.
+ */
+export function parseExcludeTerms(terms: readonly string[]): { rule: string; terms: string[] }[] {
+  const rules: { rule: string; terms: string[] }[] = []
+  for (const term of terms) {
+    const colon = term.indexOf(':')
+    if (colon < 1 || colon === term.length - 1)
+      throw new WarrantError('invalid_request', `cannot read --exclude "${term}": expected RULE:FIELD~VALUE or RULE:FIELD=VALUE, e.g. disputed:tags~disputed`, { exclude: term })
+    const rule = term.slice(0, colon)
+    const existing = rules.find((r) => r.rule === rule)
+    if (existing) existing.terms.push(term.slice(colon + 1))
+    else rules.push({ rule, terms: [term.slice(colon + 1)] })
+  }
+  return rules
+}
+
+export function registerSelect(program: Command): void {
+  const command = program
+    .command('select <resource>')
+    .description('freeze a selection (exact members, digest, exclusions per rule, groups) and print it, completeness first')
+    .option('-c, --config <file>', 'config file')
+    .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
+    .option('-x, --exclude <rule:term>', "an exclusion rule, e.g. 'disputed:tags~disputed' (repeatable; a record goes under the first rule it matches)", collect, [])
+    .option('--fields <list>', 'comma-separated review fields to show')
+    .option('--page-size <n>', 'records per upstream page', positive('--page-size'))
+    .option('--max-pages <n>', 'stop the walk after N pages (the selection is then incomplete: reviewable, never committable)', positive('--max-pages'))
+    .option('--max-items <n>', 'stop the walk after N records', positive('--max-items'))
+    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positive('--deadline-ms'))
+    .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
+  for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
+  command.action(
+    async (
+      name: string,
+      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; json?: boolean },
+    ) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const actor = await cliActor(gateway, flags)
+        const resource = gateway.catalogue.get(name)
+        const filter: Filter = parseFilterTerms(flags.filter, resource.config)
+        const exclude = parseExcludeTerms(flags.exclude).map((r) => ({ rule: r.rule, filter: parseFilterTerms(r.terms, resource.config) }))
+        const budget = {
+          ...(flags.maxPages === undefined ? {} : { max_pages: flags.maxPages }),
+          ...(flags.maxItems === undefined ? {} : { max_items: flags.maxItems }),
+          ...(flags.deadlineMs === undefined ? {} : { deadline_ms: flags.deadlineMs }),
+        }
+        const view = await gateway.selections.create(actor, name, {
+          filter,
+          exclude,
+          ...(flags.fields ? { fields: flags.fields.split(',').map((f) => f.trim()).filter(Boolean) } : {}),
+          ...(flags.pageSize === undefined ? {} : { page_size: flags.pageSize }),
+          budget,
+        })
+        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
+      } finally {
+        await gateway.close()
+      }
+    },
+  )
+}

@@ -1,0 +1,72 @@
+import { REASON_TEXT } from '../contract/index.js'
+import type { PlanProposal, PlanView } from '../plans/index.js'
+import type { SelectionView } from '../selections/index.js'
+
+const cell = (value: unknown): string => (value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(',') : typeof value === 'object' ? JSON.stringify(value) : String(value))
+
+/** A selection for a terminal: completeness first, then count, digest, exclusions with counts, groups, records. */
+export function renderSelection(view: SelectionView, maxRows = 20): string {
+  const lines: string[] = []
+  const where = `${view.resource} in ${view.environment}`
+  if (view.complete) lines.push(`COMPLETE: selection ${view.selection_id} froze ${view.count} record(s) of ${where}.`)
+  else {
+    lines.push(`INCOMPLETE: selection ${view.selection_id} froze ${view.count} record(s) of ${where}, and more may match. complete: false`)
+    lines.push('It can be reviewed, NEVER committed. Why:')
+    for (const r of view.incomplete_reasons) lines.push(`  - ${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
+    if (view.recovery) lines.push(`Recovery: ${view.recovery.message}: POST ${view.recovery.path}`)
+  }
+  if (view.recovery_of) lines.push(`Recovers selection ${view.recovery_of}: the explicit ids it returned (complete by construction).`)
+  lines.push(`  count:    ${view.count}`)
+  lines.push(`  digest:   ${view.digest}`)
+  lines.push(`  expires:  ${view.expires_at}${view.state === 'expired' ? ' (EXPIRED)' : ''}`)
+  lines.push(`  snapshot: ${view.consistent_snapshot ? `consistent (${view.scope.snapshot})` : 'NOT consistent: each batch is re-read before it is written at commit'}`)
+  lines.push(`  selector: ${JSON.stringify(view.selector.filter)}`)
+  for (const w of view.warnings) lines.push(`Warning ${w.code}: ${w.message}`)
+  lines.push('')
+  if (view.exclusions.length === 0) lines.push('Exclusions: none (no exclusion rule was given)')
+  else {
+    lines.push('Exclusions (a record matching several rules is listed under the first it matches):')
+    const width = Math.max(...view.exclusions.map((e) => e.rule.length))
+    for (const e of view.exclusions) lines.push(`  ${e.rule.padEnd(width)}  ${String(e.count).padStart(6)}  ${JSON.stringify(e.filter)}  ${e.records_url}`)
+  }
+  if (view.groups.length > 0) {
+    lines.push('Groups:')
+    for (const g of view.groups)
+      lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
+  }
+  if (view.records.length > 0) {
+    lines.push('', `Records (first ${Math.min(maxRows, view.records.length)} of ${view.count}, in frozen order):`)
+    const columns = view.fields
+    const rows = view.records.slice(0, maxRows).map((r) => columns.map((c) => cell(r.fields[c])))
+    const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((row) => row[i]!.length))))
+    const line = (cells: readonly string[]) => `  ${cells.map((v, i) => v.slice(0, widths[i]).padEnd(widths[i]!)).join('  ')}`
+    lines.push(line(columns), ...rows.map(line))
+    if (view.count > maxRows) lines.push(`  … the whole manifest: GET ${view.export_urls.csv} (or --json and the records cursor)`)
+  }
+  lines.push('')
+  lines.push(view.committable ? `Next: warrant plan ${view.selection_id} --action TYPE --param k=v` : `This selection cannot be committed (${view.complete ? `state ${view.state}` : 'incomplete inventory'}).`)
+  return lines.join('\n')
+}
+
+/** A plan for a terminal: where, what, on how many, before → after, what approval it needs. */
+export function renderPlan(plan: PlanView | PlanProposal): string {
+  const lines: string[] = []
+  lines.push(`PLAN ${plan.plan_id} (${plan.state}): ${plan.action.type} on ${plan.target_count} record(s) of ${plan.resource} in ${plan.environment}`)
+  if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
+  lines.push(`  plan digest:  ${plan.plan_digest}`)
+  lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
+  lines.push(`  action:       ${plan.action.type} ${JSON.stringify(plan.action.params)}: ${plan.action.description}`)
+  lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
+  lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
+  lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
+  for (const s of plan.changes.summary) {
+    const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : JSON.stringify(s.after)
+    lines.push(`  ${s.field}: ${s.before.map((b) => `${JSON.stringify(b.value)} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
+  }
+  lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
+  for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${a.name ?? a.principal} at ${a.approved_at}, valid until ${a.expires_at}`)
+  if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal}`)
+  if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
+  lines.push(`Review: ${plan.review_url}`)
+  return lines.join('\n')
+}

@@ -1,0 +1,45 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Actor } from '../contract/index.js'
+import type { Gateway } from '../gateway/index.js'
+
+const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
+const MAX_SUMMARY_ARGS = 4096
+
+/**
+ * The run-level audit event of one tool call: who (principal, surface `mcp`), which tool, a summary of the
+ * arguments, the outcome (`ok` or the refusal's code), and the selection, plan and operation it touched.
+ * Recording never fails the call: a fault is logged and the agent still gets its answer.
+ */
+export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool: string, args: unknown, result: CallToolResult): Promise<void> {
+  try {
+    const answer = result.structuredContent as Record<string, unknown> | undefined
+    const error = result.isError ? (answer?.error as { code?: string } | undefined) : undefined
+    const ids: Partial<Record<(typeof ID_KEYS)[number], string>> = {}
+    for (const key of ID_KEYS) {
+      const value = pick(answer, key) ?? pick(args, key)
+      if (typeof value === 'string') ids[key] = value
+    }
+    await gateway.audit.record({
+      actor,
+      surface: 'mcp',
+      action: `mcp:${tool}`,
+      summary: { arguments: summarise(args), outcome: result.isError ? (error?.code ?? 'error') : 'ok' },
+      selection_id: ids.selection_id ?? null,
+      plan_id: ids.plan_id ?? null,
+      operation_id: ids.operation_id ?? null,
+    })
+  } catch (error) {
+    gateway.log.error({ err: error, tool }, 'audit trail: could not record an MCP tool call')
+  }
+}
+
+function pick(value: unknown, key: string): unknown {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined
+}
+
+/** The arguments, small enough to keep: long ones keep their keys only. */
+function summarise(args: unknown): unknown {
+  const text = JSON.stringify(args) ?? ''
+  if (text.length <= MAX_SUMMARY_ARGS) return args ?? null
+  return args && typeof args === 'object' ? { keys: Object.keys(args as object), bytes: text.length } : { bytes: text.length }
+}

@@ -1,0 +1,42 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { Hono } from 'hono'
+import { type ApiEnv, authenticate } from '../api/authenticate.js'
+import { isWarrantError } from '../contract/index.js'
+import type { Gateway } from '../gateway/index.js'
+import { createMcpServer } from './server.js'
+
+export const MCP_PATH = '/mcp'
+
+/**
+ * Streamable HTTP at `/mcp`, stateless: every POST carries its bearer token, is authenticated with the same
+ * principals (surface `mcp`) and rate limit as /v1, and gets a fresh server and transport that answer it
+ * with JSON and are closed after. No session is kept, so any gateway instance can answer any request.
+ * GET (a server-initiated event stream) and DELETE (ending a session) have nothing to serve: 405.
+ *
+ * @example registerMcpEndpoint(app, gateway) // in createApp
+ */
+export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
+  const auth = authenticate(gateway, 'mcp')
+  app.use(MCP_PATH, async (c, next) => {
+    try {
+      await auth(c, next)
+    } catch (error) {
+      // RFC 6750 / MCP authorization: a 401 names the scheme it wants.
+      if (isWarrantError(error) && error.code === 'unauthenticated') c.header('WWW-Authenticate', 'Bearer realm="warrant"')
+      throw error
+    }
+  })
+  app.post(MCP_PATH, async (c) => {
+    const server = createMcpServer({ gateway, actor: c.get('actor') })
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    try {
+      await server.connect(transport)
+      return await transport.handleRequest(c.req.raw)
+    } finally {
+      await server.close().catch((error: unknown) => gateway.log.warn({ err: error }, 'MCP: closing a request server failed'))
+    }
+  })
+  app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
+    c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' }, id: null }, 405, { Allow: 'POST' }),
+  )
+}

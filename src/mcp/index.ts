@@ -1,0 +1,5 @@
+export { createMcpServer, MCP_SERVER_INFO, type McpServerOptions } from './server.js'
+export { AGENT_RULES } from './tool.js'
+export { registerMcpEndpoint, MCP_PATH } from './http-transport.js'
+export { WARRANT_TOOLS } from './tools/index.js'
+export type { ToolDefinition, ToolContext } from './tool.js'

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { asWarrantError } from '../api/error-mapping.js'
+import { type ErrorBody, type ErrorCode, WarrantError } from '../contract/index.js'
+import type { Logger } from '../gateway/index.js'
+
+/**
+ * The object exactly as the HTTP API puts it on the wire: JSON-serialised and parsed back, so `undefined`
+ * fields vanish and dates become strings whichever transport carries it (InMemoryTransport does not
+ * serialise).
+ */
+export function asWire<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T
+}
+
+/**
+ * A tool's answer: `structuredContent` is the HTTP response body; the first text block is the summary
+ * (completeness first); the second is the same object as JSON, for clients that only read text (the MCP
+ * spec's backwards-compatibility advice, and older protocol versions that have no structuredContent).
+ */
+export function answer(value: object, summary: string): CallToolResult {
+  const body = asWire(value) as Record<string, unknown>
+  return {
+    structuredContent: body,
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(body) },
+    ],
+  }
+}
+
+/** What the agent can do about each refusal. */
+const NEXT_STEP: Record<ErrorCode, string> = {
+  invalid_request: 'Fix the arguments named in error.details and call again; do not guess values you were not given.',
+  denied_field: 'That field never leaves the gateway. Use only the review_fields list_resources shows, and do not filter on a denied field.',
+  invalid_cursor: 'Use a continuation cursor exactly as an earlier result gave it, with the same query, or start the search again without one. Never build or edit a cursor.',
+  idempotency_key_missing: 'Call again with an idempotency_key you generate once for this commit and reuse only to retry the same commit.',
+  unauthenticated: 'The token is missing, unknown, expired or revoked. Ask the person running this agent for a valid token.',
+  forbidden: 'This is outside your role or token scope. Tell the person; an agent cannot widen its own scope or approve.',
+  not_approved: 'The plan needs a reviewer\'s approval first. Give the person the review URL (get_plan shows it), show the incomplete_reasons if any, and wait; check with get_plan. You cannot approve.',
+  not_found: 'Check the id or name. list_resources names the resources; ids come only from earlier results.',
+  digest_mismatch: 'The selection or plan is not the one you named. Read it again (read_selection or get_plan) and use its current digest, or create a new selection; never reuse a digest from another object.',
+  selection_incomplete: 'This selection\'s inventory was incomplete, so it can be reviewed but never committed. Show its incomplete_reasons; to act on the records it did return, create a new selection with filter {"id": {"in": [...those ids]}} (complete by construction) and propose again.',
+  idempotency_in_progress: 'The commit with this key is still running. Poll get_operation with the operation id instead of committing again.',
+  conflict: 'The object is not in a state that allows this (for example already committed or rejected). Read it again with get_plan or get_operation.',
+  expired: 'The selection or approval has expired. Create a new selection, propose the change again and ask for a new approval.',
+  idempotency_key_reused: 'That idempotency key was used for a different commit. Use a new key for a new commit; reuse a key only to retry exactly the same commit.',
+  rate_limited: 'Too many attempts. Wait for details.retry_after_seconds before trying again.',
+  upstream_unavailable: 'The upstream system could not be reached. Tell the person; retry later. Nothing was assumed about the records.',
+  internal: 'A bug in the gateway; it was logged with error.details.error_id. Tell the person and do not retry blindly.',
+}
+
+/** The refusal text: code first, then what happened and what to do next. */
+export function refusalText(body: ErrorBody): string {
+  const { code, message } = body.error
+  return `REFUSED (${code}): ${message}\nNext: ${NEXT_STEP[code] ?? NEXT_STEP.internal}`
+}
+
+/**
+ * A refusal as an `isError` result whose structuredContent is exactly the HTTP error body, with the same
+ * code. Anything that is not a WarrantError (or a zod/HTTP input failure) is a bug: logged with an id and
+ * answered `internal`, never blamed on the caller.
+ */
+export function refusal(error: unknown, log: Logger, tool: string): CallToolResult {
+  const known = asWarrantError(error)
+  let body: ErrorBody
+  if (known) body = known.toBody()
+  else {
+    const id = randomUUID()
+    log.error({ err: error, error_id: id, tool }, 'internal error in an MCP tool')
+    body = new WarrantError('internal', `internal error ${id}; it was logged`, { error_id: id }).toBody()
+  }
+  const wire = asWire(body)
+  return {
+    isError: true,
+    structuredContent: wire as unknown as Record<string, unknown>,
+    content: [
+      { type: 'text', text: refusalText(wire) },
+      { type: 'text', text: JSON.stringify(wire) },
+    ],
+  }
+}

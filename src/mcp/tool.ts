@@ -1,0 +1,47 @@
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js'
+import type { z } from 'zod'
+import type { Actor } from '../contract/index.js'
+import type { Gateway } from '../gateway/index.js'
+
+/** What a tool runs with: the gateway every surface shares, and who is asking. */
+export interface ToolContext {
+  readonly gateway: Gateway
+  readonly actor: Actor
+}
+
+/**
+ * One MCP tool. `input` is the request schema of the HTTP route it mirrors (plus the route's path
+ * parameters); `output` is that route's response schema; `run` calls the same service function the route
+ * calls and returns its response body unchanged.
+ */
+export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O = unknown> {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly input: I
+  /**
+   * The schema `tools/list` shows, when it must be stricter than what `input` parses: a field the HTTP
+   * route refuses with its own code (e.g. `idempotency_key_missing`) is parsed as optional and left to the
+   * service, so both surfaces answer it with the same code.
+   */
+  readonly advertisedInput?: z.ZodObject
+  readonly output: z.ZodType
+  readonly annotations: ToolAnnotations
+  run(args: z.output<I>, context: ToolContext): Promise<O>
+  /** The first text block: completeness (or state) first, short and honest. */
+  summarize(result: O, args: z.output<I>, context: ToolContext): string
+}
+
+/** Keeps each tool's argument and result types checked while the list holds tools of different types. */
+export function defineTool<I extends z.ZodObject, O>(tool: ToolDefinition<I, O>): ToolDefinition {
+  return tool as unknown as ToolDefinition
+}
+
+/**
+ * The article's agent rules, stated in every tool's description and in the server's instructions: the
+ * data carries the details, the rules are short.
+ */
+export const AGENT_RULES =
+  'Agent rules: an empty result proves absence only when `complete` is true. A partial result (complete: false) may feed a report or a read-only investigation, never a change based on absence. Show `incomplete_reasons` to the person before asking for any approval. Never invent, edit or guess a continuation cursor, id or digest: use only what a result gave you, and never claim a retry succeeded without its result.'
+
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }

@@ -1,0 +1,93 @@
+import { z } from 'zod'
+import {
+  type ExcludedPage,
+  excludedPageSchema,
+  type MemberPage,
+  memberPageSchema,
+  ruleNameSchema,
+  selectionRequestSchema,
+  type SelectionView,
+  selectionViewSchema,
+} from '../../selections/index.js'
+import { completenessLabel, continuationHint, plural, warningsClause } from '../summaries.js'
+import { AGENT_RULES, defineTool, READ_ONLY } from '../tool.js'
+import { resourceNameSchema } from './resources.js'
+
+export const selectionIdSchema = z.string().min(1).max(200).describe('a selection_id, exactly as create_selection gave it')
+
+/** The frozen-selection summary: completeness first, then whether it can be committed, and why not. */
+export function selectionSummary(view: SelectionView): string {
+  const label = completenessLabel(view)
+  const where = `${view.resource} (${view.environment})`
+  const head = `${label}: selection ${view.selection_id} froze ${plural(view.count, 'record')} of ${where}, digest ${view.digest}, expires ${view.expires_at}.`
+  const exclusions = view.exclusions.length ? ` Excluded: ${view.exclusions.map((e) => `${e.rule} ${e.count}`).join(', ')}.` : ''
+  const usable = view.committable
+    ? ' It can be proposed for a change (propose_change).'
+    : view.complete
+      ? ` It cannot be committed (state ${view.state}).`
+      : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete by construction).` : ''} Inventory: ${continuationHint(view.continuation)}.`
+  const snapshot = view.consistent_snapshot ? '' : ' No consistent snapshot: at commit each batch is re-read and the operation halts if membership or a version changed.'
+  const more = view.next_cursor ? ` First ${plural(view.records.length, 'record')} shown; read_selection with part "records" and the next_cursor for more.` : ''
+  return `${head}${exclusions}${usable}${snapshot}${more}${warningsClause(view.warnings)}`
+}
+
+export const createSelection = defineTool({
+  name: 'create_selection',
+  title: 'Create a frozen selection',
+  description: [
+    'Walk a resource with a filter and explicit exclusion rules, and freeze the result: exact members (id and version) in a fixed order, a digest, groups, what each exclusion rule removed, and the walk\'s own completeness. Changes are proposed on a selection, never on a search.',
+    'An incomplete selection (complete: false) can be reviewed, never committed; its recovery is a new selection of the ids it did return, filter {"id": {"in": [...]}}.',
+    'Same answer as POST /v1/resources/{resource}/selections.',
+    AGENT_RULES,
+  ].join('\n'),
+  input: z.strictObject({ resource: resourceNameSchema, ...selectionRequestSchema.shape }),
+  output: selectionViewSchema,
+  annotations: { title: 'Create a frozen selection', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run({ resource, ...request }, { gateway, actor }): Promise<SelectionView> {
+    return gateway.selections.create(actor, resource, request)
+  },
+  summarize: selectionSummary,
+})
+
+const readSelectionInput = z.strictObject({
+  selection_id: selectionIdSchema,
+  part: z
+    .enum(['overview', 'records', 'excluded'])
+    .default('overview')
+    .describe('overview: the selection with its completeness, groups, exclusions and first page; records: a page of members; excluded: a page of the records one exclusion rule removed'),
+  rule: ruleNameSchema.optional().describe('for part "excluded": the exclusion rule'),
+  cursor: z.string().max(4096).optional().describe('for records/excluded: next_cursor of the previous page, exactly as given'),
+  limit: z.number().int().min(1).max(1000).default(100).describe('for records/excluded: records per page'),
+}).refine((args) => args.part !== 'excluded' || args.rule !== undefined, { path: ['rule'], message: 'required when part is "excluded"' })
+
+type ReadSelectionAnswer = SelectionView | MemberPage | ExcludedPage
+
+export const readSelection = defineTool({
+  name: 'read_selection',
+  title: 'Read a selection',
+  description: [
+    'Read a frozen selection: its overview (completeness, digest, expiry, groups, exclusions with counts, first page), a page of its members, or a page of the records one exclusion rule removed. Paging never changes the set.',
+    'Same answers as GET /v1/selections/{id}, /v1/selections/{id}/records and /v1/selections/{id}/excluded?rule=.',
+    AGENT_RULES,
+  ].join('\n'),
+  input: readSelectionInput,
+  output: z.union([selectionViewSchema, memberPageSchema, excludedPageSchema]),
+  annotations: { title: 'Read a selection', ...READ_ONLY },
+  async run(args, { gateway, actor }): Promise<ReadSelectionAnswer> {
+    const page = { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit }
+    if (args.part === 'records') return gateway.selections.page(actor, args.selection_id, page)
+    if (args.part === 'excluded') {
+      return gateway.selections.excluded(actor, args.selection_id, { rule: args.rule!, ...page })
+    }
+    return gateway.selections.view(actor, args.selection_id)
+  },
+  summarize(answer, args) {
+    if (args.part === 'overview') return selectionSummary(answer as SelectionView)
+    const page = answer as MemberPage | ExcludedPage
+    const what = args.part === 'excluded' ? `records excluded by rule "${(page as ExcludedPage).rule}"` : 'members'
+    const head = page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'
+    const next = page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'
+    return `${head}: ${plural(page.records.length, 'record')} of the ${page.count} ${what} of selection ${page.selection_id}; ${next}. The selection is frozen: pages never change.`
+  },
+})
+

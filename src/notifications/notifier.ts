@@ -1,0 +1,305 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { type NotificationsConfig, readSecret } from '../config/index.js'
+import type { Store, WebhookDeliveryRow, WebhookDeliveryState } from '../store/index.js'
+import { type NotificationEvent, payloadOf } from './events.js'
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
+
+/** One delivery of one event to one webhook, as the review pages show it. */
+export interface WebhookDelivery {
+  readonly delivery_id: string
+  /** the webhook's name, or its scheme and host (never its path: a Slack URL is a secret) */
+  readonly webhook: string
+  readonly event: string
+  readonly plan_id: string | null
+  readonly operation_id: string | null
+  readonly state: WebhookDeliveryState
+  readonly attempts: number
+  readonly last_status: number | null
+  readonly last_error: string | null
+  readonly created_at: string
+  readonly updated_at: string
+  readonly next_attempt_at: string | null
+}
+
+export interface Notifications {
+  /** Whether any webhook is configured. */
+  readonly enabled: boolean
+  /** Records a delivery per interested webhook and sends it in the background. Never throws, never waits. */
+  emit(event: NotificationEvent): void
+  /** The deliveries about one plan (and its operations), newest first. */
+  deliveries(filter: { readonly plan_id: string }): Promise<readonly WebhookDelivery[]>
+  /** Claims and resumes pending deliveries another process left (its lease expired). */
+  resume(): Promise<void>
+  /** Waits until this process's deliveries have settled (delivered, failed, or waiting for a retry that `close` would abandon). */
+  flush(): Promise<void>
+  /** Stops retrying; a delivery still pending stays in the store, and a later `resume` finishes it. */
+  close(): Promise<void>
+}
+
+export interface NotifierLog {
+  warn(fields: object, message: string): void
+  error(fields: object, message: string): void
+}
+
+export interface NotifierOptions {
+  readonly config: NotificationsConfig | undefined
+  readonly store: Store
+  readonly log: NotifierLog
+  /** Where the review pages are served, for links: `server.public_url`, else `http://host:port`. */
+  readonly baseUrl: string
+  readonly env?: NodeJS.ProcessEnv
+  /** Default: the global fetch. */
+  readonly fetch?: typeof fetch
+  /** Resume other processes' abandoned deliveries now and every 30 s (a serving gateway); default false. */
+  readonly sweep?: boolean
+  /** How long `close` lets requests in flight finish; default 2 s. */
+  readonly closeGraceMs?: number
+}
+
+interface Hook {
+  readonly key: string
+  readonly label: string
+  readonly url: string
+  readonly secret: string | null
+  readonly format: 'json' | 'slack'
+  readonly events: ReadonlySet<string> | null
+}
+
+const SWEEP_EVERY_MS = 30_000
+const ERROR_TEXT_MAX = 300
+const DEFAULT_CONFIG: NotificationsConfig = { webhooks: [], retry: { max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }, timeout_ms: 10_000 }
+
+/**
+ * Outbound webhooks: a JSON (or Slack-compatible) POST per event, the body signed with HMAC-SHA256, retried
+ * with bounded exponential backoff. Every delivery and its last failure is kept in the store, so the review
+ * pages can show that a reviewer was, or was not, told. Messages carry the environment, the action, the
+ * count and a link, never record data.
+ *
+ * @example
+ * const notifications = createNotifier({ config: config.notifications, store, log, baseUrl: 'https://warrant.example' })
+ * notifications.emit({ kind: 'plan.awaiting_review', plan, reviewers_needed: 1, proposed_by: 'ci-agent', expires_at })
+ */
+export function createNotifier(options: NotifierOptions): Notifications {
+  const config = options.config ?? DEFAULT_CONFIG
+  const { store, log } = options
+  const db = store.db
+  const doFetch = options.fetch ?? fetch
+  const hooks: Hook[] = config.webhooks.map((w, i) => {
+    let secret: string | null = null
+    if (w.secret) {
+      try {
+        secret = readSecret(w.secret, options.env)
+      } catch (error) {
+        throw new Error(`notifications.webhooks[${i}].secret: ${(error as Error).message}`)
+      }
+    }
+    const origin = new URL(w.url).origin
+    return { key: createHash('sha256').update(w.url).digest('hex').slice(0, 32), label: w.name ?? origin, url: w.url, secret, format: w.format, events: w.events ? new Set(w.events) : null }
+  })
+  const { max_attempts: maxAttempts, initial_backoff_ms: initialMs, max_backoff_ms: maxMs } = config.retry
+  const timeoutMs = config.timeout_ms
+  const backoff = (attempt: number) => Math.min(maxMs, initialMs * 2 ** (attempt - 1))
+  /** Long enough for every attempt of one delivery: a lease past it means its process is gone. */
+  let horizonMs = 60_000 + maxAttempts * timeoutMs
+  for (let i = 1; i < maxAttempts; i++) horizonMs += backoff(i)
+  const later = (ms: number) => new Date(Date.parse(store.now()) + ms).toISOString()
+
+  const inflight = new Set<Promise<void>>()
+  const stopWaiting = new AbortController()
+  const stopRequests = new AbortController()
+  let closed = false
+  let sweeper: NodeJS.Timeout | null = null
+
+  const track = (work: Promise<void>) => {
+    const p = work.catch((error: unknown) => log.error({ err: error }, 'webhook delivery failed unexpectedly')).finally(() => inflight.delete(p))
+    inflight.add(p)
+  }
+
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null }> {
+    const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'Warrant-Webhook/0.1',
+      [EVENT_HEADER]: row.event,
+      [DELIVERY_HEADER]: row.id,
+      [TIMESTAMP_HEADER]: timestamp,
+    }
+    if (hook.secret) headers[SIGNATURE_HEADER] = signatureOf(hook.secret, timestamp, row.payload)
+    try {
+      const response = await doFetch(hook.url, {
+        method: 'POST',
+        headers,
+        body: row.payload,
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopRequests.signal]),
+      })
+      await response.body?.cancel().catch(() => undefined)
+      if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, error: null }
+      const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
+      return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
+    } catch (error) {
+      const e = error as Error & { cause?: { code?: string; message?: string } }
+      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.name === 'AbortError' ? 'stopped: the gateway was closing' : (e.cause?.code ?? e.cause?.message ?? e.message)
+      return { ok: false, status: null, error: `could not reach the receiver: ${why}`.slice(0, ERROR_TEXT_MAX) }
+    }
+  }
+
+  /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, leased). */
+  async function run(hook: Hook, row: { id: string; event: string; payload: string; attempts: number }): Promise<void> {
+    for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
+      if (closed) return
+      const result = await post(hook, row)
+      const now = store.now()
+      if (result.ok) {
+        await db
+          .updateTable('webhook_deliveries')
+          .set({ state: 'delivered', attempts: attempt, last_status: result.status, last_error: null, updated_at: now, next_attempt_at: null, lease_until: null })
+          .where('id', '=', row.id)
+          .execute()
+        return
+      }
+      const final = attempt >= maxAttempts
+      const wait = backoff(attempt)
+      await db
+        .updateTable('webhook_deliveries')
+        .set({
+          state: final ? 'failed' : 'pending',
+          attempts: attempt,
+          last_status: result.status,
+          last_error: result.error,
+          updated_at: now,
+          next_attempt_at: final ? null : later(wait),
+          lease_until: final ? null : later(horizonMs),
+        })
+        .where('id', '=', row.id)
+        .execute()
+      const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
+      if (final) {
+        log.error(fields, 'webhook delivery failed; no more retries')
+        return
+      }
+      log.warn({ ...fields, retry_in_ms: wait }, 'webhook delivery failed; retrying')
+      try {
+        await sleep(wait, undefined, { signal: stopWaiting.signal })
+      } catch {
+        return // closing: the delivery stays pending and is resumed later
+      }
+    }
+  }
+
+  async function deliver(event: NotificationEvent): Promise<void> {
+    const occurredAt = store.now()
+    for (const hook of hooks) {
+      if (hook.events && !hook.events.has(event.kind)) continue
+      const id = `whd_${randomBytes(12).toString('hex')}`
+      const payload = JSON.stringify(payloadOf(event, { format: hook.format, deliveryId: id, occurredAt, baseUrl: options.baseUrl }))
+      await db
+        .insertInto('webhook_deliveries')
+        .values({
+          id,
+          webhook_key: hook.key,
+          webhook_label: hook.label,
+          event: event.kind,
+          plan_id: event.plan.plan_id,
+          operation_id: 'operation_id' in event ? event.operation_id : null,
+          payload,
+          state: 'pending',
+          attempts: 0,
+          last_status: null,
+          last_error: null,
+          created_at: occurredAt,
+          updated_at: occurredAt,
+          next_attempt_at: occurredAt,
+          lease_until: later(horizonMs),
+        })
+        .execute()
+      track(run(hook, { id, event: event.kind, payload, attempts: 0 }))
+    }
+  }
+
+  async function resume(): Promise<void> {
+    if (closed || hooks.length === 0) return
+    const now = store.now()
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('created_at')
+      .limit(100)
+      .execute()
+    for (const row of rows) {
+      // Claimed only if no other process claimed it since it was read.
+      let claim = db.updateTable('webhook_deliveries').set({ lease_until: later(horizonMs), updated_at: now }).where('id', '=', row.id).where('state', '=', 'pending')
+      claim = row.lease_until === null ? claim.where('lease_until', 'is', null) : claim.where('lease_until', '=', row.lease_until)
+      const claimed = await claim.executeTakeFirst()
+      if (Number(claimed.numUpdatedRows) !== 1) continue
+      const hook = hooks.find((h) => h.key === row.webhook_key)
+      if (!hook) {
+        await db
+          .updateTable('webhook_deliveries')
+          .set({ state: 'failed', last_error: 'this webhook is no longer configured', updated_at: now, lease_until: null, next_attempt_at: null })
+          .where('id', '=', row.id)
+          .execute()
+        continue
+      }
+      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts }))
+    }
+  }
+
+  if (options.sweep && hooks.length > 0) {
+    const tick = () => void resume().catch((error: unknown) => log.error({ err: error }, 'resuming webhook deliveries failed'))
+    tick()
+    sweeper = setInterval(tick, SWEEP_EVERY_MS)
+    sweeper.unref?.()
+  }
+
+  return {
+    enabled: hooks.length > 0,
+
+    emit(event) {
+      if (closed || hooks.length === 0) return
+      track(deliver(event))
+    },
+
+    async deliveries({ plan_id }) {
+      const rows = await db.selectFrom('webhook_deliveries').selectAll().where('plan_id', '=', plan_id).orderBy('created_at', 'desc').orderBy('id').limit(200).execute()
+      return rows.map(toDelivery)
+    },
+
+    resume,
+
+    async flush() {
+      while (inflight.size > 0) await Promise.allSettled([...inflight])
+    },
+
+    async close() {
+      closed = true
+      if (sweeper) clearInterval(sweeper)
+      stopWaiting.abort()
+      const settled = Promise.allSettled([...inflight])
+      const grace = sleep(options.closeGraceMs ?? 2000, undefined, { ref: false }).then(() => stopRequests.abort())
+      await Promise.race([settled, grace])
+      stopRequests.abort()
+      await Promise.allSettled([...inflight])
+    },
+  }
+}
+
+function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    delivery_id: row.id,
+    webhook: row.webhook_label,
+    event: row.event,
+    plan_id: row.plan_id,
+    operation_id: row.operation_id,
+    state: row.state,
+    attempts: Number(row.attempts),
+    last_status: row.last_status,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    next_attempt_at: row.next_attempt_at,
+  }
+}

@@ -1,0 +1,198 @@
+import { SYSTEM_ACTOR, type Actor } from '../contract/index.js'
+import type { Connector } from '../connectors/index.js'
+import type { RenderedWrite } from '../plans/plan-service.js'
+import type { OperationTargetRow, Store } from '../store/index.js'
+import { renewLease, releaseLease } from './lease.js'
+import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInterrupted, targetsInState } from './ledger.js'
+import { checkBatchMembership } from './membership.js'
+import { Pacer } from './pacer.js'
+import { StopRuleTracker } from './stop-rules.js'
+import { executeTarget, type TargetContext } from './target-step.js'
+import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
+
+/** The few log methods the executor uses; a pino logger fits. */
+export interface ExecutorLog {
+  info(fields: object, message: string): void
+  warn(fields: object, message: string): void
+  error(fields: object, message: string): void
+}
+
+export interface ExecutorDeps {
+  readonly store: Store
+  /** This instance's lease owner name. */
+  readonly owner: string
+  readonly leaseMs: number
+  readonly connectorFor: (resource: string) => Connector
+  readonly renderWrite: (execution: OperationExecution, target: { readonly id: string; readonly version: string | null }) => RenderedWrite
+  readonly hiddenFields: (resource: string) => ReadonlySet<string>
+  readonly clock: () => Date
+  readonly log: ExecutorLog
+  /** The run-level audit log, if any: the executor records what it decided (recovered, halted, finished). */
+  readonly audit?: RunRecorder
+}
+
+/** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */
+export interface RunRecorder {
+  record(event: {
+    readonly actor: Actor | null
+    readonly surface?: string
+    readonly action: string
+    readonly summary?: Readonly<Record<string, unknown>>
+    readonly selection_id?: string | null
+    readonly plan_id?: string | null
+    readonly operation_id?: string | null
+  }): Promise<unknown>
+}
+
+/** One operation being executed by this process. */
+export interface OperationRunner {
+  readonly operationId: string
+  /** Settles when the runner has stopped (finished, halted, lost its lease, or was stopped). */
+  readonly done: Promise<void>
+  /** Stops starting targets; those in flight finish and are recorded; the lease is released. */
+  stop(): void
+}
+
+/**
+ * Starts executing an operation whose lease `deps.owner` holds. Targets run in member order, batch by batch
+ * (`batch_size`), at most `concurrency` at once and `max_writes_per_second`; the stop rules stored on the
+ * operation decide when it halts, leaving every later target `pending`.
+ */
+export function startRunner(deps: ExecutorDeps, operationId: string): OperationRunner {
+  const abort = new AbortController()
+  const done = run(deps, operationId, abort).catch((error: unknown) => {
+    deps.log.error({ err: error, operation_id: operationId }, 'operation executor failed; the lease will expire and another executor may resume it')
+  })
+  return { operationId, done, stop: () => abort.abort() }
+}
+
+async function run(deps: ExecutorDeps, operationId: string, abort: AbortController): Promise<void> {
+  const { store, owner } = deps
+  const db = store.db
+  const now = () => deps.clock().toISOString()
+  const row = await loadOperationRow(db, operationId)
+  if (row.lease_owner !== owner || FINISHED_STATES.has(row.state)) return
+  if (row.execution === null) {
+    deps.log.error({ operation_id: operationId }, 'operation has no execution record; it cannot be executed')
+    await releaseLease(db, operationId, owner, now())
+    return
+  }
+  const execution = JSON.parse(row.execution) as OperationExecution
+  const rules = JSON.parse(row.stop_rules) as StopRules
+  const resource = execution.plan.resource
+
+  // We hold the lease: whatever the previous holder left in flight has no durable answer.
+  const ids = { operation_id: operationId, plan_id: execution.plan.plan_id, selection_id: execution.selection.selection_id }
+  const audit = (action: string, summary: Record<string, unknown>) =>
+    deps.audit
+      ?.record({ actor: SYSTEM_ACTOR, surface: 'system', action, summary: { ...summary, instance: owner }, ...ids })
+      .catch((error: unknown) => deps.log.error({ err: error, operation_id: operationId }, 'could not record an executor event in the audit log'))
+  const interrupted = await markInterrupted(db, operationId, now())
+  if (interrupted > 0) {
+    deps.log.warn({ operation_id: operationId, targets: interrupted }, 'in-flight targets of an interrupted executor are now unknown')
+    await audit('operation.recovered', { interrupted_targets_now_unknown: interrupted })
+  }
+
+  let leaseLost = false
+  const renew = setInterval(() => {
+    const at = deps.clock().getTime()
+    renewLease(db, operationId, owner, new Date(at).toISOString(), new Date(at + deps.leaseMs).toISOString())
+      .then((held) => {
+        if (!held) {
+          leaseLost = true
+          abort.abort()
+        }
+      })
+      .catch((error: unknown) => deps.log.warn({ err: error, operation_id: operationId }, 'lease renewal failed; retrying'))
+  }, Math.max(50, Math.floor(deps.leaseMs / 3)))
+  renew.unref?.()
+
+  const ctx: TargetContext = {
+    db,
+    operationId,
+    owner,
+    connector: deps.connectorFor(resource),
+    execution,
+    render: (target) => deps.renderWrite(execution, target),
+    hidden: deps.hiddenFields(resource),
+    now,
+  }
+  const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
+  const pacer = new Pacer(rules.max_writes_per_second, abort.signal)
+  const rateLimitHits = new Map<number, number>()
+  let halt: HaltReason | null = null
+
+  const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
+  /** Counts a 429 for a target; returns the halt when it exceeded its retries. */
+  const rateLimited = (target: OperationTargetRow, retryAfterSeconds: number, message: string): HaltReason | null => {
+    const hits = (rateLimitHits.get(target.ord) ?? 0) + 1
+    rateLimitHits.set(target.ord, hits)
+    if (hits > rules.max_rate_limit_retries) return haltAt('rate_limit_retries', target, `rate limited ${hits} times (more than ${rules.max_rate_limit_retries}): ${message}`)
+    pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
+    return null
+  }
+
+  const runBatch = async (batch: readonly OperationTargetRow[]): Promise<void> => {
+    const queue = [...batch]
+    const worker = async () => {
+      while (queue.length > 0 && halt === null && !abort.signal.aborted) {
+        await pacer.acquire()
+        if (halt !== null || abort.signal.aborted) return
+        const target = queue.shift()
+        if (!target) return
+        const result = await executeTarget(ctx, target)
+        if (result.kind === 'not_claimed') continue
+        if (result.kind === 'rate_limited') {
+          const stop = rateLimited(target, result.retryAfterSeconds, result.message)
+          if (stop) halt ??= stop
+          else queue.unshift(target)
+          continue
+        }
+        const fired = tracker.observe(result.observed)
+        if (fired) halt ??= fired
+      }
+    }
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(rules.concurrency, batch.length)) }, worker))
+  }
+
+  try {
+    let afterOrd = -1
+    while (halt === null && !abort.signal.aborted) {
+      const batch = await targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
+      if (batch.length === 0) break
+      if (rules.revalidate_membership_per_batch) {
+        for (;;) {
+          const check = await checkBatchMembership(ctx.connector, execution, batch)
+          if (check.kind === 'unchanged') break
+          if (check.kind === 'changed') halt = haltAt(check.rule, check.target, check.message)
+          else halt = rateLimited(batch[0]!, 1, check.message)
+          if (halt !== null) break
+          await pacer.acquire()
+          if (abort.signal.aborted) break
+        }
+        if (halt !== null || abort.signal.aborted) break
+      }
+      await runBatch(batch)
+      afterOrd = batch[batch.length - 1]!.ord
+    }
+  } finally {
+    clearInterval(renew)
+  }
+
+  const counts = await countTargets(db, operationId)
+  if (halt === null && (counts.pending > 0 || counts.in_flight > 0)) {
+    // Stopped (closing, or the lease was lost) before the end: nothing is decided; another executor resumes.
+    if (!leaseLost) await releaseLease(db, operationId, owner, now())
+    deps.log.info({ operation_id: operationId, lease_lost: leaseLost, counts }, 'operation executor stopped before the end')
+    return
+  }
+  const state = finalState(counts, halt !== null)
+  const finished = await finishOperation(db, operationId, owner, { state, haltReason: halt, counts, now: now() })
+  if (!finished) {
+    deps.log.warn({ operation_id: operationId }, 'operation could not be finished: the lease is no longer ours')
+    return
+  }
+  deps.log.info({ operation_id: operationId, state, counts, halt_reason: halt }, 'operation finished')
+  await audit(halt ? 'operation.halted' : 'operation.finished', { state, counts, halt_reason: halt })
+}
+

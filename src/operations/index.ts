@@ -1,0 +1,36 @@
+export { createOperationService, type OperationServiceOptions } from './operation-service.js'
+export { canonicalAction } from './commit.js'
+export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, type ObservedOutcome } from './stop-rules.js'
+export { checkWriteAnswer, checkRecordFields, type EffectCheck } from './effect.js'
+export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
+export { claimOperations, renewLease, releaseLease } from './lease.js'
+export { INTERRUPTED_REASON, countTargets } from './ledger.js'
+export {
+  operationViewSchema,
+  commitReceiptSchema,
+  resultsPageSchema,
+  reconcileReportSchema,
+  haltReasonSchema,
+  stopRulesSchema,
+} from './schemas.js'
+export {
+  FINISHED_STATES,
+  TARGET_STATES,
+  STOP_RULE_NAMES,
+  type OperationService,
+  type OperationView,
+  type OperationExecution,
+  type OperationState,
+  type TargetState,
+  type TargetCounts,
+  type TargetResult,
+  type ResultsPage,
+  type ResultsQuery,
+  type ReconcileReport,
+  type CommitReceipt,
+  type CommitRoute,
+  type BulkActionRequest,
+  type StopRules,
+  type StopRuleName,
+  type HaltReason,
+} from './types.js'

@@ -1,0 +1,101 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database, Store } from '../store/index.js'
+
+/**
+ * Leases decide which executor runs an operation. A lease is (lease_owner, lease_expires_at) on the operation
+ * row; the holder renews it while it runs, and a live lease held by another instance is never taken.
+ *
+ * - PostgreSQL (several gateways on one database): the candidate rows are locked with
+ *   `SELECT … FOR UPDATE SKIP LOCKED`, so two instances claiming at once each get different operations and
+ *   never wait on each other, then updated in the same transaction.
+ * - SQLite (one file, usually one gateway): one conditional `UPDATE … WHERE <lease free> RETURNING id` is
+ *   atomic under SQLite's single-writer lock, which is what SKIP LOCKED buys on PostgreSQL.
+ */
+
+type Db = Kysely<Database>
+
+const CLAIMABLE_STATES = ['pending', 'running'] as const
+
+export interface ClaimOptions {
+  readonly owner: string
+  /** ISO now */
+  readonly now: string
+  /** ISO end of the new lease */
+  readonly until: string
+  /** one operation, or any claimable one (at most `limit`) */
+  readonly operationId?: string
+  readonly limit?: number
+}
+
+/** Claims unfinished operations whose lease is free, expired, or already ours; returns their ids. */
+export async function claimOperations(store: Store, options: ClaimOptions): Promise<string[]> {
+  return store.dialect === 'postgres' ? claimOnPostgres(store.db, options) : claimOnSqlite(store.db, options)
+}
+
+async function claimOnPostgres(db: Db, options: ClaimOptions): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    let candidates = trx
+      .selectFrom('operations')
+      .select('id')
+      .where('state', 'in', CLAIMABLE_STATES)
+      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+    if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
+    const rows = await candidates
+      .orderBy('created_at')
+      .limit(options.limit ?? 100)
+      .forUpdate()
+      .skipLocked()
+      .execute()
+    if (rows.length === 0) return []
+    const ids = rows.map((r) => r.id)
+    await trx
+      .updateTable('operations')
+      .set({ lease_owner: options.owner, lease_expires_at: options.until, state: sql`case when state = 'pending' then 'running' else state end`, updated_at: options.now })
+      .where('id', 'in', ids)
+      .execute()
+    return ids
+  })
+}
+
+async function claimOnSqlite(db: Db, options: ClaimOptions): Promise<string[]> {
+  let candidates = db
+    .selectFrom('operations')
+    .select('id')
+    .where('state', 'in', CLAIMABLE_STATES)
+    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+  if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
+  const ids = (await candidates.orderBy('created_at').limit(options.limit ?? 100).execute()).map((r) => r.id)
+  if (ids.length === 0) return []
+  // The same lease condition again, in the UPDATE itself: whatever changed since the read, only a free
+  // lease is taken (the statement runs under SQLite's write lock).
+  const rows = await db
+    .updateTable('operations')
+    .set({ lease_owner: options.owner, lease_expires_at: options.until, state: sql`case when state = 'pending' then 'running' else state end`, updated_at: options.now })
+    .where('id', 'in', ids)
+    .where('state', 'in', CLAIMABLE_STATES)
+    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+    .returning('id')
+    .execute()
+  return rows.map((r) => r.id)
+}
+
+/** Extends the lease; false when it is no longer ours (expired and taken by another instance). */
+export async function renewLease(db: Db, operationId: string, owner: string, now: string, until: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operations')
+    .set({ lease_expires_at: until, updated_at: now })
+    .where('id', '=', operationId)
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** Gives the lease up without finishing (the gateway is closing): another executor may claim it at once. */
+export async function releaseLease(db: Db, operationId: string, owner: string, now: string): Promise<void> {
+  await db
+    .updateTable('operations')
+    .set({ lease_owner: null, lease_expires_at: null, updated_at: now })
+    .where('id', '=', operationId)
+    .where('lease_owner', '=', owner)
+    .execute()
+}

@@ -1,0 +1,195 @@
+import { sql, type Kysely } from 'kysely'
+import { WarrantError } from '../contract/index.js'
+import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
+import { TARGET_STATES, type HaltReason, type OperationState, type TargetCounts, type TargetState } from './types.js'
+
+/**
+ * The per-target ledger: every state change of a target is one conditional UPDATE, so a target moves only
+ * from the state the executor believes it is in. `in_flight` is committed before any upstream call for the
+ * target, and only by the holder of a live lease on the operation.
+ */
+
+type Db = Kysely<Database>
+
+/** What a target ended as, with everything the results show. */
+export interface TargetOutcome {
+  readonly state: Exclude<TargetState, 'pending' | 'in_flight'>
+  readonly reason: string | null
+  readonly message?: string | null
+  readonly upstream_status?: number | null
+  readonly before?: Readonly<Record<string, unknown>> | null
+  readonly after?: Readonly<Record<string, unknown>> | null
+  /** the record's version right after our write, when the upstream said */
+  readonly after_version?: string | null
+}
+
+export const INTERRUPTED_REASON = 'interrupted: no durable answer'
+
+export async function findOperationByKey(db: Db, key: string): Promise<OperationRow | undefined> {
+  return db.selectFrom('operations').selectAll().where('idempotency_key', '=', key).executeTakeFirst()
+}
+
+export async function loadOperationRow(db: Db, operationId: string): Promise<OperationRow> {
+  const row = await db.selectFrom('operations').selectAll().where('id', '=', operationId).executeTakeFirst()
+  if (!row) throw new WarrantError('not_found', `no operation "${operationId}"`, { operation_id: operationId })
+  return row
+}
+
+/**
+ * pending → in_flight, only while `owner` holds a live lease on the operation (a fence: an executor that lost
+ * its lease can never put another target in flight). Durable when it returns: autocommitted.
+ */
+export async function markInFlight(db: Db, operationId: string, ord: number, owner: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operation_targets')
+    .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: now }))
+    .where('operation_id', '=', operationId)
+    .where('ord', '=', ord)
+    .where('state', '=', 'pending')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('operations')
+          .select(sql<number>`1`.as('one'))
+          .where('id', '=', operationId)
+          .where('lease_owner', '=', owner)
+          .where('lease_expires_at', '>', now),
+      ),
+    )
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** in_flight → its outcome. False when the target is no longer in flight (another instance declared it unknown). */
+export async function recordOutcome(db: Db, operationId: string, ord: number, outcome: TargetOutcome, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operation_targets')
+    .set({
+      state: outcome.state,
+      reason: outcome.reason,
+      error: outcome.message ? JSON.stringify({ message: outcome.message }) : null,
+      upstream_status: outcome.upstream_status ?? null,
+      ...(outcome.before === undefined ? {} : { before: outcome.before === null ? null : JSON.stringify(outcome.before) }),
+      after: outcome.after ? JSON.stringify(outcome.after) : null,
+      after_version: outcome.after_version ?? null,
+      updated_at: now,
+    })
+    .where('operation_id', '=', operationId)
+    .where('ord', '=', ord)
+    .where('state', '=', 'in_flight')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** in_flight → pending, for a durable "not done" (a 429 before or instead of the write). */
+export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operation_targets')
+    .set({ state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: 429, updated_at: now })
+    .where('operation_id', '=', operationId)
+    .where('ord', '=', ord)
+    .where('state', '=', 'in_flight')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** After a claim: every target left in flight by the previous holder has no durable answer. */
+export async function markInterrupted(db: Db, operationId: string, now: string): Promise<number> {
+  const result = await db
+    .updateTable('operation_targets')
+    .set({ state: 'unknown', reason: INTERRUPTED_REASON, error: JSON.stringify({ message: 'the executor stopped after recording the target in flight and before recording its answer; the write may or may not have happened' }), updated_at: now })
+    .where('operation_id', '=', operationId)
+    .where('state', '=', 'in_flight')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}
+
+/** The next targets in `state` after `afterOrd`, in member order: an index seek on (operation_id, state, ord). */
+export async function targetsInState(db: Db, operationId: string, state: TargetState, afterOrd: number, limit: number): Promise<OperationTargetRow[]> {
+  return db
+    .selectFrom('operation_targets')
+    .selectAll()
+    .where('operation_id', '=', operationId)
+    .where('state', '=', state)
+    .where('ord', '>', afterOrd)
+    .orderBy('ord')
+    .limit(limit)
+    .execute()
+}
+
+export function emptyCounts(): TargetCounts {
+  return Object.fromEntries(TARGET_STATES.map((s) => [s, 0])) as TargetCounts
+}
+
+/** Targets per state, straight from the ledger. */
+export async function countTargets(db: Db, operationId: string): Promise<TargetCounts> {
+  const rows = await db
+    .selectFrom('operation_targets')
+    .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('operation_id', '=', operationId)
+    .groupBy('state')
+    .execute()
+  const counts = emptyCounts()
+  for (const row of rows) counts[row.state] = Number(row.n)
+  return counts
+}
+
+/** Validation refusals already recorded (a resumed operation keeps counting toward its threshold). */
+export async function countValidationFailures(db: Db, operationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('operation_targets')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('operation_id', '=', operationId)
+    .where('state', '=', 'failed')
+    .where('reason', '=', 'rejected')
+    .executeTakeFirst()
+  return Number(row?.n ?? 0)
+}
+
+/** The state an operation ends in once nothing is pending: `succeeded` only when every target succeeded. */
+export function finalState(counts: TargetCounts, halted: boolean): OperationState {
+  if (halted) return 'halted'
+  const total = Object.values(counts).reduce((a, b) => a + b, 0)
+  if (counts.succeeded === total) return 'succeeded'
+  return counts.succeeded > 0 ? 'partially_failed' : 'failed'
+}
+
+/** Stores the running counts (the view computes them live while the operation runs). */
+export async function storeCounts(db: Db, operationId: string, counts: TargetCounts, now: string): Promise<void> {
+  await db.updateTable('operations').set({ counts: JSON.stringify(counts), updated_at: now }).where('id', '=', operationId).execute()
+}
+
+/** Ends an operation: its final state, halt reason and counts, and the lease released, only by its holder. */
+export async function finishOperation(
+  db: Db,
+  operationId: string,
+  owner: string,
+  end: { readonly state: OperationState; readonly haltReason: HaltReason | null; readonly counts: TargetCounts; readonly now: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('operations')
+    .set({
+      state: end.state,
+      halt_reason: end.haltReason ? JSON.stringify(end.haltReason) : null,
+      counts: JSON.stringify(end.counts),
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: end.now,
+      finished_at: end.now,
+    })
+    .where('id', '=', operationId)
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** After a reconciliation: the finished operation's counts and state follow its ledger. */
+export async function refreshFinished(db: Db, operationId: string, now: string): Promise<void> {
+  const row = await loadOperationRow(db, operationId)
+  const counts = await countTargets(db, operationId)
+  const state = row.state === 'halted' || !isFinished(row.state) ? row.state : finalState(counts, false)
+  await db.updateTable('operations').set({ state, counts: JSON.stringify(counts), updated_at: now }).where('id', '=', operationId).execute()
+}
+
+function isFinished(state: OperationState): boolean {
+  return state === 'succeeded' || state === 'partially_failed' || state === 'failed' || state === 'halted'
+}

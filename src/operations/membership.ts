@@ -1,0 +1,46 @@
+import { matchesFilter } from '../contract/index.js'
+import type { Connector } from '../connectors/index.js'
+import type { OperationTargetRow } from '../store/index.js'
+import { sameVersion } from './effect.js'
+import type { OperationExecution, StopRuleName } from './types.js'
+
+/** What re-reading a batch before writing it found. */
+export type MembershipCheck =
+  | { readonly kind: 'unchanged' }
+  | { readonly kind: 'changed'; readonly rule: StopRuleName; readonly target: OperationTargetRow; readonly message: string }
+  | { readonly kind: 'rate_limited'; readonly message: string }
+
+/**
+ * Where the selection was read without a consistent snapshot, each bounded batch is re-read right before its
+ * first write (the article: "refaites immédiatement la prévisualisation avant chaque lot limité et
+ * arrêtez-vous dès que l'appartenance diffère"). Any member that is gone, has another version, no longer
+ * matches the selection's filter, or now matches one of its exclusion rules means the set the reviewer
+ * approved is not the set the upstream holds: the operation halts before writing any of the batch.
+ * A member that cannot be re-read cannot be proven, and halts too.
+ */
+export async function checkBatchMembership(connector: Connector, execution: OperationExecution, batch: readonly OperationTargetRow[]): Promise<MembershipCheck> {
+  if (batch.length === 0) return { kind: 'unchanged' }
+  let read: Awaited<ReturnType<Connector['readByIds']>>
+  try {
+    read = await connector.readByIds(batch.map((t) => t.record_id))
+  } catch (error) {
+    return { kind: 'changed', rule: 'membership_unverifiable', target: batch[0]!, message: `re-reading the batch failed: ${error instanceof Error ? error.message : String(error)}` }
+  }
+  const failures = new Map(read.failed.map((f) => [f.id, f]))
+  const missing = new Set(read.missing)
+  const { filter, exclude } = execution.selection.selector
+  for (const target of batch) {
+    const id = target.record_id
+    const failure = failures.get(id)
+    if (failure?.status === 429) return { kind: 'rate_limited', message: failure.message }
+    if (failure) return { kind: 'changed', rule: 'membership_unverifiable', target, message: `member "${id}" could not be re-read before its batch (${failure.message}); membership cannot be proven` }
+    const record = read.records.get(id)
+    if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }
+    if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
+      return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze` }
+    if (!matchesFilter(record.fields, filter)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer matches the selection's filter` }
+    const rule = exclude.find((r) => matchesFilter(record.fields, r.filter))
+    if (rule) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" now matches exclusion rule "${rule.rule}"` }
+  }
+  return { kind: 'unchanged' }
+}

@@ -1,0 +1,207 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { WarrantConfig } from '../config/index.js'
+import { inScope, WarrantError, type Actor } from '../contract/index.js'
+import type { Connector } from '../connectors/index.js'
+import type { PlanService } from '../plans/plan-service.js'
+import type { Catalogue } from '../resources/index.js'
+import type { SelectionService } from '../selections/selection-service.js'
+import type { OperationRow, Store } from '../store/index.js'
+import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
+import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
+import { claimOperations, releaseLease } from './lease.js'
+import { countTargets, loadOperationRow, targetsInState } from './ledger.js'
+import { sleep } from './pacer.js'
+import { reconcileUnknownTargets } from './reconcile.js'
+import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
+import { createResultsCursor, isFinished, isTargetState, operationView, parseExecution, targetResult } from './views.js'
+
+export interface OperationServiceOptions {
+  readonly store: Store
+  readonly catalogue: Catalogue
+  readonly selections: SelectionService
+  readonly plans: PlanService
+  /** `config.execution`: fixed into each operation's stop rules at commit. */
+  readonly execution: WarrantConfig['execution']
+  readonly log: ExecutorLog
+  readonly clock?: () => Date
+  /** This instance's name as a lease owner; default `host:pid:random`. Stable across restarts only if you make it so. */
+  readonly instanceId?: string
+  /**
+   * true (default): resume unfinished operations at `recover()`, claim orphaned ones, execute commits.
+   * 'commits': execute only what this process commits (a CLI `commit --wait`). false: record commits only;
+   * a running gateway executes them.
+   */
+  readonly executors?: boolean | 'commits'
+  /** HMAC key for results cursors; default a random one (cursors then do not survive a restart). */
+  readonly cursorKey?: string
+  /** How a resource's connector is found; default the catalogue's. */
+  readonly connectorFor?: (resource: string) => Connector
+  /** The run-level audit log: recoveries, halts and ends are recorded there. */
+  readonly audit?: RunRecorder
+}
+
+const DEFAULT_RESULTS_LIMIT = 100
+const MAX_RESULTS_LIMIT = 1000
+const WAIT_POLL_MS = 25
+
+/**
+ * Commit, execution, ledger, stop rules, reconciliation and compensation of bulk operations.
+ *
+ * @example
+ * const operations = createOperationService({ store, catalogue, selections, plans, execution: config.execution, log })
+ * await operations.recover()
+ * const receipt = await operations.commitPlan(actor, planId, { idempotencyKey: 'k-1' })
+ * const view = await operations.waitFor(receipt.operation_id, 60_000)
+ */
+export function createOperationService(options: OperationServiceOptions): OperationService {
+  const { store, catalogue, selections, plans, log } = options
+  const clock = options.clock ?? (() => new Date())
+  const now = () => clock().toISOString()
+  const owner = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  const executors = options.executors ?? true
+  const leaseMs = Math.round(options.execution.lease_seconds * 1000)
+  const cursors = createResultsCursor(options.cursorKey ?? randomBytes(32).toString('base64url'))
+  const connectorFor = options.connectorFor ?? ((resource: string) => catalogue.get(resource).connector)
+  const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
+  const renderWrite: ExecutorDeps['renderWrite'] = (execution, target) => plans.renderWrite(execution.plan, execution.action_config, target)
+  const commitDeps: CommitDeps = { store, catalogue, selections, plans, execution: options.execution, now }
+  const executorDeps: ExecutorDeps = { store, owner, leaseMs, connectorFor, renderWrite, hiddenFields, clock, log, ...(options.audit ? { audit: options.audit } : {}) }
+
+  const runners = new Map<string, OperationRunner>()
+  let sweeper: NodeJS.Timeout | null = null
+  let closed = false
+
+  /** Claims (one operation, or any claimable) and starts executing what this process is not running yet. */
+  const claimAndRun = async (operationId?: string): Promise<void> => {
+    if (!executors || closed || (executors === 'commits' && operationId === undefined)) return
+    const at = clock().getTime()
+    const claimed = await claimOperations(store, {
+      owner,
+      now: new Date(at).toISOString(),
+      until: new Date(at + leaseMs).toISOString(),
+      ...(operationId === undefined ? { limit: 20 } : { operationId }),
+    })
+    for (const id of claimed) {
+      if (runners.has(id)) continue
+      // Closing meanwhile: give the lease back at once rather than make another instance wait for it to expire.
+      if (closed) {
+        await releaseLease(store.db, id, owner, now())
+        continue
+      }
+      const runner = startRunner(executorDeps, id)
+      runners.set(id, runner)
+      void runner.done.finally(() => runners.delete(id))
+    }
+  }
+  const claimQuietly = (operationId?: string) =>
+    claimAndRun(operationId).catch((error: unknown) => log.warn({ err: error, operation_id: operationId }, 'claiming operations failed; the sweeper retries'))
+
+  /** The operation, with its resource in the actor's scope. */
+  const loadScoped = async (actor: Actor, operationId: string): Promise<{ row: OperationRow; execution: OperationExecution }> => {
+    const row = await loadOperationRow(store.db, operationId)
+    const execution = parseExecution(row)
+    if (!execution) throw new WarrantError('conflict', `operation "${operationId}" predates execution records and cannot be read here`)
+    if (!inScope(actor, execution.plan.resource))
+      throw new WarrantError('forbidden', `operation "${operationId}" is on resource "${execution.plan.resource}", outside this token's scope`, { resource: execution.plan.resource })
+    return { row, execution }
+  }
+  const view = async (row: OperationRow) => operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id))
+
+  return {
+    async commitPlan(actor, planId, request) {
+      const receipt = await commitPlan(commitDeps, actor, planId, request)
+      if (!FINISHED_STATES.has(receipt.status)) void claimQuietly(receipt.operation_id)
+      return receipt
+    },
+
+    async commitBulkAction(actor, resource, request) {
+      const receipt = await commitBulkAction(commitDeps, actor, resource, request)
+      if (!FINISHED_STATES.has(receipt.status)) void claimQuietly(receipt.operation_id)
+      return receipt
+    },
+
+    async get(actor, operationId) {
+      return view((await loadScoped(actor, operationId)).row)
+    },
+
+    async results(actor, operationId, query = {}): Promise<ResultsPage> {
+      await loadScoped(actor, operationId)
+      const outcome: TargetState | null = query.outcome ?? null
+      if (outcome !== null && !isTargetState(outcome)) throw new WarrantError('invalid_request', `outcome must be one of pending, in_flight, succeeded, failed, skipped, unknown`, { field: 'outcome' })
+      const limit = query.limit ?? DEFAULT_RESULTS_LIMIT
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RESULTS_LIMIT)
+        throw new WarrantError('invalid_request', `limit must be a whole number from 1 to ${MAX_RESULTS_LIMIT}`, { field: 'limit' })
+      const afterOrd = query.cursor ? cursors.decode(query.cursor, operationId, outcome) : -1
+      let select = store.db.selectFrom('operation_targets').selectAll().where('operation_id', '=', operationId).where('ord', '>', afterOrd)
+      if (outcome !== null) select = select.where('state', '=', outcome)
+      const rows = await select.orderBy('ord').limit(limit + 1).execute()
+      const page = rows.slice(0, limit)
+      const last = page[page.length - 1]
+      return {
+        operation_id: operationId,
+        outcome,
+        results: page.map(targetResult),
+        next_cursor: rows.length > limit && last ? cursors.encode(operationId, outcome, last.ord) : null,
+      }
+    },
+
+    async reconcile(actor, operationId) {
+      const { execution } = await loadScoped(actor, operationId)
+      const resource = execution.plan.resource
+      const totals = await reconcileUnknownTargets(
+        { db: store.db, connector: connectorFor(resource), renderWrite, hidden: hiddenFields(resource), now },
+        operationId,
+        execution,
+      )
+      log.info({ operation_id: operationId, principal: actor.principal, ...totals }, 'unknown targets reconciled')
+      return { operation: await view(await loadOperationRow(store.db, operationId)), ...totals }
+    },
+
+    async proposeCompensation(actor, operationId) {
+      const { row, execution } = await loadScoped(actor, operationId)
+      if (!isFinished(row)) throw new WarrantError('conflict', `operation "${operationId}" is still ${row.state}; compensate it once it has stopped`, { state: row.state })
+      if (!execution.action_config.reversible)
+        throw new WarrantError('conflict', `action "${execution.plan.action.type}" is declared irreversible; no compensation can be proposed`, { action: execution.plan.action.type })
+      // `version` (the record's version right after our write) lets the compensation's executor check that
+      // nothing changed the record since; it is null when the upstream did not say.
+      const targets: { id: string; before: Record<string, unknown>; after: Record<string, unknown>; version: string | null }[] = []
+      for (let afterOrd = -1; ; ) {
+        const chunk = await targetsInState(store.db, operationId, 'succeeded', afterOrd, 1000)
+        if (chunk.length === 0) break
+        afterOrd = chunk[chunk.length - 1]!.ord
+        for (const t of chunk) targets.push({ id: t.record_id, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version })
+      }
+      if (targets.length === 0) throw new WarrantError('conflict', `operation "${operationId}" has no succeeded target: there is nothing to compensate`)
+      return plans.proposeCompensation(actor, operationId, execution.plan, targets)
+    },
+
+    async recover() {
+      if (executors !== true || closed) return
+      await claimAndRun()
+      if (sweeper === null) {
+        // Orphaned operations (an instance died holding a lease) are claimed once their lease expires.
+        sweeper = setInterval(() => void claimQuietly(), Math.max(250, Math.floor(leaseMs / 2)))
+        sweeper.unref?.()
+      }
+    },
+
+    async waitFor(operationId, timeoutMs) {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const row = await loadOperationRow(store.db, operationId)
+        if (isFinished(row) || Date.now() >= deadline) return view(row)
+        await sleep(Math.min(WAIT_POLL_MS, Math.max(1, deadline - Date.now())))
+      }
+    },
+
+    async close() {
+      closed = true
+      if (sweeper !== null) clearInterval(sweeper)
+      sweeper = null
+      const running = [...runners.values()]
+      for (const runner of running) runner.stop()
+      await Promise.all(running.map((r) => r.done))
+    },
+  }
+}

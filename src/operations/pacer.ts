@@ -1,0 +1,56 @@
+/**
+ * Waits `ms`, or less if `signal` aborts. The timer keeps the process alive: an operation paused for a
+ * Retry-After in a CLI process must not end the process (stopping the executor aborts the wait).
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms)
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}
+
+/**
+ * Hands out write slots for one operation: at most `perSecond` writes a second, and none while the whole
+ * operation is paused (an upstream said 429 with Retry-After). Slots are granted in the order they are asked
+ * for, so targets start in member order.
+ */
+export class Pacer {
+  #nextAt = 0
+  #pausedUntil = 0
+  #chain: Promise<void> = Promise.resolve()
+  readonly #interval: number
+
+  constructor(
+    perSecond: number | null,
+    private readonly signal: AbortSignal,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#interval = perSecond && perSecond > 0 ? 1000 / perSecond : 0
+  }
+
+  /** Pauses every later slot for `ms` from now. */
+  pause(ms: number): void {
+    this.#pausedUntil = Math.max(this.#pausedUntil, this.now() + ms)
+  }
+
+  /** Resolves when the next write may start (or at once once the executor is stopping). */
+  acquire(): Promise<void> {
+    const slot = this.#chain.then(async () => {
+      for (;;) {
+        if (this.signal.aborted) return
+        const wait = Math.max(this.#pausedUntil, this.#nextAt) - this.now()
+        if (wait <= 0) break
+        await sleep(Math.min(wait, 1000), this.signal)
+      }
+      this.#nextAt = this.now() + this.#interval
+    })
+    this.#chain = slot.catch(() => undefined)
+    return slot
+  }
+}

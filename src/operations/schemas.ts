@@ -1,0 +1,102 @@
+import { z } from 'zod'
+import { STOP_RULE_NAMES, TARGET_STATES } from './types.js'
+
+/** Response shapes, for OpenAPI and for clients that validate what they read. */
+
+const operationStateSchema = z.enum(['pending', 'running', 'succeeded', 'partially_failed', 'failed', 'halted'])
+const targetStateSchema = z.enum(TARGET_STATES)
+
+export const commitReceiptSchema = z
+  .object({
+    operation_id: z.string(),
+    status: operationStateSchema,
+    plan_id: z.string(),
+    target_count: z.number().int(),
+    results_url: z.string().describe('per-target outcomes, paged'),
+    operation_url: z.string(),
+    created: z.boolean().describe('false when the Idempotency-Key named an existing operation (a replay)'),
+  })
+  .meta({ id: 'CommitReceipt' })
+
+export const haltReasonSchema = z
+  .object({
+    rule: z.enum(STOP_RULE_NAMES),
+    target_id: z.string().nullable(),
+    ord: z.number().int().nullable(),
+    message: z.string(),
+    at: z.string(),
+  })
+  .meta({ id: 'HaltReason' })
+
+export const stopRulesSchema = z
+  .object({
+    halt_on_authorization_failure: z.literal(true),
+    halt_on_contradicted_effect: z.literal(true),
+    halt_after_consecutive_errors: z.number().int(),
+    halt_after_validation_failures: z.number().int(),
+    max_rate_limit_retries: z.number().int(),
+    revalidate_membership_per_batch: z.boolean(),
+    batch_size: z.number().int(),
+    concurrency: z.number().int(),
+    max_writes_per_second: z.number().nullable(),
+  })
+  .meta({ id: 'StopRules' })
+
+const countsSchema = z.object(Object.fromEntries(TARGET_STATES.map((s) => [s, z.number().int()])) as Record<(typeof TARGET_STATES)[number], z.ZodNumber>)
+
+export const operationViewSchema = z
+  .object({
+    operation_id: z.string(),
+    plan_id: z.string(),
+    selection_id: z.string().nullable(),
+    selection_digest: z.string().nullable(),
+    resource: z.string().nullable(),
+    environment: z.string().nullable(),
+    action: z.object({ type: z.string(), params: z.record(z.string(), z.unknown()) }).nullable(),
+    state: operationStateSchema.describe('succeeded only when every target succeeded; halted leaves later targets pending'),
+    target_count: z.number().int(),
+    counts: countsSchema,
+    halt_reason: haltReasonSchema.nullable(),
+    stop_rules: stopRulesSchema.nullable(),
+    created_by: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.string().nullable(),
+    results_url: z.string(),
+    operation_url: z.string(),
+  })
+  .meta({ id: 'Operation' })
+
+export const targetResultSchema = z
+  .object({
+    ord: z.number().int(),
+    id: z.string(),
+    outcome: targetStateSchema,
+    reason: z.string().nullable(),
+    upstream_status: z.number().int().nullable(),
+    error: z.string().nullable(),
+    before: z.record(z.string(), z.unknown()).nullable(),
+    after: z.record(z.string(), z.unknown()).nullable(),
+    attempts: z.number().int(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'TargetResult' })
+
+export const resultsPageSchema = z
+  .object({
+    operation_id: z.string(),
+    outcome: targetStateSchema.nullable(),
+    results: z.array(targetResultSchema),
+    next_cursor: z.string().nullable(),
+  })
+  .meta({ id: 'ResultsPage' })
+
+export const reconcileReportSchema = z
+  .object({
+    operation: operationViewSchema,
+    examined: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    still_unknown: z.number().int(),
+  })
+  .meta({ id: 'ReconcileReport' })

@@ -1,0 +1,75 @@
+import type { WarrantConfig } from '../config/index.js'
+import type { HaltReason, StopRuleName, StopRules, TargetState } from './types.js'
+
+/** A target answering 429 more often than this halts the operation rather than waiting forever. */
+export const DEFAULT_MAX_RATE_LIMIT_RETRIES = 10
+
+/**
+ * The stop rules an operation will run under, fixed at commit from the execution config and the selection:
+ * a selection read without a consistent snapshot has each batch re-read before it is written.
+ */
+export function fixStopRules(execution: WarrantConfig['execution'], consistentSnapshot: boolean): StopRules {
+  return {
+    halt_on_authorization_failure: true,
+    halt_on_contradicted_effect: true,
+    halt_after_consecutive_errors: execution.halt_after_consecutive_errors,
+    halt_after_validation_failures: execution.halt_after_validation_failures,
+    max_rate_limit_retries: DEFAULT_MAX_RATE_LIMIT_RETRIES,
+    revalidate_membership_per_batch: !consistentSnapshot,
+    batch_size: execution.batch_size,
+    concurrency: execution.concurrency,
+    max_writes_per_second: execution.max_writes_per_second ?? null,
+  }
+}
+
+/** One recorded target outcome, as the stop rules see it. */
+export interface ObservedOutcome {
+  readonly ord: number
+  readonly id: string
+  readonly state: TargetState
+  /** A structural failure that halts at once (authorization, contradicted effect). */
+  readonly halt?: { readonly rule: StopRuleName; readonly message: string }
+  /** The upstream refused the write as invalid (a 4xx other than auth, conflict or 429). */
+  readonly validation?: boolean
+  readonly message?: string
+}
+
+/**
+ * Applies the stop rules to outcomes in the order they are recorded. Precedence when several fire on one
+ * outcome: the structural rule, then the validation threshold, then the consecutive-error streak.
+ * `failed` and `unknown` extend the streak; `succeeded` and `skipped` end it.
+ */
+export class StopRuleTracker {
+  #streak = 0
+  #validationFailures: number
+
+  constructor(
+    private readonly rules: StopRules,
+    private readonly now: () => string,
+    /** validation failures already recorded (an operation resumed after a restart) */
+    validationFailuresSoFar = 0,
+  ) {
+    this.#validationFailures = validationFailuresSoFar
+  }
+
+  observe(outcome: ObservedOutcome): HaltReason | null {
+    const at = this.now()
+    const halt = (rule: StopRuleName, message: string): HaltReason => ({ rule, target_id: outcome.id, ord: outcome.ord, message, at })
+    if (outcome.state === 'failed' || outcome.state === 'unknown') this.#streak += 1
+    else if (outcome.state === 'succeeded' || outcome.state === 'skipped') this.#streak = 0
+    if (outcome.validation) this.#validationFailures += 1
+
+    if (outcome.halt) return halt(outcome.halt.rule, outcome.halt.message)
+    if (outcome.validation && this.#validationFailures >= this.rules.halt_after_validation_failures)
+      return halt(
+        'validation_failures',
+        `${this.#validationFailures} validation failures reached the threshold of ${this.rules.halt_after_validation_failures}; the last: ${outcome.message ?? 'rejected'}`,
+      )
+    if (this.#streak >= this.rules.halt_after_consecutive_errors)
+      return halt(
+        'consecutive_errors',
+        `${this.#streak} targets in a row ended failed or unknown (threshold ${this.rules.halt_after_consecutive_errors}); the last: ${outcome.message ?? outcome.state}`,
+      )
+    return null
+  }
+}

@@ -1,0 +1,101 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { WarrantError } from '../contract/index.js'
+import type { OperationRow, OperationTargetRow } from '../store/index.js'
+import { emptyCounts } from './ledger.js'
+import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
+
+export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
+export const resultsUrl = (id: string) => `${operationUrl(id)}/results`
+
+export function parseExecution(row: OperationRow): OperationExecution | null {
+  return row.execution === null ? null : (JSON.parse(row.execution) as OperationExecution)
+}
+
+/** The operation as every surface shows it. `liveCounts` while it runs; the stored counts once it has finished. */
+export function operationView(row: OperationRow, liveCounts: TargetCounts | null): OperationView {
+  const execution = parseExecution(row)
+  const counts = liveCounts ?? { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<TargetCounts>) }
+  return {
+    operation_id: row.id,
+    plan_id: row.plan_id,
+    selection_id: execution?.selection.selection_id ?? null,
+    selection_digest: execution?.selection.digest ?? null,
+    resource: execution?.plan.resource ?? null,
+    environment: execution?.plan.environment ?? null,
+    action: execution ? { type: execution.plan.action.type, params: execution.plan.action.params } : null,
+    state: row.state,
+    target_count: Object.values(counts).reduce((a, b) => a + b, 0),
+    counts,
+    halt_reason: row.halt_reason === null ? null : (JSON.parse(row.halt_reason) as HaltReason),
+    stop_rules: JSON.parse(row.stop_rules) as StopRules,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    finished_at: row.finished_at,
+    results_url: resultsUrl(row.id),
+    operation_url: operationUrl(row.id),
+  }
+}
+
+export function isFinished(row: OperationRow): boolean {
+  return FINISHED_STATES.has(row.state)
+}
+
+export function targetResult(row: OperationTargetRow): TargetResult {
+  return {
+    ord: row.ord,
+    id: row.record_id,
+    outcome: row.state,
+    reason: row.reason,
+    upstream_status: row.upstream_status,
+    error: row.error === null ? null : messageIn(row.error),
+    before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),
+    after: row.after === null ? null : (JSON.parse(row.after) as Record<string, unknown>),
+    attempts: row.attempts,
+    updated_at: row.updated_at,
+  }
+}
+
+function messageIn(error: string): string {
+  try {
+    const parsed = JSON.parse(error) as { message?: unknown }
+    return typeof parsed.message === 'string' ? parsed.message : error
+  } catch {
+    return error
+  }
+}
+
+export function isTargetState(value: string): value is TargetState {
+  return (TARGET_STATES as readonly string[]).includes(value)
+}
+
+/**
+ * Results cursors: the last ord returned, bound to one operation and one outcome filter, signed so a cursor
+ * that was altered or belongs to another query is refused (`invalid_cursor`) rather than silently followed.
+ */
+export function createResultsCursor(key: string) {
+  const sign = (payload: string) => createHmac('sha256', key).update(payload).digest('base64url')
+  return {
+    encode(operationId: string, outcome: TargetState | null, afterOrd: number): string {
+      const payload = Buffer.from(JSON.stringify({ o: operationId, f: outcome, a: afterOrd })).toString('base64url')
+      return `${payload}.${sign(payload)}`
+    },
+    decode(cursor: string, operationId: string, outcome: TargetState | null): number {
+      const [payload, signature, extra] = cursor.split('.')
+      const refuse = (why: string) => new WarrantError('invalid_cursor', `invalid results cursor: ${why}`)
+      if (!payload || !signature || extra !== undefined) throw refuse('malformed')
+      const expected = Buffer.from(sign(payload))
+      const given = Buffer.from(signature)
+      if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw refuse('altered or forged')
+      let decoded: { o?: unknown; f?: unknown; a?: unknown }
+      try {
+        decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as typeof decoded
+      } catch {
+        throw refuse('malformed')
+      }
+      if (decoded.o !== operationId || (decoded.f ?? null) !== outcome) throw refuse('it belongs to another operation or outcome filter')
+      if (typeof decoded.a !== 'number' || !Number.isSafeInteger(decoded.a)) throw refuse('malformed')
+      return decoded.a
+    },
+  }
+}

@@ -1,0 +1,24 @@
+export { createPlanService, COMPENSATE, type PlanServiceOptions } from './create-plan-service.js'
+export {
+  actionRequestSchema,
+  proposePlanRequestSchema,
+  approvalRequestSchema,
+  approvalPolicySchema,
+  approvalEntrySchema,
+  approvalResultSchema,
+  changeSummarySchema,
+  planViewSchema,
+  planProposalSchema,
+  recordChangeSchema,
+  changesQuerySchema,
+  changesPageSchema,
+  type ActionRequestInput,
+  type ApprovalRequestInput,
+  type ApprovalPolicy,
+  type ApprovalResult,
+  type PlanView,
+  type PlanProposal,
+  type ChangesPage,
+} from './schemas.js'
+export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionRequest, CompensationTargetInput } from './plan-service.js'
+export { renderValue, renderPath, type TemplateContext } from './render.js'

@@ -1,0 +1,99 @@
+import type { Actor, Filter } from '../contract/index.js'
+import type { ActionConfig } from '../config/index.js'
+import type { SelectionRecord } from '../selections/selection-service.js'
+import type { ApprovalRequestInput, ApprovalResult, ChangesPage, PlanProposal, PlanView } from './schemas.js'
+
+/**
+ * Changes to the first version of this interface (additive; old calls compile and behave the same):
+ * - `RenderedWrite.precondition`: the filter this target must still meet. For a plan of a configured action
+ *   it is the action's precondition; for a compensation plan it is per target ("still holds what the
+ *   operation wrote"), so executors should use `rendered.precondition ?? actionConfig.precondition`.
+ * - `renderWrite` accepts `version: string | null`.
+ * - `assertCommittable`'s third argument may also be `{plan_digest?, selection_digest?}`; a string is
+ *   accepted when it equals either the plan digest or the selection digest (the article's bulk-actions form
+ *   sends the selection digest).
+ * - `proposeCompensation`'s targets may carry `version` (the version the record had after our write); the
+ *   compensation selection freezes it, so the executor skips a target someone changed since.
+ *   Compensation plans carry their per-target values in `plan.action.params` (`restore`, `expect`, by id),
+ *   so `renderWrite(plan, actionConfig, {id, version})` needs nothing else.
+ * - `propose` resolves to the `PlanProposal` view; new: `view`, `changes`, `decide` (approvals),
+ *   `actionConfigOf`.
+ */
+
+/** The canonical action payload a plan and its approval are bound to. */
+export interface ActionRequest {
+  readonly type: string
+  readonly params?: Readonly<Record<string, string | number | boolean>>
+}
+
+/** A plan as stored, parsed. */
+export interface PlanRecord {
+  readonly plan_id: string
+  readonly selection_id: string
+  readonly resource: string
+  readonly environment: string
+  /** The canonical action: `{type, params}` with params validated and defaulted. */
+  readonly action: { readonly type: string; readonly params: Readonly<Record<string, unknown>> }
+  readonly plan_digest: string
+  readonly selection_digest: string
+  readonly target_count: number
+  readonly state: 'pending' | 'approved' | 'rejected' | 'expired' | 'committed'
+  readonly proposed_by: string
+  readonly created_at: string
+  /** Set when this plan compensates an operation. */
+  readonly compensates?: string | null
+}
+
+/** What one target receives: the fields set, rendered, and the HTTP write if the connector is HTTP. */
+export interface RenderedWrite {
+  readonly set: Readonly<Record<string, unknown>>
+  readonly http?: { readonly method: string; readonly path: string; readonly body?: unknown; readonly ifMatch: boolean }
+  /** The fields and values the upstream's answer must hold (the approved effect). */
+  readonly expect: { readonly status: readonly number[]; readonly fields: Readonly<Record<string, unknown>> }
+  /** What the target must still meet at write time (see the note at the top of this file). */
+  readonly precondition?: Filter
+}
+
+/** Everything a commit needs once the plan is proven committable. */
+export interface CommittablePlan {
+  readonly plan: PlanRecord
+  readonly selection: SelectionRecord
+  readonly actionConfig: ActionConfig
+  /** The approvals that make it committable (empty when a standing approval covers it). */
+  readonly approvals: readonly { readonly principal: string; readonly decided_at: string; readonly expires_at: string | null }[]
+  readonly standing_approval: string | null
+}
+
+export interface CompensationTargetInput {
+  readonly id: string
+  readonly before: Readonly<Record<string, unknown>>
+  readonly after: Readonly<Record<string, unknown>>
+  /** The version the record had after our write, when known. */
+  readonly version?: string | null
+}
+
+export interface PlanService {
+  propose(actor: Actor, selectionId: string, request: { readonly action: ActionRequest }): Promise<PlanProposal>
+  load(actor: Actor, planId: string): Promise<PlanRecord>
+  /**
+   * Proves the plan can be committed now, or throws the refusal: `not_approved` (403), `expired` (410, the
+   * selection or the approval), `digest_mismatch` (409), `selection_incomplete` (409), `conflict` (409, state).
+   */
+  assertCommittable(actor: Actor, planId: string, expectedDigest?: string | { readonly plan_digest?: string; readonly selection_digest?: string }): Promise<CommittablePlan>
+  /** The write one target receives under a plan's action (templates rendered with params, id and set values). */
+  renderWrite(plan: PlanRecord, actionConfig: ActionConfig, target: { readonly id: string; readonly version: string | null }): RenderedWrite
+  /** The plan that exactly matches (selection, canonical action), for the article's bulk-actions form. */
+  findBySelectionAndAction(actor: Actor, selectionId: string, action: ActionRequest): Promise<PlanRecord | null>
+  /** Marks the plan committed (once): a second call throws `conflict`. */
+  markCommitted(planId: string): Promise<void>
+  /** A compensation plan: restores each listed target's before-value, precondition "still holds what we wrote". */
+  proposeCompensation(actor: Actor, operationId: string, source: PlanRecord, targets: readonly CompensationTargetInput[]): Promise<PlanProposal>
+  /** The plan with its approval state (who approved, until when, who is still needed). */
+  view(actor: Actor, planId: string): Promise<PlanView>
+  /** Per-record before → after, a page at a time, in the selection's order. */
+  changes(actor: Actor, planId: string, query: { readonly cursor?: string; readonly limit?: number }): Promise<ChangesPage>
+  /** A reviewer's decision on the exact plan digest they saw. */
+  decide(actor: Actor, planId: string, request: ApprovalRequestInput): Promise<ApprovalResult>
+  /** The action config a plan executes: the resource's configured action, or the synthesized compensation. */
+  actionConfigOf(plan: PlanRecord): ActionConfig
+}

@@ -1,0 +1,175 @@
+import { z } from 'zod'
+import { filterSchema } from '../contract/index.js'
+
+/**
+ * Plan and approval request and response shapes, on every surface. Field names are part of the contract.
+ */
+
+const paramValue = z.union([z.string().max(2000), z.number(), z.boolean()])
+
+/**
+ * An action: `{type, params: {...}}`, or the article's flat form `{type: "pause_collection", reason: "…"}`
+ * (every key but `type` and `params` is a parameter). Both give the same canonical payload.
+ */
+export const actionRequestSchema = z
+  .object({
+    type: z.string().min(1).max(64),
+    params: z.record(z.string(), paramValue).optional(),
+  })
+  .catchall(paramValue)
+  .meta({ id: 'ActionRequest' })
+export type ActionRequestInput = z.input<typeof actionRequestSchema>
+
+export const proposePlanRequestSchema = z.strictObject({ action: actionRequestSchema }).meta({ id: 'ProposePlanRequest' })
+
+export const approvalRequestSchema = z
+  .strictObject({
+    decision: z.enum(['approve', 'reject']),
+    expected_plan_digest: z.string().min(1).max(200).describe('the plan_digest the reviewer saw; a different one is refused (409)'),
+    comment: z.string().max(4000).optional(),
+  })
+  .meta({ id: 'ApprovalRequest' })
+export type ApprovalRequestInput = z.input<typeof approvalRequestSchema>
+
+export const valueCountSchema = z.object({ value: z.unknown(), count: z.number().int().nonnegative() })
+
+export const changeSummarySchema = z
+  .object({
+    field: z.string(),
+    after: z.unknown().describe('the value every target gets; null with after_values when targets get different values'),
+    after_values: z.array(valueCountSchema).optional(),
+    before: z.array(valueCountSchema).describe("the targets' current values (as frozen), most frequent first"),
+    before_complete: z.boolean().describe('false when only the most frequent before-values are listed'),
+    unchanged: z.number().int().nonnegative().describe('targets that already hold the after value'),
+  })
+  .meta({ id: 'ChangeSummary' })
+
+export const approvalPolicySchema = z
+  .object({
+    required: z.enum(['none', 'one_reviewer', 'two_reviewers']),
+    reviewers_needed: z.number().int().min(0).max(2),
+    reason: z.string(),
+    standing_approval: z.string().nullable(),
+    ttl_minutes: z.number().positive().describe('how long an approval stays valid (never past the selection)'),
+  })
+  .meta({ id: 'ApprovalPolicy' })
+export type ApprovalPolicy = z.infer<typeof approvalPolicySchema>
+
+export const approvalEntrySchema = z
+  .object({
+    approval_id: z.string(),
+    decision: z.enum(['approve', 'reject']),
+    principal: z.string(),
+    name: z.string().nullable(),
+    comment: z.string().nullable(),
+    decided_at: z.string(),
+    expires_at: z.string().nullable(),
+    plan_digest: z.string(),
+    valid: z.boolean().describe('an approval of this plan digest, not expired, that counts now'),
+  })
+  .meta({ id: 'ApprovalEntry' })
+
+export const planViewSchema = z
+  .object({
+    plan_id: z.string(),
+    selection_id: z.string(),
+    resource: z.string(),
+    environment: z.string().describe('where the writes land'),
+    action: z.object({ type: z.string(), params: z.record(z.string(), z.unknown()), description: z.string() }),
+    plan_digest: z.string().describe('sha256 over selection digest, canonical action, resource and environment'),
+    selection_digest: z.string(),
+    target_count: z.number().int().nonnegative(),
+    changes: z.object({
+      summary: z.array(changeSummarySchema),
+      uniform: z.boolean().describe('every target gets the same change'),
+      changes_url: z.string().describe('per-record before → after, page by page'),
+    }),
+    precondition: z.object({
+      filter: filterSchema.describe('must still hold at write time, else the target is skipped'),
+      failing_now: z.number().int().nonnegative().nullable().describe('members whose frozen values already fail it (they would be skipped); null when unknown'),
+      per_target: z.boolean().describe('true for a compensation: each target must still hold the value the operation wrote'),
+    }),
+    reversible: z.boolean(),
+    approval: approvalPolicySchema,
+    approval_state: z.object({
+      approved: z.boolean(),
+      approved_by: z.array(z.object({ principal: z.string(), name: z.string().nullable(), approved_at: z.string(), expires_at: z.string().nullable() })),
+      still_needed: z.number().int().nonnegative().describe('distinct reviewers still needed'),
+      rejected_by: z.object({ principal: z.string(), name: z.string().nullable(), decided_at: z.string(), comment: z.string().nullable() }).nullable(),
+      who_can_approve: z.string(),
+    }),
+    approvals: z.array(approvalEntrySchema),
+    state: z.enum(['pending', 'approved', 'rejected', 'expired', 'committed']),
+    proposed_by: z.string(),
+    created_at: z.string(),
+    expires_at: z.string().nullable().describe("the selection's expiry: the plan dies with it"),
+    review_url: z.string(),
+    compensates: z.string().nullable().describe('the operation this plan compensates'),
+    selection: z.object({
+      count: z.number().int().nonnegative(),
+      digest: z.string(),
+      complete: z.boolean(),
+      consistent_snapshot: z.boolean(),
+      expires_at: z.string(),
+      url: z.string(),
+      exclusions: z.array(z.object({ rule: z.string(), count: z.number().int().nonnegative() })),
+    }),
+  })
+  .meta({ id: 'Plan' })
+export type PlanView = z.infer<typeof planViewSchema>
+
+export const planProposalSchema = planViewSchema
+  .extend({ created: z.boolean().describe('false when the same action was already proposed on this selection: that plan is returned') })
+  .meta({ id: 'PlanProposal' })
+export type PlanProposal = z.infer<typeof planProposalSchema>
+
+export const recordChangeSchema = z
+  .object({
+    ord: z.number().int().positive(),
+    id: z.string(),
+    version: z.string().nullable(),
+    changes: z.array(z.object({ field: z.string(), before: z.unknown(), after: z.unknown() })),
+  })
+  .meta({ id: 'RecordChange' })
+
+export const changesQuerySchema = z.object({
+  cursor: z.string().max(4096).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+})
+
+export const changesPageSchema = z
+  .object({
+    plan_id: z.string(),
+    plan_digest: z.string(),
+    target_count: z.number().int().nonnegative(),
+    changes: z.array(recordChangeSchema),
+    next_cursor: z.string().nullable(),
+  })
+  .meta({ id: 'PlanChangesPage' })
+export type ChangesPage = z.infer<typeof changesPageSchema>
+
+export const approvalResultSchema = z
+  .object({
+    approval_id: z.string(),
+    plan_id: z.string(),
+    plan_digest: z.string(),
+    selection_id: z.string(),
+    selection_digest: z.string(),
+    target_count: z.number().int().nonnegative(),
+    resource: z.string(),
+    environment: z.string(),
+    action: z.object({ type: z.string(), params: z.record(z.string(), z.unknown()), precondition: filterSchema }),
+    decision: z.enum(['approve', 'reject']),
+    approved_by: z.string().nullable().describe('the approving principal (null for a rejection)'),
+    approved_by_name: z.string().nullable(),
+    approved_at: z.string().nullable(),
+    rejected_by: z.string().nullable(),
+    decided_at: z.string(),
+    expires_at: z.string().nullable().describe('never later than the selection'),
+    comment: z.string().nullable(),
+    counted: z.boolean().describe('false when this reviewer had already approved: one reviewer never counts twice'),
+    plan_state: z.enum(['pending', 'approved', 'rejected', 'expired', 'committed']),
+    still_needed: z.number().int().nonnegative(),
+  })
+  .meta({ id: 'ApprovalResult' })
+export type ApprovalResult = z.infer<typeof approvalResultSchema>

@@ -1,0 +1,95 @@
+import { type Actor, WarrantError } from '../contract/index.js'
+import type { OperationService, OperationView } from '../operations/index.js'
+import type { PlanService, PlanView } from '../plans/index.js'
+import type { Store } from '../store/index.js'
+
+export interface ReviewQueue {
+  /**
+   * Plans waiting for a reviewer's decision, newest first: every plan whose effective state (the plan
+   * service's, which accounts for lapsed approvals and expired selections) is `pending`, within the actor's scope.
+   */
+  awaitingDecision(actor: Actor, options?: { readonly limit?: number }): Promise<{ readonly plans: readonly PlanView[]; readonly more: boolean }>
+  /** Recent plans that were decided or committed, newest first, within the actor's scope. */
+  recentlyDecided(actor: Actor, options?: { readonly limit?: number }): Promise<readonly PlanView[]>
+  /** The operations (commits) of one plan, oldest first. */
+  operationsOf(actor: Actor, planId: string): Promise<readonly OperationView[]>
+}
+
+export interface ReviewQueueOptions {
+  readonly store: Store
+  readonly plans: PlanService
+  readonly operations: OperationService
+}
+
+/** Stored rows looked at per request, at most: a queue longer than this says so (`more`). */
+const SCAN_MAX = 1000
+const BATCH = 100
+
+/**
+ * What waits for a reviewer, and what a plan led to. The store is asked only which ids to look at; every
+ * state shown comes from the plan and operation services, so the queue can never disagree with the rules.
+ *
+ * @example const { plans } = await createReviewQueue({ store, plans, operations }).awaitingDecision(reviewer)
+ */
+export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
+  const { store, plans, operations } = options
+  const db = store.db
+
+  /** Plan views for stored rows in `states`, newest first, keeping those `keep` accepts and the actor may see. */
+  async function scan(actor: Actor, states: readonly ('pending' | 'approved' | 'rejected' | 'committed')[], limit: number, keep: (view: PlanView) => boolean, liveOnly: boolean) {
+    const found: PlanView[] = []
+    let scanned = 0
+    let after: { created_at: string; id: string } | null = null
+    while (scanned < SCAN_MAX) {
+      let q = db.selectFrom('plans').select(['id', 'created_at']).where('state', 'in', [...states])
+      if (liveOnly) q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', store.now())]))
+      if (after) {
+        const a = after
+        q = q.where((eb) => eb.or([eb('created_at', '<', a.created_at), eb.and([eb('created_at', '=', a.created_at), eb('id', '<', a.id)])]))
+      }
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(BATCH).execute()
+      for (const row of rows) {
+        scanned += 1
+        let view: PlanView
+        try {
+          view = await plans.view(actor, row.id)
+        } catch (error) {
+          if (error instanceof WarrantError && (error.code === 'forbidden' || error.code === 'not_found')) continue
+          throw error
+        }
+        if (!keep(view)) continue
+        if (found.length === limit) return { plans: found, more: true }
+        found.push(view)
+      }
+      if (rows.length < BATCH) return { plans: found, more: false }
+      const last = rows[rows.length - 1]!
+      after = { created_at: last.created_at, id: last.id }
+    }
+    return { plans: found, more: true }
+  }
+
+  return {
+    async awaitingDecision(actor, opts = {}) {
+      // A stored `approved` plan whose approval lapsed waits for a decision again: the service says so.
+      return scan(actor, ['pending', 'approved'], clamp(opts.limit, 50, 200), (v) => v.state === 'pending', true)
+    },
+
+    async recentlyDecided(actor, opts = {}) {
+      const { plans: found } = await scan(actor, ['approved', 'rejected', 'committed'], clamp(opts.limit, 20, 100), (v) => v.state !== 'pending', false)
+      return found
+    },
+
+    async operationsOf(actor, planId) {
+      await plans.load(actor, planId) // not_found / forbidden, as for the plan itself
+      const rows = await db.selectFrom('operations').select('id').where('plan_id', '=', planId).orderBy('created_at').orderBy('id').execute()
+      const out: OperationView[] = []
+      for (const row of rows) out.push(await operations.get(actor, row.id))
+      return out
+    },
+  }
+}
+
+function clamp(value: number | undefined, fallback: number, max: number): number {
+  if (value === undefined || !Number.isFinite(value)) return fallback
+  return Math.min(max, Math.max(1, Math.floor(value)))
+}

@@ -1,0 +1,36 @@
+export { createSelectionService, storedFieldsOf, SELECTION_DEFAULT_BUDGET, RECOVERY_MAX_IDS, type SelectionServiceOptions } from './create-selection-service.js'
+export {
+  selectionRequestSchema,
+  selectionViewSchema,
+  selectionMemberSchema,
+  exclusionRuleSchema,
+  exclusionSummarySchema,
+  groupCountSchema,
+  selectionOriginSchema,
+  selectionBudgetSchema,
+  memberPageQuerySchema,
+  memberPageSchema,
+  excludedPageQuerySchema,
+  excludedPageSchema,
+  exportFormatSchema,
+  ruleNameSchema,
+  type SelectionRequestInput,
+  type SelectionView,
+  type MemberPage,
+  type ExcludedPage,
+  type ExportFormat,
+} from './schemas.js'
+export type {
+  SelectionService,
+  SelectionRecord,
+  SelectionMember,
+  SelectionRequest,
+  SelectionOrigin,
+  SelectionCompleteness,
+  GroupCount,
+  ExclusionRule,
+  CompensationTarget,
+} from './selection-service.js'
+export { compareIds, MEMBER_ORDERING } from './id-order.js'
+export { csvCell, csvLine } from './export.js'
+export { parseRequest } from './parse-request.js'

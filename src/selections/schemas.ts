@@ -1,0 +1,150 @@
+import { z } from 'zod'
+import { continuationSchema, filterSchema, incompleteReasonSchema, scopeSchema, warningSchema } from '../contract/index.js'
+
+/**
+ * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
+ * Field names are part of the public contract.
+ */
+
+/** A rule name travels in URLs (`/excluded?rule=`): letters, digits and `_ . : -`. */
+export const ruleNameSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a rule name: 1 to 64 letters, digits, _ . : -')
+
+export const exclusionRuleSchema = z
+  .strictObject({
+    rule: ruleNameSchema.describe('a name the reviewer sees, e.g. "disputed"'),
+    filter: filterSchema.describe('a record matching this filter is excluded, and listed under this rule'),
+  })
+  .meta({ id: 'ExclusionRule' })
+
+export const selectionBudgetSchema = z
+  .strictObject({
+    max_pages: z.number().int().min(1).max(1_000_000).optional(),
+    max_items: z.number().int().min(1).max(50_000_000).optional(),
+    deadline_ms: z.number().int().min(1).max(3_600_000).optional(),
+  })
+  .describe('limits on the inventory walk; a walk they stop makes an incomplete selection (reviewable, never committable)')
+
+export const selectionRequestSchema = z
+  .strictObject({
+    filter: filterSchema.default({}),
+    exclude: z
+      .array(exclusionRuleSchema)
+      .max(50)
+      .default([])
+      .describe('explicit exclusion rules, in order; a record matching several is listed under the first it matches'),
+    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to show; default: every review field'),
+    page_size: z.number().int().min(1).max(10_000).default(1000).describe('records per upstream page'),
+    budget: selectionBudgetSchema.default({}),
+  })
+  .meta({ id: 'SelectionRequest' })
+export type SelectionRequestInput = z.input<typeof selectionRequestSchema>
+
+/** One frozen member: its position, immutable id, the version it had when read, and its review fields. */
+export const selectionMemberSchema = z
+  .object({
+    ord: z.number().int().positive().describe('position in the frozen order (1-based, by id)'),
+    id: z.string(),
+    version: z.string().nullable().describe('ETag, revision or updated_at as read; null when unknown'),
+    fields: z.record(z.string(), z.unknown()).describe("the selection's review fields"),
+  })
+  .meta({ id: 'SelectionMember' })
+
+export const groupCountSchema = z
+  .object({
+    field: z.string(),
+    values: z.array(z.object({ value: z.unknown(), count: z.number().int().nonnegative() })).describe('most frequent first'),
+    distinct: z.number().int().nonnegative().describe('how many distinct values the field has in the selection'),
+    complete: z.boolean().describe('false when only the most frequent values are listed'),
+    other_count: z.number().int().nonnegative().describe('members whose value is not listed'),
+  })
+  .meta({ id: 'GroupCount' })
+
+export const exclusionSummarySchema = z
+  .object({
+    rule: z.string(),
+    filter: filterSchema,
+    count: z.number().int().nonnegative(),
+    records_url: z.string().describe('where the excluded records are listed, page by page'),
+  })
+  .meta({ id: 'ExclusionSummary' })
+
+export const selectionOriginSchema = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('recovery'), selection_id: z.string() }),
+    z.object({ kind: z.literal('compensation'), operation_id: z.string(), plan_id: z.string() }),
+  ])
+  .meta({ id: 'SelectionOrigin' })
+
+export const selectionViewSchema = z
+  .object({
+    selection_id: z.string(),
+    resource: z.string(),
+    environment: z.string().describe('where a change to these records would land'),
+    state: z.enum(['frozen', 'expired']),
+    selector: z.object({ filter: filterSchema, exclude: z.array(exclusionRuleSchema) }).describe('the filter and the exclusion rules, as given'),
+    fields: z.array(z.string()),
+    created_by: z.string().nullable(),
+    created_at: z.string(),
+    expires_at: z.string(),
+    count: z.number().int().nonnegative(),
+    digest: z.string().describe('sha256 of the canonical, ordered list of {id, version} of every member'),
+    consistent_snapshot: z.boolean(),
+    status: z.enum(['complete', 'partial']),
+    complete: z.boolean().describe('false: the inventory was incomplete; the selection can be reviewed, never committed'),
+    truncated: z.boolean(),
+    incomplete_reasons: z.array(incompleteReasonSchema),
+    continuation: continuationSchema.nullable().describe("the inventory walk's own continuation (a search cursor), when it stopped early"),
+    warnings: z.array(warningSchema),
+    scope: scopeSchema,
+    committable: z.boolean().describe('complete and not expired: a plan on it can be approved and committed'),
+    recovery_of: z.string().nullable().describe('the incomplete selection this one recovers, if any'),
+    compensation_of: z.string().nullable().describe('the operation this selection compensates, if any'),
+    recovery: z
+      .object({ method: z.literal('POST'), path: z.string(), count: z.number().int().nonnegative(), message: z.string() })
+      .nullable()
+      .describe('for an incomplete selection: how to make a complete one of the records it did return'),
+    exclusions: z.array(exclusionSummarySchema),
+    exclusion_rule: z.string().describe('how a record matching several rules is attributed'),
+    groups: z.array(groupCountSchema),
+    records: z.array(selectionMemberSchema).describe('the first page of members, in frozen order'),
+    next_cursor: z.string().nullable(),
+    records_url: z.string(),
+    export_urls: z.object({ csv: z.string(), ndjson: z.string() }),
+  })
+  .meta({ id: 'Selection' })
+export type SelectionView = z.infer<typeof selectionViewSchema>
+
+export const memberPageQuerySchema = z.object({
+  cursor: z.string().max(4096).optional().describe('next_cursor of the previous page, exactly as given'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+})
+
+export const memberPageSchema = z
+  .object({
+    selection_id: z.string(),
+    count: z.number().int().nonnegative(),
+    digest: z.string(),
+    records: z.array(selectionMemberSchema),
+    next_cursor: z.string().nullable().describe('null on the last page'),
+    page: z.object({ returned: z.number().int().nonnegative(), limit: z.number().int().positive(), ordering: z.string() }),
+  })
+  .meta({ id: 'SelectionMemberPage' })
+export type MemberPage = z.infer<typeof memberPageSchema>
+
+export const excludedPageQuerySchema = memberPageQuerySchema.extend({ rule: ruleNameSchema })
+
+export const excludedPageSchema = z
+  .object({
+    selection_id: z.string(),
+    rule: z.string(),
+    filter: filterSchema,
+    count: z.number().int().nonnegative(),
+    records: z.array(selectionMemberSchema).describe('records this rule removed (ord is the position among them)'),
+    next_cursor: z.string().nullable(),
+    page: z.object({ returned: z.number().int().nonnegative(), limit: z.number().int().positive(), ordering: z.string() }),
+  })
+  .meta({ id: 'ExcludedPage' })
+export type ExcludedPage = z.infer<typeof excludedPageSchema>
+
+export const exportFormatSchema = z.enum(['csv', 'ndjson'])
+export type ExportFormat = z.infer<typeof exportFormatSchema>

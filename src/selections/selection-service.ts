@@ -1,0 +1,135 @@
+import type { Actor, Filter, IncompleteReason, Continuation, Warning, Scope } from '../contract/index.js'
+import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './schemas.js'
+
+/**
+ * The interface other modules (plans, operations, surfaces) rely on. The implementation lives beside it
+ * (`create-selection-service.ts`).
+ *
+ * Changes to the first version of this interface (all additive, the old calls still compile and behave):
+ * - `SelectionMember.version` is `string | null`: null only for a member whose version is unknown (a
+ *   compensation target whose written version was not reported). Members read from an upstream always have one.
+ * - `SelectionMember.source` (the connector source it was read from, null when not read from one).
+ * - `SelectionRecord` gained `completeness`, `exclusions`, `groups`, `origin`; `state` is `'frozen' | 'expired'`
+ *   (expired is computed at read time from `expires_at`).
+ * - `create` resolves to the `SelectionView` (was `unknown`); new: `view`, `page`, `excluded`, `exportStream`,
+ *   `recover`, `createFromTargets` (for compensation plans), `assertUsable`.
+ */
+
+export interface ExclusionRule {
+  readonly rule: string
+  readonly filter: Filter
+}
+
+export interface SelectionRequest {
+  readonly filter?: Filter
+  readonly exclude?: readonly ExclusionRule[]
+  readonly fields?: readonly string[]
+  /** Walk limits for the inventory behind the selection (a stopped walk makes an incomplete selection). */
+  readonly budget?: { readonly max_pages?: number; readonly max_items?: number; readonly deadline_ms?: number }
+  readonly page_size?: number
+}
+
+/** One frozen member: its position, immutable id, the version it had when read, and its stored fields. */
+export interface SelectionMember {
+  readonly ord: number
+  readonly id: string
+  /** null only when the version is unknown (see the note at the top of this file). */
+  readonly version: string | null
+  /**
+   * Every field stored for the member: the selection's review fields plus the fields the resource's actions
+   * set or test and the standing approvals look at (never a denied field). A plan's before-values come from here.
+   */
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly source?: string | null
+}
+
+/** Where a selection came from, when not from a plain request. */
+export type SelectionOrigin =
+  | { readonly kind: 'recovery'; readonly selection_id: string }
+  | { readonly kind: 'compensation'; readonly operation_id: string; readonly plan_id: string }
+
+/** The completeness of the inventory walk behind a selection: the envelope's fields, without items. */
+export interface SelectionCompleteness {
+  readonly status: 'complete' | 'partial'
+  readonly truncated: boolean
+  readonly incomplete_reasons: readonly IncompleteReason[]
+  readonly continuation: Continuation | null
+  readonly warnings: readonly Warning[]
+  readonly scope: Scope
+}
+
+export interface GroupCount {
+  readonly field: string
+  readonly values: readonly { readonly value: unknown; readonly count: number }[]
+  readonly distinct: number
+  readonly complete: boolean
+  readonly other_count: number
+}
+
+/** A selection as stored, parsed. */
+export interface SelectionRecord {
+  readonly selection_id: string
+  readonly resource: string
+  readonly environment: string
+  readonly selector: { readonly filter: Filter; readonly exclude: readonly ExclusionRule[] }
+  readonly fields: readonly string[]
+  readonly count: number
+  readonly digest: string
+  readonly complete: boolean
+  readonly consistent_snapshot: boolean
+  readonly created_by: string | null
+  readonly created_at: string
+  readonly expires_at: string
+  /** `frozen`, or `expired` once `expires_at` has passed (computed when read). */
+  readonly state: string
+  readonly completeness: SelectionCompleteness
+  /** Per exclusion rule, in the selector's order: how many records it removed. */
+  readonly exclusions: readonly { readonly rule: string; readonly filter: Filter; readonly count: number }[]
+  readonly groups: readonly GroupCount[]
+  readonly origin: SelectionOrigin | null
+}
+
+/** One target of a compensation selection: built from an operation's ledger, not from an upstream read. */
+export interface CompensationTarget {
+  readonly id: string
+  /** The values the operation wrote (what the record should hold now). */
+  readonly after: Readonly<Record<string, unknown>>
+  /** The version the record had after our write, when known; the executor then checks it. */
+  readonly version?: string | null
+}
+
+export interface SelectionService {
+  /** Walks the inventory, freezes members and exclusions, and returns the selection view (first page included). */
+  create(actor: Actor, resource: string, request: SelectionRequest): Promise<SelectionView>
+  /** The stored selection, or `not_found`; `forbidden` when the actor's scope does not cover its resource. */
+  load(actor: Actor, selectionId: string): Promise<SelectionRecord>
+  /** True when the selection is past its expiry at `now` (ISO). */
+  isExpired(selection: SelectionRecord, now?: string): boolean
+  /** Members with ord > afterOrd, in ord order, at most `limit`: an index seek, never an OFFSET. */
+  members(selectionId: string, afterOrd: number, limit: number): Promise<readonly SelectionMember[]>
+  /** The view `create` returns, for a stored selection (first page of records included). */
+  view(actor: Actor, selectionId: string): Promise<SelectionView>
+  /** One page of members; `cursor` is a `next_cursor` from this selection's pages. */
+  page(actor: Actor, selectionId: string, query: { readonly cursor?: string; readonly limit?: number }): Promise<MemberPage>
+  /** One page of the records an exclusion rule removed. */
+  excluded(actor: Actor, selectionId: string, query: { readonly rule: string; readonly cursor?: string; readonly limit?: number }): Promise<ExcludedPage>
+  /** The whole manifest, streamed page by page (memory does not grow with the selection). */
+  exportStream(actor: Actor, selectionId: string, format: ExportFormat): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
+  /** A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and fields. */
+  recover(actor: Actor, selectionId: string): Promise<SelectionView>
+  /**
+   * A complete selection of exactly these targets, frozen from an operation's ledger (no upstream read):
+   * ordered by id, versions as given, member fields = the values we wrote. For compensation plans.
+   */
+  createFromTargets(
+    actor: Actor,
+    resource: string,
+    origin: Extract<SelectionOrigin, { kind: 'compensation' }>,
+    targets: readonly CompensationTarget[],
+  ): Promise<SelectionRecord>
+  /**
+   * Refuses a selection a plan, an approval or a commit cannot use: `expired` (410) past its expiry,
+   * `selection_incomplete` (409) when its inventory was incomplete.
+   */
+  assertUsable(selection: SelectionRecord, now?: string): void
+}

@@ -1,0 +1,187 @@
+import type { Child } from 'hono/jsx'
+import type { Actor, IncompleteReason } from '../contract/index.js'
+import { count, looksLikeProduction, plural, relative, scalarText, utc } from './format.js'
+
+/** What every signed-in page knows about the viewer. */
+export interface Viewer {
+  readonly actor: Actor
+  readonly csrf: string
+  /** Principal id → name, to show who proposed or decided. */
+  readonly names: ReadonlyMap<string, string>
+}
+
+/** A principal by name, its id in the title. */
+export function Who(props: { viewer: Viewer; principal: string | null | undefined }) {
+  if (!props.principal) return <span class="empty">nobody</span>
+  const name = props.viewer.names.get(props.principal)
+  return <span title={props.principal}>{name ?? props.principal}</span>
+}
+
+export const paths = {
+  queue: '/review',
+  signIn: '/review/sign-in',
+  signOut: '/review/sign-out',
+  plan: (id: string) => `/review/plans/${encodeURIComponent(id)}`,
+  planAudit: (id: string) => `/review/plans/${encodeURIComponent(id)}/audit`,
+  decision: (id: string) => `/review/plans/${encodeURIComponent(id)}/decision`,
+  selection: (id: string) => `/review/selections/${encodeURIComponent(id)}`,
+  excluded: (id: string, rule: string) => `/review/selections/${encodeURIComponent(id)}/excluded?rule=${encodeURIComponent(rule)}`,
+  exportOf: (id: string, format: 'csv' | 'ndjson') => `/review/selections/${encodeURIComponent(id)}/export?format=${format}`,
+  recover: (id: string) => `/review/selections/${encodeURIComponent(id)}/recover`,
+  retry: (id: string) => `/review/selections/${encodeURIComponent(id)}/retry`,
+  operation: (id: string) => `/review/operations/${encodeURIComponent(id)}`,
+  operationStatus: (id: string) => `/review/operations/${encodeURIComponent(id)}/status`,
+  compensation: (id: string) => `/review/operations/${encodeURIComponent(id)}/compensation`,
+  css: '/review/assets/review.css',
+  js: '/review/assets/review.js',
+}
+
+export function Layout(props: { title: string; viewer?: Viewer | null; children?: Child }) {
+  const viewer = props.viewer ?? null
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="same-origin" />
+        <title>{props.title} · Warrant review</title>
+        <link rel="stylesheet" href={paths.css} />
+        <script src={paths.js} defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to the content
+        </a>
+        <header class="site">
+          <a class="brand" href={paths.queue}>
+            Warrant · review
+          </a>
+          {viewer ? (
+            <nav aria-label="Review pages">
+              <a href={paths.queue}>Queue</a>
+              <span class="muted">
+                Signed in as <strong>{viewer.actor.name}</strong> ({viewer.actor.role})
+              </span>
+              <form method="post" action={paths.signOut}>
+                <input type="hidden" name="csrf" value={viewer.csrf} />
+                <button type="submit" class="link">
+                  Sign out
+                </button>
+              </form>
+            </nav>
+          ) : null}
+        </header>
+        <main id="main" tabindex={-1}>
+          {props.children}
+        </main>
+        <footer>Warrant shows the whole manifest, the exact change, where it lands, and what is missing. Times are UTC.</footer>
+      </body>
+    </html>
+  )
+}
+
+/** Where the writes land: never a detail. Red for an environment that reads like production. */
+export function EnvBanner(props: { environment: string; resource: string; what?: Child; label?: string }) {
+  return (
+    <section class={`env${looksLikeProduction(props.environment) ? ' prod' : ''}`} aria-label="Environment">
+      <span class="label">{props.label ?? 'Writes land in'}</span>
+      <span class="name" data-testid="environment">
+        {props.environment}
+      </span>
+      <span class="what">
+        Resource <strong>{props.resource}</strong>
+        {props.what ? <> · {props.what}</> : null}
+      </span>
+    </section>
+  )
+}
+
+/** Whether the evidence covers the whole requested scope: the second-loudest thing on a page. */
+export function CompletenessBanner(props: { complete: boolean; count: number; reasons: readonly IncompleteReason[]; anchor?: string }) {
+  if (props.complete)
+    return (
+      <section class="completeness" aria-label="Completeness" data-testid="completeness">
+        <strong>Complete.</strong> The inventory covered the whole requested scope: this manifest of {plural(props.count, 'record')} is every record the selector
+        matched, not a sample.
+      </section>
+    )
+  return (
+    <section class="completeness incomplete" role="alert" aria-label="Completeness" data-testid="completeness">
+      <strong>Incomplete: evidence is missing.</strong> The inventory stopped before it covered the whole scope (
+      {props.reasons.map((r) => r.code).join(', ') || 'no reason recorded'}). The {plural(props.count, 'record')} below are what it returned, not the
+      whole set. This cannot be approved or committed. {props.anchor ? <a href={props.anchor}>What is missing, and the choices</a> : null}
+    </section>
+  )
+}
+
+export function Notice(props: { kind?: 'info' | 'ok' | 'warn' | 'error'; title?: string; children?: Child; testid?: string }) {
+  const kind = props.kind ?? 'info'
+  return (
+    <div class={`notice ${kind}`} role={kind === 'error' ? 'alert' : 'status'} data-testid={props.testid}>
+      {props.title ? (
+        <p>
+          <strong>{props.title}</strong>
+        </p>
+      ) : null}
+      {props.children}
+    </div>
+  )
+}
+
+export function Pill(props: { state: string; testid?: string }) {
+  return (
+    <span class={`pill ${props.state}`} data-testid={props.testid}>
+      {props.state}
+    </span>
+  )
+}
+
+/** A value in a table cell; empty values say so rather than showing nothing. */
+export function Val(props: { value: unknown }) {
+  const v = props.value
+  if (v === null || v === undefined) return <span class="empty">empty</span>
+  if (v === '') return <span class="empty">"" (empty text)</span>
+  if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
+  return <>{scalarText(v)}</>
+}
+
+export function Change(props: { field: string; before: unknown; after: unknown }) {
+  const same = JSON.stringify(props.before ?? null) === JSON.stringify(props.after ?? null)
+  return (
+    <div class="change">
+      <code>{props.field}</code>: <Val value={props.before} />
+      <span class="arrow" aria-label="becomes">
+        →
+      </span>
+      <span class="after">
+        <Val value={props.after} />
+      </span>
+      {same ? <span class="muted small"> (already)</span> : null}
+    </div>
+  )
+}
+
+/** A table wrapped so it scrolls sideways on a phone, and can be scrolled with the keyboard. */
+export function TableScroll(props: { label: string; children?: Child }) {
+  return (
+    <div class="table-scroll" role="region" aria-label={props.label} tabindex={0}>
+      {props.children}
+    </div>
+  )
+}
+
+export function When(props: { iso: string | null | undefined; relativeToo?: boolean }) {
+  if (!props.iso) return <span class="empty">never</span>
+  return (
+    <time datetime={props.iso} title={props.iso}>
+      {utc(props.iso)}
+      {props.relativeToo ? ` (${relative(props.iso)})` : ''}
+    </time>
+  )
+}
+
+export function CsrfField(props: { viewer: Viewer }) {
+  return <input type="hidden" name="csrf" value={props.viewer.csrf} />
+}
+
+export { count, plural }

@@ -1,0 +1,88 @@
+import { type Clause, type Filter, clausesOf } from '../contract/index.js'
+
+/** Listed values of an `in` clause before "and N more". */
+const IN_SHOWN = 12
+
+/** A scalar as a reviewer reads it. */
+export function scalarText(value: unknown): string {
+  if (value === null || value === undefined) return '(empty)'
+  if (value === '') return '"" (empty text)'
+  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map(scalarText).join(', ')
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+/** One clause in words: "status is past_due", "tags contain disputed", "amount_due is at least 100". */
+export function clauseText(c: Clause): string {
+  const v = c.value
+  switch (c.op) {
+    case 'eq':
+      return `${c.field} is ${scalarText(v)}`
+    case 'in':
+    case 'not_in': {
+      const list = v as readonly unknown[]
+      const shown = list.slice(0, IN_SHOWN).map(scalarText).join(', ')
+      const more = list.length > IN_SHOWN ? ` and ${(list.length - IN_SHOWN).toLocaleString('en-US')} more` : ''
+      return list.length === 1
+        ? `${c.field} ${c.op === 'in' ? 'is' : 'is not'} ${shown}`
+        : `${c.field} is ${c.op === 'in' ? 'one of' : 'none of'} ${shown}${more} (${list.length.toLocaleString('en-US')} values)`
+    }
+    case 'lt':
+      return `${c.field} is below ${scalarText(v)}`
+    case 'lte':
+      return `${c.field} is at most ${scalarText(v)}`
+    case 'gt':
+      return `${c.field} is above ${scalarText(v)}`
+    case 'gte':
+      return `${c.field} is at least ${scalarText(v)}`
+    case 'is_null':
+      return v ? `${c.field} is empty` : `${c.field} is set`
+    case 'contains':
+      return `${c.field} contain ${scalarText(v)}`
+  }
+}
+
+/** Every clause of a filter in words; an empty filter matches every record. */
+export function filterClauses(filter: Filter): string[] {
+  return clausesOf(filter).map(clauseText)
+}
+
+/** A filter as one phrase: "status is past_due and region is eu". */
+export function filterText(filter: Filter): string {
+  const clauses = filterClauses(filter)
+  return clauses.length === 0 ? 'every record (no condition)' : clauses.join(' and ')
+}
+
+export const count = (n: number) => n.toLocaleString('en-US')
+export const plural = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`
+
+/** "in 27 min", "in 2 h 5 min", "14 s ago". */
+export function relative(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return 'never'
+  const ms = Date.parse(iso) - now
+  const abs = Math.abs(ms)
+  let text: string
+  if (abs < 60_000) text = `${Math.round(abs / 1000)} s`
+  else if (abs < 3_600_000) text = `${Math.round(abs / 60_000)} min`
+  else if (abs < 86_400_000) text = `${Math.floor(abs / 3_600_000)} h ${Math.round((abs % 3_600_000) / 60_000)} min`
+  else text = `${Math.round(abs / 86_400_000)} days`
+  return ms >= 0 ? `in ${text}` : `${text} ago`
+}
+
+/** "2025-03-08 14:16:02 UTC": one fixed form, never the viewer's guess of a time zone. */
+export function utc(iso: string | null | undefined): string {
+  if (!iso) return '—'
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`
+}
+
+/** A digest shortened for reading; the full value stays in the title and the forms. */
+export function shortDigest(digest: string): string {
+  const [algo, hex] = digest.includes(':') ? digest.split(':', 2) : ['', digest]
+  return `${algo ? `${algo}:` : ''}${(hex ?? '').slice(0, 12)}…`
+}
+
+/** Whether the environment's name reads like production (it then gets the loudest banner). */
+export function looksLikeProduction(environment: string): boolean {
+  return /\b(prod|production|live|prd)\b/i.test(environment) || /-prod\b|prod-/i.test(environment)
+}

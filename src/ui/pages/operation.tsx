@@ -1,0 +1,251 @@
+import type { OperationView, ResultsPage, TargetState } from '../../operations/index.js'
+import type { PlanView } from '../../plans/index.js'
+import { Change, CsrfField, EnvBanner, Layout, Notice, Pill, TableScroll, Val, type Viewer, When, Who, paths } from '../components.js'
+import { count, plural } from '../format.js'
+
+const FINISHED = new Set(['succeeded', 'partially_failed', 'failed', 'halted'])
+export const OUTCOME_FILTERS: readonly TargetState[] = ['succeeded', 'failed', 'skipped', 'unknown', 'pending', 'in_flight']
+const OUTCOME_WORDS: Record<string, string> = {
+  succeeded: 'written, and the answer matched the approved change',
+  failed: 'refused or errored upstream; not written',
+  skipped: 'precondition or version changed since review; not written',
+  unknown: 'no durable answer: it may have been written; never retried blindly',
+  pending: 'not attempted (yet)',
+}
+
+export interface OperationPageData {
+  readonly viewer: Viewer
+  readonly operation: OperationView
+  readonly plan: PlanView | null
+  readonly results: ResultsPage
+  readonly outcome: TargetState | null
+  readonly base: string
+  readonly paged: boolean
+  readonly next: string | null
+  readonly notice?: { readonly kind: 'ok' | 'error' | 'info'; readonly title: string; readonly text?: string; readonly code?: string } | null
+}
+
+/** The fields whose value differs between before and after, in a stable order. */
+function changedFields(before: Readonly<Record<string, unknown>> | null, after: Readonly<Record<string, unknown>> | null): string[] {
+  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])
+  return [...keys].sort()
+}
+
+export function OperationPage(d: OperationPageData) {
+  const o = d.operation
+  const finished = FINISHED.has(o.state)
+  const waiting = o.counts.pending + o.counts.in_flight
+  const done = o.target_count - waiting
+  const outcomeLink = (outcome: TargetState | null) => (outcome ? `${d.base}?outcome=${outcome}` : d.base)
+  return (
+    <Layout title={`Operation ${o.operation_id}`} viewer={d.viewer}>
+      <EnvBanner
+        environment={o.environment ?? '(unknown environment)'}
+        resource={o.resource ?? '(unknown resource)'}
+        label="Written in"
+        what={
+          <>
+            action <code>{o.action?.type ?? '?'}</code> on {plural(o.target_count, 'record')}
+          </>
+        }
+      />
+      {d.notice ? (
+        <Notice kind={d.notice.kind} title={d.notice.title} testid="flash">
+          {d.notice.text || d.notice.code ? (
+            <p>
+              {d.notice.text} {d.notice.code ? <code>{d.notice.code}</code> : null}
+            </p>
+          ) : null}
+        </Notice>
+      ) : null}
+      <h1>
+        Operation <code>{o.operation_id}</code>
+      </h1>
+      <p>
+        Commit of plan <a href={paths.plan(o.plan_id)}>{o.plan_id}</a> by <strong><Who viewer={d.viewer} principal={o.created_by} /></strong>, started{' '}
+        <When iso={o.created_at} relativeToo />
+        {o.finished_at ? (
+          <>
+            , ended <When iso={o.finished_at} />
+          </>
+        ) : null}
+        . <a href={paths.planAudit(o.plan_id)}>Audit trail</a>
+      </p>
+      <section
+        aria-labelledby="outcomes"
+        data-live-operation=""
+        data-status-url={paths.operationStatus(o.operation_id)}
+        data-finished={finished ? 'true' : 'false'}
+      >
+        <h2 id="outcomes">Outcomes</h2>
+        <p>
+          State: <span class={`pill ${o.state}`} data-state="" data-testid="operation-state">{o.state}</span>{' '}
+          <span id="live-status" class="small muted" aria-live="polite">
+            {finished ? '' : 'Updating every 2 seconds while it runs.'}
+          </span>
+        </p>
+        <progress max={o.target_count} value={done} aria-label={`${count(done)} of ${count(o.target_count)} targets attempted`}></progress>
+        <ul class="counts" aria-label="Targets per outcome" data-testid="counts">
+          {(['succeeded', 'failed', 'skipped', 'unknown'] as const).map((k) => (
+            <li class={k}>
+              <span class="n" data-count={k} data-testid={`count-${k}`}>
+                {count(o.counts[k])}
+              </span>
+              {k}
+              <span class="small muted"> · {OUTCOME_WORDS[k]}</span>
+            </li>
+          ))}
+          <li class="pending">
+            <span class="n" data-count="waiting" data-testid="count-pending">
+              {count(waiting)}
+            </span>
+            pending
+            <span class="small muted"> · {OUTCOME_WORDS.pending}</span>
+          </li>
+        </ul>
+        {o.halt_reason ? (
+          <Notice kind="error" title={`Halted by the stop rule “${o.halt_reason.rule}”`} testid="halt-reason">
+            <p>
+              {o.halt_reason.message}
+              {o.halt_reason.target_id ? ` (at target ${o.halt_reason.target_id}${o.halt_reason.ord !== null ? `, #${count(o.halt_reason.ord)}` : ''})` : ''}, <When iso={o.halt_reason.at} />.
+              Later targets stay pending: nothing more is written.
+            </p>
+          </Notice>
+        ) : null}
+        {o.counts.unknown > 0 ? (
+          <Notice kind="warn" title={`${plural(o.counts.unknown, 'target')} ended unknown.`}>
+            <p>Unknown is not failed: the write may have happened. Re-read those records before anything is retried.</p>
+          </Notice>
+        ) : null}
+      </section>
+      <section aria-labelledby="targets">
+        <h2 id="targets">Per target</h2>
+        <nav aria-label="Filter by outcome">
+          <ul class="filters">
+            <li>
+              <a href={outcomeLink(null)} aria-current={d.outcome === null ? 'page' : undefined}>
+                All ({count(o.target_count)})
+              </a>
+            </li>
+            {OUTCOME_FILTERS.map((k) => (
+              <li>
+                <a href={outcomeLink(k)} aria-current={d.outcome === k ? 'page' : undefined} data-testid={`filter-${k}`}>
+                  {k} ({count(o.counts[k])})
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="pager">
+          {d.paged ? <a href={d.base + (d.outcome ? `?outcome=${d.outcome}` : '')}>First page</a> : null}
+          {d.next ? (
+            <a href={d.next} rel="next">
+              Next page
+            </a>
+          ) : (
+            <span class="muted">Last page</span>
+          )}
+        </div>
+        {d.results.results.length === 0 ? (
+          <p class="muted">No target {d.outcome ? `ended ${d.outcome}` : 'yet'}.</p>
+        ) : (
+          <TableScroll label="Targets">
+            <table data-testid="targets">
+              <caption>
+                {d.outcome ? `Targets that ended ${d.outcome}` : 'Every target'}, in manifest order
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">
+                    #
+                  </th>
+                  <th scope="col">Record</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col" class="num">
+                    Upstream status
+                  </th>
+                  <th scope="col">Reason or error</th>
+                  <th scope="col">Before → after</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.results.results.map((t) => (
+                  <tr class={t.outcome === 'failed' || t.outcome === 'unknown' ? 'failed' : ''}>
+                    <td class="num">{count(t.ord)}</td>
+                    <th scope="row">
+                      <code>{t.id}</code>
+                    </th>
+                    <td>
+                      <Pill state={t.outcome} />
+                      {t.attempts > 1 ? <span class="small muted"> {t.attempts} attempts</span> : null}
+                    </td>
+                    <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
+                    <td>
+                      {t.error ? <span>{t.error}</span> : null}
+                      {t.reason ? <div class="small">{t.reason}</div> : null}
+                      {!t.error && !t.reason ? <span class="muted">—</span> : null}
+                    </td>
+                    <td>
+                      {t.after ? (
+                        changedFields(t.before, t.after).map((f) => <Change field={f} before={t.before?.[f]} after={t.after?.[f]} />)
+                      ) : (
+                        <>
+                          <span class="muted">{t.outcome === 'unknown' ? 'no durable answer' : 'not written'}</span>
+                          {t.before ? (
+                            <div class="small">
+                              read:{' '}
+                              {Object.entries(t.before).map(([f, v], i) => (
+                                <>
+                                  {i > 0 ? ', ' : ''}
+                                  <code>{f}</code> = <Val value={v} />
+                                </>
+                              ))}
+                            </div>
+                          ) : null}
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
+        )}
+      </section>
+      <section aria-labelledby="compensation">
+        <h2 id="compensation">Compensation</h2>
+        {!finished ? (
+          <p>A compensation can be proposed once the operation has ended.</p>
+        ) : d.plan && !d.plan.reversible ? (
+          <p>The action is declared irreversible: there is no compensation.</p>
+        ) : o.counts.succeeded === 0 ? (
+          <p>No target was written, so there is nothing to restore.</p>
+        ) : (
+          <form method="post" action={paths.compensation(o.operation_id)}>
+            <p>
+              Proposes a new plan that restores the before-value of each of the {plural(o.counts.succeeded, 'succeeded target')}, only where the record still
+              holds what this operation wrote. It is reviewed like any plan: you become its proposer, so another reviewer must approve it.
+            </p>
+            <CsrfField viewer={d.viewer} />
+            <button type="submit" data-testid="propose-compensation">
+              Propose compensation
+            </button>
+          </form>
+        )}
+      </section>
+      {o.stop_rules ? (
+        <details>
+          <summary>Stop rules this operation runs under</summary>
+          <dl class="facts">
+            {Object.entries(o.stop_rules).map(([k, v]) => (
+              <>
+                <dt>{k}</dt>
+                <dd>{v === null ? 'none' : String(v)}</dd>
+              </>
+            ))}
+          </dl>
+        </details>
+      ) : null}
+    </Layout>
+  )
+}

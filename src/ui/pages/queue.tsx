@@ -1,0 +1,127 @@
+import type { PlanView } from '../../plans/index.js'
+import { Layout, Notice, Pill, TableScroll, type Viewer, When, Who, paths } from '../components.js'
+import { count, looksLikeProduction, plural, relative } from '../format.js'
+
+/** The earliest moment something lapses: the selection (and the plan with it), or a counted approval. */
+function nextExpiry(plan: PlanView): { at: string | null; what: string } {
+  const approvals = plan.approval_state.approved_by.map((a) => a.expires_at).filter((x): x is string => x !== null)
+  const approval = approvals.sort()[0] ?? null
+  const selection = plan.selection.expires_at
+  if (approval && approval < selection) return { at: approval, what: 'an approval lapses' }
+  return { at: selection, what: 'the selection expires' }
+}
+
+export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; more: boolean; recent: readonly PlanView[] }) {
+  return (
+    <Layout title="Plans waiting for a decision" viewer={d.viewer}>
+      <h1>Plans waiting for a decision</h1>
+      <p class="muted">
+        Newest first. Each plan binds one frozen selection, one action and one environment; open it to see the whole manifest, the change and what is
+        missing before you decide.
+      </p>
+      {d.waiting.length === 0 ? (
+        <Notice kind="ok" title="Nothing is waiting for you." testid="queue-empty">
+          <p>No plan in your scope waits for a decision.</p>
+        </Notice>
+      ) : (
+        <TableScroll label="Plans waiting for a decision">
+          <table data-testid="queue">
+            <caption>{plural(d.waiting.length, 'plan')} waiting{d.more ? ' (more exist: the oldest are not listed)' : ''}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Plan</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Resource</th>
+                <th scope="col">Action</th>
+                <th scope="col" class="num">
+                  Targets
+                </th>
+                <th scope="col">Evidence</th>
+                <th scope="col">Proposed by</th>
+                <th scope="col">Approvals</th>
+                <th scope="col">Time left</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.waiting.map((p) => {
+                const next = nextExpiry(p)
+                return (
+                  <tr data-plan-id={p.plan_id}>
+                    <th scope="row">
+                      <a href={paths.plan(p.plan_id)}>
+                        {p.compensates ? 'Compensation: ' : ''}
+                        {p.action.type} on {plural(p.target_count, 'record')}
+                      </a>
+                      <div class="small muted">
+                        <code>{p.plan_id}</code>, <When iso={p.created_at} />
+                      </div>
+                    </th>
+                    <td>{looksLikeProduction(p.environment) ? <strong>{p.environment}</strong> : p.environment}</td>
+                    <td>
+                      <code>{p.resource}</code>
+                    </td>
+                    <td>
+                      <code>{p.action.type}</code>
+                    </td>
+                    <td class="num">{count(p.target_count)}</td>
+                    <td>{p.selection.complete ? 'complete' : <strong>incomplete: cannot be approved</strong>}</td>
+                    <td>
+                      <Who viewer={d.viewer} principal={p.proposed_by} />
+                    </td>
+                    <td>
+                      {count(p.approval_state.approved_by.length)} of {count(p.approval.reviewers_needed)}
+                    </td>
+                    <td>
+                      {relative(next.at).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      {d.recent.length > 0 ? (
+        <>
+          <h2>Recently decided</h2>
+          <TableScroll label="Recently decided plans">
+            <table data-testid="recent">
+              <thead>
+                <tr>
+                  <th scope="col">Plan</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Environment</th>
+                  <th scope="col">Action</th>
+                  <th scope="col" class="num">
+                    Targets
+                  </th>
+                  <th scope="col">Proposed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.recent.map((p) => (
+                  <tr>
+                    <th scope="row">
+                      <a href={paths.plan(p.plan_id)}>{p.plan_id}</a>
+                    </th>
+                    <td>
+                      <Pill state={p.state} />
+                    </td>
+                    <td>{p.environment}</td>
+                    <td>
+                      <code>{p.action.type}</code>
+                    </td>
+                    <td class="num">{count(p.target_count)}</td>
+                    <td>
+                      <When iso={p.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
+        </>
+      ) : null}
+    </Layout>
+  )
+}

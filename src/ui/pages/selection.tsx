@@ -1,0 +1,99 @@
+import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
+import { CompletenessBanner, EnvBanner, Layout, Notice, TableScroll, Val, type Viewer, When, Who, paths } from '../components.js'
+import { count, filterText, plural } from '../format.js'
+import { type ManifestNav, MissingSection, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+
+/** A selection on its own (no action yet): where, selector, records, what is missing, and the recovery choices. */
+export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; notice?: { kind: 'ok' | 'error'; title: string; text?: string } | null }) {
+  const s = d.selection
+  return (
+    <Layout title={`Selection of ${plural(s.count, 'record')} in ${s.environment}`} viewer={d.viewer}>
+      <EnvBanner environment={s.environment} resource={s.resource} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
+      <CompletenessBanner complete={s.complete} count={s.count} reasons={s.incomplete_reasons} anchor="#missing" />
+      {d.notice ? (
+        <Notice kind={d.notice.kind} title={d.notice.title} testid="flash">
+          {d.notice.text ? <p>{d.notice.text}</p> : null}
+        </Notice>
+      ) : null}
+      <h1>
+        Selection <code>{s.selection_id}</code>
+      </h1>
+      <p>
+        Created by <strong><Who viewer={d.viewer} principal={s.created_by} /></strong> <When iso={s.created_at} relativeToo />; {s.state === 'expired' ? 'expired' : 'expires'}{' '}
+        <When iso={s.expires_at} relativeToo />. No action is bound to a selection: an agent proposes one (<code>POST /v1/selections/{s.selection_id}/plans</code>
+        ), and the plan then waits in the <a href={paths.queue}>queue</a>.
+      </p>
+      <WhereSection selection={s} />
+      <SelectorSection selection={s} />
+      <RecordsSection selection={s} page={d.page} nav={d.nav} />
+      <MissingSection selection={s} viewer={d.viewer} heading="4. What is missing" />
+    </Layout>
+  )
+}
+
+/** The records one exclusion rule removed, paged by cursor. */
+export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; base: string; paged: boolean; next: string | null }) {
+  const s = d.selection
+  const records = d.page.records
+  const first = records[0]
+  const last = records[records.length - 1]
+  return (
+    <Layout title={`Excluded by ${d.page.rule}`} viewer={d.viewer}>
+      <EnvBanner environment={s.environment} resource={s.resource} label="Read from" />
+      <h1>
+        Records removed by the rule <code>{d.page.rule}</code>
+      </h1>
+      <p>
+        The rule removes a record when <strong>{filterText(d.page.filter)}</strong>. It removed <strong data-testid="excluded-total">{plural(d.page.count, 'record')}</strong>{' '}
+        from selection <a href={paths.selection(s.selection_id)}>{s.selection_id}</a>: they are <em>not</em> changed by any plan on it.
+      </p>
+      <div class="pager">
+        <span>{first && last ? `Records ${count(first.ord)}–${count(last.ord)} of ${count(d.page.count)}` : 'No record'}</span>
+        {d.paged ? <a href={d.base}>First page</a> : null}
+        {d.next ? (
+          <a href={d.next} rel="next">
+            Next page
+          </a>
+        ) : (
+          <span class="muted">Last page</span>
+        )}
+      </div>
+      {records.length === 0 ? (
+        <Notice kind="info" title="This rule removed no record." />
+      ) : (
+        <TableScroll label={`Records removed by ${d.page.rule}`}>
+          <table data-testid="excluded">
+            <thead>
+              <tr>
+                <th scope="col" class="num">
+                  #
+                </th>
+                {s.fields.map((f) => (
+                  <th scope="col">{f}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {records.map((r) => (
+                <tr>
+                  <td class="num">{count(r.ord)}</td>
+                  {s.fields.map((f, i) =>
+                    i === 0 ? (
+                      <th scope="row">
+                        <Val value={r.fields[f]} />
+                      </th>
+                    ) : (
+                      <td>
+                        <Val value={r.fields[f]} />
+                      </td>
+                    ),
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+    </Layout>
+  )
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
+import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
+import { assertAnswered, assertRefused, callTool, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
+
+const args = (configPath: string) => ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', configPath]
+
+/** The official client driving `warrant mcp` as a real subprocess, collecting its stderr and any protocol error. */
+async function connect(world: McpWorld, token: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: args(world.configPath),
+    env: { ...(process.env as Record<string, string>), WARRANT_TOKEN: token, WARRANT_LOG_LEVEL: 'info' },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const errors: Error[] = []
+  const client = new Client({ name: 'warrant-stdio-test', version: '1.0.0' })
+  client.onerror = (error) => errors.push(error)
+  await client.connect(transport)
+  return { client, errors, stderr: () => stderr }
+}
+
+/** Raw JSON-RPC lines to `warrant mcp`, as a client on any protocol version would send them. */
+async function rawSession(world: McpWorld, token: string) {
+  const child = spawn(process.execPath, args(world.configPath), { env: { ...process.env, WARRANT_TOKEN: token, WARRANT_LOG_LEVEL: 'silent' }, stdio: ['pipe', 'pipe', 'pipe'] })
+  const lines = createInterface({ input: child.stdout })
+  const pending = new Map<number, (message: any) => void>()
+  const stray: string[] = []
+  lines.on('line', (line) => {
+    let message: any
+    try {
+      message = JSON.parse(line)
+    } catch {
+      stray.push(line)
+      return
+    }
+    pending.get(message.id)?.(message)
+  })
+  let id = 0
+  return {
+    stray,
+    request(method: string, params: unknown): Promise<any> {
+      const n = ++id
+      const answer = new Promise((resolve) => pending.set(n, resolve))
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params })}\n`)
+      return answer
+    },
+    notify(method: string) {
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method })}\n`)
+    },
+    /** Ends stdin, as a client does when it quits: the server must exit on its own. */
+    end(): Promise<number | null> {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      child.stdin.end()
+      return exited
+    },
+  }
+}
+
+describe('warrant mcp over stdio (official MCP client, real subprocess)', () => {
+  let world: McpWorld
+  before(async () => {
+    world = await startMcpWorld()
+  })
+  after(async () => {
+    await world?.close()
+  })
+
+  test('the whole flow: search, selection, proposal, HTTP approval by a reviewer, commit, operation; every shortcut refused', { timeout: 120_000 }, async () => {
+    const { client, errors, stderr } = await connect(world, world.agentToken)
+    try {
+      const { operation } = await runAgentFlow(client, world)
+      assert.ok(operation.counts.succeeded > 0)
+      assert.deepEqual(errors, [], 'nothing but protocol on stdout')
+      assert.match(stderr(), /MCP server ready on stdio/, 'logs go to stderr')
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('initialize on the oldest and the latest protocol versions; stdout carries only JSON-RPC; the server exits when stdin ends', { timeout: 60_000 }, async () => {
+    for (const version of ['2024-11-05', LATEST_PROTOCOL_VERSION]) {
+      const session = await rawSession(world, world.agentToken)
+      const init = await session.request('initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: `raw-${version}`, version: '0' } })
+      assert.equal(init.result.protocolVersion, version)
+      assert.equal(init.result.serverInfo.name, 'warrant')
+      assert.ok(init.result.capabilities.tools)
+      session.notify('notifications/initialized')
+      const list = await session.request('tools/list', {})
+      assert.equal(list.result.tools.length, 9)
+      const call = await session.request('tools/call', { name: 'search', arguments: { resource: 'subscriptions', filter: { region: 'eu' }, page_size: 20, budget: { max_pages: 1 } } })
+      // an old client reads the text blocks: completeness first, then the whole object as JSON
+      assert.match(call.result.content[0].text, /^INCOMPLETE \(CLIENT_LIMIT_REACHED/)
+      assert.equal(JSON.parse(call.result.content[1].text).complete, false)
+      assert.equal(call.result.structuredContent.complete, false)
+      assert.equal(await session.end(), 0)
+      assert.deepEqual(session.stray, [], 'no stray line on stdout')
+    }
+  })
+
+  test('no token, or a bad one: the server refuses to start, says why on stderr, and prints nothing on stdout', { timeout: 60_000 }, async () => {
+    for (const token of ['', 'wrt_agent_not-a-real-token']) {
+      const child = spawn(process.execPath, args(world.configPath), { env: { ...process.env, WARRANT_TOKEN: token, WARRANT_LOG_LEVEL: 'silent' }, stdio: ['pipe', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      child.stdout.on('data', (c: Buffer) => (stdout += c))
+      child.stderr.on('data', (c: Buffer) => (stderr += c))
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+      assert.equal(code, 3, stderr)
+      assert.match(stderr, /unauthenticated/)
+      assert.equal(stdout, '')
+    }
+  })
+
+  test('the token is checked on every call: revoked mid-session, the next tool call is refused', { timeout: 60_000 }, async () => {
+    const issued = await world.fx.gateway.principals.issue({ name: 'soon-revoked', role: 'agent', scopes: { resources: ['subscriptions'], actions: [] } })
+    const { client } = await connect(world, issued.token)
+    try {
+      assertAnswered(await callTool(client, 'list_resources'))
+      await world.fx.gateway.principals.revoke(issued.token_id)
+      assertRefused(await callTool(client, 'list_resources'), 'unauthenticated')
+      assertRefused(await callTool(client, 'search', { resource: 'subscriptions' }), 'unauthenticated')
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('a reviewer token over MCP still has no tool that approves', { timeout: 60_000 }, async () => {
+    const { client } = await connect(world, world.fx.tokens.reviewer)
+    try {
+      const { tools } = await client.listTools()
+      assert.ok(!tools.some((t) => /approv/i.test(t.name)))
+      assertRefused(await callTool(client, 'get_plan', { plan_id: 'plan_does_not_exist' }), 'not_found')
+    } finally {
+      await client.close()
+    }
+  })
+})

@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+
+/** The tools an agent has, in the order of the flow. None approves. */
+export const TOOL_NAMES = [
+  'list_resources',
+  'search',
+  'create_selection',
+  'read_selection',
+  'propose_change',
+  'get_plan',
+  'commit_change',
+  'get_operation',
+  'propose_compensation',
+] as const
+export const READ_ONLY_TOOLS = ['list_resources', 'search', 'read_selection', 'get_plan', 'get_operation']
+
+export interface McpWorld {
+  readonly fx: GatewayFixture
+  /** A JSON config file naming the same store and upstream as the in-process gateway. */
+  readonly configPath: string
+  /** An agent token scoped to `subscriptions` and the `pause_collection` action only. */
+  readonly agentToken: string
+  close(): Promise<void>
+}
+
+/**
+ * One temp SQLite store shared by an in-process gateway (HTTP server on loopback, used by the reviewer) and
+ * whatever MCP server the test starts (a `warrant mcp` subprocess, or `/mcp` on the same server). A second
+ * resource, `archive`, exists so that a resource outside the agent's scope can be named.
+ */
+export async function startMcpWorld(options: { readonly count?: number } = {}): Promise<McpWorld> {
+  let raw: Record<string, any> = {}
+  const fx = await startDemoGateway({
+    store: 'sqlite',
+    count: options.count ?? 2000,
+    edit: (config) => {
+      config.resources.archive = { ...structuredClone(config.resources.subscriptions), description: 'The same table, as a resource the agent token does not cover', standing_approvals: [] }
+      raw = config
+    },
+  })
+  const configPath = join(fx.dir, 'warrant.json')
+  writeFileSync(configPath, JSON.stringify(raw, null, 2))
+  const issued = await fx.gateway.principals.issue({ name: 'mcp-agent', role: 'agent', scopes: { resources: ['subscriptions'], actions: ['pause_collection'] } })
+  return { fx, configPath, agentToken: issued.token, close: () => fx.close() }
+}
+
+export type ToolResult = CallToolResult & { structuredContent?: any }
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult
+}
+
+export function text(result: ToolResult, index = 0): string {
+  const block = result.content[index]
+  assert.ok(block && block.type === 'text', `content[${index}] is text`)
+  return block.text
+}
+
+/** A refusal: isError, structuredContent is the HTTP error body with this code, the text names it and the next step. */
+export function assertRefused(result: ToolResult, code: string): void {
+  assert.equal(result.isError, true, `expected a refusal ${code}, got ${JSON.stringify(result).slice(0, 400)}`)
+  assert.equal(result.structuredContent?.error?.code, code, JSON.stringify(result.structuredContent))
+  assert.equal(typeof result.structuredContent.error.message, 'string')
+  assert.match(text(result), new RegExp(`^REFUSED \\(${code}\\): `))
+  assert.match(text(result), /\nNext: /)
+  assert.deepEqual(JSON.parse(text(result, 1)), result.structuredContent, 'the second text block is the same body as JSON')
+}
+
+/** Cursors are signed with the time they were issued: two calls a millisecond apart differ only there. */
+function withoutCursorStamps(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCursorStamps)
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, (k === 'next_cursor' || k === 'cursor') && typeof v === 'string' ? '<signed cursor>' : withoutCursorStamps(v)]))
+  return value
+}
+
+/** structuredContent is the HTTP API's answer to the same call (cursors aside: each is signed when issued). */
+export function assertSameAsHttp(mcp: unknown, http: unknown): void {
+  assert.deepEqual(withoutCursorStamps(mcp), withoutCursorStamps(http))
+}
+
+export function assertAnswered(result: ToolResult): any {
+  assert.ok(!result.isError, `expected an answer, got ${JSON.stringify(result).slice(0, 600)}`)
+  assert.ok(result.structuredContent && typeof result.structuredContent === 'object')
+  assert.deepEqual(JSON.parse(text(result, 1)), result.structuredContent, 'the second text block is the same object as JSON')
+  return result.structuredContent
+}
+
+/** tools/list: every tool, each with input and output schemas and annotations; nothing that approves. */
+export async function assertToolList(client: Client): Promise<void> {
+  const { tools } = await client.listTools()
+  assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort())
+  assert.ok(!tools.some((t) => /approv|reject|decide/i.test(t.name)), 'no tool approves')
+  for (const tool of tools) {
+    assert.equal(tool.inputSchema.type, 'object', `${tool.name} input`)
+    assert.equal(tool.outputSchema?.type, 'object', `${tool.name} output`)
+    assert.ok(Array.isArray((tool.outputSchema as any).anyOf), `${tool.name}: the output schema admits the answer and the error body`)
+    assert.ok(tool.annotations, `${tool.name} annotations`)
+    assert.match(tool.description ?? '', /empty result proves absence only when `complete` is true/)
+    assert.match(tool.description ?? '', /incomplete_reasons/)
+    assert.match(tool.description ?? '', /Never invent/)
+    if (READ_ONLY_TOOLS.includes(tool.name)) assert.equal(tool.annotations.readOnlyHint, true, `${tool.name} is read-only`)
+    else assert.equal(tool.annotations.readOnlyHint, false, `${tool.name} is not read-only`)
+  }
+  const commit = tools.find((t) => t.name === 'commit_change')!
+  assert.equal(commit.annotations?.destructiveHint, true)
+  assert.equal(commit.annotations?.idempotentHint, true)
+  assert.deepEqual([...(commit.inputSchema.required ?? [])].sort(), ['expected_digest', 'idempotency_key'])
+  const search = tools.find((t) => t.name === 'search')!
+  assert.ok('budget' in (search.inputSchema.properties ?? {}) && 'cursor' in (search.inputSchema.properties ?? {}))
+}
+
+const ARTICLE_SELECTION = {
+  resource: 'subscriptions',
+  filter: { status: 'past_due', region: 'eu' },
+  exclude: [
+    { rule: 'disputed', filter: { tags: { contains: 'disputed' } } },
+    { rule: 'legal_hold', filter: { tags: { contains: 'legal_hold' } } },
+  ],
+}
+
+/**
+ * The article's flow, driven by an MCP client as the scoped agent, with a reviewer approving over HTTP,
+ * and every shortcut the agent might try refused. Returns the finished operation.
+ */
+export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ operation: any; plan: any; selection: any }> {
+  const { fx, agentToken } = world
+  const asAgent = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${fx.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${agentToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+
+  await assertToolList(client)
+
+  // list_resources: exactly the HTTP answer, scoped (no `archive`)
+  const resources = assertAnswered(await callTool(client, 'list_resources'))
+  assert.deepEqual(resources, (await asAgent('GET', '/v1/resources')).body)
+  assert.deepEqual(resources.resources.map((r: any) => r.name), ['subscriptions'])
+
+  // search with a page limit: complete false as data, CLIENT_LIMIT_REACHED, a real continuation
+  const request = { filter: { region: 'eu' }, page_size: 50, budget: { max_pages: 1 } }
+  const partial = await callTool(client, 'search', { resource: 'subscriptions', ...request })
+  const envelope = assertAnswered(partial)
+  assert.equal(envelope.complete, false)
+  assert.equal(envelope.status, 'partial')
+  assert.ok(envelope.incomplete_reasons.some((r: any) => r.code === 'CLIENT_LIMIT_REACHED' && r.limit?.name === 'max_pages'))
+  assert.equal(envelope.continuation.kind, 'next_cursor')
+  assert.equal(envelope.items.length, 50)
+  assert.match(text(partial), /^INCOMPLETE \(CLIENT_LIMIT_REACHED: max_pages=1\): 50 records returned/)
+  assert.match(text(partial), /structuredContent\.continuation/)
+  const http = (await asAgent('POST', '/v1/resources/subscriptions/search', request)).body
+  const { scope: _s1, ...mcpRest } = envelope
+  const { scope: _s2, ...httpRest } = http
+  assertSameAsHttp(mcpRest, httpRest)
+  // the continuation goes on with the same walk
+  const next = assertAnswered(await callTool(client, 'search', { resource: 'subscriptions', ...request, cursor: envelope.continuation.cursor }))
+  assert.ok(!next.items.some((i: any) => envelope.items.some((j: any) => j.id === i.id)), 'the cursor continues, it does not restart')
+  // an invented cursor is refused, with HTTP's code
+  assertRefused(await callTool(client, 'search', { resource: 'subscriptions', ...request, cursor: 'eyJvZmZzZXQiOjEwMH0' }), 'invalid_cursor')
+  // an empty complete result says it proves absence
+  const none = await callTool(client, 'search', { resource: 'subscriptions', filter: { customer_name: 'No Such Customer' } })
+  assert.equal(assertAnswered(none).complete, true)
+  assert.match(text(none), /^COMPLETE: 0 records .*proves there are none/)
+
+  // bad input: invalid_request, as on HTTP
+  assertRefused(await callTool(client, 'search', { resource: 'subscriptions', page_size: 'lots' }), 'invalid_request')
+  assertRefused(await callTool(client, 'search', { resource: 'subscriptions', fields: ['card_token'] }), 'denied_field')
+
+  // the selection
+  const created = await callTool(client, 'create_selection', ARTICLE_SELECTION)
+  const selection = assertAnswered(created)
+  assert.equal(selection.complete, true)
+  assert.equal(selection.committable, true)
+  assert.ok(selection.count > 25, `enough targets to need a reviewer (${selection.count})`)
+  assert.deepEqual(selection.exclusions.map((e: any) => e.rule), ['disputed', 'legal_hold'])
+  assert.match(text(created), /^COMPLETE: selection sel_/)
+  assertSameAsHttp(assertAnswered(await callTool(client, 'read_selection', { selection_id: selection.selection_id })), (await asAgent('GET', `/v1/selections/${selection.selection_id}`)).body)
+  const firstPage = assertAnswered(await callTool(client, 'read_selection', { selection_id: selection.selection_id, part: 'records', limit: 10 }))
+  assert.equal(firstPage.records.length, 10)
+  assertSameAsHttp(firstPage, (await asAgent('GET', `/v1/selections/${selection.selection_id}/records?limit=10`)).body)
+  const excluded = assertAnswered(await callTool(client, 'read_selection', { selection_id: selection.selection_id, part: 'excluded', rule: 'disputed' }))
+  assert.equal(excluded.count, selection.exclusions[0].count)
+
+  // propose: what approval it needs and where a person reviews it
+  const proposed = await callTool(client, 'propose_change', { selection_id: selection.selection_id, action: { type: 'pause_collection', params: { reason: 'payment failed (MCP test)' } } })
+  const plan = assertAnswered(proposed)
+  assert.equal(plan.state, 'pending')
+  assert.notEqual(plan.approval.required, 'none')
+  assert.match(plan.review_url, new RegExp(plan.plan_id))
+  assert.match(text(proposed), /^COMPLETE selection/)
+  assert.match(text(proposed), /Needs approval/)
+  assert.ok(text(proposed).includes(plan.review_url))
+
+  // the shortcuts: commit before approval, approve, act outside the scope
+  assertRefused(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: randomUUID() }), 'not_approved')
+  assertRefused(
+    await callTool(client, 'commit_change', { selection_id: selection.selection_id, resource: 'subscriptions', action: { type: 'pause_collection', params: { reason: 'payment failed (MCP test)' } }, expected_digest: selection.digest, idempotency_key: randomUUID() }),
+    'not_approved',
+  )
+  assertRefused(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest }), 'idempotency_key_missing')
+  const approveTool = await client.callTool({ name: 'approve_plan', arguments: { plan_id: plan.plan_id } })
+  assert.equal(approveTool.isError, true, 'there is no approve tool')
+  const selfApproval = await asAgent('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+  assert.equal(selfApproval.status, 403)
+  assert.equal(selfApproval.body.error.code, 'forbidden')
+  assertRefused(await callTool(client, 'search', { resource: 'archive', filter: {} }), 'forbidden')
+  assertRefused(await callTool(client, 'create_selection', { ...ARTICLE_SELECTION, resource: 'archive' }), 'forbidden')
+  assertRefused(await callTool(client, 'propose_change', { selection_id: selection.selection_id, action: { type: 'resume_collection' } }), 'forbidden')
+  assertRefused(
+    await callTool(client, 'commit_change', { selection_id: selection.selection_id, resource: 'subscriptions', action: { type: 'resume_collection' }, expected_digest: selection.digest, idempotency_key: randomUUID() }),
+    'forbidden',
+  )
+
+  // a reviewer approves the exact digest, over HTTP
+  const approval = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'ok' })
+  assert.equal(approval.status, 201, JSON.stringify(approval.body))
+  const approved = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
+  assert.equal(assertAnswered(approved).approval_state.approved, true)
+  assertSameAsHttp(approved.structuredContent, (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body)
+
+  // a wrong digest is refused even once approved
+  assertRefused(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: `sha256:${'0'.repeat(64)}`, idempotency_key: randomUUID() }), 'digest_mismatch')
+
+  // commit, then read the operation until it is finished
+  const key = randomUUID()
+  const committed = await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: key })
+  const receipt = assertAnswered(committed)
+  assert.equal(receipt.created, true)
+  assert.equal(receipt.target_count, plan.target_count)
+  assert.match(text(committed), /^COMMITTED: operation /)
+  const replay = assertAnswered(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: key }))
+  assert.equal(replay.operation_id, receipt.operation_id, 'the same key names the same operation')
+  assert.equal(replay.created, false)
+
+  let operation: any
+  for (let i = 0; i < 30; i++) {
+    const read = await callTool(client, 'get_operation', { operation_id: receipt.operation_id, wait_ms: 2000 })
+    operation = assertAnswered(read)
+    if (['succeeded', 'partially_failed', 'failed', 'halted'].includes(operation.state)) {
+      assert.match(text(read), /^FINISHED \(/)
+      break
+    }
+    assert.match(text(read), /^NOT FINISHED \(/)
+  }
+  assert.ok(['succeeded', 'partially_failed'].includes(operation.state), `finished: ${operation.state}`)
+  assert.equal(operation.counts.succeeded + operation.counts.skipped, plan.target_count)
+  assert.ok(operation.counts.succeeded > 0)
+  assertSameAsHttp(operation, (await asAgent('GET', `/v1/operations/${receipt.operation_id}`)).body)
+  const succeeded = assertAnswered(await callTool(client, 'get_operation', { operation_id: receipt.operation_id, part: 'results', outcome: 'succeeded', limit: 1000 }))
+  assert.equal(succeeded.results.length, operation.counts.succeeded)
+  assert.ok(succeeded.results.every((r: any) => r.outcome === 'succeeded' && r.after.collection === 'paused'))
+
+  // the plan is spent: committing it again under a new key is refused
+  const again = await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: randomUUID() })
+  assert.equal(again.isError, true)
+
+  return { operation, plan, selection }
+}

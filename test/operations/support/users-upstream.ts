@@ -1,0 +1,138 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface User {
+  id: string
+  name: string
+  role: string
+  status: string
+  version: number
+}
+
+/** What the upstream does with one PATCH, decided per write (`n` counts every PATCH received, from 1). */
+export interface WriteDecision {
+  /** answer this role instead of the one asked for (and store it: a deployment defaulting to admin) */
+  readonly roleOverride?: string
+  readonly delayMs?: number
+}
+
+/**
+ * A REST users API on 127.0.0.1: cursor-paged list, get by id, PATCH with If-Match on the `version` field.
+ * It counts every PATCH it receives per id, as an auditor of the gateway would.
+ */
+export interface UsersUpstream {
+  readonly origin: string
+  readonly users: Map<string, User>
+  /** PATCHes received per id */
+  readonly writes: Map<string, number>
+  /** every PATCH received, in arrival order */
+  readonly writeLog: string[]
+  totalWrites(): number
+  onWrite: (id: string, n: number) => WriteDecision | void
+  close(): Promise<void>
+}
+
+export const userIdOf = (i: number) => `usr_${String(i).padStart(4, '0')}`
+
+export async function startUsersUpstream(count: number): Promise<UsersUpstream> {
+  const users = new Map<string, User>()
+  for (let i = 1; i <= count; i++) users.set(userIdOf(i), { id: userIdOf(i), name: `User ${i}`, role: 'member', status: 'active', version: 1 })
+  const writes = new Map<string, number>()
+  const writeLog: string[] = []
+  const state: Pick<UsersUpstream, 'onWrite'> = { onWrite: () => undefined }
+
+  const send = (res: ServerResponse, status: number, body?: unknown) => {
+    const text = body === undefined ? '' : JSON.stringify(body)
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    res.end(text)
+  }
+  const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (req.method === 'GET' && url.pathname === '/users') {
+      const limit = Math.min(Number(url.searchParams.get('limit') ?? 100), 500)
+      const after = url.searchParams.get('cursor') ?? ''
+      const ids = [...users.keys()].sort().filter((id) => id > after)
+      const items = ids.slice(0, limit).map((id) => users.get(id))
+      return send(res, 200, { items, next_cursor: ids.length > limit ? ids[limit - 1] : null })
+    }
+    const match = /^\/users\/([^/]+)$/.exec(url.pathname)
+    if (!match) return send(res, 404, { error: 'no route' })
+    const id = decodeURIComponent(match[1]!)
+    if (req.method === 'GET') {
+      const user = users.get(id)
+      return user ? send(res, 200, user) : send(res, 404, { error: 'not found' })
+    }
+    if (req.method === 'PATCH') {
+      const n = writeLog.push(id)
+      writes.set(id, (writes.get(id) ?? 0) + 1)
+      const decision = state.onWrite(id, n) ?? {}
+      if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs))
+      const user = users.get(id)
+      if (!user) return send(res, 404, { error: 'not found' })
+      if (req.headers['if-match'] !== String(user.version)) return send(res, 412, { error: 'version changed' })
+      const patch = JSON.parse(body || '{}') as Partial<User>
+      const updated = { ...user, ...patch, ...(decision.roleOverride ? { role: decision.roleOverride } : {}), id, version: user.version + 1 }
+      users.set(id, updated)
+      return send(res, 200, updated)
+    }
+    return send(res, 405, { error: 'method not allowed' })
+  }
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      handle(req, Buffer.concat(chunks).toString('utf8'), res).catch((error: unknown) => {
+        if (!res.headersSent) send(res, 500, { error: String(error) })
+      })
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    users,
+    writes,
+    writeLog,
+    totalWrites: () => writeLog.length,
+    get onWrite() {
+      return state.onWrite
+    },
+    set onWrite(fn) {
+      state.onWrite = fn
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** The config of a `users` resource over this upstream, with a `set_role` action expecting the role back. */
+export function usersResourceConfig(origin: string): Record<string, unknown> {
+  return {
+    description: 'Users of a REST API (test upstream)',
+    environment: { name: 'users-test', host: origin },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'main', base_url: origin }],
+      timeout_ms: 5000,
+      list: { path: '/users', page_size_param: 'limit', pagination: { style: 'cursor', param: 'cursor', next_cursor_path: 'next_cursor' }, items_path: 'items' },
+      get: { path: '/users/{id}' },
+      version: { from: 'field', field: 'version' },
+    },
+    fields: { id: 'string', name: 'string', role: 'string', status: 'string', version: 'integer' },
+    version_field: 'version',
+    review_fields: ['id', 'name', 'role', 'status'],
+    actions: {
+      set_role: {
+        description: 'Set the role of a user',
+        params: { role: { type: 'string' } },
+        set: { role: '{{params.role}}' },
+        precondition: { status: 'active' },
+        write: { method: 'PATCH', path: '/users/{id}', body: { role: '{{set.role}}' }, if_match: true },
+        expect: { status: [200] },
+      },
+    },
+  }
+}

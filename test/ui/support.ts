@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { mkdirSync } from 'node:fs'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
+
+/** Where the browser tests write their screenshots (gitignored; CI keeps the folder). */
+export const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screenshots')
+
+export const ARTICLE_SELECTION = {
+  filter: { status: 'past_due', region: 'eu' },
+  exclude: [
+    { rule: 'disputed', filter: { tags: { contains: 'disputed' } } },
+    { rule: 'legal_hold', filter: { tags: { contains: 'legal_hold' } } },
+  ],
+}
+export const PAUSE = { type: 'pause_collection', params: { reason: 'approved credit hold review' } }
+
+/** Debian's Chromium, driven by playwright-core (no browser download). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.WARRANT_TEST_CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}
+
+export async function newContext(browser: Browser, width = 1280): Promise<BrowserContext> {
+  return browser.newContext({ viewport: { width, height: width < 600 ? 812 : 900 }, acceptDownloads: true, locale: 'en-US' })
+}
+
+/** Signs a principal in through the sign-in page, as a person would. */
+export async function signIn(page: Page, fx: GatewayFixture, who: 'reviewer' | 'reviewer2' | 'admin' | 'agent' = 'reviewer', next?: string): Promise<number> {
+  await page.goto(`${fx.base}/review/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`)
+  await page.getByLabel('Reviewer token').fill(fx.tokens[who])
+  const [response] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in' }).click()])
+  return response?.status() ?? 0
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
+
+/** Rows of a CSV text (quoted fields may hold commas, quotes and line breaks). */
+export function csvRows(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let cell = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"'
+        i++
+      } else if (ch === '"') quoted = false
+      else cell += ch
+    } else if (ch === '"') quoted = true
+    else if (ch === ',') {
+      row.push(cell)
+      cell = ''
+    } else if (ch === '\n' || ch === '\r') {
+      if (ch === '\r' && text[i + 1] === '\n') i++
+      row.push(cell)
+      rows.push(row)
+      row = []
+      cell = ''
+    } else cell += ch
+  }
+  if (cell !== '' || row.length > 0) {
+    row.push(cell)
+    rows.push(row)
+  }
+  return rows
+}
+
+export async function createSelection(fx: GatewayFixture, body: unknown = ARTICLE_SELECTION): Promise<any> {
+  const res = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', body)
+  assert.equal(res.status, 201, JSON.stringify(res.body))
+  return res.body
+}
+
+export async function proposePlan(fx: GatewayFixture, selectionId: string, action: unknown = PAUSE): Promise<any> {
+  const res = await fx.as('agent')('POST', `/v1/selections/${selectionId}/plans`, { action })
+  assert.ok(res.status === 201 || res.status === 200, JSON.stringify(res.body))
+  return res.body
+}
+
+export async function waitForOperation(fx: GatewayFixture, operationId: string, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const res = await fx.as('agent')('GET', `/v1/operations/${operationId}`)
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    if (['succeeded', 'partially_failed', 'failed', 'halted'].includes(res.body.state)) return res.body
+    if (Date.now() > deadline) assert.fail(`operation ${operationId} did not finish: ${JSON.stringify(res.body)}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+export interface ReceivedHook {
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+}
+
+/** A webhook receiver on loopback: records every request; `status(path)` decides the answer. */
+export async function startReceiver(status: (path: string) => number = () => 204): Promise<{ url: string; received: ReceivedHook[]; close(): Promise<void> }> {
+  const received: ReceivedHook[] = []
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
+      res.statusCode = status(req.url ?? '')
+      res.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
