@@ -10,6 +10,38 @@ export const AUDIT_FIRST_SEQ = 1
 /** A stored row without its own hash: exactly what the hash covers. */
 export type UnhashedAuditRow = Omit<AuditEventRow, 'hash'>
 
+// One list for the hash and the export, so a row exported can always be re-hashed to the same value.
+const HASHED_COLUMNS = [
+  'seq',
+  'level',
+  'at',
+  'principal',
+  'surface',
+  'action',
+  'summary',
+  'selection_id',
+  'plan_id',
+  'operation_id',
+  'target_id',
+  'details',
+  'prev_hash',
+] as const satisfies readonly (keyof UnhashedAuditRow)[]
+
+/** Every column of `audit_events`, in table order. */
+const AUDIT_COLUMNS = [...HASHED_COLUMNS, 'hash'] as const
+
+// Fails to compile when the table gains a column the lists do not name, which would otherwise go unhashed
+// and unexported without a word.
+type Unlisted = Exclude<keyof AuditEventRow, (typeof AUDIT_COLUMNS)[number]>
+const everyColumnListed: [Unlisted] extends [never] ? true : Unlisted = true
+void everyColumnListed
+
+function pickColumns<K extends keyof AuditEventRow>(row: Pick<AuditEventRow, K>, columns: readonly K[]): Pick<AuditEventRow, K> {
+  const picked = {} as Pick<AuditEventRow, K>
+  for (const column of columns) picked[column] = row[column]
+  return picked
+}
+
 /**
  * The hash of one row: `sha256` of the canonical JSON of every column but `hash`, with `summary` and
  * `details` as the JSON text stored (so an export can be re-verified byte for byte without the database).
@@ -17,26 +49,18 @@ export type UnhashedAuditRow = Omit<AuditEventRow, 'hash'>
  * @example hashAuditRow({ seq: 1, level: 'run', at: '2025-01-31T12:00:00.000Z', ..., prev_hash: AUDIT_GENESIS_HASH })
  */
 export function hashAuditRow(row: UnhashedAuditRow): string {
-  return sha256(
-    canonicalJson({
-      seq: row.seq,
-      level: row.level,
-      at: row.at,
-      principal: row.principal,
-      surface: row.surface,
-      action: row.action,
-      summary: row.summary,
-      selection_id: row.selection_id,
-      plan_id: row.plan_id,
-      operation_id: row.operation_id,
-      target_id: row.target_id,
-      details: row.details,
-      prev_hash: row.prev_hash,
-    }),
-  )
+  return sha256(canonicalJson(pickColumns(row, HASHED_COLUMNS)))
 }
 
 /** Whether a stored row's hash matches its content. */
 export function rowHashMatches(row: AuditEventRow): boolean {
   return hashAuditRow(row) === row.hash
+}
+
+/**
+ * A row as stored, columns in table order and nothing else (a driver may return more): what the export
+ * writes, and what the hash covers plus the hash.
+ */
+export function storedRow(row: AuditEventRow): AuditEventRow {
+  return pickColumns(row, AUDIT_COLUMNS)
 }

@@ -9,30 +9,22 @@
  * audit.recordCall({ ...call, operation_id, selection_digest })
  * const { ok } = await audit.verify()
  */
+export { AUDIT_ADVISORY_LOCK_KEY, type AuditLogLogger } from './append.js'
+export { createAuditLog, type AuditLog, type AuditLogOptions } from './audit-log.js'
+export { toEntry, type AuditEntry } from './entry.js'
+export { UPSTREAM_SURFACE, type CallContext, type CallEvent, type RunEvent } from './events.js'
 export {
-  createAuditLog,
-  toEntry,
-  AUDIT_ADVISORY_LOCK_KEY,
-  UPSTREAM_SURFACE,
   WHO_ASKED_LIMIT,
   WRITE_SUCCEEDED_OUTCOMES,
   WRITE_UNKNOWN_OUTCOMES,
-  type AuditEntry,
-  type AuditLog,
-  type AuditLogLogger,
-  type AuditLogOptions,
-  type AuditPage,
-  type AuditQuery,
-  type CallContext,
-  type CallEvent,
   type ChangedRecord,
   type RecordedApproval,
   type RecordsChanged,
   type RecordsChangedOptions,
   type Requester,
-  type RunEvent,
   type WhoAsked,
-} from './audit-log.js'
+} from './incidents.js'
+export { type AuditPage, type AuditQuery } from './query.js'
 export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, hashAuditRow, rowHashMatches, type UnhashedAuditRow } from './chain.js'
 export { CHAIN_HEAD_KEY, readChainHead, type ChainHead } from './head.js'
 export { REDACTED, isSecretKey, scrubSecrets } from './redact.js'

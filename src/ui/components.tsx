@@ -170,6 +170,98 @@ export function TableScroll(props: { label: string; children?: Child }) {
   )
 }
 
+/** A column heading: plain text, or `{ num }` for a figure column, right-aligned so digits line up. */
+export type Column = string | { readonly num: string }
+
+/**
+ * Every table on these pages: scrollable on a phone, headings scoped to their columns, one body of rows.
+ * Rows are the children; a row's first cell is a `<th scope="row">` where it names the row.
+ */
+export function DataTable(props: { label: string; columns: readonly Column[]; testid?: string; caption?: Child; captionClass?: string; children?: Child }) {
+  return (
+    <TableScroll label={props.label}>
+      <table data-testid={props.testid}>
+        {props.caption === undefined ? null : <caption class={props.captionClass}>{props.caption}</caption>}
+        <thead>
+          <tr>
+            {props.columns.map((c) =>
+              typeof c === 'string' ? (
+                <th scope="col">{c}</th>
+              ) : (
+                <th scope="col" class="num">
+                  {c.num}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </TableScroll>
+  )
+}
+
+/** A record's cells in manifest order: its ordinal, then its review fields, the first one naming the row. */
+export function RecordCells(props: { ord: number; fields: readonly string[]; values: Readonly<Record<string, unknown>> }) {
+  return (
+    <>
+      <td class="num">{count(props.ord)}</td>
+      {props.fields.map((f, i) =>
+        i === 0 ? (
+          <th scope="row">
+            <Val value={props.values[f]} />
+          </th>
+        ) : (
+          <td>
+            <Val value={props.values[f]} />
+          </td>
+        ),
+      )}
+    </>
+  )
+}
+
+/**
+ * Cursor paging offers only "first" and "next": a cursor cannot jump back one page or to a page number.
+ * `first` is null on the first page; `next` is null on the last.
+ */
+export function PageLinks(props: { first: string | null; next: string | null; nextTestid?: string }) {
+  return (
+    <>
+      {props.first === null ? null : <a href={props.first}>First page</a>}
+      {props.next ? (
+        <a href={props.next} rel="next" data-testid={props.nextTestid}>
+          Next page
+        </a>
+      ) : (
+        <span class="muted">Last page</span>
+      )}
+    </>
+  )
+}
+
+/** What a form post or redirect came back to say, at the top of the page; a refusal carries its error code. */
+export interface Flash {
+  readonly kind: 'ok' | 'error' | 'warn' | 'info'
+  readonly title: string
+  readonly text?: string
+  readonly code?: string
+}
+
+export function FlashNotice(props: { flash: Flash | null | undefined }) {
+  const f = props.flash
+  if (!f) return null
+  return (
+    <Notice kind={f.kind} title={f.title} testid="flash">
+      {f.text || f.code ? (
+        <p>
+          {f.text} {f.code ? <code>{f.code}</code> : null}
+        </p>
+      ) : null}
+    </Notice>
+  )
+}
+
 export function When(props: { iso: string | null | undefined; relativeToo?: boolean }) {
   if (!props.iso) return <span class="empty">never</span>
   return (

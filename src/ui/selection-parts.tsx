@@ -1,8 +1,6 @@
-import type { Child } from 'hono/jsx'
-import { REASON_TEXT, type IncompleteReason } from '../contract/index.js'
 import type { ChangesPage } from '../plans/index.js'
 import type { MemberPage, SelectionView } from '../selections/index.js'
-import { Change, CsrfField, Notice, TableScroll, Val, type Viewer, When, paths } from './components.js'
+import { Change, DataTable, PageLinks, RecordCells, Val, paths } from './components.js'
 import { count, filterClauses, plural } from './format.js'
 
 /** Rows per manifest page the reviewer can pick. */
@@ -69,34 +67,29 @@ export function SelectorSection(props: { selection: SelectionView; id?: string }
         </p>
       ) : (
         <>
-          <TableScroll label="Exclusion rules">
-            <table data-testid="exclusions">
-              <caption>
+          <DataTable
+            label="Exclusion rules"
+            testid="exclusions"
+            caption={
+              <>
                 {plural(s.exclusions.length, 'rule')} removed {plural(removed, 'record')}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Removes a record when</th>
-                  <th scope="col">Records removed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {s.exclusions.map((e) => (
-                  <tr data-rule={e.rule}>
-                    <th scope="row">
-                      <code>{e.rule}</code>
-                    </th>
-                    <td>{filterClauses(e.filter).join(' and ') || 'every record'}</td>
-                    <td>
-                      <strong data-testid={`excluded-count-${e.rule}`}>{count(e.count)}</strong>{' '}
-                      {e.count > 0 ? <a href={paths.excluded(s.selection_id, e.rule)}>see {e.count === 1 ? 'it' : 'them'}</a> : <span class="muted">(none)</span>}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+              </>
+            }
+            columns={['Rule', 'Removes a record when', 'Records removed']}
+          >
+            {s.exclusions.map((e) => (
+              <tr data-rule={e.rule}>
+                <th scope="row">
+                  <code>{e.rule}</code>
+                </th>
+                <td>{filterClauses(e.filter).join(' and ') || 'every record'}</td>
+                <td>
+                  <strong data-testid={`excluded-count-${e.rule}`}>{count(e.count)}</strong>{' '}
+                  {e.count > 0 ? <a href={paths.excluded(s.selection_id, e.rule)}>see {e.count === 1 ? 'it' : 'them'}</a> : <span class="muted">(none)</span>}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
           <p class="muted small">{s.exclusion_rule}.</p>
         </>
       )}
@@ -144,39 +137,33 @@ export function RecordsSection(props: {
           <h3>Counts per group</h3>
           <div class="groups">
             {s.groups.map((g) => (
-              <TableScroll label={`Records per ${g.field}`}>
-                <table data-testid={`group-${g.field}`}>
-                  <caption>
+              <DataTable
+                label={`Records per ${g.field}`}
+                testid={`group-${g.field}`}
+                caption={
+                  <>
                     By <code>{g.field}</code> ({plural(g.distinct, 'value')})
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">{g.field}</th>
-                      <th scope="col" class="num">
-                        Records
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {g.values.map((v) => (
-                      <tr>
-                        <th scope="row">
-                          <Val value={v.value} />
-                        </th>
-                        <td class="num">{count(v.count)}</td>
-                      </tr>
-                    ))}
-                    {!g.complete || g.other_count > 0 ? (
-                      <tr>
-                        <th scope="row" class="muted">
-                          other values
-                        </th>
-                        <td class="num">{count(g.other_count)}</td>
-                      </tr>
-                    ) : null}
-                  </tbody>
-                </table>
-              </TableScroll>
+                  </>
+                }
+                columns={[g.field, { num: 'Records' }]}
+              >
+                {g.values.map((v) => (
+                  <tr>
+                    <th scope="row">
+                      <Val value={v.value} />
+                    </th>
+                    <td class="num">{count(v.count)}</td>
+                  </tr>
+                ))}
+                {!g.complete || g.other_count > 0 ? (
+                  <tr>
+                    <th scope="row" class="muted">
+                      other values
+                    </th>
+                    <td class="num">{count(g.other_count)}</td>
+                  </tr>
+                ) : null}
+              </DataTable>
             ))}
           </div>
         </>
@@ -190,14 +177,7 @@ export function RecordsSection(props: {
         <span data-testid="page-range">
           {first && last ? `Records ${count(first.ord)}–${count(last.ord)} of ${count(s.count)}` : `No record on this page (${count(s.count)} in all)`}
         </span>
-        {props.nav.paged ? <a href={props.nav.base}>First page</a> : null}
-        {props.nav.next ? (
-          <a href={props.nav.next} rel="next" data-testid="next-page">
-            Next page
-          </a>
-        ) : (
-          <span class="muted">Last page</span>
-        )}
+        <PageLinks first={props.nav.paged ? props.nav.base : null} next={props.nav.next} nextTestid="next-page" />
         <form method="get" action={props.nav.base.split('?')[0]}>
           <label for="limit">Rows per page</label>
           <select id="limit" name="limit">
@@ -210,49 +190,30 @@ export function RecordsSection(props: {
           <button type="submit">Show</button>
         </form>
       </div>
-      <TableScroll label="Manifest">
-        <table data-testid="manifest">
-          <caption class="muted small">
+      <DataTable
+        label="Manifest"
+        testid="manifest"
+        captionClass="muted small"
+        caption={
+          <>
             {s.fields.length} review field{s.fields.length === 1 ? '' : 's'}: {s.fields.join(', ')}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col" class="num">
-                #
-              </th>
-              {s.fields.map((f) => (
-                <th scope="col">{f}</th>
-              ))}
-              {props.changes ? <th scope="col">Before → after</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {records.map((r) => (
-              <tr>
-                <td class="num">{count(r.ord)}</td>
-                {s.fields.map((f, i) =>
-                  i === 0 ? (
-                    <th scope="row">
-                      <Val value={r.fields[f]} />
-                    </th>
-                  ) : (
-                    <td>
-                      <Val value={r.fields[f]} />
-                    </td>
-                  ),
-                )}
-                {props.changes ? (
-                  <td>
-                    {(byOrd.get(r.ord) ?? []).map((c) => (
-                      <Change field={c.field} before={c.before} after={c.after} />
-                    ))}
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableScroll>
+          </>
+        }
+        columns={[{ num: '#' }, ...s.fields, ...(props.changes ? ['Before → after'] : [])]}
+      >
+        {records.map((r) => (
+          <tr>
+            <RecordCells ord={r.ord} fields={s.fields} values={r.fields} />
+            {props.changes ? (
+              <td>
+                {(byOrd.get(r.ord) ?? []).map((c) => (
+                  <Change field={c.field} before={c.before} after={c.after} />
+                ))}
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </DataTable>
       {props.nav.next ? (
         <p>
           <a href={props.nav.next} rel="next">
@@ -262,144 +223,4 @@ export function RecordsSection(props: {
       ) : null}
     </section>
   )
-}
-
-/** A reason in words and its code, with what the walk reported about it. */
-function Reason(props: { reason: IncompleteReason }) {
-  const r = props.reason
-  return (
-    <li data-testid={`reason-${r.code}`}>
-      <strong>{REASON_TEXT[r.code] ?? r.code}</strong> <code>{r.code}</code>
-      <div class="small">
-        {sentence(r.message)}
-        {r.source ? ` Source: ${r.source}.` : ''}
-        {r.limit ? ` Limit: ${r.limit.name} = ${count(r.limit.value)}.` : ''}
-        {r.retry_after_seconds !== undefined ? ` Retry after ${r.retry_after_seconds} s.` : ''}
-        {r.upstream_status !== undefined ? ` Upstream status ${r.upstream_status}.` : ''}
-      </div>
-    </li>
-  )
-}
-
-/**
- * Question 5: what is missing. When the inventory was incomplete: the reasons (words and codes), what was
- * returned, and the choices (retry with a longer deadline, restrict to the returned ids, abandon).
- */
-export function MissingSection(props: { selection: SelectionView; viewer: Viewer; planId?: string | null; id?: string; heading?: string; extra?: Child }) {
-  const s = props.selection
-  const id = props.id ?? 'missing'
-  const warnings = s.warnings.length > 0 ? (
-    <>
-      <h3>Warnings (they do not decide completeness)</h3>
-      <ul class="clauses">
-        {s.warnings.map((w) => (
-          <li>
-            <code>{w.code}</code>: {w.message}
-            {w.fields ? ` (${w.fields.map((f) => `${f.field}: ${f.reason}`).join('; ')})` : ''}
-          </li>
-        ))}
-      </ul>
-    </>
-  ) : null
-  if (s.complete)
-    return (
-      <section aria-labelledby={id}>
-        <h2 id={id}>{props.heading ?? '5. What is missing'}</h2>
-        <p data-testid="nothing-missing">
-          <strong>Nothing.</strong> The inventory walk reached the end of the requested scope: <code>complete: true</code>. An empty part of this set would
-          prove absence.
-        </p>
-        {s.recovery_of ? (
-          <p>
-            This selection recovers the incomplete selection <a href={paths.selection(s.recovery_of)}>{s.recovery_of}</a>: it holds exactly the records that
-            one returned, complete by construction. Records the first walk never reached are not in it.
-          </p>
-        ) : null}
-        {warnings}
-        {props.extra}
-      </section>
-    )
-  const hidden = props.planId ? <input type="hidden" name="plan_id" value={props.planId} /> : null
-  return (
-    <section aria-labelledby={id} data-testid="missing">
-      <h2 id={id}>{props.heading ?? '5. What is missing'}</h2>
-      <Notice kind="error" title="The evidence is incomplete: this cannot be approved.">
-        <p>
-          The inventory returned <strong data-testid="returned-count">{plural(s.count, 'record')}</strong>
-          {s.exclusions.length > 0 ? ` (and set aside ${plural(s.exclusions.reduce((n, e) => n + e.count, 0), 'record')} by exclusion rules)` : ''}, then
-          stopped before it covered the whole scope. Records it never reached may match the filter; they are not listed, and their absence proves nothing.
-        </p>
-      </Notice>
-      <h3>Why it stopped</h3>
-      <ul class="clauses" data-testid="reasons">
-        {s.incomplete_reasons.map((r) => (
-          <Reason reason={r} />
-        ))}
-      </ul>
-      {s.continuation ? (
-        <p class="small muted">
-          The walk's own continuation: <code>{s.continuation.kind}</code>
-          {s.continuation.kind === 'retry_with_deadline' ? ` (at least ${count(s.continuation.minimum_deadline_ms)} ms)` : ''}
-          {s.continuation.kind === 'retry_after' ? ` (after ${s.continuation.retry_after_seconds} s)` : ''}
-          {s.continuation.kind === 'narrow_query' ? `: ${s.continuation.message}` : ''}.
-        </p>
-      ) : null}
-      {warnings}
-      <h3>Your choices</h3>
-      <div class="choices" data-testid="recovery-choices">
-        <form class="choice" method="post" action={paths.retry(s.selection_id)}>
-          <h4>Retry with a longer deadline</h4>
-          <p class="small">
-            Walks the whole inventory again, from the start, as a new selection with a new digest (the data may have moved since).
-            {props.planId ? ' The same action is proposed on it, with you as its proposer: another reviewer must approve it.' : ''}
-          </p>
-          <CsrfField viewer={props.viewer} />
-          {hidden}
-          <label for={`deadline-${s.selection_id}`}>Deadline</label>{' '}
-          <select id={`deadline-${s.selection_id}`} name="deadline_seconds">
-            <option value="120">2 minutes</option>
-            <option value="600" selected>
-              10 minutes
-            </option>
-            <option value="1800">30 minutes</option>
-            <option value="3600">1 hour</option>
-          </select>
-          <div class="actions">
-            <button type="submit">Retry the inventory</button>
-          </div>
-        </form>
-        <form class="choice" method="post" action={paths.recover(s.selection_id)}>
-          <h4>Restrict to the {plural(s.count, 'returned record')}</h4>
-          <p class="small">{sentence(s.recovery?.message ?? 'a new selection of exactly the records this one returned, complete by construction')}</p>
-          {props.planId ? <p class="small">The same action is proposed on it, with you as its proposer: another reviewer must approve it.</p> : null}
-          <CsrfField viewer={props.viewer} />
-          {hidden}
-          <div class="actions">
-            <button type="submit">Restrict to the returned ids</button>
-          </div>
-        </form>
-        <div class="choice">
-          <h4>Abandon</h4>
-          <p class="small">
-            Do nothing: nothing is written. The selection{props.planId ? ' and this plan' : ''} expire <When iso={s.expires_at} relativeToo />. Tell the
-            agent why.
-          </p>
-          <div class="actions">
-            <a class="button" href={paths.queue}>
-              Back to the queue
-            </a>
-          </div>
-        </div>
-      </div>
-      {props.extra}
-    </section>
-  )
-}
-
-/** A service message as a sentence: capitalised, ending with a full stop. */
-function sentence(text: string): string {
-  const t = text.trim()
-  if (!t) return t
-  const capital = t[0]!.toUpperCase() + t.slice(1)
-  return /[.!?)]$/.test(capital) ? capital : `${capital}.`
 }

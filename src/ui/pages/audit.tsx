@@ -1,7 +1,8 @@
 import type { AuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
-import { EnvBanner, Layout, Notice, TableScroll, type Viewer, When, Who, paths } from '../components.js'
+import type { Child } from 'hono/jsx'
+import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural, shortDigest } from '../format.js'
 
 export interface AuditPageData {
@@ -59,6 +60,33 @@ function What(props: { event: AuditEntry }) {
   )
 }
 
+/** Both levels are slices of one hash chain, so both tables lead with its order and end with the link that seals it. */
+function ChainTable(props: { label: string; testid: string; columns: readonly Column[]; children?: Child }) {
+  return (
+    <DataTable label={props.label} testid={props.testid} columns={[{ num: 'Seq' }, 'When', ...props.columns, 'Hash']}>
+      {props.children}
+    </DataTable>
+  )
+}
+
+function ChainRow(props: { event: AuditEntry; children?: Child }) {
+  const e = props.event
+  return (
+    <tr>
+      <td class="num">{count(e.seq)}</td>
+      <td>
+        <When iso={e.at} />
+      </td>
+      {props.children}
+      <td>
+        <code class="small" title={e.hash}>
+          {shortDigest(e.hash)}
+        </code>
+      </td>
+    </tr>
+  )
+}
+
 export function AuditPage(d: AuditPageData) {
   const p = d.plan
   return (
@@ -74,48 +102,22 @@ export function AuditPage(d: AuditPageData) {
       <section aria-labelledby="run">
         <h2 id="run">Run level: who asked, who approved</h2>
         {d.runTruncated ? <Notice kind="warn" title="Only the first events of each kind are listed." /> : null}
-        <TableScroll label="Run-level events">
-          <table data-testid="run-events">
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  Seq
-                </th>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">Surface</th>
-                <th scope="col">Action</th>
-                <th scope="col">What</th>
-                <th scope="col">Hash</th>
-              </tr>
-            </thead>
-            <tbody>
-              {d.runEvents.map((e) => (
-                <tr>
-                  <td class="num">{count(e.seq)}</td>
-                  <td>
-                    <When iso={e.at} />
-                  </td>
-                  <td>
-                    <Actor viewer={d.viewer} event={e} />
-                  </td>
-                  <td>{e.surface}</td>
-                  <th scope="row">
-                    <code>{e.action}</code>
-                  </th>
-                  <td>
-                    <What event={e} />
-                  </td>
-                  <td>
-                    <code class="small" title={e.hash}>
-                      {shortDigest(e.hash)}
-                    </code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <ChainTable label="Run-level events" testid="run-events" columns={['Who', 'Surface', 'Action', 'What']}>
+          {d.runEvents.map((e) => (
+            <ChainRow event={e}>
+              <td>
+                <Actor viewer={d.viewer} event={e} />
+              </td>
+              <td>{e.surface}</td>
+              <th scope="row">
+                <code>{e.action}</code>
+              </th>
+              <td>
+                <What event={e} />
+              </td>
+            </ChainRow>
+          ))}
+        </ChainTable>
       </section>
       <section aria-labelledby="calls">
         <h2 id="calls">Call level: every upstream call</h2>
@@ -138,60 +140,25 @@ export function AuditPage(d: AuditPageData) {
             {d.calls ? (
               <>
                 <div class="pager">
-                  {d.calls.first ? <a href={d.calls.first}>First page</a> : null}
-                  {d.calls.next ? (
-                    <a href={d.calls.next} rel="next">
-                      Next page
-                    </a>
-                  ) : (
-                    <span class="muted">Last page</span>
-                  )}
+                  <PageLinks first={d.calls.first} next={d.calls.next} />
                   <a href={paths.operation(d.calls.operationId)}>Operation page</a>
                 </div>
-                <TableScroll label="Upstream calls">
-                  <table data-testid="call-events">
-                    <thead>
-                      <tr>
-                        <th scope="col" class="num">
-                          Seq
+                <ChainTable label="Upstream calls" testid="call-events" columns={['Call', 'Record', { num: 'Status' }, 'Outcome']}>
+                  {d.calls.events.map((e) => {
+                    const s = record(e.summary)
+                    return (
+                      <ChainRow event={e}>
+                        <th scope="row">
+                          <code>{e.action}</code>
+                          {typeof s.source === 'string' ? <div class="small muted">{s.source}</div> : null}
                         </th>
-                        <th scope="col">When</th>
-                        <th scope="col">Call</th>
-                        <th scope="col">Record</th>
-                        <th scope="col" class="num">
-                          Status
-                        </th>
-                        <th scope="col">Outcome</th>
-                        <th scope="col">Hash</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {d.calls.events.map((e) => {
-                        const s = record(e.summary)
-                        return (
-                          <tr>
-                            <td class="num">{count(e.seq)}</td>
-                            <td>
-                              <When iso={e.at} />
-                            </td>
-                            <th scope="row">
-                              <code>{e.action}</code>
-                              {typeof s.source === 'string' ? <div class="small muted">{s.source}</div> : null}
-                            </th>
-                            <td>{e.target_id ? <code>{e.target_id}</code> : <span class="muted">—</span>}</td>
-                            <td class="num">{typeof s.status === 'number' ? s.status : <span class="empty">none</span>}</td>
-                            <td>{typeof s.outcome === 'string' ? s.outcome : '—'}</td>
-                            <td>
-                              <code class="small" title={e.hash}>
-                                {shortDigest(e.hash)}
-                              </code>
-                            </td>
-                          </tr>
-                        )
-                      })}
-                    </tbody>
-                  </table>
-                </TableScroll>
+                        <td>{e.target_id ? <code>{e.target_id}</code> : <span class="muted">—</span>}</td>
+                        <td class="num">{typeof s.status === 'number' ? s.status : <span class="empty">none</span>}</td>
+                        <td>{typeof s.outcome === 'string' ? s.outcome : '—'}</td>
+                      </ChainRow>
+                    )
+                  })}
+                </ChainTable>
               </>
             ) : null}
           </>

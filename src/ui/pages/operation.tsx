@@ -1,9 +1,10 @@
 import type { OperationView, ResultsPage, TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
-import { Change, CsrfField, EnvBanner, Layout, Notice, Pill, TableScroll, Val, type Viewer, When, Who, paths } from '../components.js'
+import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural } from '../format.js'
 
-const FINISHED = new Set(['succeeded', 'partially_failed', 'failed', 'halted'])
+/** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
+export const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'partially_failed', 'failed', 'halted'])
 export const OUTCOME_FILTERS: readonly TargetState[] = ['succeeded', 'failed', 'skipped', 'unknown', 'pending', 'in_flight']
 const OUTCOME_WORDS: Record<string, string> = {
   succeeded: 'written, and the answer matched the approved change',
@@ -22,7 +23,7 @@ export interface OperationPageData {
   readonly base: string
   readonly paged: boolean
   readonly next: string | null
-  readonly notice?: { readonly kind: 'ok' | 'error' | 'info'; readonly title: string; readonly text?: string; readonly code?: string } | null
+  readonly notice?: Flash | null
 }
 
 /** The fields whose value differs between before and after, in a stable order. */
@@ -49,15 +50,7 @@ export function OperationPage(d: OperationPageData) {
           </>
         }
       />
-      {d.notice ? (
-        <Notice kind={d.notice.kind} title={d.notice.title} testid="flash">
-          {d.notice.text || d.notice.code ? (
-            <p>
-              {d.notice.text} {d.notice.code ? <code>{d.notice.code}</code> : null}
-            </p>
-          ) : null}
-        </Notice>
-      ) : null}
+      <FlashNotice flash={d.notice} />
       <h1>
         Operation <code>{o.operation_id}</code>
       </h1>
@@ -137,79 +130,56 @@ export function OperationPage(d: OperationPageData) {
           </ul>
         </nav>
         <div class="pager">
-          {d.paged ? <a href={d.base + (d.outcome ? `?outcome=${d.outcome}` : '')}>First page</a> : null}
-          {d.next ? (
-            <a href={d.next} rel="next">
-              Next page
-            </a>
-          ) : (
-            <span class="muted">Last page</span>
-          )}
+          <PageLinks first={d.paged ? outcomeLink(d.outcome) : null} next={d.next} />
         </div>
         {d.results.results.length === 0 ? (
           <p class="muted">No target {d.outcome ? `ended ${d.outcome}` : 'yet'}.</p>
         ) : (
-          <TableScroll label="Targets">
-            <table data-testid="targets">
-              <caption>
-                {d.outcome ? `Targets that ended ${d.outcome}` : 'Every target'}, in manifest order
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col" class="num">
-                    #
-                  </th>
-                  <th scope="col">Record</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col" class="num">
-                    Upstream status
-                  </th>
-                  <th scope="col">Reason or error</th>
-                  <th scope="col">Before → after</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.results.results.map((t) => (
-                  <tr class={t.outcome === 'failed' || t.outcome === 'unknown' ? 'failed' : ''}>
-                    <td class="num">{count(t.ord)}</td>
-                    <th scope="row">
-                      <code>{t.id}</code>
-                    </th>
-                    <td>
-                      <Pill state={t.outcome} />
-                      {t.attempts > 1 ? <span class="small muted"> {t.attempts} attempts</span> : null}
-                    </td>
-                    <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
-                    <td>
-                      {t.error ? <span>{t.error}</span> : null}
-                      {t.reason ? <div class="small">{t.reason}</div> : null}
-                      {!t.error && !t.reason ? <span class="muted">—</span> : null}
-                    </td>
-                    <td>
-                      {t.after ? (
-                        changedFields(t.before, t.after).map((f) => <Change field={f} before={t.before?.[f]} after={t.after?.[f]} />)
-                      ) : (
-                        <>
-                          <span class="muted">{t.outcome === 'unknown' ? 'no durable answer' : 'not written'}</span>
-                          {t.before ? (
-                            <div class="small">
-                              read:{' '}
-                              {Object.entries(t.before).map(([f, v], i) => (
-                                <>
-                                  {i > 0 ? ', ' : ''}
-                                  <code>{f}</code> = <Val value={v} />
-                                </>
-                              ))}
-                            </div>
-                          ) : null}
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <DataTable
+            label="Targets"
+            testid="targets"
+            caption={`${d.outcome ? `Targets that ended ${d.outcome}` : 'Every target'}, in manifest order`}
+            columns={[{ num: '#' }, 'Record', 'Outcome', { num: 'Upstream status' }, 'Reason or error', 'Before → after']}
+          >
+            {d.results.results.map((t) => (
+              <tr class={t.outcome === 'failed' || t.outcome === 'unknown' ? 'failed' : ''}>
+                <td class="num">{count(t.ord)}</td>
+                <th scope="row">
+                  <code>{t.id}</code>
+                </th>
+                <td>
+                  <Pill state={t.outcome} />
+                  {t.attempts > 1 ? <span class="small muted"> {t.attempts} attempts</span> : null}
+                </td>
+                <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
+                <td>
+                  {t.error ? <span>{t.error}</span> : null}
+                  {t.reason ? <div class="small">{t.reason}</div> : null}
+                  {!t.error && !t.reason ? <span class="muted">—</span> : null}
+                </td>
+                <td>
+                  {t.after ? (
+                    changedFields(t.before, t.after).map((f) => <Change field={f} before={t.before?.[f]} after={t.after?.[f]} />)
+                  ) : (
+                    <>
+                      <span class="muted">{t.outcome === 'unknown' ? 'no durable answer' : 'not written'}</span>
+                      {t.before ? (
+                        <div class="small">
+                          read:{' '}
+                          {Object.entries(t.before).map(([f, v], i) => (
+                            <>
+                              {i > 0 ? ', ' : ''}
+                              <code>{f}</code> = <Val value={v} />
+                            </>
+                          ))}
+                        </div>
+                      ) : null}
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
       <section aria-labelledby="compensation">

@@ -2,9 +2,11 @@ import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { CompletenessBanner, CsrfField, EnvBanner, Layout, Notice, Pill, TableScroll, Val, type Viewer, When, Who, paths } from '../components.js'
-import { count, filterText, plural, relative, scalarText } from '../format.js'
-import { type ManifestNav, MissingSection, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { count, filterText, plural, scalarText } from '../format.js'
+import { DecisionSection } from './plan-decision.js'
+import { MissingSection } from '../missing-evidence.js'
+import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
 export interface PlanPageData {
   readonly viewer: Viewer
@@ -17,32 +19,7 @@ export interface PlanPageData {
   readonly deliveries: readonly WebhookDelivery[]
   readonly notificationsEnabled: boolean
   /** A refusal or confirmation to show at the top, e.g. after a decision. */
-  readonly notice?: { readonly kind: 'ok' | 'error' | 'warn' | 'info'; readonly title: string; readonly text?: string; readonly code?: string } | null
-}
-
-/** Why this viewer cannot approve this plan now, in words; empty when the Approve button is offered. */
-function blockers(d: PlanPageData): { code: string; text: string }[] {
-  const { plan, selection, viewer } = d
-  const out: { code: string; text: string }[] = []
-  if (!selection.complete)
-    out.push({
-      code: 'selection_incomplete',
-      text: 'The selection is incomplete: the inventory did not cover the whole scope (see 5). An incomplete selection can be reviewed, never approved or committed.',
-    })
-  if (plan.state === 'expired' || selection.state === 'expired')
-    out.push({
-      code: 'expired',
-      text: `The selection expired ${relative(selection.expires_at)} (${selection.expires_at}); the plan died with it. The agent must create a new selection and propose the action again.`,
-    })
-  if (selection.digest !== plan.selection_digest)
-    out.push({ code: 'digest_mismatch', text: 'The selection no longer has the digest this plan was made on: the reviewed set changed. The plan cannot be approved.' })
-  if (plan.state === 'rejected') out.push({ code: 'rejected', text: 'This plan was rejected; it takes no more decisions. The agent can propose a new plan.' })
-  if (plan.state === 'committed') out.push({ code: 'committed', text: 'This plan was committed; see the operation below.' })
-  if (plan.state === 'approved') out.push({ code: 'approved', text: 'This plan is approved: no more approval is needed. The agent may commit it until the approval expires.' })
-  if (plan.proposed_by === viewer.actor.principal) out.push({ code: 'proposer', text: 'You proposed this plan: another reviewer must decide on it.' })
-  if (plan.state === 'pending' && plan.approval_state.approved_by.some((a) => a.principal === viewer.actor.principal))
-    out.push({ code: 'already_approved', text: `You have approved this plan; ${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve it.` })
-  return out
+  readonly notice?: Flash | null
 }
 
 function Glance(props: { d: PlanPageData }) {
@@ -127,57 +104,47 @@ function EffectSection(props: { plan: PlanView }) {
       ) : (
         <p>Records receive different values; each record's before → after is in the manifest above.</p>
       )}
-      <TableScroll label="Before and after, per field">
-        <table data-testid="effect">
-          <caption>Before → after for every field that changes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Now (as frozen), records</th>
-              <th scope="col">After</th>
-              <th scope="col" class="num">
-                Already at the after value
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {p.changes.summary.map((s) => (
-              <tr>
-                <th scope="row">
-                  <code>{s.field}</code>
-                </th>
-                <td>
-                  {s.before.map((b, i) => (
-                    <>
-                      {i > 0 ? ', ' : ''}
-                      <Val value={b.value} /> ({count(b.count)})
-                    </>
-                  ))}
-                  {s.before_complete ? '' : ', and other values'}
-                </td>
-                <td>
-                  {s.after_values ? (
-                    s.after_values.map((a, i) => (
-                      <>
-                        {i > 0 ? ', ' : ''}
-                        <strong>
-                          <Val value={a.value} />
-                        </strong>{' '}
-                        ({count(a.count)})
-                      </>
-                    ))
-                  ) : (
+      <DataTable
+        label="Before and after, per field"
+        testid="effect"
+        caption="Before → after for every field that changes"
+        columns={['Field', 'Now (as frozen), records', 'After', { num: 'Already at the after value' }]}
+      >
+        {p.changes.summary.map((s) => (
+          <tr>
+            <th scope="row">
+              <code>{s.field}</code>
+            </th>
+            <td>
+              {s.before.map((b, i) => (
+                <>
+                  {i > 0 ? ', ' : ''}
+                  <Val value={b.value} /> ({count(b.count)})
+                </>
+              ))}
+              {s.before_complete ? '' : ', and other values'}
+            </td>
+            <td>
+              {s.after_values ? (
+                s.after_values.map((a, i) => (
+                  <>
+                    {i > 0 ? ', ' : ''}
                     <strong>
-                      <Val value={s.after} />
-                    </strong>
-                  )}
-                </td>
-                <td class="num">{count(s.unchanged)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableScroll>
+                      <Val value={a.value} />
+                    </strong>{' '}
+                    ({count(a.count)})
+                  </>
+                ))
+              ) : (
+                <strong>
+                  <Val value={s.after} />
+                </strong>
+              )}
+            </td>
+            <td class="num">{count(s.unchanged)}</td>
+          </tr>
+        ))}
+      </DataTable>
       <h3>Precondition</h3>
       {p.precondition.per_target ? (
         <p data-testid="precondition">Each record is restored only if it still holds what the operation wrote; otherwise it is skipped, not written.</p>
@@ -200,143 +167,34 @@ function EffectSection(props: { plan: PlanView }) {
   )
 }
 
-function DecisionSection(props: { d: PlanPageData }) {
-  const d = props.d
-  const p = d.plan
-  const why = blockers(d)
-  const canApprove = why.length === 0 && p.state === 'pending'
-  const canReject = p.state === 'approved' && d.selection.complete && d.selection.state !== 'expired' && p.proposed_by !== d.viewer.actor.principal
-  const s = p.approval_state
-  return (
-    <section class="decision" aria-labelledby="decision">
-      <h2 id="decision">Decision</h2>
-      <p>
-        State: <Pill state={p.state} testid="plan-state" /> · Policy: {p.approval.reason}.
-      </p>
-      <p data-testid="approvals-needed">
-        {p.approval.reviewers_needed === 0
-          ? s.who_can_approve
-          : `${plural(s.approved_by.length, 'valid approval')} of ${p.approval.reviewers_needed} needed${s.still_needed > 0 ? `: ${plural(s.still_needed, 'more distinct reviewer')} still needed (${s.who_can_approve})` : ''}.`}
-      </p>
-      {s.approved_by.length > 0 ? (
-        <ul class="clauses" data-testid="approved-by">
-          {s.approved_by.map((a) => (
-            <li>
-              Approved by <strong>{a.name ?? a.principal}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
-            </li>
-          ))}
-        </ul>
-      ) : null}
-      {s.rejected_by ? (
-        <p>
-          Rejected by <strong>{s.rejected_by.name ?? s.rejected_by.principal}</strong> at <When iso={s.rejected_by.decided_at} />
-          {s.rejected_by.comment ? `: “${s.rejected_by.comment}”` : ''}
-        </p>
-      ) : null}
-      {p.approvals.some((a) => !a.valid) ? (
-        <details>
-          <summary>Earlier decisions that no longer count</summary>
-          <ul class="clauses">
-            {p.approvals
-              .filter((a) => !a.valid)
-              .map((a) => (
-                <li>
-                  {a.decision} by {a.name ?? a.principal} at <When iso={a.decided_at} />
-                  {a.expires_at ? <> (lapsed <When iso={a.expires_at} />)</> : null}
-                </li>
-              ))}
-          </ul>
-        </details>
-      ) : null}
-      {canApprove || canReject ? (
-        <form method="post" action={paths.decision(p.plan_id)} data-testid="decision-form">
-          <CsrfField viewer={d.viewer} />
-          <input type="hidden" name="plan_digest" value={p.plan_digest} />
-          <p class="small">
-            Your decision is bound to plan digest <code class="digest" title={p.plan_digest}>{p.plan_digest}</code>: this exact manifest of {plural(p.target_count, 'record')},
-            this action, in <strong>{p.environment}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
-          </p>
-          <label for="comment">Comment (optional, recorded with your decision)</label>
-          <textarea id="comment" name="comment" maxlength={4000}></textarea>
-          <div class="actions">
-            {canApprove ? (
-              <button type="submit" name="decision" value="approve" class="approve" data-testid="approve">
-                Approve {p.action.type} on {plural(p.target_count, 'record')} in {p.environment}
-              </button>
-            ) : null}
-            <button type="submit" name="decision" value="reject" class="reject" data-testid="reject">
-              {canApprove ? 'Reject' : 'Reject (withdraw the approval before a commit)'}
-            </button>
-          </div>
-        </form>
-      ) : null}
-      {why.length > 0 ? (
-        <div data-testid="cannot-approve">
-          {why.map((w) => (
-            <Notice kind={['approved', 'committed', 'already_approved', 'proposer'].includes(w.code) ? 'info' : 'error'}>
-              <p>
-                {['approved', 'committed', 'rejected', 'already_approved', 'proposer'].includes(w.code) ? '' : 'Cannot be approved: '}
-                {w.text} <code>{w.code}</code>
-              </p>
-            </Notice>
-          ))}
-        </div>
-      ) : null}
-    </section>
-  )
-}
-
 function OperationsSection(props: { operations: readonly OperationView[] }) {
   if (props.operations.length === 0) return null
   return (
     <section aria-labelledby="operations">
       <h2 id="operations">Operations</h2>
-      <TableScroll label="Operations of this plan">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Operation</th>
-              <th scope="col">State</th>
-              <th scope="col" class="num">
-                Succeeded
-              </th>
-              <th scope="col" class="num">
-                Failed
-              </th>
-              <th scope="col" class="num">
-                Skipped
-              </th>
-              <th scope="col" class="num">
-                Unknown
-              </th>
-              <th scope="col" class="num">
-                Pending
-              </th>
-              <th scope="col">Started</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.operations.map((o) => (
-              <tr>
-                <th scope="row">
-                  <a href={paths.operation(o.operation_id)}>{o.operation_id}</a>
-                </th>
-                <td>
-                  <Pill state={o.state} />
-                </td>
-                <td class="num">{count(o.counts.succeeded)}</td>
-                <td class="num">{count(o.counts.failed)}</td>
-                <td class="num">{count(o.counts.skipped)}</td>
-                <td class="num">{count(o.counts.unknown)}</td>
-                <td class="num">{count(o.counts.pending + o.counts.in_flight)}</td>
-                <td>
-                  <When iso={o.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableScroll>
+      <DataTable
+        label="Operations of this plan"
+        columns={['Operation', 'State', { num: 'Succeeded' }, { num: 'Failed' }, { num: 'Skipped' }, { num: 'Unknown' }, { num: 'Pending' }, 'Started']}
+      >
+        {props.operations.map((o) => (
+          <tr>
+            <th scope="row">
+              <a href={paths.operation(o.operation_id)}>{o.operation_id}</a>
+            </th>
+            <td>
+              <Pill state={o.state} />
+            </td>
+            <td class="num">{count(o.counts.succeeded)}</td>
+            <td class="num">{count(o.counts.failed)}</td>
+            <td class="num">{count(o.counts.skipped)}</td>
+            <td class="num">{count(o.counts.unknown)}</td>
+            <td class="num">{count(o.counts.pending + o.counts.in_flight)}</td>
+            <td>
+              <When iso={o.created_at} />
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   )
 }
@@ -359,39 +217,23 @@ function NotificationsSection(props: { deliveries: readonly WebhookDelivery[]; e
       {props.deliveries.length === 0 ? (
         <p class="muted">No notification was sent about this plan yet.</p>
       ) : (
-        <TableScroll label="Webhook deliveries">
-          <table data-testid="deliveries">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Webhook</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Attempts
-                </th>
-                <th scope="col">Last error</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.deliveries.map((x) => (
-                <tr class={x.state === 'failed' ? 'failed' : ''}>
-                  <th scope="row">{x.event}</th>
-                  <td>{x.webhook}</td>
-                  <td>
-                    <Pill state={x.state} />
-                    {x.state === 'pending' && x.next_attempt_at ? <span class="small muted"> next <When iso={x.next_attempt_at} /></span> : null}
-                  </td>
-                  <td class="num">{count(x.attempts)}</td>
-                  <td>{x.last_error ? x.last_error : <span class="muted">none</span>}</td>
-                  <td>
-                    <When iso={x.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <DataTable label="Webhook deliveries" testid="deliveries" columns={['Event', 'Webhook', 'State', { num: 'Attempts' }, 'Last error', 'Updated']}>
+          {props.deliveries.map((x) => (
+            <tr class={x.state === 'failed' ? 'failed' : ''}>
+              <th scope="row">{x.event}</th>
+              <td>{x.webhook}</td>
+              <td>
+                <Pill state={x.state} />
+                {x.state === 'pending' && x.next_attempt_at ? <span class="small muted"> next <When iso={x.next_attempt_at} /></span> : null}
+              </td>
+              <td class="num">{count(x.attempts)}</td>
+              <td>{x.last_error ? x.last_error : <span class="muted">none</span>}</td>
+              <td>
+                <When iso={x.updated_at} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   )
@@ -404,15 +246,7 @@ export function PlanPage(d: PlanPageData) {
     <Layout title={title} viewer={d.viewer}>
       <EnvBanner environment={p.environment} resource={p.resource} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
       <CompletenessBanner complete={d.selection.complete} count={d.selection.count} reasons={d.selection.incomplete_reasons} anchor="#missing" />
-      {d.notice ? (
-        <Notice kind={d.notice.kind} title={d.notice.title} testid="flash">
-          {d.notice.text || d.notice.code ? (
-            <p>
-              {d.notice.text} {d.notice.code ? <code>{d.notice.code}</code> : null}
-            </p>
-          ) : null}
-        </Notice>
-      ) : null}
+      <FlashNotice flash={d.notice} />
       <h1>
         Plan {p.compensates ? 'to compensate an operation' : 'to review'}: <code>{p.action.type}</code> on {plural(p.target_count, 'record')}
       </h1>

@@ -1,5 +1,5 @@
 import type { PlanView } from '../../plans/index.js'
-import { Layout, Notice, Pill, TableScroll, type Viewer, When, Who, paths } from '../components.js'
+import { DataTable, Layout, Notice, Pill, type Viewer, When, Who, paths } from '../components.js'
 import { count, looksLikeProduction, plural, relative } from '../format.js'
 
 /** The earliest moment something lapses: the selection (and the plan with it), or a counted approval. */
@@ -24,102 +24,71 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
           <p>No plan in your scope waits for a decision.</p>
         </Notice>
       ) : (
-        <TableScroll label="Plans waiting for a decision">
-          <table data-testid="queue">
-            <caption>{plural(d.waiting.length, 'plan')} waiting{d.more ? ' (more exist: the oldest are not listed)' : ''}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Plan</th>
-                <th scope="col">Environment</th>
-                <th scope="col">Resource</th>
-                <th scope="col">Action</th>
-                <th scope="col" class="num">
-                  Targets
+        <DataTable
+          label="Plans waiting for a decision"
+          testid="queue"
+          caption={`${plural(d.waiting.length, 'plan')} waiting${d.more ? ' (more exist: the oldest are not listed)' : ''}`}
+          columns={['Plan', 'Environment', 'Resource', 'Action', { num: 'Targets' }, 'Evidence', 'Proposed by', 'Approvals', 'Time left']}
+        >
+          {d.waiting.map((p) => {
+            const next = nextExpiry(p)
+            return (
+              <tr data-plan-id={p.plan_id}>
+                <th scope="row">
+                  <a href={paths.plan(p.plan_id)}>
+                    {p.compensates ? 'Compensation: ' : ''}
+                    {p.action.type} on {plural(p.target_count, 'record')}
+                  </a>
+                  <div class="small muted">
+                    <code>{p.plan_id}</code>, <When iso={p.created_at} />
+                  </div>
                 </th>
-                <th scope="col">Evidence</th>
-                <th scope="col">Proposed by</th>
-                <th scope="col">Approvals</th>
-                <th scope="col">Time left</th>
+                <td>{looksLikeProduction(p.environment) ? <strong>{p.environment}</strong> : p.environment}</td>
+                <td>
+                  <code>{p.resource}</code>
+                </td>
+                <td>
+                  <code>{p.action.type}</code>
+                </td>
+                <td class="num">{count(p.target_count)}</td>
+                <td>{p.selection.complete ? 'complete' : <strong>incomplete: cannot be approved</strong>}</td>
+                <td>
+                  <Who viewer={d.viewer} principal={p.proposed_by} />
+                </td>
+                <td>
+                  {count(p.approval_state.approved_by.length)} of {count(p.approval.reviewers_needed)}
+                </td>
+                <td>
+                  {relative(next.at).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {d.waiting.map((p) => {
-                const next = nextExpiry(p)
-                return (
-                  <tr data-plan-id={p.plan_id}>
-                    <th scope="row">
-                      <a href={paths.plan(p.plan_id)}>
-                        {p.compensates ? 'Compensation: ' : ''}
-                        {p.action.type} on {plural(p.target_count, 'record')}
-                      </a>
-                      <div class="small muted">
-                        <code>{p.plan_id}</code>, <When iso={p.created_at} />
-                      </div>
-                    </th>
-                    <td>{looksLikeProduction(p.environment) ? <strong>{p.environment}</strong> : p.environment}</td>
-                    <td>
-                      <code>{p.resource}</code>
-                    </td>
-                    <td>
-                      <code>{p.action.type}</code>
-                    </td>
-                    <td class="num">{count(p.target_count)}</td>
-                    <td>{p.selection.complete ? 'complete' : <strong>incomplete: cannot be approved</strong>}</td>
-                    <td>
-                      <Who viewer={d.viewer} principal={p.proposed_by} />
-                    </td>
-                    <td>
-                      {count(p.approval_state.approved_by.length)} of {count(p.approval.reviewers_needed)}
-                    </td>
-                    <td>
-                      {relative(next.at).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
-                    </td>
-                  </tr>
-                )
-              })}
-            </tbody>
-          </table>
-        </TableScroll>
+            )
+          })}
+        </DataTable>
       )}
       {d.recent.length > 0 ? (
         <>
           <h2>Recently decided</h2>
-          <TableScroll label="Recently decided plans">
-            <table data-testid="recent">
-              <thead>
-                <tr>
-                  <th scope="col">Plan</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Environment</th>
-                  <th scope="col">Action</th>
-                  <th scope="col" class="num">
-                    Targets
-                  </th>
-                  <th scope="col">Proposed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.recent.map((p) => (
-                  <tr>
-                    <th scope="row">
-                      <a href={paths.plan(p.plan_id)}>{p.plan_id}</a>
-                    </th>
-                    <td>
-                      <Pill state={p.state} />
-                    </td>
-                    <td>{p.environment}</td>
-                    <td>
-                      <code>{p.action.type}</code>
-                    </td>
-                    <td class="num">{count(p.target_count)}</td>
-                    <td>
-                      <When iso={p.created_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <DataTable label="Recently decided plans" testid="recent" columns={['Plan', 'State', 'Environment', 'Action', { num: 'Targets' }, 'Proposed']}>
+            {d.recent.map((p) => (
+              <tr>
+                <th scope="row">
+                  <a href={paths.plan(p.plan_id)}>{p.plan_id}</a>
+                </th>
+                <td>
+                  <Pill state={p.state} />
+                </td>
+                <td>{p.environment}</td>
+                <td>
+                  <code>{p.action.type}</code>
+                </td>
+                <td class="num">{count(p.target_count)}</td>
+                <td>
+                  <When iso={p.created_at} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         </>
       ) : null}
     </Layout>

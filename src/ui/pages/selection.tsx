@@ -1,20 +1,17 @@
 import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
-import { CompletenessBanner, EnvBanner, Layout, Notice, TableScroll, Val, type Viewer, When, Who, paths } from '../components.js'
+import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
 import { count, filterText, plural } from '../format.js'
-import { type ManifestNav, MissingSection, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+import { MissingSection } from '../missing-evidence.js'
+import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
 /** A selection on its own (no action yet): where, selector, records, what is missing, and the recovery choices. */
-export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; notice?: { kind: 'ok' | 'error'; title: string; text?: string } | null }) {
+export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; notice?: Flash | null }) {
   const s = d.selection
   return (
     <Layout title={`Selection of ${plural(s.count, 'record')} in ${s.environment}`} viewer={d.viewer}>
       <EnvBanner environment={s.environment} resource={s.resource} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
       <CompletenessBanner complete={s.complete} count={s.count} reasons={s.incomplete_reasons} anchor="#missing" />
-      {d.notice ? (
-        <Notice kind={d.notice.kind} title={d.notice.title} testid="flash">
-          {d.notice.text ? <p>{d.notice.text}</p> : null}
-        </Notice>
-      ) : null}
+      <FlashNotice flash={d.notice} />
       <h1>
         Selection <code>{s.selection_id}</code>
       </h1>
@@ -49,50 +46,18 @@ export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; 
       </p>
       <div class="pager">
         <span>{first && last ? `Records ${count(first.ord)}–${count(last.ord)} of ${count(d.page.count)}` : 'No record'}</span>
-        {d.paged ? <a href={d.base}>First page</a> : null}
-        {d.next ? (
-          <a href={d.next} rel="next">
-            Next page
-          </a>
-        ) : (
-          <span class="muted">Last page</span>
-        )}
+        <PageLinks first={d.paged ? d.base : null} next={d.next} />
       </div>
       {records.length === 0 ? (
         <Notice kind="info" title="This rule removed no record." />
       ) : (
-        <TableScroll label={`Records removed by ${d.page.rule}`}>
-          <table data-testid="excluded">
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  #
-                </th>
-                {s.fields.map((f) => (
-                  <th scope="col">{f}</th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {records.map((r) => (
-                <tr>
-                  <td class="num">{count(r.ord)}</td>
-                  {s.fields.map((f, i) =>
-                    i === 0 ? (
-                      <th scope="row">
-                        <Val value={r.fields[f]} />
-                      </th>
-                    ) : (
-                      <td>
-                        <Val value={r.fields[f]} />
-                      </td>
-                    ),
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+        <DataTable label={`Records removed by ${d.page.rule}`} testid="excluded" columns={[{ num: '#' }, ...s.fields]}>
+          {records.map((r) => (
+            <tr>
+              <RecordCells ord={r.ord} fields={s.fields} values={r.fields} />
+            </tr>
+          ))}
+        </DataTable>
       )}
     </Layout>
   )

@@ -1,0 +1,189 @@
+import { sql } from 'kysely'
+import type { Kysely } from 'kysely'
+import type { AuditEventRow, Database, Store } from '../store/index.js'
+import { AUDIT_GENESIS_HASH, hashAuditRow, type UnhashedAuditRow } from './chain.js'
+import type { NewRow } from './events.js'
+import { readChainHead, writeChainHead } from './head.js'
+
+/** The few log methods the audit log uses; a pino logger fits. */
+export interface AuditLogLogger {
+  error(fields: object, message: string): void
+}
+
+/**
+ * PostgreSQL advisory lock taken by every append transaction, so appends from every gateway instance
+ * sharing the database form one chain. The number is arbitrary and fixed ("WRNTAUDT" would not fit).
+ */
+export const AUDIT_ADVISORY_LOCK_KEY = 7_310_551_044_205_061
+
+const INSERT_CHUNK = 100
+const MAX_ATTEMPTS = 8
+
+export interface Pending {
+  readonly row: NewRow
+  readonly resolve?: (row: AuditEventRow) => void
+  readonly reject?: (error: unknown) => void
+}
+
+export interface AppendQueue {
+  enqueue(item: Pending): void
+  /** Resolves when everything queued so far has been written (or has failed and been logged). */
+  flush(): Promise<void>
+  /** Log events that were dropped; a broken logger must not break the caller either. */
+  report(error: unknown, dropped: object[]): void
+}
+
+/** Appends queued rows in order, in batches of at most `maxBatch` rows a transaction. */
+export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: number): AppendQueue {
+  const db = store.db
+  const queue: Pending[] = []
+  let draining: Promise<void> | null = null
+
+  function enqueue(item: Pending): void {
+    queue.push(item)
+    // Started on the next microtask, so a synchronous burst of calls shares one transaction.
+    if (draining === null) draining = Promise.resolve().then(drain)
+  }
+
+  async function drain(): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        const batch = queue.splice(0, maxBatch)
+        await appendBatch(batch)
+      }
+    } finally {
+      draining = null
+    }
+  }
+
+  async function appendBatch(batch: Pending[]): Promise<void> {
+    try {
+      settle(batch, await appendWithRetry(batch.map((p) => p.row)))
+      return
+    } catch (error) {
+      // A store that cannot answer at all (closed, unreachable) fails the whole batch at once.
+      if (batch.length === 1 || !(await storeAnswers())) return fail(batch, error)
+    }
+    // Otherwise one bad row must not take the others down with it: append them one at a time.
+    const failed: Pending[] = []
+    let lastError: unknown
+    for (const item of batch) {
+      try {
+        settle([item], await appendWithRetry([item.row]))
+      } catch (error) {
+        lastError = error
+        failed.push(item)
+      }
+    }
+    if (failed.length > 0) fail(failed, lastError)
+  }
+
+  async function storeAnswers(): Promise<boolean> {
+    try {
+      await db.selectFrom('kv').select('key').limit(1).execute()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  function settle(batch: Pending[], rows: AuditEventRow[]): void {
+    batch.forEach((item, i) => item.resolve?.(rows[i]!))
+  }
+
+  function fail(batch: Pending[], error: unknown): void {
+    const unreported = batch.filter((item) => !item.reject)
+    for (const item of batch) item.reject?.(error)
+    if (unreported.length > 0) report(error, unreported.map(({ row }) => ({ level: row.level, action: row.action, operation_id: row.operation_id, target_id: row.target_id, at: row.at })))
+  }
+
+  function report(error: unknown, dropped: object[]): void {
+    try {
+      log.error({ err: error, dropped: dropped.length, events: dropped.slice(0, 20) }, 'audit: events could not be appended')
+    } catch {
+      // nothing left to tell
+    }
+  }
+
+  async function appendWithRetry(rows: NewRow[]): Promise<AuditEventRow[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await appendOnce(store, rows)
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error
+        await sleep(Math.min(250, 5 * 2 ** attempt) * (0.5 + Math.random()))
+      }
+    }
+  }
+
+  return {
+    enqueue,
+    async flush() {
+      while (draining !== null) await draining
+    },
+    report,
+  }
+}
+
+/** One transaction that holds the chain's write lock: read the tip, insert the rows, move the head. */
+async function appendOnce(store: Store, rows: NewRow[]): Promise<AuditEventRow[]> {
+  const db = store.db
+  if (store.dialect === 'postgres') {
+    return db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${sql.lit(AUDIT_ADVISORY_LOCK_KEY)})`.execute(trx)
+      return writeRows(trx, rows)
+    })
+  }
+  // SQLite: kysely runs every query on one connection behind a mutex, which `connection()` holds for the
+  // whole callback (serialising this process); BEGIN IMMEDIATE takes the database's write lock before the
+  // tip is read (serialising other processes; they wait for it up to the store's busy timeout).
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn)
+    try {
+      const written = await writeRows(conn, rows)
+      await sql`commit`.execute(conn)
+      return written
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => undefined)
+      throw error
+    }
+  })
+}
+
+async function writeRows(tx: Kysely<Database>, rows: NewRow[]): Promise<AuditEventRow[]> {
+  // Continue from the head when it is ahead of the last row: rows removed from the end stay a visible gap.
+  const head = await readChainHead(tx)
+  const last = await tx.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst()
+  const tip = head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
+  let seq = tip.seq
+  let prev = tip.hash
+  const written = rows.map((row): AuditEventRow => {
+    seq += 1
+    const unhashed: UnhashedAuditRow = { ...row, seq, prev_hash: prev }
+    prev = hashAuditRow(unhashed)
+    return { ...unhashed, hash: prev }
+  })
+  for (let i = 0; i < written.length; i += INSERT_CHUNK) await tx.insertInto('audit_events').values(written.slice(i, i + INSERT_CHUNK)).execute()
+  await writeChainHead(tx, { seq, hash: prev })
+  return written
+}
+
+const RETRYABLE_CODES = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_RECOVERY',
+  'SQLITE_LOCKED',
+  'SQLITE_CONSTRAINT_PRIMARYKEY',
+  '23505', // unique_violation: a seq taken by a writer that did not hold the lock
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+])
+
+function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && RETRYABLE_CODES.has(code)
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely'
+import type { AuditLevel, Database } from '../store/index.js'
+import { clampLimit, toEntry, type AuditEntry } from './entry.js'
+
+export interface AuditQuery {
+  readonly operation_id?: string
+  readonly plan_id?: string
+  readonly selection_id?: string
+  readonly principal?: string
+  readonly level?: AuditLevel
+  /** ISO timestamp; `at >= since` */
+  readonly since?: string
+  /** ISO timestamp; `at < until` */
+  readonly until?: string
+  /** the previous page's `next_cursor` */
+  readonly after_seq?: number
+  /** 1..1000; default 100 */
+  readonly limit?: number
+}
+
+export interface AuditPage {
+  readonly events: AuditEntry[]
+  /** pass as `after_seq` for the next page; null when this is the last */
+  readonly next_cursor: number | null
+}
+
+const DEFAULT_QUERY_LIMIT = 100
+const MAX_QUERY_LIMIT = 1000
+
+export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {}): Promise<AuditPage> {
+  const limit = clampLimit(filter.limit, DEFAULT_QUERY_LIMIT, MAX_QUERY_LIMIT)
+  let q = db.selectFrom('audit_events').selectAll().orderBy('seq').limit(limit + 1)
+  if (filter.operation_id !== undefined) q = q.where('operation_id', '=', filter.operation_id)
+  if (filter.plan_id !== undefined) q = q.where('plan_id', '=', filter.plan_id)
+  if (filter.selection_id !== undefined) q = q.where('selection_id', '=', filter.selection_id)
+  if (filter.principal !== undefined) q = q.where('principal', '=', filter.principal)
+  if (filter.level !== undefined) q = q.where('level', '=', filter.level)
+  if (filter.since !== undefined) q = q.where('at', '>=', filter.since)
+  if (filter.until !== undefined) q = q.where('at', '<', filter.until)
+  if (filter.after_seq !== undefined) q = q.where('seq', '>', filter.after_seq)
+  const rows = await q.execute()
+  const page = rows.slice(0, limit)
+  return { events: page.map(toEntry), next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null }
+}

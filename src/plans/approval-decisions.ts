@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import { type Actor, type Filter, WarrantError } from '../contract/index.js'
+import { parseRequest } from '../selections/parse-request.js'
+import type { SelectionRecord } from '../selections/selection-service.js'
+import type { PlanRow } from '../store/index.js'
+import { actionConfigOf } from './actions.js'
+import type { StoredPolicy } from './approval-policy.js'
+import { displayParams } from './compensation.js'
+import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
+import type { PlanRecord } from './plan-service.js'
+import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
+
+export interface ApprovalEntry {
+  readonly approval_id: string
+  readonly decision: 'approve' | 'reject'
+  readonly principal: string
+  readonly name: string | null
+  readonly comment: string | null
+  readonly decided_at: string
+  readonly expires_at: string | null
+  readonly plan_digest: string
+  /** Judged as of `now`: an approval stops counting when it lapses or its principal loses the right to give it. */
+  readonly valid: boolean
+}
+
+export async function approvalsOf(ctx: PlanContext, row: PlanRow, now: string): Promise<ApprovalEntry[]> {
+  const rows = await ctx.db
+    .selectFrom('approvals')
+    .leftJoin('principals', 'principals.id', 'approvals.principal')
+    .select([
+      'approvals.id as id',
+      'approvals.decision as decision',
+      'approvals.principal as principal',
+      'approvals.comment as comment',
+      'approvals.decided_at as decided_at',
+      'approvals.expires_at as expires_at',
+      'approvals.plan_digest as plan_digest',
+      'principals.name as name',
+      'principals.role as role',
+      'principals.disabled_at as disabled_at',
+    ])
+    .where('approvals.plan_id', '=', row.id)
+    .orderBy('approvals.decided_at')
+    .orderBy('approvals.id')
+    .execute()
+  return rows.map((r) => ({
+    approval_id: r.id,
+    decision: r.decision,
+    principal: r.principal,
+    name: r.name ?? null,
+    comment: r.comment,
+    decided_at: r.decided_at,
+    expires_at: r.expires_at,
+    plan_digest: r.plan_digest,
+    valid:
+      r.decision === 'approve' &&
+      r.plan_digest === row.plan_digest &&
+      r.principal !== row.proposed_by &&
+      (r.role === 'reviewer' || r.role === 'admin') &&
+      !r.disabled_at &&
+      r.expires_at !== null &&
+      r.expires_at > now,
+  }))
+}
+
+/** Distinct principals with a valid approval, earliest first. */
+export function distinctApprovers(entries: readonly ApprovalEntry[]): ApprovalEntry[] {
+  const seen = new Map<string, ApprovalEntry>()
+  for (const e of entries) if (e.valid) seen.set(e.principal, e)
+  return [...seen.values()]
+}
+
+/** The stored state lags time (approvals and selections expire unattended), so readers derive the state as of now. */
+export function effectiveState(row: PlanRow, selection: SelectionRecord, policy: StoredPolicy, entries: readonly ApprovalEntry[], now: string): PlanRecord['state'] {
+  if (row.state === 'rejected' || row.state === 'committed') return row.state
+  if (selection.expires_at <= now) return 'expired'
+  return distinctApprovers(entries).length >= policy.reviewers_needed ? 'approved' : 'pending'
+}
+
+/** A reviewer's decision, bound to the exact plan digest they saw. */
+export async function decide(ctx: PlanContext, actor: Actor, planId: string, input: unknown): Promise<ApprovalResult> {
+  const { store, selections } = ctx
+  const request = parseRequest(approvalRequestSchema, input, 'approval')
+  if (actor.role !== 'reviewer' && actor.role !== 'admin')
+    throw new WarrantError('forbidden', `only a reviewer or an admin can approve or reject a plan; this principal is an ${actor.role}`, { role: actor.role })
+  const row = await loadRow(ctx, planId)
+  scoped(actor, row.resource)
+  if (actor.principal === row.proposed_by)
+    throw new WarrantError('forbidden', 'the principal who proposed a plan cannot approve or reject it; another reviewer must', { plan_id: planId })
+  if (row.state === 'committed' || row.state === 'rejected')
+    throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
+  const selection = await selectionOf(ctx, row)
+  selections.assertUsable(selection)
+  if (selection.digest !== row.selection_digest)
+    throw new WarrantError('digest_mismatch', `selection ${selection.selection_id} no longer has the digest this plan was made on`, { plan_id: planId })
+  if (request.expected_plan_digest !== row.plan_digest)
+    throw new WarrantError('digest_mismatch', `the plan digest you reviewed (${request.expected_plan_digest}) is not this plan's (${row.plan_digest}); review the plan again`, {
+      expected: request.expected_plan_digest,
+      actual: row.plan_digest,
+    })
+
+  const policy = JSON.parse(row.policy) as StoredPolicy
+  const now = ctx.clock()
+  const decidedAt = now.toISOString()
+  const ttlEnd = new Date(now.getTime() + policy.ttl_minutes * 60_000).toISOString()
+  const expiresAt = request.decision === 'approve' ? (ttlEnd < selection.expires_at ? ttlEnd : selection.expires_at) : null
+  const approvalId = `apr_${randomBytes(12).toString('hex')}`
+
+  // Concurrent reviewers must not both see "one short" and leave the plan pending: the state is recounted under a lock.
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    let locked = trx.selectFrom('plans').select(['state']).where('id', '=', planId)
+    if (store.dialect === 'postgres') locked = locked.forUpdate()
+    const current = await locked.executeTakeFirstOrThrow()
+    if (current.state === 'committed' || current.state === 'rejected')
+      throw new WarrantError('conflict', `plan ${planId} is already ${current.state}; it takes no more decisions`, { plan_id: planId, state: current.state })
+    const before = await trx
+      .selectFrom('approvals')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('plan_id', '=', planId)
+      .where('principal', '=', actor.principal)
+      .where('decision', '=', 'approve')
+      .where('plan_digest', '=', row.plan_digest)
+      .where('expires_at', '>', decidedAt)
+      .executeTakeFirstOrThrow()
+    await trx
+      .insertInto('approvals')
+      .values({ id: approvalId, plan_id: planId, plan_digest: row.plan_digest, decision: request.decision, principal: actor.principal, comment: request.comment ?? null, decided_at: decidedAt, expires_at: expiresAt })
+      .execute()
+    let state: PlanRow['state']
+    if (request.decision === 'reject') state = 'rejected'
+    else {
+      const approvers = await trx
+        .selectFrom('approvals')
+        .innerJoin('principals', 'principals.id', 'approvals.principal')
+        .select(sql<number>`count(distinct approvals.principal)`.as('n'))
+        .where('approvals.plan_id', '=', planId)
+        .where('approvals.decision', '=', 'approve')
+        .where('approvals.plan_digest', '=', row.plan_digest)
+        .where('approvals.expires_at', '>', decidedAt)
+        .where('approvals.principal', '!=', row.proposed_by)
+        .where('principals.role', 'in', ['reviewer', 'admin'])
+        .where('principals.disabled_at', 'is', null)
+        .executeTakeFirstOrThrow()
+      state = Number(approvers.n) >= policy.reviewers_needed ? 'approved' : 'pending'
+    }
+    await trx.updateTable('plans').set({ state }).where('id', '=', planId).execute()
+    return { state, counted: request.decision === 'approve' && Number(before.n) === 0 }
+  })
+
+  const after = await approvalsOf(ctx, await loadRow(ctx, planId), decidedAt)
+  const still = outcome.state === 'rejected' ? 0 : Math.max(0, policy.reviewers_needed - distinctApprovers(after).length)
+  const plan = toRecord(row)
+  let precondition: Filter = {}
+  try {
+    precondition = plan.compensates ? {} : actionConfigOf(ctx, plan).precondition
+  } catch {
+    // The decision is recorded either way; a since-removed action only blanks the echoed precondition.
+    precondition = {}
+  }
+  return {
+    approval_id: approvalId,
+    plan_id: planId,
+    plan_digest: row.plan_digest,
+    selection_id: row.selection_id,
+    selection_digest: row.selection_digest,
+    target_count: Number(row.target_count),
+    resource: row.resource,
+    environment: row.environment,
+    action: { type: plan.action.type, params: displayParams(plan), precondition },
+    decision: request.decision,
+    approved_by: request.decision === 'approve' ? actor.principal : null,
+    approved_by_name: request.decision === 'approve' ? actor.name : null,
+    approved_at: request.decision === 'approve' ? decidedAt : null,
+    rejected_by: request.decision === 'reject' ? actor.principal : null,
+    decided_at: decidedAt,
+    expires_at: expiresAt,
+    comment: request.comment ?? null,
+    counted: outcome.counted,
+    plan_state: outcome.state,
+    still_needed: still,
+  }
+}

@@ -1,0 +1,79 @@
+import { type Filter, canonicalJson, clausesOf, matchesFilter } from '../contract/index.js'
+import type { ResourceConfig } from '../config/index.js'
+import type { Resource } from '../resources/index.js'
+import type { SelectionRecord } from '../selections/selection-service.js'
+import { type PlanContext, forEachMember } from './plan-context.js'
+import type { ApprovalPolicy } from './schemas.js'
+
+/** The policy as stored on the plan: what the reviewer is told, and what a commit re-checks. */
+export interface StoredPolicy extends ApprovalPolicy {
+  /** sha256 of the action's configuration when proposed: a commit refuses a plan whose action was redefined. */
+  readonly action_definition_digest: string
+}
+
+export interface StandingCandidate {
+  readonly name: string
+  readonly max_count: number
+  readonly flagged: Filter | undefined
+}
+
+/** Flagged members per standing approval, counted during the proposal's single pass over the members. */
+export type FlaggedCounts = ReadonlyMap<string, { count: number; sample: string[] }>
+
+/** Standing approvals whose selector (filter and exclusion rules, compared canonically) and action match. */
+export function standingCandidates(config: ResourceConfig, selection: SelectionRecord, type: string): StandingCandidate[] {
+  const same = (a: Filter, b: Filter) => canonicalJson(clausesOf(a)) === canonicalJson(clausesOf(b))
+  const sameRules = (a: readonly { rule: string; filter: Filter }[], b: readonly { rule: string; filter: Filter }[]) =>
+    a.length === b.length && a.every((r, i) => r.rule === b[i]!.rule && same(r.filter, b[i]!.filter))
+  return config.standing_approvals
+    .filter((s) => s.action === type && same(s.selector, selection.selector.filter) && sameRules(s.exclude, selection.selector.exclude))
+    .map((s) => ({ name: s.name, max_count: s.max_count, flagged: s.flagged }))
+}
+
+/**
+ * The first standing approval that fully applies waives review; otherwise one reviewer, or two above the
+ * resource's threshold. Why a candidate did not apply goes into the reason, so the reviewer sees it.
+ */
+export function decidePolicy(
+  p: { readonly resource: Resource; readonly selection: SelectionRecord },
+  candidates: readonly StandingCandidate[],
+  flagged: FlaggedCounts,
+): ApprovalPolicy {
+  const ttl = p.resource.config.approval.ttl_minutes
+  const count = p.selection.count
+  const notes: string[] = []
+  for (const c of candidates) {
+    const f = flagged.get(c.name)!
+    if (count > c.max_count) notes.push(`standing approval "${c.name}" does not apply: ${count} targets, above its max_count of ${c.max_count}`)
+    else if (f.count > 0)
+      notes.push(`standing approval "${c.name}" does not apply: ${f.count} member(s) match its flagged filter ${JSON.stringify(c.flagged)} (${f.sample.join(', ')}${f.count > f.sample.length ? ', …' : ''})`)
+    else
+      return {
+        required: 'none',
+        reviewers_needed: 0,
+        reason: `standing approval "${c.name}": the selector and action match it, ${count} target(s) is within its max_count of ${c.max_count}, and no member is flagged`,
+        standing_approval: c.name,
+        ttl_minutes: ttl,
+      }
+  }
+  const above = p.resource.config.approval.two_reviewers_above
+  const base =
+    above !== undefined && count > above
+      ? { required: 'two_reviewers' as const, reviewers_needed: 2, reason: `${count} targets, more than the resource's two_reviewers_above (${above}): two distinct reviewers must approve` }
+      : { required: 'one_reviewer' as const, reviewers_needed: 1, reason: `${count} target(s): one reviewer must approve${above !== undefined ? ` (two above ${above})` : ''}` }
+  return { ...base, reason: [base.reason, ...notes].join('; '), standing_approval: null, ttl_minutes: ttl }
+}
+
+/** A standing approval is re-checked at commit, since the config or the members' flags may have changed since proposing. */
+export async function standingStillApplies(ctx: PlanContext, resource: Resource, selection: SelectionRecord, type: string, name: string | null): Promise<string | null> {
+  const candidate = standingCandidates(resource.config, selection, type).find((c) => c.name === name)
+  if (!candidate || selection.count > candidate.max_count) return null
+  let flagged = false
+  if (candidate.flagged) {
+    const flag = candidate.flagged
+    await forEachMember(ctx, selection.selection_id, (m) => {
+      if (matchesFilter(m.fields, flag)) flagged = true
+    })
+  }
+  return flagged ? null : candidate.name
+}

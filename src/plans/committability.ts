@@ -1,0 +1,81 @@
+import { type Actor, WarrantError, digestOf, inScope } from '../contract/index.js'
+import { actionConfigOf } from './actions.js'
+import { approvalsOf, distinctApprovers } from './approval-decisions.js'
+import { type StoredPolicy, standingStillApplies } from './approval-policy.js'
+import { COMPENSATE } from './compensation.js'
+import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
+import type { CommittablePlan } from './plan-service.js'
+
+/**
+ * Everything is re-checked at commit time rather than trusted from the stored state: approvals lapse, selections
+ * expire, configs and environments change between review and commit.
+ */
+export async function assertCommittable(
+  ctx: PlanContext,
+  actor: Actor,
+  planId: string,
+  expected?: string | { readonly plan_digest?: string; readonly selection_digest?: string },
+): Promise<CommittablePlan> {
+  const row = await loadRow(ctx, planId)
+  const action = JSON.parse(row.action) as CanonicalAction
+  if (row.compensates) {
+    const original = String(action.params.compensates_action ?? '')
+    if (!inScope(actor, row.resource, COMPENSATE) && !inScope(actor, row.resource, original)) scoped(actor, row.resource, COMPENSATE)
+    else scoped(actor, row.resource)
+  } else scoped(actor, row.resource, action.type)
+  if (row.state === 'committed') throw new WarrantError('conflict', `plan ${planId} is already committed`, { plan_id: planId, state: row.state })
+  if (row.state === 'rejected') throw new WarrantError('conflict', `plan ${planId} was rejected; propose a new plan`, { plan_id: planId, state: row.state })
+
+  if (typeof expected === 'string') {
+    if (expected !== row.plan_digest && expected !== row.selection_digest)
+      throw new WarrantError('digest_mismatch', `the expected digest ${expected} is neither this plan's digest nor its selection's`, { expected, plan_digest: row.plan_digest, selection_digest: row.selection_digest })
+  } else if (expected) {
+    if (expected.plan_digest !== undefined && expected.plan_digest !== row.plan_digest)
+      throw new WarrantError('digest_mismatch', `the expected plan digest ${expected.plan_digest} is not this plan's (${row.plan_digest})`, { expected: expected.plan_digest, actual: row.plan_digest })
+    if (expected.selection_digest !== undefined && expected.selection_digest !== row.selection_digest)
+      throw new WarrantError('digest_mismatch', `the expected selection digest ${expected.selection_digest} is not this plan's selection's (${row.selection_digest})`, {
+        expected: expected.selection_digest,
+        actual: row.selection_digest,
+      })
+  }
+
+  const selection = await selectionOf(ctx, row)
+  if (selection.digest !== row.selection_digest)
+    throw new WarrantError('digest_mismatch', `selection ${selection.selection_id} changed since the plan was made`, { plan_id: planId })
+  ctx.selections.assertUsable(selection)
+
+  const resource = ctx.catalogue.get(row.resource)
+  if (resource.environment !== row.environment)
+    throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was approved for`, { plan_id: planId })
+  const plan = toRecord(row)
+  const actionConfig = actionConfigOf(ctx, plan)
+  const policy = JSON.parse(row.policy) as StoredPolicy
+  if (digestOf(actionConfig) !== policy.action_definition_digest)
+    throw new WarrantError('conflict', `action "${action.type}" was redefined in the config since this plan was proposed; propose and review it again`, { plan_id: planId })
+
+  const now = ctx.nowIso()
+  if (policy.reviewers_needed === 0) {
+    // No reviewer was needed only because a standing approval matched; the config may have changed since.
+    const current = plan.compensates ? null : await standingStillApplies(ctx, resource, selection, action.type, policy.standing_approval)
+    if (current) return { plan: { ...plan, state: 'approved' }, selection, actionConfig, approvals: [], standing_approval: current }
+    throw new WarrantError('not_approved', `standing approval "${policy.standing_approval}" no longer covers this plan; it needs a reviewer's approval`, { plan_id: planId })
+  }
+  const entries = await approvalsOf(ctx, row, now)
+  const approvers = distinctApprovers(entries)
+  if (approvers.length >= policy.reviewers_needed)
+    return {
+      plan: { ...plan, state: 'approved' },
+      selection,
+      actionConfig,
+      approvals: approvers.map((a) => ({ principal: a.principal, decided_at: a.decided_at, expires_at: a.expires_at })),
+      standing_approval: null,
+    }
+  const lapsed = entries.filter((e) => e.decision === 'approve' && e.plan_digest === row.plan_digest && e.expires_at !== null && e.expires_at <= now)
+  if (lapsed.length > 0 && new Set([...approvers.map((a) => a.principal), ...lapsed.map((e) => e.principal)]).size >= policy.reviewers_needed)
+    throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${lapsed.map((e) => e.expires_at).sort().at(-1)}); a reviewer must approve it again`, { plan_id: planId })
+  throw new WarrantError(
+    'not_approved',
+    `plan ${planId} needs ${policy.reviewers_needed} distinct reviewer approval(s) of digest ${row.plan_digest}; it has ${approvers.length}`,
+    { plan_id: planId, reviewers_needed: policy.reviewers_needed, approvals: approvers.length },
+  )
+}

@@ -1,0 +1,70 @@
+import { type Filter, WarrantError, digestOf } from '../contract/index.js'
+import type { ActionConfig, ResourceConfig } from '../config/index.js'
+import type { PlanContext } from './plan-context.js'
+import type { PlanRecord, RenderedWrite } from './plan-service.js'
+import { renderPath, renderValue, type TemplateContext } from './render.js'
+
+/** The action type of compensation plans. */
+export const COMPENSATE = 'compensate'
+
+/**
+ * Compensation is synthesized rather than configured: its "action" is derived from the original action's write,
+ * so that undoing needs no extra config and stays bound to what the operation actually did.
+ */
+export function compensationConfig(config: ResourceConfig, plan: PlanRecord): ActionConfig {
+  const params = plan.action.params as { operation_id?: string; write_action?: string; fields?: string[] }
+  const original = params.write_action && Object.hasOwn(config.actions, params.write_action) ? config.actions[params.write_action] : undefined
+  const fields = params.fields ?? []
+  return {
+    description: `restore what operation ${params.operation_id} changed (${fields.join(', ')}) to each record's before-value, only where the record still holds what the operation wrote`,
+    params: {},
+    set: Object.fromEntries(fields.map((f) => [f, `(per target: its before-value of ${f})`])),
+    precondition: {},
+    ...(original?.write ? { write: original.write } : {}),
+    expect: { status: original?.expect.status ?? [200, 201, 204] },
+    reversible: true,
+  }
+}
+
+export function renderCompensation(
+  ctx: Pick<PlanContext, 'catalogue'>,
+  plan: PlanRecord,
+  actionConfig: ActionConfig,
+  target: { readonly id: string; readonly version: string | null },
+): RenderedWrite {
+  const params = plan.action.params as { restore?: Record<string, Record<string, unknown>>; expect?: Record<string, Record<string, unknown>>; write_action?: string }
+  const restore = params.restore?.[target.id]
+  const wrote = params.expect?.[target.id]
+  if (!restore || !wrote) throw new WarrantError('invalid_request', `"${target.id}" is not a target of compensation plan ${plan.plan_id}`, { id: target.id })
+  const precondition: Record<string, Filter[string]> = {}
+  for (const [field, value] of Object.entries(wrote)) {
+    if (value === null) precondition[field] = { is_null: true }
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') precondition[field] = value
+    // a list or an object cannot be compared by a filter; the frozen version still guards the target
+  }
+  const resource = ctx.catalogue.get(plan.resource)
+  const original = params.write_action && Object.hasOwn(resource.config.actions, params.write_action) ? resource.config.actions[params.write_action] : undefined
+  // Templates written against the original action's params get the values being restored.
+  const inverse: Record<string, unknown> = {}
+  for (const [field, template] of Object.entries(original?.set ?? {})) {
+    const m = typeof template === 'string' ? /^\{\{\s*params\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/.exec(template) : null
+    if (m && Object.hasOwn(restore, field)) inverse[m[1]!] = restore[field]
+  }
+  const rendering: TemplateContext = { id: target.id, version: target.version, params: inverse, set: restore }
+  const write = actionConfig.write
+  return {
+    set: { ...restore },
+    ...(write
+      ? { http: { method: write.method, path: renderPath(write.path, rendering), ...(write.body === undefined ? {} : { body: renderValue(write.body, rendering) }), ifMatch: write.if_match } }
+      : {}),
+    expect: { status: actionConfig.expect.status, fields: { ...restore } },
+    precondition: precondition as Filter,
+  }
+}
+
+/** Compensation plans show how many targets they restore, not every target's values. */
+export function displayParams(plan: PlanRecord): Record<string, unknown> {
+  if (!plan.compensates) return { ...plan.action.params }
+  const { restore, expect: _expect, ...rest } = plan.action.params as { restore?: Record<string, unknown>; expect?: unknown } & Record<string, unknown>
+  return { ...rest, targets: Object.keys(restore ?? {}).length, targets_digest: digestOf({ restore, expect: _expect }) }
+}

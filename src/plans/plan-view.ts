@@ -1,0 +1,70 @@
+import type { ActionConfig } from '../config/index.js'
+import type { PlanRow } from '../store/index.js'
+import { actionConfigOf } from './actions.js'
+import { approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
+import type { StoredPolicy } from './approval-policy.js'
+import type { StoredChanges } from './change-summary.js'
+import { displayParams } from './compensation.js'
+import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
+import type { PlanView } from './schemas.js'
+
+/** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of now. */
+export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> {
+  const now = ctx.nowIso()
+  const selection = await selectionOf(ctx, row)
+  const policy = JSON.parse(row.policy) as StoredPolicy
+  const changes = JSON.parse(row.changes_summary) as StoredChanges
+  const entries = await approvalsOf(ctx, row, now)
+  const state = effectiveState(row, selection, policy, entries, now)
+  const approvers = distinctApprovers(entries)
+  const rejection = entries.find((e) => e.decision === 'reject')
+  const plan = toRecord(row, state)
+  let config: ActionConfig | null = null
+  try {
+    config = actionConfigOf(ctx, plan)
+  } catch {
+    // A plan whose action was removed from the config must still be viewable, to be rejected or understood.
+    config = null
+  }
+  const still = state === 'rejected' || state === 'expired' || state === 'committed' ? 0 : Math.max(0, policy.reviewers_needed - approvers.length)
+  return {
+    plan_id: row.id,
+    selection_id: row.selection_id,
+    resource: row.resource,
+    environment: row.environment,
+    action: { type: plan.action.type, params: displayParams(plan), description: config?.description ?? '(the action is no longer configured)' },
+    plan_digest: row.plan_digest,
+    selection_digest: row.selection_digest,
+    target_count: Number(row.target_count),
+    changes: { summary: changes.summary, uniform: changes.uniform, changes_url: `/v1/plans/${row.id}/changes` },
+    precondition: { filter: row.compensates ? {} : (config?.precondition ?? {}), failing_now: changes.failing_now, per_target: row.compensates !== null },
+    reversible: config?.reversible ?? false,
+    approval: { required: policy.required, reviewers_needed: policy.reviewers_needed, reason: policy.reason, standing_approval: policy.standing_approval, ttl_minutes: policy.ttl_minutes },
+    approval_state: {
+      approved: state === 'approved' || state === 'committed',
+      approved_by: approvers.map((a) => ({ principal: a.principal, name: a.name, approved_at: a.decided_at, expires_at: a.expires_at })),
+      still_needed: still,
+      rejected_by: rejection ? { principal: rejection.principal, name: rejection.name, decided_at: rejection.decided_at, comment: rejection.comment } : null,
+      who_can_approve:
+        policy.reviewers_needed === 0
+          ? `nobody needs to: standing approval "${policy.standing_approval}" covers this plan`
+          : 'a reviewer or admin in scope, other than the proposer and those who already approved',
+    },
+    approvals: entries.map((e) => ({ ...e })),
+    state,
+    proposed_by: row.proposed_by,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    review_url: `/review/plans/${row.id}`,
+    compensates: row.compensates,
+    selection: {
+      count: selection.count,
+      digest: selection.digest,
+      complete: selection.complete,
+      consistent_snapshot: selection.consistent_snapshot,
+      expires_at: selection.expires_at,
+      url: `/v1/selections/${selection.selection_id}`,
+      exclusions: selection.exclusions.map((e) => ({ rule: e.rule, count: e.count })),
+    },
+  }
+}

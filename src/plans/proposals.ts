@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto'
+import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
+import type { ActionConfig } from '../config/index.js'
+import type { Resource } from '../resources/index.js'
+import type { SelectionRecord } from '../selections/selection-service.js'
+import type { PlanRow } from '../store/index.js'
+import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
+import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
+import { FieldTally, type StoredChanges } from './change-summary.js'
+import { COMPENSATE, compensationConfig } from './compensation.js'
+import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
+import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
+import { viewOf } from './plan-view.js'
+import type { ApprovalPolicy, PlanProposal } from './schemas.js'
+
+/** What either way of proposing (on a selection, or compensating an operation) hands to `createPlan`. */
+interface Proposal {
+  readonly actor: Actor
+  readonly resource: Resource
+  readonly selection: SelectionRecord
+  readonly action: CanonicalAction
+  readonly config: ActionConfig
+  readonly compensates: string | null
+}
+
+/** Proposing is idempotent: the same action on the same selection is the same plan. */
+export async function existingPlan(ctx: PlanContext, selectionId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
+  return ctx.db
+    .selectFrom('plans')
+    .selectAll()
+    .where('selection_id', '=', selectionId)
+    .where('action_type', '=', action.type)
+    .where('action', '=', canonicalJson(action))
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst()
+}
+
+export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selectionId: string, request: unknown): Promise<PlanProposal> {
+  const selection = await ctx.selections.load(actor, selectionId)
+  const resource = ctx.catalogue.get(selection.resource)
+  const input = (request as { action?: unknown } | null)?.action
+  if (input === undefined) throw new WarrantError('invalid_request', 'the request needs an action: {type, params}', { field: 'action' })
+  const { action, config } = canonicalActionOf(resource, input)
+  scoped(actor, resource.name, action.type)
+  ctx.selections.assertUsable(selection)
+  if (resource.environment !== selection.environment)
+    throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${selection.environment}" the selection was read from; create a new selection`)
+  return createPlan(ctx, { actor, resource, selection, action, config, compensates: null })
+}
+
+async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
+  const existing = await existingPlan(ctx, p.selection.selection_id, p.action)
+  if (existing) return { ...(await viewOf(ctx, existing)), created: false }
+
+  const plan: PlanRecord = {
+    plan_id: `plan_${randomBytes(12).toString('hex')}`,
+    selection_id: p.selection.selection_id,
+    resource: p.resource.name,
+    environment: p.selection.environment,
+    action: p.action,
+    plan_digest: digestOf({ selection_digest: p.selection.digest, action: p.action, resource: p.resource.name, environment: p.selection.environment }),
+    selection_digest: p.selection.digest,
+    target_count: p.selection.count,
+    state: 'pending',
+    proposed_by: p.actor.principal,
+    created_at: ctx.nowIso(),
+    compensates: p.compensates,
+  }
+  const analysis = await analyse(ctx, p, plan)
+  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config) }
+  await ctx.db
+    .insertInto('plans')
+    .values({
+      id: plan.plan_id,
+      selection_id: plan.selection_id,
+      resource: plan.resource,
+      environment: plan.environment,
+      action: canonicalJson(plan.action),
+      action_type: plan.action.type,
+      plan_digest: plan.plan_digest,
+      selection_digest: plan.selection_digest,
+      target_count: plan.target_count,
+      changes_summary: JSON.stringify(analysis.changes),
+      policy: JSON.stringify(policy),
+      state: policy.reviewers_needed === 0 ? 'approved' : 'pending',
+      proposed_by: plan.proposed_by,
+      created_at: plan.created_at,
+      expires_at: p.selection.expires_at,
+      compensates: plan.compensates ?? null,
+    })
+    .execute()
+  return { ...(await viewOf(ctx, await loadRow(ctx, plan.plan_id))), created: true }
+}
+
+/**
+ * One pass over the frozen members: before → after per field, how many already fail the precondition,
+ * and whether a standing approval covers the plan (no flagged member).
+ */
+async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise<{ changes: StoredChanges; policy: ApprovalPolicy }> {
+  const tallies = new Map<string, FieldTally>()
+  const precondition = p.compensates ? null : p.config.precondition
+  let failing: number | null = precondition === null ? null : 0
+  const candidates = p.compensates ? [] : standingCandidates(p.resource.config, p.selection, p.action.type)
+  const flagged = new Map<string, { count: number; sample: string[] }>()
+  for (const c of candidates) flagged.set(c.name, { count: 0, sample: [] })
+
+  await forEachMember(ctx, p.selection.selection_id, (member) => {
+    const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
+    for (const [field, after] of Object.entries(rendered.set)) {
+      let tally = tallies.get(field)
+      if (!tally) tallies.set(field, (tally = new FieldTally()))
+      tally.add(member.fields[field], after)
+    }
+    if (precondition !== null && failing !== null) {
+      // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
+      if (clausesOf(precondition).every((c) => c.field in member.fields)) {
+        if (!matchesFilter(member.fields, precondition)) failing += 1
+      } else failing = null
+    }
+    for (const c of candidates) {
+      if (c.flagged && matchesFilter(member.fields, c.flagged)) {
+        const f = flagged.get(c.name)!
+        f.count += 1
+        if (f.sample.length < 10) f.sample.push(member.id)
+      }
+    }
+  })
+
+  const summary = [...tallies.entries()].map(([field, t]) => t.summary(field))
+  const uniform = summary.every((s) => s.after_values === undefined)
+  return { changes: { summary, uniform, failing_now: failing }, policy: decidePolicy(p, candidates, flagged) }
+}
+
+/**
+ * A compensation plan restores each succeeded target's before-value. It is frozen as its own selection and goes
+ * through the same review as any plan, since undoing a bulk change is itself a bulk change.
+ */
+export async function proposeCompensation(
+  ctx: PlanContext,
+  actor: Actor,
+  operationId: string,
+  source: PlanRecord,
+  targets: readonly CompensationTargetInput[],
+): Promise<PlanProposal> {
+  const resource = ctx.catalogue.get(source.resource)
+  scoped(actor, resource.name)
+  const sourceConfig = actionConfigOf(ctx, source)
+  if (!sourceConfig.reversible)
+    throw new WarrantError('conflict', `action "${source.action.type}" is declared irreversible; there is no compensation to propose`, { action: source.action.type })
+  if (targets.length === 0) throw new WarrantError('conflict', `operation ${operationId} has no succeeded target to compensate`, { operation_id: operationId })
+  const denied = new Set(resource.config.denied_fields)
+  const fields = Object.keys(sourceConfig.set).filter((f) => !denied.has(f) && f !== resource.config.id_field).sort()
+  const restore: Record<string, Record<string, unknown>> = {}
+  const expect: Record<string, Record<string, unknown>> = {}
+  for (const t of targets) {
+    const lost = fields.filter((f) => !Object.hasOwn(t.before, f))
+    if (lost.length > 0)
+      throw new WarrantError('conflict', `target "${t.id}" has no recorded before-value for ${lost.join(', ')}; it cannot be restored`, { id: t.id, fields: lost })
+    restore[t.id] = Object.fromEntries(fields.map((f) => [f, t.before[f] ?? null]))
+    expect[t.id] = Object.fromEntries(fields.map((f) => [f, t.after[f] ?? null]))
+  }
+  // Compensating a compensation writes through the action the first one wrote through.
+  const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
+  const selection = await ctx.selections.createFromTargets(
+    actor,
+    resource.name,
+    { kind: 'compensation', operation_id: operationId, plan_id: source.plan_id },
+    targets.map((t) => ({ id: t.id, after: expect[t.id]!, version: t.version ?? null })),
+  )
+  const action: CanonicalAction = {
+    type: COMPENSATE,
+    params: { operation_id: operationId, compensates_plan: source.plan_id, compensates_action: source.action.type, write_action: writeAction, fields, restore, expect },
+  }
+  const plan: PlanRecord = { ...source, action, compensates: operationId }
+  return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId })
+}

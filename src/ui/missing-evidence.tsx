@@ -1,0 +1,145 @@
+import type { Child } from 'hono/jsx'
+import { REASON_TEXT, type IncompleteReason } from '../contract/index.js'
+import type { SelectionView } from '../selections/index.js'
+import { CsrfField, Notice, type Viewer, When, paths } from './components.js'
+import { count, plural } from './format.js'
+
+/** A reason in words and its code, with what the walk reported about it. */
+function Reason(props: { reason: IncompleteReason }) {
+  const r = props.reason
+  return (
+    <li data-testid={`reason-${r.code}`}>
+      <strong>{REASON_TEXT[r.code] ?? r.code}</strong> <code>{r.code}</code>
+      <div class="small">
+        {sentence(r.message)}
+        {r.source ? ` Source: ${r.source}.` : ''}
+        {r.limit ? ` Limit: ${r.limit.name} = ${count(r.limit.value)}.` : ''}
+        {r.retry_after_seconds !== undefined ? ` Retry after ${r.retry_after_seconds} s.` : ''}
+        {r.upstream_status !== undefined ? ` Upstream status ${r.upstream_status}.` : ''}
+      </div>
+    </li>
+  )
+}
+
+/**
+ * Question 5: what is missing. When the inventory was incomplete: the reasons (words and codes), what was
+ * returned, and the choices (retry with a longer deadline, restrict to the returned ids, abandon).
+ */
+export function MissingSection(props: { selection: SelectionView; viewer: Viewer; planId?: string | null; id?: string; heading?: string; extra?: Child }) {
+  const s = props.selection
+  const id = props.id ?? 'missing'
+  const warnings = s.warnings.length > 0 ? (
+    <>
+      <h3>Warnings (they do not decide completeness)</h3>
+      <ul class="clauses">
+        {s.warnings.map((w) => (
+          <li>
+            <code>{w.code}</code>: {w.message}
+            {w.fields ? ` (${w.fields.map((f) => `${f.field}: ${f.reason}`).join('; ')})` : ''}
+          </li>
+        ))}
+      </ul>
+    </>
+  ) : null
+  if (s.complete)
+    return (
+      <section aria-labelledby={id}>
+        <h2 id={id}>{props.heading ?? '5. What is missing'}</h2>
+        <p data-testid="nothing-missing">
+          <strong>Nothing.</strong> The inventory walk reached the end of the requested scope: <code>complete: true</code>. An empty part of this set would
+          prove absence.
+        </p>
+        {s.recovery_of ? (
+          <p>
+            This selection recovers the incomplete selection <a href={paths.selection(s.recovery_of)}>{s.recovery_of}</a>: it holds exactly the records that
+            one returned, complete by construction. Records the first walk never reached are not in it.
+          </p>
+        ) : null}
+        {warnings}
+        {props.extra}
+      </section>
+    )
+  const hidden = props.planId ? <input type="hidden" name="plan_id" value={props.planId} /> : null
+  return (
+    <section aria-labelledby={id} data-testid="missing">
+      <h2 id={id}>{props.heading ?? '5. What is missing'}</h2>
+      <Notice kind="error" title="The evidence is incomplete: this cannot be approved.">
+        <p>
+          The inventory returned <strong data-testid="returned-count">{plural(s.count, 'record')}</strong>
+          {s.exclusions.length > 0 ? ` (and set aside ${plural(s.exclusions.reduce((n, e) => n + e.count, 0), 'record')} by exclusion rules)` : ''}, then
+          stopped before it covered the whole scope. Records it never reached may match the filter; they are not listed, and their absence proves nothing.
+        </p>
+      </Notice>
+      <h3>Why it stopped</h3>
+      <ul class="clauses" data-testid="reasons">
+        {s.incomplete_reasons.map((r) => (
+          <Reason reason={r} />
+        ))}
+      </ul>
+      {s.continuation ? (
+        <p class="small muted">
+          The walk's own continuation: <code>{s.continuation.kind}</code>
+          {s.continuation.kind === 'retry_with_deadline' ? ` (at least ${count(s.continuation.minimum_deadline_ms)} ms)` : ''}
+          {s.continuation.kind === 'retry_after' ? ` (after ${s.continuation.retry_after_seconds} s)` : ''}
+          {s.continuation.kind === 'narrow_query' ? `: ${s.continuation.message}` : ''}.
+        </p>
+      ) : null}
+      {warnings}
+      <h3>Your choices</h3>
+      <div class="choices" data-testid="recovery-choices">
+        <form class="choice" method="post" action={paths.retry(s.selection_id)}>
+          <h4>Retry with a longer deadline</h4>
+          <p class="small">
+            Walks the whole inventory again, from the start, as a new selection with a new digest (the data may have moved since).
+            {props.planId ? ' The same action is proposed on it, with you as its proposer: another reviewer must approve it.' : ''}
+          </p>
+          <CsrfField viewer={props.viewer} />
+          {hidden}
+          <label for={`deadline-${s.selection_id}`}>Deadline</label>{' '}
+          <select id={`deadline-${s.selection_id}`} name="deadline_seconds">
+            <option value="120">2 minutes</option>
+            <option value="600" selected>
+              10 minutes
+            </option>
+            <option value="1800">30 minutes</option>
+            <option value="3600">1 hour</option>
+          </select>
+          <div class="actions">
+            <button type="submit">Retry the inventory</button>
+          </div>
+        </form>
+        <form class="choice" method="post" action={paths.recover(s.selection_id)}>
+          <h4>Restrict to the {plural(s.count, 'returned record')}</h4>
+          <p class="small">{sentence(s.recovery?.message ?? 'a new selection of exactly the records this one returned, complete by construction')}</p>
+          {props.planId ? <p class="small">The same action is proposed on it, with you as its proposer: another reviewer must approve it.</p> : null}
+          <CsrfField viewer={props.viewer} />
+          {hidden}
+          <div class="actions">
+            <button type="submit">Restrict to the returned ids</button>
+          </div>
+        </form>
+        <div class="choice">
+          <h4>Abandon</h4>
+          <p class="small">
+            Do nothing: nothing is written. The selection{props.planId ? ' and this plan' : ''} expire <When iso={s.expires_at} relativeToo />. Tell the
+            agent why.
+          </p>
+          <div class="actions">
+            <a class="button" href={paths.queue}>
+              Back to the queue
+            </a>
+          </div>
+        </div>
+      </div>
+      {props.extra}
+    </section>
+  )
+}
+
+/** A service message as a sentence: capitalised, ending with a full stop. */
+function sentence(text: string): string {
+  const t = text.trim()
+  if (!t) return t
+  const capital = t[0]!.toUpperCase() + t.slice(1)
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`
+}

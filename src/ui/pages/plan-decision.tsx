@@ -1,0 +1,115 @@
+import { CsrfField, Notice, Pill, When, paths } from '../components.js'
+import { plural, relative } from '../format.js'
+import type { PlanPageData } from './plan.js'
+
+/** Why this viewer cannot approve this plan now, in words; empty when the Approve button is offered. */
+function blockers(d: PlanPageData): { code: string; text: string }[] {
+  const { plan, selection, viewer } = d
+  const out: { code: string; text: string }[] = []
+  if (!selection.complete)
+    out.push({
+      code: 'selection_incomplete',
+      text: 'The selection is incomplete: the inventory did not cover the whole scope (see 5). An incomplete selection can be reviewed, never approved or committed.',
+    })
+  if (plan.state === 'expired' || selection.state === 'expired')
+    out.push({
+      code: 'expired',
+      text: `The selection expired ${relative(selection.expires_at)} (${selection.expires_at}); the plan died with it. The agent must create a new selection and propose the action again.`,
+    })
+  if (selection.digest !== plan.selection_digest)
+    out.push({ code: 'digest_mismatch', text: 'The selection no longer has the digest this plan was made on: the reviewed set changed. The plan cannot be approved.' })
+  if (plan.state === 'rejected') out.push({ code: 'rejected', text: 'This plan was rejected; it takes no more decisions. The agent can propose a new plan.' })
+  if (plan.state === 'committed') out.push({ code: 'committed', text: 'This plan was committed; see the operation below.' })
+  if (plan.state === 'approved') out.push({ code: 'approved', text: 'This plan is approved: no more approval is needed. The agent may commit it until the approval expires.' })
+  if (plan.proposed_by === viewer.actor.principal) out.push({ code: 'proposer', text: 'You proposed this plan: another reviewer must decide on it.' })
+  if (plan.state === 'pending' && plan.approval_state.approved_by.some((a) => a.principal === viewer.actor.principal))
+    out.push({ code: 'already_approved', text: `You have approved this plan; ${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve it.` })
+  return out
+}
+
+/** The decision: who has approved, what still counts, and the form when this viewer may decide. */
+export function DecisionSection(props: { d: PlanPageData }) {
+  const d = props.d
+  const p = d.plan
+  const why = blockers(d)
+  const canApprove = why.length === 0 && p.state === 'pending'
+  const canReject = p.state === 'approved' && d.selection.complete && d.selection.state !== 'expired' && p.proposed_by !== d.viewer.actor.principal
+  const s = p.approval_state
+  return (
+    <section class="decision" aria-labelledby="decision">
+      <h2 id="decision">Decision</h2>
+      <p>
+        State: <Pill state={p.state} testid="plan-state" /> · Policy: {p.approval.reason}.
+      </p>
+      <p data-testid="approvals-needed">
+        {p.approval.reviewers_needed === 0
+          ? s.who_can_approve
+          : `${plural(s.approved_by.length, 'valid approval')} of ${p.approval.reviewers_needed} needed${s.still_needed > 0 ? `: ${plural(s.still_needed, 'more distinct reviewer')} still needed (${s.who_can_approve})` : ''}.`}
+      </p>
+      {s.approved_by.length > 0 ? (
+        <ul class="clauses" data-testid="approved-by">
+          {s.approved_by.map((a) => (
+            <li>
+              Approved by <strong>{a.name ?? a.principal}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {s.rejected_by ? (
+        <p>
+          Rejected by <strong>{s.rejected_by.name ?? s.rejected_by.principal}</strong> at <When iso={s.rejected_by.decided_at} />
+          {s.rejected_by.comment ? `: “${s.rejected_by.comment}”` : ''}
+        </p>
+      ) : null}
+      {p.approvals.some((a) => !a.valid) ? (
+        <details>
+          <summary>Earlier decisions that no longer count</summary>
+          <ul class="clauses">
+            {p.approvals
+              .filter((a) => !a.valid)
+              .map((a) => (
+                <li>
+                  {a.decision} by {a.name ?? a.principal} at <When iso={a.decided_at} />
+                  {a.expires_at ? <> (lapsed <When iso={a.expires_at} />)</> : null}
+                </li>
+              ))}
+          </ul>
+        </details>
+      ) : null}
+      {canApprove || canReject ? (
+        <form method="post" action={paths.decision(p.plan_id)} data-testid="decision-form">
+          <CsrfField viewer={d.viewer} />
+          <input type="hidden" name="plan_digest" value={p.plan_digest} />
+          <p class="small">
+            Your decision is bound to plan digest <code class="digest" title={p.plan_digest}>{p.plan_digest}</code>: this exact manifest of {plural(p.target_count, 'record')},
+            this action, in <strong>{p.environment}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
+          </p>
+          <label for="comment">Comment (optional, recorded with your decision)</label>
+          <textarea id="comment" name="comment" maxlength={4000}></textarea>
+          <div class="actions">
+            {canApprove ? (
+              <button type="submit" name="decision" value="approve" class="approve" data-testid="approve">
+                Approve {p.action.type} on {plural(p.target_count, 'record')} in {p.environment}
+              </button>
+            ) : null}
+            <button type="submit" name="decision" value="reject" class="reject" data-testid="reject">
+              {canApprove ? 'Reject' : 'Reject (withdraw the approval before a commit)'}
+            </button>
+          </div>
+        </form>
+      ) : null}
+      {why.length > 0 ? (
+        <div data-testid="cannot-approve">
+          {why.map((w) => (
+            <Notice kind={['approved', 'committed', 'already_approved', 'proposer'].includes(w.code) ? 'info' : 'error'}>
+              <p>
+                {['approved', 'committed', 'rejected', 'already_approved', 'proposer'].includes(w.code) ? '' : 'Cannot be approved: '}
+                {w.text} <code>{w.code}</code>
+              </p>
+            </Notice>
+          ))}
+        </div>
+      ) : null}
+    </section>
+  )
+}

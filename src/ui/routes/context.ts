@@ -1,0 +1,43 @@
+import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { Actor } from '../../contract/index.js'
+import type { Gateway } from '../../gateway/index.js'
+import type { ReviewSession } from '../../review/index.js'
+import type { Viewer } from '../components.js'
+import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
+
+export type UiEnv = { Variables: { viewer: Viewer; session: ReviewSession } }
+export type Ctx = Context<UiEnv>
+
+export interface UiAuditEvent {
+  plan_id?: string | null
+  selection_id?: string | null
+  operation_id?: string | null
+  summary?: Record<string, unknown>
+  details?: Record<string, unknown> | null
+}
+
+/** What every area of the review pages registers its routes with. */
+export interface ReviewRouteDeps {
+  readonly gateway: Gateway
+  /** Run-level audit of what a reviewer did on these pages. */
+  readonly recordUi: (actor: Actor | null, action: string, event: UiAuditEvent) => Promise<unknown>
+}
+
+/** Recording never fails the page: the reviewer's action already happened, and the failure is logged. */
+export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
+  return (actor, action, event) =>
+    gateway.audit.record({ actor, surface: 'ui', action, ...event }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
+}
+
+/** Renders a page component to a full HTML document. */
+export async function html(c: Ctx, node: unknown, status: ContentfulStatusCode = 200): Promise<Response> {
+  const body = `<!doctype html>${await (node as { toString(): string | Promise<string> }).toString()}`
+  return c.body(body, status, { 'content-type': 'text/html; charset=utf-8' })
+}
+
+/** A manifest page size from the query; anything not offered falls back to the default rather than failing. */
+export function pageSize(value: string | undefined): number {
+  const n = Number(value)
+  return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE
+}

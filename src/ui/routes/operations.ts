@@ -1,0 +1,52 @@
+import type { Hono } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { WarrantError } from '../../contract/index.js'
+import type { TargetState } from '../../operations/index.js'
+import { paths } from '../components.js'
+import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData } from '../pages/operation.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, html } from './context.js'
+
+/** An operation's page, the status its live counts poll, and proposing its compensation. */
+export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
+  const { gateway, recordUi } = deps
+
+  async function renderOperation(c: Ctx, operationId: string, notice: OperationPageData['notice'], status: ContentfulStatusCode = 200): Promise<Response> {
+    const viewer = c.get('viewer')
+    const operation = await gateway.operations.get(viewer.actor, operationId)
+    const requested = c.req.query('outcome')
+    const outcome = requested && (OUTCOME_FILTERS as readonly string[]).includes(requested) ? (requested as TargetState) : null
+    const cursor = c.req.query('cursor') || undefined
+    const results = await gateway.operations.results(viewer.actor, operationId, { ...(outcome ? { outcome } : {}), ...(cursor ? { cursor } : {}), limit: 100 })
+    let plan = null
+    try {
+      plan = await gateway.plans.view(viewer.actor, operation.plan_id)
+    } catch (error) {
+      if (!(error instanceof WarrantError)) throw error
+    }
+    const base = paths.operation(operationId)
+    const next = results.next_cursor ? `${base}?${new URLSearchParams({ ...(outcome ? { outcome } : {}), cursor: results.next_cursor })}#targets` : null
+    return html(c, OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, notice }), status)
+  }
+
+  ui.get('/operations/:id', (c) => renderOperation(c, c.req.param('id'), null))
+
+  ui.get('/operations/:id/status', async (c) => {
+    const view = await gateway.operations.get(c.get('viewer').actor, c.req.param('id'))
+    return c.json({ ...view, finished: FINISHED.has(view.state) })
+  })
+
+  ui.post('/operations/:id/compensation', async (c) => {
+    const actor = c.get('viewer').actor
+    const operationId = c.req.param('id')
+    try {
+      const proposal = (await gateway.operations.proposeCompensation(actor, operationId)) as { plan_id: string; created?: boolean; target_count?: number }
+      await recordUi(actor, 'ui:propose_compensation', { operation_id: operationId, plan_id: proposal.plan_id, summary: { status: proposal.created === false ? 200 : 201, target_count: proposal.target_count ?? null } })
+      return c.redirect(`${paths.plan(proposal.plan_id)}?proposed=1`, 303)
+    } catch (error) {
+      if (!(error instanceof WarrantError)) throw error
+      await recordUi(actor, 'ui:propose_compensation', { operation_id: operationId, summary: { status: error.status, error: error.code } })
+      if (error.code === 'not_found' || error.code === 'forbidden') throw error
+      return renderOperation(c, operationId, { kind: 'error', title: 'The compensation was not proposed.', text: error.message, code: error.code }, error.status as ContentfulStatusCode)
+    }
+  })
+}

@@ -1,0 +1,134 @@
+import type { Hono } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { WarrantError } from '../../contract/index.js'
+import { paths } from '../components.js'
+import { plural, relative } from '../format.js'
+import { AuditPage } from '../pages/audit.js'
+import { PlanPage, type PlanPageData } from '../pages/plan.js'
+import { QueuePage } from '../pages/queue.js'
+import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, html, pageSize } from './context.js'
+
+/** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
+export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
+  const { gateway, recordUi } = deps
+  const { queue } = gateway.review
+
+  ui.get('/', async (c) => {
+    const actor = c.get('viewer').actor
+    const { plans, more } = await queue.awaitingDecision(actor)
+    const recent = await queue.recentlyDecided(actor, { limit: 15 })
+    return html(c, QueuePage({ viewer: c.get('viewer'), waiting: plans, more, recent }))
+  })
+
+  async function renderPlan(c: Ctx, planId: string, notice: PlanPageData['notice'], status: ContentfulStatusCode = 200): Promise<Response> {
+    const viewer = c.get('viewer')
+    const actor = viewer.actor
+    const plan = await gateway.plans.view(actor, planId)
+    const selection = await gateway.selections.view(actor, plan.selection_id)
+    const limit = pageSize(c.req.query('limit'))
+    const memberCursor = c.req.query('m') || undefined
+    const changesCursor = c.req.query('c') || undefined
+    const page = await gateway.selections.page(actor, plan.selection_id, { cursor: memberCursor, limit })
+    const changes = await gateway.plans.changes(actor, planId, { cursor: changesCursor, limit })
+    const base = paths.plan(planId) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
+    const next = page.next_cursor
+      ? `${paths.plan(planId)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor, ...(changes.next_cursor ? { c: changes.next_cursor } : {}) })}#records-manifest`
+      : null
+    let shown = notice ?? null
+    const decided = c.req.query('decided')
+    if (!shown && (decided === 'approve' || decided === 'reject')) {
+      const mine = plan.approvals.filter((a) => a.principal === actor.principal && a.decision === decided).at(-1)
+      if (mine)
+        shown =
+          decided === 'reject'
+            ? { kind: 'ok', title: 'Your rejection is recorded.', text: 'The plan takes no more decisions and cannot be committed.' }
+            : {
+                kind: 'ok',
+                title: 'Your approval is recorded.',
+                text: `It is bound to plan digest ${mine.plan_digest} and valid until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
+                  plan.approval_state.still_needed > 0 ? `${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve.` : 'The plan is approved: the agent may commit it.'
+                }`,
+              }
+    }
+    if (!shown && c.req.query('proposed') === '1' && plan.proposed_by === actor.principal)
+      shown = { kind: 'info', title: 'You proposed this plan.', text: 'It waits in the queue; another reviewer must approve it.' }
+    return html(
+      c,
+      PlanPage({
+        viewer,
+        plan,
+        selection,
+        page,
+        changes,
+        nav: { base, limit, paged: memberCursor !== undefined, next },
+        operations: await queue.operationsOf(actor, planId),
+        deliveries: await gateway.notifications.deliveries({ plan_id: planId }),
+        notificationsEnabled: gateway.notifications.enabled,
+        notice: shown,
+      }),
+      status,
+    )
+  }
+
+  ui.get('/plans/:id', (c) => renderPlan(c, c.req.param('id'), null))
+
+  ui.post('/plans/:id/decision', async (c) => {
+    const planId = c.req.param('id')
+    const actor = c.get('viewer').actor
+    const form = await c.req.parseBody()
+    const decision = form.decision === 'approve' || form.decision === 'reject' ? form.decision : null
+    if (!decision) throw new WarrantError('invalid_request', 'the form must say approve or reject', { field: 'decision' })
+    const digest = typeof form.plan_digest === 'string' ? form.plan_digest : ''
+    const comment = typeof form.comment === 'string' && form.comment.trim() !== '' ? form.comment.trim().slice(0, 4000) : undefined
+    try {
+      // The same service call as POST /v1/plans/{id}/approvals: the same refusals (incomplete, expired, changed).
+      const result = await gateway.plans.decide(actor, planId, { decision, expected_plan_digest: digest, ...(comment === undefined ? {} : { comment }) })
+      await recordUi(actor, `ui:${decision}`, {
+        plan_id: planId,
+        selection_id: result.selection_id,
+        summary: { status: 201, plan_state: result.plan_state, still_needed: result.still_needed, target_count: result.target_count, environment: result.environment },
+        details: { decision, decided_by: actor.principal, comment: comment ?? null, plan_digest: result.plan_digest, approval_id: result.approval_id, expires_at: result.expires_at },
+      })
+      return c.redirect(`${paths.plan(planId)}?decided=${decision}#decision`, 303)
+    } catch (error) {
+      if (!(error instanceof WarrantError)) throw error
+      await recordUi(actor, `ui:${decision}`, {
+        plan_id: planId,
+        summary: { status: error.status, error: error.code },
+        details: { attempted_decision: decision, expected_plan_digest: digest },
+      })
+      if (error.code === 'not_found' || error.code === 'forbidden') throw error
+      return renderPlan(
+        c,
+        planId,
+        { kind: 'error', title: `Your ${decision === 'approve' ? 'approval' : 'rejection'} was refused; nothing was recorded.`, text: error.message, code: error.code },
+        error.status as ContentfulStatusCode,
+      )
+    }
+  })
+
+  ui.get('/plans/:id/audit', async (c) => {
+    const viewer = c.get('viewer')
+    const planId = c.req.param('id')
+    const plan = await gateway.plans.view(viewer.actor, planId)
+    const operations = await queue.operationsOf(viewer.actor, planId)
+    const LIMIT = 500
+    const pages = [
+      await gateway.audit.query({ selection_id: plan.selection_id, level: 'run', limit: LIMIT }),
+      await gateway.audit.query({ plan_id: planId, level: 'run', limit: LIMIT }),
+      ...(await Promise.all(operations.map((o) => gateway.audit.query({ operation_id: o.operation_id, level: 'run', limit: LIMIT })))),
+    ]
+    const bySeq = new Map(pages.flatMap((p) => p.events).map((e) => [e.seq, e]))
+    const runEvents = [...bySeq.values()].sort((a, b) => a.seq - b.seq)
+    const chosen = operations.find((o) => o.operation_id === c.req.query('operation')) ?? operations[0]
+    let calls: Parameters<typeof AuditPage>[0]['calls'] = null
+    if (chosen) {
+      const after = /^\d{1,15}$/.test(c.req.query('after') ?? '') ? Number(c.req.query('after')) : undefined
+      const page = await gateway.audit.query({ operation_id: chosen.operation_id, level: 'call', limit: 200, ...(after === undefined ? {} : { after_seq: after }) })
+      const here = `${paths.planAudit(planId)}?operation=${encodeURIComponent(chosen.operation_id)}`
+      calls = { operationId: chosen.operation_id, events: page.events, next: page.next_cursor === null ? null : `${here}&after=${page.next_cursor}#calls`, first: after === undefined ? null : `${here}#calls` }
+    }
+    return html(c, AuditPage({ viewer, plan, operations, runEvents, runTruncated: pages.some((p) => p.next_cursor !== null), calls }))
+  })
+}
