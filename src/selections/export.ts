@@ -78,3 +78,23 @@ export function csvCell(value: unknown): string {
   else text = String(value)
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
+
+/**
+ * The headers a streamed manifest is sent with, on every surface: a download, never cached, naming the
+ * selection, its count, digest and completeness so a saved file can be checked against what was approved.
+ */
+export function manifestHeaders(exported: {
+  readonly contentType: string
+  readonly filename: string
+  readonly selection: { readonly selection_id: string; readonly count: number; readonly digest: string; readonly complete: boolean }
+}): Record<string, string> {
+  return {
+    'content-type': exported.contentType,
+    'content-disposition': `attachment; filename="${exported.filename}"`,
+    'cache-control': 'no-store',
+    'x-warrant-selection-id': exported.selection.selection_id,
+    'x-warrant-selection-count': String(exported.selection.count),
+    'x-warrant-selection-digest': exported.selection.digest,
+    'x-warrant-selection-complete': String(exported.selection.complete),
+  }
+}

@@ -32,5 +32,5 @@ export type {
   CompensationTarget,
 } from './selection-service.js'
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
-export { csvCell, csvLine } from './export.js'
+export { csvCell, csvLine, manifestHeaders } from './export.js'
 export { parseRequest } from './parse-request.js'

@@ -5,6 +5,7 @@ import {
   excludedPageQuerySchema,
   excludedPageSchema,
   exportFormatSchema,
+  manifestHeaders,
   memberPageQuerySchema,
   memberPageSchema,
   selectionRequestSchema,
@@ -96,18 +97,10 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatew
   })
 
   app.openapi(exportManifest, async (c) => {
-    const { stream, contentType, filename, selection } = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format)
-    return new Response(stream, {
+    const exported = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format)
+    return new Response(exported.stream, {
       status: 200,
-      headers: {
-        'content-type': contentType,
-        'content-disposition': `attachment; filename="${filename}"`,
-        'cache-control': 'no-store',
-        'x-warrant-selection-id': selection.selection_id,
-        'x-warrant-selection-count': String(selection.count),
-        'x-warrant-selection-digest': selection.digest,
-        'x-warrant-selection-complete': String(selection.complete),
-      },
+      headers: manifestHeaders(exported),
     }) as never
   })
 

@@ -1,26 +1,20 @@
-import { readFileSync } from 'node:fs'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { createMcpServer } from '../../mcp/index.js'
+import { tokenFrom } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 
 /** The token for the stdio server: `--token-file`, else `WARRANT_TOKEN`. Never a command-line argument (it would show in `ps`). */
 export function readMcpToken(flags: { readonly tokenFile?: string }, env: NodeJS.ProcessEnv = process.env): string {
-  if (flags.tokenFile) {
-    let text: string
-    try {
-      text = readFileSync(flags.tokenFile, 'utf8')
-    } catch (error) {
-      throw new WarrantError('unauthenticated', `cannot read --token-file "${flags.tokenFile}": ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
-    }
-    const token = text.trim()
-    if (!token) throw new WarrantError('unauthenticated', `--token-file "${flags.tokenFile}" is empty`)
-    return token
-  }
-  const token = env.WARRANT_TOKEN?.trim()
-  if (!token) throw new WarrantError('unauthenticated', 'set WARRANT_TOKEN to an agent token (warrant token create --role agent ...), or pass --token-file FILE')
-  return token
+  const token = tokenFrom({ tokenFile: flags.tokenFile }, env)
+  if (token) return token
+  throw new WarrantError(
+    'unauthenticated',
+    flags.tokenFile
+      ? `--token-file "${flags.tokenFile}" is empty`
+      : 'set WARRANT_TOKEN to an agent token (warrant token create --role agent ...), or pass --token-file FILE',
+  )
 }
 
 export function registerMcp(program: Command): void {

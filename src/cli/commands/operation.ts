@@ -3,6 +3,7 @@ import { WarrantError } from '../../contract/index.js'
 import { FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
+import { positiveInteger } from '../option-values.js'
 
 /** An operation in a few lines: where, what, the state, and every outcome counted separately. */
 export function renderOperation(op: OperationView): string {
@@ -27,11 +28,6 @@ function renderResult(r: TargetResult): string {
   return `${String(r.ord).padStart(7)}  ${r.id}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }
 
-const positive = (name: string) => (value: string) => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new WarrantError('invalid_request', `${name} must be a whole number above 0, not "${value}"`)
-  return n
-}
 
 export function registerOperation(program: Command): void {
   const operation = program.command('operation').description('committed operations: state, per-target results, reconciliation')
@@ -62,7 +58,7 @@ export function registerOperation(program: Command): void {
     .option(...TOKEN_OPTIONS[1])
     .option(...TOKEN_OPTIONS[2])
     .option('--outcome <outcome>', `only ${TARGET_STATES.join(', ')}`)
-    .option('--limit <n>', 'results per page (default 100)', positive('--limit'))
+    .option('--limit <n>', 'results per page (default 100)', positiveInteger('--limit'))
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--all', 'every page, to the end')
     .option('--json', 'print JSON lines, one result each')

@@ -3,8 +3,8 @@ import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
+import { collect } from '../option-values.js'
 
-const collect = (value: string, previous: string[]) => [...previous, value]
 
 /** `--param k=v`, typed by the action's declared parameter types (number, boolean, string). */
 export function parseParams(terms: readonly string[], declared: Readonly<Record<string, { readonly type: string }>>): Record<string, string | number | boolean> {

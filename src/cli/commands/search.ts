@@ -3,13 +3,8 @@ import { searchResource } from '../../resources/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderEnvelope } from '../render-envelope.js'
+import { collect, positiveInteger } from '../option-values.js'
 
-const collect = (value: string, previous: string[]) => [...previous, value]
-const positive = (name: string) => (value: string) => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, not "${value}"`)
-  return n
-}
 
 export function registerSearch(program: Command): void {
   program
@@ -18,10 +13,10 @@ export function registerSearch(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('--fields <list>', 'comma-separated review fields')
-    .option('--page-size <n>', 'records per upstream page', positive('--page-size'))
-    .option('--max-pages <n>', 'stop the walk after N pages (reported as CLIENT_LIMIT_REACHED)', positive('--max-pages'))
-    .option('--max-items <n>', 'stop the walk after N records', positive('--max-items'))
-    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positive('--deadline-ms'))
+    .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
+    .option('--max-pages <n>', 'stop the walk after N pages (reported as CLIENT_LIMIT_REACHED)', positiveInteger('--max-pages'))
+    .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
+    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
     .option('--cursor <cursor>', 'continue an earlier walk with its continuation cursor')
     .option('--json', 'print the envelope as JSON')
     .action(async (name: string, flags: { config?: string; filter: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; cursor?: string; json?: boolean }) => {

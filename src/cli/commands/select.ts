@@ -4,13 +4,8 @@ import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderSelection } from '../render-selection.js'
+import { collect, positiveInteger } from '../option-values.js'
 
-const collect = (value: string, previous: string[]) => [...previous, value]
-const positive = (name: string) => (value: string) => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number above 0, not "${value}"`)
-  return n
-}
 
 /**
  * `--exclude 'rule:term'`: the rule's name, a colon, one filter term (`tags~disputed`, `status=paused`).
@@ -38,10 +33,10 @@ export function registerSelect(program: Command): void {
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('-x, --exclude <rule:term>', "an exclusion rule, e.g. 'disputed:tags~disputed' (repeatable; a record goes under the first rule it matches)", collect, [])
     .option('--fields <list>', 'comma-separated review fields to show')
-    .option('--page-size <n>', 'records per upstream page', positive('--page-size'))
-    .option('--max-pages <n>', 'stop the walk after N pages (the selection is then incomplete: reviewable, never committable)', positive('--max-pages'))
-    .option('--max-items <n>', 'stop the walk after N records', positive('--max-items'))
-    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positive('--deadline-ms'))
+    .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
+    .option('--max-pages <n>', 'stop the walk after N pages (the selection is then incomplete: reviewable, never committable)', positiveInteger('--max-pages'))
+    .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
+    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
     .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
   for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
   command.action(

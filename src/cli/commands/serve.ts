@@ -2,6 +2,7 @@ import { serve } from '@hono/node-server'
 import type { Command } from 'commander'
 import { createApp } from '../../api/index.js'
 import type { WarrantConfig } from '../../config/index.js'
+import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 
@@ -63,6 +64,6 @@ async function issueDemoTokens(gateway: Gateway, config: WarrantConfig) {
 
 function parsePort(value: string): number {
   const n = Number(value)
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a whole number from 0 to 65535, not "${value}"`)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new WarrantError('invalid_request', `--port must be a whole number from 0 to 65535, not "${value}"`)
   return n
 }

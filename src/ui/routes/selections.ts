@@ -2,6 +2,7 @@ import type { Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { ActionRequest } from '../../plans/index.js'
+import { manifestHeaders } from '../../selections/index.js'
 import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
@@ -44,19 +45,11 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const id = c.req.param('id')
     const format = c.req.query('format') === 'ndjson' ? 'ndjson' : c.req.query('format') === 'csv' || c.req.query('format') === undefined ? 'csv' : null
     if (!format) throw new WarrantError('invalid_request', 'format must be csv or ndjson', { field: 'format' })
-    const { stream, contentType, filename, selection } = await gateway.selections.exportStream(actor, id, format)
-    await recordUi(actor, 'ui:export_manifest', { selection_id: id, summary: { status: 200, format, count: selection.count, digest: selection.digest } })
-    return new Response(stream, {
+    const exported = await gateway.selections.exportStream(actor, id, format)
+    await recordUi(actor, 'ui:export_manifest', { selection_id: id, summary: { status: 200, format, count: exported.selection.count, digest: exported.selection.digest } })
+    return new Response(exported.stream, {
       status: 200,
-      headers: {
-        'content-type': contentType,
-        'content-disposition': `attachment; filename="${filename}"`,
-        'cache-control': 'no-store',
-        'x-warrant-selection-id': selection.selection_id,
-        'x-warrant-selection-count': String(selection.count),
-        'x-warrant-selection-digest': selection.digest,
-        'x-warrant-selection-complete': String(selection.complete),
-      },
+      headers: manifestHeaders(exported),
     })
   })
 
