@@ -45,8 +45,9 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
       approved_by: approvers.map((a) => ({ principal: a.principal, name: a.name, approved_at: a.decided_at, expires_at: a.expires_at })),
       still_needed: still,
       rejected_by: rejection ? { principal: rejection.principal, name: rejection.name, decided_at: rejection.decided_at, comment: rejection.comment } : null,
-      who_can_approve:
-        policy.reviewers_needed === 0
+      who_can_approve: !selection.complete
+        ? `nobody: the selection is incomplete and can be reviewed, never approved; recover it with POST /v1/selections/${selection.selection_id}/recover`
+        : policy.reviewers_needed === 0
           ? `nobody needs to: standing approval "${policy.standing_approval}" covers this plan`
           : 'a reviewer or admin in scope, other than the proposer and those who already approved',
     },

@@ -43,7 +43,9 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
   if (input === undefined) throw new WarrantError('invalid_request', 'the request needs an action: {type, params}', { field: 'action' })
   const { action, config } = canonicalActionOf(resource, input)
   scoped(actor, resource.name, action.type)
-  ctx.selections.assertUsable(selection)
+  // An incomplete selection may still be proposed on: the reviewer then sees the action beside the missing
+  // evidence and chooses a recovery (the truncation article's approval). Approval and commit refuse it.
+  if (ctx.selections.isExpired(selection)) ctx.selections.assertUsable(selection)
   if (resource.environment !== selection.environment)
     throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${selection.environment}" the selection was read from; create a new selection`)
   return createPlan(ctx, { actor, resource, selection, action, config, compensates: null })

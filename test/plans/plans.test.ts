@@ -251,14 +251,19 @@ for (const kind of STORE_KINDS) {
       assert.equal((await fx.as('agent')('GET', `/v1/plans/${p.plan_id}`)).body.state, 'committed')
     })
 
-    test('an incomplete selection: a plan on it is refused with 409 selection_incomplete, and so is an approval', async () => {
+    test('an incomplete selection: a plan on it can be proposed and reviewed, but approval and commit are refused with 409 selection_incomplete', async () => {
       const partial = await select(fx, { filter: { region: 'eu' }, page_size: 50, budget: { max_pages: 1 } })
       assert.equal(partial.complete, false)
       const res = await fx.as('agent')('POST', `/v1/selections/${partial.selection_id}/plans`, { action: PAUSE })
-      assert.equal(res.status, 409)
-      assert.equal(res.body.error.code, 'selection_incomplete')
-      assert.match(res.body.error.message, /CLIENT_LIMIT_REACHED/)
-      assert.equal(res.body.error.details.recovery_path, `/v1/selections/${partial.selection_id}/recover`)
+      assert.equal(res.status, 201)
+      assert.equal(res.body.selection.complete, false)
+      assert.match(res.body.approval_state.who_can_approve, /^nobody: the selection is incomplete/)
+      const early = await approve(fx, 'reviewer', res.body)
+      assert.equal(early.status, 409)
+      assert.equal(early.body.error.code, 'selection_incomplete')
+      assert.match(early.body.error.message, /CLIENT_LIMIT_REACHED/)
+      assert.equal(early.body.error.details.recovery_path, `/v1/selections/${partial.selection_id}/recover`)
+      await assert.rejects(fx.gateway.plans.assertCommittable(agent, res.body.plan_id), (e: any) => e.code === 'selection_incomplete')
 
       // a plan whose selection turns out incomplete (here: marked so behind the API's back) cannot be approved
       const complete = await select(fx, { filter: { region: 'apac', status: 'trialing' } })
