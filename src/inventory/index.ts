@@ -1,8 +1,8 @@
+export { searchAll } from './search-all.js'
+export { walkInventory, type WalkOptions } from './walk-inventory.js'
+export { memorySeenFilter, type SeenFilter } from './seen-filter.js'
+export { queryFingerprint } from './query-fingerprint.js'
 export {
-  searchAll,
-  walkInventory,
-  memorySeenFilter,
-  queryFingerprint,
   DEFAULT_BUDGET,
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
@@ -12,9 +12,7 @@ export {
   type SearchOptions,
   type WalkedRecord,
   type WalkSummary,
-  type WalkOptions,
-  type SeenFilter,
-} from './search-all.js'
+} from './search-types.js'
 export {
   createCursorCodec,
   DEFAULT_CURSOR_MAX_AGE_MS,

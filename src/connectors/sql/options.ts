@@ -1,0 +1,30 @@
+import type { UpstreamCallListener, Connector } from '../connector.js'
+import type { ResourceConfig } from '../../config/index.js'
+import type { SqlDialectName } from './url.js'
+
+export interface SqlConnectorOptions {
+  /** A resource whose `connector.kind` is `sql`; it must declare `version_field`. */
+  readonly resource: ResourceConfig
+  /** Receives one event per statement sent upstream (never values, never credentials). */
+  readonly onCall?: UpstreamCallListener
+  /** A read session with no read for this long is closed and its next read is `cursor_expired`. Default 5 minutes. */
+  readonly sessionIdleTimeoutMs?: number
+  /** PostgreSQL: pooled connections for writes and reads by id. Default 5. */
+  readonly maxConnections?: number
+  /** PostgreSQL: connections for read sessions, a pool of their own so walks never starve writes. Default 10. */
+  readonly maxSessions?: number
+  /** PostgreSQL `statement_timeout` and SQLite `busy_timeout`, in ms. Default 30 s (PostgreSQL), 5 s (SQLite). */
+  readonly statementTimeoutMs?: number
+  /** The password for a postgres URL without one; default: `connector.password` resolved by `readSecret`. */
+  readonly password?: string
+  /** The clock for new timestamp versions and `updated_at`. */
+  readonly now?: () => Date
+}
+
+/** A connector to one SQL table. */
+export interface SqlConnector extends Connector {
+  readonly kind: 'sql'
+  readonly dialect: SqlDialectName
+  /** The name this table is reported under (`connector.source`). */
+  readonly source: string
+}

@@ -1,0 +1,70 @@
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import type { SqlConnectorOptions } from './options.js'
+import type { SqlLocation } from './url.js'
+import type { Backend, Row } from './backend.js'
+
+export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postgres' }>, options: SqlConnectorOptions): Backend {
+  const common = {
+    connectionString: location.connectionString,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'warrant',
+  }
+  const pool = new pg.Pool({ ...common, max: options.maxConnections ?? 5 })
+  const sessionPool = new pg.Pool({ ...common, max: options.maxSessions ?? 10, idleTimeoutMillis: 10_000 })
+  // An idle connection whose server goes away emits 'error' on its pool; unhandled, that would end the process.
+  pool.on('error', () => undefined)
+  sessionPool.on('error', () => undefined)
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
+    openHandle: async () => {
+      const client = await sessionPool.connect()
+      let broken: Error | undefined
+      // A checked-out client has no listener of the pool's; without one, a dropped connection would crash.
+      const onError = (error: Error) => {
+        broken ??= error
+      }
+      client.on('error', onError)
+      const release = () => {
+        client.removeListener('error', onError)
+        client.release(broken ?? undefined)
+      }
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+        // The first statement of a REPEATABLE READ transaction takes its snapshot: now, not at the first page.
+        const result = await client.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot')
+        return {
+          snapshot: `postgres:${result.rows[0]?.snapshot ?? ''}`,
+          run: async (query) => {
+            if (broken) throw broken
+            try {
+              return (await client.query(query.sql, query.parameters as unknown[])).rows as Row[]
+            } catch (error) {
+              broken ??= error instanceof Error ? error : new Error(String(error))
+              throw error
+            }
+          },
+          close: async () => {
+            try {
+              if (!broken) await client.query('COMMIT')
+            } catch (error) {
+              broken ??= error instanceof Error ? error : new Error(String(error))
+            } finally {
+              release()
+            }
+          },
+        }
+      } catch (error) {
+        broken ??= error instanceof Error ? error : new Error(String(error))
+        release()
+        throw error
+      }
+    },
+    destroy: async () => {
+      await Promise.all([db.destroy(), sessionPool.end()])
+    },
+  }
+}

@@ -1,0 +1,152 @@
+import { sql, type SqlBool } from 'kysely'
+import { WarrantError } from '../../contract/index.js'
+import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
+import type { SessionHandle } from './backend.js'
+import { compileFilter } from './compile.js'
+import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { messageOf } from './errors.js'
+
+/**
+ * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
+ * when the session opened. Idle sessions expire: an open transaction pins old row versions upstream.
+ */
+class SqlReadSession implements ReadSession {
+  readonly consistentSnapshot = true
+  readonly snapshot: string
+  #state: 'open' | 'closed' | 'expired' | 'broken' = 'open'
+  #brokenBy = ''
+  #timer: NodeJS.Timeout | undefined
+  #closing: Promise<void> | undefined
+
+  constructor(
+    private readonly ctx: ConnectorContext,
+    private readonly handle: SessionHandle,
+    private readonly onRelease: (session: SqlReadSession) => void,
+  ) {
+    this.snapshot = handle.snapshot
+    this.#arm()
+  }
+
+  async readPage(request: ReadPageRequest): Promise<ReadPageResult> {
+    const { ctx } = this
+    const { source, endpoint, idField } = ctx
+    if (request.source !== source) throw new WarrantError('invalid_request', `unknown source "${request.source}": this connector reads "${source}"`, { source: request.source })
+    if (!Number.isSafeInteger(request.pageSize) || request.pageSize < 1) {
+      throw new WarrantError('invalid_request', `page size must be a positive integer, got ${request.pageSize}`)
+    }
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect)
+    const after = request.position === null ? undefined : decodePosition(request.position)
+    if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
+    if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
+    if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
+    if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
+
+    let query = selectRows(ctx)
+    if (where) query = query.where(where)
+    if (after !== undefined) query = query.where(sql<SqlBool>`${sql.ref(idField)} > ${after}`)
+    // one row past the page tells whether there is a next page without a count
+    const compiled = query.orderBy(idField).limit(request.pageSize + 1).compile()
+    this.#disarm()
+    const result = await timed(() => this.handle.run(compiled))
+    if ('error' in result) {
+      this.#state = 'broken'
+      this.#brokenBy = messageOf(result.error)
+      ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
+      void this.#release()
+      return { kind: 'unavailable', message: `reading ${endpoint} failed: ${this.#brokenBy}` }
+    }
+    if (this.#state === 'open') this.#arm()
+    const rows = result.value
+    ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
+    const more = rows.length > request.pageSize
+    const pageRows = more ? rows.slice(0, request.pageSize) : rows
+    const last = pageRows[pageRows.length - 1]
+    return {
+      kind: 'page',
+      items: pageRows.map((row) => toRecord(ctx, row)),
+      next: more && last ? encodePosition(last[idField]) : null,
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.#state === 'open') this.#state = 'closed'
+    return this.#release()
+  }
+
+  /** Ends the transaction because nobody read for too long, or the connector closes. */
+  expire(): Promise<void> {
+    if (this.#state === 'open') this.#state = 'expired'
+    return this.#release()
+  }
+
+  #release(): Promise<void> {
+    this.#disarm()
+    this.onRelease(this)
+    return (this.#closing ??= this.handle.close().catch(() => undefined))
+  }
+
+  #arm() {
+    this.#disarm()
+    this.#timer = setTimeout(() => void this.expire(), this.ctx.idleTimeoutMs)
+    this.#timer.unref()
+  }
+
+  #disarm() {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = undefined
+  }
+}
+
+/** The sessions a connector has open, so closing the connector can end their transactions. */
+export type OpenSessions = Set<{ expire(): Promise<void> }>
+
+/** Opens a read session; an upstream that cannot be reached gives a session whose every read says so. */
+export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessions): Promise<ReadSession> {
+  const { endpoint } = ctx
+  if (ctx.isClosing()) return failedSession(ctx, `the connector for ${endpoint} is closed`)
+  const result = await timed(() => ctx.backend.openHandle())
+  if ('error' in result) {
+    ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
+    return failedSession(ctx, `cannot open a read session on ${endpoint} (${ctx.location.display}): ${messageOf(result.error)}`)
+  }
+  ctx.emit({ method: 'SELECT', outcome: 'session_opened', durationMs: result.durationMs })
+  // the connector may have closed while the connection was being opened; it would never expire this one
+  if (ctx.isClosing()) {
+    await result.value.close().catch(() => undefined)
+    return failedSession(ctx, `the connector for ${endpoint} is closed`)
+  }
+  const session = new SqlReadSession(ctx, result.value, (released) => sessions.delete(released))
+  sessions.add(session)
+  return session
+}
+
+/** A session that could not be opened: every read says why. */
+function failedSession(ctx: ConnectorContext, message: string): ReadSession {
+  return {
+    consistentSnapshot: false,
+    snapshot: null,
+    readPage: async (request) => {
+      // a bad filter is still the caller's error, whether or not the upstream is reachable
+      compileFilter(request.filter, ctx.fields, ctx.dialect)
+      return { kind: 'unavailable', message }
+    },
+    close: async () => undefined,
+  }
+}
+
+/** Positions are the last id read, as JSON: `{"after":"sub_00100"}`. */
+function encodePosition(id: unknown): string {
+  return JSON.stringify({ after: typeof id === 'bigint' ? id.toString() : id instanceof Date ? id.toISOString() : id })
+}
+
+function decodePosition(position: string): string | number {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(position)
+  } catch {
+    parsed = undefined
+  }
+  const after = (parsed as { after?: unknown } | undefined)?.after
+  if (typeof after === 'string' || (typeof after === 'number' && Number.isFinite(after))) return after
+  throw new WarrantError('invalid_cursor', 'this position was not issued by the sql connector')
+}

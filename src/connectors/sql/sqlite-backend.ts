@@ -1,0 +1,54 @@
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, SqliteDialect, sql } from 'kysely'
+import { messageOf } from './errors.js'
+import type { SqlConnectorOptions } from './options.js'
+import type { SqlLocation } from './url.js'
+import type { Backend, Row } from './backend.js'
+
+export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite' }>, table: string, idField: string, options: SqlConnectorOptions): Backend {
+  const busyTimeoutMs = options.statementTimeoutMs ?? 5_000
+  const open = (readonly: boolean) => {
+    // fileMustExist: a mistyped path must fail, not create an empty upstream
+    let database: BetterSqlite3.Database
+    try {
+      database = new BetterSqlite3(location.filename, { readonly, fileMustExist: true })
+    } catch (error) {
+      // whatever the cause (no folder, no file, no permission), nothing was read or written
+      throw Object.assign(new Error(`cannot open SQLite database ${location.display}: ${messageOf(error)}`), { code: 'SQLITE_CANTOPEN', cause: error })
+    }
+    database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    return database
+  }
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => open(false) }) })
+  return {
+    db,
+    run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
+    openHandle: async () => {
+      const openedAt = new Date().toISOString()
+      const connection = open(true)
+      try {
+        // A deferred BEGIN; the first read fixes the WAL snapshot, so it is taken now, not at the first page.
+        connection.exec('BEGIN')
+        // max(id) is an index seek; with the open time it names the snapshot (SQLite has no snapshot id).
+        const probe = db.selectFrom(table).select(sql<unknown>`max(${sql.ref(idField)})`.as('max_id')).compile()
+        const row = connection.prepare(probe.sql).get(...(probe.parameters as unknown[])) as { max_id: unknown } | undefined
+        const snapshot = `sqlite:${openedAt};max_id=${row?.max_id ?? ''}`
+        return {
+          snapshot,
+          run: async (query) => connection.prepare(query.sql).all(...(query.parameters as unknown[])) as Row[],
+          close: async () => {
+            try {
+              if (connection.inTransaction) connection.exec('COMMIT')
+            } finally {
+              connection.close()
+            }
+          },
+        }
+      } catch (error) {
+        connection.close()
+        throw error
+      }
+    },
+    destroy: () => db.destroy(),
+  }
+}

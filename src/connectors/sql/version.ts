@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import type { FieldType } from '../../config/index.js'
+import type { SqlDialectName } from './url.js'
+
+/** How the version column is compared and advanced, by its declared type. */
+export interface VersionColumn {
+  readonly versionField: string
+  readonly versionType: FieldType
+  readonly dialect: SqlDialectName
+}
+
+/** An expected version as a statement parameter; undefined when no row could be at it. */
+export function versionParam(column: VersionColumn, version: string): string | number | undefined {
+  if (column.versionType === 'integer') return /^-?\d+$/.test(version) && Number.isSafeInteger(Number(version)) ? Number(version) : undefined
+  if (column.versionType === 'timestamp') return Number.isNaN(Date.parse(version)) ? undefined : version
+  return version
+}
+
+export function versionCondition(column: VersionColumn, expected: string | number) {
+  const ref = sql.ref(column.versionField)
+  if (column.versionType === 'timestamp' && column.dialect === 'postgres') {
+    // a timestamptz column keeps microseconds; what we handed out was read at millisecond precision
+    return sql`date_trunc('milliseconds', cast(${ref} as timestamptz)) = date_trunc('milliseconds', cast(${expected} as timestamptz))`
+  }
+  if (column.versionType === 'integer' && column.dialect === 'postgres') return sql`${ref} = cast(${expected} as bigint)`
+  return sql`${ref} = ${expected}`
+}
+
+/** The version a write sets: it must differ from `expected` even when the clock has not moved past it. */
+export function nextVersion(column: VersionColumn, expected: string, now: Date): unknown {
+  if (column.versionType === 'integer') return sql`${sql.ref(column.versionField)} + 1`
+  if (column.versionType === 'timestamp') {
+    const previous = Date.parse(expected)
+    return new Date(Math.max(now.getTime(), previous + 1)).toISOString()
+  }
+  return randomUUID()
+}
+
+/** Timestamps compare as instants: the stored text may be formatted differently from the one handed out. */
+export function sameVersion(column: VersionColumn, stored: string, expected: string): boolean {
+  if (stored === expected) return true
+  if (column.versionType !== 'timestamp') return false
+  const a = Date.parse(stored)
+  const b = Date.parse(expected)
+  return !Number.isNaN(a) && a === b
+}

@@ -1,0 +1,108 @@
+import { sql, type SqlBool } from 'kysely'
+import { WarrantError } from '../../contract/index.js'
+import type { FieldType } from '../../config/index.js'
+import type { WriteOutcome, WriteRequest } from '../connector.js'
+import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
+import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { classifyWriteError, messageOf } from './errors.js'
+import { idParam } from './resource.js'
+import { nextVersion, sameVersion, versionCondition, versionParam } from './version.js'
+
+/**
+ * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …`: the check and the write are a
+ * single statement, so nothing can change the row between them. A statement that fails is classified by
+ * whether it could have been applied; one that matches no row is explained by reading the row back.
+ */
+export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
+  const { fields, idField, idType, versionField, versionType, endpoint } = ctx
+  const assignments = encodeSet(ctx, request.set)
+  const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition')
+  const targetId = request.id
+  if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
+  const id = idParam(idType, request.id)
+  if (id === undefined) return { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${idType} id; no such record` }
+  const expected = versionParam(ctx, request.expectedVersion)
+  if (expected === undefined) {
+    return { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${versionType} version` }
+  }
+
+  const now = ctx.clock()
+  const set: Record<string, unknown> = { ...assignments }
+  set[versionField] = nextVersion(ctx, request.expectedVersion, now)
+  if (fields.updated_at === 'timestamp' && versionField !== 'updated_at' && !('updated_at' in request.set)) set.updated_at = now.toISOString()
+
+  const conditions = [sql`${sql.ref(idField)} = ${id}`, versionCondition(ctx, expected)]
+  if (precondition) conditions.push(precondition)
+  const compiled = ctx.backend.db
+    .updateTable(ctx.table)
+    .set(set)
+    .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
+    .returning([...ctx.columns])
+    .compile()
+  const result = await timed(() => ctx.backend.run(compiled))
+  if ('error' in result) {
+    const failure = classifyWriteError(result.error)
+    ctx.emit({ method: 'UPDATE', targetId, outcome: failure.kind, durationMs: result.durationMs })
+    return failure
+  }
+  const rows = result.value
+  if (rows.length === 1) {
+    ctx.emit({ method: 'UPDATE', targetId, outcome: 'written', durationMs: result.durationMs })
+    return { kind: 'written', status: 200, record: toRecord(ctx, rows[0]!) }
+  }
+  if (rows.length > 1) {
+    ctx.emit({ method: 'UPDATE', targetId, outcome: 'unknown', durationMs: result.durationMs })
+    return { kind: 'unknown', message: `${rows.length} rows of ${endpoint} have ${idField} "${request.id}": the id is not unique and every one of them was written` }
+  }
+  ctx.emit({ method: 'UPDATE', targetId, outcome: 'conflict', durationMs: result.durationMs })
+  return explainNoRow(ctx, request, id)
+}
+
+/** After an UPDATE that matched nothing: read the row to say why. The write did not happen either way. */
+async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number): Promise<WriteOutcome> {
+  const compiled = selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${id}`).compile()
+  const result = await timed(() => ctx.backend.run(compiled))
+  if ('error' in result) {
+    ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'error', durationMs: result.durationMs })
+    return {
+      kind: 'conflict',
+      reason: 'precondition_failed',
+      message: `nothing was written: the record did not match its id, version and precondition (reading it back failed: ${messageOf(result.error)})`,
+    }
+  }
+  ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'ok', durationMs: result.durationMs })
+  const row = result.value[0]
+  if (!row) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+  const record = toRecord(ctx, row)
+  if (!sameVersion(ctx, record.version, request.expectedVersion)) {
+    return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${request.expectedVersion}` }
+  }
+  return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
+}
+
+/** `set` as column values: declared, writable fields only, each of its type; tags as JSON text. */
+function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const entries = Object.entries(values)
+  if (entries.length === 0) throw new WarrantError('invalid_request', 'a write sets at least one field')
+  for (const [field, value] of entries) {
+    const type = fieldTypeOf(ctx.fields, field, 'the write')
+    if (field === ctx.idField || field === ctx.versionField) {
+      throw new WarrantError('invalid_request', `a write cannot set "${field}": the connector owns the id and the version`, { field })
+    }
+    if (value === null) {
+      out[field] = null
+    } else if (type === 'tags') {
+      if (!Array.isArray(value) || !value.every((t) => typeof t === 'string')) throw setMismatch(field, type, 'an array of strings')
+      out[field] = JSON.stringify(value)
+    } else {
+      if (!isValueOfType(type, value)) throw setMismatch(field, type, type === 'integer' ? 'an integer' : `a ${type === 'timestamp' ? 'string' : type}`)
+      out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
+    }
+  }
+  return out
+}
+
+function setMismatch(field: string, type: FieldType, expected: string): WarrantError {
+  return new WarrantError('invalid_request', `the write sets "${field}", a ${type} field, to a value that is not ${expected}`, { field })
+}

@@ -1,0 +1,207 @@
+import {
+  TRUNCATING_REASONS,
+  type Continuation,
+  type Envelope,
+  type IncompleteReason,
+  type Warning,
+} from '../contract/index.js'
+import type { Connector } from '../connectors/connector.js'
+import type { DecodedCursor, SourceGap, SourceProgress, WalkCursorState } from './cursor-codec.js'
+import type { DuplicateTally } from './seen-filter.js'
+import type { Budget, SearchOptions, SearchScope, WalkedRecord, WalkSummary } from './search-types.js'
+import type { Failure, MutableProgress, Stop } from './walk-state.js'
+
+/** Everything a walk leaves behind once its read session is closed. */
+export interface FinishedWalk {
+  readonly connector: Pick<Connector, 'sources' | 'ordering'>
+  readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec'>
+  readonly clock: { now(): number }
+  readonly limits: Required<Budget>
+  readonly pageSize: number
+  readonly fingerprint: string
+  readonly prior: DecodedCursor | null
+  readonly snapshot: string | null
+  readonly consistentSnapshot: boolean
+  readonly progress: readonly MutableProgress[]
+  readonly failures: readonly Failure[]
+  readonly duplicates: DuplicateTally
+  readonly stop: Stop | null
+  readonly returned: number
+  readonly pagesRead: number
+}
+
+/**
+ * Says as data what the walk covered: one incomplete reason per gap, failure, stop and restriction, and the
+ * one continuation that recovers what is missing. A walk is complete only when there is no reason at all.
+ */
+export function walkOutcome(walk: FinishedWalk): WalkSummary {
+  const { connector, options, clock, limits, progress, failures, stop } = walk
+
+  // Encoded only when a continuation needs it: signing a cursor nobody can use would be wasted work.
+  const state = (): WalkCursorState => ({
+    fingerprint: walk.fingerprint,
+    snapshot: walk.prior ? walk.prior.snapshot : walk.snapshot,
+    consistent: walk.consistentSnapshot,
+    sources: progress.map((s): SourceProgress => ({ source: s.source, position: s.position, finished: s.finished, gaps: [...s.gaps] })),
+  })
+
+  const reasons: IncompleteReason[] = []
+  for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap))
+  for (const failure of failures)
+    reasons.push({
+      code: 'SOURCE_UNAVAILABLE',
+      message: `source "${failure.source}" did not answer (${failure.message}); its records are missing`,
+      source: failure.source,
+      ...(failure.status === undefined ? {} : { upstream_status: failure.status }),
+    })
+
+  let continuation: Continuation | null = null
+  if (stop) {
+    const cursor = options.cursorCodec.encode(state())
+    switch (stop.kind) {
+      case 'page':
+        reasons.push({ code: 'MORE_PAGES_AVAILABLE', message: 'one page was read; more pages are available with the cursor' })
+        continuation = { kind: 'next_cursor', cursor }
+        break
+      case 'max_pages':
+      case 'max_items':
+        reasons.push({
+          code: 'CLIENT_LIMIT_REACHED',
+          message: `Warrant stopped the walk at its own ${stop.kind === 'max_pages' ? 'page' : 'item'} budget (${stop.kind} = ${stop.value}); the cursor resumes it`,
+          limit: { name: stop.kind, value: stop.value },
+        })
+        continuation = { kind: 'next_cursor', cursor }
+        break
+      case 'deadline':
+        reasons.push({
+          code: 'TIME_BUDGET_EXCEEDED',
+          message: `the walk's time budget of ${limits.deadlineMs} ms ran out ${stop.inFlight ? `while a page of source "${stop.source}" was being read` : `before source "${stop.source}" was finished`}; the cursor resumes it`,
+          source: stop.source,
+          limit: { name: 'deadline_ms', value: limits.deadlineMs },
+        })
+        // A page that alone outlasts the deadline needs a longer one; otherwise the same deadline makes progress.
+        continuation = { kind: 'retry_with_deadline', minimum_deadline_ms: stop.inFlight ? limits.deadlineMs * 2 : limits.deadlineMs, cursor }
+        break
+      case 'rate_limited': {
+        const notBefore = new Date(clock.now() + stop.seconds * 1000).toISOString()
+        reasons.push({
+          code: 'RATE_LIMITED',
+          message: `source "${stop.source}" is rate limited (${stop.message}); retry after ${stop.seconds} s with the cursor`,
+          source: stop.source,
+          retry_after_seconds: stop.seconds,
+        })
+        continuation = { kind: 'retry_after', retry_after_seconds: stop.seconds, not_before: notBefore, cursor }
+        break
+      }
+    }
+  } else if (failures.length > 0) {
+    // The failed sources are still unfinished in the cursor: following it reads only them, from where they stopped.
+    continuation = { kind: 'next_cursor', cursor: options.cursorCodec.encode(state()) }
+  } else {
+    const limited = progress.filter((s) => s.gaps.some((g) => g.code === 'RESULT_LIMIT_REACHED' || g.code === 'TIME_BUDGET_EXCEEDED'))
+    if (limited.length > 0)
+      continuation = {
+        kind: 'narrow_query',
+        message: `the upstream cut ${limited.map((s) => `"${s.source}"`).join(', ')} short by its own limit; narrow the filter so each query stays under it, then walk each part`,
+        suggestion: { sources: limited.map((s) => s.source) },
+      }
+    // CURSOR_EXPIRED and SNAPSHOT_INVALIDATED alone: no continuation. The recovery is a new walk, never merged with this one.
+  }
+
+  if (options.scope.restricted) reasons.push(visibilityReason(options.scope.visibility))
+
+  const warnings: Warning[] = []
+  for (const [source, dropped] of walk.duplicates)
+    warnings.push({
+      code: 'ORDER_FALLBACK',
+      message: `source "${source}" returned ${dropped.count} record(s) already read in this walk; the later copies were dropped`,
+      source,
+      details: { dropped_duplicate_ids: dropped.sample, dropped_count: dropped.count, declared_ordering: connector.ordering },
+    })
+
+  const complete = reasons.length === 0
+  return {
+    status: complete ? 'complete' : 'partial',
+    complete,
+    truncated: reasons.some((r) => TRUNCATING_REASONS.has(r.code)),
+    incomplete_reasons: reasons,
+    continuation,
+    scope: {
+      resource: options.scope.resource,
+      environment: options.scope.environment,
+      visibility: options.scope.visibility,
+      snapshot: walk.snapshot,
+      consistent_snapshot: walk.consistentSnapshot,
+      sources: [...connector.sources],
+    },
+    page: { returned: walk.returned, requested_size: walk.pageSize, ordering: connector.ordering, pages_read: walk.pagesRead },
+    warnings,
+  }
+}
+
+/** A cursor past its maximum age: report it; never restart the walk behind the caller's back. */
+export function expiredCursorEnvelope(
+  prior: DecodedCursor,
+  shape: { scope: SearchScope; ordering: string; pageSize: number; sources: readonly string[] },
+  now: number,
+): Envelope<WalkedRecord> {
+  const reasons: IncompleteReason[] = [
+    {
+      code: 'CURSOR_EXPIRED',
+      message: `the cursor was issued ${Math.round((now - prior.issuedAt) / 1000)} s ago, past its maximum age of ${Math.round(prior.maxAgeMs / 1000)} s; start a new walk (never merge it with the earlier parts)`,
+      limit: { name: 'cursor_max_age_ms', value: prior.maxAgeMs },
+    },
+  ]
+  if (shape.scope.restricted) reasons.push(visibilityReason(shape.scope.visibility))
+  return {
+    status: 'partial',
+    items: [],
+    complete: false,
+    truncated: false,
+    incomplete_reasons: reasons,
+    continuation: null,
+    scope: {
+      resource: shape.scope.resource,
+      environment: shape.scope.environment,
+      visibility: shape.scope.visibility,
+      snapshot: prior.snapshot,
+      consistent_snapshot: false,
+      sources: [...shape.sources],
+    },
+    page: { returned: 0, requested_size: shape.pageSize, ordering: shape.ordering, pages_read: 0 },
+    warnings: [],
+  }
+}
+
+function gapReason(source: string, gap: SourceGap): IncompleteReason {
+  switch (gap.code) {
+    case 'RESULT_LIMIT_REACHED':
+      return {
+        code: 'RESULT_LIMIT_REACHED',
+        message: `the upstream stopped source "${source}" at its own result limit${gap.limit === undefined ? '' : ` (${gap.limit})`} before it ran out of matches`,
+        source,
+        ...(gap.limit === undefined ? {} : { limit: { name: 'upstream_result_limit', value: gap.limit } }),
+      }
+    case 'TIME_BUDGET_EXCEEDED':
+      return { code: 'TIME_BUDGET_EXCEEDED', message: `the upstream's own time budget cut a page of source "${source}" short`, source }
+    case 'CURSOR_EXPIRED':
+      return {
+        code: 'CURSOR_EXPIRED',
+        message: `the upstream cursor of source "${source}" expired; the rest of that source was not read and the walk was not restarted`,
+        source,
+      }
+    case 'SNAPSHOT_INVALIDATED':
+      return {
+        code: 'SNAPSHOT_INVALIDATED',
+        message: `records of source "${source}" moved in the ordering while the walk, which has no snapshot, was reading it; some may have been skipped`,
+        source,
+      }
+  }
+}
+
+function visibilityReason(visibility: string): IncompleteReason {
+  return {
+    code: 'VISIBILITY_RESTRICTED',
+    message: `only ${visibility} were searched; records outside that visibility are neither counted nor named`,
+  }
+}

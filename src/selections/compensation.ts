@@ -1,0 +1,60 @@
+import { type Actor, type Filter, type Scope, WarrantError } from '../contract/index.js'
+import { type SelectionContext, assertInScope } from './context.js'
+import { type FrozenRow, MemberWriter } from './freeze.js'
+import { compareIds } from './id-order.js'
+import { loadRow, parseRow } from './load.js'
+import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
+import type { CompensationTarget, SelectionOrigin, SelectionRecord } from './selection-service.js'
+
+/**
+ * A compensation's selection is frozen from the operation's ledger, not read from the upstream: its members
+ * are the targets as we wrote them, so the compensating plan reverses exactly what the operation changed.
+ */
+export async function createFromTargets(
+  ctx: SelectionContext,
+  actor: Actor,
+  resourceName: string,
+  origin: Extract<SelectionOrigin, { kind: 'compensation' }>,
+  targets: readonly CompensationTarget[],
+): Promise<SelectionRecord> {
+  const resource = ctx.catalogue.get(resourceName)
+  assertInScope(actor, resourceName)
+  if (targets.length === 0) throw new WarrantError('invalid_request', 'there is no target to put in the selection')
+  const denied = new Set(resource.config.denied_fields)
+  const idField = resource.config.id_field
+  const sorted = [...targets].sort((a, b) => compareIds(a.id, b.id))
+  for (let i = 1; i < sorted.length; i++)
+    if (sorted[i]!.id === sorted[i - 1]!.id) throw new WarrantError('invalid_request', `target "${sorted[i]!.id}" is listed twice`, { id: sorted[i]!.id })
+  const written = new Set<string>()
+  for (const t of sorted) for (const f of Object.keys(t.after)) if (!denied.has(f) && f !== idField) written.add(f)
+  const fields = [idField, ...[...written].sort()]
+  const id = newSelectionId()
+  const started = ctx.clock()
+  const filter: Filter = { [idField]: { in: sorted.map((t) => t.id) } }
+  await insertBuilding(ctx, id, actor, resource, filter, [], fields, started, origin)
+  try {
+    const writer = new MemberWriter(ctx.store, id, [])
+    for (let i = 0; i < sorted.length; i += 1000) {
+      const rows = sorted.slice(i, i + 1000).map((t): FrozenRow => {
+        const values: Record<string, unknown> = { [idField]: t.id }
+        for (const f of written) values[f] = t.after[f] ?? null
+        return { id: t.id, version: t.version ?? null, fields: values, source: null }
+      })
+      await writer.write(rows, [])
+    }
+    const digest = await writer.finish()
+    const scope: Scope = {
+      resource: resource.name,
+      environment: resource.environment,
+      visibility: `the targets operation ${origin.operation_id} changed, from its ledger (not read from the upstream)`,
+      snapshot: null,
+      consistent_snapshot: false,
+      sources: [...resource.connector.sources],
+    }
+    await freezeRow(ctx, id, resource, writer, digest, true, false, { status: 'complete', truncated: false, incomplete_reasons: [], continuation: null, warnings: [], scope }, [])
+  } catch (error) {
+    await discard(ctx, id)
+    throw error
+  }
+  return parseRow(ctx, await loadRow(ctx, id))
+}

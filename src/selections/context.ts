@@ -1,0 +1,22 @@
+import { type Actor, WarrantError, inScope } from '../contract/index.js'
+import type { CursorCodec } from '../inventory/index.js'
+import type { Catalogue } from '../resources/index.js'
+import type { Store } from '../store/index.js'
+import type { PageCursors } from './page-cursor.js'
+
+/** What every part of the selection service shares, resolved once from its options so defaults live in one place. */
+export interface SelectionContext {
+  readonly store: Store
+  readonly db: Store['db']
+  readonly catalogue: Catalogue
+  readonly cursorCodec: CursorCodec
+  readonly cursors: PageCursors
+  readonly clock: () => Date
+  readonly nowIso: () => string
+  readonly defaultTtlMinutes: number
+  readonly firstPageSize: number
+}
+
+export function assertInScope(actor: Actor, resource: string): void {
+  if (!inScope(actor, resource)) throw new WarrantError('forbidden', `resource "${resource}" is outside this principal's scope`, { resource })
+}

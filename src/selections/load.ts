@@ -1,0 +1,55 @@
+import { type Actor, WarrantError } from '../contract/index.js'
+import type { SelectionRow } from '../store/index.js'
+import { type SelectionContext, assertInScope } from './context.js'
+import type { SelectionCompleteness, SelectionMember, SelectionOrigin, SelectionRecord } from './selection-service.js'
+
+export async function loadRow(ctx: SelectionContext, selectionId: string): Promise<SelectionRow> {
+  const row = await ctx.db.selectFrom('selections').selectAll().where('id', '=', selectionId).executeTakeFirst()
+  // A selection still building (or abandoned mid-build) has no digest yet; serving it would expose a partial set.
+  if (!row || row.state === 'building' || row.state === 'failed')
+    throw new WarrantError('not_found', `no selection "${selectionId}"`, { selection_id: selectionId })
+  return row
+}
+
+export function parseRow(ctx: SelectionContext, row: SelectionRow): SelectionRecord {
+  const completeness = JSON.parse(row.completeness) as SelectionCompleteness
+  // Expiry is derived at read time, so no sweeper has to rewrite rows for it.
+  const expired = row.expires_at <= ctx.nowIso()
+  return {
+    selection_id: row.id,
+    resource: row.resource,
+    environment: row.environment,
+    selector: JSON.parse(row.selector) as SelectionRecord['selector'],
+    fields: JSON.parse(row.fields) as string[],
+    count: Number(row.count),
+    digest: row.digest,
+    complete: row.complete === 1,
+    consistent_snapshot: row.consistent_snapshot === 1,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    state: row.state === 'frozen' && expired ? 'expired' : row.state,
+    completeness,
+    exclusions: JSON.parse(row.exclusions) as SelectionRecord['exclusions'],
+    groups: JSON.parse(row.groups) as SelectionRecord['groups'],
+    origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
+  }
+}
+
+export async function load(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<SelectionRecord> {
+  const row = await loadRow(ctx, selectionId)
+  assertInScope(actor, row.resource)
+  return parseRow(ctx, row)
+}
+
+export async function members(ctx: SelectionContext, selectionId: string, afterOrd: number, limit: number): Promise<SelectionMember[]> {
+  const rows = await ctx.db
+    .selectFrom('selection_members')
+    .select(['ord', 'record_id', 'version', 'fields', 'source'])
+    .where('selection_id', '=', selectionId)
+    .where('ord', '>', afterOrd)
+    .orderBy('ord')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({ ord: Number(r.ord), id: r.record_id, version: r.version, fields: JSON.parse(r.fields) as Record<string, unknown>, source: r.source }))
+}

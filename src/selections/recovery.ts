@@ -1,0 +1,58 @@
+import { type Actor, type Filter, WarrantError } from '../contract/index.js'
+import { type SelectionContext, assertInScope } from './context.js'
+import { load, members } from './load.js'
+import type { SelectionView } from './schemas.js'
+import type { SelectionRecord } from './selection-service.js'
+import { SELECTION_DEFAULT_BUDGET, freezeFromWalk } from './walk.js'
+
+/** A recovery is a filter `{id: {in: [...]}}`, and a filter's `in` holds at most this many values. */
+export const RECOVERY_MAX_IDS = 10_000
+
+/** How a view tells its reader to recover an incomplete selection; null for a complete one. */
+export function recoveryLink(selection: SelectionRecord): SelectionView['recovery'] {
+  if (selection.complete) return null
+  return {
+    method: 'POST',
+    path: `/v1/selections/${selection.selection_id}/recover`,
+    count: selection.count,
+    message:
+      selection.count > RECOVERY_MAX_IDS
+        ? `the inventory was incomplete; a recovery names at most ${RECOVERY_MAX_IDS} ids and this selection returned ${selection.count}: narrow the filter instead`
+        : `the inventory was incomplete: this selection can be reviewed, never committed. Its recovery is a new selection of exactly the ${selection.count} record(s) it returned, complete by construction`,
+  }
+}
+
+/** Freezes a new selection over exactly the ids an earlier one returned; returns the new selection's id. */
+export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<string> {
+  const old = await load(ctx, actor, selectionId)
+  const resource = ctx.catalogue.get(old.resource)
+  assertInScope(actor, resource.name)
+  if (old.origin?.kind === 'compensation')
+    throw new WarrantError('conflict', `selection ${selectionId} holds the targets of a compensation; it was not read from an inventory and has nothing to recover`)
+  if (old.count === 0)
+    throw new WarrantError('conflict', `selection ${selectionId} returned no record; there is nothing to recover: create a new selection`, { selection_id: selectionId })
+  if (old.count > RECOVERY_MAX_IDS)
+    throw new WarrantError(
+      'invalid_request',
+      `selection ${selectionId} returned ${old.count} records; a recovery names at most ${RECOVERY_MAX_IDS} ids (the filter's "in" limit). Narrow the filter and create smaller selections`,
+      { count: old.count, max: RECOVERY_MAX_IDS },
+    )
+  // Member ids are stored as strings; the filter has to carry them in the id field's own type.
+  const idType = resource.config.fields[resource.config.id_field]
+  const ids: (string | number)[] = []
+  for (let after = 0; ; ) {
+    const page = await members(ctx, selectionId, after, 1000)
+    for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? Number(m.id) : m.id)
+    if (page.length < 1000) break
+    after = page[page.length - 1]!.ord
+  }
+  const filter: Filter = { [resource.config.id_field]: { in: ids } }
+  return freezeFromWalk(ctx, actor, resource, {
+    filter,
+    exclude: old.selector.exclude,
+    fields: old.fields,
+    pageSize: 1000,
+    budget: SELECTION_DEFAULT_BUDGET,
+    origin: { kind: 'recovery', selection_id: selectionId },
+  })
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto'
+import type { Actor, Filter } from '../contract/index.js'
+import type { Resource } from '../resources/index.js'
+import type { SelectionContext } from './context.js'
+import { type MemberWriter, groupCounts } from './freeze.js'
+import type { ExclusionRule, SelectionCompleteness, SelectionOrigin } from './selection-service.js'
+
+/**
+ * A selection row's life: inserted as `building` before any member is written (members reference it), set
+ * to `frozen` with its count, digest and summaries once the last member is in, or discarded on failure.
+ */
+
+/** `sel_` and 96 random bits, hex. */
+export function newSelectionId(): string {
+  return `sel_${randomBytes(12).toString('hex')}`
+}
+
+function expiryFor(ctx: SelectionContext, resource: Resource, from: Date): string {
+  const minutes = resource.config.selection_ttl_minutes ?? ctx.defaultTtlMinutes
+  return new Date(from.getTime() + minutes * 60_000).toISOString()
+}
+
+export async function insertBuilding(
+  ctx: SelectionContext,
+  id: string,
+  actor: Actor,
+  resource: Resource,
+  filter: Filter,
+  exclude: readonly ExclusionRule[],
+  fields: readonly string[],
+  started: Date,
+  origin: SelectionOrigin | null,
+): Promise<void> {
+  await ctx.db
+    .insertInto('selections')
+    .values({
+      id,
+      resource: resource.name,
+      environment: resource.environment,
+      selector: JSON.stringify({ filter, exclude }),
+      fields: JSON.stringify(fields),
+      count: 0,
+      digest: '',
+      complete: 0,
+      completeness: '{}',
+      consistent_snapshot: 0,
+      exclusions: '[]',
+      groups: '[]',
+      created_by: actor.principal,
+      created_at: started.toISOString(),
+      expires_at: expiryFor(ctx, resource, started),
+      state: 'building',
+      origin: origin === null ? null : JSON.stringify(origin),
+    })
+    .execute()
+}
+
+export async function freezeRow(
+  ctx: SelectionContext,
+  id: string,
+  resource: Resource,
+  writer: MemberWriter,
+  digest: string,
+  complete: boolean,
+  consistent: boolean,
+  completeness: SelectionCompleteness,
+  exclude: readonly ExclusionRule[],
+): Promise<void> {
+  const groups = await groupCounts(ctx.store, id, resource.config.group_by, writer.count)
+  await ctx.db
+    .updateTable('selections')
+    .set({
+      count: writer.count,
+      digest,
+      complete: complete ? 1 : 0,
+      completeness: JSON.stringify(completeness),
+      consistent_snapshot: consistent ? 1 : 0,
+      exclusions: JSON.stringify(exclude.map((r) => ({ rule: r.rule, filter: r.filter, count: writer.exclusionCounts.get(r.rule) ?? 0 }))),
+      groups: JSON.stringify(groups),
+      state: 'frozen',
+    })
+    .where('id', '=', id)
+    .execute()
+}
+
+export async function discard(ctx: SelectionContext, id: string): Promise<void> {
+  try {
+    await ctx.db.deleteFrom('selection_members').where('selection_id', '=', id).execute()
+    await ctx.db.deleteFrom('selection_exclusions').where('selection_id', '=', id).execute()
+    await ctx.db.deleteFrom('selections').where('id', '=', id).execute()
+  } catch {
+    // a selection left in `building` is never served (load refuses it)
+  }
+}

@@ -1,0 +1,91 @@
+import type { Actor, Filter } from '../contract/index.js'
+import { type Budget, walkInventory } from '../inventory/index.js'
+import type { Resource } from '../resources/index.js'
+import { type SelectionContext, assertInScope } from './context.js'
+import { checkExclusionRules, firstMatchingRule } from './exclusions.js'
+import { type FrozenRow, MemberWriter, storeSeenFilter } from './freeze.js'
+import { parseRequest } from './parse-request.js'
+import { selectionRequestSchema } from './schemas.js'
+import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
+import type { ExclusionRule, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
+import { storedFieldsOf } from './stored-fields.js'
+
+/** A selection's walk goes to the end unless the request sets tighter limits (each is reported if reached). */
+export const SELECTION_DEFAULT_BUDGET: Required<Budget> = { maxPages: 1_000_000, maxItems: 50_000_000, deadlineMs: 600_000 }
+
+export interface FreezeRequest {
+  readonly filter: Filter
+  readonly exclude: readonly ExclusionRule[]
+  readonly fields: readonly string[]
+  readonly pageSize: number
+  readonly budget: Budget
+  readonly origin: SelectionOrigin | null
+}
+
+/** Validates a client's selection request, walks and freezes it; returns the new selection's id. */
+export async function createFromRequest(ctx: SelectionContext, actor: Actor, resourceName: string, request: SelectionRequest): Promise<string> {
+  const resource = ctx.catalogue.get(resourceName)
+  assertInScope(actor, resourceName)
+  const parsed = parseRequest(selectionRequestSchema, request, 'selection request')
+  resource.policy.checkFilter(parsed.filter, 'filter')
+  checkExclusionRules(resource, parsed.exclude)
+  const fields = resource.policy.fields(parsed.fields)
+  return freezeFromWalk(ctx, actor, resource, {
+    filter: parsed.filter,
+    exclude: parsed.exclude,
+    fields,
+    pageSize: parsed.page_size,
+    budget: {
+      maxPages: parsed.budget.max_pages ?? SELECTION_DEFAULT_BUDGET.maxPages,
+      maxItems: parsed.budget.max_items ?? SELECTION_DEFAULT_BUDGET.maxItems,
+      deadlineMs: parsed.budget.deadline_ms ?? SELECTION_DEFAULT_BUDGET.deadlineMs,
+    },
+    origin: null,
+  })
+}
+
+/** Walks the inventory and freezes what it returns; on any failure nothing is left behind. */
+export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resource: Resource, request: FreezeRequest): Promise<string> {
+  const id = newSelectionId()
+  const started = ctx.clock()
+  const stored = storedFieldsOf(resource.config, request.fields)
+  await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin)
+  try {
+    const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule))
+    const summary = await walkInventory(
+      resource.connector,
+      { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },
+      request.budget,
+      {
+        scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
+        cursorCodec: ctx.cursorCodec,
+        seen: storeSeenFilter(ctx.db, id),
+      },
+      async (page) => {
+        const kept: FrozenRow[] = []
+        const excluded: (FrozenRow & { rule: string })[] = []
+        for (const record of page) {
+          const row: FrozenRow = { id: record.id, version: record.version, fields: resource.policy.project(record.fields, stored), source: record.source }
+          const rule = firstMatchingRule(request.exclude, record.fields)
+          if (rule) excluded.push({ ...row, rule: rule.rule })
+          else kept.push(row)
+        }
+        await writer.write(kept, excluded)
+      },
+    )
+    const digest = await writer.finish()
+    const completeness: SelectionCompleteness = {
+      status: summary.status,
+      truncated: summary.truncated,
+      incomplete_reasons: summary.incomplete_reasons,
+      continuation: summary.continuation,
+      warnings: summary.warnings,
+      scope: summary.scope,
+    }
+    await freezeRow(ctx, id, resource, writer, digest, summary.complete, summary.scope.consistent_snapshot, completeness, request.exclude)
+    return id
+  } catch (error) {
+    await discard(ctx, id)
+    throw error
+  }
+}
