@@ -51,3 +51,10 @@ function safeUser(): string {
     return 'unknown'
   }
 }
+
+/** Adds `--config` and the token options that every command acting as a principal takes. */
+export function withPrincipalOptions<C extends { option(flags: string, description: string): C }>(command: C): C {
+  command.option('-c, --config <file>', 'config file')
+  for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
+  return command
+}

@@ -18,3 +18,18 @@ export async function openCliGateway(flags: { readonly config?: string; readonly
   const gateway = await openGateway({ config, executors: flags.executors ?? false, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
   return { gateway, config, demo, configPath: path }
 }
+
+/**
+ * Runs one CLI command against the gateway and always closes it, so a refusal never leaves the store or a
+ * connector pool open.
+ *
+ * @example await withCliGateway(flags, async (gateway) => gateway.operations.get(actor, id))
+ */
+export async function withCliGateway<T>(flags: { readonly config?: string }, run: (gateway: Gateway) => Promise<T>): Promise<T> {
+  const { gateway } = await openCliGateway({ config: flags.config })
+  try {
+    return await run(gateway)
+  } finally {
+    await gateway.close()
+  }
+}

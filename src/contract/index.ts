@@ -48,3 +48,4 @@ export {
   type Operator,
 } from './filter.js'
 export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'
+export type { RunEvent } from './run-event.js'

@@ -1,4 +1,4 @@
-import { SYSTEM_ACTOR, type Actor } from '../contract/index.js'
+import { SYSTEM_ACTOR, type Actor, type RunEvent } from '../contract/index.js'
 import type { Connector } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
@@ -33,15 +33,7 @@ export interface ExecutorDeps {
 
 /** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */
 export interface RunRecorder {
-  record(event: {
-    readonly actor: Actor | null
-    readonly surface?: string
-    readonly action: string
-    readonly summary?: Readonly<Record<string, unknown>>
-    readonly selection_id?: string | null
-    readonly plan_id?: string | null
-    readonly operation_id?: string | null
-  }): Promise<unknown>
+  record(event: RunEvent): Promise<unknown>
 }
 
 /** One operation being executed by this process. */

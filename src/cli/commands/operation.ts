@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
-import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
-import { openCliGateway } from '../open-cli-gateway.js'
+import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
+import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
 
 /** An operation in a few lines: where, what, the state, and every outcome counted separately. */
@@ -32,31 +32,16 @@ function renderResult(r: TargetResult): string {
 export function registerOperation(program: Command): void {
   const operation = program.command('operation').description('committed operations: state, per-target results, reconciliation')
 
-  operation
-    .command('show <operation_id>')
-    .description('state, counts per outcome, halt reason')
-    .option('-c, --config <file>', 'config file')
-    .option(...TOKEN_OPTIONS[0])
-    .option(...TOKEN_OPTIONS[1])
-    .option(...TOKEN_OPTIONS[2])
+  withPrincipalOptions(operation.command('show <operation_id>').description('state, counts per outcome, halt reason'))
     .option('--json', 'print as JSON')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
-      const { gateway } = await openCliGateway({ config: flags.config })
-      try {
+      await withCliGateway(flags, async (gateway) => {
         const view = await gateway.operations.get(await cliActor(gateway, flags), id)
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
-      } finally {
-        await gateway.close()
-      }
+      })
     })
 
-  operation
-    .command('results <operation_id>')
-    .description('per-target outcomes in member order')
-    .option('-c, --config <file>', 'config file')
-    .option(...TOKEN_OPTIONS[0])
-    .option(...TOKEN_OPTIONS[1])
-    .option(...TOKEN_OPTIONS[2])
+  withPrincipalOptions(operation.command('results <operation_id>').description('per-target outcomes in member order'))
     .option('--outcome <outcome>', `only ${TARGET_STATES.join(', ')}`)
     .option('--limit <n>', 'results per page (default 100)', positiveInteger('--limit'))
     .option('--cursor <cursor>', 'continue after a previous page')
@@ -65,8 +50,7 @@ export function registerOperation(program: Command): void {
     .action(async (id: string, flags: TokenFlags & { config?: string; outcome?: string; limit?: number; cursor?: string; all?: boolean; json?: boolean }) => {
       if (flags.outcome !== undefined && !(TARGET_STATES as readonly string[]).includes(flags.outcome))
         throw new WarrantError('invalid_request', `--outcome must be one of ${TARGET_STATES.join(', ')}, not "${flags.outcome}"`)
-      const { gateway } = await openCliGateway({ config: flags.config })
-      try {
+      await withCliGateway(flags, async (gateway) => {
         const actor = await cliActor(gateway, flags)
         let cursor = flags.cursor
         for (;;) {
@@ -83,30 +67,19 @@ export function registerOperation(program: Command): void {
           }
           cursor = page.next_cursor
         }
-      } finally {
-        await gateway.close()
-      }
+      })
     })
 
-  operation
-    .command('reconcile <operation_id>')
-    .description('re-read every unknown target and record what the upstream holds now (never writes)')
-    .option('-c, --config <file>', 'config file')
-    .option(...TOKEN_OPTIONS[0])
-    .option(...TOKEN_OPTIONS[1])
-    .option(...TOKEN_OPTIONS[2])
+  withPrincipalOptions(operation.command('reconcile <operation_id>').description('re-read every unknown target and record what the upstream holds now (never writes)'))
     .option('--json', 'print as JSON')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
-      const { gateway } = await openCliGateway({ config: flags.config })
-      try {
+      await withCliGateway(flags, async (gateway) => {
         const report = await gateway.operations.reconcile(await cliActor(gateway, flags), id)
         if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
         else
           process.stdout.write(
             `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${renderOperation(report.operation)}\n`,
           )
-      } finally {
-        await gateway.close()
-      }
+      })
     })
 }
