@@ -26,6 +26,15 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   resource.group_by.forEach((f, i) => {
     if (!resource.review_fields.includes(f)) issue(['group_by', i], `group-by field "${f}" must be a review field`)
   })
+  if (resource.connector.kind === 'http') {
+    const http = resource.connector
+    for (const field of Object.keys(http.field_paths)) mustExist(field, ['connector', 'field_paths', field])
+    http.absent_means_null.forEach((f, i) => {
+      mustExist(f, ['connector', 'absent_means_null', i])
+      if (f === resource.id_field) issue(['connector', 'absent_means_null', i], 'the id field can never be absent; remove it from absent_means_null')
+    })
+    if (http.version.from === 'field') mustExist(http.version.field, ['connector', 'version', 'field'])
+  }
   if (resource.connector.kind === 'sql' && !resource.version_field)
     issue(['version_field'], 'a sql resource needs version_field: the column that changes on every write')
   for (const [name, action] of Object.entries(resource.actions)) {

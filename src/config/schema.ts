@@ -25,6 +25,9 @@ export const paginationSchema = z.discriminatedUnion('style', [
 ])
 export type PaginationConfig = z.infer<typeof paginationSchema>
 
+/** A dotted path into JSON (`meta.total`, `doc.state`, `0.id`): segments of anything but dots, none empty. */
+const dottedPath = z.string().regex(/^[^.]+(\.[^.]+)*$/, 'a dotted path such as "doc.state" (no empty segment)')
+
 export const httpSourceSchema = z.strictObject({
   name: z.string().min(1),
   base_url: z.url(),
@@ -52,6 +55,10 @@ export const httpConnectorSchema = z.strictObject({
     page_size_param: z.string().optional(),
     pagination: paginationSchema,
     items_path: z.string().default('items').describe('dotted path to the array of items; "" for a bare array'),
+    record_path: z
+      .union([z.literal(''), dottedPath])
+      .default('')
+      .describe('dotted path to the record inside each item ("doc" for rows[].doc); "" when the item is the record'),
     has_more_path: z.string().optional(),
     total_path: z.string().optional(),
     incomplete_flag: z
@@ -62,7 +69,18 @@ export const httpConnectorSchema = z.strictObject({
       .strictObject({ status: z.array(z.number().int()).default([410]), code_path: z.string().optional(), code: z.string().optional() })
       .default({ status: [410] }),
   }),
-  get: z.strictObject({ path: z.string().startsWith('/').describe('path template with {id}') }),
+  get: z.strictObject({
+    path: z.string().startsWith('/').describe('path template with {id}'),
+    record_path: z.union([z.literal(''), dottedPath]).default('').describe('dotted path to the record inside the answer ("data"); "" for the body itself'),
+  }),
+  field_paths: z
+    .record(fieldName, dottedPath)
+    .default({})
+    .describe('declared field → dotted path inside the record ("owner.name"); default: the field name'),
+  absent_means_null: z
+    .array(fieldName)
+    .default([])
+    .describe('fields an upstream leaves out when they are null; any other declared field missing from a record makes it unjudgeable'),
   version: z.discriminatedUnion('from', [
     z.strictObject({ from: z.literal('etag') }),
     z.strictObject({ from: z.literal('field'), field: fieldName }),

@@ -71,7 +71,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
-  const made = toRecord(ctx, ctx.redact.deep(parsed.value), headers.get('etag'))
+  const made = toRecord(ctx, ctx.redact.deep(parsed.value), headers.get('etag'), ctx.config.get.record_path)
   if ('problem' in made) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${made.problem}` }
   if (made.record.id !== id)
     return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }

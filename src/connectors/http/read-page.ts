@@ -108,7 +108,7 @@ function interpret(
 
   const items: SourceRecord[] = []
   for (const item of rawItems) {
-    const made = toRecord(ctx, item, null)
+    const made = toRecord(ctx, item, null, list.record_path)
     if ('problem' in made) return unexpected(made.problem)
     if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
   }

@@ -1,38 +1,106 @@
+import type { FieldType } from '../../config/schema.js'
 import type { SourceRecord } from '../connector.js'
 import type { HttpContext } from './context.js'
+import { readPath } from './json-path.js'
 
 /** Item fields that carry an entity tag when a list has no per-item ETag header. */
 const LIST_ETAG_FIELDS = ['etag', '_etag', 'version'] as const
 
 /**
- * One upstream object as a record: its id from `id_field`, its version from the configured field or, for
- * `version.from: etag`, the response's ETag header (single reads) or an `etag`/`_etag`/`version` item field
- * (lists), else "". The object must already be redacted.
+ * One upstream object read against the resource's declared fields. `absent` lists declared fields the object
+ * does not carry at their path (and that the config does not declare as "absent means null"); `mistyped`
+ * those whose value is not of the declared type. A record with either cannot be judged by a filter that
+ * reads those fields: the caller decides what that means, never this function.
  */
-export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | null): { readonly record: SourceRecord } | { readonly problem: string } {
-  if (item === null || typeof item !== 'object' || Array.isArray(item)) return { problem: 'an item is not a JSON object' }
-  const fields = item as Record<string, unknown>
+export type ReadRecord =
+  | { readonly record: SourceRecord; readonly absent: readonly string[]; readonly mistyped: readonly string[] }
+  | { readonly problem: string; readonly field: string }
+
+/**
+ * One upstream object as a record. The record lies at `recordPath` inside `item` (`doc` for `rows[].doc`);
+ * each declared field is read at its `field_paths` entry (default: its own name); the id and the version are
+ * declared fields like any other. The version comes from the configured field or, for `version.from: etag`,
+ * the response's ETag header (single reads) or an `etag`/`_etag`/`version` member (lists), else "".
+ * The object must already be redacted. `fields` holds declared fields only, by their declared names.
+ */
+export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | null, recordPath: string): ReadRecord {
   const idField = ctx.resource.id_field
+  const doc = readPath(item, recordPath)
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    return { problem: recordPath === '' ? 'an item is not a JSON object' : `an item has no JSON object at record_path "${recordPath}"`, field: idField }
+
+  const fields: Record<string, unknown> = {}
+  const absent: string[] = []
+  const mistyped: string[] = []
+  const orNull = new Set(ctx.config.absent_means_null)
+  for (const [name, type] of Object.entries(ctx.resource.fields)) {
+    const value = readPath(doc, fieldPath(ctx, name))
+    if (value === undefined) {
+      if (orNull.has(name)) fields[name] = null
+      else absent.push(name)
+      continue
+    }
+    fields[name] = value
+    if (!fitsDeclaredType(value, type)) mistyped.push(name)
+  }
+
   const id = scalarText(fields[idField])
-  if (id === null || id === '') return { problem: `an item has no usable id field "${idField}"` }
-  const version = versionOf(ctx, fields, etagHeader)
-  if (version === null) return { problem: `item "${id}" has no version field "${versionField(ctx)}"` }
-  return { record: { id, version, fields } }
+  if (id === null || id === '') return { problem: `an item has no usable id field "${idField}"${at(ctx, idField)}`, field: idField }
+  const version = versionOf(ctx, doc, fields, etagHeader)
+  if (version === null) {
+    const field = versionFieldName(ctx)
+    return { problem: `item "${id}" has no usable version field "${field}"${at(ctx, field)}`, field }
+  }
+  return { record: { id, version, fields }, absent, mistyped }
 }
 
-function versionOf(ctx: HttpContext, fields: Record<string, unknown>, etagHeader: string | null): string | null {
+/** Where a declared field lives inside the record: its `field_paths` entry, else its own name. */
+export function fieldPath(ctx: Pick<HttpContext, 'config'>, field: string): string {
+  const paths = ctx.config.field_paths
+  return Object.hasOwn(paths, field) ? paths[field]! : field
+}
+
+/** ` at "doc._id"` when the field lives under another path, else nothing. */
+function at(ctx: HttpContext, field: string): string {
+  const path = fieldPath(ctx, field)
+  return path === field ? '' : ` at "${path}"`
+}
+
+function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown>, etagHeader: string | null): string | null {
   const version = ctx.config.version
   if (version.from === 'field') return scalarText(fields[version.field])
   if (etagHeader !== null) return ctx.redact.text(etagHeader)
   for (const name of LIST_ETAG_FIELDS) {
-    const value = scalarText(fields[name])
+    const value = scalarText(readPath(doc, name))
     if (value !== null) return value
   }
   return ''
 }
 
-function versionField(ctx: HttpContext): string {
+function versionFieldName(ctx: HttpContext): string {
   return ctx.config.version.from === 'field' ? ctx.config.version.field : 'etag'
+}
+
+/**
+ * Whether a value can be what the config declares. Null is a value of every type (the upstream said "none");
+ * only absence is not. Timestamps are strings or epoch numbers; tags are lists of strings.
+ */
+export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
+  if (value === null) return true
+  switch (type) {
+    case 'string':
+      return typeof value === 'string'
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value)
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+    case 'timestamp':
+      return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    case 'tags':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string')
+  }
 }
 
 /** A string or finite number as text; anything else is null. */

@@ -82,8 +82,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
 
 /** The record in a write's response body, when the body is an object with the id field. */
 function recordOf(ctx: HttpContext, id: string, value: unknown, etag: string | null): SourceRecord | null {
-  if (value === null || typeof value !== 'object' || !Object.hasOwn(value, ctx.resource.id_field)) return null
-  const made = toRecord(ctx, value, etag)
+  const made = toRecord(ctx, value, etag, ctx.config.get.record_path)
   return 'record' in made && made.record.id === id ? made.record : null
 }
 

@@ -86,11 +86,16 @@ describe('http credential', () => {
     const seen: unknown[] = []
     const make = (path: string): Connector =>
       createHttpConnector({
-        resource: httpResource({
-          sources: [{ name: 'main', base_url: upstream.origin }],
-          credential: { scheme: 'Bearer', secret: { env: 'TOKEN' } },
-          list: { path, pagination: { style: 'cursor' } },
-        }),
+        resource: httpResource(
+          {
+            sources: [{ name: 'main', base_url: upstream.origin }],
+            credential: { scheme: 'Bearer', secret: { env: 'TOKEN' } },
+            list: { path, pagination: { style: 'cursor' } },
+            absent_means_null: ['note'],
+          },
+          // `note` is declared: only declared fields reach a record, and the echo must arrive there redacted
+          { fields: { id: 'string', status: 'string', amount: 'number', version: 'integer', note: 'string' } },
+        ),
         env: { TOKEN: SECRET },
         onCall: log.onCall,
       })
