@@ -32,11 +32,11 @@ const bulkActionBodySchema = z.strictObject({
 
 /** `POST /v1/plans/{id}/commit`. */
 export async function commitPlan(deps: CommitDeps, actor: Actor, planId: string, request: { readonly idempotencyKey?: string | null; readonly expectedDigest?: string | null }): Promise<CommitReceipt> {
+  const expectedDigest = requireDigest(request.expectedDigest)
   const key = requireKey(request.idempotencyKey)
-  const expectedDigest = request.expectedDigest ?? null
   const fingerprint = digestOf({ route: 'plan_commit', plan_id: planId, body: { expected_digest: expectedDigest } })
   return withKey(deps, actor, key, fingerprint, async () => {
-    const committable = await deps.plans.assertCommittable(actor, planId, expectedDigest ?? undefined)
+    const committable = await deps.plans.assertCommittable(actor, planId, expectedDigest)
     return createOperation(deps, actor, committable, { key, fingerprint, route: 'plan_commit' })
   })
 }
@@ -118,6 +118,16 @@ export function canonicalAction(raw: Readonly<Record<string, unknown>> & { reado
     out[name] = value
   }
   return { type, params: out }
+}
+
+/**
+ * The articles' rule: a commit carries the digest the reviewer saw. Without it nothing binds what is written to
+ * what was reviewed, so a missing one is refused on every surface before anything else is looked at.
+ */
+function requireDigest(digest: string | null | undefined): string {
+  if (typeof digest !== 'string' || digest.trim() === '')
+    throw new WarrantError('invalid_request', 'a commit needs expected_digest: the plan digest (or the selection digest) the reviewer approved', { field: 'expected_digest' })
+  return digest
 }
 
 function requireKey(key: string | null | undefined): string {

@@ -226,6 +226,18 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   assert.equal(assertAnswered(approved).approval_state.approved, true)
   assertSameAsHttp(approved.structuredContent, (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body)
 
+  // a commit without the digest the reviewer saw is refused, naming the field, in both forms
+  for (const args of [
+    { plan_id: plan.plan_id, idempotency_key: randomUUID() },
+    { plan_id: plan.plan_id, expected_digest: '', idempotency_key: randomUUID() },
+    { selection_id: selection.selection_id, resource: 'subscriptions', action: { type: 'pause_collection', params: { reason: 'payment failed (MCP test)' } }, idempotency_key: randomUUID() },
+  ]) {
+    const refused = await callTool(client, 'commit_change', args)
+    assertRefused(refused, 'invalid_request')
+    assert.match(refused.structuredContent.error.message, /expected_digest/)
+  }
+  assert.equal((await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body.state, 'approved', 'the refused commits committed nothing')
+
   // a wrong digest is refused even once approved
   assertRefused(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: `sha256:${'0'.repeat(64)}`, idempotency_key: randomUUID() }), 'digest_mismatch')
 

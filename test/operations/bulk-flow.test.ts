@@ -149,7 +149,7 @@ for (const kind of STORE_KINDS) {
       const selection = await agent('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'apac', collection: 'active' } })
       assert.equal(selection.status, 201)
       const plan = await agent('POST', `/v1/selections/${selection.body.selection_id}/plans`, { action: { type: 'pause_collection', params: { reason: REASON } } })
-      const unapproved = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, {}, { 'idempotency-key': `k-unapproved-${kind}` })
+      const unapproved = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, { expected_digest: plan.body.plan_digest }, { 'idempotency-key': `k-unapproved-${kind}` })
       assert.equal(unapproved.status, 403)
       assert.equal(unapproved.body.error.code, 'not_approved')
       await reviewer('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
@@ -173,15 +173,38 @@ for (const kind of STORE_KINDS) {
       assert.equal(outOfScope.body.error.code, 'forbidden')
       const unknown = await agent('GET', '/v1/operations/op_nope')
       assert.equal(unknown.status, 404)
-      const missingKey = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`)
+      // The articles' rule: a commit carries the digest the reviewer saw. Missing in any shape → 400 naming the field.
+      const noDigest = [
+        await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, undefined, { 'idempotency-key': `k-nd1-${kind}` }),
+        await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, {}, { 'idempotency-key': `k-nd2-${kind}` }),
+        await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, { expected_plan_digest: plan.body.plan_digest }, { 'idempotency-key': `k-nd3-${kind}` }),
+        await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, { expected_digest: '' }, { 'idempotency-key': `k-nd4-${kind}` }),
+        await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: bulk.selection_id, action: bulk.action }, { 'idempotency-key': `k-nd5-${kind}` }),
+      ]
+      for (const refused of noDigest) {
+        assert.equal(refused.status, 400, JSON.stringify(refused.body))
+        assert.equal(refused.body.error.code, 'invalid_request')
+        assert.match(refused.body.error.message, /expected_digest/)
+      }
+      const raw = await fetch(`${fx.base}/v1/plans/${plan.body.plan_id}/commit`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fx.tokens.agent}`, 'idempotency-key': `k-nd6-${kind}`, 'content-type': 'text/plain' },
+        body: 'expected_digest',
+      })
+      assert.equal(raw.status, 400, 'a body that is not JSON skips the route schema; the service still refuses')
+      assert.equal(((await raw.json()) as any).error.code, 'invalid_request')
+      assert.equal((await agent('GET', `/v1/plans/${plan.body.plan_id}`)).body.state, 'approved', 'the refused commits committed nothing')
+
+      const digest = { expected_digest: plan.body.plan_digest }
+      const missingKey = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, digest)
       assert.equal(missingKey.status, 400)
       assert.equal(missingKey.body.error.code, 'idempotency_key_missing')
 
-      const ok = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, undefined, { 'idempotency-key': `k-ok-${kind}` })
+      const ok = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, digest, { 'idempotency-key': `k-ok-${kind}` })
       assert.equal(ok.status, 202, JSON.stringify(ok.body))
-      const again = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, undefined, { 'idempotency-key': `k-ok-${kind}` })
+      const again = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, digest, { 'idempotency-key': `k-ok-${kind}` })
       assert.deepEqual([again.status, again.body.operation_id], [200, ok.body.operation_id])
-      const secondKey = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, undefined, { 'idempotency-key': `k-ok2-${kind}` })
+      const secondKey = await agent('POST', `/v1/plans/${plan.body.plan_id}/commit`, digest, { 'idempotency-key': `k-ok2-${kind}` })
       assert.equal(secondKey.status, 409, 'a plan is committed once')
       await waitForOperation(agent, ok.body.operation_id)
 

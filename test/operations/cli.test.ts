@@ -23,7 +23,7 @@ for (const kind of STORE_KINDS) {
     })
 
     /** select → plan → approve through the CLI; returns the plan. */
-    async function approvedPlan(region: string): Promise<{ plan_id: string; plan_digest: string; target_count: number }> {
+    async function approvedPlan(region: string): Promise<{ plan_id: string; plan_digest: string; selection_digest: string; target_count: number }> {
       const selected = await ws.warrant(['select', 'subscriptions', '-f', 'status=past_due', '-f', `region=${region}`, '-f', 'collection=active', '-x', 'disputed:tags~disputed', '-x', 'legal_hold:tags~legal_hold', '--json'])
       assert.equal(selected.code, 0, selected.stderr)
       const selection = JSON.parse(selected.stdout)
@@ -47,7 +47,7 @@ for (const kind of STORE_KINDS) {
       const again = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k1', '--digest', plan.plan_digest])
       assert.equal(again.code, 0, again.stderr)
       assert.match(again.stdout, new RegExp(`already names operation ${operationId}`))
-      const otherBody = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k1'])
+      const otherBody = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k1', '--digest', plan.selection_digest])
       assert.equal(otherBody.code, 2)
       assert.match(otherBody.stderr, /idempotency_key_reused/)
 
@@ -67,13 +67,17 @@ for (const kind of STORE_KINDS) {
 
     test('commit without --wait records the operation for a running gateway; commit --wait with the same key executes it', async () => {
       const plan = await approvedPlan('us')
-      const queued = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k2'])
+      const noDigest = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k2'])
+      assert.equal(noDigest.code, 2)
+      assert.match(noDigest.stderr, /invalid_request: a commit needs --digest/)
+      const queued = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k2', '--digest', plan.plan_digest])
       assert.equal(queued.code, 0, queued.stderr)
       assert.match(queued.stdout, /it runs in `warrant serve`/)
+      assert.match(queued.stdout, /^committed: operation/, 'the refused commit without --digest left the plan committable')
       const operationId = /operation (op_\S+?),/.exec(queued.stdout)![1]!
       const pending = await ws.warrant(['operation', 'show', operationId])
       assert.match(pending.stdout, /state: pending \(not finished\)/)
-      const waited = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k2', '--wait'])
+      const waited = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k2', '--digest', plan.plan_digest, '--wait'])
       assert.equal(waited.code, 0, waited.stderr + waited.stdout)
       assert.match(waited.stdout, /state: succeeded/)
     })
@@ -81,7 +85,7 @@ for (const kind of STORE_KINDS) {
     test('an unapproved plan is refused with exit 3', async () => {
       const selected = JSON.parse((await ws.warrant(['select', 'subscriptions', '-f', 'status=past_due', '-f', 'region=apac', '--json'])).stdout)
       const plan = JSON.parse((await ws.warrant(['plan', selected.selection_id, '--action', 'resume_collection', '--json'])).stdout)
-      const refused = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k3', '--wait'])
+      const refused = await ws.warrant(['commit', plan.plan_id, '--key', 'cli-k3', '--digest', plan.plan_digest, '--wait'])
       assert.equal(refused.code, 3)
       assert.match(refused.stderr, /not_approved/)
     })

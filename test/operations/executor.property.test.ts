@@ -73,7 +73,7 @@ for (const kind of STORE_KINDS) {
               if (call <= s.rateLimits) return 'rate_limited'
               return s.final === 'stale' ? 'success' : s.final
             }
-            const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'prop' })
+            const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'prop' })
             const view = await h.operations.waitFor(receipt.operation_id, 20_000)
             const results = (await h.operations.results(AGENT, receipt.operation_id, { limit: 1000 })).results
             check(view, results, scripts, h.upstream, { consecutive, validation, concurrency })

@@ -29,7 +29,7 @@ for (const kind of STORE_KINDS) {
   describe(`executor (${kind} store)`, () => {
     test('every target is written once, in member order, with before and after recorded', () =>
       withHarness(kind, { count: 30, execution: { concurrency: 1, batch_size: 7 } }, async (h) => {
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-happy' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-happy' })
         assert.equal(receipt.created, true)
         assert.equal(receipt.target_count, 30)
         assert.equal(receipt.results_url, `/v1/operations/${receipt.operation_id}/results`)
@@ -50,18 +50,20 @@ for (const kind of STORE_KINDS) {
 
     test('idempotency: same key and body → same operation, even concurrently; other body → 422; no key → 400; another key → 409', () =>
       withHarness(kind, { count: 5 }, async (h) => {
-        const receipts = await Promise.all(Array.from({ length: 6 }, () => h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-same' })))
+        const receipts = await Promise.all(Array.from({ length: 6 }, () => h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-same' })))
         assert.equal(new Set(receipts.map((r) => r.operation_id)).size, 1)
         assert.equal(receipts.filter((r) => r.created).length, 1)
         const count = await h.store.db.selectFrom('operations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
         assert.equal(Number(count.n), 1)
-        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-same', expectedDigest: h.plan.plan_digest }), { code: 'idempotency_key_reused' })
-        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, {}), { code: 'idempotency_key_missing' })
-        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: '  ' }), { code: 'idempotency_key_missing' })
-        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-other' }), { code: 'conflict' })
+        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.selection.digest, idempotencyKey: 'k-same' }), { code: 'idempotency_key_reused' })
+        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest }), { code: 'idempotency_key_missing' })
+        for (const expectedDigest of [undefined, null, '', ' '])
+          await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-no-digest', expectedDigest }), (e: any) => e.code === 'invalid_request' && e.details?.field === 'expected_digest')
+        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: '  ' }), { code: 'idempotency_key_missing' })
+        await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-other' }), { code: 'conflict' })
         await h.operations.waitFor(receipts[0]!.operation_id, 10_000)
         assert.ok([...h.upstream.applied.values()].every((n) => n === 1))
-        const again = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-same' })
+        const again = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-same' })
         assert.equal(again.operation_id, receipts[0]!.operation_id)
         assert.equal(again.status, 'succeeded')
       }))
@@ -85,7 +87,7 @@ for (const kind of STORE_KINDS) {
         h.upstream.update('u0002', { role: 'owner' }) // version moved
         h.upstream.rows.get('u0005')!.fields.status = 'suspended' // precondition no longer holds, same version
         h.upstream.rows.delete('u0007')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-stale' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-stale' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.state, 'partially_failed')
         assert.deepEqual(view.counts, { pending: 0, in_flight: 0, succeeded: 7, failed: 0, skipped: 3, unknown: 0 })
@@ -99,7 +101,7 @@ for (const kind of STORE_KINDS) {
       withHarness(kind, { count: 40, execution: { concurrency: 1, batch_size: 8 } }, async (h) => {
         let writes = 0
         h.upstream.behaviour = () => (++writes > 10 ? 'contradict' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-contradict' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-contradict' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.state, 'halted')
         assert.equal(view.halt_reason?.rule, 'effect_contradicted')
@@ -116,7 +118,7 @@ for (const kind of STORE_KINDS) {
     test('an answer without the record is checked by re-reading it: the effect holds, or the operation halts', () =>
       withHarness(kind, { count: 8, execution: { concurrency: 1 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0005' ? 'empty_contradict' : 'empty')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-204' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-204' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.halt_reason?.rule, 'effect_contradicted')
         assert.equal(view.halt_reason?.target_id, 'u0005')
@@ -128,7 +130,7 @@ for (const kind of STORE_KINDS) {
     test('closing mid-operation records what is in flight and hands the operation over; nothing is written twice', () =>
       withHarness(kind, { count: 30, execution: { concurrency: 2 } }, async (h) => {
         h.upstream.writeDelayMs = 15
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-close' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-close' })
         while (written(h) < 6) await new Promise((r) => setTimeout(r, 2))
         await h.operations.close()
         const row = await h.store.db.selectFrom('operations').select(['state', 'lease_owner']).where('id', '=', receipt.operation_id).executeTakeFirstOrThrow()
@@ -146,7 +148,7 @@ for (const kind of STORE_KINDS) {
     test('an authorization failure halts at once', () =>
       withHarness(kind, { count: 10, execution: { concurrency: 1 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0003' ? 'unauthorized' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-auth' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-auth' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.halt_reason?.rule, 'authorization_failure')
         assert.deepEqual([view.counts.succeeded, view.counts.failed, view.counts.pending], [3, 1, 6])
@@ -155,7 +157,7 @@ for (const kind of STORE_KINDS) {
     test('N consecutive upstream errors halt; isolated validation failures halt past their threshold', async () => {
       await withHarness(kind, { count: 20, execution: { concurrency: 1, halt_after_consecutive_errors: 3 } }, async (h) => {
         h.upstream.behaviour = (id) => (id >= 'u0004' ? 'unknown' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-streak' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-streak' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.halt_reason?.rule, 'consecutive_errors')
         assert.equal(view.halt_reason?.target_id, 'u0006')
@@ -163,7 +165,7 @@ for (const kind of STORE_KINDS) {
       })
       await withHarness(kind, { count: 20, execution: { concurrency: 1, halt_after_consecutive_errors: 2, halt_after_validation_failures: 3 } }, async (h) => {
         h.upstream.behaviour = (id) => (Number(id.slice(1)) % 3 === 1 ? 'rejected' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-valid' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-valid' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.halt_reason?.rule, 'validation_failures')
         assert.equal(view.halt_reason?.target_id, 'u0007')
@@ -176,7 +178,7 @@ for (const kind of STORE_KINDS) {
         h.upstream.retryAfterSeconds = 1
         h.upstream.behaviour = (id, call) => (id === 'u0001' && call === 1 ? 'rate_limited' : 'success')
         const started = Date.now()
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-429' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-429' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         const elapsed = Date.now() - started
         assert.equal(view.state, 'succeeded')
@@ -201,7 +203,7 @@ for (const kind of STORE_KINDS) {
           h.upstream.onRead = (ids) => {
             if (ids.length > 1 && ++batchChecks === 2) change(h)
           }
-          const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: `k-member-${name}` })
+          const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: `k-member-${name}` })
           const view = await h.operations.waitFor(receipt.operation_id, 10_000)
           assert.equal(view.state, 'halted', name)
           assert.equal(view.halt_reason?.rule, 'membership_changed')
@@ -214,7 +216,7 @@ for (const kind of STORE_KINDS) {
 
     test('recovery: in-flight targets become unknown and are never re-sent; pending ones resume', () =>
       withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-crash' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-crash' })
         const past = new Date(Date.now() - 60_000).toISOString()
         await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'dead-instance', lease_expires_at: past }).where('id', '=', receipt.operation_id).execute()
         await h.store.db.updateTable('operation_targets').set({ state: 'succeeded' }).where('operation_id', '=', receipt.operation_id).where('ord', '<', 3).execute()
@@ -231,7 +233,7 @@ for (const kind of STORE_KINDS) {
 
     test('a live lease of another instance is not stolen; an expired one is claimed', () =>
       withHarness(kind, { count: 6, execution: { lease_seconds: 0.5 }, service: { executors: false } }, async (h) => {
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-lease' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-lease' })
         const soon = new Date(Date.now() + 700).toISOString()
         await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'other', lease_expires_at: soon }).where('id', '=', receipt.operation_id).execute()
         const b = h.instance({ executors: true, instanceId: 'b' })
@@ -246,7 +248,7 @@ for (const kind of STORE_KINDS) {
     test('two instances recovering at once execute every target once', () =>
       withHarness(kind, { count: 40, service: { executors: false } }, async (h) => {
         h.upstream.writeDelayMs = 2
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-race' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-race' })
         const a = h.instance({ executors: true, instanceId: 'a' })
         const b = h.instance({ executors: true, instanceId: 'b' })
         await Promise.all([a.recover(), b.recover()])
@@ -259,7 +261,7 @@ for (const kind of STORE_KINDS) {
     test('reconcile: an unknown target holding the approved effect succeeds; one still at its version failed', () =>
       withHarness(kind, { count: 6, execution: { concurrency: 1, halt_after_consecutive_errors: 10 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0001' ? 'unknown_applied' : id === 'u0002' ? 'unknown' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-rec' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-rec' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
         assert.deepEqual([view.state, view.counts.unknown], ['partially_failed', 2])
         const report = await h.operations.reconcile(AGENT, receipt.operation_id)
@@ -273,7 +275,7 @@ for (const kind of STORE_KINDS) {
     test('compensation sends each succeeded target with its before, after and written version', () =>
       withHarness(kind, { count: 5, execution: { concurrency: 1 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0004' ? 'rejected' : 'success')
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-comp' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-comp' })
         await h.operations.waitFor(receipt.operation_id, 10_000)
         const plan = (await h.operations.proposeCompensation(AGENT, receipt.operation_id)) as { target_count: number }
         assert.equal(plan.target_count, 4)
@@ -282,7 +284,7 @@ for (const kind of STORE_KINDS) {
 
     test('results page by a signed cursor bound to the operation and the outcome filter', () =>
       withHarness(kind, { count: 23 }, async (h) => {
-        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-pages' })
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-pages' })
         await h.operations.waitFor(receipt.operation_id, 10_000)
         const seen: number[] = []
         let cursor: string | undefined

@@ -27,7 +27,7 @@ describe('the operation page while an operation runs', () => {
 
     const page = await (await newContext(browser)).newPage()
     await signIn(page, fx, 'reviewer2')
-    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_plan_digest: plan.plan_digest }, { 'idempotency-key': `live-${plan.plan_id}` })
+    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `live-${plan.plan_id}` })
     assert.equal(commit.status, 202)
     await page.goto(`${fx.base}/review/operations/${commit.body.operation_id}`)
     let navigations = 0

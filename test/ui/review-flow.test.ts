@@ -126,7 +126,7 @@ describe('review pages: a reviewer approves the article scenario in a real brows
     assert.equal(decision.details.decision, 'approve')
 
     // The agent commits over HTTP.
-    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_plan_digest: plan.plan_digest }, { 'idempotency-key': `ui-flow-${plan.plan_id}` })
+    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `ui-flow-${plan.plan_id}` })
     assert.equal(commit.status, 202, JSON.stringify(commit.body))
     const operation = await waitForOperation(fx, commit.body.operation_id)
 

@@ -33,7 +33,16 @@ const commitPlan = createRoute({
   request: {
     params: idParam,
     headers: idempotencyHeader,
-    body: { required: false, content: { 'application/json': { schema: z.object({ expected_digest: z.string().min(1).max(200).optional().describe('the plan digest the reviewer approved') }) } } },
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z.strictObject({
+            expected_digest: z.string().min(1).max(200).describe("required: the plan digest the reviewer approved (the selection's digest is also accepted); a missing one is 400, a different one 409"),
+          }),
+        },
+      },
+    },
   },
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })
@@ -107,6 +116,7 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
   const { operations } = deps
 
   app.openapi(commitPlan, async (c) => {
+    // The service refuses a missing digest too: a body sent without a JSON content type skips the route's schema.
     const body = (c.req.valid('json') as { expected_digest?: string } | undefined) ?? {}
     const result = await operations.commitPlan(c.get('actor'), c.req.valid('param').id, {
       idempotencyKey: c.req.header('idempotency-key') ?? null,

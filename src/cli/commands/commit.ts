@@ -7,7 +7,7 @@ import { renderOperation } from './operation.js'
 const DEFAULT_WAIT_MS = 60 * 60 * 1000
 
 /**
- * `warrant commit PLAN_ID --key KEY [--digest D] [--wait]`. Without --wait the operation is recorded and
+ * `warrant commit PLAN_ID --key KEY --digest D [--wait]`. Without --wait the operation is recorded and
  * executed by a running `warrant serve` (or the next one to start); with --wait this process executes it
  * and prints the outcome, exiting 3 unless every target succeeded.
  */
@@ -16,7 +16,7 @@ export function registerCommit(program: Command): void {
     .command('commit <plan_id>')
     .description('commit an approved plan; the same --key always names the same operation')
     .requiredOption('--key <key>', 'idempotency key: reuse it only to retry exactly this commit')
-    .option('--digest <plan_digest>', 'the plan digest the reviewer approved (refused with 409 if it differs)')
+    .option('--digest <plan_digest>', 'required: the plan digest the reviewer approved (refused with 409 if it differs)')
     .option('--wait', 'execute in this process and wait for the end; exit 3 unless every target succeeded')
     .option('--timeout-ms <n>', 'with --wait: give up waiting after this long (the operation goes on)', String(DEFAULT_WAIT_MS))
     .option('-c, --config <file>', 'config file')
@@ -25,12 +25,15 @@ export function registerCommit(program: Command): void {
     .option(...TOKEN_OPTIONS[2])
     .option('--json', 'print as JSON')
     .action(async (planId: string, flags: TokenFlags & { key: string; digest?: string; wait?: boolean; timeoutMs: string; config?: string; json?: boolean }) => {
+      // Checked here rather than by commander so that the refusal is the same invalid_request as on HTTP and MCP.
+      if (flags.digest === undefined || flags.digest.trim() === '')
+        throw new WarrantError('invalid_request', 'a commit needs --digest: the plan digest the reviewer approved', { field: '--digest' })
       const timeoutMs = Number(flags.timeoutMs)
       if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new WarrantError('invalid_request', `--timeout-ms must be a whole number above 0, not "${flags.timeoutMs}"`)
       const { gateway } = await openCliGateway({ config: flags.config, executors: flags.wait ? 'commits' : false })
       try {
         const actor = await cliActor(gateway, flags)
-        const receipt = await gateway.operations.commitPlan(actor, planId, { idempotencyKey: flags.key, expectedDigest: flags.digest ?? null })
+        const receipt = await gateway.operations.commitPlan(actor, planId, { idempotencyKey: flags.key, expectedDigest: flags.digest })
         const head = receipt.created
           ? `committed: operation ${receipt.operation_id}, ${receipt.target_count} target(s), status ${receipt.status}`
           : `this --key already names operation ${receipt.operation_id} (status ${receipt.status}); nothing new was committed`
