@@ -29,6 +29,11 @@ export type ReadPageResult =
       /** The upstream cut this page short by its own limit or time budget (e.g. `incomplete_results: true`). */
       readonly upstreamIncomplete?: { readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED'; readonly limit?: number }
       readonly total?: number
+      /**
+       * Records of this page that could not be judged against the declared fields (a field absent or of
+       * another type, no usable id or version): never in `items`, never silently gone.
+       */
+      readonly unjudged?: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[] }
     }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
   | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number }

@@ -14,6 +14,7 @@ export const REASON_CODES = [
   'CURSOR_EXPIRED',
   'RATE_LIMITED',
   'SNAPSHOT_INVALIDATED',
+  'SHAPE_MISMATCH',
 ] as const
 export type ReasonCode = (typeof REASON_CODES)[number]
 
@@ -28,6 +29,8 @@ export const REASON_TEXT: Readonly<Record<ReasonCode, string>> = {
   CURSOR_EXPIRED: 'The cursor expired; the walk was not restarted silently.',
   RATE_LIMITED: 'The upstream rate limit stopped the walk; retry after the given time.',
   SNAPSHOT_INVALIDATED: 'The data moved under a walk that had no snapshot.',
+  SHAPE_MISMATCH:
+    'Records the upstream returned lack a declared field (or carry it with another type); they could not be judged and are not in the result. The config does not match the upstream.',
 }
 
 /** Reasons that mean a limit cut the result short (as opposed to a filter, an outage or a permission). */

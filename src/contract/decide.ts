@@ -10,8 +10,11 @@ export interface Verdict {
 
 type Judged = Pick<Envelope<unknown>, 'complete' | 'items' | 'incomplete_reasons' | 'continuation' | 'warnings'>
 
-/** Reasons no retry by this principal can fix: the gap is structural. */
-const STRUCTURAL: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['VISIBILITY_RESTRICTED'])
+/**
+ * Reasons no retry by this principal can fix: the gap is structural. A shape mismatch is the config not
+ * matching the upstream: reading on or again finds the same unjudgeable records.
+ */
+const STRUCTURAL: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['VISIBILITY_RESTRICTED', 'SHAPE_MISMATCH'])
 /** Reasons that mean the attempt must start again (later), never be merged with the earlier one. */
 const RESTART: ReadonlySet<ReasonCode> = new Set<ReasonCode>(['CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED'])
 /** Reasons that clear with time. */
@@ -67,7 +70,13 @@ export function decide(envelope: Judged, use: Use): Verdict {
 function recover(envelope: Judged, codes: readonly ReasonCode[], listed: string): Verdict {
   const structural = codes.filter((c) => STRUCTURAL.has(c))
   if (structural.length > 0)
-    return verdict('refuse_or_request_review', `${structural.join(', ')}: part of the scope cannot be seen by this credential`, codes)
+    return verdict(
+      'refuse_or_request_review',
+      structural.includes('SHAPE_MISMATCH')
+        ? `${structural.join(', ')}: records in scope could not be judged against the declared fields; fix the config, absence cannot be proven`
+        : `${structural.join(', ')}: part of the scope cannot be seen by this credential`,
+      codes,
+    )
   const kind = envelope.continuation?.kind
   if (kind === 'retry_after') return verdict('retry_later', `${listed}: wait, then resume with the given cursor`, codes)
   if (kind === 'next_cursor' || kind === 'retry_with_deadline' || kind === 'narrow_query')

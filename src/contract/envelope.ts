@@ -17,6 +17,11 @@ export const incompleteReasonSchema = z
       .describe('the limit that stopped the walk, e.g. {name: "max_pages", value: 1}'),
     retry_after_seconds: z.number().optional(),
     upstream_status: z.number().int().optional(),
+    fields: z
+      .array(z.string())
+      .optional()
+      .describe('for SHAPE_MISMATCH: the declared fields records lacked (or carried with another type)'),
+    record_count: z.number().int().nonnegative().optional().describe('for SHAPE_MISMATCH: how many records could not be judged'),
   })
   .meta({ id: 'IncompleteReason' })
 export type IncompleteReason = z.infer<typeof incompleteReasonSchema>

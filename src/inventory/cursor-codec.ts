@@ -26,9 +26,14 @@ export interface SourceProgress {
 
 /** A part of a source the walk could not account for. */
 export interface SourceGap {
-  readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED' | 'CURSOR_EXPIRED' | 'SNAPSHOT_INVALIDATED'
+  readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED' | 'CURSOR_EXPIRED' | 'SNAPSHOT_INVALIDATED' | 'SHAPE_MISMATCH'
   /** For RESULT_LIMIT_REACHED: the upstream's limit, when it said. */
   readonly limit?: number
+  /** For SHAPE_MISMATCH: how many records could not be judged so far in the walk. */
+  readonly count?: number
+  /** For SHAPE_MISMATCH: declared fields those records lacked, and those they carried with another type. */
+  readonly absent?: readonly string[]
+  readonly mistyped?: readonly string[]
 }
 
 /** Everything a continuation cursor carries: enough to resume the same walk, and to check it is the same walk. */
@@ -76,8 +81,11 @@ const SIGNATURE_CHARS = 43
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
 const gapSchema = z.strictObject({
-  code: z.enum(['RESULT_LIMIT_REACHED', 'TIME_BUDGET_EXCEEDED', 'CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED']),
+  code: z.enum(['RESULT_LIMIT_REACHED', 'TIME_BUDGET_EXCEEDED', 'CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED', 'SHAPE_MISMATCH']),
   limit: z.number().optional(),
+  count: z.number().int().nonnegative().optional(),
+  absent: z.array(z.string()).optional(),
+  mistyped: z.array(z.string()).optional(),
 })
 
 /** The wire payload: short keys, because cursors travel in URLs and tool arguments. */
@@ -127,7 +135,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
           s: s.source,
           p: s.position,
           f: s.finished,
-          ...(s.gaps.length > 0 ? { g: s.gaps.map((g) => ({ code: g.code, ...(g.limit === undefined ? {} : { limit: g.limit }) })) } : {}),
+          ...(s.gaps.length > 0 ? { g: s.gaps.map(gapOf) } : {}),
         })),
       }
       const text = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')
@@ -170,13 +178,24 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
           source: s.s,
           position: s.p,
           finished: s.f,
-          gaps: (s.g ?? []).map((g) => ({ code: g.code, ...(g.limit === undefined ? {} : { limit: g.limit }) })),
+          gaps: (s.g ?? []).map(gapOf),
         })),
         issuedAt: p.iat,
         maxAgeMs: p.max,
         expired: clock.now() - p.iat > p.max,
       }
     },
+  }
+}
+
+/** A gap with only the keys it has: cursors stay short, and an absent key never becomes `undefined`. */
+function gapOf(g: SourceGap): z.infer<typeof gapSchema> {
+  return {
+    code: g.code,
+    ...(g.limit === undefined ? {} : { limit: g.limit }),
+    ...(g.count === undefined ? {} : { count: g.count }),
+    ...(g.absent === undefined ? {} : { absent: [...g.absent] }),
+    ...(g.mistyped === undefined ? {} : { mistyped: [...g.mistyped] }),
   }
 }
 

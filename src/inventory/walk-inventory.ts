@@ -7,7 +7,7 @@ import type { Budget, SearchOptions, SearchQuery, WalkedRecord, WalkSummary } fr
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
-import { addGap, type Failure, type MutableProgress, type Stop } from './walk-state.js'
+import { addGap, addShapeGap, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
  * The walk behind `searchAll`: every source of a connector to a terminal state, within the caller's budgets.
@@ -153,6 +153,7 @@ export async function walkInventory(
           returned += fresh.length
           await onPage(fresh.map((record) => ({ id: record.id, version: record.version, fields: record.fields, source: source.source })))
         }
+        if (result.unjudged) addShapeGap(source, result.unjudged)
         if (result.upstreamIncomplete)
           addGap(source, {
             code: result.upstreamIncomplete.code,

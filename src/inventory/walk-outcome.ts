@@ -190,12 +190,32 @@ function gapReason(source: string, gap: SourceGap): IncompleteReason {
         message: `the upstream cursor of source "${source}" expired; the rest of that source was not read and the walk was not restarted`,
         source,
       }
+    case 'SHAPE_MISMATCH':
+      return shapeReason(source, gap)
     case 'SNAPSHOT_INVALIDATED':
       return {
         code: 'SNAPSHOT_INVALIDATED',
         message: `records of source "${source}" moved in the ordering while the walk, which has no snapshot, was reading it; some may have been skipped`,
         source,
       }
+  }
+}
+
+/** Names every field and counts the records, so the fix (field_paths, types, absent_means_null) is plain. */
+function shapeReason(source: string, gap: SourceGap): IncompleteReason {
+  const absent = gap.absent ?? []
+  const mistyped = gap.mistyped ?? []
+  const count = gap.count ?? 0
+  const what = [
+    absent.length > 0 ? `lacked declared field(s) ${absent.join(', ')}` : '',
+    mistyped.length > 0 ? `carried field(s) ${mistyped.join(', ')} with another type than declared` : '',
+  ].filter(Boolean)
+  return {
+    code: 'SHAPE_MISMATCH',
+    message: `${count} record(s) of source "${source}" ${what.join(' or ')}; they could not be judged and are not in the result (fix connector.field_paths or fields, or declare the field in absent_means_null if its absence means null)`,
+    source,
+    fields: [...new Set([...absent, ...mistyped])].sort(),
+    record_count: count,
   }
 }
 

@@ -51,6 +51,7 @@ const PER_CODE: Record<ReasonCode, { continuation: Continuation | null; proveAbs
   CURSOR_EXPIRED: { continuation: null, proveAbsence: 'retry_later', policy: 'start a new walk, never merged with this one' },
   RATE_LIMITED: { continuation: retryAfter, proveAbsence: 'retry_later', policy: 'wait, then resume with the cursor' },
   SNAPSHOT_INVALIDATED: { continuation: null, proveAbsence: 'retry_later', policy: 'the data moved: start a new walk' },
+  SHAPE_MISMATCH: { continuation: null, proveAbsence: 'refuse_or_request_review', policy: 'records could not be judged against the declared fields: fix the config' },
 }
 
 describe('decide(): the four states of a result', () => {
@@ -115,6 +116,11 @@ describe('decide(): warnings never decide completeness', () => {
   })
   it('restricted visibility wins over a cursor: following it can never prove absence → refuse_or_request_review', () => {
     assert.equal(decide(envelope('empty', ['MORE_PAGES_AVAILABLE', 'VISIBILITY_RESTRICTED'], next), 'prove_absence').decision, 'refuse_or_request_review')
+  })
+  it('a shape mismatch wins over a cursor: reading on cannot judge records the config cannot read → refuse_or_request_review', () => {
+    const verdict = decide(envelope('empty', ['MORE_PAGES_AVAILABLE', 'SHAPE_MISMATCH'], next), 'prove_absence')
+    assert.equal(verdict.decision, 'refuse_or_request_review')
+    assert.match(verdict.reason, /fix the config/)
   })
   it('a reason with no way to continue: absence cannot be proven → refuse_or_request_review', () => {
     assert.equal(decide(envelope('empty', ['RESULT_LIMIT_REACHED'], null), 'prove_absence').decision, 'refuse_or_request_review')

@@ -4,7 +4,7 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { nextLinkOf } from './link-header.js'
 import { advance, decodePosition, encodePosition, positionQuery, type PagePosition } from './pagination.js'
-import { toRecord } from './record.js'
+import { createShapeTally, toRecord } from './record.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
 import { resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -106,12 +106,17 @@ function interpret(
   const next = step.next === null ? null : encodePosition(step.next)
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 
+  // A record that does not match the declared fields cannot be judged by any filter, exclusion rule or
+  // precondition: it is counted and named, never dropped silently, never kept as if absent meant null.
   const items: SourceRecord[] = []
+  const shape = createShapeTally()
   for (const item of rawItems) {
     const made = toRecord(ctx, item, null, list.record_path)
-    if ('problem' in made) return unexpected(made.problem)
-    if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
+    if ('problem' in made) shape.add([made.field], [])
+    else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
+    else if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
   }
+  const unjudged = shape.result()
 
   const flag = list.incomplete_flag ? readPath(payload, list.incomplete_flag.path) === true : false
   return {
@@ -120,6 +125,7 @@ function interpret(
     next,
     ...(flag && list.incomplete_flag ? { upstreamIncomplete: { code: list.incomplete_flag.reason } } : {}),
     ...(total !== undefined && allDelegated ? { total } : {}),
+    ...(unjudged ? { unjudged } : {}),
   }
 }
 

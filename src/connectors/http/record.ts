@@ -54,6 +54,35 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
   return { record: { id, version, fields }, absent, mistyped }
 }
 
+/** Counts a page's unjudgeable records and the fields involved. */
+export function createShapeTally() {
+  let count = 0
+  const absent = new Set<string>()
+  const mistyped = new Set<string>()
+  return {
+    add(missing: readonly string[], wrong: readonly string[]): void {
+      count += 1
+      for (const f of missing) absent.add(f)
+      for (const f of wrong) mistyped.add(f)
+    },
+    result(): { count: number; absent: string[]; mistyped: string[] } | null {
+      return count === 0 ? null : { count, absent: [...absent].sort(), mistyped: [...mistyped].sort() }
+    },
+  }
+}
+
+/** Why a record cannot be judged, naming the fields and the fix. */
+export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyped: readonly string[]): string {
+  const parts: string[] = []
+  if (absent.length > 0) parts.push(`lacks declared field(s) ${absent.map((f) => describeField(ctx, f)).join(', ')}`)
+  if (mistyped.length > 0) parts.push(`carries ${mistyped.map((f) => `${describeField(ctx, f)} as another type than ${ctx.resource.fields[f]}`).join(', ')}`)
+  return `${parts.join(' and ')}; it cannot be judged (fix connector.field_paths or fields, or list the field in absent_means_null if its absence means null)`
+}
+
+function describeField(ctx: HttpContext, field: string): string {
+  return `"${field}"${at(ctx, field)}`
+}
+
 /** Where a declared field lives inside the record: its `field_paths` entry, else its own name. */
 export function fieldPath(ctx: Pick<HttpContext, 'config'>, field: string): string {
   const paths = ctx.config.field_paths

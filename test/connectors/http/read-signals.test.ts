@@ -253,10 +253,12 @@ describe('http read signals', () => {
     assert.equal(result.kind, 'unavailable')
   })
 
-  it('an item without the id field is unavailable, never silently dropped', async () => {
+  it('an item without the id field is counted as unjudged, naming the id field: never silently dropped or kept', async () => {
     const result = await firstPage(connectorAt(upstream.origin, { path: '/no-id' }).conn)
-    assert.equal(result.kind, 'unavailable')
-    assert.match(result.kind === 'unavailable' ? result.message : '', /id field "id"/)
+    assert.equal(result.kind, 'page')
+    assert.ok(result.kind === 'page' && result.unjudged && result.unjudged.count >= 1)
+    assert.ok(result.kind === 'page' && result.unjudged?.absent.includes('id'))
+    assert.ok(result.kind === 'page' && result.items.every((r) => r.id !== ''))
   })
 
   it('filter_params go upstream; other clauses are checked locally; total only when all were delegated', async () => {

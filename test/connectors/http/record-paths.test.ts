@@ -88,18 +88,19 @@ describe('record path and field paths (wrapped rows, nested fields)', () => {
     assert.deepEqual(result.failed, [])
   })
 
-  it('a record_path that finds no object makes the page unavailable, naming the path', async () => {
+  it('a record_path that finds no object: every item is counted as unjudged, none is kept', async () => {
     const session = await couch({ list: { path: '/db/_all_docs', pagination: { style: 'offset', offset_param: 'skip' }, items_path: 'rows', record_path: 'document' } }).openSession()
     const page = await session.readPage({ source: 'couch', filter: {}, position: null, pageSize: 3 })
-    assert.equal(page.kind, 'unavailable')
-    assert.match(page.kind === 'unavailable' ? page.message : '', /record_path "document"/)
+    assert.equal(page.kind, 'page')
+    assert.deepEqual(page.kind === 'page' && { items: page.items.length, unjudged: page.unjudged }, { items: 0, unjudged: { count: 3, absent: ['id'], mistyped: [] } })
   })
 
-  it('a wrong id path names the id field and the path it looked at', async () => {
-    const session = await couch({ field_paths: { ...COUCH_FIELDS.field_paths, id: 'meta._id' } }).openSession()
-    const page = await session.readPage({ source: 'couch', filter: {}, position: null, pageSize: 3 })
-    assert.equal(page.kind, 'unavailable')
-    assert.match(page.kind === 'unavailable' ? page.message : '', /id field "id" at "meta\._id"/)
+  it('a wrong id path: the records are unjudged, and a read by id names the field and the path it looked at', async () => {
+    const connector = couch({ field_paths: { ...COUCH_FIELDS.field_paths, id: 'meta._id' } })
+    const page = await (await connector.openSession()).readPage({ source: 'couch', filter: {}, position: null, pageSize: 3 })
+    assert.deepEqual(page.kind === 'page' && page.unjudged, { count: 3, absent: ['id'], mistyped: [] })
+    const read = await connector.readByIds(['doc-1'])
+    assert.match(read.failed[0]?.message ?? '', /no usable id field "id" at "meta\._id"/)
   })
 })
 
