@@ -10,6 +10,7 @@ import { registerCommit } from './commands/commit.js'
 import { registerOperation } from './commands/operation.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
+import { registerCheck } from './commands/check.js'
 
 /**
  * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
@@ -30,6 +31,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerAudit(program)
   registerToken(program)
   registerMcp(program)
+  registerCheck(program)
   try {
     await program.parseAsync(argv as string[], { from: 'node' })
     return 0

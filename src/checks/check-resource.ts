@@ -1,0 +1,94 @@
+import type { ResourceConfig } from '../config/index.js'
+import type { Connector, SourceRecord } from '../connectors/index.js'
+import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
+import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
+
+export interface CheckOptions {
+  readonly name: string
+  readonly config: ResourceConfig
+  readonly connector: Connector
+  /** Pages read from the start of each source; default 3. */
+  readonly pages?: number
+  /** Records per page; default 50. */
+  readonly pageSize?: number
+  readonly signal?: AbortSignal
+}
+
+const DEFAULTS = { pages: 3, pageSize: 50 }
+
+/**
+ * Probes one resource, read-only: a few pages of each source, the first page again, a read by id, and the
+ * write configuration. Says which guarantees hold and which config lines break the others.
+ *
+ * @example const report = await checkResource({ name: 'subscriptions', config, connector })
+ */
+export async function checkResource(options: CheckOptions): Promise<CheckReport> {
+  const { pages, pageSize } = { ...DEFAULTS, ...options }
+  const samples = await sampleSources(options.connector, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) })
+  const guarantees: Guarantee[] = [
+    ...readGuarantees(options.config, samples),
+    await readById(options.connector, samples),
+    versions(options.config, samples),
+    ...conditionalWrites(options.config),
+  ]
+  return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
+}
+
+async function readById(connector: Connector, samples: readonly SourceSample[]): Promise<Guarantee> {
+  const promise = 'a record read by id is the record the list showed'
+  const listed = samples.flatMap((s) => s.records)
+  if (listed.length === 0) return { name: 'read_by_id', promise, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }
+  // The first and the last record of the sample: different pages where there are several.
+  const probes = [...new Map([listed[0]!, listed[listed.length - 1]!].map((r) => [r.id, r])).values()]
+  const result = await connector.readByIds(probes.map((r) => r.id))
+  const problems: string[] = []
+  for (const failed of result.failed) problems.push(`"${failed.id}": ${failed.message}`)
+  for (const id of result.missing) problems.push(`"${id}" is listed but reading it by id finds nothing`)
+  for (const listedRecord of probes) {
+    const read = result.records.get(listedRecord.id)
+    if (!read) continue
+    const difference = differenceOf(listedRecord, read)
+    if (difference) problems.push(`"${listedRecord.id}": ${difference}`)
+  }
+  if (problems.length === 0) return { name: 'read_by_id', promise, status: 'holds', detail: `${probes.length} record(s) read back identical`, config_keys: [] }
+  return { name: 'read_by_id', promise, status: 'fails_closed', detail: problems.join('; '), config_keys: ['connector.get'] }
+}
+
+function differenceOf(listed: SourceRecord, read: SourceRecord): string | null {
+  if (read.id !== listed.id) return `reading it by id returned record "${read.id}"`
+  if (read.version !== listed.version) return `the list says version "${listed.version}", the read by id "${read.version}"`
+  const fields = new Set([...Object.keys(listed.fields), ...Object.keys(read.fields)])
+  const differ = [...fields].filter((f) => JSON.stringify(listed.fields[f]) !== JSON.stringify(read.fields[f]))
+  return differ.length === 0 ? null : `field(s) ${differ.join(', ')} differ between the list and the read by id`
+}
+
+function versions(config: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+  const promise = 'every record has a version, so a write can be made conditional on it'
+  const records = samples.flatMap((s) => s.records)
+  if (records.length === 0) return { name: 'versions', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
+  const empty = records.filter((r) => r.version === '').length
+  if (empty === 0) return { name: 'versions', promise, status: 'holds', detail: `${records.length} records, each with a version`, config_keys: [] }
+  const key = config.connector.kind === 'http' ? 'connector.version' : 'version_field'
+  // An empty version cannot be sent as If-Match: the executor refuses those targets, it never writes blind.
+  return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${records.length} records have no version (writes to them are refused)`, config_keys: [key] }
+}
+
+function conditionalWrites(config: ResourceConfig): Guarantee[] {
+  const promise = 'a write lands only on the version that was reviewed'
+  const actions = Object.entries(config.actions)
+  if (actions.length === 0) return [{ name: 'conditional_writes', promise, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
+  if (config.connector.kind === 'sql')
+    return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
+  return actions.map(([name, action]): Guarantee => {
+    const write = action.write as { if_match?: boolean } | undefined
+    if (write?.if_match === false)
+      return {
+        name: `conditional_writes.${name}`,
+        promise,
+        status: 'unsafe',
+        detail: `action "${name}" does not send the version (if_match: false): a change made upstream between Warrant's re-read and its write is overwritten`,
+        config_keys: [`actions.${name}.write.if_match`],
+      }
+    return { name: `conditional_writes.${name}`, promise, status: 'holds', detail: `action "${name}" sends the version with If-Match; run --write-probe to see the upstream refuse a stale one`, config_keys: [] }
+  })
+}

@@ -1,0 +1,161 @@
+import type { ResourceConfig } from '../config/index.js'
+import type { Connector, ReadPageResult, SourceRecord } from '../connectors/index.js'
+import type { Guarantee } from './guarantee.js'
+
+/** What the probe read from one source: a few pages from the start, and the first page once more. */
+export interface SourceSample {
+  readonly source: string
+  readonly records: readonly SourceRecord[]
+  /** Every page result, failures included. */
+  readonly results: readonly ReadPageResult[]
+  /** True when the sample reached the source's end: the whole collection was read. */
+  readonly exhausted: boolean
+  /** The ids of the first page read a second time, or null when that read failed. */
+  readonly firstPageAgain: readonly string[] | null
+}
+
+export interface ReadProbeOptions {
+  readonly pages: number
+  readonly pageSize: number
+  readonly signal?: AbortSignal
+}
+
+/** Reads up to `pages` pages of each source from the start, then the first page again. Read-only. */
+export async function sampleSources(connector: Connector, options: ReadProbeOptions): Promise<SourceSample[]> {
+  const samples: SourceSample[] = []
+  for (const source of connector.sources) {
+    const session = await connector.openSession()
+    try {
+      const records: SourceRecord[] = []
+      const results: ReadPageResult[] = []
+      let position: string | null = null
+      let exhausted = false
+      for (let i = 0; i < options.pages; i++) {
+        const result = await session.readPage({ source, filter: {}, position, pageSize: options.pageSize, ...(options.signal ? { signal: options.signal } : {}) })
+        results.push(result)
+        if (result.kind !== 'page') break
+        records.push(...result.items)
+        if (result.next === null) {
+          exhausted = true
+          break
+        }
+        position = result.next
+      }
+      const again = await session.readPage({ source, filter: {}, position: null, pageSize: options.pageSize, ...(options.signal ? { signal: options.signal } : {}) })
+      samples.push({ source, records, results, exhausted, firstPageAgain: again.kind === 'page' ? again.items.map((r) => r.id) : null })
+    } finally {
+      await session.close()
+    }
+  }
+  return samples
+}
+
+/** The guarantees that follow from list reads: reachable, declared fields, unique ids, stable order, totals. */
+export function readGuarantees(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee[] {
+  return [reachable(samples), declaredFields(resource, samples), uniqueIds(samples), stableOrder(resource, samples), totals(resource, samples)]
+}
+
+function failures(samples: readonly SourceSample[]): string[] {
+  const out: string[] = []
+  for (const s of samples)
+    for (const r of s.results) if (r.kind !== 'page') out.push(`${s.source}: ${r.kind} (${r.message})`)
+  return out
+}
+
+function reachable(samples: readonly SourceSample[]): Guarantee {
+  const failed = failures(samples)
+  const read = samples.reduce((n, s) => n + s.records.length, 0)
+  return {
+    name: 'pages_read',
+    promise: 'every source answers list reads with a page Warrant can parse',
+    status: failed.length === 0 ? 'holds' : 'fails_closed',
+    detail: failed.length === 0 ? `${read} records in ${samples.reduce((n, s) => n + s.results.length, 0)} pages from ${samples.length} source(s)` : failed.join('; '),
+    config_keys: failed.length === 0 ? [] : ['connector.sources', 'connector.list'],
+  }
+}
+
+function declaredFields(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+  const records = samples.flatMap((s) => s.records)
+  if (records.length === 0)
+    return { name: 'declared_fields', promise: 'every record carries every declared field', status: 'unknown', detail: 'no record was read', config_keys: [] }
+  const absent = new Map<string, number>()
+  for (const r of records)
+    for (const field of Object.keys(resource.fields)) if (!Object.hasOwn(r.fields, field)) absent.set(field, (absent.get(field) ?? 0) + 1)
+  if (absent.size === 0)
+    return { name: 'declared_fields', promise: 'every record carries every declared field', status: 'holds', detail: `${records.length} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
+  const pathKey = resource.connector.kind === 'http' ? 'connector.field_paths' : 'fields'
+  return {
+    name: 'declared_fields',
+    promise: 'every record carries every declared field',
+    // Warrant never reads an absent field as null: a filter on it makes the answer not complete.
+    status: 'fails_closed',
+    detail: [...absent].map(([f, n]) => `"${f}" absent from ${n} of ${records.length} records`).join('; ') + ' (filters on these fields cannot be judged: answers say not complete)',
+    config_keys: [...absent.keys()].map((f) => `${pathKey}.${f}`),
+  }
+}
+
+function uniqueIds(samples: readonly SourceSample[]): Guarantee {
+  const seen = new Set<string>()
+  const twice = new Set<string>()
+  for (const s of samples) for (const r of s.records) (seen.has(r.id) ? twice : seen).add(r.id)
+  return {
+    name: 'unique_ids',
+    promise: 'no id comes twice in one walk, across pages and sources',
+    status: twice.size === 0 ? (seen.size === 0 ? 'unknown' : 'holds') : 'fails_closed',
+    detail: twice.size === 0 ? `${seen.size} distinct ids` : `${twice.size} id(s) came twice (first: ${[...twice][0]}): the pages overlap or the id is not unique`,
+    config_keys: twice.size === 0 ? [] : ['id_field', 'connector.list.pagination'],
+  }
+}
+
+function stableOrder(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+  const unstable: string[] = []
+  for (const s of samples) {
+    if (s.firstPageAgain === null || s.records.length === 0) continue
+    const first = s.records.slice(0, s.firstPageAgain.length).map((r) => r.id)
+    if (first.join('\u0000') !== s.firstPageAgain.join('\u0000')) unstable.push(s.source)
+  }
+  const offsetLike = resource.connector.kind === 'http' && ['offset', 'page'].includes(resource.connector.list.pagination.style)
+  return {
+    name: 'stable_order',
+    promise: 'the same page read twice returns the same ids in the same order',
+    status: unstable.length === 0 ? 'holds' : 'fails_closed',
+    detail:
+      unstable.length === 0
+        ? 'the first page read twice came back identical'
+        : `the first page changed between two reads on ${unstable.join(', ')}${offsetLike ? ': offset paging over an unstable order skips and repeats records (walks report SNAPSHOT_INVALIDATED)' : ''}`,
+    config_keys: unstable.length === 0 ? [] : ['connector.list.query', 'connector.list.pagination'],
+  }
+}
+
+function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+  const promise = "a total the upstream gives agrees with what a walk finds"
+  const declared = resource.connector.kind === 'http' && hasTotal(resource.connector.list)
+  if (!declared) return { name: 'totals', promise, status: 'not_applicable', detail: 'no total declared', config_keys: [] }
+  const wrong: string[] = []
+  let compared = 0
+  for (const s of samples) {
+    const total = [...s.results].reverse().find((r): r is Extract<ReadPageResult, { kind: 'page' }> => r.kind === 'page' && r.total !== undefined)?.total
+    if (total === undefined) {
+      wrong.push(`${s.source}: no total in the answer`)
+      continue
+    }
+    // Pages that run dry (an empty page, or one the connector cannot advance past) below the total.
+    const last = s.results[s.results.length - 1]
+    const ranDry = s.results.some((r) => r.kind === 'page' && r.items.length === 0 && r.next !== null) || (last !== undefined && last.kind !== 'page')
+    if (!s.exhausted && ranDry && total > s.records.length) {
+      wrong.push(`${s.source}: total says ${total}, the pages ran dry after ${s.records.length}`)
+      continue
+    }
+    if (!s.exhausted) continue
+    compared += 1
+    if (total !== s.records.length) wrong.push(`${s.source}: total says ${total}, the walk found ${s.records.length}`)
+  }
+  if (wrong.length > 0) return { name: 'totals', promise, status: 'fails_closed', detail: wrong.join('; '), config_keys: ['connector.list.total_path'] }
+  if (compared === 0) return { name: 'totals', promise, status: 'unknown', detail: 'the sample did not reach the end of any source; read more pages (--pages) to compare', config_keys: [] }
+  return { name: 'totals', promise, status: 'holds', detail: `the total matched a whole walk on ${compared} source(s)`, config_keys: [] }
+}
+
+function hasTotal(list: object): boolean {
+  const l = list as { total_path?: unknown; total?: unknown }
+  return l.total_path !== undefined || l.total !== undefined
+}

@@ -1,0 +1,22 @@
+import type { Command } from 'commander'
+import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
+import { withCliGateway } from '../open-cli-gateway.js'
+import { positiveInteger } from '../option-values.js'
+
+export function registerCheck(program: Command): void {
+  program
+    .command('check <resource>')
+    .description('probe a resource read-only and print which guarantees hold; exit 0 all hold, 4 could not tell, 5 broken but failing closed, 6 unsafe')
+    .option('-c, --config <file>', 'config file')
+    .option('--pages <n>', 'pages read from the start of each source (default 3)', positiveInteger('--pages'))
+    .option('--page-size <n>', 'records per page (default 50)', positiveInteger('--page-size'))
+    .option('--json', 'print the report as JSON')
+    .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; json?: boolean }) => {
+      const report = await withCliGateway(flags, async (gateway) => {
+        const resource = gateway.catalogue.get(name)
+        return checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}) })
+      })
+      process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderCheckReport(report)}\n`)
+      process.exitCode = CHECK_EXIT_CODES[report.verdict]
+    })
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict'
+import { after, before, beforeEach, describe, test } from 'node:test'
+import { checkResource, type CheckReport } from '../../src/checks/index.js'
+import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { collection, httpResource, type Item } from '../connectors/http/fixtures.js'
+import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { createCliWorkspace } from '../support/cli-config.js'
+
+const statusOf = (report: CheckReport, name: string) => report.guarantees.find((g) => g.name === name)
+
+// `warrant check` against real upstreams shaped unlike the demo, each with one thing wrong: the probe must
+// name the broken guarantee and the config line, and its verdict must never be better than the truth.
+describe('checkResource against loopback upstreams', () => {
+  let items: Item[]
+  let mode: 'honest' | 'renamed' | 'shuffled' | 'wrong_get' | 'bad_total' = 'honest'
+  let upstream: TestUpstream
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)
+      if (get) {
+        const at = items.findIndex((i) => i.id === decodeURIComponent(get[1]!))
+        if (at < 0) return sendJson(res, 404, { error: 'not found' })
+        return sendJson(res, 200, mode === 'wrong_get' ? items[(at + 1) % items.length] : items[at])
+      }
+      const from = Number(req.url.searchParams.get('offset') ?? 0)
+      const size = Number(req.url.searchParams.get('limit') ?? 10)
+      let view = items
+      if (mode === 'shuffled') view = [...items].sort(() => Math.random() - 0.5)
+      let page: unknown[] = view.slice(from, from + size)
+      if (mode === 'renamed') page = page.map((i) => {
+        const { status, ...rest } = i as Item
+        return { ...rest, state: status }
+      })
+      sendJson(res, 200, { items: page, total: mode === 'bad_total' ? items.length + 5 : items.length })
+    })
+  })
+  after(() => upstream?.close())
+  beforeEach(() => {
+    items = collection(25)
+    mode = 'honest'
+  })
+
+  const check = (connector: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => {
+    const config = httpResource(
+      {
+        sources: [{ name: 'main', base_url: upstream.origin }],
+        list: { path: '/items', page_size_param: 'limit', pagination: { style: 'offset' }, total_path: 'total' },
+        ...connector,
+      },
+      {
+        actions: { pause: { set: { status: 'paused' }, write: { method: 'PATCH', path: '/items/{id}' } } },
+        ...extra,
+      },
+    )
+    return checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pages: 5, pageSize: 10 })
+  }
+
+  test('an honest upstream: every guarantee holds, verdict holds', async () => {
+    const report = await check()
+    assert.equal(report.verdict, 'holds', JSON.stringify(report.guarantees, null, 2))
+    assert.equal(statusOf(report, 'totals')?.status, 'holds')
+    assert.equal(statusOf(report, 'read_by_id')?.status, 'holds')
+  })
+
+  test('a field the upstream calls by another name: declared_fields broken, names the field and the config line', async () => {
+    mode = 'renamed'
+    const report = await check()
+    const g = statusOf(report, 'declared_fields')!
+    assert.equal(g.status, 'fails_closed')
+    assert.match(g.detail, /"status" absent from 25 of 25 records/)
+    assert.deepEqual(g.config_keys, ['connector.field_paths.status'])
+    assert.notEqual(report.verdict, 'holds')
+  })
+
+  test('an order that changes between reads: stable_order broken', async () => {
+    mode = 'shuffled'
+    const report = await check()
+    assert.equal(statusOf(report, 'stable_order')?.status, 'fails_closed')
+    assert.notEqual(report.verdict, 'holds')
+  })
+
+  test('a read by id that answers another record: read_by_id broken', async () => {
+    mode = 'wrong_get'
+    const report = await check()
+    const g = statusOf(report, 'read_by_id')!
+    assert.equal(g.status, 'fails_closed')
+    assert.match(g.detail, /record whose id is "r002"/)
+  })
+
+  test('a total that disagrees with the walk: totals broken, names total_path', async () => {
+    mode = 'bad_total'
+    const report = await check()
+    const g = statusOf(report, 'totals')!
+    assert.equal(g.status, 'fails_closed')
+    assert.match(g.detail, /total says 30, the (walk found|pages ran dry after) 25/)
+    assert.deepEqual(g.config_keys, ['connector.list.total_path'])
+  })
+
+  test('a write that does not send the version: unsafe, names if_match', async () => {
+    const report = await check({}, { actions: { pause: { set: { status: 'paused' }, write: { method: 'PATCH', path: '/items/{id}', if_match: false } } } })
+    const g = statusOf(report, 'conditional_writes.pause')!
+    assert.equal(g.status, 'unsafe')
+    assert.deepEqual(g.config_keys, ['actions.pause.write.if_match'])
+    assert.equal(report.verdict, 'unsafe')
+  })
+
+  test('an upstream that is down: pages_read broken, nothing claimed to hold on data it never saw', async () => {
+    const report = await check({ sources: [{ name: 'main', base_url: 'http://127.0.0.1:9' }], timeout_ms: 2000 })
+    assert.equal(statusOf(report, 'pages_read')?.status, 'fails_closed')
+    for (const name of ['declared_fields', 'unique_ids', 'read_by_id', 'versions']) assert.equal(statusOf(report, name)?.status, 'unknown', name)
+  })
+})
+
+describe('warrant check (a real subprocess)', () => {
+  let ws: Awaited<ReturnType<typeof createCliWorkspace>>
+  before(async () => {
+    ws = await createCliWorkspace({ count: 500 })
+  })
+  after(() => ws?.drop())
+
+  test('the demo resource: a table of guarantees, exit 0', async () => {
+    const out = await ws.warrant(['check', 'subscriptions'])
+    assert.equal(out.code, 0, out.stdout + out.stderr)
+    assert.match(out.stdout, /^check subscriptions \(sql\): every guarantee holds/)
+    for (const name of ['pages_read', 'declared_fields', 'unique_ids', 'stable_order', 'read_by_id', 'versions', 'conditional_writes']) assert.match(out.stdout, new RegExp(`^${name}\\s+holds`, 'm'))
+  })
+
+  test('an unknown resource: exit 2 with the known ones', async () => {
+    const out = await ws.warrant(['check', 'nope'])
+    assert.equal(out.code, 2)
+    assert.match(out.stderr, /known resources: subscriptions/)
+  })
+})
