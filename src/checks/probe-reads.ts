@@ -75,22 +75,36 @@ function reachable(samples: readonly SourceSample[]): Guarantee {
 }
 
 function declaredFields(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+  const promise = 'every record carries every declared field, with its declared type'
   const records = samples.flatMap((s) => s.records)
-  if (records.length === 0)
-    return { name: 'declared_fields', promise: 'every record carries every declared field', status: 'unknown', detail: 'no record was read', config_keys: [] }
-  const absent = new Map<string, number>()
-  for (const r of records)
-    for (const field of Object.keys(resource.fields)) if (!Object.hasOwn(r.fields, field)) absent.set(field, (absent.get(field) ?? 0) + 1)
-  if (absent.size === 0)
-    return { name: 'declared_fields', promise: 'every record carries every declared field', status: 'holds', detail: `${records.length} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
+  // Records the connector could not judge never reach `records`: the pages count them, with the fields.
+  let unjudged = 0
+  const absent = new Set<string>()
+  const mistyped = new Set<string>()
+  for (const s of samples)
+    for (const r of s.results) {
+      if (r.kind !== 'page' || !r.unjudged) continue
+      unjudged += r.unjudged.count
+      for (const f of r.unjudged.absent) absent.add(f)
+      for (const f of r.unjudged.mistyped) mistyped.add(f)
+    }
+  for (const r of records) for (const field of Object.keys(resource.fields)) if (!Object.hasOwn(r.fields, field)) absent.add(field)
+  const total = records.length + unjudged
+  if (total === 0) return { name: 'declared_fields', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
+  if (absent.size + mistyped.size === 0)
+    return { name: 'declared_fields', promise, status: 'holds', detail: `${records.length} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
   const pathKey = resource.connector.kind === 'http' ? 'connector.field_paths' : 'fields'
+  const parts = [
+    absent.size > 0 ? `absent: ${[...absent].map((f) => `"${f}"`).join(', ')}` : '',
+    mistyped.size > 0 ? `of another type: ${[...mistyped].map((f) => `"${f}"`).join(', ')}` : '',
+  ].filter(Boolean)
   return {
     name: 'declared_fields',
-    promise: 'every record carries every declared field',
-    // Warrant never reads an absent field as null: a filter on it makes the answer not complete.
+    promise,
+    // Warrant never reads an absent field as null: such records are counted as SHAPE_MISMATCH, never judged.
     status: 'fails_closed',
-    detail: [...absent].map(([f, n]) => `"${f}" absent from ${n} of ${records.length} records`).join('; ') + ' (filters on these fields cannot be judged: answers say not complete)',
-    config_keys: [...absent.keys()].map((f) => `${pathKey}.${f}`),
+    detail: `${unjudged} of ${total} records cannot be judged (${parts.join('; ')}): answers over them say not complete (SHAPE_MISMATCH)`,
+    config_keys: [...[...absent].map((f) => `${pathKey}.${f}`), ...[...mistyped].map((f) => `fields.${f}`)],
   }
 }
 
