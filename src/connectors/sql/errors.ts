@@ -51,3 +51,29 @@ export function classifyWriteError(error: unknown): WriteFailure {
   }
   return { kind: 'unknown', message }
 }
+
+/**
+ * The declared column a table lacks, when a statement failed for that reason (SQLite "no such column",
+ * PostgreSQL 42703, MySQL/MariaDB "Unknown column"), else null.
+ */
+export function missingColumnOf(error: unknown): string | null {
+  const message = messageOf(error)
+  const code = codeOf(error)
+  const sqlite = /no such column: (?:[\w"]+\.)?"?(\w+)"?/i.exec(message)
+  if (sqlite) return sqlite[1]!
+  const postgres = /column "?(?:\w+\.)?(\w+)"? does not exist/i.exec(message)
+  if (postgres && (code === '42703' || code === undefined)) return postgres[1]!
+  const mysql = /Unknown column '(?:\w+\.)?(\w+)'/i.exec(message)
+  return mysql ? mysql[1]! : null
+}
+
+/**
+ * Why a read failed, in words. A declared column the table lacks is the config not matching the table: said
+ * as such, with the fix, never as an outage to retry.
+ */
+export function readFailure(endpoint: string, error: unknown): string {
+  const column = missingColumnOf(error)
+  if (column !== null)
+    return `reading ${endpoint} failed: it has no column "${column}", which the resource declares in fields; the config does not match the table (fix the resource's fields, or the table) and no record can be judged until it does`
+  return `reading ${endpoint} failed: ${messageOf(error)}`
+}

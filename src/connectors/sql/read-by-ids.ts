@@ -1,7 +1,7 @@
 import { sql, type SqlBool } from 'kysely'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
-import { messageOf } from './errors.js'
+import { readFailure } from './errors.js'
 import { idParam } from './resource.js'
 
 // keeps each IN list well under every driver's parameter limit
@@ -30,7 +30,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     const result = await timed(() => ctx.backend.run(compiled))
     if ('error' in result) {
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
-      const message = `reading ${endpoint} by id failed: ${messageOf(result.error)}`
+      const message = readFailure(`${endpoint} by id`, result.error)
       for (const id of chunk) failed.push({ id, message })
       continue
     }

@@ -4,7 +4,7 @@ import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.
 import type { SessionHandle } from './backend.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
-import { messageOf } from './errors.js'
+import { messageOf, readFailure } from './errors.js'
 
 /**
  * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
@@ -53,7 +53,7 @@ class SqlReadSession implements ReadSession {
       this.#brokenBy = messageOf(result.error)
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       void this.#release()
-      return { kind: 'unavailable', message: `reading ${endpoint} failed: ${this.#brokenBy}` }
+      return { kind: 'unavailable', message: readFailure(endpoint, result.error) }
     }
     if (this.#state === 'open') this.#arm()
     const rows = result.value
