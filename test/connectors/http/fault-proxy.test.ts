@@ -5,7 +5,7 @@ import { decide, envelopeSchema, type Envelope } from '../../../src/contract/ind
 import { createHttpConnector } from '../../../src/connectors/http/index.js'
 import { createCursorCodec, searchAll } from '../../../src/inventory/index.js'
 import type { Budget } from '../../../src/inventory/search-types.js'
-import { cursorExpiresAfter, startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js'
+import { cursorExpiresAfter, renameField, startFaultProxy, type FaultProxy } from '../../support/fault-proxy.js'
 import { collection, httpResource, type Item } from './fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from './upstream-server.js'
 
@@ -21,6 +21,11 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
   let proxy: FaultProxy
   before(async () => {
     upstream = await startUpstream((req, res) => {
+      const one = /^\/items\/([^/]+)$/.exec(req.url.pathname)
+      if (one) {
+        const item = items.find((i) => i.id === one[1])
+        return item ? sendJson(res, 200, item) : sendJson(res, 404, { error: 'not found' })
+      }
       const from = Number(req.url.searchParams.get('cursor') ?? 0)
       const size = Number(req.url.searchParams.get('limit') ?? 10)
       const next = from + size < items.length ? String(from + size) : null
@@ -135,5 +140,31 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
     // No silent restart: the proxy never saw a request for the first page again after the expiry.
     const firstPageRequests = proxy.seen.slice(start).filter((r) => r.url.pathname === '/items' && !r.url.searchParams.has('cursor'))
     assert.equal(firstPageRequests.length, 1)
+  })
+
+  test('a field renamed mid-walk (schema drift): SHAPE_MISMATCH names the field and counts the records, never "absent"', async () => {
+    const start = proxy.seen.length
+    proxy.rule((req) => (req.url.pathname === '/items' && req.count > start + 2 ? renameField('items', 'status', 'state') : undefined))
+    const walk = (filter: Record<string, string>) =>
+      searchAll(connector(), { resource: 'items', filter, pageSize: 10 }, {}, { scope, cursorCodec: codec }).then((e) => envelopeSchema.parse(e))
+    const envelope = await walk({ status: 'past_due' })
+    assert.equal(envelope.complete, false)
+    const reason = envelope.incomplete_reasons.find((r) => r.code === 'SHAPE_MISMATCH')
+    assert.ok(reason, JSON.stringify(envelope.incomplete_reasons))
+    assert.deepEqual(reason.fields, ['status'])
+    assert.equal(reason.record_count, 20, 'the two drifted pages, 10 records each')
+    // What the two good pages matched is returned; nothing from the drifted pages is judged either way.
+    assert.deepEqual(envelope.items.map((i) => i.id), items.slice(0, 20).filter((i) => i.status === 'past_due').map((i) => i.id))
+    assert.notEqual(decide(envelope, 'prove_absence').decision, 'proceed')
+    assert.notEqual(decide(envelope, 'change_from_absence').decision, 'proceed')
+  })
+
+  test('a read by id answered with another record: that id fails, it is never taken for the record asked for', async () => {
+    proxy.rule((req) => (req.url.pathname === '/items/r002' ? { kind: 'rewrite', transform: () => items[4] } : undefined))
+    const result = await connector().readByIds(['r001', 'r002'])
+    assert.deepEqual([...result.records.keys()], ['r001'])
+    assert.equal(result.failed.length, 1)
+    assert.equal(result.failed[0]!.id, 'r002')
+    assert.match(result.failed[0]!.message, /r005/)
   })
 })
