@@ -11,6 +11,13 @@ if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
 fi
 
+# MariaDB: the sql connector suites and a bulk-flow scenario run on it as an upstream (never as the store).
+if ! mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; then
+  echo "test: starting MariaDB"
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+  for _ in $(seq 1 30); do mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+
 # Chromium for the review-page tests: Debian's build (test tools cannot download browsers here).
 if [ ! -x /usr/bin/chromium ]; then
   echo "test: installing Chromium from Debian"

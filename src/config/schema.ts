@@ -90,10 +90,10 @@ export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
 
 export const sqlConnectorSchema = z.strictObject({
   kind: z.literal('sql'),
-  url: z.string().min(1).describe('sqlite:./file.db or postgres://…'),
+  url: z.string().min(1).describe('sqlite:./file.db, postgres://… or mysql://…'),
   table: fieldName,
   source: z.string().default('primary').describe('the name this table is reported under'),
-  password: secretRef.optional().describe('for postgres URLs without a password'),
+  password: secretRef.optional().describe('for postgres or mysql URLs without a password'),
 })
 export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
 

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import mysql from 'mysql2'
 import pg from 'pg'
 import { parseSqlUrl, type SqlDialectName } from '../connectors/sql/url.js'
 
@@ -47,7 +48,7 @@ export interface DemoRow {
 }
 
 export interface EnsureDemoDataOptions {
-  /** `sqlite:/path/demo.db` (folder and file are created) or `postgres://…` (the database must exist). */
+  /** `sqlite:/path/demo.db` (folder and file are created), `postgres://…` or `mysql://…` (the database must exist). */
   readonly url: string
   readonly count?: number
   readonly seed?: number
@@ -194,11 +195,17 @@ export async function ensureDemoData(options: EnsureDemoDataOptions): Promise<{ 
     database.pragma('journal_mode = WAL')
     database.pragma('busy_timeout = 5000')
     db = new Kysely<any>({ dialect: new SqliteDialect({ database }) })
-  } else {
+  } else if (location.dialect === 'postgres') {
     const pool = new pg.Pool({ connectionString: location.connectionString, max: 1 })
     pool.on('error', () => undefined)
     db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
+  } else {
+    const { host, port, user, password, database } = location
+    const pool = mysql.createPool({ host, port, user, password, database, connectionLimit: 1, timezone: 'Z', charset: 'utf8mb4' })
+    db = new Kysely<any>({ dialect: new MysqlDialect({ pool }) })
   }
+  // DATETIME(3) on MySQL takes a date, not the ISO string's Z
+  const stored = (row: DemoRow) => (location.dialect === 'mysql' ? { ...row, updated_at: new Date(row.updated_at) } : row)
   try {
     return await inTransaction(db, location.dialect, async (trx) => {
       await createDemoTable(trx, location.dialect)
@@ -208,11 +215,11 @@ export async function ensureDemoData(options: EnsureDemoDataOptions): Promise<{ 
       for (const row of generateDemoRows(count, seed)) {
         batch.push(row)
         if (batch.length === 500) {
-          await trx.insertInto(DEMO_TABLE).values(batch).execute()
+          await trx.insertInto(DEMO_TABLE).values(batch.map(stored)).execute()
           batch = []
         }
       }
-      if (batch.length > 0) await trx.insertInto(DEMO_TABLE).values(batch).execute()
+      if (batch.length > 0) await trx.insertInto(DEMO_TABLE).values(batch.map(stored)).execute()
       return { created: true, count: await countRows(trx) }
     })
   } finally {
@@ -225,6 +232,17 @@ async function inTransaction<T>(db: Kysely<any>, dialect: SqlDialectName, work: 
     return db.transaction().execute(async (trx: Transaction<any>) => {
       await sql`select pg_advisory_xact_lock(${DEMO_DEFAULT_SEED}, hashtext(${DEMO_TABLE}))`.execute(trx)
       return work(trx)
+    })
+  }
+  if (dialect === 'mysql') {
+    return db.transaction().execute(async (trx: Transaction<any>) => {
+      // a named lock serialises instances; it is released when the connection returns to the pool
+      await sql`select get_lock(${`warrant_demo_${DEMO_TABLE}`}, 60)`.execute(trx)
+      try {
+        return await work(trx)
+      } finally {
+        await sql`select release_lock(${`warrant_demo_${DEMO_TABLE}`})`.execute(trx)
+      }
     })
   }
   // BEGIN IMMEDIATE takes the write lock before the row count is read, so two starts cannot both fill it
@@ -242,6 +260,7 @@ async function inTransaction<T>(db: Kysely<any>, dialect: SqlDialectName, work: 
 }
 
 async function createDemoTable(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {
+  if (dialect === 'mysql') return createMysqlDemoTable(db)
   const pgDialect = dialect === 'postgres'
   await db.schema
     .createTable(DEMO_TABLE)
@@ -261,6 +280,30 @@ async function createDemoTable(db: Kysely<any>, dialect: SqlDialectName): Promis
     .addColumn('updated_at', pgDialect ? 'timestamptz' : 'text', (c) => c.notNull())
     .addColumn('card_token', 'text', (c) => c.notNull())
     .addColumn('notes', 'text', (c) => c.notNull().defaultTo(''))
+    .execute()
+}
+
+/** The same table in MySQL/MariaDB types; a binary collation keeps the id order the code-point order. */
+async function createMysqlDemoTable(db: Kysely<any>): Promise<void> {
+  const short = sql`varchar(255)`
+  await db.schema
+    .createTable(DEMO_TABLE)
+    .ifNotExists()
+    .addColumn('id', sql`varchar(64) collate utf8mb4_bin`, (c) => c.primaryKey())
+    .addColumn('customer_name', short, (c) => c.notNull())
+    .addColumn('status', sql`varchar(32)`, (c) => c.notNull().check(sql`status in ('active', 'past_due', 'paused', 'canceled', 'trialing')`))
+    .addColumn('region', sql`varchar(32)`, (c) => c.notNull())
+    .addColumn('tenant', short, (c) => c.notNull())
+    .addColumn('owner', short, (c) => c.notNull())
+    .addColumn('amount_due', sql`decimal(12, 2)`, (c) => c.notNull().check(sql`amount_due >= 0`))
+    .addColumn('tags', short, (c) => c.notNull().defaultTo('[]'))
+    .addColumn('collection', sql`varchar(16)`, (c) => c.notNull().check(sql`collection in ('active', 'paused')`))
+    .addColumn('pause_reason', short, (c) => c.notNull().defaultTo(''))
+    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(1))
+    .addColumn('updated_at', sql`datetime(3)`, (c) => c.notNull())
+    .addColumn('card_token', sql`varchar(64)`, (c) => c.notNull())
+    .addColumn('notes', short, (c) => c.notNull().defaultTo(''))
+    .modifyEnd(sql`engine = InnoDB default charset = utf8mb4`)
     .execute()
 }
 

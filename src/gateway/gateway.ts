@@ -10,7 +10,8 @@ import { createPlanService, type PlanService } from '../plans/index.js'
 import { createOperationService, type OperationService } from '../operations/index.js'
 import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
 import { createReviewService, type ReviewService } from '../review/index.js'
-import { createStore, type Store } from '../store/index.js'
+import { WarrantError } from '../contract/index.js'
+import { createStore, InvalidStoreUrlError, type Store } from '../store/index.js'
 import { createLogger, type Logger } from './logger.js'
 
 /** The assembled gateway that every surface calls: store, resources and the shared services. */
@@ -59,7 +60,10 @@ export interface GatewayOptions {
  */
 export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? createLogger()
-  const store = await createStore({ url: options.config.store, log })
+  const store = await createStore({ url: options.config.store, log }).catch((error: unknown) => {
+    // a store URL that cannot be used is the configuration's fault: one sentence, not a stack trace
+    throw error instanceof InvalidStoreUrlError ? new WarrantError('invalid_request', error.message) : error
+  })
   try {
     const outcome = await store.migrate()
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)

@@ -32,6 +32,11 @@ export function parseStoreUrl(url: string): StoreLocation {
   if (scheme === undefined) {
     throw new InvalidStoreUrlError(`store URL "${maskPassword(trimmed)}" has no scheme; ${EXPECTED_FORMS}`)
   }
+  if (scheme === 'mysql' || scheme === 'mariadb') {
+    throw new InvalidStoreUrlError(
+      `store URL scheme "${scheme}:" is not supported (in "${maskPassword(trimmed)}"): the store is SQLite or PostgreSQL; MySQL/MariaDB can be a sql upstream (connector.url), not the store`,
+    )
+  }
   throw new InvalidStoreUrlError(
     `store URL scheme "${scheme}:" is not supported (in "${maskPassword(trimmed)}"); ${EXPECTED_FORMS}`,
   )

@@ -7,7 +7,7 @@ import { loadConfigFile, type ResourceConfig } from '../../src/config/index.js'
 import { createSqlConnector } from '../../src/connectors/sql/index.js'
 import type { SourceRecord } from '../../src/connectors/connector.js'
 import { DEMO_STATUSES, ensureDemoData, generateDemoRows } from '../../src/demo/index.js'
-import { createTempDir, createTestPostgresDatabase, type TempDir, type TestDatabase } from '../support/stores.js'
+import { createTempDir, createTestMysqlDatabase, createTestPostgresDatabase, type TempDir, type TestDatabase } from '../support/stores.js'
 
 const demoResource = loadConfigFile(new URL('../../config/demo.yaml', import.meta.url).pathname).resources.subscriptions!
 
@@ -90,6 +90,17 @@ describe('demo data', () => {
     const third = join(dir.path, 'c', 'demo.db')
     await ensureDemoData({ url: `sqlite:${third}`, count: 100, seed: 1 })
     assert.notEqual(digestOf(await readAll(`sqlite:${third}`)), digestOf(sqliteRecords.slice(0, 100)))
+  })
+
+  it('gives the same records on MariaDB, read through the connector', async () => {
+    const mariadb = await createTestMysqlDatabase()
+    try {
+      assert.deepEqual(await ensureDemoData({ url: mariadb.url }), { created: true, count: 10_000 })
+      assert.deepEqual(await ensureDemoData({ url: mariadb.url }), { created: false, count: 10_000 })
+      assert.equal(digestOf(await readAll(mariadb.url)), digestOf(sqliteRecords))
+    } finally {
+      await mariadb.drop()
+    }
   })
 
   it('looks like the article: ~20% past_due, money owed only when past_due, disputed and legal_hold among past_due eu', () => {

@@ -7,7 +7,7 @@ import { createApp } from '../../src/api/index.js'
 import { parseConfig, resolvePaths, type WarrantConfig } from '../../src/config/index.js'
 import { ensureDemoData } from '../../src/demo/index.js'
 import { createLogger, type Gateway, openGateway } from '../../src/gateway/index.js'
-import { createTempDir, createTestPostgresDatabase, type StoreKind } from './stores.js'
+import { createTempDir, createTestMysqlDatabase, createTestPostgresDatabase, type StoreKind, type TestDatabase } from './stores.js'
 
 export interface GatewayFixture {
   readonly gateway: Gateway
@@ -15,7 +15,7 @@ export interface GatewayFixture {
   /** The running server's base URL on loopback. */
   readonly base: string
   readonly dir: string
-  /** The demo upstream's sqlite URL. */
+  /** The demo upstream's URL: a sqlite file unless `upstream` chose a database server. */
   readonly upstreamUrl: string
   readonly storeUrl: string
   /** Bearer tokens: an agent scoped to subscriptions and every action, two reviewers, an admin. */
@@ -29,6 +29,8 @@ export interface GatewayFixtureOptions {
   readonly store: StoreKind
   /** How many demo records to generate (10,000 by default, as `npm start` does). */
   readonly count?: number
+  /** Where the demo `subscriptions` table lives: a SQLite file (default) or a fresh database on a server. */
+  readonly upstream?: 'sqlite' | 'postgres' | 'mysql'
   /** Changes to the demo config before it is parsed. */
   readonly edit?: (raw: Record<string, any>) => void
   readonly serve?: boolean
@@ -42,7 +44,9 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
   const dir = await createTempDir('warrant-gw-')
   const pg = options.store === 'postgres' ? await createTestPostgresDatabase() : null
   const raw = parseYaml(readFileSync(new URL('../../config/demo.yaml', import.meta.url), 'utf8')) as Record<string, any>
-  const upstreamUrl = `sqlite:${join(dir.path, 'demo.db')}`
+  const upstreamDb: TestDatabase | null =
+    options.upstream === 'postgres' ? await createTestPostgresDatabase() : options.upstream === 'mysql' ? await createTestMysqlDatabase() : null
+  const upstreamUrl = upstreamDb?.url ?? `sqlite:${join(dir.path, 'demo.db')}`
   const storeUrl = pg ? pg.url : `sqlite:${join(dir.path, 'warrant.db')}`
   raw.store = storeUrl
   raw.resources.subscriptions.connector.url = upstreamUrl
@@ -75,6 +79,7 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()))
       await gateway.close()
       await pg?.drop()
+      await upstreamDb?.drop()
       await dir.drop()
     },
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { createStore, maskPassword } from '../../src/store/index.js'
 import type { Store, StoreDialect, StoreOptions } from '../../src/store/index.js'
@@ -88,6 +89,58 @@ export async function createTestPostgresDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     // FORCE ends sessions a failing test left open, which would otherwise make DROP wait or fail.
     drop: once(() => withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+  }
+}
+
+/**
+ * The MySQL/MariaDB server test upstreams are created on (root may CREATE DATABASE). Override with
+ * WARRANT_TEST_MYSQL_URL.
+ */
+export const TEST_MYSQL_ADMIN_URL = process.env.WARRANT_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/mysql'
+
+/**
+ * A new, empty MySQL/MariaDB database on the test server, to stand in for an upstream table. `drop()` ends
+ * the connections still using it (a left-open transaction would make DROP wait) and removes it.
+ */
+export async function createTestMysqlDatabase(): Promise<TestDatabase> {
+  const name = `warrant_test_${randomBytes(6).toString('hex')}`
+  await withMysqlAdmin((conn) => conn.query(`CREATE DATABASE ${name} CHARACTER SET utf8mb4`))
+  const url = new URL(TEST_MYSQL_ADMIN_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: once(() =>
+      withMysqlAdmin(async (conn) => {
+        const [rows] = await conn.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [name])
+        for (const { id } of rows as { id: number }[]) await conn.query(`KILL ${Number(id)}`).catch(() => undefined)
+        await conn.query(`DROP DATABASE IF EXISTS ${name}`)
+      }),
+    ),
+  }
+}
+
+async function withMysqlAdmin(work: (conn: mysql.Connection) => Promise<unknown>): Promise<void> {
+  const url = new URL(TEST_MYSQL_ADMIN_URL)
+  let conn: mysql.Connection
+  try {
+    conn = await mysql.createConnection({
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username) || 'root',
+      password: decodeURIComponent(url.password),
+      database: url.pathname.slice(1) || undefined,
+    })
+  } catch (cause) {
+    throw new Error(
+      `test MySQL/MariaDB server is not reachable at ${maskPassword(TEST_MYSQL_ADMIN_URL)}; start it with ` +
+        '`start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd` or set WARRANT_TEST_MYSQL_URL',
+      { cause },
+    )
+  }
+  try {
+    await work(conn)
+  } finally {
+    await conn.end()
   }
 }
 

@@ -56,10 +56,12 @@ export function isValueOfType(type: FieldType, value: unknown): value is Scalar 
 
 /**
  * A value as a query parameter for a column of `type`. SQLite has no boolean: 0/1. PostgreSQL gets explicit
- * numeric casts so an untyped parameter never has to be guessed from the column.
+ * numeric casts so an untyped parameter never has to be guessed from the column. MySQL gets timestamps as
+ * dates (a DATETIME literal in UTC): it does not read an ISO string's `Z`.
  */
 export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
   if (typeof value === 'boolean' && dialect === 'sqlite') return sql.val(value ? 1 : 0)
+  if (dialect === 'mysql' && type === 'timestamp' && typeof value === 'string') return sql.val(new Date(Date.parse(value)))
   if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as double precision)`
   if (dialect === 'postgres' && type === 'integer') return sql`cast(${value} as bigint)`
   return sql.val(value)
@@ -98,13 +100,17 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
   }
   const values = Array.isArray(clause.value) ? clause.value : [clause.value as Scalar]
   for (const v of values) if (!isValueOfType(type, v)) throw mismatch(where, field, op, type, EXPECTED[type])
+  if (dialect === 'mysql' && type === 'timestamp' && values.some((v) => Number.isNaN(Date.parse(v as string)))) {
+    throw mismatch(where, field, op, type, EXPECTED[type])
+  }
+  if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])
 
   switch (op) {
     case 'contains': {
       const tag = values[0] as string
-      return dialect === 'sqlite'
-        ? sql`exists (select 1 from json_each(${column}) as je where je.value = ${tag})`
-        : sql`(${column})::jsonb @> jsonb_build_array(cast(${tag} as text))`
+      if (dialect === 'sqlite') return sql`exists (select 1 from json_each(${column}) as je where je.value = ${tag})`
+      if (dialect === 'mysql') return sql`json_contains(${column}, json_quote(${tag}))`
+      return sql`(${column})::jsonb @> jsonb_build_array(cast(${tag} as text))`
     }
     case 'eq':
       return sql`${column} = ${paramOf(values[0]!, type, dialect)}`
@@ -117,6 +123,28 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
       const left = dialect === 'postgres' && type === 'string' ? sql`cast(${column} as text) collate "C"` : column
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${left} ${symbol} ${paramOf(values[0]!, type, dialect)}`
+    }
+  }
+}
+
+/**
+ * MySQL compares strings by the column's collation, often case- and trailing-space-insensitive; the filter's
+ * semantics are exact, by code point. UTF-8 bytes order as code points do, so both sides compare as bytes.
+ * Equality keeps a plain `=` / `in` beside it so an index on the column still narrows the rows.
+ */
+function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+  const bytes = (value: unknown) => sql`cast(convert(${value} using utf8mb4) as binary)`
+  const list = (wrap: (v: string) => unknown) => sql.join(values.map(wrap))
+  switch (op) {
+    case 'eq':
+      return sql`(${column} = ${values[0]} and ${bytes(column)} = ${bytes(values[0])})`
+    case 'in':
+      return sql`(${column} in (${list((v) => v)}) and ${bytes(column)} in (${list((v) => bytes(v))}))`
+    case 'not_in':
+      return sql`${bytes(column)} not in (${list((v) => bytes(v))})`
+    default: {
+      const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
+      return sql`${bytes(column)} ${symbol} ${bytes(values[0])}`
     }
   }
 }

@@ -1,7 +1,24 @@
 import type { WriteOutcome } from '../connector.js'
 
-/** What a failed statement means for a write: definitely not applied (rejected) or unknown. */
-export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'unauthorized' } | { kind: 'unknown' }>
+/**
+ * What a failed statement means for a write: definitely not applied (rejected), not applied but worth another
+ * try (rate_limited: a deadlock or a lock wait the database rolled back), or unknown.
+ */
+export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'unauthorized' } | { kind: 'rate_limited' } | { kind: 'unknown' }>
+
+/** Seconds before a write the database rolled back for a lock is tried again. */
+const LOCK_RETRY_SECONDS = 1
+
+/**
+ * A write whose transaction was never committed (MySQL/MariaDB, where UPDATE and its read-back are one
+ * transaction): whatever went wrong, nothing was written. `cause` is the database's error, when there was one.
+ */
+export class NotCommittedError extends Error {
+  override readonly name = 'NotCommittedError'
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+  }
+}
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -16,6 +33,11 @@ function neverConnected(code: string | undefined, message: string): boolean {
   return /timeout exceeded when trying to connect/i.test(message)
 }
 
+/** A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed. */
+function retried(message: string, what: string): WriteFailure {
+  return { kind: 'rate_limited', status: 503, retryAfterSeconds: LOCK_RETRY_SECONDS, message: `${message} (${what}; nothing was written, retried)` }
+}
+
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : undefined
@@ -27,6 +49,14 @@ function codeOf(error: unknown): string | undefined {
  * statement reached the server: `unknown`, never retried blindly. Missing privileges: `unauthorized`.
  */
 export function classifyWriteError(error: unknown): WriteFailure {
+  if (error instanceof NotCommittedError) {
+    if (error.cause === undefined) return { kind: 'rejected', status: 500, message: `${error.message}; the transaction was rolled back, nothing was written` }
+    const failure = classifyWriteError(error.cause)
+    // the transaction never committed: a lost connection before COMMIT wrote nothing
+    return failure.kind === 'unknown' ? { kind: 'rejected', status: 503, message: `${failure.message} (the transaction was never committed; nothing was written)` } : failure
+  }
+  const mysqlFailure = classifyMysqlError(error)
+  if (mysqlFailure) return mysqlFailure
   const code = codeOf(error)
   const message = messageOf(error)
   if (neverConnected(code, message)) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
@@ -45,8 +75,8 @@ export function classifyWriteError(error: unknown): WriteFailure {
     if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
     // 42 syntax or unknown column/table: the statement never ran
     if (cls === '42') return { kind: 'rejected', status: 500, message }
-    // 40 transaction rollback (serialization failure, deadlock): rolled back, so certainly not applied
-    if (cls === '40' || code === '55P03') return { kind: 'rejected', status: 503, message: `${message} (rolled back; nothing was written)` }
+    // 40 transaction rollback (serialization failure, deadlock), 55P03 lock not available: certainly not applied
+    if (cls === '40' || code === '55P03') return retried(message, 'rolled back')
     return { kind: 'unknown', message }
   }
   return { kind: 'unknown', message }
@@ -76,4 +106,23 @@ export function readFailure(endpoint: string, error: unknown): string {
   if (column !== null)
     return `reading ${endpoint} failed: it has no column "${column}", which the resource declares in fields; the config does not match the table (fix the resource's fields, or the table) and no record can be judged until it does`
   return `reading ${endpoint} failed: ${messageOf(error)}`
+}
+
+/** mysql2 errors carry the server's error number and SQLSTATE; undefined for an error of another driver. */
+function classifyMysqlError(error: unknown): WriteFailure | undefined {
+  const { errno, sqlState } = (error ?? {}) as { errno?: unknown; sqlState?: unknown }
+  if (typeof errno !== 'number' || typeof sqlState !== 'string') return undefined
+  const message = messageOf(error)
+  // 1213 deadlock (the transaction was rolled back), 1205 lock wait timeout, 1969/3024 statement time limit
+  if (errno === 1213) return retried(message, 'deadlock, rolled back')
+  if (errno === 1205 || errno === 1969 || errno === 3024) return retried(message, 'lock wait or time limit, statement rolled back')
+  // access denied: to the server (1045), the database (1044), a table or column (1142, 1143)
+  if (errno === 1045) return { kind: 'unauthorized', status: 401, message }
+  if (errno === 1044 || errno === 1142 || errno === 1143) return { kind: 'unauthorized', status: 403, message }
+  if (errno === 1049) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
+  const cls = sqlState.slice(0, 2)
+  if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
+  if (cls === '42') return { kind: 'rejected', status: 500, message }
+  if (cls === '40') return retried(message, 'rolled back')
+  return { kind: 'unknown', message }
 }

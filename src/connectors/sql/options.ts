@@ -9,13 +9,16 @@ export interface SqlConnectorOptions {
   readonly onCall?: UpstreamCallListener
   /** A read session with no read for this long is closed and its next read is `cursor_expired`. Default 5 minutes. */
   readonly sessionIdleTimeoutMs?: number
-  /** PostgreSQL: pooled connections for writes and reads by id. Default 5. */
+  /** PostgreSQL, MySQL: pooled connections for writes and reads by id. Default 5. */
   readonly maxConnections?: number
-  /** PostgreSQL: connections for read sessions, a pool of their own so walks never starve writes. Default 10. */
+  /** PostgreSQL, MySQL: connections for read sessions, a pool of their own so walks never starve writes. Default 10. */
   readonly maxSessions?: number
-  /** PostgreSQL `statement_timeout` and SQLite `busy_timeout`, in ms. Default 30 s (PostgreSQL), 5 s (SQLite). */
+  /**
+   * PostgreSQL `statement_timeout`, SQLite `busy_timeout`, MySQL/MariaDB statement time limit and
+   * `innodb_lock_wait_timeout` (whole seconds, at least 1), in ms. Default 30 s (5 s on SQLite).
+   */
   readonly statementTimeoutMs?: number
-  /** The password for a postgres URL without one; default: `connector.password` resolved by `readSecret`. */
+  /** The password for a postgres or mysql URL without one; default: `connector.password` resolved by `readSecret`. */
   readonly password?: string
   /** The clock for new timestamp versions and `updated_at`. */
   readonly now?: () => Date

@@ -20,6 +20,8 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
   return {
     db,
     run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
+    // RETURNING answers in the same statement; autocommitted, so there is nothing `accept` could undo
+    update: async ({ returning }) => (await db.executeQuery<Row>(returning)).rows as Row[],
     openHandle: async () => {
       const client = await sessionPool.connect()
       let broken: Error | undefined

@@ -3,6 +3,7 @@ import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
 import { callEmitter, type ConnectorContext } from './context.js'
 import type { SqlConnector, SqlConnectorOptions } from './options.js'
+import { mysqlBackend } from './mysql-backend.js'
 import { postgresBackend } from './postgres-backend.js'
 import { readByIds } from './read-by-ids.js'
 import { openReadSession, type OpenSessions } from './read-session.js'
@@ -14,11 +15,11 @@ import { writeRecord } from './write.js'
 export type { SqlConnector, SqlConnectorOptions } from './options.js'
 
 /**
- * A connector to one table of SQLite or PostgreSQL.
+ * A connector to one table of SQLite, PostgreSQL, MySQL or MariaDB.
  *
  * Reads walk in keyset order on the id column, inside one read transaction per session, so a whole walk sees
  * one snapshot (`consistentSnapshot: true`). Writes are one conditional `UPDATE … WHERE id AND version AND
- * precondition RETURNING …`. Every value is a parameter; identifiers come from the validated config and are
+ * precondition RETURNING …` (MySQL: the UPDATE and a read of the row in one transaction). Every value is a parameter; identifiers come from the validated config and are
  * quoted by kysely. Nothing is connected until first use, so an unreachable upstream is a result, not a crash.
  *
  * @example
@@ -36,7 +37,12 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const table = config.table
   const source = config.source
   const endpoint = `table ${table}`
-  const backend: Backend = location.dialect === 'sqlite' ? sqliteBackend(location, table, idField, options) : postgresBackend(location, options)
+  const backend: Backend =
+    location.dialect === 'sqlite'
+      ? sqliteBackend(location, table, idField, options)
+      : location.dialect === 'postgres'
+        ? postgresBackend(location, options)
+        : mysqlBackend(location, options)
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
 

@@ -23,6 +23,8 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
   return {
     db,
     run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
+    // RETURNING answers in the same statement; autocommitted, so there is nothing `accept` could undo
+    update: async ({ returning }) => (await db.executeQuery<Row>(returning)).rows as Row[],
     openHandle: async () => {
       const openedAt = new Date().toISOString()
       const connection = open(true)

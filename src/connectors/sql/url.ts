@@ -5,12 +5,22 @@ import { WarrantError } from '../../contract/index.js'
 export type SqlLocation =
   | { readonly dialect: 'sqlite'; readonly filename: string; readonly display: string }
   | { readonly dialect: 'postgres'; readonly connectionString: string; readonly display: string }
+  | {
+      readonly dialect: 'mysql'
+      readonly host: string
+      readonly port: number
+      readonly user: string
+      readonly password: string | undefined
+      readonly database: string
+      readonly display: string
+    }
 
 export type SqlDialectName = SqlLocation['dialect']
 
 /**
  * Reads a sql connector URL: `sqlite:/abs/file.db`, `sqlite:///abs/file.db`, `sqlite:./relative.db` (against the
- * working folder; the config loader has already made it absolute), or `postgres://user@host:port/db`.
+ * working folder; the config loader has already made it absolute), `postgres://user@host:port/db`, or
+ * `mysql://user@host:port/db` (also spelled `mariadb://`).
  * `password`, when given and the URL has none, is put into the connection string (never into `display`).
  *
  * @throws WarrantError('invalid_request') naming what is wrong, never the password.
@@ -36,7 +46,31 @@ export function parseSqlUrl(url: string, password?: string): SqlLocation {
     if (password !== undefined && parsed.password === '') parsed.password = encodeURIComponent(password)
     return { dialect: 'postgres', connectionString: parsed.toString(), display: maskPassword(trimmed) }
   }
-  throw invalid(`sql connector URL "${maskPassword(trimmed)}" has an unsupported scheme; expected sqlite:<path> or postgres://…`)
+  if (scheme === 'mysql' || scheme === 'mariadb') return parseMysql(trimmed, password)
+  throw invalid(`sql connector URL "${maskPassword(trimmed)}" has an unsupported scheme; expected sqlite:<path>, postgres://… or mysql://…`)
+}
+
+function parseMysql(url: string, password: string | undefined): SqlLocation {
+  const display = maskPassword(url)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw invalid(`sql connector URL "${display}" is not a valid MySQL URL`)
+  }
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''))
+  if (database === '' || database.includes('/')) throw invalid(`sql connector URL "${display}" does not name one database (mysql://user@host:port/database)`)
+  if (parsed.hostname === '') throw invalid(`sql connector URL "${display}" names no host`)
+  const port = parsed.port === '' ? 3306 : Number(parsed.port)
+  return {
+    dialect: 'mysql',
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port,
+    user: decodeURIComponent(parsed.username) || 'root',
+    password: parsed.password !== '' ? decodeURIComponent(parsed.password) : password,
+    database,
+    display,
+  }
 }
 
 /** Masks the password of `scheme://user:password@host…`. */

@@ -24,6 +24,11 @@ export function versionCondition(column: VersionColumn, expected: string | numbe
     return sql`date_trunc('milliseconds', cast(${ref} as timestamptz)) = date_trunc('milliseconds', cast(${expected} as timestamptz))`
   }
   if (column.versionType === 'integer' && column.dialect === 'postgres') return sql`${ref} = cast(${expected} as bigint)`
+  if (column.versionType === 'timestamp' && column.dialect === 'mysql') {
+    // a DATETIME(6) keeps microseconds; the version handed out has milliseconds: the same millisecond matches
+    const from = new Date(Date.parse(String(expected)))
+    return sql`(${ref} >= ${from} and ${ref} < ${new Date(from.getTime() + 1)})`
+  }
   return sql`${ref} = ${expected}`
 }
 
@@ -32,7 +37,9 @@ export function nextVersion(column: VersionColumn, expected: string, now: Date):
   if (column.versionType === 'integer') return sql`${sql.ref(column.versionField)} + 1`
   if (column.versionType === 'timestamp') {
     const previous = Date.parse(expected)
-    return new Date(Math.max(now.getTime(), previous + 1)).toISOString()
+    const next = new Date(Math.max(now.getTime(), previous + 1))
+    // mysql2 writes a Date as a DATETIME literal in UTC; MySQL would refuse the ISO string's trailing Z
+    return column.dialect === 'mysql' ? next : next.toISOString()
   }
   return randomUUID()
 }

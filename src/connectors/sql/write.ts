@@ -3,14 +3,16 @@ import { WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
+import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
 import { nextVersion, sameVersion, versionCondition, versionParam } from './version.js'
 
 /**
- * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …`: the check and the write are a
- * single statement, so nothing can change the row between them. A statement that fails is classified by
+ * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …` (on MySQL the UPDATE and a read
+ * of the row in one transaction): the check and the write are a single statement, so nothing can change the
+ * row between them. A statement that fails is classified by
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
@@ -29,17 +31,24 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   const now = ctx.clock()
   const set: Record<string, unknown> = { ...assignments }
   set[versionField] = nextVersion(ctx, request.expectedVersion, now)
-  if (fields.updated_at === 'timestamp' && versionField !== 'updated_at' && !('updated_at' in request.set)) set.updated_at = now.toISOString()
+  if (fields.updated_at === 'timestamp' && versionField !== 'updated_at' && !('updated_at' in request.set)) set.updated_at = ctx.dialect === 'mysql' ? now : now.toISOString()
 
   const conditions = [sql`${sql.ref(idField)} = ${id}`, versionCondition(ctx, expected)]
   if (precondition) conditions.push(precondition)
-  const compiled = ctx.backend.db
+  const update = ctx.backend.db
     .updateTable(ctx.table)
     .set(set)
     .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
-    .returning([...ctx.columns])
-    .compile()
-  const result = await timed(() => ctx.backend.run(compiled))
+  const readBack = selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
+  const result = await timed(() =>
+    ctx.backend.update({
+      // MySQL has no UPDATE … RETURNING; compiling one there would be dead text
+      returning: ctx.dialect === 'mysql' ? update.compile() : update.returning([...ctx.columns]).compile(),
+      plain: update.compile(),
+      readBack,
+      accept: (rows) => refusal(ctx, request, rows),
+    }),
+  )
   if ('error' in result) {
     const failure = classifyWriteError(result.error)
     ctx.emit({ method: 'UPDATE', targetId, outcome: failure.kind, durationMs: result.durationMs })
@@ -56,6 +65,20 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   }
   ctx.emit({ method: 'UPDATE', targetId, outcome: 'conflict', durationMs: result.durationMs })
   return explainNoRow(ctx, request, id)
+}
+
+/**
+ * Rows an engine that can still roll back should not commit: more than one row for the id, or a version that
+ * did not move (a column too coarse for the next version, e.g. DATETIME without fractions): committed, that
+ * write would be invisible to every later version check.
+ */
+function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Row[]): string | undefined {
+  if (rows.length !== 1) return `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique`
+  const version = toRecord(ctx, rows[0]!).version
+  if (sameVersion(ctx, version, request.expectedVersion)) {
+    return `the version column "${ctx.versionField}" of record "${request.id}" did not change (still ${version}): it cannot hold the next version`
+  }
+  return undefined
 }
 
 /** After an UPDATE that matched nothing: read the row to say why. The write did not happen either way. */
@@ -97,7 +120,14 @@ function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknow
       out[field] = JSON.stringify(value)
     } else {
       if (!isValueOfType(type, value)) throw setMismatch(field, type, type === 'integer' ? 'an integer' : `a ${type === 'timestamp' ? 'string' : type}`)
-      out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
+      if (type === 'timestamp' && ctx.dialect === 'mysql') {
+        // a DATETIME literal in UTC; MySQL does not read the ISO string's Z
+        const at = Date.parse(value as string)
+        if (Number.isNaN(at)) throw setMismatch(field, type, 'an ISO-8601 timestamp string')
+        out[field] = new Date(at)
+      } else {
+        out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
+      }
     }
   }
   return out

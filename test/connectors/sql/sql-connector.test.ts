@@ -2,30 +2,12 @@ import assert from 'node:assert/strict'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import BetterSqlite3 from 'better-sqlite3'
 import fc from 'fast-check'
-import pg from 'pg'
 import { resourceSchema, type ResourceConfig } from '../../../src/config/index.js'
 import type { ReadSession, UpstreamCall } from '../../../src/connectors/connector.js'
 import { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from '../../../src/connectors/sql/index.js'
 import { matchesFilter, WarrantError, type Filter } from '../../../src/contract/index.js'
-import { createTempDir, createTestPostgresDatabase } from '../../support/stores.js'
-
-type Kind = 'sqlite' | 'postgres'
-
-/** A test row in its JavaScript shape: what the connector must return as `fields`. */
-interface Row {
-  id: string
-  name: string | null
-  n: number | null
-  k: number | null
-  flag: boolean | null
-  tags: string[] | null
-  at: string | null
-  version: number
-  updated_at: string
-  secret: string
-}
+import { createUpstream, SQL_KINDS, type Row, type Upstream } from './support/upstream.js'
 
 const INJECTION = "x'; DROP TABLE things; --"
 const STRINGS = ['', 'a', 'b', 'B', 'ab', 'a b', "O'Brien", INJECTION, '"quoted"', 'é', 'Z', '%', '_']
@@ -44,67 +26,6 @@ function resourceFor(url: string): ResourceConfig {
     review_fields: ['id', 'name'],
     denied_fields: ['secret'],
   })
-}
-
-/** The upstream table, reached over its own connection (not the connector's). */
-interface Upstream {
-  readonly url: string
-  exec(statement: string, params?: unknown[]): Promise<void>
-  count(): Promise<number>
-  reset(rows: readonly Row[]): Promise<void>
-  drop(): Promise<void>
-}
-
-async function createUpstream(kind: Kind): Promise<Upstream> {
-  if (kind === 'sqlite') {
-    const dir = await createTempDir('warrant-sql-connector-')
-    const file = join(dir.path, 'upstream.db')
-    const db = new BetterSqlite3(file)
-    db.pragma('journal_mode = WAL')
-    db.exec(`create table things (
-      id text primary key, name text, n real, k integer check (k is null or k > -1000), flag integer, tags text, at text,
-      version integer not null, updated_at text not null, secret text not null)`)
-    const insert = db.prepare('insert into things values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    return {
-      url: `sqlite:${file}`,
-      exec: async (statement, params = []) => void db.prepare(statement).run(...params),
-      count: async () => (db.prepare('select count(*) as c from things').get() as { c: number }).c,
-      reset: async (rows) =>
-        db.transaction(() => {
-          db.exec('delete from things')
-          for (const r of rows) insert.run(r.id, r.name, r.n, r.k, r.flag === null ? null : r.flag ? 1 : 0, r.tags && JSON.stringify(r.tags), r.at, r.version, r.updated_at, r.secret)
-        })(),
-      drop: async () => {
-        db.close()
-        await dir.drop()
-      },
-    }
-  }
-  const database = await createTestPostgresDatabase()
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  await client.query(`create table things (
-    id text collate "C" primary key, name text collate "en-x-icu", n double precision, k integer check (k is null or k > -1000), flag boolean, tags text,
-    at timestamptz, version integer not null, updated_at timestamptz not null, secret text not null)`)
-  return {
-    url: database.url,
-    exec: async (statement, params = []) => void (await client.query(statement.replace(/\?/g, (() => { let i = 0; return () => `$${++i}` })()), params)),
-    count: async () => Number((await client.query('select count(*) as c from things')).rows[0].c),
-    reset: async (rows) => {
-      await client.query('begin')
-      await client.query('delete from things')
-      for (const r of rows) {
-        await client.query('insert into things values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
-          r.id, r.name, r.n, r.k, r.flag, r.tags && JSON.stringify(r.tags), r.at, r.version, r.updated_at, r.secret,
-        ])
-      }
-      await client.query('commit')
-    },
-    drop: async () => {
-      await client.end()
-      await database.drop()
-    },
-  }
 }
 
 const rowId = (i: number) => `row_${String(i).padStart(4, '0')}`
@@ -210,7 +131,7 @@ function expectError(fn: () => unknown, code: string, details: Record<string, un
   )
 }
 
-for (const kind of ['sqlite', 'postgres'] as const) {
+for (const kind of SQL_KINDS) {
   describe(`sql connector on ${kind}`, () => {
     let upstream: Upstream
     let connector: SqlConnector
@@ -237,7 +158,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const session = await connector.openSession()
       try {
         assert.equal(session.consistentSnapshot, true)
-        assert.match(session.snapshot ?? '', kind === 'sqlite' ? /^sqlite:/ : /^postgres:\d+:\d+:/)
+        assert.match(session.snapshot ?? '', { sqlite: /^sqlite:/, postgres: /^postgres:\d+:\d+:/, mysql: /^mysql:\d{4}-\d\d-\d\dT[\d:.]+Z;connection=\d+$/ }[kind])
       } finally {
         await session.close()
       }
@@ -500,10 +421,11 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     })
 
     it('timestamp versions (microseconds on PostgreSQL) and string versions write conditionally too', async () => {
-      const ts = kind === 'postgres' ? 'timestamptz' : 'text'
-      await upstream.exec(`create table stamped (id text primary key, title text not null, rev ${ts} not null)`)
-      await upstream.exec(`create table tagged (id text primary key, title text not null, rev text not null)`)
-      await upstream.exec('insert into stamped values (?, ?, ?)', ['s1', 'one', kind === 'postgres' ? '2024-01-01T00:00:00.123456Z' : '2024-01-01T00:00:00.123Z'])
+      const ts = { postgres: 'timestamptz', mysql: 'datetime(6)', sqlite: 'text' }[kind]
+      const text = kind === 'mysql' ? 'varchar(64)' : 'text'
+      await upstream.exec(`create table stamped (id ${text} primary key, title ${text} not null, rev ${ts} not null)`)
+      await upstream.exec(`create table tagged (id ${text} primary key, title ${text} not null, rev ${text} not null)`)
+      await upstream.exec('insert into stamped values (?, ?, ?)', ['s1', 'one', kind === 'sqlite' ? '2024-01-01T00:00:00.123Z' : '2024-01-01T00:00:00.123456Z'])
       await upstream.exec('insert into tagged values (?, ?, ?)', ['t1', 'one', 'rev-abc'])
       const resourceOf = (table: string, rev: 'timestamp' | 'string') =>
         resourceSchema.parse({
@@ -578,6 +500,8 @@ describe('sql connector: an unreachable upstream is a result, not a crash', () =
     ['sqlite (no folder)', 'sqlite:/nonexistent-warrant-dir/none.db'],
     ['sqlite (no file)', `sqlite:${join(tmpdir(), `warrant-missing-${process.pid}.db`)}`],
     ['postgres', 'postgres://postgres@127.0.0.1:1/none'],
+    ['mysql', 'mysql://root@127.0.0.1:1/none'],
+    ['mysql (no such database)', 'mysql://root@127.0.0.1:3306/warrant_no_such_database'],
   ]
   for (const [name, url] of cases) {
     it(name, async () => {
@@ -600,13 +524,17 @@ describe('sql connector: an unreachable upstream is a result, not a crash', () =
     })
   }
   it('a password never appears in what the connector says', async () => {
-    const connector = createSqlConnector({ resource: resourceFor('postgres://postgres@127.0.0.1:1/none'), password: 's3cr3t-pw' })
-    try {
-      const session = await connector.openSession()
-      const page = await session.readPage({ source: 'things-db', filter: {}, position: null, pageSize: 10 })
-      assert.ok(page.kind === 'unavailable' && !page.message.includes('s3cr3t-pw'))
-    } finally {
-      await connector.close()
+    for (const url of ['postgres://postgres@127.0.0.1:1/none', 'mysql://root@127.0.0.1:1/none', 'mysql://root:s3cr3t-pw@127.0.0.1:1/none']) {
+      const connector = createSqlConnector({ resource: resourceFor(url), password: 's3cr3t-pw' })
+      try {
+        const session = await connector.openSession()
+        const page = await session.readPage({ source: 'things-db', filter: {}, position: null, pageSize: 10 })
+        assert.ok(page.kind === 'unavailable' && !page.message.includes('s3cr3t-pw'), url)
+        const write = await connector.write({ id: 'a', expectedVersion: '1', set: { name: 'x' }, precondition: {} })
+        assert.ok(!JSON.stringify(write).includes('s3cr3t-pw'), url)
+      } finally {
+        await connector.close()
+      }
     }
   })
 })

@@ -1,0 +1,151 @@
+import { Kysely, MysqlDialect, type CompiledQuery } from 'kysely'
+import mysql, { type Pool, type PoolOptions, type ResultSetHeader } from 'mysql2'
+import type { PoolConnection as PromiseConnection } from 'mysql2/promise'
+import { messageOf, NotCommittedError } from './errors.js'
+import type { SqlConnectorOptions } from './options.js'
+import type { SqlLocation } from './url.js'
+import type { Backend, Row } from './backend.js'
+
+type MysqlLocation = Extract<SqlLocation, { dialect: 'mysql' }>
+
+/**
+ * MySQL and MariaDB over mysql2. UPDATE has no RETURNING there, so a write is a transaction: the UPDATE, the
+ * row read back (our own row lock keeps it as written), then COMMIT. Until COMMIT is sent nothing is
+ * durable, which lets a write that failed or was refused say "nothing was written" with certainty.
+ */
+export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptions): Backend {
+  const timeoutMs = options.statementTimeoutMs ?? 30_000
+  const common: PoolOptions = {
+    host: location.host,
+    port: location.port,
+    user: location.user,
+    ...(location.password === undefined ? {} : { password: location.password }),
+    database: location.database,
+    connectTimeout: 10_000,
+    charset: 'utf8mb4',
+    // DATETIME values are read and written as UTC instants; TIMESTAMP columns follow the session time zone below
+    timezone: 'Z',
+    supportBigNumbers: true,
+    // Affected rows are the rows the WHERE matched, not only those whose values changed: a write that sets a
+    // field to the value it already had still matched id, version and precondition. (mysql2's default too;
+    // said here because the write's outcome depends on it.)
+    flags: ['FOUND_ROWS'],
+    waitForConnections: true,
+    queueLimit: 0,
+  }
+  const pool = prepare(mysql.createPool({ ...common, connectionLimit: options.maxConnections ?? 5 }), timeoutMs)
+  const sessionPool = prepare(mysql.createPool({ ...common, connectionLimit: options.maxSessions ?? 10, idleTimeout: 10_000, maxIdle: 0 }), timeoutMs)
+  const writes = pool.promise()
+  const sessions = sessionPool.promise()
+  const db = new Kysely<any>({ dialect: new MysqlDialect({ pool }) })
+  const query = async (conn: PromiseConnection, statement: CompiledQuery | string) =>
+    typeof statement === 'string' ? (await conn.query(statement))[0] : (await conn.query(statement.sql, statement.parameters as unknown[]))[0]
+
+  return {
+    db,
+    run: async (statement) => (await db.executeQuery<Row>(statement)).rows as Row[],
+    update: async ({ plain, readBack, accept }) => {
+      let conn: PromiseConnection
+      try {
+        conn = await writes.getConnection()
+      } catch (error) {
+        throw new NotCommittedError(messageOf(error), error)
+      }
+      let committing = false
+      let healthy = true
+      try {
+        await query(conn, 'START TRANSACTION')
+        const header = (await query(conn, plain)) as ResultSetHeader
+        if (header.affectedRows === 0) {
+          await query(conn, 'ROLLBACK')
+          return []
+        }
+        const rows = (await query(conn, readBack)) as Row[]
+        const refusal = accept(rows)
+        if (refusal !== undefined) {
+          await query(conn, 'ROLLBACK')
+          throw new NotCommittedError(refusal)
+        }
+        committing = true
+        await query(conn, 'COMMIT')
+        return rows
+      } catch (error) {
+        if (error instanceof NotCommittedError) throw error
+        healthy = false
+        // a failed COMMIT may have been applied; anything before it was not (the server rolls back an
+        // uncommitted transaction whose connection is gone)
+        if (committing) throw error
+        await query(conn, 'ROLLBACK').catch(() => undefined)
+        throw new NotCommittedError(messageOf(error), error)
+      } finally {
+        if (healthy) conn.release()
+        else conn.destroy()
+      }
+    },
+    openHandle: async () => {
+      const conn = await sessions.getConnection()
+      let broken: unknown
+      const fail = (error: unknown) => {
+        broken ??= error
+        return error
+      }
+      const release = () => (broken === undefined ? conn.release() : conn.destroy())
+      try {
+        await query(conn, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+        // WITH CONSISTENT SNAPSHOT takes the snapshot now, not at the first page's SELECT
+        await query(conn, 'START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY')
+        const [row] = (await query(conn, 'SELECT CAST(UTC_TIMESTAMP(6) AS CHAR) AS at, CONNECTION_ID() AS connection_id')) as Row[]
+        return {
+          snapshot: `mysql:${String(row?.at ?? '').replace(' ', 'T')}Z;connection=${String(row?.connection_id ?? '')}`,
+          run: async (statement) => {
+            if (broken !== undefined) throw broken
+            try {
+              return (await query(conn, statement)) as Row[]
+            } catch (error) {
+              throw fail(error)
+            }
+          },
+          close: async () => {
+            try {
+              if (broken === undefined) await query(conn, 'COMMIT')
+            } catch (error) {
+              fail(error)
+            } finally {
+              release()
+            }
+          },
+        }
+      } catch (error) {
+        fail(error)
+        release()
+        throw error
+      }
+    },
+    destroy: async () => {
+      // the pools are ended here rather than by db.destroy(): kysely ends only a pool it has started using
+      await Promise.all([endPool(pool), endPool(sessionPool)])
+    },
+  }
+}
+
+/**
+ * Every new connection: UTC for TIMESTAMP columns, and statement and lock-wait limits (MariaDB's
+ * max_statement_time in seconds, else MySQL's max_execution_time in ms, which covers SELECT only).
+ */
+function prepare(pool: Pool, timeoutMs: number): Pool {
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000))
+  pool.on('connection', (conn) => {
+    // an idle connection whose server goes away emits 'error'; unhandled, that would end the process
+    conn.on('error', () => undefined)
+    conn.query("SET time_zone = '+00:00'", () => undefined)
+    conn.query(`SET SESSION innodb_lock_wait_timeout = ${seconds}`, () => undefined)
+    conn.query(`SET SESSION max_statement_time = ${seconds}`, (error) => {
+      if (error) conn.query(`SET SESSION max_execution_time = ${seconds * 1000}`, () => undefined)
+    })
+  })
+  return pool
+}
+
+function endPool(pool: Pool): Promise<void> {
+  return new Promise((resolve) => pool.end(() => resolve()))
+}
