@@ -80,15 +80,19 @@ function conditionalWrites(config: ResourceConfig): Guarantee[] {
   if (config.connector.kind === 'sql')
     return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
   return actions.map(([name, action]): Guarantee => {
-    const write = action.write as { if_match?: boolean } | undefined
-    if (write?.if_match === false)
+    // `version` says where the version goes (header, body field, query parameter, or none); older configs
+    // only had the `if_match` flag.
+    const write = action.write as { if_match?: boolean; version?: { in: string; name?: string; path?: string; param?: string } } | undefined
+    const placement = write?.version ?? (write?.if_match === false ? { in: 'none' } : { in: 'header', name: 'If-Match' })
+    if (placement.in === 'none')
       return {
         name: `conditional_writes.${name}`,
         promise,
         status: 'unsafe',
-        detail: `action "${name}" does not send the version (if_match: false): a change made upstream between Warrant's re-read and its write is overwritten`,
-        config_keys: [`actions.${name}.write.if_match`],
+        detail: `action "${name}" does not send the version: a change made upstream between Warrant's re-read and its write is overwritten`,
+        config_keys: [write?.version ? `actions.${name}.write.version` : `actions.${name}.write.if_match`],
       }
-    return { name: `conditional_writes.${name}`, promise, status: 'holds', detail: `action "${name}" sends the version with If-Match; run --write-probe to see the upstream refuse a stale one`, config_keys: [] }
+    const where = placement.in === 'header' ? `the ${placement.name ?? 'If-Match'} header` : placement.in === 'body' ? `body field ${placement.path}` : `query parameter ${placement.param}`
+    return { name: `conditional_writes.${name}`, promise, status: 'holds', detail: `action "${name}" sends the version in ${where}; run --write-probe ID to see the upstream refuse a stale one`, config_keys: [] }
   })
 }
