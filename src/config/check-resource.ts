@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { clausesOf } from '../contract/index.js'
+import { checkHttpList } from './check-http-list.js'
 import type { ResourceConfig } from './schema.js'
 
 /**
@@ -34,6 +35,7 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
       if (f === resource.id_field) issue(['connector', 'absent_means_null', i], 'the id field can never be absent; remove it from absent_means_null')
     })
     if (http.version.from === 'field') mustExist(http.version.field, ['connector', 'version', 'field'])
+    checkHttpList(resource, http, issue, mustExist)
   }
   if (resource.connector.kind === 'sql' && !resource.version_field)
     issue(['version_field'], 'a sql resource needs version_field: the column that changes on every write')

@@ -11,6 +11,14 @@ export type FieldType = z.infer<typeof fieldTypeSchema>
 
 const durationMs = z.number().int().positive()
 
+const templateValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),
+)
+
+/** How a value is written into a query parameter: as text, as JSON (`"past_due"`, CouchDB keys), or a comma list. */
+export const paramEncodingSchema = z.enum(['plain', 'json', 'comma'])
+export type ParamEncoding = z.infer<typeof paramEncodingSchema>
+
 /** A REST pagination style. */
 export const paginationSchema = z.discriminatedUnion('style', [
   z.strictObject({
@@ -22,6 +30,19 @@ export const paginationSchema = z.discriminatedUnion('style', [
   z.strictObject({ style: z.literal('page'), param: z.string().default('page'), first: z.number().int().default(1) }),
   z.strictObject({ style: z.literal('link_header') }),
   z.strictObject({ style: z.literal('next_link'), path: z.string().default('next') }),
+  z
+    .strictObject({
+      style: z.literal('keyset'),
+      field: fieldName.optional().describe("the declared field of the last item that starts the next page; default the id field"),
+      param: z.string().min(1).default('start_after').describe('query parameter for the start key (or "{{cursor}}" in a POST body)'),
+      encoding: z.enum(['plain', 'json']).default('plain').describe('json for CouchDB-style keys: startkey="abc"'),
+      skip_param: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('for an inclusive start key (startkey): sent as <skip_param>=1 so the last item is not read again'),
+    })
+    .describe('keyset paging from a field of the last item'),
 ])
 export type PaginationConfig = z.infer<typeof paginationSchema>
 
@@ -52,7 +73,22 @@ export const httpConnectorSchema = z.strictObject({
       .record(fieldName, z.string())
       .default({})
       .describe('equality filters passed upstream as query parameters (field → parameter); the rest is checked here'),
+    upstream_filters: z
+      .array(
+        z.strictObject({
+          field: fieldName,
+          op: z.enum(['eq', 'in', 'lt', 'lte', 'gt', 'gte', 'contains']).default('eq'),
+          param: z.string().min(1).optional().describe('query parameter; omit when the POST body template carries "{{filter.FIELD.OP}}"'),
+          encoding: paramEncodingSchema.default('plain').describe('comma: a list as a,b,c (for "in"); json: JSON-encoded'),
+        }),
+      )
+      .default([])
+      .describe('filter clauses the upstream can apply, per field and operator; every item is still re-checked here'),
     page_size_param: z.string().optional(),
+    method: z.enum(['GET', 'POST']).default('GET').describe('POST for search endpoints that take the query in a JSON body'),
+    body: templateValue
+      .optional()
+      .describe('for POST: the JSON body; whole-string placeholders "{{cursor}}", "{{page_size}}", "{{skip}}", "{{filter.FIELD.OP}}" (a key whose placeholder has no value is left out)'),
     pagination: paginationSchema,
     items_path: z.string().default('items').describe('dotted path to the array of items; "" for a bare array'),
     record_path: z
@@ -61,6 +97,10 @@ export const httpConnectorSchema = z.strictObject({
       .describe('dotted path to the record inside each item ("doc" for rows[].doc); "" when the item is the record'),
     has_more_path: z.string().optional(),
     total_path: z.string().optional(),
+    total_kind: z
+      .enum(['filtered', 'collection'])
+      .default('filtered')
+      .describe('what the total at total_path counts: the matches of the query sent, or the whole collection'),
     incomplete_flag: z
       .strictObject({ path: z.string(), reason: z.enum(['TIME_BUDGET_EXCEEDED', 'RESULT_LIMIT_REACHED']) })
       .optional()
@@ -99,10 +139,6 @@ export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
 
 export const connectorSchema = z.discriminatedUnion('kind', [sqlConnectorSchema, httpConnectorSchema])
 export type ConnectorConfig = z.infer<typeof connectorSchema>
-
-const templateValue: z.ZodType<unknown> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),
-)
 
 /** A declared action: what it sets, when it may run, how it writes, what the upstream must answer. */
 export const actionSchema = z.strictObject({

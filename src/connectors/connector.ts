@@ -28,7 +28,14 @@ export type ReadPageResult =
       readonly next: string | null
       /** The upstream cut this page short by its own limit or time budget (e.g. `incomplete_results: true`). */
       readonly upstreamIncomplete?: { readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED'; readonly limit?: number }
+      /** The number of matches of this very query, when the upstream gave one that counts exactly that. */
       readonly total?: number
+      /**
+       * The upstream's total as it gave it, and what it counts as the config declares (`list.total_kind`):
+       * the matches of the query sent upstream, or the whole collection. A collection-wide total never
+       * proves a filtered walk.
+       */
+      readonly upstreamTotal?: { readonly count: number; readonly kind: 'filtered' | 'collection' }
       /**
        * Records of this page that could not be judged against the declared fields (a field absent or of
        * another type, no usable id or version): never in `items`, never silently gone.

@@ -27,7 +27,7 @@ for (const kind of STORE_KINDS) {
 
     before(async () => {
       assert.equal(ROWS.filter((r) => 'state' in r).length, 99)
-      // a CouchDB-like shape: rows[].doc, paged by skip (or by the last key, with skip=1 past it)
+      // a CouchDB-like shape: rows[].doc, keyset paging by the last key (startkey="…" inclusive, skip=1 past it)
       upstream = await startUpstream((req, res) => {
         const start = req.url.searchParams.get('startkey')
         const limit = Number(req.url.searchParams.get('limit'))
@@ -48,7 +48,7 @@ for (const kind of STORE_KINDS) {
             page_size_param: 'limit',
             items_path: 'rows',
             record_path: 'doc',
-            pagination: { style: 'offset', offset_param: 'skip' },
+            pagination: { style: 'keyset', field: 'id', param: 'startkey', encoding: 'json', skip_param: 'skip' },
           },
           get: { path: '/subs/{id}' },
           field_paths: fieldPaths,
@@ -75,6 +75,9 @@ for (const kind of STORE_KINDS) {
     test('441 members, and the selection says 99 records could not be judged: not complete, never usable', async () => {
       const view = await selections.create(AGENT, 'subs', { filter: { status: 'past_due' }, page_size: 50 })
       assert.equal(view.count, 441)
+      // every page after the first started at the last key read, JSON-encoded, and skipped past it
+      const later = upstream.seen.filter((r) => r.url.searchParams.has('startkey'))
+      assert.ok(later.length >= 10 && later.every((r) => /^"sub_\d{4}"$/.test(r.url.searchParams.get('startkey')!) && r.url.searchParams.get('skip') === '1'))
       assert.equal(view.complete, false)
       assert.deepEqual(
         view.incomplete_reasons.map((r) => [r.code, r.fields, r.record_count]),

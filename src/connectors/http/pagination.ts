@@ -4,13 +4,16 @@ import { isWithinBase } from './url-guard.js'
 
 /**
  * Where a walk of one source stands, per pagination style. It travels as the opaque `position` string:
- * the cursor itself, the next offset, `page:seen` (page number and items seen before it), or the next URL.
+ * the cursor itself, the next offset, `page:seen` (page number and items seen before it), the next URL, or
+ * the last key as JSON.
  */
 export type PagePosition =
   | { readonly style: 'cursor'; readonly cursor: string | null }
   | { readonly style: 'offset'; readonly offset: number }
   | { readonly style: 'page'; readonly page: number; readonly seen: number }
   | { readonly style: 'link'; readonly url: URL | null }
+  /** The key of the last item read (keyset style); null on the first page. Travels as JSON, so 7 and "7" differ. */
+  | { readonly style: 'keyset'; readonly key: string | number | null }
 
 /** What one page said about what comes after it. */
 export interface PageFacts {
@@ -22,6 +25,8 @@ export interface PageFacts {
   readonly next: string | null
   /** The URL this page came from, to resolve relative links. */
   readonly requestUrl: URL
+  /** Keyset style: the key of the page's last item, or null when it has none that can start the next page. */
+  readonly lastKey?: string | number | null
 }
 
 export type Advance = { readonly next: PagePosition | null } | { readonly problem: string }
@@ -44,6 +49,17 @@ export function decodePosition(pagination: PaginationConfig, position: string | 
       const m = /^(-?[0-9]{1,15}):([0-9]{1,15})$/.exec(position)
       if (!m) return invalid('expected page:seen')
       return { style: 'page', page: Number(m[1]), seen: Number(m[2]) }
+    }
+    case 'keyset': {
+      if (position === null) return { style: 'keyset', key: null }
+      let key: unknown
+      try {
+        key = JSON.parse(position)
+      } catch {
+        return invalid('expected a JSON key')
+      }
+      if (typeof key !== 'string' && !(typeof key === 'number' && Number.isFinite(key))) invalid('expected a string or number key')
+      return { style: 'keyset', key: key as string | number }
     }
     case 'link_header':
     case 'next_link': {
@@ -70,6 +86,24 @@ export function encodePosition(position: PagePosition): string | null {
       return `${position.page}:${position.seen}`
     case 'link':
       return position.url?.href ?? null
+    case 'keyset':
+      return position.key === null ? null : JSON.stringify(position.key)
+  }
+}
+
+/** What `{{cursor}}` stands for in a POST body: the cursor, offset, page number or start key; undefined when none. */
+export function positionValue(position: PagePosition): string | number | undefined {
+  switch (position.style) {
+    case 'cursor':
+      return position.cursor ?? undefined
+    case 'offset':
+      return position.offset
+    case 'page':
+      return position.page
+    case 'keyset':
+      return position.key ?? undefined
+    case 'link':
+      return undefined
   }
 }
 
@@ -84,6 +118,11 @@ export function positionQuery(pagination: PaginationConfig, position: PagePositi
       return pagination.style === 'page' ? [[pagination.param, String(position.page)]] : []
     case 'link':
       return []
+    case 'keyset': {
+      if (position.key === null || pagination.style !== 'keyset') return []
+      const key = pagination.encoding === 'json' ? JSON.stringify(position.key) : String(position.key)
+      return pagination.skip_param ? [[pagination.param, key], [pagination.skip_param, '1']] : [[pagination.param, key]]
+    }
   }
 }
 
@@ -112,6 +151,13 @@ export function advance(position: PagePosition, facts: PageFacts, base: URL): Ad
       if (!isWithinBase(base, url))
         return { problem: `the next link points outside the source's base URL (to ${url.origin}); refused, not followed` }
       return { next: { style: 'link', url } }
+    }
+    case 'keyset': {
+      // a short page never ends a keyset walk: only an empty one (or has_more: false) does
+      if (received === 0) return hasMore === true ? { problem: 'the upstream says it has more but returned an empty page; the walk cannot advance' } : { next: null }
+      if (facts.lastKey === undefined || facts.lastKey === null)
+        return { problem: "the page's last item has no usable key (a string or number at the keyset field); the walk cannot advance" }
+      return { next: { style: 'keyset', key: facts.lastKey } }
     }
     case 'offset':
     case 'page': {

@@ -1,18 +1,18 @@
-import { clausesOf, matchesFilter, WarrantError, type Filter } from '../../contract/index.js'
+import { matchesFilter, WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, SourceRecord } from '../connector.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { nextLinkOf } from './link-header.js'
-import { advance, decodePosition, encodePosition, positionQuery, type PagePosition } from './pagination.js'
-import { createShapeTally, toRecord } from './record.js'
+import { buildListRequest, type ListRequest } from './list-request.js'
+import { advance, decodePosition, encodePosition, type PagePosition } from './pagination.js'
+import { createShapeTally, fieldPath, toRecord } from './record.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
-import { resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 /**
- * Reads one page of one source. Equality clauses on fields in `filter_params` go upstream as query
- * parameters; the whole filter is then checked here on every item, so an upstream that ignores a parameter
- * cannot widen the result. Every upstream signal becomes a result, never an exception; only a malformed
+ * Reads one page of one source. Clauses the config says the upstream can apply (`upstream_filters`,
+ * `filter_params`) go upstream as query parameters or body placeholders; the whole filter is then checked
+ * here on every item, so an upstream that ignores a filter cannot widen the result. Every upstream signal becomes a result, never an exception; only a malformed
  * request (unknown source, bad position or page size) throws.
  */
 export async function readListPage(ctx: HttpContext, request: ReadPageRequest): Promise<ReadPageResult> {
@@ -21,35 +21,22 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
-  const { params, allDelegated } = upstreamFilter(list.filter_params, request.filter)
-  const url = position.style === 'link' && position.url ? position.url : firstUrl(ctx, base, position, params, request.pageSize)
-  const spec: CallSpec = { source: request.source, method: 'GET', endpoint: list.path, url, ...(request.signal ? { signal: request.signal } : {}) }
+  const sent = buildListRequest(ctx.config, base, position, request.filter, request.pageSize)
+  const url = sent.url
+  const spec: CallSpec = {
+    source: request.source,
+    method: sent.method,
+    endpoint: list.path,
+    url,
+    ...(sent.body === undefined ? {} : { body: sent.body }),
+    ...(sent.headers ? { headers: sent.headers } : {}),
+    ...(request.signal ? { signal: request.signal } : {}),
+  }
 
   const result = await ctx.send(spec)
-  const page = interpret(ctx, request, position, url, base, result, allDelegated)
+  const page = interpret(ctx, request, position, url, base, result, sent)
   ctx.report(spec, result, page.kind)
   return page
-}
-
-function firstUrl(ctx: HttpContext, base: URL, position: PagePosition, filterParams: [string, string][], pageSize: number): URL {
-  const list = ctx.config.list
-  const query = new Map<string, string>(Object.entries(list.query))
-  for (const [k, v] of filterParams) query.set(k, v)
-  if (list.page_size_param) query.set(list.page_size_param, String(pageSize))
-  for (const [k, v] of positionQuery(list.pagination, position)) query.set(k, v)
-  return resolveUnderBase(base, list.path, [...query])
-}
-
-/** Query parameters for the equality clauses the upstream can apply, and whether it applies the whole filter. */
-function upstreamFilter(filterParams: Readonly<Record<string, string>>, filter: Filter): { params: [string, string][]; allDelegated: boolean } {
-  const params: [string, string][] = []
-  let allDelegated = true
-  for (const clause of clausesOf(filter)) {
-    const param = Object.hasOwn(filterParams, clause.field) ? filterParams[clause.field] : undefined
-    if (param !== undefined && clause.op === 'eq' && !Array.isArray(clause.value)) params.push([param, String(clause.value)])
-    else allDelegated = false
-  }
-  return { params, allDelegated }
 }
 
 function interpret(
@@ -59,7 +46,7 @@ function interpret(
   url: URL,
   base: URL,
   result: UpstreamExchange,
-  allDelegated: boolean,
+  sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated'>,
 ): ReadPageResult {
   const list = ctx.config.list
   const source = request.source
@@ -101,7 +88,10 @@ function interpret(
   // the marker is read before redaction: one that carries the credential is refused, never passed on altered
   const marker = nextMarker(ctx, parsed.value, headers)
   if (marker !== null && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
-  const step = advance(position, { received: rawItems.length, hasMore, total, next: marker, requestUrl: url }, base)
+  // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
+  const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
+  const lastKey = list.pagination.style === 'keyset' ? keyOf(ctx, rawItems.at(-1), list.pagination.field ?? ctx.resource.id_field) : undefined
+  const step = advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker, requestUrl: url, lastKey }, base)
   if ('problem' in step) return unexpected(step.problem)
   const next = step.next === null ? null : encodePosition(step.next)
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
@@ -124,9 +114,28 @@ function interpret(
     items,
     next,
     ...(flag && list.incomplete_flag ? { upstreamIncomplete: { code: list.incomplete_flag.reason } } : {}),
-    ...(total !== undefined && allDelegated ? { total } : {}),
+    ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
   }
+}
+
+/**
+ * The total as the walk may use it. `total` keeps its meaning, the number of matches of this very query: a
+ * filtered total when the upstream was asked to apply the whole filter, a collection total when there is no
+ * filter. `totalKind` says what the upstream's number counts, so a collection-wide total is never taken for
+ * a filtered one.
+ */
+function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated'>) {
+  if (total === undefined) return {}
+  const countsQuery = kind === 'filtered' ? sent.allDelegated : sent.allDelegated && !sent.anyDelegated
+  return { ...(countsQuery ? { total } : {}), upstreamTotal: { count: total, kind } }
+}
+
+/** The keyset field's value of a raw item, as a start key: a string or finite number, else null. */
+function keyOf(ctx: HttpContext, item: unknown, field: string): string | number | null {
+  if (item === undefined) return null
+  const value = readPath(readPath(item, ctx.config.list.record_path), fieldPath(ctx, field))
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : null
 }
 
 /** The upstream's own marker for what follows: a cursor, a body link or a `Link` header target. */
