@@ -26,6 +26,8 @@ export interface ExecutorDeps {
   readonly renderWrite: (execution: OperationExecution, target: { readonly id: string; readonly version: string | null }) => RenderedWrite
   readonly hiddenFields: (resource: string) => ReadonlySet<string>
   readonly clock: () => Date
+  /** How the pacer lets time pass (a real timer by default); with `clock`, what a test drives virtually. */
+  readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
   readonly log: ExecutorLog
   /** The run-level audit log, if any: the executor records what it decided (recovered, halted, finished). */
   readonly audit?: RunRecorder
@@ -110,7 +112,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     now,
   }
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
-  const pacer = new Pacer(rules.max_writes_per_second, abort.signal)
+  const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
   const rateLimitHits = new Map<number, number>()
   let halt: HaltReason | null = null
 

@@ -25,6 +25,8 @@ export interface OperationServiceOptions {
   readonly execution: WarrantConfig['execution']
   readonly log: ExecutorLog
   readonly clock?: () => Date
+  /** How the executor's pacer lets time pass; default a real timer. A test gives it with a virtual `clock`. */
+  readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
   /** This instance's name as a lease owner; default `host:pid:random`. Stable across restarts only if you make it so. */
   readonly instanceId?: string
   /**
@@ -66,7 +68,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
   const renderWrite: ExecutorDeps['renderWrite'] = (execution, target) => plans.renderWrite(execution.plan, execution.action_config, target)
   const commitDeps: CommitDeps = { store, catalogue, selections, plans, execution: options.execution, now }
-  const executorDeps: ExecutorDeps = { store, owner, leaseMs, connectorFor, renderWrite, hiddenFields, clock, log, ...(options.audit ? { audit: options.audit } : {}) }
+  const executorDeps: ExecutorDeps = { store, owner, leaseMs, connectorFor, renderWrite, hiddenFields, clock, log, ...(options.wait ? { wait: options.wait } : {}), ...(options.audit ? { audit: options.audit } : {}) }
 
   const runners = new Map<string, OperationRunner>()
   let sweeper: NodeJS.Timeout | null = null

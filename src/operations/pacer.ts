@@ -26,10 +26,12 @@ export class Pacer {
   #chain: Promise<void> = Promise.resolve()
   readonly #interval: number
 
+  /** `now` and `wait` are the executor's clock and its way to let time pass: a test drives both virtually. */
   constructor(
     perSecond: number | null,
     private readonly signal: AbortSignal,
     private readonly now: () => number = Date.now,
+    private readonly wait: (ms: number, signal: AbortSignal) => Promise<void> = sleep,
   ) {
     this.#interval = perSecond && perSecond > 0 ? 1000 / perSecond : 0
   }
@@ -46,7 +48,7 @@ export class Pacer {
         if (this.signal.aborted) return
         const wait = Math.max(this.#pausedUntil, this.#nextAt) - this.now()
         if (wait <= 0) break
-        await sleep(Math.min(wait, 1000), this.signal)
+        await this.wait(Math.min(wait, 1000), this.signal)
       }
       this.#nextAt = this.now() + this.#interval
     })

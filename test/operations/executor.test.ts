@@ -173,22 +173,43 @@ for (const kind of STORE_KINDS) {
       })
     })
 
-    test('a 429 pauses the operation for Retry-After, then the same target is retried; max writes per second holds', () =>
-      withHarness(kind, { count: 12, execution: { concurrency: 2, max_writes_per_second: 25 } }, async (h) => {
+    test('a 429 pauses the operation for Retry-After, then the same target is retried; max writes per second holds', async () => {
+      // The executor's clock and its pacer's waits are virtual: time passes only when the pacer waits, so what
+      // is asserted is the pacing itself, not how long a busy machine took.
+      const start = Date.parse('2030-01-01T00:00:00.000Z')
+      let virtual = start
+      const clock = () => new Date(virtual)
+      const wait = async (ms: number) => {
+        virtual += ms
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      await withHarness(kind, { count: 12, clock, execution: { concurrency: 2, max_writes_per_second: 25 }, service: { wait } }, async (h) => {
+        const calls: { id: string; call: number; at: number }[] = []
         h.upstream.retryAfterSeconds = 1
-        h.upstream.behaviour = (id, call) => (id === 'u0001' && call === 1 ? 'rate_limited' : 'success')
-        const started = Date.now()
+        h.upstream.behaviour = (id, call) => {
+          calls.push({ id, call, at: virtual })
+          return id === 'u0001' && call === 1 ? 'rate_limited' : 'success'
+        }
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-429' })
-        const view = await h.operations.waitFor(receipt.operation_id, 10_000)
-        const elapsed = Date.now() - started
+        const view = await h.operations.waitFor(receipt.operation_id, 60_000)
         assert.equal(view.state, 'succeeded')
-        assert.ok(elapsed >= 1000, `paused for Retry-After (${elapsed} ms)`)
         const first = (await h.operations.results(AGENT, receipt.operation_id, { limit: 2 })).results[1]!
         assert.equal(first.id, 'u0001')
         assert.equal(first.attempts, 2)
         assert.equal(h.upstream.applied.get('u0001'), 1)
         assert.equal(written(h), 12)
-      }))
+
+        // 25 a second: the k-th write call (in time order) starts no earlier than k × 40 ms after the first slot.
+        const times = calls.map((c) => c.at).sort((a, b) => a - b)
+        assert.equal(times.length, 13, '12 writes and the one answered 429')
+        times.forEach((at, k) => assert.ok(at >= start + k * 40, `write call ${k} at +${at - start} ms, before +${k * 40} ms`))
+        // Retry-After: 1 second between the 429 and the retry, and no other write in between.
+        const limited = calls.find((c) => c.id === 'u0001' && c.call === 1)!
+        const retry = calls.find((c) => c.id === 'u0001' && c.call === 2)!
+        assert.ok(retry.at >= limited.at + 1000, `retried ${retry.at - limited.at} ms after the 429`)
+        assert.deepEqual(calls.filter((c) => c.at > limited.at && c.at < limited.at + 1000), [], 'the whole operation paused')
+      })
+    })
 
     test('without a snapshot, a batch whose membership changed halts before any of its writes', async () => {
       const cases: [string, (h: Harness) => void, RegExp][] = [

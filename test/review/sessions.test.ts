@@ -65,9 +65,19 @@ for (const kind of STORE_KINDS) {
         const c = await sessions.signIn(token)
         await sessions.signOut(c.sessionId)
         assert.equal(await sessions.resume(c.sessionId), null)
+        // sweep deletes exactly the sessions past their end that nobody came back to, and nothing live
         now += 24 * 3600_000
+        const rowsNow = async () => (await store.db.selectFrom('review_sessions').select('id_hash').execute()).length
+        assert.equal(await rowsNow(), 0, 'the sessions above were deleted when found ended')
         await sessions.signIn(token)
-        assert.ok((await sessions.sweep()) >= 0)
+        await sessions.signIn(token)
+        now += 3 * 3600_000 // both are now past their 3-hour end, never resumed
+        const live = await sessions.signIn(token)
+        assert.equal(await rowsNow(), 3)
+        assert.equal(await sessions.sweep(), 2)
+        assert.equal(await rowsNow(), 1)
+        assert.ok(await sessions.resume(live.sessionId), 'the live session survives the sweep')
+        assert.equal(await sessions.sweep(), 0)
       } finally {
         await drop()
       }

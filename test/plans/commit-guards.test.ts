@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { Actor, Filter } from '../../src/contract/index.js'
+import { createPlanService, type ActionRequest, type PlanService } from '../../src/plans/index.js'
+import type { Catalogue, Resource } from '../../src/resources/index.js'
+import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { STORE_KINDS } from '../support/stores.js'
+
+/**
+ * The re-checks a commit makes of what changed between review and commit (SAFETY.md). Each test first shows
+ * the plan is committable as configured, then changes one thing the reviewer relied on, through the same
+ * store, and expects the refusal: with the guard removed the second call succeeds and the test fails.
+ */
+
+const PAUSE = { type: 'pause_collection', params: { reason: 'commit guard test' } }
+const GLOBEX = { filter: { region: 'eu', tenant: 'globex', status: 'past_due' } }
+
+/** The gateway's catalogue with one resource's view changed, as a restart on an edited config would give. */
+function changed(catalogue: Catalogue, edit: (r: Resource) => Resource): Catalogue {
+  return { ...catalogue, get: (name) => edit(catalogue.get(name)), list: () => catalogue.list().map(edit) }
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`a commit re-checks what the reviewer relied on (${kind} store)`, () => {
+    let fx: GatewayFixture
+    let agent: Actor
+    let reviewer: Actor
+
+    /** The plan service of a gateway restarted on the same store with `catalogue`. */
+    const plansOver = (catalogue: Catalogue): PlanService =>
+      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, cursorCodec: fx.gateway.cursorCodec })
+
+    async function approvedPlan(filter: Filter, action: ActionRequest = PAUSE) {
+      const selection = await fx.gateway.selections.create(agent, 'subscriptions', { filter })
+      const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action })
+      if (plan.approval.reviewers_needed > 0) await fx.gateway.plans.decide(reviewer, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      await fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest)
+      return { selection, plan }
+    }
+
+    before(async () => {
+      fx = await startDemoGateway({
+        store: kind,
+        count: 200,
+        serve: false,
+        edit: (raw) => {
+          raw.resources.subscriptions.standing_approvals.push({
+            name: 'globex-past-due-eu',
+            selector: { status: 'past_due', region: 'eu', tenant: 'globex' },
+            action: 'pause_collection',
+            max_count: 25,
+            flagged: { tags: { contains: 'enterprise' } },
+          })
+        },
+      })
+      agent = await fx.gateway.principals.authenticate(fx.tokens.agent, 'http')
+      reviewer = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
+    })
+    after(async () => {
+      await fx?.close()
+    })
+
+    test("the resource's environment changed since review: 409 conflict", async () => {
+      const { plan } = await approvedPlan({ status: 'past_due', region: 'apac' })
+      const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
+      await assert.rejects(moved.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message))
+      await plansOver(fx.gateway.catalogue).assertCommittable(agent, plan.plan_id, plan.plan_digest)
+    })
+
+    test("the action's definition changed since review: 409 conflict", async () => {
+      const { plan } = await approvedPlan({ status: 'past_due', region: 'us' })
+      const redefined = plansOver(
+        changed(fx.gateway.catalogue, (r) => {
+          const pause = r.config.actions.pause_collection!
+          return { ...r, config: { ...r.config, actions: { ...r.config.actions, pause_collection: { ...pause, set: { ...pause.set, collection: 'canceled' } } } } }
+        }),
+      )
+      await assert.rejects(redefined.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message))
+    })
+
+    test('a standing approval is re-checked at commit: removed, narrowed below the count, or now flagging a member', async () => {
+      const { selection, plan } = await approvedPlan(GLOBEX.filter)
+      assert.equal(plan.approval.standing_approval, 'globex-past-due-eu', 'no reviewer was needed')
+      assert.ok(selection.count >= 1 && selection.count <= 25, `${selection.count} members`)
+      const standing = (edit: (s: Resource['config']['standing_approvals'][number]) => Resource['config']['standing_approvals'][number] | null) =>
+        plansOver(
+          changed(fx.gateway.catalogue, (r) => ({
+            ...r,
+            config: { ...r.config, standing_approvals: r.config.standing_approvals.flatMap((s) => (s.name === 'globex-past-due-eu' ? [edit(s)].filter((x) => x !== null) : [s])) },
+          })),
+        )
+      const cases: [string, PlanService][] = [
+        ['removed from the config', standing(() => null)],
+        ['max_count now below the selection', standing((s) => ({ ...s, max_count: selection.count - 1 }))],
+        ['its flagged filter now matches a member', standing((s) => ({ ...s, flagged: { tenant: 'globex' } }))],
+        ['its selector changed', standing((s) => ({ ...s, selector: { status: 'past_due', region: 'eu', tenant: 'initech' } }))],
+      ]
+      for (const [name, plans] of cases)
+        await assert.rejects(plans.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /no longer covers/.test(e.message), name)
+      // Still covered when nothing it checks changed (a flagged filter that matches no member).
+      const still = await standing((s) => ({ ...s, flagged: { tenant: 'initech' } })).assertCommittable(agent, plan.plan_id, plan.plan_digest)
+      assert.equal(still.standing_approval, 'globex-past-due-eu')
+    })
+
+    test('an approval by a reviewer disabled since no longer counts', async () => {
+      const { plan } = await approvedPlan({ status: 'canceled', region: 'eu' }, { type: 'resume_collection' })
+      const db = fx.gateway.store.db
+      await db.updateTable('principals').set({ disabled_at: new Date().toISOString() }).where('id', '=', reviewer.principal).execute()
+      try {
+        await assert.rejects(fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /has 0/.test(e.message))
+        assert.equal((await fx.gateway.plans.view(agent, plan.plan_id)).state, 'pending')
+      } finally {
+        await db.updateTable('principals').set({ disabled_at: null }).where('id', '=', reviewer.principal).execute()
+      }
+      await fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest)
+    })
+  })
+}
