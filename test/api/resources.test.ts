@@ -138,6 +138,9 @@ for (const kind of STORE_KINDS) {
       assert.equal(res.body.openapi, '3.1.0')
       assert.ok(res.body.paths['/v1/resources/{resource}/search'].post)
       assert.ok(JSON.stringify(res.body).includes('CLIENT_LIMIT_REACHED'))
+      // SHAPE_MISMATCH names the fields and counts the records it could not judge
+      const text = JSON.stringify(res.body)
+      assert.ok(text.includes('SHAPE_MISMATCH') && text.includes('"record_count"'))
     })
 
     test('every /v1 call needs a valid token; health and the OpenAPI document do not', async () => {

@@ -73,6 +73,9 @@ describe('list shapes reached by configuration (real loopback upstream)', () => 
           from += Number(q.get('skip') ?? 0)
           return sendJson(res, 200, { total_rows: ITEMS.length, rows: rows.slice(from, from + Number(q.get('limit'))).map((doc) => ({ id: doc.id, key: doc.status, doc })) })
         }
+        case '/stuck':
+          // ignores start_after: the same first page every time
+          return sendJson(res, 200, { data: ITEMS.slice(0, Number(q.get('limit'))) })
         case '/tickets': {
           // offset paging; status_in=a,b as a comma list; honours or ignores it; total per ?total=
           const wanted = q.get('status_in')?.split(',')
@@ -139,6 +142,16 @@ describe('list shapes reached by configuration (real loopback upstream)', () => 
       upstream.seen.map((r) => r.url.searchParams.get('start_after')),
       [null, 'r005', 'r010', 'r015', 'r020', 'r023'],
     )
+  })
+
+  it('keyset on an upstream that ignores start_after: the same key again is a problem, never a loop or an end', async () => {
+    const conn = connector({ path: '/stuck', items_path: 'data', page_size_param: 'limit', pagination: { style: 'keyset' } })
+    const session = await conn.openSession()
+    const first = await session.readPage({ source: 'main', filter: {}, position: null, pageSize: 5 })
+    assert.ok(first.kind === 'page' && first.next === '"r005"')
+    const second = await session.readPage({ source: 'main', filter: {}, position: first.next, pageSize: 5 })
+    assert.notEqual(second.kind, 'page')
+    assert.match('message' in second ? second.message : '', /same position again/)
   })
 
   it('keyset with a JSON-encoded inclusive startkey plus skip=1, over wrapped rows, with key="past_due" JSON-encoded', async () => {
