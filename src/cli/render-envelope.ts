@@ -10,7 +10,12 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
   const where = `${envelope.scope.resource} in ${envelope.scope.environment}`
   if (envelope.complete) {
     lines.push(`COMPLETE: ${n} matching record(s) in ${where}; the whole scope was examined.`)
-    if (n === 0) lines.push('Nothing matched, and because the result is complete, that proves absence within the scope.')
+    if (n === 0)
+      lines.push(
+        decide(envelope, 'prove_absence').decision === 'proceed'
+          ? 'Nothing matched, and because the result is complete, that proves absence within the scope.'
+          : 'Nothing matched, but the walk had no snapshot and could not prove the data held still: that does not prove absence.',
+      )
   } else {
     lines.push(`INCOMPLETE: ${n} record(s) returned from ${where}, and more may exist. complete: false`)
     for (const r of envelope.incomplete_reasons) {
@@ -19,7 +24,9 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
     }
     if (n === 0) lines.push('An empty INCOMPLETE result proves nothing about absence.')
   }
-  lines.push(`Snapshot: ${envelope.scope.consistent_snapshot ? `consistent (${envelope.scope.snapshot})` : 'not consistent: records may have moved during the walk'}`)
+  lines.push(
+    `Snapshot: ${envelope.scope.consistent_snapshot ? `consistent (${envelope.scope.snapshot})` : envelope.scope.stability === 'proven' ? 'none, but the walk proved no record moved past it unseen' : 'not consistent: records may have moved during the walk'}`,
+  )
   for (const w of envelope.warnings) lines.push(`Warning ${w.code}: ${w.message}`)
   lines.push(`Visibility: ${envelope.scope.visibility}`)
   if (n > 0) {

@@ -41,9 +41,20 @@ export type ReadPageResult =
        * another type, no usable id or version): never in `items`, never silently gone.
        */
       readonly unjudged?: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[] }
+      /** On a `checked` session: this page's start could not be checked against the previous page's last record. */
+      readonly unchecked?: boolean
     }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
-  | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number }
+  /** A failure that may clear with time (no answer, a timeout, a 5xx): the same request can be tried again later. */
+  | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
+  /** A permanent failure: the same request would fail the same way (a 4xx, a redirect, an answer of the wrong shape). */
+  | { readonly kind: 'refused'; readonly message: string; readonly status?: number }
+  /** The credential may not read this source (401, 403): part of the scope is outside its visibility. */
+  | { readonly kind: 'forbidden'; readonly message: string; readonly status: number }
+  /** The upstream will not go further for this query (a result cap, or an empty page while its total says more remain). */
+  | { readonly kind: 'result_limit'; readonly message: string; readonly status?: number; readonly limit?: number }
+  /** The data moved under the walk: the previous page's last record is no longer where it was. */
+  | { readonly kind: 'moved'; readonly message: string }
   | { readonly kind: 'cursor_expired'; readonly message: string }
 
 /**
@@ -52,6 +63,13 @@ export type ReadPageResult =
  */
 export interface ReadSession {
   readonly consistentSnapshot: boolean
+  /**
+   * What a position means when the data moves between pages. `keyset`: a page starts strictly after the last key
+   * read, in a unique order, so no record that existed the whole time can be skipped or read twice. `checked`: the
+   * connector re-reads the previous page's last record with each page and answers `moved` when it is not in
+   * place. `opaque` (the default): neither; a walk over it cannot prove the data held still.
+   */
+  readonly positions?: 'keyset' | 'checked' | 'opaque'
   /** An identifier or upper bound of the snapshot, when there is one. */
   readonly snapshot: string | null
   readPage(request: ReadPageRequest): Promise<ReadPageResult>

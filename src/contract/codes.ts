@@ -23,7 +23,7 @@ export const REASON_TEXT: Readonly<Record<ReasonCode, string>> = {
   MORE_PAGES_AVAILABLE: 'More pages are available; the caller can ask for the next one.',
   RESULT_LIMIT_REACHED: 'The upstream applied a result limit before it ran out of matches.',
   TIME_BUDGET_EXCEEDED: 'The search stopped before it finished the planned work.',
-  SOURCE_UNAVAILABLE: 'A named source did not answer; its records are missing.',
+  SOURCE_UNAVAILABLE: 'A named source failed (no answer, or an error status it named); its records are missing.',
   VISIBILITY_RESTRICTED: "The credential's permissions exclude part of the requested scope.",
   CLIENT_LIMIT_REACHED: "Warrant's own page or item budget stopped the walk.",
   CURSOR_EXPIRED: 'The cursor expired; the walk was not restarted silently.',
@@ -38,6 +38,14 @@ export const TRUNCATING_REASONS: ReadonlySet<ReasonCode> = new Set<ReasonCode>([
   'RESULT_LIMIT_REACHED',
   'CLIENT_LIMIT_REACHED',
 ])
+
+/**
+ * How a walk knows the data held still while it read (`scope.stability`): one consistent snapshot, or proven by
+ * the walk itself (keyset positions, or each page overlapping the previous one), or not at all. Absence is
+ * proven only by the first two.
+ */
+export const STABILITY_KINDS = ['snapshot', 'proven', 'unproven'] as const
+export type Stability = (typeof STABILITY_KINDS)[number]
 
 /** Warnings concern confidence, freshness or interpretation. They never decide completeness. */
 export const WARNING_CODES = ['STALE_INDEX', 'PARTIAL_FIELD_SET', 'DEFAULT_SCOPE_APPLIED', 'ORDER_FALLBACK'] as const

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { CONTINUATION_KINDS, REASON_CODES, WARNING_CODES } from './codes.js'
+import { CONTINUATION_KINDS, REASON_CODES, STABILITY_KINDS, WARNING_CODES } from './codes.js'
 
 export const reasonCodeSchema = z.enum(REASON_CODES)
 export const warningCodeSchema = z.enum(WARNING_CODES)
@@ -15,7 +15,13 @@ export const incompleteReasonSchema = z
       .object({ name: z.string(), value: z.number() })
       .optional()
       .describe('the limit that stopped the walk, e.g. {name: "max_pages", value: 1}'),
-    retry_after_seconds: z.number().optional(),
+    retry_after_seconds: z
+      .number()
+      .optional()
+      .describe(
+        'seconds to wait before trying again; on SOURCE_UNAVAILABLE its presence means the failure may clear with time ' +
+          '(a 5xx, a timeout), its absence that it is permanent (the same request would fail the same way)',
+      ),
     upstream_status: z.number().int().optional(),
     fields: z
       .array(z.string())
@@ -71,6 +77,15 @@ export const scopeSchema = z
     visibility: z.string().describe('what the credential can see'),
     snapshot: z.string().nullable().describe('identifier or upper bound of the snapshot the walk read'),
     consistent_snapshot: z.boolean(),
+    stability: z
+      .enum(STABILITY_KINDS)
+      .optional()
+      .describe(
+        'how the walk knows the data held still: "snapshot" (one consistent snapshot), "proven" (no snapshot, but every page ' +
+          'started strictly after the last key read, or re-read the previous page\'s last record and found it in place, so every record ' +
+          'that existed for the whole walk was read), "unproven" (neither: absence cannot be proven). Absent means "unproven" ' +
+          'unless consistent_snapshot is true',
+      ),
     sources: z.array(z.string()).optional(),
   })
   .meta({ id: 'Scope' })

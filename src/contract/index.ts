@@ -7,6 +7,8 @@ export {
   USES,
   DECISIONS,
   FIELD_OMISSION_REASONS,
+  STABILITY_KINDS,
+  type Stability,
   type ReasonCode,
   type WarningCode,
   type ContinuationKind,

@@ -22,19 +22,39 @@ export interface SourceProgress {
    * walk never says `complete: true` for a walk that lost part of a source earlier.
    */
   readonly gaps: readonly SourceGap[]
+  /** Transient failures of this source in a row (a 5xx, a timeout, a 429): the walk gives up past a few. */
+  readonly attempts?: number
+  /** Records matched so far in this pass over the source, to hold against the upstream's total at the end. */
+  readonly count?: number
+  /** The last total the upstream gave for this source, and whether it changed during the walk. */
+  readonly total?: number
+  readonly totalMoved?: boolean
 }
 
 /** A part of a source the walk could not account for. */
 export interface SourceGap {
-  readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED' | 'CURSOR_EXPIRED' | 'SNAPSHOT_INVALIDATED' | 'SHAPE_MISMATCH'
+  readonly code: GapCode
   /** For RESULT_LIMIT_REACHED: the upstream's limit, when it said. */
   readonly limit?: number
+  /** The status the upstream answered with, for a source that failed or refused the credential. */
+  readonly status?: number
   /** For SHAPE_MISMATCH: how many records could not be judged so far in the walk. */
   readonly count?: number
   /** For SHAPE_MISMATCH: declared fields those records lacked, and those they carried with another type. */
   readonly absent?: readonly string[]
   readonly mistyped?: readonly string[]
 }
+
+export const GAP_CODES = [
+  'RESULT_LIMIT_REACHED',
+  'TIME_BUDGET_EXCEEDED',
+  'CURSOR_EXPIRED',
+  'SNAPSHOT_INVALIDATED',
+  'SOURCE_UNAVAILABLE',
+  'VISIBILITY_RESTRICTED',
+  'SHAPE_MISMATCH',
+] as const
+export type GapCode = (typeof GAP_CODES)[number]
 
 /** Everything a continuation cursor carries: enough to resume the same walk, and to check it is the same walk. */
 export interface WalkCursorState {
@@ -46,6 +66,10 @@ export interface WalkCursorState {
   readonly snapshot: string | null
   /** Every part so far read the same consistent snapshot. */
   readonly consistent: boolean
+  /** Every part so far read a snapshot or positions that survive movement, and saw no movement it could not undo. */
+  readonly proven?: boolean
+  /** For a `retry_after` continuation: the cursor is refused before this time (ms since the epoch). */
+  readonly notBefore?: number
 }
 
 /** A decoded cursor: the state, when it was issued, and whether it is older than its maximum age. */
@@ -81,8 +105,9 @@ const SIGNATURE_CHARS = 43
 const BASE64URL = /^[A-Za-z0-9_-]+$/
 
 const gapSchema = z.strictObject({
-  code: z.enum(['RESULT_LIMIT_REACHED', 'TIME_BUDGET_EXCEEDED', 'CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED', 'SHAPE_MISMATCH']),
+  code: z.enum(GAP_CODES),
   limit: z.number().optional(),
+  status: z.number().int().optional(),
   count: z.number().int().nonnegative().optional(),
   absent: z.array(z.string()).optional(),
   mistyped: z.array(z.string()).optional(),
@@ -96,12 +121,18 @@ const payloadSchema = z.strictObject({
   max: z.number().positive(),
   snap: z.string().nullable(),
   cons: z.boolean(),
+  pv: z.boolean().optional(),
+  nb: z.number().optional(),
   src: z.array(
     z.strictObject({
       s: z.string(),
       p: z.string().nullable(),
       f: z.boolean(),
       g: z.array(gapSchema).optional(),
+      a: z.number().int().nonnegative().optional(),
+      n: z.number().int().nonnegative().optional(),
+      t: z.number().int().nonnegative().optional(),
+      tm: z.boolean().optional(),
     }),
   ),
 })
@@ -131,11 +162,17 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         max: maxAgeMs,
         snap: state.snapshot,
         cons: state.consistent,
+        ...(state.proven === undefined ? {} : { pv: state.proven }),
+        ...(state.notBefore === undefined ? {} : { nb: state.notBefore }),
         src: state.sources.map((s) => ({
           s: s.source,
           p: s.position,
           f: s.finished,
           ...(s.gaps.length > 0 ? { g: s.gaps.map(gapOf) } : {}),
+          ...(s.attempts ? { a: s.attempts } : {}),
+          ...(s.count ? { n: s.count } : {}),
+          ...(s.total === undefined ? {} : { t: s.total }),
+          ...(s.totalMoved ? { tm: true } : {}),
         })),
       }
       const text = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')
@@ -174,11 +211,17 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         fingerprint: p.fp,
         snapshot: p.snap,
         consistent: p.cons,
+        ...(p.pv === undefined ? {} : { proven: p.pv }),
+        ...(p.nb === undefined ? {} : { notBefore: p.nb }),
         sources: p.src.map((s) => ({
           source: s.s,
           position: s.p,
           finished: s.f,
           gaps: (s.g ?? []).map(gapOf),
+          ...(s.a === undefined ? {} : { attempts: s.a }),
+          ...(s.n === undefined ? {} : { count: s.n }),
+          ...(s.t === undefined ? {} : { total: s.t }),
+          ...(s.tm === undefined ? {} : { totalMoved: s.tm }),
         })),
         issuedAt: p.iat,
         maxAgeMs: p.max,
@@ -193,6 +236,7 @@ function gapOf(g: SourceGap): z.infer<typeof gapSchema> {
   return {
     code: g.code,
     ...(g.limit === undefined ? {} : { limit: g.limit }),
+    ...(g.status === undefined ? {} : { status: g.status }),
     ...(g.count === undefined ? {} : { count: g.count }),
     ...(g.absent === undefined ? {} : { absent: [...g.absent] }),
     ...(g.mistyped === undefined ? {} : { mistyped: [...g.mistyped] }),

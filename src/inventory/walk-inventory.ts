@@ -7,7 +7,8 @@ import type { Budget, SearchOptions, SearchQuery, WalkedRecord, WalkSummary } fr
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
-import { addGap, addShapeGap, type Failure, type MutableProgress, type Stop } from './walk-state.js'
+import { afterFailure, afterPage, afterThrow } from './source-step.js'
+import { addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
  * The walk behind `searchAll`: every source of a connector to a terminal state, within the caller's budgets.
@@ -61,6 +62,15 @@ export async function walkInventory(
     checkSources(prior, connector.sources)
   }
 
+  if (prior?.notBefore !== undefined && clock.now() < prior.notBefore) {
+    const seconds = Math.ceil((prior.notBefore - clock.now()) / 1000)
+    const notBefore = new Date(prior.notBefore).toISOString()
+    throw new WarrantError('rate_limited', `this continuation may be followed from ${notBefore}: wait ${seconds} s more, then send the same cursor`, {
+      retry_after_seconds: seconds,
+      not_before: notBefore,
+    })
+  }
+
   const shape = { scope: options.scope, ordering: connector.ordering, pageSize, sources: connector.sources }
   if (prior?.expired) {
     const { items: _none, ...summary } = expiredCursorEnvelope(prior, shape, clock.now())
@@ -70,10 +80,22 @@ export async function walkInventory(
   options.signal?.throwIfAborted()
   const progress: MutableProgress[] = connector.sources.map((source) => {
     const before = prior?.sources.find((s) => s.source === source)
+    const fresh = { source, position: null, finished: false, gaps: [], attempts: 0, count: 0, total: undefined, totalMoved: false, notes: {}, restarts: 0 }
     return before
-      ? { source, position: before.position, finished: before.finished, gaps: [...before.gaps] }
-      : { source, position: null, finished: false, gaps: [] }
+      ? {
+          ...fresh,
+          position: before.position,
+          finished: before.finished,
+          gaps: [...before.gaps],
+          attempts: before.attempts ?? 0,
+          count: before.count ?? 0,
+          total: before.total,
+          totalMoved: before.totalMoved ?? false,
+        }
+      : fresh
   })
+  // sources no earlier part has read from: only these may start over when the data moves
+  const restartable = new Set(progress.filter((s) => s.position === null && !s.finished).map((s) => s.source))
 
   let session: ReadSession
   try {
@@ -91,6 +113,8 @@ export async function walkInventory(
   let stop: Stop | null = null
   let snapshot: string | null = null
   let consistentSnapshot = false
+  let proven = false
+  let unchecked = false
   const deadlineAt = startedAt + limits.deadlineMs
 
   try {
@@ -127,28 +151,25 @@ export async function walkInventory(
           break walk
         }
         if (read.kind === 'threw') {
-          failures.push({ source: source.source, message: `the read failed: ${read.message}` })
+          afterThrow(source, read.message, failures)
           break
         }
         const result = read.result
-        if (result.kind === 'rate_limited') {
-          stop = { kind: 'rate_limited', source: source.source, seconds: Math.max(0, result.retryAfterSeconds), message: result.message }
-          break walk
-        }
-        if (result.kind === 'unavailable') {
-          failures.push({ source: source.source, message: result.message, ...(result.status === undefined ? {} : { status: result.status }) })
-          break
-        }
-        if (result.kind === 'cursor_expired') {
-          // Never restart the source from the beginning: that would merge two attempts into one answer.
-          source.finished = true
-          addGap(source, { code: 'CURSOR_EXPIRED' })
+        if (result.kind !== 'page') {
+          const next = afterFailure(source, result, restartable.has(source.source), failures)
+          if (next.kind === 'rate_limited') {
+            stop = { kind: 'rate_limited', source: source.source, seconds: next.seconds, message: next.message }
+            break walk
+          }
+          if (next.kind === 'again') continue
           break
         }
 
         pagesRead += 1
+        if (result.unchecked) unchecked = true
         const fresh = await seenFilter.fresh(source.source, result.items)
-        tallyDuplicates(duplicates, source.source, result.items, fresh)
+        // a restarted pass reads again what the seen filter already holds: those are not the data moving
+        if (source.restarts === 0) tallyDuplicates(duplicates, source.source, result.items, fresh)
         if (fresh.length > 0) {
           returned += fresh.length
           await onPage(fresh.map((record) => ({ id: record.id, version: record.version, fields: record.fields, source: source.source })))
@@ -161,14 +182,23 @@ export async function walkInventory(
           })
         if (result.next === null) source.finished = true
         else source.position = result.next
+        afterPage(source, result.items.length, result.total, result.next === null)
       }
     }
+
+    // A source that started over must finish in this call: its first pass already went to the caller, and a
+    // later call, with a fresh seen filter, would hand over those records a second time.
+    if (stop)
+      for (const source of progress)
+        if (source.restarts > 0 && !source.finished)
+          finishWith(source, { code: 'SNAPSHOT_INVALIDATED' }, `source "${source.source}" moved under the walk and its restarted pass did not finish within this call's budget`)
 
     // A record seen twice means the upstream's order moved under the walk. Under a consistent snapshot that
     // cannot be the data moving, so it is a warning about the ordering; without one, the data moved, and
     // records may have moved past the walk unseen.
     if (!session.consistentSnapshot)
       for (const source of progress) if (duplicates.has(source.source)) addGap(source, { code: 'SNAPSHOT_INVALIDATED' })
+    proven = provenPart(prior, session, consistentSnapshot) && (consistentSnapshot || !unchecked) && !progress.some((s) => s.gaps.some((g) => g.code === 'SNAPSHOT_INVALIDATED'))
   } finally {
     try {
       await session.close()
@@ -187,6 +217,7 @@ export async function walkInventory(
     prior,
     snapshot,
     consistentSnapshot,
+    proven,
     progress,
     failures,
     duplicates,
@@ -208,4 +239,17 @@ function consistentAcrossParts(prior: DecodedCursor | null, session: ReadSession
   if (!session.consistentSnapshot) return false
   if (!prior) return true
   return prior.consistent && session.snapshot !== null && session.snapshot === prior.snapshot
+}
+
+/**
+ * Can this part vouch that every record that existed for its whole duration was read? Within one consistent
+ * snapshot, yes. Across a page or part boundary without one, only when positions survive movement: keyset
+ * positions, or pages the connector checks against the previous page's last record. An earlier part that could
+ * not vouch for itself taints the whole walk.
+ */
+function provenPart(prior: DecodedCursor | null, session: ReadSession, consistent: boolean): boolean {
+  if (prior && prior.proven !== true) return false
+  const safePositions = session.positions === 'keyset' || session.positions === 'checked'
+  if (session.consistentSnapshot) return prior === null || consistent || safePositions
+  return safePositions
 }

@@ -22,6 +22,8 @@ export interface FinishedWalk {
   readonly prior: DecodedCursor | null
   readonly snapshot: string | null
   readonly consistentSnapshot: boolean
+  /** The walk vouches that every record that existed for its whole duration was read (see `provenPart`). */
+  readonly proven: boolean
   readonly progress: readonly MutableProgress[]
   readonly failures: readonly Failure[]
   readonly duplicates: DuplicateTally
@@ -38,22 +40,46 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
   const { connector, options, clock, limits, progress, failures, stop } = walk
 
   // Encoded only when a continuation needs it: signing a cursor nobody can use would be wasted work.
-  const state = (): WalkCursorState => ({
+  const state = (notBefore?: number): WalkCursorState => ({
     fingerprint: walk.fingerprint,
     snapshot: walk.prior ? walk.prior.snapshot : walk.snapshot,
     consistent: walk.consistentSnapshot,
-    sources: progress.map((s): SourceProgress => ({ source: s.source, position: s.position, finished: s.finished, gaps: [...s.gaps] })),
+    proven: walk.proven,
+    ...(notBefore === undefined ? {} : { notBefore }),
+    sources: progress.map(
+      (s): SourceProgress => ({
+        source: s.source,
+        position: s.position,
+        finished: s.finished,
+        gaps: [...s.gaps],
+        attempts: s.attempts,
+        count: s.count,
+        ...(s.total === undefined ? {} : { total: s.total }),
+        totalMoved: s.totalMoved,
+      }),
+    ),
   })
 
   const reasons: IncompleteReason[] = []
-  for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap))
+  for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap, source.notes[gap.code]))
   for (const failure of failures)
     reasons.push({
       code: 'SOURCE_UNAVAILABLE',
-      message: `source "${failure.source}" did not answer (${failure.message}); its records are missing`,
+      message: `${failure.message}; its records are missing for now: retry after ${failure.retryAfterSeconds} s with the cursor`,
       source: failure.source,
+      retry_after_seconds: failure.retryAfterSeconds,
       ...(failure.status === undefined ? {} : { upstream_status: failure.status }),
     })
+
+  // An expired cursor or moved data ends the attempt: nothing of it may be merged into a continued walk.
+  const dead = progress.some((s) => s.gaps.some((g) => g.code === 'CURSOR_EXPIRED' || g.code === 'SNAPSHOT_INVALIDATED'))
+  // One wait covers every source that must be tried again, and a rate limit that stopped the walk.
+  const waits = [...failures.map((f) => f.retryAfterSeconds), ...(stop?.kind === 'rate_limited' ? [stop.seconds] : [])]
+  const retryAfter = (): Continuation => {
+    const seconds = Math.max(...waits)
+    const notBefore = clock.now() + seconds * 1000
+    return { kind: 'retry_after', retry_after_seconds: seconds, not_before: new Date(notBefore).toISOString(), cursor: options.cursorCodec.encode(state(notBefore)) }
+  }
 
   let continuation: Continuation | null = null
   if (stop) {
@@ -82,21 +108,20 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
         // A page that alone outlasts the deadline needs a longer one; otherwise the same deadline makes progress.
         continuation = { kind: 'retry_with_deadline', minimum_deadline_ms: stop.inFlight ? limits.deadlineMs * 2 : limits.deadlineMs, cursor }
         break
-      case 'rate_limited': {
-        const notBefore = new Date(clock.now() + stop.seconds * 1000).toISOString()
+      case 'rate_limited':
         reasons.push({
           code: 'RATE_LIMITED',
-          message: `source "${stop.source}" is rate limited (${stop.message}); retry after ${stop.seconds} s with the cursor`,
+          message: `${stop.message}; resume with the cursor after the wait`,
           source: stop.source,
           retry_after_seconds: stop.seconds,
         })
-        continuation = { kind: 'retry_after', retry_after_seconds: stop.seconds, not_before: notBefore, cursor }
         break
-      }
     }
+    if (waits.length > 0) continuation = retryAfter()
   } else if (failures.length > 0) {
-    // The failed sources are still unfinished in the cursor: following it reads only them, from where they stopped.
-    continuation = { kind: 'next_cursor', cursor: options.cursorCodec.encode(state()) }
+    // The failed sources are still unfinished in the cursor: after the wait, following it reads only them, from
+    // where they stopped. Sources that failed for good are finished in it, so their request is never sent again.
+    continuation = retryAfter()
   } else {
     const limited = progress.filter((s) => s.gaps.some((g) => g.code === 'RESULT_LIMIT_REACHED' || g.code === 'TIME_BUDGET_EXCEEDED'))
     if (limited.length > 0)
@@ -108,6 +133,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
     // CURSOR_EXPIRED and SNAPSHOT_INVALIDATED alone: no continuation. The recovery is a new walk, never merged with this one.
   }
 
+  if (dead) continuation = null
   if (options.scope.restricted) reasons.push(visibilityReason(options.scope.visibility))
 
   const warnings: Warning[] = []
@@ -132,6 +158,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       visibility: options.scope.visibility,
       snapshot: walk.snapshot,
       consistent_snapshot: walk.consistentSnapshot,
+      stability: walk.consistentSnapshot ? 'snapshot' : walk.proven ? 'proven' : 'unproven',
       sources: [...connector.sources],
     },
     page: { returned: walk.returned, requested_size: walk.pageSize, ordering: connector.ordering, pages_read: walk.pagesRead },
@@ -166,6 +193,7 @@ export function expiredCursorEnvelope(
       visibility: shape.scope.visibility,
       snapshot: prior.snapshot,
       consistent_snapshot: false,
+      stability: 'unproven',
       sources: [...shape.sources],
     },
     page: { returned: 0, requested_size: shape.pageSize, ordering: shape.ordering, pages_read: 0 },
@@ -173,12 +201,13 @@ export function expiredCursorEnvelope(
   }
 }
 
-function gapReason(source: string, gap: SourceGap): IncompleteReason {
+function gapReason(source: string, gap: SourceGap, note: string | undefined): IncompleteReason {
+  const said = note === undefined ? '' : `${note}; `
   switch (gap.code) {
     case 'RESULT_LIMIT_REACHED':
       return {
         code: 'RESULT_LIMIT_REACHED',
-        message: `the upstream stopped source "${source}" at its own result limit${gap.limit === undefined ? '' : ` (${gap.limit})`} before it ran out of matches`,
+        message: `${said}the upstream stopped source "${source}" at its own result limit${gap.limit === undefined ? '' : ` (${gap.limit})`} before it ran out of matches`,
         source,
         ...(gap.limit === undefined ? {} : { limit: { name: 'upstream_result_limit', value: gap.limit } }),
       }
@@ -187,7 +216,7 @@ function gapReason(source: string, gap: SourceGap): IncompleteReason {
     case 'CURSOR_EXPIRED':
       return {
         code: 'CURSOR_EXPIRED',
-        message: `the upstream cursor of source "${source}" expired; the rest of that source was not read and the walk was not restarted`,
+        message: `${said}the upstream cursor of source "${source}" expired; the rest of that source was not read and the walk was not restarted`,
         source,
       }
     case 'SHAPE_MISMATCH':
@@ -195,8 +224,22 @@ function gapReason(source: string, gap: SourceGap): IncompleteReason {
     case 'SNAPSHOT_INVALIDATED':
       return {
         code: 'SNAPSHOT_INVALIDATED',
-        message: `records of source "${source}" moved in the ordering while the walk, which has no snapshot, was reading it; some may have been skipped`,
+        message: `${said}records of source "${source}" moved while the walk, which has no snapshot, was reading it; some may have been skipped or read twice`,
         source,
+      }
+    case 'SOURCE_UNAVAILABLE':
+      return {
+        code: 'SOURCE_UNAVAILABLE',
+        message: `${note ?? `source "${source}" failed earlier in this walk${gap.status === undefined ? '' : ` (it answered ${gap.status})`}`}; the same request would fail the same way, so it is not retried and the rest of its records are missing`,
+        source,
+        ...(gap.status === undefined ? {} : { upstream_status: gap.status }),
+      }
+    case 'VISIBILITY_RESTRICTED':
+      return {
+        code: 'VISIBILITY_RESTRICTED',
+        message: `${note ?? `source "${source}" refused the credential earlier in this walk${gap.status === undefined ? '' : ` (it answered ${gap.status})`}`}; its records are outside what this credential can see`,
+        source,
+        ...(gap.status === undefined ? {} : { upstream_status: gap.status }),
       }
   }
 }

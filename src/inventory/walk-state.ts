@@ -1,4 +1,4 @@
-import type { SourceGap } from './cursor-codec.js'
+import type { GapCode, SourceGap } from './cursor-codec.js'
 
 /** Why a walk ended before every source was finished; each one is reported with a cursor that resumes it. */
 export type Stop =
@@ -13,18 +13,43 @@ export interface MutableProgress {
   position: string | null
   finished: boolean
   gaps: SourceGap[]
+  attempts: number
+  count: number
+  total: number | undefined
+  totalMoved: boolean
+  /** What the upstream said when a gap opened in this part of the walk; later parts only have the gap. */
+  notes: Partial<Record<GapCode, string>>
+  /** Times this part restarted the source from its beginning after the data moved. */
+  restarts: number
 }
 
-/** A source that did not answer: the walk goes on with the others and names it. */
+/** A source that failed in a way that may clear with time: the walk goes on with the others and names it. */
 export interface Failure {
   readonly source: string
   readonly message: string
   readonly status?: number
+  /** The upstream's Retry-After, or the walk's own backoff. */
+  readonly retryAfterSeconds: number
+}
+
+/** Transient failures of one source in a row before the walk stops retrying it: no sequence of continuations loops. */
+export const MAX_ATTEMPTS = 5
+
+/** Waits between attempts when the upstream gives no Retry-After: 2, 4, 8, 16, 32 s. */
+export function backoffSeconds(attempts: number): number {
+  return Math.min(300, 2 ** Math.max(1, attempts))
 }
 
 /** One gap of a kind per source: a source cut short on every page is still one reason. */
-export function addGap(source: MutableProgress, gap: SourceGap): void {
+export function addGap(source: MutableProgress, gap: SourceGap, note?: string): void {
   if (!source.gaps.some((g) => g.code === gap.code)) source.gaps.push(gap)
+  if (note !== undefined && source.notes[gap.code] === undefined) source.notes[gap.code] = note
+}
+
+/** The source cannot be read further in this walk: following a continuation never sends its failing request again. */
+export function finishWith(source: MutableProgress, gap: SourceGap, note: string): void {
+  source.finished = true
+  addGap(source, gap, note)
 }
 
 /**

@@ -27,7 +27,8 @@ function envelope(items: 'full' | 'empty', codes: readonly ReasonCode[], continu
     truncated: codes.some((c) => TRUNCATING_REASONS.has(c)),
     incomplete_reasons: codes.map((code) => ({ code, message: `${code} happened` })),
     continuation,
-    scope: { resource: 'service_accounts', environment: 'prod', visibility: 'readable by iam-ro', snapshot: null, consistent_snapshot: false },
+    // no snapshot, but a walk that proved the data held still: the cases below are about the reasons
+    scope: { resource: 'service_accounts', environment: 'prod', visibility: 'readable by iam-ro', snapshot: null, consistent_snapshot: false, stability: 'proven' },
     page: { returned: items === 'full' ? 1 : 0, requested_size: 100, ordering: 'id ascending' },
     warnings,
   }
@@ -45,7 +46,7 @@ const PER_CODE: Record<ReasonCode, { continuation: Continuation | null; proveAbs
   MORE_PAGES_AVAILABLE: { continuation: next, proveAbsence: 'continue_search', policy: 'follow the next cursor' },
   RESULT_LIMIT_REACHED: { continuation: narrow, proveAbsence: 'continue_search', policy: 'narrow the query under the upstream limit' },
   TIME_BUDGET_EXCEEDED: { continuation: deadline, proveAbsence: 'continue_search', policy: 'resume with a longer deadline' },
-  SOURCE_UNAVAILABLE: { continuation: null, proveAbsence: 'retry_later', policy: 'a source did not answer: try again later' },
+  SOURCE_UNAVAILABLE: { continuation: null, proveAbsence: 'refuse_or_request_review', policy: 'a source failed for good (no retry_after_seconds): no retry can fill the gap' },
   VISIBILITY_RESTRICTED: { continuation: null, proveAbsence: 'refuse_or_request_review', policy: 'this credential cannot see the whole scope: no retry can prove absence' },
   CLIENT_LIMIT_REACHED: { continuation: next, proveAbsence: 'continue_search', policy: "the wrapper's own budget stopped it: follow the cursor" },
   CURSOR_EXPIRED: { continuation: null, proveAbsence: 'retry_later', policy: 'start a new walk, never merged with this one' },
@@ -160,5 +161,51 @@ describe('decide(): properties', () => {
       }),
       { numRuns: 300 },
     )
+  })
+})
+
+describe('decide(): continuations never loop, and an attempt that cannot finish is never continued (issue 13)', () => {
+  const withReasons = (base: Envelope, reasons: Envelope['incomplete_reasons']): Envelope => ({ ...base, incomplete_reasons: reasons })
+  it('a transient source failure (retry_after_seconds) with a retry_after continuation → retry_later', () => {
+    const result = withReasons(envelope('empty', ['SOURCE_UNAVAILABLE'], retryAfter), [
+      { code: 'SOURCE_UNAVAILABLE', message: 'source "us" answered 503', source: 'us', retry_after_seconds: 30, upstream_status: 503 },
+    ])
+    assert.equal(decide(result, 'prove_absence').decision, 'retry_later')
+  })
+  it('a permanent source failure beside a next cursor for the other sources → refuse_or_request_review, not continue_search', () => {
+    const result = withReasons(envelope('full', ['SOURCE_UNAVAILABLE', 'CLIENT_LIMIT_REACHED'], next), [
+      { code: 'SOURCE_UNAVAILABLE', message: 'source "us" answered 404', source: 'us', upstream_status: 404 },
+      { code: 'CLIENT_LIMIT_REACHED', message: 'max_pages', limit: { name: 'max_pages', value: 1 } },
+    ])
+    const verdict = decide(result, 'prove_absence')
+    assert.equal(verdict.decision, 'refuse_or_request_review')
+    assert.match(verdict.reason, /SOURCE_UNAVAILABLE: us/)
+  })
+  for (const code of ['CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED'] as const)
+    for (const continuation of [next, deadline, narrow, retryAfter])
+      it(`${code} beside a ${continuation.kind} continuation → retry_later for the whole attempt`, () => {
+        const verdict = decide(envelope('full', [code, 'CLIENT_LIMIT_REACHED'], continuation), 'prove_absence')
+        assert.equal(verdict.decision, 'retry_later')
+        assert.match(verdict.reason, new RegExp(code))
+      })
+})
+
+describe('decide(): a complete result proves absence only when the data held still', () => {
+  const base = envelope('empty', [])
+  for (const stability of [undefined, 'unproven'] as const) {
+    const result: Envelope = { ...base, scope: { ...base.scope, consistent_snapshot: false, ...(stability ? { stability } : { stability: undefined }) } }
+    it(`complete, no snapshot, stability ${stability ?? 'absent'} → refuse_or_request_review for absence, proceed for a report`, () => {
+      for (const use of ['prove_absence', 'change_from_absence'] as const) {
+        const verdict = decide(result, use)
+        assert.equal(verdict.decision, 'refuse_or_request_review', use)
+        assert.match(verdict.reason, /stability/)
+      }
+      assert.equal(decide(result, 'report').decision, 'proceed')
+      assert.equal(decide(result, 'change_from_presence').decision, 'proceed')
+    })
+  }
+  it('complete with a consistent snapshot, or with stability proven by the walk → proceed', () => {
+    assert.equal(decide({ ...base, scope: { ...base.scope, consistent_snapshot: true, stability: 'snapshot' } }, 'prove_absence').decision, 'proceed')
+    assert.equal(decide({ ...base, scope: { ...base.scope, consistent_snapshot: false, stability: 'proven' } }, 'prove_absence').decision, 'proceed')
   })
 })

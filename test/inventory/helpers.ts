@@ -77,11 +77,29 @@ export async function followToEnd(
 ): Promise<{ parts: Envelope<WalkedRecord>[]; items: WalkedRecord[]; last: Envelope<WalkedRecord> }> {
   const parts: Envelope<WalkedRecord>[] = []
   let cursor: string | null = null
+  const waited = waitingClock(options.clock)
   for (let i = 0; i < maxCalls; i++) {
-    const part = await walk({ ...query, cursor }, budget, options)
+    const part = await walk({ ...query, cursor }, budget, { ...options, clock: waited })
     parts.push(part)
     cursor = cursorOf(part)
+    waited.waitFor(part)
     if (cursor === null) return { parts, items: parts.flatMap((p) => [...p.items]), last: part }
   }
   throw new Error(`the walk did not end within ${maxCalls} calls`)
+}
+
+/**
+ * A clock that jumps past a `retry_after` continuation's `not_before`, as a caller that waits would: a
+ * continuation followed earlier is refused.
+ */
+export function waitingClock(base: { now(): number } = { now: () => Date.now() }): { now(): number; waitFor(part: Envelope<unknown>): void } {
+  let skipped = 0
+  return {
+    now: () => base.now() + skipped,
+    waitFor(part) {
+      const c = part.continuation
+      if (c?.kind !== 'retry_after') return
+      skipped += Math.max(0, Date.parse(c.not_before) - (base.now() + skipped))
+    },
+  }
 }

@@ -52,7 +52,7 @@ describe('searchAll over the http connector (real loopback upstreams)', () => {
   test('both shards answer: complete, every item once, no snapshot claimed', async () => {
     mode = 'ok'
     const envelope = envelopeSchema.parse(await search())
-    assert.equal(envelope.complete, true)
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
     assert.equal(envelope.items.length, 30)
     assert.equal(envelope.scope.consistent_snapshot, false)
   })
@@ -74,7 +74,9 @@ describe('searchAll over the http connector (real loopback upstreams)', () => {
     assert.equal(envelope.continuation?.kind, 'retry_after')
     assert.ok(envelope.continuation?.kind === 'retry_after' && envelope.continuation.retry_after_seconds === 7 && envelope.continuation.cursor)
     mode = 'ok'
-    const rest = await searchAll(connector(), { resource: 'items', filter: {}, pageSize: 5, cursor: (envelope.continuation as { cursor: string }).cursor }, {}, { scope, cursorCodec: codec })
+    const cursor = (envelope.continuation as { cursor: string }).cursor
+    const afterWait = { now: () => Date.parse((envelope.continuation as { not_before: string }).not_before) }
+    const rest = await searchAll(connector(), { resource: 'items', filter: {}, pageSize: 5, cursor }, {}, { scope, cursorCodec: codec, clock: afterWait })
     assert.equal(rest.complete, true)
     assert.equal(new Set([...envelope.items, ...rest.items].map((i) => i.id)).size, 30)
   })

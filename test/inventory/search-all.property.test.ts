@@ -11,7 +11,7 @@ import {
   type ReadContext,
   type ReadFault,
 } from '../support/model-connector.js'
-import { cursorOf, followToEnd, walker } from './helpers.js'
+import { cursorOf, followToEnd, waitingClock, walker } from './helpers.js'
 
 /**
  * The invariant of the article, checked on a model upstream: a walk may say `complete: true` only after it
@@ -269,13 +269,15 @@ describe('searchAll properties', () => {
             },
           })
           const walk = walker(connector)
+          const clock = waitingClock()
           let cursor: string | null = null
           for (let call = 0; call < 200; call++) {
             const result = await walk(
               { pageSize: shape.pageSize, filter: shape.filter, cursor },
               budget,
-              { mode, scope: { resource: 'subscriptions', environment: 'model (test)', visibility: 'records of team blue', restricted } },
+              { mode, clock, scope: { resource: 'subscriptions', environment: 'model (test)', visibility: 'records of team blue', restricted } },
             )
+            clock.waitFor(result)
             if (!result.complete) {
               assert.notEqual(decide(result, 'change_from_absence').decision, 'proceed')
               if (result.items.length === 0) assert.notEqual(decide(result, 'prove_absence').decision, 'proceed')

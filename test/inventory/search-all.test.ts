@@ -278,6 +278,17 @@ describe('searchAll: upstream facts become reasons', () => {
 
     limited = false
     const positionBefore = connector.reads.at(-1)!.position
+    const readsBefore = connector.reads.length
+    await assert.rejects(walk({ pageSize: 4, cursor: c.cursor }), (error: unknown) => {
+      assert.ok(isWarrantError(error) && error.code === 'rate_limited', String(error))
+      assert.match(error.message, /wait 30 s more/)
+      assert.deepEqual(error.details, { retry_after_seconds: 30, not_before: '2025-03-08T14:20:41.000Z' })
+      return true
+    })
+    clock.advance(29_001)
+    await assert.rejects(walk({ pageSize: 4, cursor: c.cursor }), /wait 1 s more/)
+    assert.equal(connector.reads.length, readsBefore, 'a continuation followed before not_before reads nothing upstream')
+    clock.advance(1_000)
     const rest = await walk({ pageSize: 4, cursor: c.cursor })
     assert.equal(connector.reads.at(-1)!.position, positionBefore, 'resumed at the same position')
     assert.equal(rest.complete, true)
@@ -301,11 +312,14 @@ describe('searchAll: upstream facts become reasons', () => {
     assert.deepEqual(sorted(new Set(first.items.map((i) => i.source))), ['apac', 'eu'])
     assert.equal(first.items.length, 8)
     assert.equal(first.truncated, false)
-    assert.equal(first.continuation?.kind, 'next_cursor')
+    // a 503 may clear with time: wait (a backoff, since the upstream gave no Retry-After), then retry only it
+    assert.equal(reason.retry_after_seconds, 2)
+    assert.equal(first.continuation?.kind, 'retry_after')
+    assert.equal(decide(first, 'prove_absence').decision, 'retry_later')
     assert.equal(decide(first, 'change_from_absence').decision, 'refuse_or_request_review')
 
     down = false
-    const rest = await walk({ pageSize: 3, cursor: cursorOf(first) })
+    const rest = await walk({ pageSize: 3, cursor: cursorOf(first) }, {}, { clock: { now: () => Date.parse((first.continuation as { not_before: string }).not_before) } })
     assert.equal(rest.complete, true)
     assert.deepEqual(sorted(new Set(rest.items.map((i) => i.source))), ['us'])
     assert.equal(rest.items.length, 4)
@@ -341,7 +355,7 @@ describe('searchAll: upstream facts become reasons', () => {
     assert.equal(decide(result, 'change_from_absence').decision, 'refuse_or_request_review')
   })
 
-  it('an expired source stays reported in every later part of the walk', async () => {
+  it('an expired source beside the walk own page budget: no continuation to merge it into, retry_later for the whole attempt', async () => {
     const collection = seedCollection(SOURCES, 5)
     const connector = createModelConnector({
       collection,
@@ -349,11 +363,10 @@ describe('searchAll: upstream facts become reasons', () => {
       onRead: (ctx): ReadFault | void => (ctx.source === 'eu' && ctx.position !== null ? { kind: 'cursor_expired' } : undefined),
     })
     const all = await followToEnd(walker(connector), { pageSize: 2 }, { maxPages: 2 })
-    assert.ok(all.parts.length > 2)
-    for (const part of all.parts) assert.ok(codesOf(part).includes('CURSOR_EXPIRED'))
-    assert.equal(all.last.complete, false)
-    assert.deepEqual(codesOf(all.last), ['CURSOR_EXPIRED'])
+    assert.equal(all.parts.length, 1, 'an expired part is never merged into a continued walk')
+    assert.deepEqual(codesOf(all.last), ['CURSOR_EXPIRED', 'CLIENT_LIMIT_REACHED'])
     assert.equal(all.last.continuation, null)
+    assert.equal(decide(all.last, 'prove_absence').decision, 'retry_later')
   })
 
   it('our own cursor past its maximum age → CURSOR_EXPIRED, no items, no continuation, nothing read', async () => {

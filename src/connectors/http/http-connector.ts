@@ -72,6 +72,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
       return {
         consistentSnapshot: false,
         snapshot: null,
+        positions: positionsOf(config, resource.id_field),
         readPage: (request) => readListPage(ctx, request),
         close: async () => undefined,
       }
@@ -80,6 +81,19 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     write: (request) => writeRecord(ctx, request),
     close: async () => undefined,
   }
+}
+
+/**
+ * What a position survives. Offset pages re-read the previous page's last record (`checked`). A keyset walk
+ * from the id, strictly after the last key (`start_after`), cannot skip or repeat a record that stayed; on another
+ * field ties may be skipped, and an inclusive start key with a skip parameter skips a record when the last one
+ * was deleted, so those prove nothing. Cursors, page numbers and links say nothing about movement.
+ */
+function positionsOf(config: HttpConnectorConfig, idField: string): 'keyset' | 'checked' | 'opaque' {
+  const pagination = config.list.pagination
+  if (pagination.style === 'offset') return 'checked'
+  if (pagination.style === 'keyset' && pagination.skip_param === undefined && (pagination.field ?? idField) === idField) return 'keyset'
+  return 'opaque'
 }
 
 /** The list path has no placeholder; the get path has `{id}` and nothing else. Both stay relative. */

@@ -9,7 +9,11 @@ import { isWithinBase } from './url-guard.js'
  */
 export type PagePosition =
   | { readonly style: 'cursor'; readonly cursor: string | null }
-  | { readonly style: 'offset'; readonly offset: number }
+  /**
+   * `lastId`: the id of the record just before `offset` when the previous page was read. The next read starts one
+   * record earlier and must find that record there; otherwise the data moved under the walk.
+   */
+  | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string }
   | { readonly style: 'page'; readonly page: number; readonly seen: number }
   | { readonly style: 'link'; readonly url: URL | null }
   /** The key of the last item read (keyset style); null on the first page. Travels as JSON, so 7 and "7" differ. */
@@ -29,7 +33,13 @@ export interface PageFacts {
   readonly lastKey?: string | number | null
 }
 
-export type Advance = { readonly next: PagePosition | null } | { readonly problem: string }
+/** `capped`: the upstream will not go further (an empty page while it says more remain), as opposed to a broken answer. */
+export type Advance = { readonly next: PagePosition | null } | { readonly problem: string; readonly capped?: true }
+
+/** Does a read at this position re-read the previous page's last record first? */
+export function overlaps(position: PagePosition): position is PagePosition & { style: 'offset'; lastId: string } {
+  return position.style === 'offset' && position.lastId !== undefined && position.offset > 0
+}
 
 /** Reads a position string back; a malformed one is the caller's error (`invalid_cursor`). */
 export function decodePosition(pagination: PaginationConfig, position: string | null, base: URL): PagePosition {
@@ -42,8 +52,11 @@ export function decodePosition(pagination: PaginationConfig, position: string | 
       return { style: 'cursor', cursor: position }
     case 'offset':
       if (position === null) return { style: 'offset', offset: 0 }
-      if (!/^(0|[1-9][0-9]{0,15})$/.test(position)) invalid('expected an offset')
-      return { style: 'offset', offset: Number(position) }
+      const m = /^(0|[1-9][0-9]{0,15})(?::([A-Za-z0-9_-]{1,2048}))?$/.exec(position)
+      if (!m) return invalid('expected an offset')
+      const offset = Number(m[1])
+      if (m[2] === undefined || offset === 0) return { style: 'offset', offset }
+      return { style: 'offset', offset, lastId: Buffer.from(m[2], 'base64url').toString('utf8') }
     case 'page': {
       if (position === null) return { style: 'page', page: pagination.first, seen: 0 }
       const m = /^(-?[0-9]{1,15}):([0-9]{1,15})$/.exec(position)
@@ -81,7 +94,7 @@ export function encodePosition(position: PagePosition): string | null {
     case 'cursor':
       return position.cursor
     case 'offset':
-      return String(position.offset)
+      return position.lastId === undefined ? String(position.offset) : `${position.offset}:${Buffer.from(position.lastId, 'utf8').toString('base64url')}`
     case 'page':
       return `${position.page}:${position.seen}`
     case 'link':
@@ -97,7 +110,7 @@ export function positionValue(position: PagePosition): string | number | undefin
     case 'cursor':
       return position.cursor ?? undefined
     case 'offset':
-      return position.offset
+      return position.offset - (overlaps(position) ? 1 : 0)
     case 'page':
       return position.page
     case 'keyset':
@@ -113,7 +126,7 @@ export function positionQuery(pagination: PaginationConfig, position: PagePositi
     case 'cursor':
       return position.cursor === null || pagination.style !== 'cursor' ? [] : [[pagination.param, position.cursor]]
     case 'offset':
-      return pagination.style === 'offset' ? [[pagination.offset_param, String(position.offset)]] : []
+      return pagination.style === 'offset' ? [[pagination.offset_param, String(position.offset - (overlaps(position) ? 1 : 0))]] : []
     case 'page':
       return pagination.style === 'page' ? [[pagination.param, String(position.page)]] : []
     case 'link':
@@ -165,7 +178,7 @@ export function advance(position: PagePosition, facts: PageFacts, base: URL): Ad
       if (hasMore === undefined && total !== undefined && seen + received >= total) return { next: null }
       if (hasMore === undefined && total === undefined && received === 0) return { next: null }
       if (received === 0 && (position.style === 'offset' || hasMore === undefined))
-        return { problem: `the upstream returned an empty page at ${describe(position)} but says more remain; the walk cannot advance` }
+        return { problem: `the upstream returned an empty page at ${describe(position)} but says more remain; the walk cannot advance`, capped: true }
       return position.style === 'offset'
         ? { next: { style: 'offset', offset: position.offset + received } }
         : { next: { style: 'page', page: position.page + 1, seen: position.seen + received } }

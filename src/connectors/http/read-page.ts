@@ -4,9 +4,9 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { nextLinkOf } from './link-header.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
-import { advance, decodePosition, encodePosition, type PagePosition } from './pagination.js'
+import { advance, decodePosition, encodePosition, overlaps, type PagePosition } from './pagination.js'
 import { createShapeTally, fieldPath, toRecord } from './record.js'
-import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
+import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, rateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 /**
@@ -21,7 +21,8 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
-  const sent = buildListRequest(ctx.config, base, position, request.filter, request.pageSize)
+  // a read that re-checks the previous page's last record asks for one more, so the page keeps its size
+  const sent = buildListRequest(ctx.config, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
   const url = sent.url
   const spec: CallSpec = {
     source: request.source,
@@ -51,9 +52,13 @@ function interpret(
   const list = ctx.config.list
   const source = request.source
   const failure = failureMessage(ctx, source, result)
+  // a body cut at the byte limit would be cut again: only a timeout or an unreachable upstream may clear with time
+  if (result.kind === 'too_large') return { kind: 'refused', status: result.status, message: failure ?? `source "${source}" answered too much` }
   if (failure !== null || result.kind !== 'response') return { kind: 'unavailable', message: failure ?? `source "${source}" gave no answer` }
   const { status, headers, body } = result
   const parsed = parseJsonBody(body)
+  // how far the walk of this source got, as the position says: the value of a cap the upstream stopped it at
+  const reached = position.style === 'offset' ? position.offset : position.style === 'page' ? position.seen : undefined
 
   if (request.position !== null && list.cursor_expired.status.includes(status) && expiryCodeMatches(ctx, parsed))
     return { kind: 'cursor_expired', message: `${statusMessage(ctx, source, status, body)}; the position expired and the walk must start again` }
@@ -61,15 +66,41 @@ function interpret(
     const { retryAfterSeconds, message } = rateLimit(source, headers)
     return { kind: 'rate_limited', retryAfterSeconds, message }
   }
+  if (status === 401 || status === 403)
+    return { kind: 'forbidden', status, message: `${statusMessage(ctx, source, status, body)}; the credential may not read this source` }
   if (isRedirect(status))
-    return { kind: 'unavailable', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
-  if (status < 200 || status >= 300) return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body) }
-  if (!parsed.ok) return { kind: 'unavailable', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+    return { kind: 'refused', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
+  // past the first page, the same query with only the position moved was accepted before: a 422 now is the
+  // upstream's result cap (GitHub search stops at 1000 results this way), not a bad query
+  if (status === 422 && request.position !== null)
+    return {
+      kind: 'result_limit',
+      status,
+      message: `${statusMessage(ctx, source, status, body)}; the upstream will not page further for this query`,
+      ...(reached === undefined ? {} : { limit: reached }),
+    }
+  if (isTransientStatus(status)) {
+    const wait = retryAfterOf(headers)
+    return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
+  }
+  if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
+  if (!parsed.ok) return { kind: 'refused', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
 
   const payload = ctx.redact.deep(parsed.value)
-  const unexpected = (why: string): ReadPageResult => ({ kind: 'unavailable', status, message: `source "${source}": unexpected list response: ${why}` })
-  const rawItems = readPath(payload, list.items_path)
-  if (!Array.isArray(rawItems)) return unexpected(`no array at items_path "${list.items_path}"`)
+  const unexpected = (why: string): ReadPageResult => ({ kind: 'refused', status, message: `source "${source}": unexpected list response: ${why}` })
+  const listed = readPath(payload, list.items_path)
+  if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
+  let rawItems: readonly unknown[] = listed
+  if (overlaps(position)) {
+    const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path)
+    const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : `"${first.record.id}"`
+    if (first === null || 'problem' in first || first.record.id !== position.lastId)
+      return {
+        kind: 'moved',
+        message: `source "${source}" moved under the walk: the record just before offset ${position.offset} was "${position.lastId}", now it is ${found}`,
+      }
+    rawItems = rawItems.slice(1)
+  }
 
   let hasMore: boolean | undefined
   if (list.has_more_path !== undefined) {
@@ -91,28 +122,46 @@ function interpret(
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
   const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
   const lastKey = list.pagination.style === 'keyset' ? keyOf(ctx, rawItems.at(-1), list.pagination.field ?? ctx.resource.id_field) : undefined
-  const step = advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker, requestUrl: url, lastKey }, base)
-  if ('problem' in step) return unexpected(step.problem)
-  const next = step.next === null ? null : encodePosition(step.next)
-  if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
+  // Only the boundary record came back (an upstream capping pages at one item): the check passed but cannot
+  // move the walk on, so the next read starts at the offset itself, unchecked, and says so.
+  const boundaryOnly = overlaps(position) && rawItems.length === 0 && hasMore !== false && (pagedTotal === undefined || position.offset < pagedTotal)
+  const step = boundaryOnly
+    ? { next: { style: 'offset' as const, offset: position.offset } }
+    : advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker, requestUrl: url, lastKey }, base)
+  if ('problem' in step)
+    return step.capped
+      ? { kind: 'result_limit', message: `source "${source}": ${step.problem}`, ...(reached === undefined ? {} : { limit: reached }) }
+      : unexpected(step.problem)
 
   // A record that does not match the declared fields cannot be judged by any filter, exclusion rule or
   // precondition: it is counted and named, never dropped silently, never kept as if absent meant null.
   const items: SourceRecord[] = []
   const shape = createShapeTally()
+  // the id of the page's last item: the next read must find it just before where it starts
+  let lastId: string | undefined
   for (const item of rawItems) {
     const made = toRecord(ctx, item, null, list.record_path)
+    lastId = 'record' in made ? made.record.id : undefined
     if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
     else if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
   }
   const unjudged = shape.result()
+  // offset pages overlap by one record, so the next read can tell whether the data moved in between
+  const following = step.next?.style === 'offset' && lastId !== undefined ? { ...step.next, lastId } : step.next
+  const next = following === null ? null : encodePosition(following)
+  if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 
   const flag = list.incomplete_flag ? readPath(payload, list.incomplete_flag.path) === true : false
   return {
     kind: 'page',
     items,
     next,
+    // a page past the first that did not re-read the previous page's last record, or whose keys do not rise
+    // strictly from the start key, cannot vouch for the walk
+    ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || (position.style === 'keyset' && !keysRise(ctx, position.key, rawItems))
+      ? { unchecked: true }
+      : {}),
     ...(flag && list.incomplete_flag ? { upstreamIncomplete: { code: list.incomplete_flag.reason } } : {}),
     ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
@@ -129,6 +178,23 @@ function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, 
   if (total === undefined) return {}
   const countsQuery = kind === 'filtered' ? sent.allDelegated : sent.allDelegated && !sent.anyDelegated
   return { ...(countsQuery ? { total } : {}), upstreamTotal: { count: total, kind } }
+}
+
+/**
+ * Keyset pages prove the data held still only in a unique order: every key of the page above the start key and
+ * above the one before it (numbers as numbers, strings by code unit). An upstream collating otherwise is not
+ * refused, only unproven.
+ */
+function keysRise(ctx: HttpContext, start: string | number | null, rawItems: readonly unknown[]): boolean {
+  const pagination = ctx.config.list.pagination
+  if (pagination.style !== 'keyset') return false
+  let previous = start
+  for (const item of rawItems) {
+    const key = keyOf(ctx, item, pagination.field ?? ctx.resource.id_field)
+    if (key === null || (previous !== null && (typeof key !== typeof previous || !(key > previous)))) return false
+    previous = key
+  }
+  return true
 }
 
 /** The keyset field's value of a raw item, as a start key: a string or finite number, else null. */

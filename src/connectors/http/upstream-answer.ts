@@ -55,6 +55,16 @@ export function rateLimit(source: string, headers: Headers): { readonly retryAft
     : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
 }
 
+/** Statuses that say "not now" rather than "not this request": a timeout, too early, or a server-side failure. */
+export function isTransientStatus(status: number): boolean {
+  return status === 408 || status === 425 || (status >= 500 && status <= 599 && status !== 501 && status !== 505)
+}
+
+/** The seconds a `Retry-After` header asks for, or null when there is none (the walk then backs off on its own). */
+export function retryAfterOf(headers: Headers): number | null {
+  return parseRetryAfter(headers.get('retry-after'))
+}
+
 export function isRedirect(status: number): boolean {
   return status >= 300 && status < 400
 }

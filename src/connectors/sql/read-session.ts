@@ -12,6 +12,8 @@ import { messageOf, readFailure } from './errors.js'
  */
 class SqlReadSession implements ReadSession {
   readonly consistentSnapshot = true
+  /** Keyset on the id column: a page resumed in a later session still starts strictly after the last id read. */
+  readonly positions = 'keyset' as const
   readonly snapshot: string
   #state: 'open' | 'closed' | 'expired' | 'broken' = 'open'
   #brokenBy = ''

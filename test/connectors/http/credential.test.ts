@@ -124,6 +124,6 @@ describe('http credential', () => {
     assert.match(text, /Bearer \[redacted\] lacks scope/)
     assert.equal(log.calls.length, 11)
     const echoCursor = seen[2] as { kind: string }
-    assert.equal(echoCursor.kind, 'unavailable', 'a next position carrying the secret is refused, not returned')
+    assert.equal(echoCursor.kind, 'refused', 'a next position carrying the secret is refused, not returned')
   })
 })

@@ -53,8 +53,10 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
         list: { path: '/items', page_size_param: 'limit', pagination: { style: 'cursor' } },
       }),
     })
-  const search = async (cursor: string | null = null, budget: Budget = {}): Promise<Envelope<{ id: string }>> =>
-    envelopeSchema.parse(await searchAll(connector(), { resource: 'items', filter: {}, pageSize: 10, cursor }, budget, { scope, cursorCodec: codec })) as unknown as Envelope<{ id: string }>
+  const search = async (cursor: string | null = null, budget: Budget = {}, clock?: { now(): number }): Promise<Envelope<{ id: string }>> =>
+    envelopeSchema.parse(
+      await searchAll(connector(), { resource: 'items', filter: {}, pageSize: 10, cursor }, budget, { scope, cursorCodec: codec, ...(clock ? { clock } : {}) }),
+    ) as unknown as Envelope<{ id: string }>
   const cursorOf = (envelope: Envelope<unknown>): string => {
     const continuation = envelope.continuation as { cursor?: string } | null
     assert.ok(continuation?.cursor, `a continuation with a cursor: ${JSON.stringify(envelope.continuation)}`)
@@ -64,7 +66,9 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
   const finishesWithEverything = async (first: Envelope<{ id: string }>) => {
     proxy.clear()
     timeoutMs = 5000
-    const rest = await search(cursorOf(first))
+    // a retry_after continuation is refused before its not_before: resume as a caller that waited
+    const c = first.continuation
+    const rest = await search(cursorOf(first), {}, c?.kind === 'retry_after' ? { now: () => Math.max(Date.now(), Date.parse(c.not_before)) } : undefined)
     assert.equal(rest.complete, true)
     const ids = [...first.items, ...rest.items].map((i) => i.id)
     assert.equal(new Set(ids).size, ids.length, 'no id twice')

@@ -46,7 +46,8 @@ describe('offset pagination', () => {
   before(async () => {
     upstream = await startUpstream((req, res) => {
       const offset = Number(req.url.searchParams.get('offset') ?? 0)
-      const count = offset === 5 ? 2 : limitOf(req.url, 'limit')
+      // the read that re-checks item 4 (offset 4) comes back short: the boundary and one new item
+      const count = offset === 4 ? 2 : limitOf(req.url, 'limit')
       const items = ITEMS.slice(offset, offset + count)
       sendJson(res, 200, req.url.pathname === '/with-total' ? { items, total: ITEMS.length } : { items })
     })
@@ -59,14 +60,18 @@ describe('offset pagination', () => {
       list: { path, page_size_param: 'limit', pagination: { style: 'offset' }, ...extra },
     })
 
-  it('advances by the items received, not the page size, and ends only on an empty page', async () => {
+  it('advances by the items received, not the page size, re-reads each previous last item, and ends only on an empty page', async () => {
     upstream.seen.length = 0
     const { records, results } = await walk(createHttpConnector({ resource: resource('/items') }), 'main', 5)
     assert.deepEqual(idsOf(records), ALL_IDS)
+    // each read after the first starts one item early, asking for one more, to find the previous page's last item in place
     assert.deepEqual(
-      upstream.seen.map((r) => r.url.searchParams.get('offset')),
-      ['0', '5', '7', '12', '17', '22', '23'],
+      upstream.seen.map((r) => [r.url.searchParams.get('offset'), r.url.searchParams.get('limit')]),
+      // with neither has_more nor a total, only an empty page ends the walk, and that read cannot overlap
+      [['0', '5'], ['4', '6'], ['5', '6'], ['10', '6'], ['15', '6'], ['20', '6'], ['22', '6'], ['23', '5']],
     )
+    const end = results.at(-1)
+    assert.equal(end?.kind === 'page' && end.unchecked, true)
     const last = results.at(-1)
     assert.ok(last?.kind === 'page' && last.items.length === 0 && last.next === null)
     const shortButNotLast = results.filter((r) => r.kind === 'page' && r.items.length > 0 && r.items.length < 5)
@@ -77,7 +82,7 @@ describe('offset pagination', () => {
     upstream.seen.length = 0
     const { records, results } = await walk(createHttpConnector({ resource: resource('/with-total', { total_path: 'total' }) }), 'main', 5)
     assert.deepEqual(idsOf(records), ALL_IDS)
-    assert.equal(upstream.seen.at(-1)?.url.searchParams.get('offset'), '22')
+    assert.equal(upstream.seen.at(-1)?.url.searchParams.get('offset'), '20')
     assert.ok(results.every((r) => r.kind === 'page' && r.total === 23))
   })
 })

@@ -116,13 +116,13 @@ describe('http read signals', () => {
     })
     assert.equal((await firstPage(conn, 'stale')).kind, 'cursor_expired')
     const other400 = await firstPage(conn, 'bad')
-    assert.equal(other400.kind, 'unavailable')
-    assert.equal(other400.kind === 'unavailable' && other400.status, 400)
+    assert.equal(other400.kind, 'refused', 'a 400 that is not the expiry code is permanent: the same request would fail again')
+    assert.equal(other400.kind === 'refused' && other400.status, 400)
   })
 
   it('a 410 on the first page (no position) is not a cursor expiry', async () => {
     const { conn } = connectorAt(upstream.origin, { path: '/gone-first' })
-    assert.equal((await firstPage(conn)).kind, 'unavailable')
+    assert.equal((await firstPage(conn)).kind, 'refused')
   })
 
   it('one shard that times out is unavailable, naming it, while the other shard answers', async () => {
@@ -193,11 +193,11 @@ describe('http read signals', () => {
   })
 
   for (const chunked of [false, true]) {
-    it(`a body over max_response_bytes is unavailable, never a short page (${chunked ? 'chunked' : 'content-length'})`, async () => {
+    it(`a body over max_response_bytes is refused, never a short page (${chunked ? 'chunked' : 'content-length'})`, async () => {
       const { conn, calls } = connectorAt(upstream.origin, { path: '/huge', query: chunked ? { chunked: '1' } : {} }, { max_response_bytes: 4096 })
       const result = await firstPage(conn)
-      assert.equal(result.kind, 'unavailable')
-      assert.match(result.kind === 'unavailable' ? result.message : '', /cut at the byte limit/)
+      assert.equal(result.kind, 'refused')
+      assert.match(result.kind === 'refused' ? result.message : '', /cut at the byte limit/)
       assert.equal(calls[0]?.status, 200)
       // the same body under a larger limit is a page: the limit, not the content, made the difference
       const roomy = await firstPage(connectorAt(upstream.origin, { path: '/huge' }, { max_response_bytes: 8192 }).conn)
@@ -208,8 +208,8 @@ describe('http read signals', () => {
   it('a Link header to another origin is refused and never followed', async () => {
     const { conn } = connectorAt(upstream.origin, { path: '/foreign-link', items_path: '', pagination: { style: 'link_header' } })
     const result = await firstPage(conn)
-    assert.equal(result.kind, 'unavailable')
-    assert.match(result.kind === 'unavailable' ? result.message : '', /outside the source's base URL/)
+    assert.equal(result.kind, 'refused')
+    assert.match(result.kind === 'refused' ? result.message : '', /outside the source's base URL/)
     assert.equal(other.seen.length, 0)
   })
 
@@ -220,17 +220,17 @@ describe('http read signals', () => {
     assert.equal(other.seen.length, 0)
   })
 
-  it('a redirect is unavailable and is not followed', async () => {
+  it('a redirect is refused and is not followed', async () => {
     const { conn } = connectorAt(upstream.origin, { path: '/redirect' })
     const result = await firstPage(conn)
-    assert.deepEqual(result.kind === 'unavailable' && result.status, 302)
+    assert.deepEqual(result.kind === 'refused' && result.status, 302)
     assert.equal(other.seen.length, 0)
   })
 
-  it('a non-JSON body is unavailable', async () => {
+  it('a non-JSON body is refused', async () => {
     const result = await firstPage(connectorAt(upstream.origin, { path: '/html' }).conn)
-    assert.equal(result.kind, 'unavailable')
-    assert.match(result.kind === 'unavailable' ? result.message : '', /not JSON/)
+    assert.equal(result.kind, 'refused')
+    assert.match(result.kind === 'refused' ? result.message : '', /not JSON/)
   })
 
   it('5xx is unavailable naming the source, with the status', async () => {
@@ -248,9 +248,9 @@ describe('http read signals', () => {
     assert.match(result.kind === 'unavailable' ? result.message : '', /source "main" could not be reached \(ECONNREFUSED\)/)
   })
 
-  it('has_more true without a next cursor is unavailable, not the end', async () => {
+  it('has_more true without a next cursor is refused, not the end', async () => {
     const result = await firstPage(connectorAt(upstream.origin, { path: '/has-more-without-cursor', has_more_path: 'has_more' }).conn)
-    assert.equal(result.kind, 'unavailable')
+    assert.equal(result.kind, 'refused')
   })
 
   it('an item without the id field is counted as unjudged, naming the id field: never silently dropped or kept', async () => {

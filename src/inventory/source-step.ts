@@ -1,0 +1,97 @@
+import type { ReadPageResult } from '../connectors/connector.js'
+import { MAX_ATTEMPTS, addGap, backoffSeconds, finishWith, type Failure, type MutableProgress } from './walk-state.js'
+
+/** Restarts of one source within one call after the data moved, before the walk gives up and says so. */
+export const MAX_RESTARTS = 2
+
+/**
+ * What the walk does next with a source after a read that was not a page: go on reading it, leave it for now
+ * (a transient failure, resumed by the continuation), or stop the whole walk (a rate limit).
+ */
+export type StepAfter = { readonly kind: 'again' } | { readonly kind: 'leave' } | { readonly kind: 'rate_limited'; readonly seconds: number; readonly message: string }
+
+/**
+ * Turns a failed read into the source's state. Permanent failures finish the source with a gap, so no
+ * continuation ever sends the failing request again; transient ones leave it unfinished with a wait, until too
+ * many in a row make them permanent too.
+ */
+export function afterFailure(
+  source: MutableProgress,
+  result: Exclude<ReadPageResult, { kind: 'page' }>,
+  restartable: boolean,
+  failures: Failure[],
+): StepAfter {
+  switch (result.kind) {
+    case 'rate_limited':
+      source.attempts += 1
+      if (source.attempts > MAX_ATTEMPTS) {
+        finishWith(source, { code: 'SOURCE_UNAVAILABLE', status: 429 }, `${result.message}; it rate limited the walk ${source.attempts} times in a row, so the walk gave up on it`)
+        return { kind: 'leave' }
+      }
+      return { kind: 'rate_limited', seconds: Math.max(0, result.retryAfterSeconds), message: result.message }
+    case 'unavailable':
+      return transient(source, result.message, result.status, result.retryAfterSeconds, failures)
+    case 'refused':
+      finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(result.status === undefined ? {} : { status: result.status }) }, result.message)
+      return { kind: 'leave' }
+    case 'forbidden':
+      finishWith(source, { code: 'VISIBILITY_RESTRICTED', status: result.status }, result.message)
+      return { kind: 'leave' }
+    case 'result_limit':
+      finishWith(source, { code: 'RESULT_LIMIT_REACHED', ...(result.limit === undefined ? {} : { limit: result.limit }) }, result.message)
+      return { kind: 'leave' }
+    case 'cursor_expired':
+      // Never restart the source from the beginning: that would merge two attempts into one answer.
+      finishWith(source, { code: 'CURSOR_EXPIRED' }, result.message)
+      return { kind: 'leave' }
+    case 'moved':
+      // Only a source this call began may start over: its earlier records went nowhere but this call's seen
+      // filter, so reading it again cannot hand the caller an id twice.
+      if (restartable && source.restarts < MAX_RESTARTS) {
+        source.restarts += 1
+        source.position = null
+        source.count = 0
+        source.total = undefined
+        source.totalMoved = false
+        return { kind: 'again' }
+      }
+      finishWith(
+        source,
+        { code: 'SNAPSHOT_INVALIDATED' },
+        `${result.message}; ${restartable ? `it moved again after ${source.restarts} restart(s)` : 'an earlier part of the walk already returned its records, so it cannot start over'}`,
+      )
+      return { kind: 'leave' }
+  }
+}
+
+/** A read that threw: the connector could not say what happened, so it may clear with time. */
+export function afterThrow(source: MutableProgress, message: string, failures: Failure[]): StepAfter {
+  return transient(source, `the read of source "${source.source}" failed: ${message}`, undefined, undefined, failures)
+}
+
+function transient(source: MutableProgress, message: string, status: number | undefined, retryAfter: number | undefined, failures: Failure[]): StepAfter {
+  source.attempts += 1
+  if (source.attempts > MAX_ATTEMPTS) {
+    finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }) }, `${message}; it failed ${source.attempts} times in a row, so the walk gave up on it`)
+    return { kind: 'leave' }
+  }
+  failures.push({ source: source.source, message, ...(status === undefined ? {} : { status }), retryAfterSeconds: retryAfter ?? backoffSeconds(source.attempts) })
+  return { kind: 'leave' }
+}
+
+/**
+ * After a page: the count and total of this pass, and at the source's end, the total held against what the
+ * walk found. A walk that ends below the upstream's own count of matches is not complete.
+ */
+export function afterPage(source: MutableProgress, matched: number, total: number | undefined, ended: boolean): void {
+  source.attempts = 0
+  source.count += matched
+  if (total !== undefined) {
+    if (source.total !== undefined && source.total !== total) source.totalMoved = true
+    source.total = total
+  }
+  if (!ended || source.total === undefined || source.count >= source.total) return
+  const found = `the upstream counts ${source.total} matching record(s) in source "${source.source}" but the walk found ${source.count}`
+  if (source.totalMoved) addGap(source, { code: 'SNAPSHOT_INVALIDATED' }, `${found}, and its count changed during the walk`)
+  else addGap(source, { code: 'RESULT_LIMIT_REACHED' }, `${found}; the upstream stopped before its own count`)
+}
