@@ -164,12 +164,13 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
     compared += 1
     if (total !== s.records.length) wrong.push(`${s.source}: total says ${total}, the walk found ${s.records.length}`)
   }
-  if (wrong.length > 0) return { name: 'totals', promise, status: 'fails_closed', detail: wrong.join('; '), config_keys: ['connector.list.total_path'] }
+  const key = (resource.connector as { list: { total_header?: string } }).list.total_header === undefined ? 'connector.list.total_path' : 'connector.list.total_header'
+  if (wrong.length > 0) return { name: 'totals', promise, status: 'fails_closed', detail: wrong.join('; '), config_keys: [key, 'connector.list.total_kind'] }
   if (compared === 0) return { name: 'totals', promise, status: 'unknown', detail: 'the sample did not reach the end of any source; read more pages (--pages) to compare', config_keys: [] }
   return { name: 'totals', promise, status: 'holds', detail: `the total matched a whole walk on ${compared} source(s)`, config_keys: [] }
 }
 
 function hasTotal(list: object): boolean {
-  const l = list as { total_path?: unknown; total?: unknown }
-  return l.total_path !== undefined || l.total !== undefined
+  const l = list as { total_path?: unknown; total_header?: unknown }
+  return l.total_path !== undefined || l.total_header !== undefined
 }

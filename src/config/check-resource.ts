@@ -29,6 +29,8 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   })
   if (resource.connector.kind === 'http') {
     const http = resource.connector
+    if (http.list.total_path !== undefined && http.list.total_header !== undefined)
+      issue(['connector', 'list', 'total_header'], 'give the total in one place: total_path (in the body) or total_header, not both')
     for (const field of Object.keys(http.field_paths)) mustExist(field, ['connector', 'field_paths', field])
     http.absent_means_null.forEach((f, i) => {
       mustExist(f, ['connector', 'absent_means_null', i])

@@ -97,6 +97,11 @@ export const httpConnectorSchema = z.strictObject({
       .describe('dotted path to the record inside each item ("doc" for rows[].doc); "" when the item is the record'),
     has_more_path: z.string().optional(),
     total_path: z.string().optional(),
+    total_header: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+$/, 'a header name')
+      .optional()
+      .describe('a response header carrying the total, e.g. X-Total-Count (instead of total_path)'),
     total_kind: z
       .enum(['filtered', 'collection'])
       .default('filtered')

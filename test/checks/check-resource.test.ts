@@ -93,7 +93,7 @@ describe('checkResource against loopback upstreams', () => {
     const g = statusOf(report, 'totals')!
     assert.equal(g.status, 'fails_closed')
     assert.match(g.detail, /total says 30, the (walk found|pages ran dry after) 25/)
-    assert.deepEqual(g.config_keys, ['connector.list.total_path'])
+    assert.deepEqual(g.config_keys, ['connector.list.total_path', 'connector.list.total_kind'])
   })
 
   test('a write that does not send the version: unsafe, names if_match', async () => {

@@ -53,9 +53,33 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
   options.edit?.(raw)
   const config = resolvePaths(parseConfig(raw, 'test config'), dir.path)
   await ensureDemoData({ url: upstreamUrl, count: options.count ?? 10_000 })
-  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }) })
+  const started = await startGatewayOn(config, { resources: ['subscriptions'], serve: options.serve })
+  return {
+    ...started,
+    dir: dir.path,
+    upstreamUrl,
+    storeUrl,
+    async close() {
+      await started.close()
+      await pg?.drop()
+      await upstreamDb?.drop()
+      await dir.drop()
+    },
+  }
+}
+
+/**
+ * A real gateway on a parsed config (its store already chosen), its principals (an agent scoped to
+ * `resources` and every action, two reviewers, an admin) and, unless `serve: false`, a real HTTP server on
+ * 127.0.0.1. `close()` stops both; the store and upstreams are the caller's.
+ */
+export async function startGatewayOn(
+  config: WarrantConfig,
+  options: { readonly resources: readonly string[]; readonly serve?: boolean | undefined; readonly env?: NodeJS.ProcessEnv },
+): Promise<Omit<GatewayFixture, 'dir' | 'upstreamUrl' | 'storeUrl'>> {
+  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }), ...(options.env ? { env: options.env } : {}) })
   const issue = async (name: string, role: 'agent' | 'reviewer' | 'admin') =>
-    (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: ['subscriptions'], actions: '*' } : undefined })).token
+    (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: [...options.resources], actions: '*' } : undefined })).token
   const tokens = { agent: await issue('test-agent', 'agent'), reviewer: await issue('alice', 'reviewer'), reviewer2: await issue('bob', 'reviewer'), admin: await issue('root', 'admin') }
   let server: ServerType | null = null
   let base = ''
@@ -70,17 +94,11 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
     gateway,
     config,
     base,
-    dir: dir.path,
-    upstreamUrl,
-    storeUrl,
     tokens,
     as: (who) => (method, path, body, headers = {}) => call(base, method, path, body, { authorization: `Bearer ${tokens[who]}`, ...headers }),
     async close() {
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()))
       await gateway.close()
-      await pg?.drop()
-      await upstreamDb?.drop()
-      await dir.drop()
     },
   }
 }

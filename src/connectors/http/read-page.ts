@@ -114,6 +114,10 @@ function interpret(
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
     if (typeof n === 'number' && Number.isInteger(n) && n >= 0) total = n
     else if (value !== undefined && value !== null) return unexpected(`total_path "${list.total_path}" is not a count`)
+  } else if (list.total_header !== undefined) {
+    const value = headers.get(list.total_header)
+    if (value !== null && /^\d+$/.test(value.trim())) total = Number(value.trim())
+    else if (value !== null) return unexpected(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
   }
 
   // the marker is read before redaction: one that carries the credential is refused, never passed on altered

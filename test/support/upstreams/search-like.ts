@@ -29,7 +29,7 @@ export async function startSearchLike(records: readonly Subscription[]): Promise
         const body = JSON.parse(req.body || '{}') as { size?: number; search_after?: [string]; query?: { bool?: { filter?: { term: Record<string, unknown> }[] } } }
         const size = Math.min(1000, body.size ?? 10)
         const after = body.search_after?.[0]
-        const terms = (body.query?.bool?.filter ?? []).map((f) => Object.entries(f.term)[0]!)
+        const terms = (body.query?.bool?.filter ?? []).flatMap((f) => Object.entries(f.term ?? {}))
         const failed = Math.min(2, state.failShards)
         const matching = [...byId.values()]
           .filter((r) => terms.every(([k, v]) => (r as unknown as Record<string, unknown>)[k] === v))
