@@ -7,11 +7,13 @@ export interface CreateConnectorOptions {
   readonly resource: ResourceConfig
   readonly onCall?: UpstreamCallListener
   readonly env?: NodeJS.ProcessEnv
+  /** Connections a sql upstream's pool may open for writes and reads by id (the executor's concurrency). */
+  readonly maxConnections?: number
 }
 
 /** The connector for a resource's declared kind. */
 export function createConnector(options: CreateConnectorOptions): Connector {
   return options.resource.connector.kind === 'sql'
-    ? createSqlConnector({ resource: options.resource, onCall: options.onCall })
+    ? createSqlConnector({ resource: options.resource, onCall: options.onCall, ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }) })
     : createHttpConnector({ resource: options.resource, onCall: options.onCall, env: options.env })
 }

@@ -48,7 +48,7 @@ export interface GatewayOptions {
    * its commits. Default true; short-lived CLI commands pass false (their commits run in `warrant serve`).
    */
   readonly executors?: boolean | 'commits'
-  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random. */
+  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
   readonly instanceId?: string
 }
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { Database, Store } from '../store/index.js'
 
 /**
@@ -25,6 +25,33 @@ export interface ClaimOptions {
   /** one operation, or any claimable one (at most `limit`) */
   readonly operationId?: string
   readonly limit?: number
+  /** Owners known to be gone (see `deadLocalOwners`): their leases are taken even before they expire. */
+  readonly takeoverFrom?: readonly string[]
+}
+
+/** The owners, other than `owner`, holding a live lease on an unfinished operation. */
+export async function otherLeaseHolders(db: Db, owner: string, now: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('operations')
+    .select('lease_owner')
+    .distinct()
+    .where('state', 'in', CLAIMABLE_STATES)
+    .where('lease_owner', 'is not', null)
+    .where('lease_owner', '!=', owner)
+    .where('lease_expires_at', '>', now)
+    .execute()
+  return rows.map((r) => r.lease_owner).filter((o): o is string => o !== null)
+}
+
+function leaseFree(options: ClaimOptions) {
+  return (eb: ExpressionBuilder<Database, 'operations'>) =>
+    eb.or([
+      eb('lease_owner', 'is', null),
+      eb('lease_owner', '=', options.owner),
+      eb('lease_expires_at', 'is', null),
+      eb('lease_expires_at', '<=', options.now),
+      ...(options.takeoverFrom && options.takeoverFrom.length > 0 ? [eb('lease_owner', 'in', options.takeoverFrom)] : []),
+    ])
 }
 
 /** Claims unfinished operations whose lease is free, expired, or already ours; returns their ids. */
@@ -38,7 +65,7 @@ async function claimOnPostgres(db: Db, options: ClaimOptions): Promise<string[]>
       .selectFrom('operations')
       .select('id')
       .where('state', 'in', CLAIMABLE_STATES)
-      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+      .where(leaseFree(options))
     if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
     const rows = await candidates
       .orderBy('created_at')
@@ -62,7 +89,7 @@ async function claimOnSqlite(db: Db, options: ClaimOptions): Promise<string[]> {
     .selectFrom('operations')
     .select('id')
     .where('state', 'in', CLAIMABLE_STATES)
-    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+    .where(leaseFree(options))
   if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
   const ids = (await candidates.orderBy('created_at').limit(options.limit ?? 100).execute()).map((r) => r.id)
   if (ids.length === 0) return []
@@ -73,7 +100,7 @@ async function claimOnSqlite(db: Db, options: ClaimOptions): Promise<string[]> {
     .set({ lease_owner: options.owner, lease_expires_at: options.until, state: sql`case when state = 'pending' then 'running' else state end`, updated_at: options.now })
     .where('id', 'in', ids)
     .where('state', 'in', CLAIMABLE_STATES)
-    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', options.owner), eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', options.now)]))
+    .where(leaseFree(options))
     .returning('id')
     .execute()
   return rows.map((r) => r.id)

@@ -1,5 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
-import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
 import type { WarrantConfig } from '../config/index.js'
 import { inScope, WarrantError, type Actor } from '../contract/index.js'
 import type { Connector } from '../connectors/index.js'
@@ -9,7 +8,8 @@ import type { SelectionService } from '../selections/selection-service.js'
 import type { OperationRow, Store } from '../store/index.js'
 import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
 import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
-import { claimOperations, releaseLease } from './lease.js'
+import { deadLocalOwners, defaultOwner } from './instance-owner.js'
+import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
 import { countTargets, loadOperationRow, targetsInState } from './ledger.js'
 import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
@@ -27,7 +27,11 @@ export interface OperationServiceOptions {
   readonly clock?: () => Date
   /** How the executor's pacer lets time pass; default a real timer. A test gives it with a virtual `clock`. */
   readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
-  /** This instance's name as a lease owner; default `host:pid:random`. Stable across restarts only if you make it so. */
+  /**
+   * This instance's name as a lease owner. A restart with the same name resumes its operations at once. Default
+   * `host:pid:random:machine`: a new name each start, but leases of a killed process of this machine are taken
+   * at once too (see `deadLocalOwners`); elsewhere they are taken when they expire.
+   */
   readonly instanceId?: string
   /**
    * true (default): resume unfinished operations at `recover()`, claim orphaned ones, execute commits.
@@ -60,7 +64,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const { store, catalogue, selections, plans, log } = options
   const clock = options.clock ?? (() => new Date())
   const now = () => clock().toISOString()
-  const owner = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  const owner = options.instanceId ?? defaultOwner()
   const executors = options.executors ?? true
   const leaseMs = Math.round(options.execution.lease_seconds * 1000)
   const cursors = createResultsCursor(options.cursorKey ?? randomBytes(32).toString('base64url'))
@@ -78,10 +82,13 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const claimAndRun = async (operationId?: string): Promise<void> => {
     if (!executors || closed || (executors === 'commits' && operationId === undefined)) return
     const at = clock().getTime()
+    // An instance of this machine that was killed holds leases nobody renews: they are taken now, not at expiry.
+    const takeoverFrom = deadLocalOwners(await otherLeaseHolders(store.db, owner, new Date(at).toISOString()))
     const claimed = await claimOperations(store, {
       owner,
       now: new Date(at).toISOString(),
       until: new Date(at + leaseMs).toISOString(),
+      takeoverFrom,
       ...(operationId === undefined ? { limit: 20 } : { operationId }),
     })
     for (const id of claimed) {

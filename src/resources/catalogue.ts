@@ -26,6 +26,9 @@ export interface CatalogueOptions {
   readonly env?: NodeJS.ProcessEnv
 }
 
+/** The sql connector's own default pool size, kept as a floor. */
+const SQL_POOL_MIN = 5
+
 /**
  * Builds every resource's connector once. Connectors hold the upstream credentials; nothing above this
  * layer ever sees one.
@@ -34,12 +37,14 @@ export interface CatalogueOptions {
  */
 export function createCatalogue(options: CatalogueOptions): Catalogue {
   const resources = new Map<string, Resource>()
+  // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
+  const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
   for (const [name, config] of Object.entries(options.config.resources)) {
     resources.set(name, {
       name,
       config,
       environment: environmentLabel(config.environment),
-      connector: createConnector({ resource: config, onCall: options.onCall, env: options.env }),
+      connector: createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections }),
       policy: createFieldPolicy(config),
     })
   }

@@ -33,7 +33,7 @@ export async function createFromTargets(
   const filter: Filter = { [idField]: { in: sorted.map((t) => t.id) } }
   await insertBuilding(ctx, id, actor, resource, filter, [], fields, started, origin)
   try {
-    const writer = new MemberWriter(ctx.store, id, [])
+    const writer = new MemberWriter(ctx.store, id, [], resource.config.group_by)
     for (let i = 0; i < sorted.length; i += 1000) {
       const rows = sorted.slice(i, i + 1000).map((t): FrozenRow => {
         const values: Record<string, unknown> = { [idField]: t.id }

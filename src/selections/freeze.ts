@@ -3,6 +3,7 @@ import { WarrantError, createListDigest } from '../contract/index.js'
 import type { SourceRecord } from '../connectors/index.js'
 import type { SeenFilter } from '../inventory/index.js'
 import type { Database, NewSelectionExclusionRow, NewSelectionMemberRow, Store } from '../store/index.js'
+import { GROUP_VALUES_MAX, GroupTally } from './group-tally.js'
 import { compareIds } from './id-order.js'
 import type { GroupCount } from './selection-service.js'
 
@@ -21,8 +22,6 @@ const INSERT_CHUNK = 500
 const DIGEST_PAGE = 2000
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
-/** Values listed per group-by field; the rest are counted in `other_count`. */
-export const GROUP_VALUES_MAX = 100
 
 export interface FrozenRow {
   readonly id: string
@@ -47,12 +46,22 @@ export class MemberWriter {
   readonly #lastExcluded = new Map<string, string>()
   #exclusionsSorted = true
   readonly #digest = createListDigest()
+  readonly #store: Store
+  readonly #groups: GroupTally
 
-  constructor(store: Store, selectionId: string, rules: readonly string[]) {
+  constructor(store: Store, selectionId: string, rules: readonly string[], groupBy: readonly string[]) {
+    this.#store = store
     this.#db = store.db
     this.#dialect = store.dialect
     this.#selectionId = selectionId
+    this.#groups = new GroupTally(groupBy)
     for (const rule of rules) this.#exclusionCounts.set(rule, 0)
+  }
+
+  /** Counts per value of each group-by field over the members written; call after `finish`. */
+  async groupCounts(): Promise<GroupCount[]> {
+    const fromStore = new Map((await groupCounts(this.#store, this.#selectionId, this.#groups.overflowed, this.#count)).map((g) => [g.field, g]))
+    return this.#groups.fields.map((field) => this.#groups.countsOf(field, this.#count) ?? fromStore.get(field)!)
   }
 
   get count(): number {
@@ -72,6 +81,7 @@ export class MemberWriter {
       this.#lastMember = m.id
       this.#count += 1
       this.#digest.add(digestEntry(m.id, m.version))
+      this.#groups.add(m.fields)
       memberRows.push({ selection_id: this.#selectionId, ord: this.#count, record_id: m.id, version: m.version, fields: JSON.stringify(m.fields), source: m.source })
     }
     const exclusionRows: NewSelectionExclusionRow[] = []
@@ -198,7 +208,7 @@ export function storeSeenFilter(db: Kysely<Database>, selectionId: string): Seen
   }
 }
 
-/** Counts per value of each group-by field, computed in the database over the frozen members. */
+/** Counts per value of each group-by field, computed in the database over the frozen members (fields with too many values to count in memory). */
 export async function groupCounts(store: Store, selectionId: string, fields: readonly string[], total: number): Promise<GroupCount[]> {
   const out: GroupCount[] = []
   for (const field of fields) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Actor, Filter } from '../contract/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
-import { type MemberWriter, groupCounts } from './freeze.js'
+import type { MemberWriter } from './freeze.js'
 import type { ExclusionRule, SelectionCompleteness, SelectionOrigin } from './selection-service.js'
 
 /**
@@ -66,7 +66,7 @@ export async function freezeRow(
   completeness: SelectionCompleteness,
   exclude: readonly ExclusionRule[],
 ): Promise<void> {
-  const groups = await groupCounts(ctx.store, id, resource.config.group_by, writer.count)
+  const groups = await writer.groupCounts()
   await ctx.db
     .updateTable('selections')
     .set({

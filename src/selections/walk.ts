@@ -51,7 +51,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   const stored = storedFieldsOf(resource.config, request.fields)
   await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin)
   try {
-    const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule))
+    const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule), resource.config.group_by)
     const summary = await walkInventory(
       resource.connector,
       { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },

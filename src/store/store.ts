@@ -7,6 +7,7 @@ import pg from 'pg'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
 import type { Database, IsoTimestamp } from './schema.js'
+import { EventLoopSlices } from './event-loop-slices.js'
 import { parseStoreUrl } from './store-url.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -46,6 +47,8 @@ export interface Store {
 /** How long a SQLite writer waits for another connection's lock before failing with SQLITE_BUSY. */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000
 const PG_INT8_OID = 20
+/** Longest run of SQLite store statements before the event loop gets a turn. */
+const SQLITE_SLICE_MS = 10
 
 /**
  * Open the store named by a URL. Does not migrate: call `migrate()` (the server does at startup).
@@ -62,7 +65,9 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
   const dialect = location.dialect === 'sqlite' ? openSqlite(location) : await openPostgres(location, options)
-  const db = new Kysely<Database>({ dialect, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
+  // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
+  const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
+  const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
 
   let closing: Promise<void> | undefined
   return {
@@ -88,9 +93,11 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Di
   } catch (cause) {
     throw new Error(`cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { cause })
   }
-  // WAL lets readers (review pages, exports) proceed while the executor writes. synchronous stays at its
-  // FULL default: the ledger's `in_flight` row must be on disk before the upstream call it announces.
+  // WAL lets readers (review pages, exports) proceed while the executor writes.
   database.pragma('journal_mode = WAL')
+  // Set on every open: in WAL mode the driver's default is NORMAL (a commit may be lost on power failure),
+  // and the ledger's `in_flight` row must be on disk before the upstream call it announces.
+  database.pragma('synchronous = FULL')
   database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')

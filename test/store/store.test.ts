@@ -200,6 +200,45 @@ describe('sqlite specifics', () => {
     }
   })
 
+  it('runs with synchronous=FULL on every open, not only the first (WAL would default to NORMAL)', async () => {
+    const dir = await createTempDir()
+    try {
+      const url = `sqlite:${join(dir.path, 'warrant.db')}`
+      for (const open of ['first', 'second', 'third']) {
+        const store = await createStore({ url })
+        try {
+          const row = (await sql.raw<Record<string, unknown>>('pragma synchronous').execute(store.db)).rows[0]
+          // 2 is FULL (0 OFF, 1 NORMAL, 3 EXTRA)
+          assert.deepEqual(row, { synchronous: 2 }, `${open} open`)
+          assert.deepEqual((await sql.raw<Record<string, unknown>>('pragma journal_mode').execute(store.db)).rows[0], { journal_mode: 'wal' })
+        } finally {
+          await store.close()
+        }
+      }
+    } finally {
+      await dir.drop()
+    }
+  })
+
+  it('hands the event loop back while a long run of statements goes on', async () => {
+    const store = await createStore({ url: 'sqlite::memory:' })
+    try {
+      await store.migrate()
+      const ticks: number[] = []
+      const timer = setInterval(() => ticks.push(Date.now()), 5)
+      try {
+        const started = Date.now()
+        // statements only: no I/O wait anywhere, the shape of a freeze or an operation on a SQLite store
+        for (let i = 0; Date.now() - started < 300; i++) await store.db.insertInto('kv').values({ key: `k${i}`, value: 'v' }).execute()
+      } finally {
+        clearInterval(timer)
+      }
+      assert.ok(ticks.length >= 5, `the timer fired ${ticks.length} times during 300 ms of statements`)
+    } finally {
+      await store.close()
+    }
+  })
+
   it('works in memory', async () => {
     const store = await createStore({ url: 'sqlite::memory:' })
     try {

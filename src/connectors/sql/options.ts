@@ -9,7 +9,7 @@ export interface SqlConnectorOptions {
   readonly onCall?: UpstreamCallListener
   /** A read session with no read for this long is closed and its next read is `cursor_expired`. Default 5 minutes. */
   readonly sessionIdleTimeoutMs?: number
-  /** PostgreSQL, MySQL: pooled connections for writes and reads by id. Default 5. */
+  /** PostgreSQL, MySQL: pooled connections for writes and reads by id. Default 5; the catalogue passes `execution.concurrency` + 1. */
   readonly maxConnections?: number
   /** PostgreSQL, MySQL: connections for read sessions, a pool of their own so walks never starve writes. Default 10. */
   readonly maxSessions?: number

@@ -1,9 +1,29 @@
+import { performance } from 'node:perf_hooks'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import { messageOf } from './errors.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
+
+/** Longest run of statements on this upstream before the event loop gets a turn. */
+const SLICE_MS = 10
+
+/**
+ * better-sqlite3 answers synchronously: a walk or an operation over a SQLite upstream would otherwise never
+ * let the event loop turn (no timer, no socket served) until it ends. After `SLICE_MS` of work, the next
+ * answer is handed back on a later turn of the loop.
+ */
+function createSlices(): () => Promise<void> | undefined {
+  let sliceStart = performance.now()
+  return () => {
+    if (performance.now() - sliceStart < SLICE_MS) return undefined
+    return nextTurn().then(() => {
+      sliceStart = performance.now()
+    })
+  }
+}
 
 export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite' }>, table: string, idField: string, options: SqlConnectorOptions): Backend {
   const busyTimeoutMs = options.statementTimeoutMs ?? 5_000
@@ -20,11 +40,20 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
     return database
   }
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => open(false) }) })
+  const endSlice = createSlices()
   return {
     db,
-    run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
+    run: async (query) => {
+      const rows = (await db.executeQuery<Row>(query)).rows as Row[]
+      await endSlice()
+      return rows
+    },
     // RETURNING answers in the same statement; autocommitted, so there is nothing `accept` could undo
-    update: async ({ returning }) => (await db.executeQuery<Row>(returning)).rows as Row[],
+    update: async ({ returning }) => {
+      const rows = (await db.executeQuery<Row>(returning)).rows as Row[]
+      await endSlice()
+      return rows
+    },
     openHandle: async () => {
       const openedAt = new Date().toISOString()
       const connection = open(true)
@@ -37,7 +66,11 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
         const snapshot = `sqlite:${openedAt};max_id=${row?.max_id ?? ''}`
         return {
           snapshot,
-          run: async (query) => connection.prepare(query.sql).all(...(query.parameters as unknown[])) as Row[],
+          run: async (query) => {
+            const rows = connection.prepare(query.sql).all(...(query.parameters as unknown[])) as Row[]
+            await endSlice()
+            return rows
+          },
           close: async () => {
             try {
               if (connection.inTransaction) connection.exec('COMMIT')

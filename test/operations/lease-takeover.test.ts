@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { describe, test } from 'node:test'
+import { defaultOwner } from '../../src/operations/instance-owner.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { AGENT, createHarness, type Harness, type HarnessOptions } from './support/harness.js'
+
+async function withHarness(kind: (typeof STORE_KINDS)[number], options: HarnessOptions, body: (h: Harness) => Promise<void>): Promise<void> {
+  const h = await createHarness(kind, options)
+  try {
+    await body(h)
+  } finally {
+    await h.close()
+  }
+}
+
+const HOUR_AHEAD = () => new Date(Date.now() + 3_600_000).toISOString()
+
+/** A lease owner name of this machine, as a process with `pid` would have chosen it. */
+function ownerWithPid(pid: number): string {
+  const parts = defaultOwner().split(':')
+  parts[1] = String(pid)
+  return parts.join(':')
+}
+
+/** The pid of a process of this machine that has ended. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' })
+  await once(child, 'exit')
+  return child.pid!
+}
+
+/** Puts a committed operation back as a killed instance left it: running, leased for an hour, two targets in flight. */
+async function leftBy(h: Harness, operationId: string, owner: string): Promise<void> {
+  await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: owner, lease_expires_at: HOUR_AHEAD() }).where('id', '=', operationId).execute()
+  await h.store.db.updateTable('operation_targets').set({ state: 'in_flight' }).where('operation_id', '=', operationId).where('ord', 'in', [0, 1]).execute()
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`leases across restarts and long operations (${kind} store)`, () => {
+    test('a restarted instance (same name) resumes its own operation at once, long before its old lease expires', () =>
+      withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-restart' })
+        await leftBy(h, receipt.operation_id, 'alpha')
+        const other = h.instance({ executors: true, instanceId: 'beta' })
+        await other.recover()
+        const restarted = h.instance({ executors: true, instanceId: 'alpha' })
+        await restarted.recover()
+        const view = await restarted.waitFor(receipt.operation_id, 20_000)
+        assert.deepEqual([view.state, view.counts.succeeded, view.counts.unknown], ['partially_failed', 10, 2])
+        for (const id of ['u0000', 'u0001']) assert.equal(h.upstream.calls.get(id), undefined, `${id} was in flight: never re-sent`)
+      }))
+
+    test('a killed process of this machine (default name, pid gone) has its lease taken at once; a live one keeps it', () =>
+      withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
+        const live = h.operations
+        const first = await live.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-live' })
+        const secondPlan = await h.addPlan()
+        const second = await live.commitPlan(AGENT, secondPlan.plan_id, { expectedDigest: secondPlan.plan_digest, idempotencyKey: 'k-dead' })
+        // the first is held by this very test process (alive), the second by a process that has ended
+        const liveOwner = ownerWithPid(process.ppid)
+        await leftBy(h, first.operation_id, liveOwner)
+        await leftBy(h, second.operation_id, ownerWithPid(await deadPid()))
+        const restarted = h.instance({ executors: true })
+        await restarted.recover()
+        const view = await restarted.waitFor(second.operation_id, 20_000)
+        assert.deepEqual([view.state, view.counts.unknown], ['partially_failed', 2])
+        const held = await h.store.db.selectFrom('operations').select(['state', 'lease_owner']).where('id', '=', first.operation_id).executeTakeFirstOrThrow()
+        assert.deepEqual(held, { state: 'running', lease_owner: liveOwner })
+      }))
+
+    test('the lease is renewed while a long operation runs (the executor never loses it to its own stalled loop)', () => {
+      const stopped: object[] = []
+      const log = { info: (fields: object, message: string) => void (message.includes('stopped before the end') && stopped.push(fields)), warn: () => undefined, error: () => undefined }
+      return withHarness(kind, { count: 3000, execution: { lease_seconds: 0.3, concurrency: 8, batch_size: 200 }, service: { log } }, async (h) => {
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-long' })
+        const view = await h.operations.waitFor(receipt.operation_id, 240_000)
+        assert.deepEqual([view.state, view.counts.succeeded], ['succeeded', 3000])
+        assert.deepEqual(stopped, [], 'the executor stopped before the end (its lease was lost)')
+        assert.ok([...h.upstream.calls.values()].every((n) => n === 1))
+      })
+    })
+  })
+}
