@@ -3,7 +3,8 @@ import type { Gateway } from '../gateway/index.js'
 import { registerMcpEndpoint } from '../mcp/http-transport.js'
 import { auditTrail } from './audit-trail.js'
 import { type ApiEnv, authenticate } from './authenticate.js'
-import { fromZodError, toErrorResponse } from './error-mapping.js'
+import { asWarrantError, fromZodError, toErrorResponse } from './error-mapping.js'
+import { observeRequests, registerMetricsRoute } from './metrics.js'
 import { registerAuditRoutes } from './routes/audit.js'
 import { registerOperationRoutes } from './routes/operations.js'
 import { registerResourceRoutes } from './routes/resources.js'
@@ -30,9 +31,14 @@ export function createApp(options: AppOptions): App {
       if (!result.success) throw fromZodError(result.error, result.target === 'json' ? 'request body' : `request ${result.target}`)
     },
   })
-  app.onError((error, c) => toErrorResponse(error, c, gateway.log))
+  app.onError((error, c) => {
+    gateway.telemetry.add('warrant_refusals_total', { surface: 'http', code: asWarrantError(error)?.code ?? 'internal' })
+    return toErrorResponse(error, c, gateway.log)
+  })
+  app.use('*', observeRequests(gateway))
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404))
 
+  registerMetricsRoute(app, gateway)
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
   app.use('/v1/*', auditTrail(gateway), authenticate(gateway))
   registerMcpEndpoint(app, gateway)

@@ -260,8 +260,16 @@ export const configSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8787),
       public_url: z.url().optional(),
+      metrics_port: z
+        .number()
+        .int()
+        .min(0)
+        .max(65535)
+        .optional()
+        .describe('serve GET /metrics without a token on this port too (on the API port it needs an admin token)'),
+      metrics_host: z.string().default('127.0.0.1').describe('where metrics_port listens: loopback unless Prometheus is elsewhere'),
     })
-    .default({ host: '127.0.0.1', port: 8787 }),
+    .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
   selection_ttl_minutes: z.number().positive().default(30),
   execution: z
     .strictObject({

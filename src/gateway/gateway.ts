@@ -12,7 +12,9 @@ import { createNotifier, observeOperationEnds, observePlans, type Notifications 
 import { createReviewService, type ReviewService } from '../review/index.js'
 import { WarrantError } from '../contract/index.js'
 import { createStore, InvalidStoreUrlError, type Store } from '../store/index.js'
+import { createTelemetry, type GatewayTelemetry } from '../telemetry/index.js'
 import { createLogger, type Logger } from './logger.js'
+import { observeAudit, observeDecisions, reportUpstreamCall, storeCounts } from './observe-telemetry.js'
 
 /** The assembled gateway that every surface calls: store, resources and the shared services. */
 export interface Gateway {
@@ -34,6 +36,8 @@ export interface Gateway {
   /** Review-page sessions and the queue of plans waiting for a decision. */
   readonly review: ReviewService
   readonly log: Logger
+  /** Prometheus metrics (`scrape()` for /metrics) and OpenTelemetry spans, shared by every service. */
+  readonly telemetry: GatewayTelemetry
   close(): Promise<void>
 }
 
@@ -68,13 +72,15 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     const outcome = await store.migrate()
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
-    const audit = createAuditLog({ store, log })
+    const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
+    const audit = observeAudit(createAuditLog({ store, log }), telemetry)
     // Every upstream call is logged, with the operation and selection it served when made inside one.
     const onCall = (call: UpstreamCall) => {
       audit.recordCall({ ...call, ...callContext.getStore() })
+      reportUpstreamCall(telemetry, call)
       options.onCall?.(call)
     }
-    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall })
+    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall, telemetry })
     const cursorCodec = createCursorCodec({ key })
     const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes })
     // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the
@@ -87,7 +93,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       baseUrl: reviewBaseUrl(options.config),
       sweep: (options.executors ?? true) === true,
     })
-    const plans = observePlans(createPlanService({ store, catalogue, selections, cursorCodec }), notifications.emit, log)
+    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec }), notifications.emit, log), telemetry)
     const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID
     const operations = createOperationService({
       store,
@@ -99,6 +105,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       audit: observeOperationEnds(audit, plans, notifications.emit, log),
       cursorKey: key,
       executors: options.executors ?? true,
+      telemetry,
       ...(instanceId ? { instanceId } : {}),
     })
     // After every service exists: unfinished operations resume (their in-flight targets become unknown).
@@ -117,6 +124,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       notifications,
       review: createReviewService({ store, principals, plans, operations }),
       log,
+      telemetry,
       async close() {
         // Executors first: in-flight targets finish and are recorded, leases are released.
         await operations.close()

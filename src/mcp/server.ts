@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { fromZodError } from '../api/error-mapping.js'
+import { asWarrantError, fromZodError } from '../api/error-mapping.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { auditToolCall } from './audit.js'
@@ -65,6 +65,7 @@ function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who
         result = answer(value as object, tool.summarize(value, parsed.data, context))
       } catch (error) {
         result = refusal(error, gateway.log, tool.name)
+        gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
       }
       await auditToolCall(gateway, actor, tool.name, raw, result)
       return result

@@ -7,6 +7,7 @@ import { countTargets, countValidationFailures, finalState, finishOperation, loa
 import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
+import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { executeTarget, type TargetContext } from './target-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 
@@ -31,6 +32,8 @@ export interface ExecutorDeps {
   readonly log: ExecutorLog
   /** The run-level audit log, if any: the executor records what it decided (recovered, halted, finished). */
   readonly audit?: RunRecorder
+  /** Metrics and spans: one span per operation run, one per target (see target-step). */
+  readonly telemetry?: Telemetry
 }
 
 /** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */
@@ -54,7 +57,8 @@ export interface OperationRunner {
  */
 export function startRunner(deps: ExecutorDeps, operationId: string): OperationRunner {
   const abort = new AbortController()
-  const done = run(deps, operationId, abort).catch((error: unknown) => {
+  const telemetry = deps.telemetry ?? NO_TELEMETRY
+  const done = telemetry.span('warrant.operation.run', { 'warrant.operation_id': operationId }, () => run(deps, operationId, abort)).catch((error: unknown) => {
     deps.log.error({ err: error, operation_id: operationId }, 'operation executor failed; the lease will expire and another executor may resume it')
   })
   return { operationId, done, stop: () => abort.abort() }
@@ -74,6 +78,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const execution = JSON.parse(row.execution) as OperationExecution
   const rules = JSON.parse(row.stop_rules) as StopRules
   const resource = execution.plan.resource
+  const telemetry = deps.telemetry ?? NO_TELEMETRY
+  telemetry.annotate({ 'warrant.plan_id': execution.plan.plan_id, 'warrant.selection_digest': execution.selection.digest, 'warrant.resource': resource })
 
   // We hold the lease: whatever the previous holder left in flight has no durable answer.
   const ids = { operation_id: operationId, plan_id: execution.plan.plan_id, selection_id: execution.selection.selection_id }
@@ -110,6 +116,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     render: (target) => deps.renderWrite(execution, target),
     hidden: deps.hiddenFields(resource),
     now,
+    telemetry,
   }
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
@@ -122,6 +129,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     const hits = (rateLimitHits.get(target.ord) ?? 0) + 1
     rateLimitHits.set(target.ord, hits)
     if (hits > rules.max_rate_limit_retries) return haltAt('rate_limit_retries', target, `rate limited ${hits} times (more than ${rules.max_rate_limit_retries}): ${message}`)
+    telemetry.add('warrant_executor_rate_pauses_total', { resource })
     pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
     return null
   }
@@ -186,6 +194,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     deps.log.warn({ operation_id: operationId }, 'operation could not be finished: the lease is no longer ours')
     return
   }
+  telemetry.add('warrant_operations_total', { resource, state })
   deps.log.info({ operation_id: operationId, state, counts, halt_reason: halt }, 'operation finished')
   await audit(halt ? 'operation.halted' : 'operation.finished', { state, counts, halt_reason: halt })
 }

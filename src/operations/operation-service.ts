@@ -7,6 +7,7 @@ import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
 import type { OperationRow, Store } from '../store/index.js'
 import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
+import type { Telemetry } from '../telemetry/index.js'
 import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
 import { deadLocalOwners, defaultOwner } from './instance-owner.js'
 import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
@@ -41,6 +42,8 @@ export interface OperationServiceOptions {
   readonly executors?: boolean | 'commits'
   /** HMAC key for results cursors; default a random one (cursors then do not survive a restart). */
   readonly cursorKey?: string
+  /** Metrics and spans of the execution (targets by outcome, in flight, rate pauses; one span per target). */
+  readonly telemetry?: Telemetry
   /** How a resource's connector is found; default the catalogue's. */
   readonly connectorFor?: (resource: string) => Connector
   /** The run-level audit log: recoveries, halts and ends are recorded there. */
@@ -72,7 +75,19 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
   const renderWrite: ExecutorDeps['renderWrite'] = (execution, target) => plans.renderWrite(execution.plan, execution.action_config, target)
   const commitDeps: CommitDeps = { store, catalogue, selections, plans, execution: options.execution, now }
-  const executorDeps: ExecutorDeps = { store, owner, leaseMs, connectorFor, renderWrite, hiddenFields, clock, log, ...(options.wait ? { wait: options.wait } : {}), ...(options.audit ? { audit: options.audit } : {}) }
+  const executorDeps: ExecutorDeps = {
+    store,
+    owner,
+    leaseMs,
+    connectorFor,
+    renderWrite,
+    hiddenFields,
+    clock,
+    log,
+    ...(options.wait ? { wait: options.wait } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+  }
 
   const runners = new Map<string, OperationRunner>()
   let sweeper: NodeJS.Timeout | null = null

@@ -6,6 +6,7 @@ import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, checkWriteAnswer, pick, sameVersion, type EffectCheck } from './effect.js'
 import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
+import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
 
 /** Everything one target's execution needs; built once per operation. */
@@ -20,6 +21,8 @@ export interface TargetContext {
   /** Fields never stored in before/after (the resource's denied fields). */
   readonly hidden: ReadonlySet<string>
   readonly now: () => string
+  /** Metrics and spans; absent, nothing is reported. */
+  readonly telemetry?: Telemetry
 }
 
 /** How one target's turn ended. */
@@ -41,12 +44,35 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
   if (!(await markInFlight(ctx.db, ctx.operationId, target.ord, ctx.owner, ctx.now()))) return { kind: 'not_claimed' }
   const { plan, selection } = ctx.execution
   const context = { operation_id: ctx.operationId, plan_id: plan.plan_id, selection_id: selection.selection_id, selection_digest: selection.digest }
-  const step = await callContext.run(context, () => attempt(ctx, target))
+  const telemetry = ctx.telemetry ?? NO_TELEMETRY
+  const resource = plan.resource
+  // the target's ordinal, never its id or fields: spans leave the gateway
+  const attributes = {
+    'warrant.operation_id': ctx.operationId,
+    'warrant.plan_id': plan.plan_id,
+    'warrant.selection_digest': selection.digest,
+    'warrant.resource': resource,
+    'warrant.target.ord': target.ord,
+  }
+  telemetry.add('warrant_executor_targets_in_flight', {}, 1)
+  let step: Attempt
+  try {
+    step = await callContext.run(context, () =>
+      telemetry.span('warrant.target.write', attributes, async () => {
+        const result = await attempt(ctx, target)
+        telemetry.annotate({ 'warrant.target.outcome': result.kind === 'done' ? result.outcome.state : 'rate_limited' })
+        return result
+      }),
+    )
+  } finally {
+    telemetry.add('warrant_executor_targets_in_flight', {}, -1)
+  }
   if (step.kind === 'rate_limited') {
     await returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now())
     return step
   }
   await recordOutcome(ctx.db, ctx.operationId, target.ord, step.outcome, ctx.now())
+  telemetry.add('warrant_operation_targets_total', { resource, outcome: step.outcome.state })
   return { kind: 'recorded', observed: step.observed }
 }
 

@@ -1,6 +1,7 @@
 import { WarrantError } from '../contract/index.js'
 import { environmentLabel, type ResourceConfig, type WarrantConfig } from '../config/index.js'
 import { createConnector, type Connector, type UpstreamCallListener } from '../connectors/index.js'
+import { instrumentConnector, type Telemetry } from '../telemetry/index.js'
 import { createFieldPolicy, type FieldPolicy } from './field-policy.js'
 
 /** One configured resource, ready to use: its config, its connector, its field policy and its labels. */
@@ -10,6 +11,8 @@ export interface Resource {
   readonly environment: string
   readonly connector: Connector
   readonly policy: FieldPolicy
+  /** Where walks of this resource report how they ended; absent, nothing is reported. */
+  readonly telemetry?: Telemetry
 }
 
 export interface Catalogue {
@@ -24,6 +27,8 @@ export interface CatalogueOptions {
   readonly config: WarrantConfig
   readonly onCall?: UpstreamCallListener
   readonly env?: NodeJS.ProcessEnv
+  /** Metrics and spans: each connector's walk pages are measured and traced. */
+  readonly telemetry?: Telemetry
 }
 
 /** The sql connector's own default pool size, kept as a floor. */
@@ -40,12 +45,14 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
   // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
   const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
   for (const [name, config] of Object.entries(options.config.resources)) {
+    const connector = createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections })
     resources.set(name, {
       name,
       config,
       environment: environmentLabel(config.environment),
-      connector: createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections }),
+      connector: options.telemetry ? instrumentConnector(connector, name, options.telemetry) : connector,
       policy: createFieldPolicy(config),
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     })
   }
   const names = [...resources.keys()]

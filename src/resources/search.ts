@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { type Envelope, filterSchema } from '../contract/index.js'
 import { type CursorCodec, searchAll } from '../inventory/index.js'
+import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
 
 /** The search request, on every surface (HTTP body, MCP tool input, CLI flags). */
@@ -49,5 +50,6 @@ export async function searchResource(resource: Resource, request: SearchRequest,
       mode: parsed.mode,
     },
   )
+  reportWalk(resource.telemetry, resource.name, envelope)
   return { ...envelope, items: envelope.items.map((r) => resource.policy.project(r.fields, fields)) }
 }

@@ -9,6 +9,7 @@ import { selectionRequestSchema } from './schemas.js'
 import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
 import type { ExclusionRule, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
 import { storedFieldsOf } from './stored-fields.js'
+import { reportWalk } from '../telemetry/index.js'
 
 /** A selection's walk goes to the end unless the request sets tighter limits (each is reported if reached). */
 export const SELECTION_DEFAULT_BUDGET: Required<Budget> = { maxPages: 1_000_000, maxItems: 50_000_000, deadlineMs: 600_000 }
@@ -74,6 +75,8 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       },
     )
     const digest = await writer.finish()
+    reportWalk(resource.telemetry, resource.name, summary)
+    resource.telemetry?.observe('warrant_selection_members', { resource: resource.name }, writer.count)
     const completeness: SelectionCompleteness = {
       status: summary.status,
       truncated: summary.truncated,

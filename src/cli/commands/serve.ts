@@ -1,6 +1,6 @@
 import { serve } from '@hono/node-server'
 import type { Command } from 'commander'
-import { createApp } from '../../api/index.js'
+import { createApp, createMetricsApp } from '../../api/index.js'
 import type { WarrantConfig } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
@@ -30,6 +30,7 @@ export function registerServe(program: Command): void {
           `  OpenAPI:   ${base}/openapi.json`,
           `  review:    ${base}/review`,
           `  health:    ${base}/health`,
+          `  metrics:   ${base}/metrics (admin token)${config.server.metrics_port === undefined ? '' : `; without a token on ${config.server.metrics_host}:${config.server.metrics_port}/metrics`}`,
           '',
           ...(firstTokens
             ? [
@@ -45,7 +46,11 @@ export function registerServe(program: Command): void {
         ]
         process.stdout.write(out.join('\n'))
       })
+      // metrics without a token: on their own port, loopback unless the config says otherwise
+      const metricsServer =
+        config.server.metrics_port === undefined ? null : serve({ fetch: createMetricsApp(gateway).fetch, hostname: config.server.metrics_host, port: config.server.metrics_port })
       const stop = async () => {
+        metricsServer?.close()
         server.close()
         await gateway.close()
         process.exit(0)

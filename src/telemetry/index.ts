@@ -1,0 +1,6 @@
+export { NO_TELEMETRY, type SpanAttributes, type Telemetry } from './telemetry.js'
+export { METRICS, STORE_GAUGES, type Labels, type MetricName } from './metrics.js'
+export { createTelemetry, type GatewayTelemetry, type TelemetryOptions } from './create-telemetry.js'
+export type { StoreCounts } from './prometheus.js'
+export { instrumentConnector } from './instrument-connector.js'
+export { reportWalk, type WalkEnd } from './report-walk.js'

@@ -1,0 +1,36 @@
+import type { Connector, ReadSession } from '../connectors/connector.js'
+import type { Telemetry } from './telemetry.js'
+
+/**
+ * A connector whose walk pages are measured and traced: one span per page (resource, source, page size, how
+ * it ended, how many records), and the pages and records counters. Reads by id and writes pass through; the
+ * calls they make are reported by the connector's own call events.
+ */
+export function instrumentConnector(connector: Connector, resource: string, telemetry: Telemetry): Connector {
+  const instrumentSession = (session: ReadSession): ReadSession => ({
+    get consistentSnapshot() {
+      return session.consistentSnapshot
+    },
+    get snapshot() {
+      return session.snapshot
+    },
+    readPage: (request) =>
+      telemetry.span('warrant.walk.page', { 'warrant.resource': resource, 'warrant.source': request.source, 'warrant.page_size': request.pageSize }, async () => {
+        const result = await session.readPage(request)
+        telemetry.add('warrant_walk_pages_total', { resource, source: request.source, result: result.kind })
+        if (result.kind === 'page') telemetry.add('warrant_walk_records_total', { resource, source: request.source }, result.items.length)
+        telemetry.annotate({ 'warrant.page.result': result.kind, 'warrant.page.returned': result.kind === 'page' ? result.items.length : 0 })
+        return result
+      }),
+    close: () => session.close(),
+  })
+  return {
+    kind: connector.kind,
+    sources: connector.sources,
+    ordering: connector.ordering,
+    openSession: async () => instrumentSession(await connector.openSession()),
+    readByIds: (ids, signal) => connector.readByIds(ids, signal),
+    write: (request) => connector.write(request),
+    close: () => connector.close(),
+  }
+}
