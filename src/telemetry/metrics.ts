@@ -22,7 +22,7 @@ export const METRICS = {
     help: 'Latency of upstream calls (writes: UPDATE, PATCH, POST…)',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   },
-  warrant_audit_rows_total: { type: 'counter', labels: ['level'], help: 'Audit rows appended, by level (run, call)' },
+  warrant_audit_rows_total: { type: 'counter', labels: ['level'], help: 'Audit rows by level: run rows once committed, call rows when queued for the batched append (a failed batch is logged)' },
   warrant_audit_verify_total: { type: 'counter', labels: ['result'], help: 'Audit chain verifications, by result (ok, broken, error)' },
   warrant_http_requests_total: { type: 'counter', labels: ['method', 'route', 'status'], help: 'HTTP requests by method, route template and status' },
   warrant_http_request_duration_seconds: {
