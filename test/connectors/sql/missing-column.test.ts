@@ -60,6 +60,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(envelope.complete, false)
       assert.deepEqual(envelope.items, [])
       assert.match(envelope.incomplete_reasons[0]?.message ?? '', /no column "status", which the resource declares in fields; the config does not match the table/)
+      // a permanent refusal: no continuation that would read the same failing statement again
+      assert.equal(envelope.continuation, null)
     })
 
     it('a read by id fails with the same explanation', async () => {
