@@ -1,4 +1,4 @@
-import type { WriteOutcome } from '../connector.js'
+import type { ReadPageResult, WriteOutcome } from '../connector.js'
 
 /**
  * What a failed statement means for a write: definitely not applied (rejected), not applied but worth another
@@ -125,4 +125,18 @@ function classifyMysqlError(error: unknown): WriteFailure | undefined {
   if (cls === '42') return { kind: 'rejected', status: 500, message }
   if (cls === '40') return retried(message, 'rolled back')
   return { kind: 'unknown', message }
+}
+
+/**
+ * What a failed page read means for the walk. A statement the database refused before running it (an unknown
+ * column or table, a syntax error, refused data) fails the same way every time: `refused`, so no continuation
+ * sends it again. Missing privileges: `forbidden`, the credential cannot see this part. A lock, a timeout or a
+ * lost connection may clear: `unavailable`.
+ */
+export function classifyReadError(endpoint: string, error: unknown): Extract<ReadPageResult, { kind: 'refused' | 'forbidden' | 'unavailable' }> {
+  const message = readFailure(endpoint, error)
+  const failure = classifyWriteError(error)
+  if (failure.kind === 'unauthorized') return { kind: 'forbidden', status: failure.status, message }
+  if (failure.kind === 'rejected' && (failure.status === 500 || failure.status === 422)) return { kind: 'refused', message }
+  return { kind: 'unavailable', message }
 }

@@ -4,7 +4,7 @@ import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.
 import type { SessionHandle } from './backend.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
-import { messageOf, missingColumnOf, readFailure } from './errors.js'
+import { classifyReadError, messageOf } from './errors.js'
 
 /**
  * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
@@ -55,9 +55,7 @@ class SqlReadSession implements ReadSession {
       this.#brokenBy = messageOf(result.error)
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       void this.#release()
-      // a declared column the table lacks fails the same way every time: a refusal, never an outage to wait out
-      const message = readFailure(endpoint, result.error)
-      return missingColumnOf(result.error) === null ? { kind: 'unavailable', message } : { kind: 'refused', message }
+      return classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
     const rows = result.value

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { resourceSchema } from '../../../src/config/index.js'
+import { decide } from '../../../src/contract/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import { createCursorCodec, searchAll } from '../../../src/inventory/index.js'
 import { createTempDir, createTestPostgresDatabase } from '../../support/stores.js'
@@ -60,8 +61,11 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(envelope.complete, false)
       assert.deepEqual(envelope.items, [])
       assert.match(envelope.incomplete_reasons[0]?.message ?? '', /no column "status", which the resource declares in fields; the config does not match the table/)
-      // a permanent refusal: no continuation that would read the same failing statement again
+      // the same statement would fail the same way: permanent, so no continuation sends it again, and no wait helps
+      assert.equal(envelope.incomplete_reasons[0]?.code, 'SOURCE_UNAVAILABLE')
+      assert.equal(envelope.incomplete_reasons[0]?.retry_after_seconds, undefined)
       assert.equal(envelope.continuation, null)
+      assert.equal(decide(envelope, 'prove_absence').decision, 'refuse_or_request_review')
     })
 
     it('a read by id fails with the same explanation', async () => {
