@@ -42,6 +42,6 @@ export function defineTool<I extends z.ZodObject, O>(tool: ToolDefinition<I, O>)
  * data carries the details, the rules are short.
  */
 export const AGENT_RULES =
-  'Agent rules: an empty result proves absence only when `complete` is true. A partial result (complete: false) may feed a report or a read-only investigation, never a change based on absence. Show `incomplete_reasons` to the person before asking for any approval. Never invent, edit or guess a continuation cursor, id or digest: use only what a result gave you, and never claim a retry succeeded without its result.'
+  'Agent rules: an empty result proves absence only when `complete` is true, and only if `scope.consistent_snapshot` is true or `scope.stability` is "proven" (otherwise records may have moved past the walk unseen). A partial result (complete: false) may feed a report or a read-only investigation, never a change based on absence. Show `incomplete_reasons` to the person before asking for any approval. Never invent, edit or guess a continuation cursor, id or digest: use only what a result gave you, and never claim a retry succeeded without its result. Follow a `retry_after` continuation only after its `not_before`.'
 
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
