@@ -4,26 +4,26 @@
 // and writes bench/MUTANTS.md from the JSON reports.
 const groups = {
   plans: {
-    mutate: ['src/plans/committability.ts:47-63', 'src/plans/approval-policy.ts:68-79', 'src/plans/approval-decisions.ts:56-63'],
+    mutate: ['src/plans/committability.ts:48-49', 'src/plans/committability.ts:53-54', 'src/plans/committability.ts:57-61', 'src/plans/approval-policy.ts:69-78', 'src/plans/approval-decisions.ts:61-61'],
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    mutate: ['src/operations/target-step.ts:80-80', 'src/operations/commit.ts:127-131'],
+    mutate: ['src/operations/target-step.ts:80-80', 'src/operations/commit.ts:128-129'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation',
   },
-  pacer: {
-    mutate: ['src/operations/pacer.ts:38-64'],
-    tests: ['test/operations/pacer.test.ts', 'test/operations/executor.test.ts'],
-    only: 'pacer|max writes per second',
-  },
   mcp: {
-    mutate: ['src/mcp/audit.ts:13-33', 'src/mcp/server.ts:69-69'],
+    mutate: ['src/mcp/audit.ts:22-30', 'src/mcp/server.ts:69-69'],
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {
-    mutate: ['src/api/authenticate.ts:24-43'],
+    mutate: ['src/api/authenticate.ts:28-28', 'src/api/authenticate.ts:35-36'],
     tests: ['test/api/authenticate.test.ts'],
+  },
+  pacer: {
+    mutate: ['src/operations/pacer.ts:41-41', 'src/operations/pacer.ts:45-59'],
+    tests: ['test/operations/pacer.test.ts', 'test/operations/executor.test.ts'],
+    only: 'pacer|max writes per second',
   },
 }
 

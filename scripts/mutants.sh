@@ -5,9 +5,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(auth mcp operations pacer plans)
+[ ${#groups[@]} -eq 0 ] && groups=(plans operations mcp auth pacer)
 for group in "${groups[@]}"; do
   echo "mutants: group ${group}"
-  WARRANT_MUTANT_GROUP="$group" nice -n 19 npx stryker run stryker.config.mjs || echo "mutants: group ${group} did not finish"
+  WARRANT_TEST_STORE="${WARRANT_TEST_STORE:-sqlite}" WARRANT_MUTANT_GROUP="$group" nice -n 19 npx stryker run stryker.config.mjs || echo "mutants: group ${group} did not finish"
 done
 node scripts/mutants-report.mjs

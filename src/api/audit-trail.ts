@@ -20,7 +20,11 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
       const body = await requestBody(c)
       const answer = await responseJson(c.res)
       const ids: Record<string, string | undefined> = {}
-      for (const key of ID_KEYS) ids[key] = pick(answer, key) ?? pick(body, key)
+      // Only a string is an id: a refused body may carry anything under these keys (an array, a number).
+      for (const key of ID_KEYS) {
+        const value = pick(answer, key) ?? pick(body, key)
+        ids[key] = typeof value === 'string' ? value : undefined
+      }
       const param = pathParam(route, c.req.path, 'id')
       if (param) {
         const kind = route.startsWith('/v1/selections') ? 'selection_id' : route.startsWith('/v1/plans') ? 'plan_id' : route.startsWith('/v1/operations') ? 'operation_id' : null

@@ -1,24 +1,36 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
+import { randomInt, randomUUID } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import type { z } from 'zod'
 import { createApp } from '../../src/api/index.js'
 import { ERROR_STATUS } from '../../src/contract/index.js'
-import { createMcpServer, WARRANT_TOOLS } from '../../src/mcp/index.js'
+import { WARRANT_TOOLS } from '../../src/mcp/index.js'
+import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { STORE_KINDS, type StoreKind } from '../support/stores.js'
 
 /**
  * Garbage against every /v1 endpoint (read from the app's own OpenAPI registry, so a new endpoint is fuzzed
- * without touching this file) and every MCP tool: never a 500 or `internal`, never an unhandled rejection,
- * every refusal a known code with its own status, and no change of state.
+ * without touching this file), every MCP tool over the real transports (streamable HTTP at /mcp and a `warrant
+ * mcp` subprocess on stdio) and the review pages' forms, on both stores: never a 500 or `internal`, never an
+ * unhandled rejection, every refusal a known code with its own status, no change of state, and one audit row
+ * for each /v1 request and each MCP tool call.
+ *
+ * A fresh seed every run, so that runs explore; it is printed, and WARRANT_FUZZ_SEED=<seed> replays a run (a
+ * failure also prints fast-check's seed and path). WARRANT_FUZZ_RUNS sets the runs per route and per tool:
+ * the default is sized for a 2-core machine running two test files at once.
  */
 
-const RUNS = Number(process.env.WARRANT_FUZZ_RUNS ?? 200)
-const SEED = Number(process.env.WARRANT_FUZZ_SEED ?? 20251130)
+const RUNS = Number(process.env.WARRANT_FUZZ_RUNS ?? 30)
+const SEED = process.env.WARRANT_FUZZ_SEED ? Number(process.env.WARRANT_FUZZ_SEED) : randomInt(2 ** 31 - 1)
+console.log(`fuzz seed ${SEED}: replay with WARRANT_FUZZ_SEED=${SEED}`)
 const KNOWN_CODES = new Set(Object.keys(ERROR_STATUS))
 
 interface RouteInfo {
@@ -57,7 +69,10 @@ function v1Routes(fx: GatewayFixture): RouteInfo[] {
 async function snapshot(fx: GatewayFixture): Promise<{ tables: Record<string, string[]>; audit: string[] }> {
   const db = fx.gateway.store.db
   await fx.gateway.audit.flush()
-  const names = (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db)).rows.map((r) => r.name)
+  const names =
+    fx.gateway.store.dialect === 'sqlite'
+      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db)).rows.map((r) => r.name)
+      : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)).rows.map((r) => r.name)
   const tables: Record<string, string[]> = {}
   let audit: string[] = []
   for (const name of names.sort()) {
@@ -68,9 +83,11 @@ async function snapshot(fx: GatewayFixture): Promise<{ tables: Record<string, st
     }
     tables[name] = rows
       .map((row) => {
-        const { last_used_at: _used, ...rest } = row
+        // when a token or a review session was last used moves with every call; nothing else may
+        const { last_used_at: _used, last_seen_at: _seen, ...rest } = row
         if (name === 'kv' && row.key === 'audit_chain_head') return 'audit_chain_head'
-        return JSON.stringify(name === 'tokens' ? rest : row)
+        if (name.startsWith('kysely_migration')) return JSON.stringify(row)
+        return JSON.stringify(name === 'tokens' || name === 'review_sessions' ? rest : row)
       })
       .sort()
   }
@@ -129,15 +146,43 @@ function bodyArbitrary(route: RouteInfo): fc.Arbitrary<{ raw: string; parsed: un
   )
 }
 
-describe('fuzz: garbage never breaks the gateway and never changes its state', () => {
+/** Audit rows so far, by surface; compared before and after a batch of requests. */
+async function auditCount(fx: GatewayFixture, where: 'http' | 'mcp'): Promise<number> {
+  await fx.gateway.audit.flush()
+  const db = fx.gateway.store.db
+  const query = db.selectFrom('audit_events').select(db.fn.countAll<number>().as('n')).where('level', '=', 'run')
+  const row = await (where === 'http' ? query.where('action', 'like', '% /v1%') : query.where('action', 'like', 'mcp:%')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Cookies a response sets, as a Cookie header (name=value; …), merged over `jar`. */
+function cookies(response: Response, jar: Record<string, string> = {}): Record<string, string> {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const at = pair!.indexOf('=')
+    jar[pair!.slice(0, at)] = pair!.slice(at + 1)
+  }
+  return jar
+}
+const cookieHeader = (jar: Record<string, string>) => Object.entries(jar).map(([k, v]) => `${k}=${v}`).join('; ')
+const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? ''
+
+for (const kind of STORE_KINDS) describe(`fuzz: garbage never breaks the gateway and never changes its state (${kind} store)`, () => fuzzSuite(kind))
+
+function fuzzSuite(kind: StoreKind): void {
   let fx: GatewayFixture
+  let configPath = ''
   const rejections: unknown[] = []
   const onRejection = (reason: unknown) => rejections.push(reason)
   const ids: Record<string, string[]> = { selection: [], plan: [], operation: [] }
 
   before(async () => {
     process.on('unhandledRejection', onRejection)
-    fx = await startDemoGateway({ store: 'sqlite', count: 300 })
+    let raw: Record<string, unknown> = {}
+    fx = await startDemoGateway({ store: kind, count: 300, edit: (config) => void (raw = config) })
+    // the same store and upstream for a `warrant mcp` subprocess
+    configPath = join(fx.dir, 'warrant.json')
+    writeFileSync(configPath, JSON.stringify(raw, null, 2))
     const agent = fx.as('agent')
     // state to aim at: a pending plan, and a finished operation of a committed one
     for (const region of ['eu', 'us']) {
@@ -162,10 +207,12 @@ describe('fuzz: garbage never breaks the gateway and never changes its state', (
     await fx?.close()
   })
 
-  test('every /v1 endpoint: arbitrary path params, query strings and bodies', { timeout: 120_000 }, async () => {
+  test('every /v1 endpoint: arbitrary path params, query strings and bodies; one audit row each', { timeout: 600_000 }, async () => {
     const routes = v1Routes(fx)
     assert.ok(routes.length >= 15, `the registry lists the API (${routes.length} routes)`)
     const before = await snapshot(fx)
+    const auditBefore = await auditCount(fx, 'http')
+    let sent = 0
     const realIds = [...ids.selection!, ...ids.plan!, ...ids.operation!]
     for (const route of routes) {
       const started = Date.now()
@@ -188,6 +235,7 @@ describe('fuzz: garbage never breaks the gateway and never changes its state', (
           const headers: Record<string, string> = { 'content-type': contentType }
           if (key !== undefined) headers['idempotency-key'] = key
           const sendBody = route.method !== 'GET' && route.method !== 'HEAD'
+          sent += 1
           const response = await fx.as(who)(route.method, `${path}${query}`, sendBody ? body.raw : undefined, headers)
           const where = `${route.method} ${path}${query} ${sendBody ? body.raw.slice(0, 200) : ''} → ${response.status} ${JSON.stringify(response.body).slice(0, 300)}`
           assert.ok(response.status < 500, where)
@@ -199,57 +247,163 @@ describe('fuzz: garbage never breaks the gateway and never changes its state', (
           } else assert.ok(!mutating, `garbage was accepted: ${where}`)
         }),
         // a route that takes no input at all (GET /v1/resources, /v1/audit/verify) only gets junk query strings
-        { numRuns: route.params.length || route.query || route.body ? RUNS : Math.min(RUNS, 20), seed: SEED, endOnFailure: true },
+        { numRuns: route.params.length || route.query || route.body ? RUNS : Math.min(RUNS, 10), seed: SEED, endOnFailure: true },
       )
       if (process.env.WARRANT_FUZZ_TIMING) console.error(`${route.method} ${route.path}: ${Date.now() - started} ms`)
     }
     assert.deepEqual(rejections, [], 'no unhandled rejection')
     assertUnchanged(before, await snapshot(fx), 'HTTP fuzz')
+    // Every request leaves a run-level row, refused or not (the audit trail's job). A request that leaves none
+    // is a hole in the record (issue #10 item 2).
+    assert.equal((await auditCount(fx, 'http')) - auditBefore, sent, 'one audit row per /v1 request')
   })
 
-  test('every MCP tool: arbitrary arguments', { timeout: 120_000 }, async () => {
-    const actor = await fx.gateway.principals.authenticate(fx.tokens.agent, 'mcp')
-    const server = createMcpServer({ gateway: fx.gateway, actor })
-    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair()
-    await server.connect(serverSide)
-    const client = new Client({ name: 'fuzz', version: '0' })
-    await client.connect(clientSide)
+  /**
+   * Every tool with arbitrary arguments through `client`; returns how many calls were made, and how many were
+   * sent twice because the transport itself failed (a keep-alive socket closed under a busy machine is not a
+   * finding; a second transport failure is).
+   */
+  async function fuzzTools(client: Client, where: string): Promise<{ calls: number; resent: number }> {
     const { tools } = await client.listTools() // caches the output schemas: every answer is validated against them
     assert.equal(tools.length, WARRANT_TOOLS.length)
-    const before = await snapshot(fx)
     const realIds = [...ids.selection!, ...ids.plan!, ...ids.operation!]
     const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom(...realIds), fc.constantFrom('subscriptions', 'pause_collection', 'records', 'excluded', 'results', 'changes', 'overview'), segment)
-    try {
-      for (const tool of WARRANT_TOOLS) {
-        const keys = Object.keys(tool.input.shape)
-        const anyKeys = fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }))
-        const args = keys.length
-          ? fc.oneof(fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: keys.length }), anyKeys, fc.dictionary(fc.constantFrom(...keys, 'extra'), value))
-          : fc.oneof(anyKeys, fc.constant({}))
-        await fc.assert(
-          fc.asyncProperty(args, async (input) => {
-            // a well-formed request to a tool that changes state is not garbage
-            if (!tool.annotations.readOnlyHint) fc.pre(!tool.input.safeParse(input).success)
-            const result = (await client.callTool({ name: tool.name, arguments: input as Record<string, unknown> })) as any
-            const where = `${tool.name}(${JSON.stringify(input).slice(0, 300)}) → ${JSON.stringify(result).slice(0, 300)}`
-            if (result.isError) {
-              const code = result.structuredContent?.error?.code
-              assert.ok(KNOWN_CODES.has(code), `unknown error code: ${where}`)
-              assert.notEqual(code, 'internal', where)
-              assert.match(result.content[0].text, new RegExp(`^REFUSED \\(${code}\\)`), where)
-            } else {
-              assert.ok(tool.annotations.readOnlyHint, `garbage was accepted: ${where}`)
-              assert.ok(result.structuredContent && typeof result.structuredContent === 'object', where)
-            }
-          }),
-          { numRuns: RUNS, seed: SEED, endOnFailure: true },
-        )
+    let calls = 0
+    let resent = 0
+    const call = async (name: string, input: Record<string, unknown>) => {
+      try {
+        return await client.callTool({ name, arguments: input })
+      } catch (error) {
+        if (!/fetch failed|other side closed|socket|ECONNRESET/i.test(String((error as Error)?.message) + String((error as { cause?: Error })?.cause?.message))) throw error
+        resent += 1
+        return client.callTool({ name, arguments: input })
       }
+    }
+    for (const tool of WARRANT_TOOLS) {
+      const keys = Object.keys(tool.input.shape)
+      const anyKeys = fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }))
+      const args = keys.length
+        ? fc.oneof(fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: keys.length }), anyKeys, fc.dictionary(fc.constantFrom(...keys, 'extra'), value))
+        : fc.oneof(anyKeys, fc.constant({}))
+      await fc.assert(
+        fc.asyncProperty(args, async (input) => {
+          // a well-formed request to a tool that changes state is not garbage
+          if (!tool.annotations.readOnlyHint) fc.pre(!tool.input.safeParse(input).success)
+          calls += 1
+          const result = (await call(tool.name, input as Record<string, unknown>)) as any
+          const at = `${where} ${tool.name}(${JSON.stringify(input).slice(0, 300)}) → ${JSON.stringify(result).slice(0, 300)}`
+          if (result.isError) {
+            const code = result.structuredContent?.error?.code
+            assert.ok(KNOWN_CODES.has(code), `unknown error code: ${at}`)
+            assert.notEqual(code, 'internal', at)
+            assert.match(result.content[0].text, new RegExp(`^REFUSED \\(${code}\\)`), at)
+          } else {
+            assert.ok(tool.annotations.readOnlyHint, `garbage was accepted: ${at}`)
+            assert.ok(result.structuredContent && typeof result.structuredContent === 'object', at)
+          }
+        }),
+        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      )
+    }
+    return { calls, resent }
+  }
+
+  test('every MCP tool over /mcp (streamable HTTP): arbitrary arguments; one audit row per call', { timeout: 600_000 }, async () => {
+    const client = new Client({ name: 'fuzz-http', version: '0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${fx.tokens.agent}` } } }))
+    const before = await snapshot(fx)
+    const auditBefore = await auditCount(fx, 'mcp')
+    try {
+      const { calls, resent } = await fuzzTools(client, '/mcp')
+      const rows = (await auditCount(fx, 'mcp')) - auditBefore
+      assert.ok(rows >= calls && rows <= calls + resent, `one audit row per tool call: ${rows} rows, ${calls} calls (${resent} resent)`)
     } finally {
       await client.close()
     }
     assert.deepEqual(rejections, [], 'no unhandled rejection')
-    assertUnchanged(before, await snapshot(fx), 'MCP fuzz')
+    assertUnchanged(before, await snapshot(fx), 'MCP fuzz over /mcp')
+  })
+
+  test('every MCP tool over stdio (a `warrant mcp` subprocess on the same store): arbitrary arguments; one audit row per call', { timeout: 600_000 }, async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', configPath],
+      env: { ...(process.env as Record<string, string>), WARRANT_TOKEN: fx.tokens.agent, WARRANT_LOG_LEVEL: 'silent' },
+      stderr: 'pipe',
+    })
+    const client = new Client({ name: 'fuzz-stdio', version: '0' })
+    const errors: Error[] = []
+    client.onerror = (error) => errors.push(error)
+    await client.connect(transport)
+    const before = await snapshot(fx)
+    const auditBefore = await auditCount(fx, 'mcp')
+    try {
+      const { calls, resent } = await fuzzTools(client, 'stdio')
+      assert.equal(resent, 0)
+      assert.equal((await auditCount(fx, 'mcp')) - auditBefore, calls, 'one audit row per tool call')
+    } finally {
+      await client.close()
+    }
+    assert.deepEqual(errors, [], 'no protocol error on stdio')
+    assertUnchanged(before, await snapshot(fx), 'MCP fuzz over stdio')
+  })
+
+  test('the review forms: arbitrary fields, CSRF tokens, content types and ids; signed in or not', { timeout: 600_000 }, async () => {
+    // a reviewer's session, opened through the sign-in form as a browser would
+    const form = await fetch(`${fx.base}/review/sign-in`)
+    const jar = cookies(form)
+    const signInCsrf = csrfOf(await form.text())
+    const signedIn = await fetch(`${fx.base}/review/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+      body: new URLSearchParams({ csrf: signInCsrf, token: fx.tokens.reviewer }).toString(),
+    })
+    assert.equal(signedIn.status, 303)
+    cookies(signedIn, jar)
+    const page = await fetch(`${fx.base}/review/plans/${ids.plan![0]}`, { headers: { cookie: cookieHeader(jar) } })
+    assert.equal(page.status, 200)
+    const csrf = csrfOf(await page.text())
+    assert.ok(csrf.length > 10)
+
+    const before = await snapshot(fx)
+    const planIds = ids.plan!
+    // A real operation or selection only with a wrong CSRF token: with the right one, proposing a compensation
+    // or recovering is a well-formed request, not garbage. A real plan is safe with any form: the digest is
+    // never the plan's, so no decision is recorded.
+    const target = fc.oneof(
+      fc.record({ path: fc.constant('/review/plans/{id}/decision'), id: fc.oneof(segment, fc.constantFrom(...planIds)), realCsrf: fc.boolean() }),
+      fc.record({ path: fc.constantFrom('/review/operations/{id}/compensation', '/review/selections/{id}/recover', '/review/selections/{id}/retry'), id: segment, realCsrf: fc.boolean() }),
+      fc.record({ path: fc.constantFrom('/review/operations/{id}/compensation', '/review/selections/{id}/recover', '/review/selections/{id}/retry'), id: fc.constantFrom(...ids.operation!, ...ids.selection!), realCsrf: fc.constant(false) }),
+      fc.record({ path: fc.constant('/review/sign-in'), id: fc.constant(''), realCsrf: fc.boolean() }),
+    )
+    const fields = fc.dictionary(
+      fc.oneof(fc.constantFrom('decision', 'plan_digest', 'comment', 'csrf', 'token', 'next', 'ids', '__proto__'), fc.string({ maxLength: 12 })),
+      fc.oneof(fc.string({ maxLength: 200 }), fc.constantFrom('approve', 'reject', '', 'sha256:' + '0'.repeat(64), '\u0000', '\ud800', 'x'.repeat(5000))),
+      { maxKeys: 6 },
+    )
+    const request = fc.record({
+      target,
+      fields,
+      signedIn: fc.boolean(),
+      contentType: fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json', 'text/plain'),
+      origin: fc.option(fc.constantFrom('http://evil.example', 'null', fx.base), { nil: undefined }),
+    })
+    await fc.assert(
+      fc.asyncProperty(request, async ({ target: t, fields: f, signedIn: withSession, contentType, origin }) => {
+        const path = t.path.replace('{id}', encodeURIComponent(t.id))
+        const body = new URLSearchParams({ ...f, ...(t.realCsrf ? { csrf } : {}) }).toString()
+        const headers: Record<string, string> = { 'content-type': contentType }
+        if (withSession) headers.cookie = cookieHeader(jar)
+        if (origin !== undefined) headers.origin = origin
+        const response = await fetch(`${fx.base}${path}`, { method: 'POST', redirect: 'manual', headers, body })
+        const text = await response.text()
+        assert.ok(response.status < 500, `POST ${path} ${body.slice(0, 200)} → ${response.status} ${text.slice(0, 300)}`)
+      }),
+      { numRuns: RUNS * 4, seed: SEED, endOnFailure: true },
+    )
+    assert.deepEqual(rejections, [], 'no unhandled rejection')
+    assertUnchanged(before, await snapshot(fx), 'review form fuzz')
   })
 
   test('unauthenticated garbage is refused before anything else, on /v1 and /mcp', async () => {
@@ -263,4 +417,4 @@ describe('fuzz: garbage never breaks the gateway and never changes its state', (
     }
     assertUnchanged(before, await snapshot(fx), 'unauthenticated calls')
   })
-})
+}

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -101,11 +102,39 @@ function echoingUpstream(): Promise<TestUpstream> {
   })
 }
 
-function configFor(dir: string, upstream: TestUpstream): Record<string, unknown> {
+/** A webhook receiver on loopback that keeps every delivery, headers and body: they are outputs too. */
+async function webhookReceiver(): Promise<{ url: string; received: { headers: string; body: string }[]; close(): Promise<void> }> {
+  const received: { headers: string; body: string }[] = []
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (body += chunk))
+    req.on('end', () => {
+      received.push({ headers: JSON.stringify(req.headers), body })
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+function configFor(dir: string, upstream: TestUpstream, webhookUrl: string): Record<string, unknown> {
   const credential = { scheme: 'Bearer', secret: { env: SECRET_ENV } }
   const fields = { id: 'string', status: 'string', owner: 'string', plan: 'string', version: 'integer', note: 'string' }
   return {
     store: `sqlite:${join(dir, 'warrant.db')}`,
+    notifications: {
+      webhooks: [
+        { name: 'scan-json', url: webhookUrl, format: 'json', secret: { file: join(dir, 'webhook-secret') } },
+        { name: 'scan-slack', url: webhookUrl, format: 'slack' },
+      ],
+      retry: { max_attempts: 2, initial_backoff_ms: 20, max_backoff_ms: 100 },
+      timeout_ms: 30_000,
+    },
     resources: {
       accounts: {
         description: 'Accounts behind an upstream that echoes its credential',
@@ -154,6 +183,7 @@ function configFor(dir: string, upstream: TestUpstream): Record<string, unknown>
 describe('credential isolation: the upstream secret appears in no output and nowhere in the store', () => {
   let dir: TempDir
   let upstream: TestUpstream
+  let hooks: Awaited<ReturnType<typeof webhookReceiver>>
   let gateway: Gateway
   let server: ServerType
   let base = ''
@@ -199,7 +229,9 @@ describe('credential isolation: the upstream secret appears in no output and now
   before(async () => {
     dir = await createTempDir('warrant-secret-scan-')
     upstream = await echoingUpstream()
-    const raw = configFor(dir.path, upstream)
+    hooks = await webhookReceiver()
+    writeFileSync(join(dir.path, 'webhook-secret'), 'webhook-signing-key-not-the-upstream-secret\n')
+    const raw = configFor(dir.path, upstream, hooks.url)
     configPath = join(dir.path, 'warrant.json')
     writeFileSync(configPath, JSON.stringify(raw, null, 2))
     gateway = await openGateway({
@@ -220,6 +252,7 @@ describe('credential isolation: the upstream secret appears in no output and now
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
     await gateway?.close().catch(() => undefined)
     await upstream?.close()
+    await hooks?.close()
     await dir?.drop()
   })
 
@@ -349,6 +382,11 @@ describe('credential isolation: the upstream secret appears in no output and now
     assert.ok(upstream.seen.length > 30)
     assert.ok(upstream.seen.every((r) => r.headers.authorization === `Bearer ${SECRET}`))
     assert.ok(outputs.some((o) => o.text.includes('[redacted]')), 'echoed text reached the outputs, redacted')
+
+    // ── the webhook deliveries (plans awaiting review, decisions, operation ends), headers and bodies
+    await gateway.notifications.flush()
+    assert.ok(hooks.received.length >= 3, `webhooks were delivered (${hooks.received.length})`)
+    for (const [i, hook] of hooks.received.entries()) outputs.push({ where: `webhook delivery ${i}`, text: `${hook.headers}\n\n${hook.body}` })
 
     // ── close everything, so the WAL is checkpointed and every log line is written
     await new Promise<void>((resolve) => server.close(() => resolve()))

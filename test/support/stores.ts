@@ -7,9 +7,14 @@ import pg from 'pg'
 import { createStore, maskPassword } from '../../src/store/index.js'
 import type { Store, StoreDialect, StoreOptions } from '../../src/store/index.js'
 
-/** Every database suite runs once per kind: `for (const kind of STORE_KINDS) describe(kind, ...)`. */
-export const STORE_KINDS = ['sqlite', 'postgres'] as const satisfies readonly StoreDialect[]
-export type StoreKind = (typeof STORE_KINDS)[number]
+const ALL_STORE_KINDS = ['sqlite', 'postgres'] as const satisfies readonly StoreDialect[]
+export type StoreKind = (typeof ALL_STORE_KINDS)[number]
+/**
+ * Every database suite runs once per kind: `for (const kind of STORE_KINDS) describe(kind, ...)`.
+ * WARRANT_TEST_STORE=sqlite (or postgres) keeps one kind: the mutation run (`npm run mutants`) uses it, since
+ * the guards it mutates do not depend on the store. `npm test` always runs both.
+ */
+export const STORE_KINDS: readonly StoreKind[] = ALL_STORE_KINDS.filter((kind) => !process.env.WARRANT_TEST_STORE || kind === process.env.WARRANT_TEST_STORE)
 
 /**
  * The server test databases are created on. Its user must be allowed to CREATE DATABASE.

@@ -18,6 +18,15 @@ const NAMES_TTL_MS = 30_000
 export function refuseCrossSiteForms(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
   ui.use('*', async (c, next) => {
     if (c.req.method === 'POST' && !sameOrigin(c, deps.gateway.config.server.public_url)) return forbiddenForm(c, deps, null)
+    if (c.req.method === 'POST') {
+      // Read once here (hono keeps the parsed form for the routes): a body that is not a form is the sender's
+      // mistake, a 400, never a page failure.
+      try {
+        await c.req.parseBody()
+      } catch {
+        throw new WarrantError('invalid_request', 'the form could not be read: send it as application/x-www-form-urlencoded or a well-formed multipart/form-data')
+      }
+    }
     await next()
   })
 }
