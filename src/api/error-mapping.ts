@@ -27,7 +27,12 @@ export function fromZodError(error: z.ZodError, where = 'request'): WarrantError
  */
 export function toErrorResponse(error: unknown, c: Context, log: Logger): Response {
   const known = asWarrantError(error)
-  if (known) return c.json(known.toBody(), known.status as 400)
+  if (known) {
+    // a refusal that names its wait (a continuation followed before its not_before) says it the HTTP way too
+    const wait = (known.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds
+    if (known.status === 429 && typeof wait === 'number') c.header('Retry-After', String(Math.ceil(wait)))
+    return c.json(known.toBody(), known.status as 400)
+  }
   const id = randomUUID()
   log.error({ err: error, error_id: id, path: c.req.path }, 'internal error')
   return c.json({ error: { code: 'internal', message: `internal error ${id}; it was logged`, details: { error_id: id } } }, 500)
