@@ -22,7 +22,14 @@ export {
   type HttpConnectorConfig,
   type PaginationConfig,
   type FieldType,
+  writeSchema,
+  versionPlacementSchema,
+  WRITE_STYLES,
+  type WriteConfig,
+  type WriteStyle,
+  type VersionPlacement,
 } from './schema.js'
+export { fieldPathOf, versionPathOf } from './field-path.js'
 export { parseConfig, loadConfigFile, resolvePaths, checkedConfigSchema } from './load.js'
 export { readSecret, describeSecret, type SecretRef } from './secret.js'
 export { environmentLabel } from './environment.js'

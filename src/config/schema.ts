@@ -145,6 +145,80 @@ export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
 export const connectorSchema = z.discriminatedUnion('kind', [sqlConnectorSchema, httpConnectorSchema])
 export type ConnectorConfig = z.infer<typeof connectorSchema>
 
+/** Where a conditional write sends the version it was read at. */
+export const versionPlacementSchema = z.discriminatedUnion('in', [
+  z.strictObject({ in: z.literal('header'), name: z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name').default('If-Match') }),
+  z.strictObject({ in: z.literal('body'), path: z.string().min(1).describe('dotted path in the body, e.g. _rev') }),
+  z.strictObject({ in: z.literal('query'), param: z.string().min(1).describe('e.g. rev') }),
+  z.strictObject({ in: z.literal('none') }),
+])
+export type VersionPlacement = z.infer<typeof versionPlacementSchema>
+
+export const WRITE_STYLES = ['patch', 'replace', 'action'] as const
+export type WriteStyle = (typeof WRITE_STYLES)[number]
+const DEFAULT_METHOD = { patch: 'PATCH', replace: 'PUT', action: 'POST' } as const
+
+/**
+ * How an action reaches an http upstream. `patch` sends a body of the set fields; `replace` re-reads the
+ * whole representation just before the write and sends it back with the set fields applied (read-modify-write,
+ * for upstreams with no partial update); `action` calls an endpoint that does the change itself
+ * (`POST /items/{id}/pause`). Whatever the style, the whole record is checked after the write.
+ */
+export const writeSchema = z
+  .strictObject({
+    style: z.enum(WRITE_STYLES).default('patch'),
+    method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).optional().describe('default: PATCH (patch), PUT (replace), POST (action)'),
+    path: z.string().startsWith('/').describe('path template: {id} and {params.NAME}'),
+    body: templateValue.optional().describe('body template: "{{set.FIELD}}", "{{params.NAME}}", "{{id}}"; not for style replace'),
+    if_match: z.boolean().optional().describe('shorthand: true (the default) is version {in: header, name: If-Match}, false is {in: none}'),
+    version: versionPlacementSchema.optional().describe('where the version read is sent: a header, a body field (CouchDB _rev) or a query parameter'),
+    new_version: z
+      .discriminatedUnion('from', [
+        z.strictObject({ from: z.literal('body'), path: z.string().min(1) }),
+        z.strictObject({ from: z.literal('header'), name: z.string().min(1) }),
+      ])
+      .optional()
+      .describe('where the write answer carries the new version (e.g. body path "rev", or header ETag)'),
+    may_change: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('dotted paths the upstream itself changes on every write (e.g. updated_at); any other field outside the set that changes fails the target'),
+    put_merges: z.boolean().default(false).describe("true only if this upstream's PUT updates just the fields sent (a partial update)"),
+  })
+  .superRefine((w, ctx) => {
+    const refuse = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message })
+    const method = w.method ?? DEFAULT_METHOD[w.style]
+    const noVersion = w.version?.in === 'none' || (w.version === undefined && w.if_match === false)
+    if (w.version !== undefined && w.if_match !== undefined && w.if_match !== (w.version.in === 'header'))
+      refuse('if_match', 'if_match and version disagree; give only version')
+    if (w.style === 'patch' && method === 'PUT' && !w.put_merges)
+      refuse(
+        'method',
+        'a PUT replaces the whole representation on most APIs: a body of only the set fields would erase every other field of each record. ' +
+          "Fix: style: replace (Warrant re-reads each record and sends it whole with the set fields applied), or method: PATCH, or put_merges: true if this upstream's PUT really updates only the fields sent",
+      )
+    if (w.style === 'patch' && method === 'DELETE')
+      refuse('method', 'a DELETE removes the record, which no action that sets fields can verify; for an endpoint that changes state use style: action')
+    if (w.style === 'replace') {
+      if (w.body !== undefined)
+        refuse('body', 'a replacing write sends the whole representation as re-read just before the write, with the set fields applied; remove write.body')
+      if (method === 'DELETE') refuse('method', 'a replacing write is a PUT (or POST) of the whole representation, not a DELETE')
+      if (noVersion)
+        refuse(
+          'version',
+          'a replacing write without its version would overwrite any change made between the re-read and the write; ' +
+            'set write.version: {in: header, name: If-Match}, {in: body, path: _rev} or {in: query, param: rev}',
+        )
+    }
+    if (w.version?.in === 'body' && w.style !== 'replace' && (w.body === null || typeof w.body !== 'object' || Array.isArray(w.body)))
+      refuse('version', 'the version goes in a body field, so write.body must be a JSON object template')
+  })
+  .transform((w) => {
+    const version: VersionPlacement = w.version ?? (w.if_match === false ? { in: 'none' } : { in: 'header', name: 'If-Match' })
+    return { ...w, method: w.method ?? DEFAULT_METHOD[w.style], version, if_match: version.in === 'header' }
+  })
+export type WriteConfig = z.infer<typeof writeSchema>
+
 /** A declared action: what it sets, when it may run, how it writes, what the upstream must answer. */
 export const actionSchema = z.strictObject({
   description: z.string().default(''),
@@ -156,15 +230,7 @@ export const actionSchema = z.strictObject({
     .refine((s) => Object.keys(s).length > 0, 'an action sets at least one field')
     .describe('field → absolute value, or "{{params.NAME}}"'),
   precondition: filterSchema.default({}).describe('must still hold at write time, else the target is skipped'),
-  write: z
-    .strictObject({
-      method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']).default('PATCH'),
-      path: z.string().startsWith('/').describe('path template: {id} and {params.NAME}'),
-      body: templateValue.optional().describe('body template: "{{set.FIELD}}", "{{params.NAME}}", "{{id}}"'),
-      if_match: z.boolean().default(true),
-    })
-    .optional()
-    .describe('for http connectors; sql connectors update by id and version'),
+  write: writeSchema.optional().describe('for http connectors; sql connectors update by id and version'),
   expect: z
     .strictObject({
       status: z.array(z.number().int()).default([200, 201, 204]),

@@ -5,6 +5,12 @@ export interface SourceRecord {
   readonly id: string
   readonly version: string
   readonly fields: Readonly<Record<string, unknown>>
+  /**
+   * The whole object the upstream sent for this record (read by id), undeclared and denied fields included.
+   * Held in memory for the write path only (a replacing write sends it back; the check after a write compares
+   * it); never stored, logged or returned.
+   */
+  readonly representation?: unknown
 }
 
 /** A request for one page of one source. `position` is the connector's own opaque position, null to start. */
@@ -90,13 +96,40 @@ export interface WriteRequest {
   readonly set: Readonly<Record<string, unknown>>
   readonly precondition: Filter
   /** For HTTP: the declared method, path and body, already rendered from templates by the caller. */
-  readonly http?: { readonly method: string; readonly path: string; readonly body?: unknown; readonly ifMatch: boolean }
+  readonly http?: HttpWrite
+  /**
+   * The record as re-read just before this write (its version is the one sent). A replacing write needs it:
+   * its body is this representation with the set fields applied.
+   */
+  readonly current?: SourceRecord
   readonly signal?: AbortSignal
+}
+
+/** A rendered http write. Without `style` it is a `patch`; without `version`, `ifMatch` says header or none. */
+export interface HttpWrite {
+  readonly method: string
+  readonly path: string
+  readonly body?: unknown
+  readonly ifMatch: boolean
+  readonly style?: 'patch' | 'replace' | 'action'
+  readonly version?: { readonly in: 'header'; readonly name: string } | { readonly in: 'body'; readonly path: string } | { readonly in: 'query'; readonly param: string } | { readonly in: 'none' }
+  /** Where the answer carries the new version. */
+  readonly newVersion?: { readonly from: 'body'; readonly path: string } | { readonly from: 'header'; readonly name: string }
 }
 
 /** How a write ended. `unknown` means no durable answer: the write may or may not have happened. */
 export type WriteOutcome =
-  | { readonly kind: 'written'; readonly status: number; readonly record: SourceRecord | null; readonly body?: unknown }
+  | {
+      readonly kind: 'written'
+      readonly status: number
+      /** The target record, when the answer carries it (same id). */
+      readonly record: SourceRecord | null
+      readonly body?: unknown
+      /** The answer is a record, but another one: its id. The write's effect is contradicted. */
+      readonly otherRecordId?: string
+      /** The new version as the answer states it (`write.new_version`), when configured and present. */
+      readonly newVersion?: string
+    }
   | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }

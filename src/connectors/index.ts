@@ -7,6 +7,7 @@ export type {
   SourceRecord,
   WriteRequest,
   WriteOutcome,
+  HttpWrite,
   UpstreamCall,
   UpstreamCallListener,
 } from './connector.js'

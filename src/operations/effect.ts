@@ -1,31 +1,68 @@
 import { canonicalJson } from '../contract/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 
-/** What an upstream's answer to a write says about the approved effect. */
+/** What an upstream's answer to a write, or the record re-read after it, says about the approved effect. */
 export type EffectCheck =
   | { readonly kind: 'holds'; readonly values: Readonly<Record<string, unknown>> | null }
   | { readonly kind: 'contradicted'; readonly message: string }
-  /** The answer carries nothing to check the fields against (an empty 204): re-read the record. */
-  | { readonly kind: 'unverifiable' }
 
 type Expect = RenderedWrite['expect']
 
+/** The status must be one the action expects; a status alone never proves the effect (the record does). */
+export function checkStatus(status: number, expect: Expect): Extract<EffectCheck, { kind: 'contradicted' }> | null {
+  if (expect.status.includes(status)) return null
+  return { kind: 'contradicted', message: `the upstream answered ${status}; the approved action expects ${expect.status.join(' or ')}` }
+}
+
+/** What comparing the whole record before and after a write found outside the fields the write may change. */
+export type UntouchedCheck =
+  | { readonly kind: 'holds' }
+  /** `vanishedOnly`: every problem is a field absent after, which a partial answer body cannot tell from erased. */
+  | { readonly kind: 'contradicted'; readonly message: string; readonly vanishedOnly: boolean }
+
+/** Paths named in a message about fields outside the set; values are never quoted (they may be denied fields). */
+const NAMED_PATHS = 5
+
 /**
- * Checks an accepted write's answer against what was approved: the status must be one the action expects,
- * and every expected field must be present with exactly the approved value in the returned record (or body).
- * A wrapped body, a missing field or another value (role "admin" where "viewer" was approved) contradicts it.
+ * Every field of `before` outside the `exempt` dotted paths (the set fields, the version, what the upstream
+ * stamps itself) must be in `after` with the same JSON value, nested objects walked field by field. Fields
+ * that appear only after are not destruction and are ignored.
  */
-export function checkWriteAnswer(answer: { readonly status: number; readonly fields: unknown; readonly hasBody: boolean }, expect: Expect): EffectCheck {
-  if (!expect.status.includes(answer.status))
-    return { kind: 'contradicted', message: `the upstream answered ${answer.status}; the approved action expects ${expect.status.join(' or ')}` }
-  const expected = Object.entries(expect.fields)
-  if (answer.fields === undefined || answer.fields === null) {
-    if (answer.hasBody) return { kind: 'contradicted', message: 'the upstream answered with a body that is not the record (unexpected shape)' }
-    return expected.length === 0 ? { kind: 'holds', values: null } : { kind: 'unverifiable' }
+export function checkUntouched(before: unknown, after: unknown, exempt: readonly string[]): UntouchedCheck {
+  const changed: string[] = []
+  const vanished: string[] = []
+  // Paths compare segment by segment, so a key that itself contains a dot is never taken for a nested path.
+  const walk = (b: object, a: object, exempts: readonly (readonly string[])[], prefix: readonly string[]) => {
+    for (const key of Object.keys(b)) {
+      const under = exempts.filter((e) => e[0] === key)
+      if (under.some((e) => e.length === 1)) continue
+      const path = [...prefix, key]
+      const bv = (b as Record<string, unknown>)[key]
+      if (!Object.hasOwn(a, key)) {
+        vanished.push(path.join('.'))
+        continue
+      }
+      const av = (a as Record<string, unknown>)[key]
+      if (under.length > 0 && isContainer(bv) && isContainer(av) && Array.isArray(bv) === Array.isArray(av))
+        walk(bv, av, under.map((e) => e.slice(1)), path)
+      else if (!sameValue(bv, av)) changed.push(path.join('.'))
+    }
   }
-  if (typeof answer.fields !== 'object' || Array.isArray(answer.fields))
-    return { kind: 'contradicted', message: 'the upstream answered with a body that is not a JSON object (unexpected shape)' }
-  return checkRecordFields(answer.fields as Record<string, unknown>, expect.fields)
+  if (!isContainer(before)) return { kind: 'holds' }
+  if (!isContainer(after)) return { kind: 'contradicted', message: 'the record after the write is not a JSON object', vanishedOnly: false }
+  walk(before, after, exempt.map((e) => e.split('.')), [])
+  if (changed.length + vanished.length === 0) return { kind: 'holds' }
+  const name = (paths: string[]) => `${paths.slice(0, NAMED_PATHS).map((p) => `"${p}"`).join(', ')}${paths.length > NAMED_PATHS ? ` and ${paths.length - NAMED_PATHS} more` : ''}`
+  const parts = [changed.length ? `${name(changed)} changed` : '', vanished.length ? `${name(vanished)} vanished` : ''].filter(Boolean)
+  return {
+    kind: 'contradicted',
+    message: `the write touched what the action does not set: ${parts.join(', ')} (a write must leave every field outside the set as it was)`,
+    vanishedOnly: changed.length === 0,
+  }
+}
+
+function isContainer(value: unknown): value is object {
+  return value !== null && typeof value === 'object'
 }
 
 /** Every expected field present, with the approved value. */

@@ -3,7 +3,7 @@ import { isWarrantError, matchesFilter } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
-import { checkRecordFields, checkWriteAnswer, pick, sameVersion, type EffectCheck } from './effect.js'
+import { checkRecordFields, checkStatus, checkUntouched, pick, sameVersion, type UntouchedCheck } from './effect.js'
 import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
@@ -111,7 +111,7 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<
 
   let outcome: WriteOutcome
   try {
-    outcome = await ctx.connector.write({ id, expectedVersion, set: rendered.set, precondition, ...(rendered.http ? { http: rendered.http } : {}) })
+    outcome = await ctx.connector.write({ id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}) })
   } catch (error) {
     // A connector refuses a malformed request before sending it; anything else may have reached the upstream.
     if (isWarrantError(error) && error.code === 'invalid_request')
@@ -122,24 +122,15 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<
   const afterFields = [...new Set([...setFields, ...Object.keys(rendered.expect.fields)])].filter((f) => !ctx.hidden.has(f))
   switch (outcome.kind) {
     case 'written': {
-      let afterVersion = outcome.record?.version ?? null
-      let check: EffectCheck = checkWriteAnswer(
-        { status: outcome.status, fields: outcome.record?.fields ?? outcome.body, hasBody: outcome.record !== null || outcome.body !== undefined },
-        rendered.expect,
-      )
-      if (check.kind === 'unverifiable') {
-        const reread = await rereadOne(ctx.connector, id)
-        if (reread.kind !== 'found')
-          return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: outcome.status, message: `the upstream accepted the write (${outcome.status}) without returning the record, and re-reading it failed (${reread.kind === 'missing' ? 'missing' : reread.message})`, before })
-        check = checkRecordFields(reread.record.fields, rendered.expect.fields)
-        afterVersion = reread.record.version
-      }
-      if (check.kind === 'contradicted')
+      const verdict = await verifyWritten(ctx, { id, before: record, rendered, outcome })
+      if (verdict.kind === 'unverified')
+        return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: outcome.status, message: verdict.message, before })
+      if (verdict.kind === 'contradicted')
         return done(
-          { state: 'failed', reason: 'effect_contradicted', upstream_status: outcome.status, message: check.message, before, after: pick(outcome.record?.fields ?? asObject(outcome.body), afterFields) },
-          { halt: { rule: 'effect_contradicted', message: `target "${id}": ${check.message}` } },
+          { state: 'failed', reason: 'effect_contradicted', upstream_status: outcome.status, message: verdict.message, before, after: pick(verdict.after, afterFields) },
+          { halt: { rule: 'effect_contradicted', message: `target "${id}": ${verdict.message}` } },
         )
-      return done({ state: 'succeeded', reason: null, upstream_status: outcome.status, before, after: pick(check.kind === 'holds' ? check.values : null, afterFields), after_version: afterVersion })
+      return done({ state: 'succeeded', reason: null, upstream_status: outcome.status, before, after: pick(verdict.after.fields, afterFields), after_version: verdict.version })
     }
     case 'conflict':
       return done({ state: 'skipped', reason: outcome.reason, upstream_status: outcome.status ?? null, message: `${outcome.message}; nothing was written`, before })
@@ -157,23 +148,83 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<
   }
 }
 
+type Verdict =
+  | { readonly kind: 'holds'; readonly after: SourceRecord; readonly version: string }
+  | { readonly kind: 'contradicted'; readonly message: string; readonly after: Readonly<Record<string, unknown>> | null }
+  | { readonly kind: 'unverified'; readonly message: string }
+
+/**
+ * What an accepted write did, judged on the whole record: the status is one the action expects; the answer is
+ * the target (another record contradicts it); the set fields hold the approved values; every other field is as
+ * it was. An answer that does not carry the record (an empty 204, a body without it, a partial body that
+ * leaves fields out) is never taken on its status: the record is re-read by id and judged.
+ */
+async function verifyWritten(
+  ctx: TargetContext,
+  w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
+): Promise<Verdict> {
+  const { id, rendered, outcome } = w
+  const answered = asObject(outcome.record?.fields ?? outcome.body)
+  const status = checkStatus(outcome.status, rendered.expect)
+  if (status) return { kind: 'contradicted', message: status.message, after: answered }
+  if (outcome.otherRecordId !== undefined)
+    return { kind: 'contradicted', message: `the upstream answered with record "${outcome.otherRecordId}", not the target "${id}"`, after: null }
+  const exempt = rendered.exempt ?? Object.keys(rendered.set)
+  const judge = (after: SourceRecord): UntouchedCheck => {
+    const absent = Object.keys(rendered.expect.fields).filter((f) => !Object.hasOwn(after.fields, f))
+    if (absent.length > 0)
+      return { kind: 'contradicted', message: `the record has no field ${absent.map((f) => `"${f}"`).join(', ')} (unexpected shape); the approved effect sets it`, vanishedOnly: true }
+    const fields = checkRecordFields(after.fields, rendered.expect.fields)
+    if (fields.kind === 'contradicted') return { ...fields, vanishedOnly: false }
+    return checkUntouched(representationOf(w.before), representationOf(after), exempt)
+  }
+  if (outcome.record) {
+    const check = judge(outcome.record)
+    if (check.kind === 'holds') return { kind: 'holds', after: outcome.record, version: outcome.newVersion ?? outcome.record.version }
+    // A body that leaves fields out may be a summary, not an erasure: only the record itself can tell.
+    if (!check.vanishedOnly) return { kind: 'contradicted', message: check.message, after: outcome.record.fields }
+  }
+  const reread = await rereadOne(ctx.connector, id, 'after')
+  const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
+  // The upstream answered the re-read, but not with a well-formed target record: after our write, that is
+  // what our write left (halting is the safe reading; carrying on could repeat it on every target).
+  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300)
+    return { kind: 'contradicted', message: `the record read back is not the record it was: ${reread.message}`, after: null }
+  if (reread.kind !== 'found')
+    return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) but ${carried}, and re-reading it failed (${reread.kind === 'missing' ? 'it no longer exists' : reread.message})` }
+  const after = reread.record
+  const stated = outcome.newVersion ?? outcome.record?.version
+  if (stated !== undefined && !sameVersion(after.version, stated))
+    return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) at version ${stated}, but re-read the record is already at version ${after.version}: someone wrote after us, so our effect cannot be checked` }
+  const check = judge(after)
+  if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
+  return { kind: 'holds', after, version: after.version }
+}
+
+/** The whole record as the upstream sent it, or its fields where the connector has nothing more. */
+function representationOf(record: SourceRecord): unknown {
+  return record.representation ?? record.fields
+}
+
 type Reread =
   | { readonly kind: 'found'; readonly record: SourceRecord }
   | { readonly kind: 'missing' }
   | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
 
-export async function rereadOne(connector: Connector, id: string): Promise<Reread> {
+/** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
+export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
+  const failed = (why: string) => (when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`)
   try {
     const result = await connector.readByIds([id])
     const record = result.records.get(id)
     if (record) return { kind: 'found', record }
     const failure = result.failed.find((f) => f.id === id)
     if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
-    if (failure) return { kind: 'failed', message: `re-reading "${id}" before the write failed: ${failure.message}; nothing was written`, ...(failure.status === undefined ? {} : { status: failure.status }) }
+    if (failure) return { kind: 'failed', message: failed(failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
     return { kind: 'missing' }
   } catch (error) {
-    return { kind: 'failed', message: `re-reading "${id}" before the write failed: ${messageOf(error)}; nothing was written` }
+    return { kind: 'failed', message: failed(messageOf(error)) }
   }
 }
 

@@ -5,7 +5,8 @@ import { parseRequest } from '../selections/parse-request.js'
 import { COMPENSATE, compensationConfig, renderCompensation } from './compensation.js'
 import type { CanonicalAction, PlanContext } from './plan-context.js'
 import type { ActionRequest, PlanRecord, RenderedWrite } from './plan-service.js'
-import { renderPath, renderValue, type TemplateContext } from './render.js'
+import { exemptPaths, renderHttpWrite } from './http-write.js'
+import { renderValue, type TemplateContext } from './render.js'
 import { actionRequestSchema } from './schemas.js'
 
 // Params may be given nested or beside `type`; both forms must yield the same action, hence the merge.
@@ -78,9 +79,8 @@ export function renderWrite(
   const write = actionConfig.write
   return {
     set,
-    ...(write
-      ? { http: { method: write.method, path: renderPath(write.path, withSet), ...(write.body === undefined ? {} : { body: renderValue(write.body, withSet) }), ifMatch: write.if_match } }
-      : {}),
+    ...(write ? { http: renderHttpWrite(write, withSet) } : {}),
+    exempt: exemptPaths(ctx.catalogue.get(plan.resource).config, write, set),
     expect: { status: actionConfig.expect.status, fields: actionConfig.expect.fields ? (renderValue(actionConfig.expect.fields, withSet) as Record<string, unknown>) : { ...set } },
     precondition: actionConfig.precondition,
   }

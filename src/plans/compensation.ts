@@ -2,7 +2,8 @@ import { type Filter, WarrantError, digestOf } from '../contract/index.js'
 import type { ActionConfig, ResourceConfig } from '../config/index.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord, RenderedWrite } from './plan-service.js'
-import { renderPath, renderValue, type TemplateContext } from './render.js'
+import { exemptPaths, renderHttpWrite } from './http-write.js'
+import type { TemplateContext } from './render.js'
 
 /** The action type of compensation plans. */
 export const COMPENSATE = 'compensate'
@@ -54,9 +55,8 @@ export function renderCompensation(
   const write = actionConfig.write
   return {
     set: { ...restore },
-    ...(write
-      ? { http: { method: write.method, path: renderPath(write.path, rendering), ...(write.body === undefined ? {} : { body: renderValue(write.body, rendering) }), ifMatch: write.if_match } }
-      : {}),
+    ...(write ? { http: renderHttpWrite(write, rendering) } : {}),
+    exempt: exemptPaths(resource.config, write, restore),
     expect: { status: actionConfig.expect.status, fields: { ...restore } },
     precondition: precondition as Filter,
   }

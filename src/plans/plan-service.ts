@@ -1,3 +1,4 @@
+import type { HttpWrite } from '../connectors/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
@@ -47,7 +48,12 @@ export interface PlanRecord {
 /** What one target receives: the fields set, rendered, and the HTTP write if the connector is HTTP. */
 export interface RenderedWrite {
   readonly set: Readonly<Record<string, unknown>>
-  readonly http?: { readonly method: string; readonly path: string; readonly body?: unknown; readonly ifMatch: boolean }
+  readonly http?: HttpWrite
+  /**
+   * Dotted paths of the record this write may change: the set fields (at their paths), the version, what the
+   * upstream stamps itself (`write.may_change`). Every other field must be as it was after the write.
+   */
+  readonly exempt?: readonly string[]
   /** The fields and values the upstream's answer must hold (the approved effect). */
   readonly expect: { readonly status: readonly number[]; readonly fields: Readonly<Record<string, unknown>> }
   /** What the target must still meet at write time (see the note at the top of this file). */

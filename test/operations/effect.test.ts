@@ -1,29 +1,58 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { checkWriteAnswer } from '../../src/operations/index.js'
+import { checkRecordFields, checkStatus, checkUntouched } from '../../src/operations/index.js'
 
 const expect = { status: [200, 204], fields: { role: 'viewer', limits: { a: 1, b: [2] } } }
-const answer = (status: number, fields: unknown, hasBody = fields !== undefined) => checkWriteAnswer({ status, fields, hasBody }, expect)
 
-describe('checking a write answer against the approved effect', () => {
+describe('checking a write against the approved effect', () => {
   test('the approved values, whatever their key order, hold', () => {
-    assert.equal(answer(200, { id: 'u1', role: 'viewer', limits: { b: [2], a: 1 } }).kind, 'holds')
+    assert.equal(checkRecordFields({ id: 'u1', role: 'viewer', limits: { b: [2], a: 1 } }, expect.fields).kind, 'holds')
   })
   test('another value contradicts it, naming the field and both values', () => {
-    const check = answer(200, { role: 'admin', limits: { a: 1, b: [2] } })
+    const check = checkRecordFields({ role: 'admin', limits: { a: 1, b: [2] } }, expect.fields)
     assert.deepEqual(check, { kind: 'contradicted', message: 'field "role" is "admin" where "viewer" was approved' })
   })
-  test('an unexpected shape contradicts it: a missing field, a wrapped record, an array, text', () => {
-    assert.match((answer(200, { role: 'viewer' }) as any).message, /no field "limits" \(unexpected shape\)/)
-    assert.match((answer(200, { data: { role: 'viewer' } }) as any).message, /no field "role"/)
-    assert.equal(answer(200, [{ role: 'viewer' }]).kind, 'contradicted')
-    assert.equal(answer(200, 'ok').kind, 'contradicted')
+  test('a status the action does not expect contradicts it; an expected one proves nothing by itself', () => {
+    assert.match(checkStatus(202, expect)!.message, /answered 202; the approved action expects 200 or 204/)
+    assert.equal(checkStatus(204, expect), null)
   })
-  test('a status the action does not expect contradicts it', () => {
-    assert.match((answer(202, { role: 'viewer', limits: { a: 1, b: [2] } }) as any).message, /answered 202; the approved action expects 200 or 204/)
+})
+
+describe('the whole record outside the set', () => {
+  const before = { id: 'a', status: 'active', version: 3, plan: { tier: 'gold', seats: [1, 2] }, secret: 'x', extra: null }
+  const exempt = ['status', 'version']
+
+  test('only set fields, the version and fields that appear changed: it holds', () => {
+    assert.deepEqual(checkUntouched(before, { ...before, status: 'paused', version: 4, added: 1 }, exempt), { kind: 'holds' })
   })
-  test('an empty answer cannot be checked here: the record is re-read; with nothing to check, it holds', () => {
-    assert.equal(answer(204, undefined, false).kind, 'unverifiable')
-    assert.equal(checkWriteAnswer({ status: 204, fields: undefined, hasBody: false }, { status: [204], fields: {} }).kind, 'holds')
+  test('a field outside the set that changed or vanished contradicts it, naming paths but never values', () => {
+    const { secret: _s, ...withoutSecret } = before
+    const check = checkUntouched(before, { ...withoutSecret, status: 'paused', plan: { tier: 'silver', seats: [1, 2] } }, exempt)
+    assert.equal(check.kind, 'contradicted')
+    assert.match((check as any).message, /"plan" changed, "secret" vanished/)
+    assert.doesNotMatch((check as any).message, /silver|gold|"x"/)
+    assert.equal((check as any).vanishedOnly, false)
+  })
+  test('only vanished fields are marked so (a partial answer body cannot tell them from erased ones)', () => {
+    const check = checkUntouched(before, { id: 'a', status: 'paused', version: 4 }, exempt)
+    assert.equal(check.kind, 'contradicted')
+    assert.equal((check as any).vanishedOnly, true)
+  })
+  test('a nested set path exempts that path only: its siblings are compared', () => {
+    assert.equal(checkUntouched(before, { ...before, plan: { tier: 'silver', seats: [1, 2] } }, ['plan.tier']).kind, 'holds')
+    assert.match((checkUntouched(before, { ...before, plan: { tier: 'silver', seats: [] } }, ['plan.tier']) as any).message, /"plan.seats" changed/)
+    assert.match((checkUntouched(before, { ...before, plan: 'flat' }, ['plan.tier']) as any).message, /"plan" changed/)
+  })
+  test('an after that is not an object contradicts it', () => {
+    assert.equal(checkUntouched(before, [before], exempt).kind, 'contradicted')
+  })
+})
+
+describe('the whole record outside the set: paths', () => {
+  test('a key that contains a dot is its own field, never a nested path', () => {
+    const before = { 'plan.tier': 'gold', plan: { tier: 'gold' } }
+    const check = checkUntouched(before, { 'plan.tier': 'lost', plan: { tier: 'silver' } }, ['plan.tier'])
+    assert.match((check as any).message, /^the write touched what the action does not set: "plan.tier" changed/)
+    assert.equal(checkUntouched(before, { 'plan.tier': 'gold', plan: { tier: 'silver' } }, ['plan.tier']).kind, 'holds')
   })
 })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import { digestOf, type Actor } from '../../src/contract/index.js'
+import { writeSchema } from '../../src/config/index.js'
 import { createPlanService, planProposalSchema, planViewSchema, approvalResultSchema } from '../../src/plans/index.js'
 import { createSelectionService } from '../../src/selections/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
@@ -218,8 +219,8 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(write.expect, { status: [200, 201, 204], fields: { collection: 'paused', pause_reason: PAUSE.params.reason } })
       assert.deepEqual(write.precondition, { status: 'past_due', collection: 'active' })
       assert.equal(write.http, undefined)
-      const http = fx.gateway.plans.renderWrite(record, { ...config, write: { method: 'PATCH', path: '/subs/{id}/pause/{{params.reason}}', body: { state: '{{set.collection}}', note: 'v{{version}} {{id}}' }, if_match: true } }, { id: 'a/b', version: '7' })
-      assert.deepEqual(http.http, { method: 'PATCH', path: '/subs/a%2Fb/pause/approved%20credit%20hold%20review', body: { state: 'paused', note: 'v7 a/b' }, ifMatch: true })
+      const http = fx.gateway.plans.renderWrite(record, { ...config, write: writeSchema.parse({ method: 'PATCH', path: '/subs/{id}/pause/{{params.reason}}', body: { state: '{{set.collection}}', note: 'v{{version}} {{id}}' }, if_match: true }) }, { id: 'a/b', version: '7' })
+      assert.deepEqual(http.http, { method: 'PATCH', path: '/subs/a%2Fb/pause/approved%20credit%20hold%20review', body: { state: 'paused', note: 'v7 a/b' }, ifMatch: true, style: 'patch', version: { in: 'header', name: 'If-Match' } })
     })
 
     test('a rejected plan takes no more decisions (409); commit then refuses it', async () => {

@@ -22,3 +22,30 @@ export function readPath(value: unknown, path: string): unknown {
   }
   return current
 }
+
+/**
+ * Sets a dotted path inside a JSON object, in place, creating the objects on the way that are missing. It
+ * never replaces a value that is not an object on the way (that would erase it): it throws instead.
+ *
+ * @example const doc = { a: { b: 1, c: 2 } }; writePath(doc, 'a.b', 5) // doc is { a: { b: 5, c: 2 } }
+ */
+export function writePath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.')
+  let current: unknown = target
+  keys.forEach((key, i) => {
+    const last = i === keys.length - 1
+    const container = current as Record<string, unknown> | unknown[]
+    if (Array.isArray(container)) {
+      const index = /^(0|[1-9][0-9]*)$/.test(key) ? Number(key) : -1
+      if (index < 0 || index >= container.length) throw new Error(`"${path}": "${key}" is not an index of the list there`)
+      if (last) container[index] = value
+      else current = container[index]
+    } else {
+      const has = Object.hasOwn(container, key)
+      if (last || !has) Object.defineProperty(container, key, { value: last ? value : {}, enumerable: true, writable: true, configurable: true })
+      current = container[key]
+    }
+    if (!last && (current === null || typeof current !== 'object'))
+      throw new Error(`"${path}": "${keys.slice(0, i + 1).join('.')}" holds a value that is not an object; it would be erased`)
+  })
+}

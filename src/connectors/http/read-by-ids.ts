@@ -2,6 +2,7 @@ import { isWarrantError } from '../../contract/index.js'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { mapBounded } from './bounded-concurrency.js'
 import type { CallSpec, HttpContext } from './context.js'
+import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
@@ -71,11 +72,13 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
-  const made = toRecord(ctx, ctx.redact.deep(parsed.value), headers.get('etag'), ctx.config.get.record_path)
+  const value = ctx.redact.deep(parsed.value)
+  const made = toRecord(ctx, value, headers.get('etag'), ctx.config.get.record_path)
   if ('problem' in made) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${made.problem}` }
   if (made.absent.length > 0 || made.mistyped.length > 0)
     return { kind: 'failed', status, message: `source "${source}": record "${made.record.id}" ${shapeProblem(ctx, made.absent, made.mistyped)}` }
   if (made.record.id !== id)
     return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }
-  return { kind: 'found', record: made.record }
+  // The whole object rides along for the write path (a replacing write, the check after a write).
+  return { kind: 'found', record: { ...made.record, representation: readPath(value, ctx.config.get.record_path) } }
 }

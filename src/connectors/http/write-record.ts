@@ -1,8 +1,10 @@
 import type { ResourceConfig } from '../../config/schema.js'
 import { WarrantError } from '../../contract/index.js'
-import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
+import type { HttpWrite, SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import type { CallSpec, HttpContext } from './context.js'
-import { toRecord } from './record.js'
+import { readPath, writePath } from './json-path.js'
+import { fieldPath, scalarText, toRecord } from './record.js'
+import { REDACTED } from './redaction.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -10,10 +12,13 @@ import type { UpstreamExchange } from './upstream-request.js'
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /**
- * One conditional write of `request.http` (method, path rendered by the caller, JSON body), with
- * `If-Match: <expectedVersion>` when asked. The sources are tried in order; a 404 moves on to the next,
- * 404 everywhere is a `missing` conflict. Anything without a durable answer (5xx, timeout, network error,
- * redirect, a 2xx body that cannot be read) is `unknown`: the write may have happened.
+ * One conditional write of `request.http`, in its style: `patch` sends the rendered body; `replace` sends the
+ * representation re-read just before the write (`request.current`, undeclared and denied fields included)
+ * with the set fields applied at their paths; `action` calls an endpoint with the rendered body, if any. The
+ * version goes where the config says (a header such as `If-Match`, a body field such as `_rev`, a query
+ * parameter). The sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
+ * conflict. Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
+ * be read) is `unknown`: the write may have happened.
  */
 export async function writeRecord(ctx: HttpContext, request: WriteRequest): Promise<WriteOutcome> {
   const http = request.http
@@ -21,14 +26,21 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   const method = http.method.toUpperCase()
   if (!WRITE_METHODS.has(method)) throw new WarrantError('invalid_request', `write method ${http.method} is not one of POST, PUT, PATCH, DELETE`)
   assertRelativePath(http.path)
-  if (http.ifMatch && request.expectedVersion === '')
-    throw new WarrantError('invalid_request', `record "${request.id}" has no version to send as If-Match; a conditional write is impossible`)
+  const style = http.style ?? 'patch'
+  const placement = http.version ?? (http.ifMatch ? { in: 'header' as const, name: 'If-Match' } : { in: 'none' as const })
+  // A replacing write carries the version of the representation it sends back, whatever was frozen.
+  const version = style === 'replace' ? (request.current?.version ?? '') : request.expectedVersion
+  if (placement.in !== 'none' && version === '')
+    throw new WarrantError('invalid_request', `record "${request.id}" has no version to send (${placementText(placement)}); a conditional write is impossible`)
 
+  let payload = style === 'replace' ? replacement(ctx, request) : http.body
+  if (placement.in === 'body') payload = withBodyVersion(payload, placement.path, version)
   const headers: Record<string, string> = {}
-  if (http.body !== undefined) headers['content-type'] = 'application/json'
-  if (http.ifMatch) headers['if-match'] = request.expectedVersion
-  const body = http.body === undefined ? undefined : JSON.stringify(http.body)
+  if (payload !== undefined) headers['content-type'] = 'application/json'
+  if (placement.in === 'header') headers[placement.name.toLowerCase()] = version
+  const body = payload === undefined ? undefined : JSON.stringify(payload)
   const endpoint = writeEndpoint(ctx.resource, method, http.path, request.id)
+  const query: [string, string][] = placement.in === 'query' ? [[placement.param, version]] : []
 
   for (const source of ctx.sourceNames) {
     const spec: CallSpec = {
@@ -36,7 +48,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
       method,
       endpoint,
       targetId: request.id,
-      url: resolveUnderBase(ctx.baseOf(source), http.path),
+      url: resolveUnderBase(ctx.baseOf(source), http.path, query),
       headers,
       ...(body === undefined ? {} : { body }),
       ...(request.signal ? { signal: request.signal } : {}),
@@ -46,14 +58,62 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
       ctx.report(spec, result, 'not_found')
       continue
     }
-    const outcome = interpret(ctx, source, request.id, result)
+    const outcome = interpret(ctx, source, request.id, result, http.newVersion)
     ctx.report(spec, result, outcome.kind)
     return outcome
   }
   return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on any source (${ctx.sourceNames.join(', ')})` }
 }
 
-function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange): WriteOutcome {
+/**
+ * The body of a replacing write: the whole representation as re-read, with each set field at its path. It
+ * is a copy held for this one request; it is never logged or returned.
+ */
+function replacement(ctx: HttpContext, request: WriteRequest): Record<string, unknown> {
+  const representation = request.current?.representation
+  if (representation === null || typeof representation !== 'object' || Array.isArray(representation))
+    throw new WarrantError('invalid_request', `a replacing write of "${request.id}" needs the record as re-read just before it (its whole representation)`)
+  const text = JSON.stringify(representation)
+  // The redactor replaced the credential wherever it appeared: writing that back would change the record.
+  if (text.includes(REDACTED))
+    throw new WarrantError('invalid_request', `record "${request.id}" contains the redaction marker ${REDACTED}; replacing it would write the marker back over the original value`)
+  const body = JSON.parse(text) as Record<string, unknown>
+  for (const [field, value] of Object.entries(request.set)) {
+    try {
+      writePath(body, fieldPath(ctx, field), value)
+    } catch (error) {
+      throw new WarrantError('invalid_request', `set field "${field}" cannot be applied to record "${request.id}": ${(error as Error).message}`)
+    }
+  }
+  return body
+}
+
+function withBodyVersion(payload: unknown, path: string, version: string): Record<string, unknown> {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+    throw new WarrantError('invalid_request', `the version goes in body field "${path}", but the write body is not a JSON object`)
+  const body = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>
+  try {
+    writePath(body, path, version)
+  } catch (error) {
+    throw new WarrantError('invalid_request', `the version cannot be put in the body: ${(error as Error).message}`)
+  }
+  return body
+}
+
+function placementText(placement: NonNullable<HttpWrite['version']>): string {
+  switch (placement.in) {
+    case 'header':
+      return `header ${placement.name}`
+    case 'body':
+      return `body field ${placement.path}`
+    case 'query':
+      return `query parameter ${placement.param}`
+    case 'none':
+      return 'nowhere'
+  }
+}
+
+function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion']): WriteOutcome {
   const failure = failureMessage(ctx, source, result)
   if (failure !== null || result.kind !== 'response') {
     const status = result.kind === 'too_large' ? { status: result.status } : {}
@@ -64,10 +124,14 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   const message = (what: string) => statusMessage(ctx, source, status, body, what)
 
   if (status >= 200 && status < 300) {
-    if (body !== null && body.trim() === '') return { kind: 'written', status, record: null }
+    if (body !== null && body.trim() === '') {
+      const stated = statedVersion(ctx, newVersion, headers, undefined)
+      return { kind: 'written', status, record: null, ...(stated === null ? {} : { newVersion: stated }) }
+    }
     if (!parsed.ok) return { kind: 'unknown', status, message: `source "${source}" answered ${status} with a body that is not JSON; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
-    return { kind: 'written', status, record: recordOf(ctx, id, value, headers.get('etag')), body: value }
+    const stated = statedVersion(ctx, newVersion, headers, value)
+    return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag')), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
   if (status === 412) return { kind: 'conflict', reason: 'version_changed', status, message: message('refused the version (If-Match) with') }
   if (status === 409) return { kind: 'conflict', reason: 'precondition_failed', status, message: message('reported a conflict:') }
@@ -80,10 +144,25 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   return { kind: 'unknown', status, message: `${message('answered')}; the write may or may not have happened` }
 }
 
-/** The record in a write's response body, when the body is an object with the id field. */
-function recordOf(ctx: HttpContext, id: string, value: unknown, etag: string | null): SourceRecord | null {
+/**
+ * The record a write's answer carries: the target (same id), or another record (its id: a contradicted
+ * effect), or neither (a summary such as `{ok, rev}`, a wrapper: the record is re-read).
+ */
+function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string | null): { readonly record: SourceRecord | null; readonly otherRecordId?: string } {
   const made = toRecord(ctx, value, etag, ctx.config.get.record_path)
-  return 'record' in made && made.record.id === id ? made.record : null
+  if (!('record' in made)) return { record: null }
+  if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
+  return { record: { ...made.record, representation: readPath(value, ctx.config.get.record_path) } }
+}
+
+/** The new version where `write.new_version` says the answer carries it, or null. */
+function statedVersion(ctx: HttpContext, from: HttpWrite['newVersion'], headers: Headers, value: unknown): string | null {
+  if (!from) return null
+  if (from.from === 'header') {
+    const header = headers.get(from.name)
+    return header === null ? null : ctx.redact.text(header)
+  }
+  return value === undefined ? null : scalarText(readPath(value, from.path))
 }
 
 /**
