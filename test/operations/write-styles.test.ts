@@ -74,7 +74,8 @@ describe('writes never destroy what they do not set', () => {
       assert.equal(operation.state, 'halted')
       assert.equal(operation.halt_reason.rule, 'effect_contradicted')
       assert.equal(operation.halt_reason.target_id, docIdOf(1))
-      assert.match(operation.halt_reason.message, /"name", "secret", "profile", "history", "odd key" and 1 more vanished/)
+      // The PUT answer ({ok, id, rev}) is not the record: it is re-read, and it lost declared fields with the rest.
+      assert.match(operation.halt_reason.message, /the record read back is not the record it was: .*lacks declared field\(s\) "name", "secret"/)
       assert.doesNotMatch(JSON.stringify(operation), /sk-1-do-not-leak|Lyon/, 'no value of an undeclared or denied field is reported')
       assert.deepEqual([operation.counts.failed, operation.counts.succeeded, operation.counts.pending], [1, 0, COUNT - 1])
       assert.deepEqual(upstream.writes, [`PUT ${docIdOf(1)}`], 'the blast radius stops at the first record')
@@ -132,8 +133,18 @@ describe('writes never destroy what they do not set', () => {
       const operation = await run(agent, reviewer, 'status-only')
       assert.equal(operation.state, 'halted')
       assert.equal(operation.halt_reason.rule, 'effect_contradicted')
-      assert.match(operation.halt_reason.message, /"name", "secret", "profile", "history", "odd key" and 1 more vanished .*\(re-read after the write\)/)
+      assert.match(operation.halt_reason.message, /the record read back is not the record it was: .*lacks declared field\(s\) "name", "secret"/)
       assert.deepEqual([operation.counts.failed, operation.counts.succeeded, operation.counts.pending], [1, 0, COUNT - 1])
+      assert.equal(upstream.writes.length, 1)
+    }))
+
+  test('a PATCH that silently drops the fields no config declares: the re-read representation shows it, the operation halts', () =>
+    withDocs({ path: '/docs/{id}', body: { status: '{{set.status}}' }, if_match: true }, { status: [204], fields: {} }, async ({ upstream, agent, reviewer }) => {
+      upstream.patch = 'strip'
+      const operation = await run(agent, reviewer, 'strip')
+      assert.equal(operation.state, 'halted')
+      assert.equal(operation.halt_reason.rule, 'effect_contradicted')
+      assert.match(operation.halt_reason.message, /"profile", "history", "odd key", "ratio" vanished .*\(re-read after the write\)/)
       assert.equal(upstream.writes.length, 1)
     }))
 

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net'
  *   current one, else `409` (CouchDB's stale-revision answer). Answers `201 {ok, id, rev}`: not the record.
  * - `PATCH /docs/{id}` behaves as `patch` says: `merge` (a partial update, answers the record), `destroy`
  *   (replaces the document with the body, answers 204: an upstream whose "PATCH" is really a PUT),
+ *   `strip` (merges, drops every member the test config does not declare, answers 204),
  *   `other_record` (merges, but answers another document).
  * - `POST /docs/{id}/pause` sets `status: paused` itself (an action endpoint) and answers `202 {ok: true}`;
  *   with `pauseErases`, it also drops the `profile` field.
@@ -23,7 +24,7 @@ export interface DocsUpstream {
   readonly writes: string[]
   /** the bodies of the write requests received, in order */
   readonly bodies: string[]
-  patch: 'merge' | 'destroy' | 'other_record'
+  patch: 'merge' | 'destroy' | 'strip' | 'other_record'
   pauseErases: boolean
   /** runs before a PUT is applied (e.g. another writer changes the document first) */
   beforePut: ((id: string) => void) | null
@@ -108,6 +109,11 @@ export async function startDocsUpstream(count: number): Promise<DocsUpstream> {
         return send(res, 204)
       }
       const next: Record<string, unknown> = { ...current, ...patch, _rev: rev }
+      if (state.patch === 'strip') {
+        const { _id, name, status, secret } = next
+        docs.set(id, JSON.stringify({ _id, _rev: rev, name, status, secret }))
+        return send(res, 204)
+      }
       docs.set(id, JSON.stringify(next))
       if (state.patch === 'other_record') {
         const other = [...docs.keys()].find((k) => k !== id)!
