@@ -197,7 +197,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
         for (const t of chunk) targets.push({ id: t.record_id, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version })
       }
       if (targets.length === 0) throw new WarrantError('conflict', `operation "${operationId}" has no succeeded target: there is nothing to compensate`)
-      return plans.proposeCompensation(actor, operationId, execution.plan, targets)
+      const now = await readCurrent(connectorFor(execution.plan.resource), targets, hiddenFields(execution.plan.resource))
+      return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })))
     },
 
     async recover() {
@@ -228,4 +229,38 @@ export function createOperationService(options: OperationServiceOptions): Operat
       await Promise.all(running.map((r) => r.done))
     },
   }
+}
+
+/** Targets re-read per call when a compensation is proposed. */
+const CURRENT_CHUNK = 200
+
+/**
+ * What each target holds now, in the fields the operation wrote, so the compensation's preview shows the data
+ * as it is rather than as the operation left it: `{}` for a record that no longer exists, no entry for one
+ * that could not be read (the preview then says it does not know).
+ */
+async function readCurrent(
+  connector: Connector,
+  targets: readonly { readonly id: string; readonly after: Readonly<Record<string, unknown>> }[],
+  hidden: ReadonlySet<string>,
+): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>()
+  for (let i = 0; i < targets.length; i += CURRENT_CHUNK) {
+    const chunk = targets.slice(i, i + CURRENT_CHUNK)
+    let read: Awaited<ReturnType<Connector['readByIds']>>
+    try {
+      read = await connector.readByIds(chunk.map((t) => t.id))
+    } catch {
+      continue
+    }
+    for (const id of read.missing) out.set(id, {})
+    for (const t of chunk) {
+      const record = read.records.get(t.id)
+      if (!record) continue
+      const fields: Record<string, unknown> = {}
+      for (const f of Object.keys(t.after)) if (!hidden.has(f) && Object.hasOwn(record.fields, f)) fields[f] = record.fields[f]
+      out.set(t.id, fields)
+    }
+  }
+  return out
 }

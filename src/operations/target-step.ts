@@ -3,7 +3,7 @@ import { isWarrantError, matchesFilter } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
-import { checkRecordFields, checkStatus, checkUntouched, pick, sameVersion, type UntouchedCheck } from './effect.js'
+import { checkRecordFields, checkStatus, checkUntouched, pick, sameValue, sameVersion, type UntouchedCheck } from './effect.js'
 import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
@@ -94,15 +94,23 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<
   if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written` })
   const record = current.record
   const expectedVersion = target.expected_version ?? ''
-  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
-    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze; nothing was written` })
-
   let rendered: RenderedWrite
   try {
     rendered = ctx.render({ id, version: target.expected_version })
   } catch (error) {
     return done({ state: 'failed', reason: 'write_refused', message: `the write could not be rendered: ${messageOf(error)}; nothing was sent` })
   }
+  // Checked before the version so the reason says what matters (a compensation: the data moved on).
+  const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(record.fields[f], rendered.holds![f])) : undefined
+  if (moved !== undefined)
+    return done({
+      state: 'skipped',
+      reason: 'precondition_failed',
+      message: `record "${id}" no longer holds what was written: "${moved}" is ${show(record.fields[moved])}, not ${show(rendered.holds![moved])}; nothing was written`,
+      before: pick(record.fields, Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))),
+    })
+  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
+    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze; nothing was written` })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
   const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
   const before = pick(record.fields, setFields)
@@ -231,6 +239,10 @@ export async function rereadOne(connector: Connector, id: string, when: 'before'
 
 function asObject(value: unknown): Record<string, unknown> | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null
+}
+
+function show(value: unknown): string {
+  return value === undefined ? 'absent' : (JSON.stringify(value) ?? String(value))
 }
 
 function messageOf(error: unknown): string {

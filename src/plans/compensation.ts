@@ -59,6 +59,7 @@ export function renderCompensation(
     exempt: exemptPaths(resource.config, write, restore),
     expect: { status: actionConfig.expect.status, fields: { ...restore } },
     precondition: precondition as Filter,
+    holds: { ...wrote },
   }
 }
 

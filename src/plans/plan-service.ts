@@ -58,6 +58,11 @@ export interface RenderedWrite {
   readonly expect: { readonly status: readonly number[]; readonly fields: Readonly<Record<string, unknown>> }
   /** What the target must still meet at write time (see the note at the top of this file). */
   readonly precondition?: Filter
+  /**
+   * Values the record must still hold exactly, lists and objects included, else the target is skipped: for a
+   * compensation, what the operation wrote (a filter cannot compare a list; this can).
+   */
+  readonly holds?: Readonly<Record<string, unknown>>
 }
 
 /** Everything a commit needs once the plan is proven committable. */
@@ -76,6 +81,11 @@ export interface CompensationTargetInput {
   readonly after: Readonly<Record<string, unknown>>
   /** The version the record had after our write, when known. */
   readonly version?: string | null
+  /**
+   * What the record holds now in the written fields, read when the compensation is proposed (`{}`: it no
+   * longer exists; null or absent: it could not be read). The preview counts it, nothing else uses it.
+   */
+  readonly current?: Readonly<Record<string, unknown>> | null
 }
 
 export interface PlanService {

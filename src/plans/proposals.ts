@@ -21,6 +21,8 @@ interface Proposal {
   readonly action: CanonicalAction
   readonly config: ActionConfig
   readonly compensates: string | null
+  /** A compensation's targets as read when it is proposed (see `CompensationTargetInput.current`). */
+  readonly current?: ReadonlyMap<string, Readonly<Record<string, unknown>> | null>
 }
 
 /** Proposing is idempotent: the same action on the same selection is the same plan. */
@@ -107,13 +109,20 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   const flagged = new Map<string, { count: number; sample: string[] }>()
   for (const c of candidates) flagged.set(c.name, { count: 0, sample: [] })
 
+  // A compensation's members hold what the operation wrote; the preview shows the data as read at proposal
+  // and counts the targets that no longer hold it (skipped at write time), or says it does not know.
+  const current = p.compensates ? p.current : undefined
+  let moved: number | null = p.compensates ? (current ? 0 : null) : null
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
+    const now = current?.get(member.id)
+    if (current && (now === undefined || now === null)) moved = null
     for (const [field, after] of Object.entries(rendered.set)) {
       let tally = tallies.get(field)
       if (!tally) tallies.set(field, (tally = new FieldTally()))
-      tally.add(member.fields[field], after)
+      tally.add(now ? now[field] : member.fields[field], after)
     }
+    if (now && moved !== null && Object.entries(rendered.holds ?? {}).some(([f, wrote]) => canonicalJson(now[f] ?? null) !== canonicalJson(wrote ?? null))) moved += 1
     if (precondition !== null && failing !== null) {
       // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
       if (clausesOf(precondition).every((c) => c.field in member.fields)) {
@@ -131,7 +140,7 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
 
   const summary = [...tallies.entries()].map(([field, t]) => t.summary(field))
   const uniform = summary.every((s) => s.after_values === undefined)
-  return { changes: { summary, uniform, failing_now: failing }, policy: decidePolicy(p, candidates, flagged) }
+  return { changes: { summary, uniform, failing_now: p.compensates ? moved : failing }, policy: decidePolicy(p, candidates, flagged) }
 }
 
 /**
@@ -175,5 +184,6 @@ export async function proposeCompensation(
     params: { operation_id: operationId, compensates_plan: source.plan_id, compensates_action: source.action.type, write_action: writeAction, fields, restore, expect },
   }
   const plan: PlanRecord = { ...source, action, compensates: operationId }
-  return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId })
+  const current = targets.some((t) => t.current !== undefined) ? new Map(targets.map((t) => [t.id, t.current ?? null])) : undefined
+  return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId, ...(current ? { current } : {}) })
 }

@@ -86,7 +86,12 @@ export const planViewSchema = z
     }),
     precondition: z.object({
       filter: filterSchema.describe('must still hold at write time, else the target is skipped'),
-      failing_now: z.number().int().nonnegative().nullable().describe('members whose frozen values already fail it (they would be skipped); null when unknown'),
+      failing_now: z
+        .number()
+        .int()
+        .nonnegative()
+        .nullable()
+        .describe('members that already fail it (they would be skipped): as frozen, or for a compensation as read when it was proposed; null when unknown'),
       per_target: z.boolean().describe('true for a compensation: each target must still hold the value the operation wrote'),
     }),
     reversible: z.boolean(),

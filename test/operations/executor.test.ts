@@ -300,7 +300,7 @@ for (const kind of STORE_KINDS) {
         await h.operations.waitFor(receipt.operation_id, 10_000)
         const plan = (await h.operations.proposeCompensation(AGENT, receipt.operation_id)) as { target_count: number }
         assert.equal(plan.target_count, 4)
-        assert.deepEqual(h.compensations[0]!.targets[0], { id: 'u0000', before: { role: 'member' }, after: { role: 'viewer' }, version: '2' })
+        assert.deepEqual(h.compensations[0]!.targets[0], { id: 'u0000', before: { role: 'member' }, after: { role: 'viewer' }, version: '2', current: { role: 'viewer' } })
       }))
 
     test('results page by a signed cursor bound to the operation and the outcome filter', () =>

@@ -1,6 +1,7 @@
 import { isWarrantError } from '../../contract/index.js'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { mapBounded } from './bounded-concurrency.js'
+import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
@@ -80,5 +81,5 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (made.record.id !== id)
     return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }
   // The whole object rides along for the write path (a replacing write, the check after a write).
-  return { kind: 'found', record: { ...made.record, representation: readPath(value, ctx.config.get.record_path) } }
+  return { kind: 'found', record: withRepresentation(made.record, readPath(value, ctx.config.get.record_path)) }
 }

@@ -1,6 +1,7 @@
 import type { ResourceConfig } from '../../config/schema.js'
 import { WarrantError } from '../../contract/index.js'
 import type { HttpWrite, SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
+import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
@@ -152,7 +153,7 @@ function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string
   const made = toRecord(ctx, value, etag, ctx.config.get.record_path)
   if (!('record' in made)) return { record: null }
   if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
-  return { record: { ...made.record, representation: readPath(value, ctx.config.get.record_path) } }
+  return { record: withRepresentation(made.record, readPath(value, ctx.config.get.record_path)) }
 }
 
 /** The new version where `write.new_version` says the answer carries it, or null. */

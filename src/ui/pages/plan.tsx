@@ -147,7 +147,14 @@ function EffectSection(props: { plan: PlanView }) {
       </DataTable>
       <h3>Precondition</h3>
       {p.precondition.per_target ? (
-        <p data-testid="precondition">Each record is restored only if it still holds what the operation wrote; otherwise it is skipped, not written.</p>
+        <p data-testid="precondition">
+          Each record is restored only if it still holds what the operation wrote; otherwise it is skipped, not written.
+          {p.precondition.failing_now === null
+            ? ' Whether the records still hold it could not all be read when this plan was proposed: each is checked at write time.'
+            : p.precondition.failing_now > 0
+              ? ` Read when this plan was proposed, ${plural(p.precondition.failing_now, 'record')} no longer held it: they would be skipped (the "before" column shows the data as read then).`
+              : ' Read when this plan was proposed, every record still held it.'}
+        </p>
       ) : (
         <p data-testid="precondition">
           Written only where, at write time, <strong>{filterText(p.precondition.filter)}</strong>; a record that no longer meets it, or whose version

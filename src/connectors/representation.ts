@@ -1,0 +1,10 @@
+import type { SourceRecord } from './connector.js'
+
+/**
+ * The record with the whole object the upstream sent attached as `representation`, non-enumerable: it
+ * never reaches JSON (a log line, a stored row, an answer) nor a copy made by spreading the record, so what
+ * the config does not declare stays in memory on the write path only.
+ */
+export function withRepresentation(record: SourceRecord, representation: unknown): SourceRecord {
+  return Object.defineProperty({ ...record }, 'representation', { value: representation, enumerable: false })
+}
