@@ -23,6 +23,7 @@ export {
   type PaginationConfig,
   type FieldType,
   writeSchema,
+  versionPlacementOf,
   versionPlacementSchema,
   WRITE_STYLES,
   type WriteConfig,

@@ -213,11 +213,13 @@ export const writeSchema = z
     if (w.version?.in === 'body' && w.style !== 'replace' && (w.body === null || typeof w.body !== 'object' || Array.isArray(w.body)))
       refuse('version', 'the version goes in a body field, so write.body must be a JSON object template')
   })
-  .transform((w) => {
-    const version: VersionPlacement = w.version ?? (w.if_match === false ? { in: 'none' } : { in: 'header', name: 'If-Match' })
-    return { ...w, method: w.method ?? DEFAULT_METHOD[w.style], version, if_match: version.in === 'header' }
-  })
+  .transform((w) => ({ ...w, method: w.method ?? DEFAULT_METHOD[w.style] }))
 export type WriteConfig = z.infer<typeof writeSchema>
+
+/** Where a write sends the version: `version` when given, else what `if_match` says (If-Match by default). */
+export function versionPlacementOf(write: Pick<WriteConfig, 'version' | 'if_match'>): VersionPlacement {
+  return write.version ?? (write.if_match === false ? { in: 'none' } : { in: 'header', name: 'If-Match' })
+}
 
 /** A declared action: what it sets, when it may run, how it writes, what the upstream must answer. */
 export const actionSchema = z.strictObject({

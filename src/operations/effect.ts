@@ -56,7 +56,7 @@ export function checkUntouched(before: unknown, after: unknown, exempt: readonly
   const parts = [changed.length ? `${name(changed)} changed` : '', vanished.length ? `${name(vanished)} vanished` : ''].filter(Boolean)
   return {
     kind: 'contradicted',
-    message: `the write touched what the action does not set: ${parts.join(', ')} (a write must leave every field outside the set as it was)`,
+    message: `the write touched what the action does not set: ${parts.join(', ')} (a write must leave every field outside the set as it was${changed.length ? '; a field the upstream stamps itself on every write belongs in write.may_change' : ''})`,
     vanishedOnly: changed.length === 0,
   }
 }

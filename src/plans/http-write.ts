@@ -1,5 +1,5 @@
 import type { HttpWrite } from '../connectors/index.js'
-import { fieldPathOf, versionPathOf, type ResourceConfig, type WriteConfig } from '../config/index.js'
+import { fieldPathOf, versionPathOf, versionPlacementOf, type ResourceConfig, type WriteConfig } from '../config/index.js'
 import { renderPath, renderValue, type TemplateContext } from './render.js'
 
 /** The http write one target receives: the action's write config with its templates rendered. */
@@ -8,9 +8,9 @@ export function renderHttpWrite(write: WriteConfig, rendering: TemplateContext):
     method: write.method,
     path: renderPath(write.path, rendering),
     ...(write.body === undefined ? {} : { body: renderValue(write.body, rendering) }),
-    ifMatch: write.if_match,
+    ifMatch: versionPlacementOf(write).in === 'header',
     style: write.style,
-    version: write.version,
+    version: versionPlacementOf(write),
     ...(write.new_version ? { newVersion: write.new_version } : {}),
   }
 }
@@ -23,7 +23,9 @@ export function exemptPaths(resource: ResourceConfig, write: WriteConfig | undef
   const paths = Object.keys(set).map((field) => fieldPathOf(resource, field))
   const version = versionPathOf(resource)
   if (version !== null) paths.push(version)
-  if (write?.version.in === 'body') paths.push(write.version.path)
+  // With the version from the ETag, a list item's tag member (see the http connector's record) is a version too.
+  if (resource.connector.kind === 'http' && resource.connector.version.from === 'etag') paths.push('etag', '_etag')
+  if (write?.version?.in === 'body') paths.push(write.version.path)
   if (write) paths.push(...write.may_change)
   if (resource.connector.kind === 'sql' && resource.fields.updated_at === 'timestamp') paths.push('updated_at')
   return [...new Set(paths)]

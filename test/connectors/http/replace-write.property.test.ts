@@ -30,7 +30,8 @@ describe('replacing write: property', () => {
       if (req.method !== 'PUT') return sendJson(res, 405, { error: 'method' })
       const current = JSON.parse(stored) as { _rev: string }
       const body = JSON.parse(req.body) as Record<string, unknown>
-      if (body._rev !== current._rev) return sendJson(res, 409, { error: 'conflict' })
+      const sent = req.url.searchParams.get('rev') ?? body._rev
+      if (sent !== current._rev) return sendJson(res, 409, { error: 'conflict' })
       const rev = `${++revs}-x`
       docs.set(id, JSON.stringify(Object.assign(body, { _rev: rev })))
       return sendJson(res, 201, { ok: true, id, rev })
@@ -98,6 +99,21 @@ describe('replacing write: property', () => {
       }),
       { numRuns: 150 },
     )
+    await connector.close()
+  })
+
+  test('the version as a query parameter, and a record without its representation is never replaced', async () => {
+    const connector = createHttpConnector({ resource: resource() })
+    docs.set('q', JSON.stringify({ _id: 'q', _rev: '5-q', status: 'active', meta: { state: 'on', n: [1] } }))
+    const current = (await connector.readByIds(['q'])).records.get('q')!
+    assert.equal(JSON.stringify(current).includes('"n"'), false, 'the representation never reaches JSON')
+    const http = { method: 'PUT', path: '/docs/q', ifMatch: false, style: 'replace', version: { in: 'query', param: 'rev' } } as const
+    const outcome = await connector.write({ id: 'q', expectedVersion: current.version, set: { status: 'paused' }, precondition: {}, current, http })
+    assert.equal(outcome.kind, 'written')
+    assert.equal(upstream.seen.at(-1)!.rawUrl, '/docs/q?rev=5-q')
+    assert.deepEqual(JSON.parse(docs.get('q')!).meta, { state: 'on', n: [1] })
+    const copy = { ...current }
+    await assert.rejects(connector.write({ id: 'q', expectedVersion: '6-q', set: { status: 'x' }, precondition: {}, current: copy, http }), /needs the record as re-read just before it/)
     await connector.close()
   })
 
