@@ -8,12 +8,12 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    mutate: ['src/operations/target-step.ts:80-80', 'src/operations/commit.ts:128-129'],
+    mutate: ['src/operations/target-step.ts:106-106', 'src/operations/commit.ts:128-129'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation',
   },
   mcp: {
-    mutate: ['src/mcp/audit.ts:22-30', 'src/mcp/server.ts:69-69'],
+    mutate: ['src/mcp/audit.ts:22-30', 'src/mcp/server.ts:70-70'],
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {

@@ -63,7 +63,7 @@ for (const kind of STORE_KINDS) {
     test("the resource's environment changed since review: 409 conflict", async () => {
       const { plan } = await approvedPlan({ status: 'past_due', region: 'apac' })
       const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
-      await assert.rejects(moved.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message))
+      await assert.rejects(moved.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message) && e.details?.plan_id === plan.plan_id)
       await plansOver(fx.gateway.catalogue).assertCommittable(agent, plan.plan_id, plan.plan_digest)
     })
 
@@ -75,7 +75,7 @@ for (const kind of STORE_KINDS) {
           return { ...r, config: { ...r.config, actions: { ...r.config.actions, pause_collection: { ...pause, set: { ...pause.set, collection: 'canceled' } } } } }
         }),
       )
-      await assert.rejects(redefined.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message))
+      await assert.rejects(redefined.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message) && e.details?.plan_id === plan.plan_id)
     })
 
     test('a standing approval is re-checked at commit: removed, narrowed below the count, or now flagging a member', async () => {
@@ -94,12 +94,27 @@ for (const kind of STORE_KINDS) {
         ['max_count now below the selection', standing((s) => ({ ...s, max_count: selection.count - 1 }))],
         ['its flagged filter now matches a member', standing((s) => ({ ...s, flagged: { tenant: 'globex' } }))],
         ['its selector changed', standing((s) => ({ ...s, selector: { status: 'past_due', region: 'eu', tenant: 'initech' } }))],
+        ['renamed: another approval with the same selector is not the one the plan relied on', standing((s) => ({ ...s, name: 'globex-renamed' }))],
       ]
       for (const [name, plans] of cases)
-        await assert.rejects(plans.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /no longer covers/.test(e.message), name)
-      // Still covered when nothing it checks changed (a flagged filter that matches no member).
-      const still = await standing((s) => ({ ...s, flagged: { tenant: 'initech' } })).assertCommittable(agent, plan.plan_id, plan.plan_digest)
-      assert.equal(still.standing_approval, 'globex-past-due-eu')
+        await assert.rejects(
+          plans.assertCommittable(agent, plan.plan_id, plan.plan_digest),
+          (e: any) => e.code === 'not_approved' && /no longer covers/.test(e.message) && e.details?.plan_id === plan.plan_id,
+          name,
+        )
+      // Still covered when nothing it checks changed: a flagged filter matching no member, no flagged filter at
+      // all, a max_count exactly the selection's count.
+      for (const edit of [
+        (s: any) => ({ ...s, flagged: { tenant: 'initech' } }),
+        (s: any) => ({ ...s, flagged: undefined }),
+        (s: any) => ({ ...s, max_count: selection.count }),
+      ]) {
+        const still = await standing(edit).assertCommittable(agent, plan.plan_id, plan.plan_digest)
+        assert.equal(still.standing_approval, 'globex-past-due-eu')
+        assert.equal(still.plan.state, 'approved')
+        assert.equal(still.plan.plan_id, plan.plan_id)
+        assert.deepEqual(still.approvals, [], 'no reviewer approved it: the standing approval did')
+      }
     })
 
     test('an approval by a reviewer disabled since no longer counts', async () => {
