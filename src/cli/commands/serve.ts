@@ -19,6 +19,17 @@ export function registerServe(program: Command): void {
       const app = createApp({ gateway })
       const host = flags.host ?? config.server.host
       const port = flags.port ?? config.server.port
+      // metrics without a token: on their own port, loopback unless the config says otherwise
+      const metricsHost = config.server.metrics_host
+      const metrics =
+        config.server.metrics_port === undefined
+          ? null
+          : await new Promise<{ server: ReturnType<typeof serve>; url: string }>((resolve) => {
+              const started = serve({ fetch: createMetricsApp(gateway).fetch, hostname: metricsHost, port: config.server.metrics_port }, (info) =>
+                resolve({ server: started, url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${info.port}/metrics` }),
+              )
+            })
+      const metricsServer = metrics?.server ?? null
       const server = serve({ fetch: app.fetch, hostname: host, port }, (info) => {
         const base = config.server.public_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
         const out = [
@@ -30,7 +41,7 @@ export function registerServe(program: Command): void {
           `  OpenAPI:   ${base}/openapi.json`,
           `  review:    ${base}/review`,
           `  health:    ${base}/health`,
-          `  metrics:   ${base}/metrics (admin token)${config.server.metrics_port === undefined ? '' : `; without a token on ${config.server.metrics_host}:${config.server.metrics_port}/metrics`}`,
+          `  metrics:   ${base}/metrics (admin token)${metrics ? `; without a token: ${metrics.url}` : ''}`,
           '',
           ...(firstTokens
             ? [
@@ -46,9 +57,6 @@ export function registerServe(program: Command): void {
         ]
         process.stdout.write(out.join('\n'))
       })
-      // metrics without a token: on their own port, loopback unless the config says otherwise
-      const metricsServer =
-        config.server.metrics_port === undefined ? null : serve({ fetch: createMetricsApp(gateway).fetch, hostname: config.server.metrics_host, port: config.server.metrics_port })
       const stop = async () => {
         metricsServer?.close()
         server.close()
