@@ -3,7 +3,8 @@ import type { Subscription } from './dataset.js'
 import type { ExampleUpstream } from './stripe-like.js'
 
 /**
- * A CouchDB-style API. `GET /subs/_design/app/_view/by_status?key="past_due"&include_docs=true&limit=N`
+ * A CouchDB-style API. `GET /subs/_all_docs?include_docs=true&limit=N&startkey="<id>"&skip=1` walks every
+ * document in id order (keys JSON-encoded). `GET /subs/_design/app/_view/by_status?key="past_due"&include_docs=true&limit=N`
  * (keys JSON-encoded), continued with `startkey="past_due"&startkey_docid=<last id>&skip=1`, answers
  * `{total_rows, offset, rows: [{id, key, value, doc}]}` where `total_rows` counts the whole view, not the
  * filtered rows. `GET /subs/{id}` answers the document with `_id` and `_rev`. There is no PATCH: `PUT
@@ -33,6 +34,17 @@ export async function startCouchLike(records: readonly Subscription[]): Promise<
       const inKey = rows.slice(from).filter((r) => key === undefined || r.key === key)
       const page = inKey.slice(skip, skip + limit)
       return sendJson(res, 200, { total_rows: rows.length, offset: from, rows: p.get('include_docs') === 'true' ? page : page.map(({ doc: _d, ...r }) => r) })
+    }
+    if (req.method === 'GET' && req.url.pathname === '/subs/_all_docs') {
+      const p = req.url.searchParams
+      const startkey = p.has('startkey') ? (JSON.parse(p.get('startkey')!) as string) : undefined
+      const skip = Number(p.get('skip') ?? 0)
+      const limit = Number(p.get('limit') ?? 25)
+      const rows = [...docs.values()].map((doc) => ({ id: doc._id as string, key: doc._id as string, value: { rev: doc._rev }, doc })).sort((a, b) => (a.id < b.id ? -1 : 1))
+      let from = startkey === undefined ? 0 : rows.findIndex((r) => r.id >= startkey)
+      if (from < 0) from = rows.length
+      const page = rows.slice(from + skip, from + skip + limit)
+      return sendJson(res, 200, { total_rows: rows.length, offset: from + skip, rows: p.get('include_docs') === 'true' ? page : page.map(({ doc: _d, ...r }) => r) })
     }
     const one = /^\/subs\/([^/_][^/]*)$/.exec(req.url.pathname)
     const doc = one ? docs.get(decodeURIComponent(one[1]!)) : undefined

@@ -56,7 +56,6 @@ export async function startSearchLike(records: readonly Subscription[]): Promise
           return sendJson(res, 409, { error: { type: 'version_conflict_engine_exception' }, status: 409 })
         const { doc: patch = {} } = JSON.parse(req.body || '{}') as { doc?: Record<string, unknown> }
         for (const [k, v] of Object.entries(patch)) if (k !== 'id') (record as unknown as Record<string, unknown>)[k] = v
-        record.version += 1
         seqNo.set(record.id, ++seq)
         writes.set(record.id, (writes.get(record.id) ?? 0) + 1)
         return sendJson(res, 200, { _index: 'subscriptions', _id: record.id, result: 'updated', _seq_no: seqNo.get(record.id), _primary_term: 1 })

@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import type { Server } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { after, before, describe, test } from 'node:test'
+import { parse as parseYaml } from 'yaml'
+import { checkResource } from '../../src/checks/index.js'
+import { parseConfig } from '../../src/config/index.js'
+import { allResults, selectProposeApprove, waitForOperation } from '../operations/support/flow.js'
+import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
+import { startGatewayOn } from '../support/gateway-fixture.js'
+import { createTempDir } from '../support/stores.js'
+import { startCouchLike } from '../support/upstreams/couch-like.js'
+import { subscriptions, type Subscription } from '../support/upstreams/dataset.js'
+import { startGithubLike } from '../support/upstreams/github-like.js'
+import { startOffsetTotal } from '../support/upstreams/offset-total.js'
+import { startSearchLike } from '../support/upstreams/search-like.js'
+import { startStripeLike, type ExampleUpstream } from '../support/upstreams/stripe-like.js'
+
+// Every config in examples/ runs, unchanged but for where its upstream listens, against a server of the
+// style it describes: checked, searched, selected, approved, committed and audited, with no code. The
+// upstream's own records are the truth every answer is compared with.
+const ROOT = new URL('../..', import.meta.url).pathname
+const run = promisify(execFile)
+const RECORDS = subscriptions(90)
+const ARTICLE = {
+  filter: { status: 'past_due', region: 'eu', collection: 'active' },
+  exclude: [
+    { rule: 'disputed', filter: { tags: { contains: 'disputed' } } },
+    { rule: 'legal_hold', filter: { tags: { contains: 'legal_hold' } } },
+  ],
+}
+const articleTargets = RECORDS.filter((r) => r.status === 'past_due' && r.region === 'eu' && r.collection === 'active' && !r.tags.includes('disputed') && !r.tags.includes('legal_hold'))
+
+interface Example {
+  readonly file: string
+  readonly start: (records: readonly Subscription[]) => Promise<ExampleUpstream>
+  /** The record as the upstream holds it, for byte-for-byte comparison of everything a write must not touch. */
+  readonly raw: (upstream: ExampleUpstream, id: string) => Record<string, unknown>
+}
+
+const plain = (u: ExampleUpstream, id: string) => structuredClone(u.records.get(id)) as unknown as Record<string, unknown>
+const EXAMPLES: readonly Example[] = [
+  { file: 'stripe-style.yaml', start: startStripeLike, raw: plain },
+  { file: 'github-style.yaml', start: startGithubLike, raw: plain },
+  { file: 'offset-total.yaml', start: startOffsetTotal, raw: plain },
+  { file: 'couch-style.yaml', start: startCouchLike, raw: plain },
+  { file: 'search-style.yaml', start: startSearchLike, raw: plain },
+]
+
+/** Everything but the fields an approved write may change (and the bookkeeping the upstream itself keeps). */
+function untouched(record: Record<string, unknown>): Record<string, unknown> {
+  const { collection: _c, version: _v, _rev: _r, ...rest } = record
+  return rest
+}
+
+for (const example of EXAMPLES)
+  describe(`examples/${example.file} against a server of its style`, () => {
+    let upstream: ExampleUpstream
+    let dir: Awaited<ReturnType<typeof createTempDir>>
+    let fx: Awaited<ReturnType<typeof startGatewayOn>>
+    before(async () => {
+      upstream = await example.start(RECORDS)
+      dir = await createTempDir('warrant-example-')
+      const raw = parseYaml(readFileSync(join(ROOT, 'examples', example.file), 'utf8')) as Record<string, any>
+      raw.store = `sqlite:${join(dir.path, 'warrant.db')}`
+      raw.resources.subscriptions.connector.sources[0].base_url = upstream.origin
+      fx = await startGatewayOn(parseConfig(raw, example.file), { resources: ['subscriptions'], env: { ...process.env, BILLING_API_KEY: 'sk_test_example' } })
+    })
+    after(async () => {
+      await fx?.close()
+      await upstream?.close()
+      await dir?.drop()
+    })
+
+    test('warrant check: every guarantee holds', async () => {
+      const resource = fx.gateway.catalogue.get('subscriptions')
+      const report = await checkResource({ name: 'subscriptions', config: resource.config, connector: resource.connector, pages: 20, pageSize: 10 })
+      assert.equal(report.verdict, 'holds', JSON.stringify(report.guarantees.filter((g) => g.status !== 'holds'), null, 2))
+    })
+
+    test('a filtered search is complete and finds exactly what the upstream holds', async () => {
+      const res = await fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due' }, page_size: 7 })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      assert.equal(res.body.complete, true, JSON.stringify(res.body.incomplete_reasons))
+      const truth = RECORDS.filter((r) => r.status === 'past_due').map((r) => r.id)
+      assert.deepEqual(res.body.items.map((i: { id: string }) => i.id).sort(), truth.sort())
+    })
+
+    test("the article's change: select with exclusions, approve, commit; each target written once, nothing else changed, audited", async () => {
+      const before = new Map(articleTargets.map((r) => [r.id, example.raw(upstream, r.id)]))
+      const others = RECORDS.filter((r) => !before.has(r.id)).map((r) => [r.id, example.raw(upstream, r.id)] as const)
+      const { selection, plan } = await selectProposeApprove(fx.as('agent'), [fx.as('reviewer'), fx.as('reviewer2')], 'subscriptions', ARTICLE, { type: 'pause_collection' })
+      assert.equal(selection.count, articleTargets.length)
+      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `example-${example.file}` })
+      assert.equal(commit.status, 202, JSON.stringify(commit.body))
+      const operation = await waitForOperation(fx.as('agent'), commit.body.operation_id)
+      const results = await allResults(fx.as('agent'), operation.operation_id)
+      assert.deepEqual(
+        results.filter((r) => r.outcome !== 'succeeded').map((r) => `${r.target_id ?? r.id}: ${r.outcome} ${r.error ?? ''}`),
+        [],
+      )
+      assert.equal(results.length, articleTargets.length)
+      for (const [id, was] of before) {
+        const now = example.raw(upstream, id)
+        assert.equal(now.collection, 'paused', id)
+        assert.deepEqual(untouched(now), untouched(was), `${id}: only the approved field changed`)
+        assert.equal(upstream.writes.get(id), 1, `${id} written exactly once`)
+      }
+      for (const [id, was] of others) assert.deepEqual(example.raw(upstream, id), was, `${id} was not a target and did not change`)
+      const audit = await fx.as('reviewer')('GET', `/v1/audit?operation_id=${operation.operation_id}`)
+      assert.equal(audit.status, 200, JSON.stringify(audit.body))
+      const text = JSON.stringify(audit.body)
+      for (const id of before.keys()) assert.ok(text.includes(id), `the audit names the upstream call for ${id}`)
+    })
+  })
+
+interface ExpressApp {
+  use(...handlers: unknown[]): void
+  listen(port: number, host: string, callback: () => void): Server
+}
+const jsonServer = createRequire(import.meta.url)('json-server') as {
+  create(): ExpressApp
+  router(db: Record<string, unknown>): unknown
+  defaults(options: { logger: boolean }): unknown[]
+}
+
+describe('examples/json-server.yaml against json-server 0.17 (the real package) and its db.json', () => {
+  const db = JSON.parse(readFileSync(join(ROOT, 'examples/json-server/db.json'), 'utf8')) as { subscriptions: { id: string; status: string; region: string }[] }
+  let server: Server
+  let dir: Awaited<ReturnType<typeof createTempDir>>
+  let configPath: string
+  let fx: Awaited<ReturnType<typeof startGatewayOn>>
+  before(async () => {
+    const app = jsonServer.create()
+    app.use(jsonServer.defaults({ logger: false }))
+    app.use(jsonServer.router(structuredClone(db)))
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s))
+    })
+    dir = await createTempDir('warrant-example-')
+    const raw = parseYaml(readFileSync(join(ROOT, 'examples/json-server.yaml'), 'utf8')) as Record<string, any>
+    raw.store = `sqlite:${join(dir.path, 'warrant.db')}`
+    raw.resources.subscriptions.connector.sources[0].base_url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    configPath = join(dir.path, 'warrant.json')
+    writeFileSync(configPath, JSON.stringify(raw))
+    fx = await startGatewayOn(parseConfig(raw, 'json-server.yaml'), { resources: ['subscriptions'] })
+  })
+  after(async () => {
+    await fx?.close()
+    await new Promise<void>((resolve) => {
+      server?.closeAllConnections()
+      server?.close(() => resolve())
+    })
+    await dir?.drop()
+  })
+
+  test('warrant check (a real subprocess) prints the table and exits 0', async () => {
+    const out = await run(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'check', 'subscriptions', '--config', configPath, '--page-size', '7', '--pages', '10'], {
+      cwd: dir.path,
+      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+    }).catch((e: { code: number; stdout: string; stderr: string }) => e)
+    assert.equal('code' in out ? out.code : 0, 0, `${out.stdout}${out.stderr}`)
+    assert.match(out.stdout, /^check subscriptions \(http\): every guarantee holds/)
+    assert.match(out.stdout, /^totals\s+holds\s+the total matched a whole walk/m)
+  })
+
+  test('a search filtered upstream and re-checked here is complete and exact; a selection over it is complete', async () => {
+    const res = await fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due', region: 'eu' }, page_size: 3 })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.complete, true, JSON.stringify(res.body.incomplete_reasons))
+    const truth = db.subscriptions.filter((r) => r.status === 'past_due' && r.region === 'eu').map((r) => r.id)
+    assert.ok(truth.length > 0)
+    assert.deepEqual(res.body.items.map((i: { id: string }) => i.id), truth)
+    const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } })
+    assert.equal(selection.status, 201, JSON.stringify(selection.body))
+    assert.equal(selection.body.complete, true)
+    assert.equal(selection.body.count, db.subscriptions.filter((r) => r.status === 'past_due').length)
+  })
+})
