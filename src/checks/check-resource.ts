@@ -2,6 +2,7 @@ import type { ResourceConfig } from '../config/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
+import { probeWrites } from './write-probe.js'
 
 export interface CheckOptions {
   readonly name: string
@@ -11,6 +12,8 @@ export interface CheckOptions {
   readonly pages?: number
   /** Records per page; default 50. */
   readonly pageSize?: number
+  /** With an id: a conditional write with a stale version, per action, that must be refused (never a change). */
+  readonly writeProbeId?: string
   readonly signal?: AbortSignal
 }
 
@@ -30,6 +33,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     await readById(options.connector, samples),
     versions(options.config, samples),
     ...conditionalWrites(options.config),
+    ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
 }

@@ -83,6 +83,17 @@ for (const example of EXAMPLES)
       assert.equal(report.verdict, 'holds', JSON.stringify(report.guarantees.filter((g) => g.status !== 'holds'), null, 2))
     })
 
+    test('warrant check --write-probe: the upstream refuses a stale version, and the record is untouched', async () => {
+      const resource = fx.gateway.catalogue.get('subscriptions')
+      const id = RECORDS[3]!.id
+      const was = example.raw(upstream, id)
+      const report = await checkResource({ name: 'subscriptions', config: resource.config, connector: resource.connector, pages: 1, pageSize: 10, writeProbeId: id })
+      const probe = report.guarantees.find((g) => g.name === 'write_probe.pause_collection')
+      assert.equal(probe?.status, 'holds', JSON.stringify(probe))
+      assert.deepEqual(example.raw(upstream, id), was)
+      assert.equal(upstream.writes.get(id), undefined)
+    })
+
     test('a filtered search is complete and finds exactly what the upstream holds', async () => {
       const res = await fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due' }, page_size: 7 })
       assert.equal(res.status, 200, JSON.stringify(res.body))
@@ -167,6 +178,29 @@ describe('examples/json-server.yaml against json-server 0.17 (the real package) 
     assert.equal('code' in out ? out.code : 0, 0, `${out.stdout}${out.stderr}`)
     assert.match(out.stdout, /^check subscriptions \(http\): every guarantee holds/)
     assert.match(out.stdout, /^totals\s+holds\s+the total matched a whole walk/m)
+  })
+
+  test('warrant check --write-probe with an action added: json-server accepts a stale If-Match, so UNSAFE (exit 6), and nothing changed', async () => {
+    const raw = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, any>
+    raw.resources.subscriptions.actions = {
+      pause_collection: { set: { collection: 'paused' }, precondition: { status: 'past_due' }, write: { style: 'patch', path: '/subscriptions/{id}', body: { collection: '{{set.collection}}' } } },
+    }
+    const withAction = join(dir.path, 'with-action.json')
+    writeFileSync(withAction, JSON.stringify(raw))
+    const id = db.subscriptions[1]!.id
+    const before = await (await fetch(`${raw.resources.subscriptions.connector.sources[0].base_url}/subscriptions/${id}`)).json()
+    const out = await run(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'check', 'subscriptions', '--config', withAction, '--write-probe', id], {
+      cwd: dir.path,
+      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+    }).then(
+      (ok) => ({ code: 0, ...ok }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    )
+    assert.equal(out.code, 6, out.stdout + out.stderr)
+    assert.match(out.stdout, /^write_probe\.pause_collection\s+UNSAFE\s+the upstream ACCEPTED a write with a stale version/m)
+    assert.match(out.stdout, /\[fix: actions\.pause_collection\.write\.version\]/)
+    const after = await (await fetch(`${raw.resources.subscriptions.connector.sources[0].base_url}/subscriptions/${id}`)).json()
+    assert.deepEqual(after, before, 'the probe wrote the values already there')
   })
 
   test('a search filtered upstream and re-checked here is complete and exact; a selection over it is complete', async () => {

@@ -10,11 +10,12 @@ export function registerCheck(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('--pages <n>', 'pages read from the start of each source (default 3)', positiveInteger('--pages'))
     .option('--page-size <n>', 'records per page (default 50)', positiveInteger('--page-size'))
+    .option('--write-probe <id>', 'also send, per action, a write to record ID with a stale version that must be refused (it sets the values the record already has)')
     .option('--json', 'print the report as JSON')
-    .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; json?: boolean }) => {
+    .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
       const report = await withCliGateway(flags, async (gateway) => {
         const resource = gateway.catalogue.get(name)
-        return checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}) })
+        return checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
       })
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderCheckReport(report)}\n`)
       process.exitCode = CHECK_EXIT_CODES[report.verdict]

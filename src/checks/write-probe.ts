@@ -1,0 +1,103 @@
+import type { ResourceConfig } from '../config/index.js'
+import { withRepresentation, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
+import { renderHttpWrite } from '../plans/http-write.js'
+import type { Guarantee } from './guarantee.js'
+
+/** A version no upstream has handed out: what the probe sends instead of the record's own. */
+export const STALE_VERSION = 'warrant-check-stale-0'
+
+/**
+ * For each action, one write to record `id` with a stale version, setting each field the action sets to the
+ * value the record already has: the upstream must refuse it. If it does not, the write changed nothing (the
+ * values were already there), and the probe reports that the upstream does not enforce versions. The record
+ * is read again afterwards and compared with what it was, field for field.
+ *
+ * @example const guarantees = await probeWrites({ config, connector, id: 'sub_0042' })
+ */
+export async function probeWrites(options: { readonly config: ResourceConfig; readonly connector: Connector; readonly id: string }): Promise<Guarantee[]> {
+  const { config, connector, id } = options
+  const promise = 'the upstream refuses a write made with a stale version'
+  const actions = Object.entries(config.actions)
+  if (actions.length === 0) return [{ name: 'write_probe', promise, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
+  const read = await connector.readByIds([id])
+  const record = read.records.get(id)
+  if (!record) {
+    const why = read.failed[0]?.message ?? `record "${id}" was not found`
+    return [{ name: 'write_probe', promise, status: 'unknown', detail: `cannot probe: ${why}`, config_keys: [] }]
+  }
+  const out: Guarantee[] = []
+  for (const [name, action] of actions) out.push(await probeAction(config, connector, record, name, action))
+  return out
+}
+
+async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
+  const guarantee = (status: Guarantee['status'], detail: string, keys: string[] = []): Guarantee => ({
+    name: `write_probe.${name}`,
+    promise: 'the upstream refuses a write made with a stale version',
+    status,
+    detail,
+    config_keys: keys,
+  })
+  // The write sets what is already there: accepted or not, it changes no value.
+  const set = Object.fromEntries(Object.keys(action.set).map((field) => [field, record.fields[field]]))
+  const write = action.write
+  if (connector.kind === 'http') {
+    if (!write) return guarantee('unknown', `action "${name}" has no write`, [`actions.${name}.write`])
+    if (write.style === 'action') return guarantee('unknown', `action "${name}" calls an endpoint (style: action): a probe cannot make it a no-op, so it is not sent`)
+    if (usesParams(write.body)) return guarantee('unknown', `action "${name}"'s body uses action parameters: a probe cannot make it a no-op, so it is not sent`)
+  }
+  const rendering = { id: record.id, version: STALE_VERSION, params: {}, set }
+  const stale = withRepresentation({ ...record, version: STALE_VERSION }, staleRepresentation(record, write))
+  let outcome: WriteOutcome
+  try {
+    outcome = await connector.write({
+      id: record.id,
+      expectedVersion: STALE_VERSION,
+      set,
+      precondition: {},
+      current: stale,
+      ...(connector.kind === 'http' && write ? { http: renderHttpWrite(write, rendering) } : {}),
+    })
+  } catch (error) {
+    return guarantee('unknown', `the probe write could not be sent: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  const after = (await connector.readByIds([record.id])).records.get(record.id)
+  const changed = after ? differs(record, after) : 'the record could not be read back'
+  if (outcome.kind === 'conflict') {
+    if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
+    return guarantee('holds', `a write with a stale version was refused (${outcome.status ?? outcome.reason}); the record is unchanged`)
+  }
+  if (outcome.kind === 'written')
+    return guarantee(
+      'unsafe',
+      `the upstream ACCEPTED a write with a stale version (${outcome.status}): it does not enforce the version, so a change made between Warrant's re-read and its write is overwritten${changed ? `; the record changed: ${changed}` : ' (the probe wrote the values already there: nothing changed)'}`,
+      [`actions.${name}.write.version`],
+    )
+  return guarantee('unknown', `the probe write ended ${outcome.kind}: ${'message' in outcome ? outcome.message : ''}`)
+}
+
+/** For a replacing write the version travels inside the representation (e.g. `_rev`): make it stale there too. */
+function staleRepresentation(record: SourceRecord, write: ResourceConfig['actions'][string]['write']): unknown {
+  const representation = (record as { representation?: unknown }).representation ?? record.fields
+  if (write?.version.in !== 'body' || representation === null || typeof representation !== 'object') return representation
+  const copy = structuredClone(representation) as Record<string, unknown>
+  const segments = write.version.path.split('.')
+  let at: Record<string, unknown> = copy
+  for (const segment of segments.slice(0, -1)) {
+    if (at[segment] === null || typeof at[segment] !== 'object') return copy
+    at = at[segment] as Record<string, unknown>
+  }
+  at[segments[segments.length - 1]!] = STALE_VERSION
+  return copy
+}
+
+function usesParams(template: unknown): boolean {
+  return JSON.stringify(template ?? null).includes('{{params.')
+}
+
+function differs(before: SourceRecord, after: SourceRecord): string | null {
+  if (after.version !== before.version) return `its version went from "${before.version}" to "${after.version}"`
+  const a = JSON.stringify((before as { representation?: unknown }).representation ?? before.fields)
+  const b = JSON.stringify((after as { representation?: unknown }).representation ?? after.fields)
+  return a === b ? null : 'its fields differ from before the probe'
+}
