@@ -106,6 +106,10 @@ export const httpConnectorSchema = z.strictObject({
       .enum(['filtered', 'collection'])
       .default('filtered')
       .describe('what the total at total_path counts: the matches of the query sent, or the whole collection'),
+    failed_parts: z
+      .strictObject({ path: z.string().min(1), total_path: z.string().min(1).optional() })
+      .optional()
+      .describe('a count of the parts (shards, partitions) that failed to answer, e.g. _shards.failed: above 0, the page is not the whole answer (SOURCE_UNAVAILABLE)'),
     incomplete_flag: z
       .strictObject({ path: z.string(), reason: z.enum(['TIME_BUDGET_EXCEEDED', 'RESULT_LIMIT_REACHED']) })
       .optional()

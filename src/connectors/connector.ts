@@ -33,7 +33,12 @@ export type ReadPageResult =
       /** Where the next page starts; null only when the upstream says this source is exhausted. */
       readonly next: string | null
       /** The upstream cut this page short by its own limit or time budget (e.g. `incomplete_results: true`). */
-      readonly upstreamIncomplete?: { readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED'; readonly limit?: number }
+      readonly upstreamIncomplete?: {
+        readonly code: 'RESULT_LIMIT_REACHED' | 'TIME_BUDGET_EXCEEDED' | 'SOURCE_UNAVAILABLE'
+        readonly limit?: number
+        /** What the upstream said, e.g. "2 of 5 shards failed". */
+        readonly message?: string
+      }
       /** The number of matches of this very query, when the upstream gave one that counts exactly that. */
       readonly total?: number
       /**

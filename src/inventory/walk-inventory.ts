@@ -176,10 +176,14 @@ export async function walkInventory(
         }
         if (result.unjudged) addShapeGap(source, result.unjudged)
         if (result.upstreamIncomplete)
-          addGap(source, {
-            code: result.upstreamIncomplete.code,
-            ...(result.upstreamIncomplete.limit === undefined ? {} : { limit: result.upstreamIncomplete.limit }),
-          })
+          addGap(
+            source,
+            {
+              code: result.upstreamIncomplete.code,
+              ...(result.upstreamIncomplete.limit === undefined ? {} : { limit: result.upstreamIncomplete.limit }),
+            },
+            result.upstreamIncomplete.message,
+          )
         if (result.next === null) source.finished = true
         else source.position = result.next
         afterPage(source, result.items.length, result.total, result.next === null)

@@ -18,7 +18,7 @@ import { startCouchLike } from '../support/upstreams/couch-like.js'
 import { subscriptions, type Subscription } from '../support/upstreams/dataset.js'
 import { startGithubLike } from '../support/upstreams/github-like.js'
 import { startOffsetTotal } from '../support/upstreams/offset-total.js'
-import { startSearchLike } from '../support/upstreams/search-like.js'
+import { startSearchLike, type SearchLikeUpstream } from '../support/upstreams/search-like.js'
 import { startStripeLike, type ExampleUpstream } from '../support/upstreams/stripe-like.js'
 
 // Every config in examples/ runs, unchanged but for where its upstream listens, against a server of the
@@ -214,5 +214,48 @@ describe('examples/json-server.yaml against json-server 0.17 (the real package) 
     assert.equal(selection.status, 201, JSON.stringify(selection.body))
     assert.equal(selection.body.complete, true)
     assert.equal(selection.body.count, db.subscriptions.filter((r) => r.status === 'past_due').length)
+  })
+})
+
+describe('examples/search-style.yaml when the search engine answers only in part', () => {
+  let upstream: SearchLikeUpstream
+  let dir: Awaited<ReturnType<typeof createTempDir>>
+  let fx: Awaited<ReturnType<typeof startGatewayOn>>
+  before(async () => {
+    upstream = await startSearchLike(RECORDS)
+    dir = await createTempDir('warrant-example-')
+    const raw = parseYaml(readFileSync(join(ROOT, 'examples/search-style.yaml'), 'utf8')) as Record<string, any>
+    raw.store = `sqlite:${join(dir.path, 'warrant.db')}`
+    raw.resources.subscriptions.connector.sources[0].base_url = upstream.origin
+    fx = await startGatewayOn(parseConfig(raw, 'search-style.yaml'), { resources: ['subscriptions'] })
+  })
+  after(async () => {
+    await fx?.close()
+    await upstream?.close()
+    await dir?.drop()
+  })
+  const search = () => fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due' }, page_size: 10 })
+
+  test('a failed shard: the hits of the others come back, never as a complete answer (SOURCE_UNAVAILABLE names the parts)', async () => {
+    upstream.failShards = 1
+    upstream.timeOut = false
+    const res = await search()
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.equal(res.body.complete, false)
+    const reason = res.body.incomplete_reasons.find((r: { code: string }) => r.code === 'SOURCE_UNAVAILABLE')
+    assert.ok(reason, JSON.stringify(res.body.incomplete_reasons))
+    assert.match(reason.message, /1 of 2 of its parts \(_shards\.failed\) failed/)
+    assert.ok(res.body.items.length > 0 && res.body.items.length < RECORDS.filter((r) => r.status === 'past_due').length)
+    const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } })
+    assert.equal(selection.status, 201, JSON.stringify(selection.body))
+    assert.equal(selection.body.complete, false, 'a selection over a partial answer is never committable')
+  })
+
+  test('timed_out: TIME_BUDGET_EXCEEDED, not complete', async () => {
+    upstream.failShards = 0
+    upstream.timeOut = true
+    const res = await search()
+    assert.equal(res.body.complete, false)
+    assert.ok(res.body.incomplete_reasons.some((r: { code: string }) => r.code === 'TIME_BUDGET_EXCEEDED'), JSON.stringify(res.body.incomplete_reasons))
   })
 })

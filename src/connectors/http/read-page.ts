@@ -157,6 +157,8 @@ function interpret(
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 
   const flag = list.incomplete_flag ? readPath(payload, list.incomplete_flag.path) === true : false
+  const failedParts = partFailure(ctx, source, payload)
+  if (typeof failedParts === 'string' && failedParts.startsWith('!')) return unexpected(failedParts.slice(1))
   return {
     kind: 'page',
     items,
@@ -166,7 +168,12 @@ function interpret(
     ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || (position.style === 'keyset' && !keysRise(ctx, position.key, rawItems))
       ? { unchecked: true }
       : {}),
-    ...(flag && list.incomplete_flag ? { upstreamIncomplete: { code: list.incomplete_flag.reason } } : {}),
+    // Parts of the source that failed outweigh the upstream's own budget flag: both leave the page short.
+    ...(failedParts !== null
+      ? { upstreamIncomplete: { code: 'SOURCE_UNAVAILABLE' as const, message: failedParts } }
+      : flag && list.incomplete_flag
+        ? { upstreamIncomplete: { code: list.incomplete_flag.reason } }
+        : {}),
     ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
   }
@@ -236,4 +243,20 @@ function expiryCodeMatches(ctx: HttpContext, parsed: ReturnType<typeof parseJson
   if (!parsed.ok) return false
   const value = readPath(parsed.value, code_path)
   return value !== undefined && value !== null && String(value) === code
+}
+
+/**
+ * `list.failed_parts`: how many parts (shards) of the source failed to answer this page. Null when none did;
+ * a sentence naming them when some did; a sentence starting with "!" when the answer has no count there.
+ */
+function partFailure(ctx: HttpContext, source: string, payload: unknown): string | null {
+  const declared = ctx.config.list.failed_parts
+  if (!declared) return null
+  const failed = readPath(payload, declared.path)
+  if (failed === undefined || failed === null) return `!failed_parts path "${declared.path}" is missing from the answer`
+  if (typeof failed !== 'number' || !Number.isInteger(failed) || failed < 0) return `!failed_parts path "${declared.path}" is not a count`
+  if (failed === 0) return null
+  const total = declared.total_path === undefined ? undefined : readPath(payload, declared.total_path)
+  const of = typeof total === 'number' ? ` of ${total}` : ''
+  return `source "${source}" answered, but ${failed}${of} of its parts (${declared.path}) failed; their records are missing from this page`
 }
