@@ -1,4 +1,4 @@
-import type { ResourceConfig } from '../config/index.js'
+import { versionPlacementOf, type ResourceConfig } from '../config/index.js'
 import { withRepresentation, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
 import { renderHttpWrite } from '../plans/http-write.js'
 import type { Guarantee } from './guarantee.js'
@@ -79,9 +79,10 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
 /** For a replacing write the version travels inside the representation (e.g. `_rev`): make it stale there too. */
 function staleRepresentation(record: SourceRecord, write: ResourceConfig['actions'][string]['write']): unknown {
   const representation = (record as { representation?: unknown }).representation ?? record.fields
-  if (write?.version.in !== 'body' || representation === null || typeof representation !== 'object') return representation
+  const placement = write ? versionPlacementOf(write) : undefined
+  if (placement?.in !== 'body' || representation === null || typeof representation !== 'object') return representation
   const copy = structuredClone(representation) as Record<string, unknown>
-  const segments = write.version.path.split('.')
+  const segments = placement.path.split('.')
   let at: Record<string, unknown> = copy
   for (const segment of segments.slice(0, -1)) {
     if (at[segment] === null || typeof at[segment] !== 'object') return copy
