@@ -50,15 +50,37 @@ export function sha256(text: string): string {
 export function createListDigest(): { add(member: unknown): void; finish(): string } {
   const hash = createHash('sha256')
   let first = true
-  hash.update('[')
+  // Members are hashed in chunks: one update per member would cost more than the hashing itself.
+  let pending = '['
   return {
     add(member) {
-      hash.update(first ? canonicalJson(member) : `,${canonicalJson(member)}`)
+      const text = idVersionJson(member) ?? canonicalJson(member)
+      pending += first ? text : `,${text}`
       first = false
+      if (pending.length >= DIGEST_CHUNK) {
+        hash.update(pending)
+        pending = ''
+      }
     },
     finish() {
-      hash.update(']')
+      hash.update(`${pending}]`)
       return `sha256:${hash.digest('hex')}`
     },
   }
+}
+
+const DIGEST_CHUNK = 64 * 1024
+
+/**
+ * The canonical JSON of a selection's digest entry `{ id, version }` (string id, string or null version),
+ * written directly: keys in code-point order, strings as JSON.stringify writes them, which is what RFC 8785
+ * prescribes. Anything else is left to `canonicalJson`.
+ */
+function idVersionJson(member: unknown): string | undefined {
+  if (member === null || typeof member !== 'object' || Array.isArray(member) || Object.getPrototypeOf(member) !== Object.prototype) return undefined
+  const { id, version } = member as { id?: unknown; version?: unknown }
+  if (typeof id !== 'string' || (version !== null && typeof version !== 'string')) return undefined
+  const keys = Object.keys(member)
+  if (keys.length !== 2 || !Object.hasOwn(member, 'id') || !Object.hasOwn(member, 'version')) return undefined
+  return `{"id":${JSON.stringify(id)},"version":${JSON.stringify(version)}}`
 }

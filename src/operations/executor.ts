@@ -51,9 +51,10 @@ export interface OperationRunner {
 }
 
 /**
- * Starts executing an operation whose lease `deps.owner` holds. Targets run in member order, batch by batch
- * (`batch_size`), at most `concurrency` at once and `max_writes_per_second`; the stop rules stored on the
- * operation decide when it halts, leaving every later target `pending`.
+ * Starts executing an operation whose lease `deps.owner` holds. Targets start in member order, at most
+ * `concurrency` at once (a rolling window; batch by batch when each batch's membership must be re-read first)
+ * and `max_writes_per_second`; the stop rules stored on the operation decide when it halts, leaving every later
+ * target `pending`.
  */
 export function startRunner(deps: ExecutorDeps, operationId: string): OperationRunner {
   const abort = new AbortController()
@@ -134,35 +135,83 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     return null
   }
 
+  /** One target's turn: its outcome feeds the stop rules; a 429 puts it back (`retry`) or halts. */
+  const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void): Promise<void> => {
+    const result = await executeTarget(ctx, target)
+    if (result.kind === 'not_claimed') return
+    if (result.kind === 'rate_limited') {
+      const stop = rateLimited(target, result.retryAfterSeconds, result.message)
+      if (stop) halt ??= stop
+      else retry(target)
+      return
+    }
+    const fired = tracker.observe(result.observed)
+    if (fired) halt ??= fired
+  }
+  const running = () => halt === null && !abort.signal.aborted
+
+  /** A batch's targets at most `concurrency` at once; the batch drains before the next is re-read. */
   const runBatch = async (batch: readonly OperationTargetRow[]): Promise<void> => {
     const queue = [...batch]
     const worker = async () => {
-      while (queue.length > 0 && halt === null && !abort.signal.aborted) {
+      while (queue.length > 0 && running()) {
         await pacer.acquire()
-        if (halt !== null || abort.signal.aborted) return
+        if (!running()) return
         const target = queue.shift()
         if (!target) return
-        const result = await executeTarget(ctx, target)
-        if (result.kind === 'not_claimed') continue
-        if (result.kind === 'rate_limited') {
-          const stop = rateLimited(target, result.retryAfterSeconds, result.message)
-          if (stop) halt ??= stop
-          else queue.unshift(target)
-          continue
-        }
-        const fired = tracker.observe(result.observed)
-        if (fired) halt ??= fired
+        await step(target, (t) => queue.unshift(t))
       }
     }
     await Promise.all(Array.from({ length: Math.max(1, Math.min(rules.concurrency, batch.length)) }, worker))
   }
 
-  try {
+  /**
+   * A rolling window: `concurrency` workers take targets in member order from a queue that is refilled a batch
+   * at a time before it runs dry, so no worker waits for a batch to drain.
+   */
+  const runWindow = async (): Promise<void> => {
+    const queue: OperationTargetRow[] = []
     let afterOrd = -1
-    while (halt === null && !abort.signal.aborted) {
-      const batch = await targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
-      if (batch.length === 0) break
-      if (rules.revalidate_membership_per_batch) {
+    let exhausted = false
+    let fetching: Promise<void> | null = null
+    const refill = () =>
+      (fetching ??= targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
+        .then((batch) => {
+          if (batch.length === 0) exhausted = true
+          else {
+            afterOrd = batch[batch.length - 1]!.ord
+            queue.push(...batch)
+          }
+        })
+        .finally(() => (fetching = null)))
+    const worker = async () => {
+      while (running()) {
+        if (queue.length <= rules.concurrency && !exhausted) {
+          const filling = refill()
+          if (queue.length === 0) await filling
+          else filling.catch(() => undefined)
+        }
+        if (queue.length === 0) {
+          if (exhausted) return
+          continue
+        }
+        await pacer.acquire()
+        if (!running()) return
+        const target = queue.shift()
+        if (target) await step(target, (t) => queue.unshift(t))
+      }
+    }
+    await Promise.all(Array.from({ length: Math.max(1, rules.concurrency) }, worker))
+  }
+
+  try {
+    if (!rules.revalidate_membership_per_batch) await runWindow()
+    else {
+      let afterOrd = -1
+      while (running()) {
+        const batch = await targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
+        if (batch.length === 0) break
+        // each batch is re-read right before its first write, so batches run one after the other
         for (;;) {
           const check = await checkBatchMembership(ctx.connector, execution, batch)
           if (check.kind === 'unchanged') break
@@ -172,10 +221,10 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           await pacer.acquire()
           if (abort.signal.aborted) break
         }
-        if (halt !== null || abort.signal.aborted) break
+        if (!running()) break
+        await runBatch(batch)
+        afterOrd = batch[batch.length - 1]!.ord
       }
-      await runBatch(batch)
-      afterOrd = batch[batch.length - 1]!.ord
     }
   } finally {
     clearInterval(renew)

@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
+import { ledgerBatch } from './ledger-batch.js'
 import { TARGET_STATES, type HaltReason, type OperationState, type TargetCounts, type TargetState } from './types.js'
 
 /**
- * The per-target ledger: every state change of a target is one conditional UPDATE, so a target moves only
+ * The per-target ledger: every state change of a target is a conditional UPDATE, so a target moves only
  * from the state the executor believes it is in. `in_flight` is committed before any upstream call for the
  * target, and only by the holder of a live lease on the operation.
  */
@@ -37,59 +38,32 @@ export async function loadOperationRow(db: Db, operationId: string): Promise<Ope
 
 /**
  * pending → in_flight, only while `owner` holds a live lease on the operation (a fence: an executor that lost
- * its lease can never put another target in flight). Durable when it returns: autocommitted.
+ * its lease can never put another target in flight). Durable when it returns: its transaction has committed
+ * (shared with the other transitions asked for in the same turn, see `ledgerBatch`).
  */
 export async function markInFlight(db: Db, operationId: string, ord: number, owner: string, now: string): Promise<boolean> {
-  const result = await db
-    .updateTable('operation_targets')
-    .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: now }))
-    .where('operation_id', '=', operationId)
-    .where('ord', '=', ord)
-    .where('state', '=', 'pending')
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('operations')
-          .select(sql<number>`1`.as('one'))
-          .where('id', '=', operationId)
-          .where('lease_owner', '=', owner)
-          .where('lease_expires_at', '>', now),
-      ),
-    )
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+  return ledgerBatch(db).submit({ kind: 'in_flight', operationId, ord, owner, now })
 }
 
 /** in_flight → its outcome. False when the target is no longer in flight (another instance declared it unknown). */
 export async function recordOutcome(db: Db, operationId: string, ord: number, outcome: TargetOutcome, now: string): Promise<boolean> {
-  const result = await db
-    .updateTable('operation_targets')
-    .set({
-      state: outcome.state,
-      reason: outcome.reason,
-      error: outcome.message ? JSON.stringify({ message: outcome.message }) : null,
-      upstream_status: outcome.upstream_status ?? null,
-      ...(outcome.before === undefined ? {} : { before: outcome.before === null ? null : JSON.stringify(outcome.before) }),
-      after: outcome.after ? JSON.stringify(outcome.after) : null,
-      after_version: outcome.after_version ?? null,
-      updated_at: now,
-    })
-    .where('operation_id', '=', operationId)
-    .where('ord', '=', ord)
-    .where('state', '=', 'in_flight')
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+  const set = {
+    state: outcome.state,
+    reason: outcome.reason,
+    error: outcome.message ? JSON.stringify({ message: outcome.message }) : null,
+    upstream_status: outcome.upstream_status ?? null,
+    ...(outcome.before === undefined ? {} : { before: outcome.before === null ? null : JSON.stringify(outcome.before) }),
+    after: outcome.after ? JSON.stringify(outcome.after) : null,
+    after_version: outcome.after_version ?? null,
+    updated_at: now,
+  }
+  return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
 }
 
 /** in_flight → pending, for a durable "not done" (a 429 before or instead of the write). */
 export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string): Promise<boolean> {
-  const result = await db
-    .updateTable('operation_targets')
-    .set({ state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: 429, updated_at: now })
-    .where('operation_id', '=', operationId)
-    .where('ord', '=', ord)
-    .where('state', '=', 'in_flight')
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: 429, updated_at: now }
+  return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
 }
 
 /** After a claim: every target left in flight by the previous holder has no durable answer. */

@@ -1,6 +1,6 @@
 import { type Actor, type Filter, type Scope, WarrantError } from '../contract/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
-import { type FrozenRow, MemberWriter } from './freeze.js'
+import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { compareIds } from './id-order.js'
 import { loadRow, parseRow } from './load.js'
 import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'

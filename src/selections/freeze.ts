@@ -2,22 +2,18 @@ import { sql, type Kysely } from 'kysely'
 import { WarrantError, createListDigest } from '../contract/index.js'
 import type { SourceRecord } from '../connectors/index.js'
 import type { SeenFilter } from '../inventory/index.js'
-import type { Database, NewSelectionExclusionRow, NewSelectionMemberRow, Store } from '../store/index.js'
-import { GROUP_VALUES_MAX, GroupTally } from './group-tally.js'
+import type { Database, Store } from '../store/index.js'
+import { GROUP_VALUES_MAX } from './group-tally.js'
 import { compareIds } from './id-order.js'
 import type { GroupCount } from './selection-service.js'
 
+
 /**
- * Freezing a selection as its inventory streams in: members and excluded records are written page by page,
- * each page in one transaction, so memory stays flat however large the selection. The order is decided on
- * the immutable id (code-point order). When the walk already delivers ids in that order (one SQL source,
- * keyset-paged), ords are final as written and the digest is computed on the fly; otherwise (several sources,
- * an HTTP upstream in its own order) the rows are renumbered in the database and the digest is recomputed
- * from the store, page by page.
+ * What freezing needs besides writing the rows (`MemberWriter`): putting rows that arrived out of id order in
+ * order, recomputing the digest from the store then, recognising records a walk returned twice, and counting
+ * groups the writer could not keep in memory.
  */
 
-/** Rows per INSERT statement: far under SQLite's and PostgreSQL's bound-parameter limits. */
-const INSERT_CHUNK = 500
 /** Members read per query when recomputing a digest. */
 const DIGEST_PAGE = 2000
 /** Ids per `IN (…)` lookup. */
@@ -35,96 +31,12 @@ export function digestEntry(id: string, version: string | null): { id: string; v
   return { id, version }
 }
 
-export class MemberWriter {
-  readonly #db: Kysely<Database>
-  readonly #dialect: Store['dialect']
-  readonly #selectionId: string
-  #count = 0
-  #lastMember: string | null = null
-  #membersSorted = true
-  readonly #exclusionCounts = new Map<string, number>()
-  readonly #lastExcluded = new Map<string, string>()
-  #exclusionsSorted = true
-  readonly #digest = createListDigest()
-  readonly #store: Store
-  readonly #groups: GroupTally
-
-  constructor(store: Store, selectionId: string, rules: readonly string[], groupBy: readonly string[]) {
-    this.#store = store
-    this.#db = store.db
-    this.#dialect = store.dialect
-    this.#selectionId = selectionId
-    this.#groups = new GroupTally(groupBy)
-    for (const rule of rules) this.#exclusionCounts.set(rule, 0)
-  }
-
-  /** Counts per value of each group-by field over the members written; call after `finish`. */
-  async groupCounts(): Promise<GroupCount[]> {
-    const fromStore = new Map((await groupCounts(this.#store, this.#selectionId, this.#groups.overflowed, this.#count)).map((g) => [g.field, g]))
-    return this.#groups.fields.map((field) => this.#groups.countsOf(field, this.#count) ?? fromStore.get(field)!)
-  }
-
-  get count(): number {
-    return this.#count
-  }
-
-  /** Records removed per rule, in the rules' order. */
-  get exclusionCounts(): ReadonlyMap<string, number> {
-    return this.#exclusionCounts
-  }
-
-  /** Writes one page's members and excluded records in one transaction. */
-  async write(members: readonly FrozenRow[], excluded: readonly (FrozenRow & { readonly rule: string })[]): Promise<void> {
-    const memberRows: NewSelectionMemberRow[] = []
-    for (const m of members) {
-      if (this.#lastMember !== null && compareIds(m.id, this.#lastMember) <= 0) this.#membersSorted = false
-      this.#lastMember = m.id
-      this.#count += 1
-      this.#digest.add(digestEntry(m.id, m.version))
-      this.#groups.add(m.fields)
-      memberRows.push({ selection_id: this.#selectionId, ord: this.#count, record_id: m.id, version: m.version, fields: JSON.stringify(m.fields), source: m.source })
-    }
-    const exclusionRows: NewSelectionExclusionRow[] = []
-    for (const e of excluded) {
-      const last = this.#lastExcluded.get(e.rule)
-      if (last !== undefined && compareIds(e.id, last) <= 0) this.#exclusionsSorted = false
-      this.#lastExcluded.set(e.rule, e.id)
-      const ord = (this.#exclusionCounts.get(e.rule) ?? 0) + 1
-      this.#exclusionCounts.set(e.rule, ord)
-      exclusionRows.push({ selection_id: this.#selectionId, rule: e.rule, ord, record_id: e.id, version: e.version, fields: JSON.stringify(e.fields), source: e.source })
-    }
-    if (memberRows.length === 0 && exclusionRows.length === 0) return
-    try {
-      await this.#db.transaction().execute(async (trx) => {
-        for (let i = 0; i < memberRows.length; i += INSERT_CHUNK)
-          await trx.insertInto('selection_members').values(memberRows.slice(i, i + INSERT_CHUNK)).execute()
-        for (let i = 0; i < exclusionRows.length; i += INSERT_CHUNK)
-          await trx.insertInto('selection_exclusions').values(exclusionRows.slice(i, i + INSERT_CHUNK)).execute()
-      })
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw new WarrantError('conflict', 'the inventory returned the same record id twice (from two sources); a change by id could not tell them apart, so no selection was made', {
-          reason: 'duplicate_id',
-        })
-      throw error
-    }
-  }
-
-  /** Puts rows in their final order if the walk did not deliver them in it, and returns the digest. */
-  async finish(): Promise<string> {
-    if (!this.#exclusionsSorted) await renumber(this.#db, this.#dialect, this.#selectionId, 'selection_exclusions')
-    if (this.#membersSorted) return this.#digest.finish()
-    await renumber(this.#db, this.#dialect, this.#selectionId, 'selection_members')
-    return recomputeDigest(this.#db, this.#selectionId)
-  }
-}
-
 /**
  * Gives every row its position in id order: first every ord of the selection turns negative (so no new
  * position can collide with an old one under the primary key), then each row gets its rank. Excluded records
  * are ranked within their rule.
  */
-async function renumber(db: Kysely<Database>, dialect: Store['dialect'], selectionId: string, table: 'selection_members' | 'selection_exclusions'): Promise<void> {
+export async function renumber(db: Kysely<Database>, dialect: Store['dialect'], selectionId: string, table: 'selection_members' | 'selection_exclusions'): Promise<void> {
   const byId = dialect === 'postgres' ? sql`record_id collate "C"` : sql`record_id`
   await db.transaction().execute(async (trx) => {
     await sql`update ${sql.table(table)} set ord = -ord where selection_id = ${selectionId}`.execute(trx)
@@ -166,7 +78,7 @@ export async function recomputeDigest(db: Kysely<Database>, selectionId: string)
  * rows already frozen for this selection. The same id from another source is refused: writes address a record
  * by id alone, so the two could not be told apart.
  */
-export function storeSeenFilter(db: Kysely<Database>, selectionId: string): SeenFilter {
+export function storeSeenFilter(db: Kysely<Database>, selectionId: string, beforeLookup: () => Promise<void> = async () => undefined): SeenFilter {
   let last: string | null = null
   return {
     async fresh(source, records) {
@@ -177,6 +89,8 @@ export function storeSeenFilter(db: Kysely<Database>, selectionId: string): Seen
         last = records[records.length - 1]!.id
         return records
       }
+      // rows the writer still buffers must be in the store before it is asked
+      await beforeLookup()
       const firstInPage = new Map<string, SourceRecord>()
       for (const record of records) if (!firstInPage.has(record.id)) firstInPage.set(record.id, record)
       const ids = [...firstInPage.keys()]
@@ -245,7 +159,3 @@ export async function groupCounts(store: Store, selectionId: string, fields: rea
   return out
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
-}

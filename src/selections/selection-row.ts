@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Actor, Filter } from '../contract/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
-import type { MemberWriter } from './freeze.js'
+import type { MemberWriter } from './member-writer.js'
 import type { ExclusionRule, SelectionCompleteness, SelectionOrigin } from './selection-service.js'
 
 /**

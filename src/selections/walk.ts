@@ -3,7 +3,8 @@ import { type Budget, walkInventory } from '../inventory/index.js'
 import type { Resource } from '../resources/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { checkExclusionRules, firstMatchingRule } from './exclusions.js'
-import { type FrozenRow, MemberWriter, storeSeenFilter } from './freeze.js'
+import { storeSeenFilter } from './freeze.js'
+import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { parseRequest } from './parse-request.js'
 import { selectionRequestSchema } from './schemas.js'
 import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
@@ -60,7 +61,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       {
         scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
         cursorCodec: ctx.cursorCodec,
-        seen: storeSeenFilter(ctx.db, id),
+        seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
       },
       async (page) => {
         const kept: FrozenRow[] = []

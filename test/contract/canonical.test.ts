@@ -109,6 +109,21 @@ describe('digests', () => {
     )
   })
 
+  it('createListDigest equals digestOf for long lists of selection entries (any string, lone surrogates too)', () => {
+    const entry = fc.record({ id: fc.string({ unit: 'binary', maxLength: 12 }), version: fc.option(fc.string({ unit: 'binary', maxLength: 6 }), { nil: null }) })
+    const shaped = fc.oneof(entry, fc.record({ version: fc.string(), id: fc.string() }), fc.record({ id: fc.string(), version: fc.integer() }), fc.record({ id: fc.string(), version: fc.string(), extra: fc.string() }))
+    fc.assert(
+      fc.property(fc.array(shaped, { maxLength: 40 }), fc.integer({ min: 1, max: 4000 }), (members, repeat) => {
+        const list = createListDigest()
+        const all: unknown[] = []
+        // repeated so the chunked hashing crosses its chunk boundaries
+        for (let r = 0; r < Math.min(repeat, members.length === 0 ? 1 : Math.ceil(4000 / members.length)); r++) for (const m of members) (list.add(m), all.push(m))
+        assert.equal(list.finish(), digestOf(all))
+      }),
+      { numRuns: 60 },
+    )
+  })
+
   it('the empty list digest is the digest of []', () => {
     assert.equal(createListDigest().finish(), digestOf([]))
   })

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { groupCounts, MemberWriter, type FrozenRow } from '../../src/selections/freeze.js'
+import { groupCounts } from '../../src/selections/freeze.js'
+import { MemberWriter, type FrozenRow } from '../../src/selections/member-writer.js'
 import { createTestStore, STORE_KINDS } from '../support/stores.js'
 
 const FIELDS = ['status', 'owner', 'tags']

@@ -1,0 +1,113 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Database } from '../store/index.js'
+
+/**
+ * Group commit for the per-target ledger. Transitions asked for in the same turn of the event loop (the
+ * executor's workers each putting a target in flight or recording its answer) are written in one transaction,
+ * and every caller is answered only once that transaction has committed: `in_flight` is as durable when
+ * `markInFlight` returns as when each target had its own transaction, but a SQLite store syncs once for the
+ * whole group instead of once per target. While one group commits, the next one gathers.
+ */
+
+type Db = Kysely<Database>
+
+export type LedgerJob =
+  | { readonly kind: 'in_flight'; readonly operationId: string; readonly ord: number; readonly owner: string; readonly now: string }
+  | { readonly kind: 'update'; readonly operationId: string; readonly ord: number; readonly set: Readonly<Record<string, unknown>>; readonly fromState: 'in_flight' }
+
+interface Pending {
+  readonly job: LedgerJob
+  resolve(changed: boolean): void
+  reject(error: unknown): void
+}
+
+const batches = new WeakMap<Db, LedgerBatch>()
+
+/** The group committer of one store handle. */
+export function ledgerBatch(db: Db): LedgerBatch {
+  let batch = batches.get(db)
+  if (!batch) batches.set(db, (batch = new LedgerBatch(db)))
+  return batch
+}
+
+export class LedgerBatch {
+  #queue: Pending[] = []
+  #busy = false
+
+  constructor(private readonly db: Db) {}
+
+  /** Resolves with whether the row changed, once the transaction holding it has committed. */
+  submit(job: LedgerJob): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.#queue.push({ job, resolve, reject })
+      if (!this.#busy) {
+        this.#busy = true
+        // the rest of this turn's callbacks (answers that arrived together) join the same transaction
+        setImmediate(() => void this.#drain())
+      }
+    })
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const group = this.#queue
+      this.#queue = []
+      try {
+        const changed = await this.db.transaction().execute((trx) => apply(trx, group.map((p) => p.job)))
+        group.forEach((p, i) => p.resolve(changed[i]!))
+      } catch (error) {
+        for (const p of group) p.reject(error)
+      }
+    }
+    this.#busy = false
+  }
+}
+
+/** Applies the jobs in one transaction; in-flight marks of one operation and owner are one statement. */
+async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[]): Promise<boolean[]> {
+  const changed: boolean[] = new Array<boolean>(jobs.length).fill(false)
+  const inFlight = new Map<string, { operationId: string; owner: string; now: string; at: Map<number, number> }>()
+  for (const [i, job] of jobs.entries()) {
+    if (job.kind === 'update') {
+      const result = await trx
+        .updateTable('operation_targets')
+        .set(job.set)
+        .where('operation_id', '=', job.operationId)
+        .where('ord', '=', job.ord)
+        .where('state', '=', job.fromState)
+        .executeTakeFirst()
+      changed[i] = Number(result.numUpdatedRows) === 1
+      continue
+    }
+    const key = `${job.operationId}\u0000${job.owner}`
+    let group = inFlight.get(key)
+    if (!group) inFlight.set(key, (group = { operationId: job.operationId, owner: job.owner, now: job.now, at: new Map() }))
+    // the latest clock reading of the group: the lease must still be live then (the stricter test)
+    if (job.now > group.now) group.now = job.now
+    group.at.set(job.ord, i)
+  }
+  for (const group of inFlight.values()) {
+    const rows = await trx
+      .updateTable('operation_targets')
+      .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: group.now }))
+      .where('operation_id', '=', group.operationId)
+      .where('ord', 'in', [...group.at.keys()])
+      .where('state', '=', 'pending')
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('operations')
+            .select(sql<number>`1`.as('one'))
+            .where('id', '=', group.operationId)
+            .where('lease_owner', '=', group.owner)
+            .where('lease_expires_at', '>', group.now),
+        ),
+      )
+      .returning('ord')
+      .execute()
+    for (const row of rows) {
+      const i = group.at.get(Number(row.ord))
+      if (i !== undefined) changed[i] = true
+    }
+  }
+  return changed
+}

@@ -1,0 +1,146 @@
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { WarrantError, createListDigest } from '../contract/index.js'
+import type { Database, Store } from '../store/index.js'
+import { digestEntry, groupCounts, recomputeDigest, renumber } from './freeze.js'
+import { GroupTally } from './group-tally.js'
+import { compareIds } from './id-order.js'
+import type { GroupCount } from './selection-service.js'
+
+/**
+ * Freezing a selection as its inventory streams in. Members and excluded records are buffered and written in
+ * large batches, each one statement per table in one transaction (the rows travel as one JSON array: nothing
+ * to compile per row, no bound-parameter limit), so memory stays flat however large the selection and a
+ * SQLite store pays one sync per batch, not per page. The order is decided on the immutable id (code-point
+ * order). When the walk delivers ids in that order (one SQL source, keyset-paged), ords are final as written
+ * and the digest and group counts are computed on the fly; otherwise (several sources, an HTTP upstream in its
+ * own order) the rows are renumbered in the store and the digest is recomputed from it.
+ */
+
+/** Rows buffered before they are written: one transaction per batch. */
+const BATCH_ROWS = 10_000
+
+export interface FrozenRow {
+  readonly id: string
+  readonly version: string | null
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly source: string | null
+}
+
+/** [ord, record_id, version, fields JSON, source] for members; the rule first for excluded records. */
+type MemberTuple = [number, string, string | null, string, string | null]
+type ExclusionTuple = [string, number, string, string | null, string, string | null]
+
+export class MemberWriter {
+  readonly #store: Store
+  readonly #db: Kysely<Database>
+  readonly #selectionId: string
+  readonly #groups: GroupTally
+  readonly #digest = createListDigest()
+  readonly #exclusionCounts = new Map<string, number>()
+  readonly #lastExcluded = new Map<string, string>()
+  #count = 0
+  #lastMember: string | null = null
+  #membersSorted = true
+  #exclusionsSorted = true
+  #members: MemberTuple[] = []
+  #excluded: ExclusionTuple[] = []
+
+  constructor(store: Store, selectionId: string, rules: readonly string[], groupBy: readonly string[]) {
+    this.#store = store
+    this.#db = store.db
+    this.#selectionId = selectionId
+    this.#groups = new GroupTally(groupBy)
+    for (const rule of rules) this.#exclusionCounts.set(rule, 0)
+  }
+
+  get count(): number {
+    return this.#count
+  }
+
+  /** Records removed per rule, in the rules' order. */
+  get exclusionCounts(): ReadonlyMap<string, number> {
+    return this.#exclusionCounts
+  }
+
+  /** Takes one page's members and excluded records; writes once a batch is full. */
+  async write(members: readonly FrozenRow[], excluded: readonly (FrozenRow & { readonly rule: string })[]): Promise<void> {
+    for (const m of members) {
+      if (this.#lastMember !== null && compareIds(m.id, this.#lastMember) <= 0) this.#membersSorted = false
+      this.#lastMember = m.id
+      this.#count += 1
+      this.#digest.add(digestEntry(m.id, m.version))
+      this.#groups.add(m.fields)
+      this.#members.push([this.#count, m.id, m.version, JSON.stringify(m.fields), m.source])
+    }
+    for (const e of excluded) {
+      const last = this.#lastExcluded.get(e.rule)
+      if (last !== undefined && compareIds(e.id, last) <= 0) this.#exclusionsSorted = false
+      this.#lastExcluded.set(e.rule, e.id)
+      const ord = (this.#exclusionCounts.get(e.rule) ?? 0) + 1
+      this.#exclusionCounts.set(e.rule, ord)
+      this.#excluded.push([e.rule, ord, e.id, e.version, JSON.stringify(e.fields), e.source])
+    }
+    if (this.#members.length + this.#excluded.length >= BATCH_ROWS) await this.flush()
+  }
+
+  /** Writes what is buffered, in one transaction. */
+  async flush(): Promise<void> {
+    const members = this.#members
+    const excluded = this.#excluded
+    if (members.length === 0 && excluded.length === 0) return
+    this.#members = []
+    this.#excluded = []
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        if (members.length > 0) await this.#insertMembers(trx, members)
+        if (excluded.length > 0) await this.#insertExclusions(trx, excluded)
+      })
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new WarrantError('conflict', 'the inventory returned the same record id twice (from two sources); a change by id could not tell them apart, so no selection was made', {
+          reason: 'duplicate_id',
+        })
+      throw error
+    }
+  }
+
+  /** Puts rows in their final order if the walk did not deliver them in it, and returns the digest. */
+  async finish(): Promise<string> {
+    await this.flush()
+    if (!this.#exclusionsSorted) await renumber(this.#db, this.#store.dialect, this.#selectionId, 'selection_exclusions')
+    if (this.#membersSorted) return this.#digest.finish()
+    await renumber(this.#db, this.#store.dialect, this.#selectionId, 'selection_members')
+    return recomputeDigest(this.#db, this.#selectionId)
+  }
+
+  /** Counts per value of each group-by field over the members written; call after `finish`. */
+  async groupCounts(): Promise<GroupCount[]> {
+    const fromStore = new Map((await groupCounts(this.#store, this.#selectionId, this.#groups.overflowed, this.#count)).map((g) => [g.field, g]))
+    return this.#groups.fields.map((field) => this.#groups.countsOf(field, this.#count) ?? fromStore.get(field)!)
+  }
+
+  async #insertMembers(trx: Transaction<Database>, rows: readonly MemberTuple[]): Promise<void> {
+    const json = JSON.stringify(rows)
+    if (this.#store.dialect === 'postgres')
+      await sql`insert into selection_members (selection_id, ord, record_id, version, fields, source)
+        select ${this.#selectionId}, (e->>0)::bigint, e->>1, e->>2, e->>3, e->>4 from json_array_elements(${json}::json) as e`.execute(trx)
+    else
+      await sql`insert into selection_members (selection_id, ord, record_id, version, fields, source)
+        select ${this.#selectionId}, e.value->>0, e.value->>1, e.value->>2, e.value->>3, e.value->>4 from json_each(${json}) as e`.execute(trx)
+  }
+
+  async #insertExclusions(trx: Transaction<Database>, rows: readonly ExclusionTuple[]): Promise<void> {
+    const json = JSON.stringify(rows)
+    if (this.#store.dialect === 'postgres')
+      await sql`insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source)
+        select ${this.#selectionId}, e->>0, (e->>1)::bigint, e->>2, e->>3, e->>4, e->>5 from json_array_elements(${json}::json) as e`.execute(trx)
+    else
+      await sql`insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source)
+        select ${this.#selectionId}, e.value->>0, e.value->>1, e.value->>2, e.value->>3, e.value->>4, e.value->>5 from json_each(${json}) as e`.execute(trx)
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
