@@ -2,11 +2,12 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../store/index.js'
 
 /**
- * Group commit for the per-target ledger. Transitions asked for in the same turn of the event loop (the
+ * Group commit for the per-target ledger. Transitions asked for while the previous group commits (the
  * executor's workers each putting a target in flight or recording its answer) are written in one transaction,
  * and every caller is answered only once that transaction has committed: `in_flight` is as durable when
  * `markInFlight` returns as when each target had its own transaction, but a SQLite store syncs once for the
- * whole group instead of once per target. While one group commits, the next one gathers.
+ * whole group instead of once per target. While one group commits, the next one gathers (on PostgreSQL, a
+ * round trip; a SQLite commit is synchronous, so there groups form only among requests made in the same tick).
  */
 
 type Db = Kysely<Database>
@@ -42,8 +43,10 @@ export class LedgerBatch {
       this.#queue.push({ job, resolve, reject })
       if (!this.#busy) {
         this.#busy = true
-        // the rest of this turn's callbacks (answers that arrived together) join the same transaction
-        setImmediate(() => void this.#drain())
+        // Started at once (a microtask later): waiting for the next turn of the loop would widen the gap between
+        // a worker's pacer slot and its write, and a 429 answered meanwhile must pause every later write.
+        // What is asked for while a group commits joins the next group.
+        queueMicrotask(() => void this.#drain())
       }
     })
   }
