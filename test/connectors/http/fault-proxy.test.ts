@@ -26,7 +26,7 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
         const item = items.find((i) => i.id === one[1])
         return item ? sendJson(res, 200, item) : sendJson(res, 404, { error: 'not found' })
       }
-      const from = Number(req.url.searchParams.get('cursor') ?? 0)
+      const from = Number(req.url.searchParams.get('cursor') ?? req.url.searchParams.get('offset') ?? 0)
       const size = Number(req.url.searchParams.get('limit') ?? 10)
       const next = from + size < items.length ? String(from + size) : null
       sendJson(res, 200, { items: items.slice(from, from + size), next_cursor: next })
@@ -41,16 +41,18 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
     proxy.clear()
     items = collection(40)
     timeoutMs = 5000
+    style = 'cursor'
   })
 
   // Generous timeouts: two test files share two busy cores; only the hang test needs the timeout to fire.
   let timeoutMs = 5000
+  let style: 'cursor' | 'offset' = 'cursor'
   const connector = () =>
     createHttpConnector({
       resource: httpResource({
         timeout_ms: timeoutMs,
         sources: [{ name: 'main', base_url: proxy.origin }],
-        list: { path: '/items', page_size_param: 'limit', pagination: { style: 'cursor' } },
+        list: { path: '/items', page_size_param: 'limit', pagination: style === 'cursor' ? { style: 'cursor' } : { style: 'offset' } },
       }),
     })
   const search = async (cursor: string | null = null, budget: Budget = {}, clock?: { now(): number }): Promise<Envelope<{ id: string }>> =>
@@ -170,5 +172,63 @@ describe('fault proxy in front of a cursor-paged upstream', () => {
     assert.equal(result.failed.length, 1)
     assert.equal(result.failed[0]!.id, 'r002')
     assert.match(result.failed[0]!.message, /r005/)
+  })
+
+  test('a 503 with Retry-After: SOURCE_UNAVAILABLE says what the source answered, retry_after, decide says retry later; after the wait the walk finishes', async () => {
+    const start = proxy.seen.length
+    proxy.rule((req) => (onPage(start + 2)(req) ? { kind: 'status', status: 503, body: { error: 'overloaded' }, headers: { 'retry-after': '1' } } : undefined))
+    const envelope = await search()
+    assert.equal(envelope.complete, false)
+    const reason = envelope.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
+    assert.ok(reason, JSON.stringify(envelope.incomplete_reasons))
+    assert.match(reason.message, /answered 503/)
+    assert.equal(envelope.continuation?.kind, 'retry_after')
+    assert.equal(decide(envelope, 'prove_absence').decision, 'retry_later')
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    await finishesWithEverything(envelope)
+  })
+
+  test('visibility that shrinks mid-walk (403 on a later page): VISIBILITY_RESTRICTED, absence refused, the refused request never sent again', async () => {
+    const start = proxy.seen.length
+    proxy.rule((req) => (req.url.pathname === '/items' && req.count >= start + 3 ? { kind: 'status', status: 403, body: { message: 'token scope no longer covers these records' } } : undefined))
+    let envelope = await search()
+    assert.equal(envelope.complete, false)
+    assert.ok(envelope.incomplete_reasons.some((r) => r.code === 'VISIBILITY_RESTRICTED'), JSON.stringify(envelope.incomplete_reasons))
+    assert.equal(decide(envelope, 'prove_absence').decision, 'refuse_or_request_review')
+    const refused = proxy.seen.filter((r) => r.fault === 'status').length
+    for (let i = 0; i < 3 && envelope.continuation; i++) {
+      const cursor = (envelope.continuation as { cursor?: string }).cursor
+      if (!cursor) break
+      envelope = await search(cursor)
+    }
+    assert.equal(proxy.seen.filter((r) => r.fault === 'status').length, refused, 'following continuations never repeats the refused request')
+  })
+
+  test('records deleted between offset pages: every record that existed throughout is returned, no id twice, and absence is proven only then', async () => {
+    style = 'offset'
+    const start = proxy.seen.length
+    const survivors = items.filter((_, i) => i !== 3 && i !== 4).map((i) => i.id)
+    proxy.rule((req) => (onPage(start + 2)(req) ? { kind: 'before', effect: () => items.splice(3, 2) } : undefined))
+    const envelope = await search()
+    const ids = envelope.items.map((i) => i.id)
+    assert.equal(new Set(ids).size, ids.length, 'no id twice')
+    // Nothing in these answers (no total, no has_more) lets the walk prove the data held still through its last
+    // page: it may list what it saw, but it never proves absence.
+    assert.equal(envelope.scope.stability, 'unproven')
+    assert.notEqual(decide(envelope, 'prove_absence').decision, 'proceed')
+    assert.notEqual(decide(envelope, 'change_from_absence').decision, 'proceed')
+    for (const id of survivors) assert.ok(ids.includes(id), `${id} existed throughout the walk and is in it`)
+  })
+
+  test('records inserted behind an offset cursor: never returned twice', async () => {
+    style = 'offset'
+    const start = proxy.seen.length
+    proxy.rule((req) =>
+      onPage(start + 2)(req) ? { kind: 'before', effect: () => items.unshift({ id: 'r000', status: 'active', amount: 0, version: 1 }) } : undefined,
+    )
+    const envelope = await search()
+    const ids = envelope.items.map((i) => i.id)
+    assert.equal(new Set(ids).size, ids.length, 'no id twice')
+    if (envelope.complete) assert.ok(collection(40).every((i) => ids.includes(i.id)), 'a complete walk holds every record that existed throughout')
   })
 })
