@@ -5,6 +5,7 @@ import { auditTrail } from './audit-trail.js'
 import { type ApiEnv, authenticate } from './authenticate.js'
 import { asWarrantError, fromZodError, toErrorResponse } from './error-mapping.js'
 import { observeRequests, registerMetricsRoute } from './metrics.js'
+import { refuseDuplicateKeys } from './unique-keys.js'
 import { registerAuditRoutes } from './routes/audit.js'
 import { registerOperationRoutes } from './routes/operations.js'
 import { registerResourceRoutes } from './routes/resources.js'
@@ -40,7 +41,7 @@ export function createApp(options: AppOptions): App {
 
   registerMetricsRoute(app, gateway)
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
-  app.use('/v1/*', auditTrail(gateway), authenticate(gateway))
+  app.use('/v1/*', auditTrail(gateway), authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
   registerResourceRoutes(app, gateway)

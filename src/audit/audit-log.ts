@@ -6,7 +6,7 @@ import { callRow, runRow, type CallContext, type CallEvent, type NewRow, type Ru
 import { exportAuditNdjson } from './export.js'
 import { recordsChanged, whoAsked, type RecordsChanged, type RecordsChangedOptions, type WhoAsked } from './incidents.js'
 import { queryAuditLog, type AuditPage, type AuditQuery } from './query.js'
-import { verifyAuditChain, type VerifyResult } from './verify.js'
+import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
 
 export interface AuditLogOptions {
   readonly store: Store
@@ -33,7 +33,7 @@ export interface AuditLog {
   callRecorder(context?: CallContext): (call: UpstreamCall) => void
   /** Resolves when everything queued so far has been written (or has failed and been logged). */
   flush(): Promise<void>
-  verify(): Promise<VerifyResult>
+  verify(options?: Pick<VerifyOptions, 'onProgress'>): Promise<VerifyResult>
   query(filter?: AuditQuery): Promise<AuditPage>
   /** Every row as stored (summary and details as their JSON text, so hashes can be recomputed), one JSON line each, ending in `\n`. */
   exportNdjson(): AsyncIterable<string>
@@ -81,7 +81,7 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       return (call) => recordCall({ ...call, ...context })
     },
     flush: () => queue.flush(),
-    verify: () => verifyAuditChain(db),
+    verify: (options) => verifyAuditChain(db, options),
     query: (filter) => queryAuditLog(db, filter),
     exportNdjson: () => exportAuditNdjson(db),
     whoAsked: (operationId) => whoAsked(store, operationId),

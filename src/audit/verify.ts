@@ -27,6 +27,12 @@ export type VerifyResult =
 
 export const VERIFY_PAGE_SIZE = 1000
 
+export interface VerifyOptions {
+  readonly pageSize?: number
+  /** Hears the rows verified so far and the chain head's seq (the end to expect), after each page. */
+  readonly onProgress?: (progress: { readonly rows: number; readonly head_seq: number | null }) => void
+}
+
 /**
  * Walk the log in `seq` order, a page at a time (memory does not grow with the log), recomputing every hash
  * and checking `seq` continuity and each `prev_hash` link, then the end of the chain against the head the
@@ -43,7 +49,7 @@ export const VERIFY_PAGE_SIZE = 1000
  * A hash chain without a secret cannot tell a row forged at the end with a correctly computed hash from a
  * real one; the head (updated in the same transaction as each append) only narrows that.
  */
-export async function verifyAuditChain(db: Kysely<Database>, options: { readonly pageSize?: number } = {}): Promise<VerifyResult> {
+export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyResult> {
   const pageSize = options.pageSize ?? VERIFY_PAGE_SIZE
   let head = await readChainHead(db)
   let expected = AUDIT_FIRST_SEQ
@@ -109,6 +115,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: { readonly
       rows += 1
     }
 
+    options.onProgress?.({ rows, head_seq: head?.seq ?? null })
     if (page.length === pageSize) continue
     // The end of the stream: it must be the head the last append recorded.
     head = await readChainHead(db)

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
 import { main } from './main.js'
 
+// `warrant audit export | head`: the reader closed the pipe because it has what it wanted. Stop quietly, as
+// Unix tools do, rather than crash on the next write with EPIPE.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw error
+  })
+
 main(process.argv).then((code) => {
   if (code !== 0) process.exitCode = code
 })

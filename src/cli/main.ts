@@ -8,13 +8,14 @@ import { registerPlan } from './commands/plan.js'
 import { registerApprove } from './commands/approve.js'
 import { registerCommit } from './commands/commit.js'
 import { registerOperation } from './commands/operation.js'
+import { registerFollowUps } from './commands/follow-up.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerCheck } from './commands/check.js'
 
 /**
  * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
- * (2: your input, 3: refused by policy, 4: upstream); a bug exits 1.
+ * (`EXIT` in exit-status.ts: 2 your input, 3 refused by policy, 4 upstream, 5 an incomplete answer); a bug exits 1.
  */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command()
@@ -28,6 +29,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerApprove(program)
   registerCommit(program)
   registerOperation(program)
+  registerFollowUps(program)
   registerAudit(program)
   registerToken(program)
   registerMcp(program)
@@ -41,7 +43,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`warrant: ${error.code}: ${error.message}\n`)
       return exitCodeOf(error.code)
     }
-    process.stderr.write(`warrant: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    // A bug, not the user's input: one line, and the stack only when asked for (WARRANT_DEBUG=1).
+    const detail = error instanceof Error ? (process.env.WARRANT_DEBUG ? (error.stack ?? error.message) : error.message) : String(error)
+    process.stderr.write(`warrant: internal error: ${detail}\n${process.env.WARRANT_DEBUG ? '' : '(this is a bug in Warrant; WARRANT_DEBUG=1 prints where it happened)\n'}`)
     return 1
   }
 }

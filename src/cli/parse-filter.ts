@@ -1,44 +1,94 @@
+import { isDeepStrictEqual } from 'node:util'
 import { type FieldCondition, type Filter, WarrantError } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
 
-const PATTERN = /^([A-Za-z_][A-Za-z0-9_]*)\s*(!=|<=|>=|=|<|>|~)\s*(.*)$/s
+/** The `--filter` term grammar, printed with every refusal so a typo is answered with what is accepted. */
+export const FILTER_TERM_GRAMMAR =
+  'a term is FIELD OP VALUE with OP one of: = (equals; a,b any of; =null is null), != (none of; !=null not null), < <= > >=, ~ (the list field contains); repeated terms on one field must all hold'
+
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*/
+const OPERATORS = ['!=', '<=', '>=', '=', '<', '>', '~'] as const
+type TermOperator = (typeof OPERATORS)[number]
+/** Characters that can only be part of an operator: a value starting with one is a mistyped operator (`==`, `=>`). */
+const OPERATOR_CHARS = /^[=<>!~]/
 
 /**
  * Turns CLI `--filter` terms into a filter, typed by the resource's declared fields.
  * `k=v` equality (`k=a,b` any of), `k!=a,b` none of, `k<v` `k<=v` `k>v` `k>=v`, `k~tag` tags contain,
- * `k=null` / `k!=null` null tests.
+ * `k=null` / `k!=null` null tests. Terms on one field all hold (`amount>=10 amount<100`); two terms that one
+ * condition cannot hold together (`status=a status=b`) are refused, never reduced to the last.
  *
  * @example parseFilterTerms(['status=past_due', 'region=eu', 'amount_due>=100'], resource)
  */
 export function parseFilterTerms(terms: readonly string[], resource: ResourceConfig): Filter {
   const filter: Record<string, Record<string, unknown>> = {}
+  const origin: Record<string, Record<string, string>> = {}
   for (const term of terms) {
-    const m = PATTERN.exec(term)
-    if (!m) throw new WarrantError('invalid_request', `cannot read filter "${term}": expected field=value, field>=value, field~tag …`, { filter: term })
-    const [, field, op, raw] = m as unknown as [string, string, string, string]
+    const { field, op, raw } = readTerm(term)
     const type = resource.fields[field]
-    const value = (text: string) => coerce(text, type)
+    const value = (text: string) => coerce(text, type, term)
+    const [key, next] = conditionOf(op, raw, value)
     const cond = (filter[field] ??= {})
-    if (raw === 'null' && (op === '=' || op === '!=')) cond.is_null = op === '='
-    else if (op === '=') {
-      const parts = raw.split(',')
-      if (parts.length > 1) cond.in = parts.map(value)
-      else cond.eq = value(raw)
-    } else if (op === '!=') cond.not_in = raw.split(',').map(value)
-    else if (op === '~') cond.contains = raw
-    else cond[{ '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' }[op]!] = value(raw)
+    const from = (origin[field] ??= {})
+    if (key in cond) cond[key] = combine(field, key, cond[key], next, from[key]!, term)
+    else cond[key] = next
+    from[key] ??= term
   }
   return filter as Record<string, FieldCondition>
 }
 
-function coerce(text: string, type: string | undefined): string | number | boolean {
+function readTerm(term: string): { field: string; op: TermOperator; raw: string } {
+  const field = FIELD.exec(term.trimStart())?.[0]
+  const refuse = (what: string) => new WarrantError('invalid_request', `cannot read filter "${term}": ${what}. ${FILTER_TERM_GRAMMAR}`, { filter: term })
+  if (!field) throw refuse('it must start with a field name')
+  const rest = term.trimStart().slice(field.length).trimStart()
+  const op = OPERATORS.find((o) => rest.startsWith(o))
+  if (!op) throw refuse(`no operator after "${field}"`)
+  const raw = rest.slice(op.length)
+  const extra = OPERATOR_CHARS.exec(raw.trimStart())
+  if (extra) {
+    const typed = op + (/^[=<>!~]+/.exec(raw.trimStart())?.[0] ?? '')
+    throw refuse(`"${typed}" is not an operator`)
+  }
+  if (raw.trim() === '') throw refuse(`no value after "${field}${op}"`)
+  return { field, op, raw: op === '~' ? raw.trim() : raw }
+}
+
+function conditionOf(op: TermOperator, raw: string, value: (text: string) => string | number | boolean): [string, unknown] {
+  if (raw === 'null' && (op === '=' || op === '!=')) return ['is_null', op === '=']
+  if (op === '=') {
+    const parts = raw.split(',')
+    return parts.length > 1 ? ['in', parts.map(value)] : ['eq', value(raw)]
+  }
+  if (op === '!=') return ['not_in', raw.split(',').map(value)]
+  if (op === '~') return ['contains', raw]
+  return [{ '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' }[op], value(raw)]
+}
+
+/**
+ * Two terms on one field with the same operator: kept when they say the same, `!=` lists joined (a record must
+ * differ from all), anything else refused: a single condition cannot hold both, and keeping one would answer
+ * another question than the one asked.
+ */
+function combine(field: string, key: string, previous: unknown, next: unknown, first: string, term: string): unknown {
+  if (isDeepStrictEqual(previous, next)) return previous
+  if (key === 'not_in') return [...new Set([...(previous as unknown[]), ...(next as unknown[])])]
+  const hint = key === 'eq' || key === 'in' ? ` (for either value, write one term: ${field}=A,B)` : ''
+  throw new WarrantError(
+    'invalid_request',
+    `filter terms "${first}" and "${term}" both constrain ${field} and cannot both be kept${hint}; every term on a field must hold. ${FILTER_TERM_GRAMMAR}`,
+    { filter: [first, term] },
+  )
+}
+
+function coerce(text: string, type: string | undefined, term: string): string | number | boolean {
   if (type === 'number' || type === 'integer') {
     const n = Number(text)
-    if (text.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `"${text}" is not a number`)
+    if (text.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not a number`, { filter: term })
     return n
   }
   if (type === 'boolean') {
-    if (text !== 'true' && text !== 'false') throw new WarrantError('invalid_request', `"${text}" is not true or false`)
+    if (text !== 'true' && text !== 'false') throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not true or false`, { filter: term })
     return text === 'true'
   }
   return text

@@ -44,8 +44,11 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
       lines.push(`  ${options.resumeCommand ? options.resumeCommand(cursor) : cursor}`)
     } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${c.message}`)
   }
-  lines.push('')
-  lines.push(`For a change based on absence: ${decide(envelope, 'change_from_absence').decision}.`)
+  // Said where it decides something: an empty result (is the absence proven?) or an incomplete one (it is not).
+  if (n === 0 || !envelope.complete) {
+    lines.push('')
+    lines.push(`For a change based on absence: ${decide(envelope, 'change_from_absence').decision}.`)
+  }
   return lines.join('\n')
 }
 

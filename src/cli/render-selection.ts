@@ -52,6 +52,12 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
 export function renderPlan(plan: PlanView | PlanProposal): string {
   const lines: string[] = []
   lines.push(`PLAN ${plan.plan_id} (${plan.state}): ${plan.action.type} on ${plan.target_count} record(s) of ${plan.resource} in ${plan.environment}`)
+  if (!plan.selection.complete)
+    lines.push(
+      `INCOMPLETE selection ${plan.selection_id}: more records may match than these ${plan.target_count}. complete: false`,
+      'This plan can be reviewed, NEVER approved or committed. To act on the records that were returned:',
+      `  warrant recover ${plan.selection_id}   (a complete selection of exactly those records), then plan on it`,
+    )
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
@@ -66,7 +72,8 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
   for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${a.name ?? a.principal} at ${a.approved_at}, valid until ${a.expires_at}`)
   if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal}`)
-  if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
+  if (!plan.selection.complete) lines.push(`  who can approve: ${plan.approval_state.who_can_approve}`)
+  else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)
   return lines.join('\n')
 }

@@ -2,6 +2,10 @@ import { z } from 'zod'
 
 const scalar = z.union([z.string(), z.number(), z.boolean()])
 
+/** The JSON filter grammar, quoted by every refusal of a filter so a typo is answered with what is accepted. */
+export const FILTER_GRAMMAR =
+  'a filter maps each field to a value (equals) or to an object of operators that must all hold: eq, in, not_in, lt, lte, gt, gte, is_null, contains; each field and each operator at most once'
+
 /**
  * One field's condition. A bare scalar means equality. Operators compose with AND.
  *
@@ -20,8 +24,8 @@ export const fieldConditionSchema = z.union([
       gte: scalar.optional(),
       is_null: z.boolean().optional(),
       contains: z.string().optional().describe('the list field (tags) contains this value'),
-    })
-    .refine((c) => Object.values(c).some((v) => v !== undefined), { message: 'a condition needs at least one operator' }),
+    }, { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown operator ${issue.keys.map((k) => `"${k}"`).join(', ')}: ${FILTER_GRAMMAR}` : undefined) })
+    .refine((c) => Object.values(c).some((v) => v !== undefined), { message: `a condition needs at least one operator: ${FILTER_GRAMMAR}` }),
 ])
 export type FieldCondition = z.infer<typeof fieldConditionSchema>
 

@@ -40,6 +40,7 @@ export { decide, type Verdict } from './decide.js'
 export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode, type ErrorBody } from './errors.js'
 export {
   filterSchema,
+  FILTER_GRAMMAR,
   fieldConditionSchema,
   filterFields,
   clausesOf,
@@ -49,5 +50,6 @@ export {
   type Clause,
   type Operator,
 } from './filter.js'
+export { duplicateKeyOf } from './duplicate-keys.js'
 export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'
 export type { RunEvent } from './run-event.js'

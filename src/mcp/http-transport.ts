@@ -4,6 +4,7 @@ import { type ApiEnv, authenticate } from '../api/authenticate.js'
 import { isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
+import { duplicateKeyIn } from '../api/unique-keys.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -30,8 +31,18 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
     const server = createMcpServer({ gateway, actor: c.get('actor') })
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
+      // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last.
+      const text = await c.req.text()
+      const duplicate = duplicateKeyIn(text)
+      if (duplicate) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${duplicate.code}: ${duplicate.message}`, data: duplicate.toBody() }, id: requestId(text) }, 400)
+      let parsedBody: unknown
+      try {
+        parsedBody = JSON.parse(text)
+      } catch {
+        return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400)
+      }
       await server.connect(transport)
-      return await transport.handleRequest(c.req.raw)
+      return await transport.handleRequest(c.req.raw, { parsedBody })
     } finally {
       await server.close().catch((error: unknown) => gateway.log.warn({ err: error }, 'MCP: closing a request server failed'))
     }
@@ -39,4 +50,9 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
   app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' }, id: null }, 405, { Allow: 'POST' }),
   )
+}
+
+function requestId(text: string): string | number | null {
+  const id = (JSON.parse(text) as { id?: unknown } | null)?.id
+  return typeof id === 'string' || typeof id === 'number' ? id : null
 }

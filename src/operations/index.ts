@@ -15,6 +15,7 @@ export {
 } from './schemas.js'
 export {
   FINISHED_STATES,
+  OPERATION_STATES,
   TARGET_STATES,
   STOP_RULE_NAMES,
   type OperationService,

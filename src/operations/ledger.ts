@@ -119,12 +119,16 @@ export async function countValidationFailures(db: Db, operationId: string): Prom
   return Number(row?.n ?? 0)
 }
 
-/** The state an operation ends in once nothing is pending: `succeeded` only when every target succeeded. */
+/**
+ * The state an operation ends in once nothing is pending, named for what happened: `succeeded` only when every
+ * target succeeded; a skip or an unknown is not a failure, and a failure is never hidden behind either.
+ */
 export function finalState(counts: TargetCounts, halted: boolean): OperationState {
   if (halted) return 'halted'
   const total = Object.values(counts).reduce((a, b) => a + b, 0)
   if (counts.succeeded === total) return 'succeeded'
-  return counts.succeeded > 0 ? 'partially_failed' : 'failed'
+  if (counts.failed > 0) return counts.succeeded > 0 ? 'partially_failed' : 'failed'
+  return counts.unknown > 0 ? 'completed_with_unknown' : 'completed_with_skips'
 }
 
 /** Stores the running counts (the view computes them live while the operation runs). */
@@ -165,5 +169,5 @@ export async function refreshFinished(db: Db, operationId: string, now: string):
 }
 
 function isFinished(state: OperationState): boolean {
-  return state === 'succeeded' || state === 'partially_failed' || state === 'failed' || state === 'halted'
+  return state !== 'pending' && state !== 'running'
 }

@@ -1,9 +1,13 @@
 import { z } from 'zod'
-import { STOP_RULE_NAMES, TARGET_STATES } from './types.js'
+import { OPERATION_STATES, STOP_RULE_NAMES, TARGET_STATES } from './types.js'
 
 /** Response shapes, for OpenAPI and for clients that validate what they read. */
 
-const operationStateSchema = z.enum(['pending', 'running', 'succeeded', 'partially_failed', 'failed', 'halted'])
+const operationStateSchema = z
+  .enum(OPERATION_STATES)
+  .describe(
+    'succeeded: every target written; completed_with_skips: nothing failed, some skipped (not written: precondition or version changed); completed_with_unknown: nothing failed, some without a durable answer (reconcile them); partially_failed: some written, some failed; failed: some failed, none written; halted: a stop rule ended it, later targets stay pending',
+  )
 const targetStateSchema = z.enum(TARGET_STATES)
 
 export const commitReceiptSchema = z

@@ -6,8 +6,15 @@ import type { ExclusionRule } from '../selections/selection-service.js'
 
 export type { OperationState, TargetState }
 
+/**
+ * An operation's states, each named for what happened: `succeeded` every target written; `completed_with_skips`
+ * nothing failed, some targets skipped (their precondition or version changed; not written);
+ * `completed_with_unknown` nothing failed, some targets have no durable answer (reconcile them);
+ * `partially_failed` some written, some failed; `failed` some failed, none written; `halted` a stop rule ended it.
+ */
+export const OPERATION_STATES = ['pending', 'running', 'succeeded', 'completed_with_skips', 'completed_with_unknown', 'partially_failed', 'failed', 'halted'] as const satisfies readonly OperationState[]
 /** States after which an operation's executor has nothing left to do. */
-export const FINISHED_STATES: ReadonlySet<OperationState> = new Set<OperationState>(['succeeded', 'partially_failed', 'failed', 'halted'])
+export const FINISHED_STATES: ReadonlySet<OperationState> = new Set<OperationState>(['succeeded', 'completed_with_skips', 'completed_with_unknown', 'partially_failed', 'failed', 'halted'])
 export const TARGET_STATES = ['pending', 'in_flight', 'succeeded', 'failed', 'skipped', 'unknown'] as const satisfies readonly TargetState[]
 
 /** Targets per state; their sum is the operation's target count. */

@@ -22,6 +22,7 @@ export {
 } from './schemas.js'
 export type {
   SelectionService,
+  FreezeProgress,
   SelectionRecord,
   SelectionMember,
   SelectionRequest,

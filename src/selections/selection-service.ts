@@ -98,9 +98,20 @@ export interface CompensationTarget {
   readonly version?: string | null
 }
 
+/** How far a selection's walk has come: upstream pages read, records examined, members frozen, records excluded. */
+export interface FreezeProgress {
+  readonly pages: number
+  readonly examined: number
+  readonly members: number
+  readonly excluded: number
+}
+
 export interface SelectionService {
-  /** Walks the inventory, freezes members and exclusions, and returns the selection view (first page included). */
-  create(actor: Actor, resource: string, request: SelectionRequest): Promise<SelectionView>
+  /**
+   * Walks the inventory, freezes members and exclusions, and returns the selection view (first page included).
+   * `onProgress` hears after each page is frozen (for a person watching a long walk).
+   */
+  create(actor: Actor, resource: string, request: SelectionRequest, options?: { readonly onProgress?: (progress: FreezeProgress) => void }): Promise<SelectionView>
   /** The stored selection, or `not_found`; `forbidden` when the actor's scope does not cover its resource. */
   load(actor: Actor, selectionId: string): Promise<SelectionRecord>
   /** True when the selection is past its expiry at `now` (ISO). */

@@ -8,7 +8,7 @@ import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { parseRequest } from './parse-request.js'
 import { selectionRequestSchema } from './schemas.js'
 import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
-import type { ExclusionRule, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
+import type { ExclusionRule, FreezeProgress, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
 import { storedFieldsOf } from './stored-fields.js'
 import { reportWalk } from '../telemetry/index.js'
 
@@ -22,10 +22,11 @@ export interface FreezeRequest {
   readonly pageSize: number
   readonly budget: Budget
   readonly origin: SelectionOrigin | null
+  readonly onProgress?: (progress: FreezeProgress) => void
 }
 
 /** Validates a client's selection request, walks and freezes it; returns the new selection's id. */
-export async function createFromRequest(ctx: SelectionContext, actor: Actor, resourceName: string, request: SelectionRequest): Promise<string> {
+export async function createFromRequest(ctx: SelectionContext, actor: Actor, resourceName: string, request: SelectionRequest, onProgress?: (progress: FreezeProgress) => void): Promise<string> {
   const resource = ctx.catalogue.get(resourceName)
   assertInScope(actor, resourceName)
   const parsed = parseRequest(selectionRequestSchema, request, 'selection request')
@@ -43,6 +44,7 @@ export async function createFromRequest(ctx: SelectionContext, actor: Actor, res
       deadlineMs: parsed.budget.deadline_ms ?? SELECTION_DEFAULT_BUDGET.deadlineMs,
     },
     origin: null,
+    ...(onProgress ? { onProgress } : {}),
   })
 }
 
@@ -54,6 +56,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin)
   try {
     const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule), resource.config.group_by)
+    const progress = { pages: 0, examined: 0, members: 0, excluded: 0 }
     const summary = await walkInventory(
       resource.connector,
       { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },
@@ -73,6 +76,13 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
           else kept.push(row)
         }
         await writer.write(kept, excluded)
+        if (request.onProgress) {
+          progress.pages += 1
+          progress.examined += page.length
+          progress.members += kept.length
+          progress.excluded += excluded.length
+          request.onProgress({ ...progress })
+        }
       },
     )
     const digest = await writer.finish()

@@ -1,15 +1,22 @@
+import { WarrantError } from '../contract/index.js'
+
 /** Where the store lives, as read from a store URL. `display` is safe to log: any password is masked. */
 export type StoreLocation =
   | { readonly dialect: 'sqlite'; readonly filename: string; readonly memory: boolean; readonly display: string }
   | { readonly dialect: 'postgres'; readonly connectionString: string; readonly display: string }
 
-/** A store URL that cannot be used; the message says what is wrong with it and never contains a password. */
-export class InvalidStoreUrlError extends Error {
-  override readonly name = 'InvalidStoreUrlError'
+/**
+ * A store URL that cannot be used; the message says what is wrong with it and which stores are supported, and
+ * never contains a password. A config mistake: `invalid_request` on every surface, exit 2 from the CLI.
+ */
+export class InvalidStoreUrlError extends WarrantError {
+  constructor(message: string) {
+    super('invalid_request', message)
+  }
 }
 
 const SQLITE_MEMORY = ':memory:'
-const EXPECTED_FORMS = 'expected sqlite:<path>, sqlite::memory:, or postgres://user@host:port/database'
+const EXPECTED_FORMS = 'the supported stores are SQLite and PostgreSQL: sqlite:<path>, sqlite::memory:, or postgres://user@host:port/database'
 
 /**
  * Parse a store URL.

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import type { Dialect, LogEvent } from 'kysely'
 import pg from 'pg'
+import { WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
 import type { Database, IsoTimestamp } from './schema.js'
@@ -91,7 +92,7 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Di
     if (!location.memory) mkdirSync(dirname(resolve(location.filename)), { recursive: true })
     database = new BetterSqlite3(location.memory ? ':memory:' : resolve(location.filename))
   } catch (cause) {
-    throw new Error(`cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { cause })
+    throw new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
   }
   // WAL lets readers (review pages, exports) proceed while the executor writes.
   database.pragma('journal_mode = WAL')
@@ -121,7 +122,7 @@ async function openPostgres(
     client.release()
   } catch (cause) {
     await pool.end().catch(() => undefined)
-    throw new Error(`cannot connect to PostgreSQL store "${location.display}": ${messageOf(cause)}`, { cause })
+    throw new WarrantError('upstream_unavailable', `cannot connect to PostgreSQL store "${location.display}": ${messageOf(cause)}`, { store: location.display })
   }
   return new PostgresDialect({ pool })
 }

@@ -60,8 +60,8 @@ footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: va
 .pill { display: inline-block; padding: 0.05rem 0.55rem; border-radius: 999px; border: 1px solid var(--line); background: var(--soft); font-size: 0.875rem; font-weight: 600; white-space: nowrap; }
 .pill.pending, .pill.running, .pill.in_flight { border-color: var(--accent); color: var(--accent); }
 .pill.approved, .pill.succeeded, .pill.delivered, .pill.committed { border-color: var(--ok); color: var(--ok); background: var(--ok-bg); }
-.pill.rejected, .pill.failed, .pill.halted, .pill.expired, .pill.unknown { border-color: var(--bad); color: var(--bad); background: var(--bad-bg); }
-.pill.skipped, .pill.partially_failed { border-color: var(--warn); color: var(--warn); background: var(--warn-bg); }
+.pill.rejected, .pill.failed, .pill.halted, .pill.expired, .pill.unknown, .pill.completed_with_unknown { border-color: var(--bad); color: var(--bad); background: var(--bad-bg); }
+.pill.skipped, .pill.partially_failed, .pill.completed_with_skips { border-color: var(--warn); color: var(--warn); background: var(--warn-bg); }
 
 ul.clauses { margin: 0.25rem 0 0.75rem; padding-left: 1.25rem; }
 ul.clauses li { margin: 0.15rem 0; }
@@ -152,6 +152,9 @@ export const SCRIPT = `
         Object.keys(op.counts).forEach(function (k) {
           var el = root.querySelector('[data-count="' + k + '"]');
           if (el) el.textContent = format(op.counts[k]);
+          // The per-outcome filter links below the cards say the same counts.
+          var link = document.querySelector('[data-filter-count="' + k + '"]');
+          if (link) link.textContent = format(op.counts[k]);
         });
         var waiting = root.querySelector('[data-count="waiting"]');
         if (waiting) waiting.textContent = format((op.counts.pending || 0) + (op.counts.in_flight || 0));

@@ -23,7 +23,7 @@ describe('warrant search (a real subprocess)', () => {
 
   test('--max-pages 1 prints complete: false with CLIENT_LIMIT_REACHED and a continuation that finishes the walk', async () => {
     const text = await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--max-pages', '1'])
-    assert.equal(text.code, 0, text.stderr)
+    assert.equal(text.code, 5, text.stderr)
     assert.match(text.stdout, /^INCOMPLETE: .*complete: false/)
     assert.match(text.stdout, /CLIENT_LIMIT_REACHED \(max_pages=1\)/)
     assert.match(text.stdout, /--cursor \S+/)

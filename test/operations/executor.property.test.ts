@@ -94,7 +94,7 @@ function check(
   upstream: { applied: Map<string, number>; calls: Map<string, number>; rows: Map<string, unknown> },
   rules: { consecutive: number; validation: number; concurrency: number },
 ): void {
-  assert.ok(['succeeded', 'partially_failed', 'failed', 'halted'].includes(view.state), `finished, not ${view.state}`)
+  assert.ok(['succeeded', 'completed_with_skips', 'completed_with_unknown', 'partially_failed', 'failed', 'halted'].includes(view.state), `finished, not ${view.state}`)
   // every target ends in exactly one state, and the counts are the ledger's
   assert.equal(results.length, scripts.length)
   assert.deepEqual(results.map((r) => r.ord), scripts.map((_, i) => i))
@@ -116,7 +116,8 @@ function check(
   } else {
     assert.equal(view.halt_reason, null)
     assert.equal(tally.pending, 0)
-    assert.equal(view.state, tally.succeeded === scripts.length ? 'succeeded' : tally.succeeded > 0 ? 'partially_failed' : 'failed')
+    const named = tally.succeeded === scripts.length ? 'succeeded' : tally.failed > 0 ? (tally.succeeded > 0 ? 'partially_failed' : 'failed') : tally.unknown > 0 ? 'completed_with_unknown' : 'completed_with_skips'
+    assert.equal(view.state, named)
   }
   if (rules.concurrency === 1) {
     const expected = reference(scripts, rules.consecutive, rules.validation)

@@ -89,7 +89,7 @@ for (const kind of STORE_KINDS) {
         h.upstream.rows.delete('u0007')
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-stale' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
-        assert.equal(view.state, 'partially_failed')
+        assert.equal(view.state, 'completed_with_skips', 'no target failed: skips are named as such')
         assert.deepEqual(view.counts, { pending: 0, in_flight: 0, succeeded: 7, failed: 0, skipped: 3, unknown: 0 })
         const skipped = (await h.operations.results(AGENT, receipt.operation_id, { outcome: 'skipped' })).results
         assert.deepEqual(skipped.map((r) => [r.id, r.reason]), [['u0002', 'version_changed'], ['u0005', 'precondition_failed'], ['u0007', 'missing']])
@@ -245,7 +245,7 @@ for (const kind of STORE_KINDS) {
         const survivor = h.instance({ executors: true, instanceId: 'survivor' })
         await survivor.recover()
         const view = await survivor.waitFor(receipt.operation_id, 10_000)
-        assert.equal(view.state, 'partially_failed')
+        assert.equal(view.state, 'completed_with_unknown')
         assert.deepEqual([view.counts.succeeded, view.counts.unknown], [10, 2])
         const unknown = (await survivor.results(AGENT, receipt.operation_id, { outcome: 'unknown' })).results
         assert.deepEqual(unknown.map((r) => [r.id, r.reason]), [['u0003', 'interrupted: no durable answer'], ['u0004', 'interrupted: no durable answer']])
@@ -284,10 +284,11 @@ for (const kind of STORE_KINDS) {
         h.upstream.behaviour = (id) => (id === 'u0001' ? 'unknown_applied' : id === 'u0002' ? 'unknown' : 'success')
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-rec' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)
-        assert.deepEqual([view.state, view.counts.unknown], ['partially_failed', 2])
+        assert.deepEqual([view.state, view.counts.unknown], ['completed_with_unknown', 2])
         const report = await h.operations.reconcile(AGENT, receipt.operation_id)
         assert.deepEqual([report.examined, report.succeeded, report.failed, report.still_unknown], [2, 1, 1, 0])
         assert.deepEqual(report.operation.counts, { pending: 0, in_flight: 0, succeeded: 5, failed: 1, skipped: 0, unknown: 0 })
+        assert.equal(report.operation.state, 'partially_failed', 'once reconciled, the state follows what the ledger now holds')
         const failed = (await h.operations.results(AGENT, receipt.operation_id, { outcome: 'failed' })).results
         assert.deepEqual(failed.map((r) => [r.id, r.reason]), [['u0002', 'not_applied']])
         assert.equal(h.upstream.calls.get('u0002'), 1, 'reconciliation never writes')

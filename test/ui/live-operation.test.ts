@@ -38,15 +38,24 @@ describe('the operation page while an operation runs', () => {
     const first = Number((await page.getByTestId('count-succeeded').innerText()).replace(/,/g, ''))
     assert.ok(first < 16, `loaded while running (${first} succeeded so far)`)
 
-    // The script refreshes the counts in place.
+    const linkCount = async (k: string) => Number(/\(([\d,]+)\)/.exec(await page.getByTestId(`filter-${k}`).innerText())![1]!.replace(/,/g, ''))
+
+    // The script refreshes the counts in place, the cards and the per-outcome filter links alike.
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="count-succeeded"]')?.textContent?.replace(/,/g, '')) > n, first, { timeout: 10_000 })
     assert.equal(navigations, 0, 'updated without a reload')
+    // Read together, in one turn of the page's event loop, so a refresh cannot fall between them.
+    const [card, link] = await page.evaluate(() =>
+      ['[data-testid="count-succeeded"]', '[data-testid="filter-succeeded"]'].map((q) => Number(/[\d,]+(?=\)?$)/.exec(document.querySelector(q)!.textContent!.trim())![0].replace(/,/g, ''))),
+    )
+    assert.ok(card! > first)
+    assert.equal(link, card, 'the filter link counts what the card counts')
     assert.match(await page.locator('#live-status').innerText(), /Updated|reloading/)
 
     const final = await waitForOperation(fx, commit.body.operation_id)
     await page.waitForFunction((expected) => document.querySelector('[data-testid="operation-state"]')?.textContent === expected && document.querySelector('[data-live-operation]')?.getAttribute('data-finished') === 'true', final.state, { timeout: 15_000 })
     assert.equal(await page.getByTestId('count-succeeded').innerText(), String(final.counts.succeeded))
     assert.equal(await page.getByTestId('count-pending').innerText(), '0')
+    for (const k of ['succeeded', 'failed', 'skipped', 'unknown', 'pending'] as const) assert.equal(await linkCount(k), final.counts[k], `filter link ${k}`)
     assert.equal(await page.getByTestId('targets').locator('tbody tr').count(), 16)
     await page.context().close()
   })

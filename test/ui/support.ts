@@ -93,7 +93,7 @@ export async function waitForOperation(fx: GatewayFixture, operationId: string, 
   for (;;) {
     const res = await fx.as('agent')('GET', `/v1/operations/${operationId}`)
     assert.equal(res.status, 200, JSON.stringify(res.body))
-    if (['succeeded', 'partially_failed', 'failed', 'halted'].includes(res.body.state)) return res.body
+    if (['succeeded', 'completed_with_skips', 'completed_with_unknown', 'partially_failed', 'failed', 'halted'].includes(res.body.state)) return res.body
     if (Date.now() > deadline) assert.fail(`operation ${operationId} did not finish: ${JSON.stringify(res.body)}`)
     await new Promise((r) => setTimeout(r, 50))
   }

@@ -4,6 +4,7 @@ import type { Command } from 'commander'
 import { type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
 import { WarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
+import { createProgress, duration, thousands } from '../progress.js'
 
 const PAGE = 500
 
@@ -19,11 +20,17 @@ export function registerAudit(program: Command): void {
     .description('recompute the hash chain; exits 0 when intact, 3 naming the first bad row when not')
     .option('-c, --config <file>', 'config file')
     .option('--json', 'print the result as JSON')
-    .action(async (flags: { config?: string; json?: boolean }) => {
+    .option('-q, --quiet', 'no progress line on stderr')
+    .action(async (flags: { config?: string; json?: boolean; quiet?: boolean }) => {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const log = gateway.audit
-        const result = await log.verify()
+        const progress = createProgress({ quiet: flags.quiet })
+        const started = Date.now()
+        progress.update('verifying the audit chain…')
+        const result = await log
+          .verify({ onProgress: (p) => progress.update(`verifying the audit chain: ${thousands(p.rows)}${p.head_seq === null ? '' : ` of ~${thousands(p.head_seq)}`} rows · ${duration(Date.now() - started)}`) })
+          .finally(() => progress.done())
         if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
         if (result.ok) {
           if (!flags.json) process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)

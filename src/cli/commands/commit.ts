@@ -2,14 +2,17 @@ import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
-import { renderOperation } from './operation.js'
+import { createProgress } from '../progress.js'
+import { watchOperation } from '../watch-operation.js'
+import { operationExitStatus, renderOperation } from './operation.js'
 
 const DEFAULT_WAIT_MS = 60 * 60 * 1000
 
 /**
  * `warrant commit PLAN_ID --key KEY --digest D [--wait]`. Without --wait the operation is recorded and
  * executed by a running `warrant serve` (or the next one to start); with --wait this process executes it
- * and prints the outcome, exiting 3 unless every target succeeded.
+ * and prints the outcome, exiting 0 when every target succeeded, 3 when it finished otherwise, 5 when it was
+ * still running as the wait ended; progress goes to stderr.
  */
 export function registerCommit(program: Command): void {
   program
@@ -17,14 +20,15 @@ export function registerCommit(program: Command): void {
     .description('commit an approved plan; the same --key always names the same operation')
     .requiredOption('--key <key>', 'idempotency key: reuse it only to retry exactly this commit')
     .option('--digest <plan_digest>', 'required: the plan digest the reviewer approved (refused with 409 if it differs)')
-    .option('--wait', 'execute in this process and wait for the end; exit 3 unless every target succeeded')
+    .option('--wait', 'execute in this process and wait for the end, with progress on stderr; exit 0 if every target succeeded, 3 if it finished otherwise, 5 if still running at --timeout-ms')
     .option('--timeout-ms <n>', 'with --wait: give up waiting after this long (the operation goes on)', String(DEFAULT_WAIT_MS))
     .option('-c, --config <file>', 'config file')
     .option(...TOKEN_OPTIONS[0])
     .option(...TOKEN_OPTIONS[1])
     .option(...TOKEN_OPTIONS[2])
     .option('--json', 'print as JSON')
-    .action(async (planId: string, flags: TokenFlags & { key: string; digest?: string; wait?: boolean; timeoutMs: string; config?: string; json?: boolean }) => {
+    .option('-q, --quiet', 'with --wait: no progress line on stderr')
+    .action(async (planId: string, flags: TokenFlags & { key: string; digest?: string; wait?: boolean; timeoutMs: string; config?: string; json?: boolean; quiet?: boolean }) => {
       // Checked here rather than by commander so that the refusal is the same invalid_request as on HTTP and MCP.
       if (flags.digest === undefined || flags.digest.trim() === '')
         throw new WarrantError('invalid_request', 'a commit needs --digest: the plan digest the reviewer approved', { field: '--digest' })
@@ -45,10 +49,10 @@ export function registerCommit(program: Command): void {
           )
           return
         }
-        if (!flags.json) process.stdout.write(`${head}\nexecuting…\n`)
-        const view = await gateway.operations.waitFor(receipt.operation_id, timeoutMs)
+        if (!flags.json) process.stdout.write(`${head}\n`)
+        const view = await watchOperation(gateway, receipt.operation_id, { timeoutMs, progress: createProgress({ quiet: flags.quiet }) })
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
-        if (view.state !== 'succeeded') process.exitCode = 3
+        process.exitCode = operationExitStatus(view)
       } finally {
         await gateway.close()
       }

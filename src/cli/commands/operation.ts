@@ -4,6 +4,9 @@ import { FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, 
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
+import { EXIT } from '../exit-status.js'
+import { createProgress } from '../progress.js'
+import { watchOperation } from '../watch-operation.js'
 
 /** An operation in a few lines: where, what, the state, and every outcome counted separately. */
 export function renderOperation(op: OperationView): string {
@@ -22,6 +25,12 @@ export function renderOperation(op: OperationView): string {
   return lines.join('\n')
 }
 
+/** 0 every target succeeded; 3 it finished otherwise (skips, failures, unknowns, a halt); 5 not finished yet. */
+export function operationExitStatus(op: OperationView): number {
+  if (!FINISHED_STATES.has(op.state)) return EXIT.incomplete
+  return op.state === 'succeeded' ? EXIT.ok : EXIT.refused
+}
+
 function renderResult(r: TargetResult): string {
   const change = r.before || r.after ? `  ${JSON.stringify(r.before)} → ${JSON.stringify(r.after)}` : ''
   const why = [r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; ')
@@ -38,6 +47,19 @@ export function registerOperation(program: Command): void {
       await withCliGateway(flags, async (gateway) => {
         const view = await gateway.operations.get(await cliActor(gateway, flags), id)
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
+      })
+    })
+
+  withPrincipalOptions(operation.command('watch <operation_id>').description('follow an operation to its end with a progress line on stderr, then print it'))
+    .option('--timeout-ms <n>', 'stop watching after this long (the operation goes on); exit 5 if it has not finished', positiveInteger('--timeout-ms'))
+    .option('-q, --quiet', 'no progress line')
+    .option('--json', 'print the final view as JSON')
+    .action(async (id: string, flags: TokenFlags & { config?: string; timeoutMs?: number; quiet?: boolean; json?: boolean }) => {
+      await withCliGateway(flags, async (gateway) => {
+        await gateway.operations.get(await cliActor(gateway, flags), id)
+        const view = await watchOperation(gateway, id, { timeoutMs: flags.timeoutMs ?? 24 * 3_600_000, progress: createProgress({ quiet: flags.quiet }) })
+        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
+        process.exitCode = operationExitStatus(view)
       })
     })
 
@@ -70,7 +92,12 @@ export function registerOperation(program: Command): void {
       })
     })
 
-  withPrincipalOptions(operation.command('reconcile <operation_id>').description('re-read every unknown target and record what the upstream holds now (never writes)'))
+  registerReconcile(operation.command('reconcile <operation_id>'))
+}
+
+/** `warrant reconcile OP` and `warrant operation reconcile OP`: the same command under both names. */
+export function registerReconcile(command: Command): void {
+  withPrincipalOptions(command.description('re-read every unknown target and record what the upstream holds now (never writes)'))
     .option('--json', 'print as JSON')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
       await withCliGateway(flags, async (gateway) => {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { searchResource } from '../../resources/index.js'
+import { EXIT } from '../exit-status.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderEnvelope } from '../render-envelope.js'
@@ -39,6 +40,7 @@ export function registerSearch(program: Command): void {
           const again = [`warrant search ${name}`, ...flags.filter.map((f) => `--filter '${f}'`), flags.fields ? `--fields ${flags.fields}` : ''].filter(Boolean).join(' ')
           process.stdout.write(`${renderEnvelope(envelope, { resumeCommand: (cursor) => `${again} --cursor ${cursor}` })}\n`)
         }
+        if (!envelope.complete) process.exitCode = EXIT.incomplete
       } finally {
         await gateway.close()
       }

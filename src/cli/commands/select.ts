@@ -1,6 +1,9 @@
 import type { Command } from 'commander'
 import { type Filter, WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { EXIT } from '../exit-status.js'
+import { createProgress, duration, thousands } from '../progress.js'
+import type { FreezeProgress } from '../../selections/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderSelection } from '../render-selection.js'
@@ -38,11 +41,12 @@ export function registerSelect(program: Command): void {
     .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
     .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
     .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
+    .option('-q, --quiet', 'no progress line on stderr')
   for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
   command.action(
     async (
       name: string,
-      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; json?: boolean },
+      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; json?: boolean; quiet?: boolean },
     ) => {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
@@ -55,14 +59,20 @@ export function registerSelect(program: Command): void {
           ...(flags.maxItems === undefined ? {} : { max_items: flags.maxItems }),
           ...(flags.deadlineMs === undefined ? {} : { deadline_ms: flags.deadlineMs }),
         }
+        const progress = createProgress({ quiet: flags.quiet })
+        const started = Date.now()
+        progress.update(`selecting from ${name}: reading the first page…`)
+        const onProgress = (p: FreezeProgress) =>
+          progress.update(`selecting from ${name}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(Date.now() - started)}`)
         const view = await gateway.selections.create(actor, name, {
           filter,
           exclude,
           ...(flags.fields ? { fields: flags.fields.split(',').map((f) => f.trim()).filter(Boolean) } : {}),
           ...(flags.pageSize === undefined ? {} : { page_size: flags.pageSize }),
           budget,
-        })
+        }, { onProgress }).finally(() => progress.done())
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
+        if (!view.complete) process.exitCode = EXIT.incomplete
       } finally {
         await gateway.close()
       }

@@ -21,16 +21,30 @@ export function registerServe(program: Command): void {
       const port = flags.port ?? config.server.port
       // metrics without a token: on their own port, loopback unless the config says otherwise
       const metricsHost = config.server.metrics_host
-      const metrics =
-        config.server.metrics_port === undefined
-          ? null
-          : await new Promise<{ server: ReturnType<typeof serve>; url: string }>((resolve) => {
-              const started = serve({ fetch: createMetricsApp(gateway).fetch, hostname: metricsHost, port: config.server.metrics_port }, (info) =>
-                resolve({ server: started, url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${info.port}/metrics` }),
-              )
-            })
+      // Both servers say why they cannot listen (port in use, no such interface) instead of crashing.
+      const listening = (started: ReturnType<typeof serve>, h: string, p: number) =>
+        new Promise<{ port: number }>((resolve, reject) => {
+          started.once('listening', () => resolve(started.address() as { port: number }))
+          started.once('error', (error: NodeJS.ErrnoException) => reject(listenRefusal(error, h, p)))
+        })
+      let metrics: { server: ReturnType<typeof serve>; url: string } | null = null
+      let server: ReturnType<typeof serve>
+      let info: { port: number }
+      try {
+        if (config.server.metrics_port !== undefined) {
+          const started = serve({ fetch: createMetricsApp(gateway).fetch, hostname: metricsHost, port: config.server.metrics_port })
+          const bound = await listening(started, metricsHost, config.server.metrics_port)
+          metrics = { server: started, url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${bound.port}/metrics` }
+        }
+        server = serve({ fetch: app.fetch, hostname: host, port })
+        info = await listening(server, host, port)
+      } catch (error) {
+        metrics?.server.close()
+        await gateway.close()
+        throw error
+      }
       const metricsServer = metrics?.server ?? null
-      const server = serve({ fetch: app.fetch, hostname: host, port }, (info) => {
+      {
         const base = config.server.public_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
         const out = [
           '',
@@ -56,7 +70,7 @@ export function registerServe(program: Command): void {
           '',
         ]
         process.stdout.write(out.join('\n'))
-      })
+      }
       const stop = async () => {
         metricsServer?.close()
         server.close()
@@ -79,4 +93,14 @@ function parsePort(value: string): number {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new WarrantError('invalid_request', `--port must be a whole number from 0 to 65535, not "${value}"`)
   return n
+}
+
+/** Why the server could not listen, in words and with what to do: never a Node stack trace. */
+function listenRefusal(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === 'EADDRINUSE')
+    return new WarrantError('invalid_request', `port ${port} on ${host} is already in use (another warrant serve?); choose another with --port N, or --port 0 for any free port`, { port, host })
+  if (error.code === 'EACCES') return new WarrantError('invalid_request', `not allowed to listen on port ${port} on ${host}; choose a port above 1023 with --port N`, { port, host })
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+    return new WarrantError('invalid_request', `cannot listen on ${host}: no such interface on this machine; use --host 127.0.0.1 or --host 0.0.0.0`, { host })
+  return error
 }

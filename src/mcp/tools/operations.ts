@@ -101,7 +101,7 @@ export const getOperation = defineTool({
   title: 'Read an operation and its per-target outcomes',
   description: [
     'Read a committed operation: its state, counts per outcome (succeeded, failed, skipped, unknown, pending, in_flight), the halt reason and stop rules; or a page of per-target results, optionally one outcome.',
-    'An operation is finished when its state is succeeded, partially_failed, failed or halted. Report the outcomes separately; never turn a partial result into "done". Targets ending unknown are never retried blindly.',
+    'An operation is finished when its state is succeeded, completed_with_skips, completed_with_unknown, partially_failed, failed or halted (each named for what happened: skipped targets were not written, unknown ones may have been). Report the outcomes separately; never turn a partial result into "done". Targets ending unknown are never retried blindly.',
     'Same answers as GET /v1/operations/{id} and GET /v1/operations/{id}/results?outcome=.',
     AGENT_RULES,
   ].join('\n'),

@@ -1,10 +1,10 @@
-import type { OperationView, ResultsPage, TargetState } from '../../operations/index.js'
+import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural } from '../format.js'
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
-export const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'partially_failed', 'failed', 'halted'])
+export const FINISHED: ReadonlySet<string> = FINISHED_STATES
 export const OUTCOME_FILTERS: readonly TargetState[] = ['succeeded', 'failed', 'skipped', 'unknown', 'pending', 'in_flight']
 const OUTCOME_WORDS: Record<string, string> = {
   succeeded: 'written, and the answer matched the approved change',
@@ -123,7 +123,7 @@ export function OperationPage(d: OperationPageData) {
             {OUTCOME_FILTERS.map((k) => (
               <li>
                 <a href={outcomeLink(k)} aria-current={d.outcome === k ? 'page' : undefined} data-testid={`filter-${k}`}>
-                  {k} ({count(o.counts[k])})
+                  {k} (<span data-filter-count={k}>{count(o.counts[k])}</span>)
                 </a>
               </li>
             ))}

@@ -33,7 +33,7 @@ export async function selectProposeApprove(
   return { selection: selection.body, plan: plan.body }
 }
 
-const FINISHED = new Set(['succeeded', 'partially_failed', 'failed', 'halted'])
+const FINISHED = new Set(['succeeded', 'completed_with_skips', 'completed_with_unknown', 'partially_failed', 'failed', 'halted'])
 
 /** Polls GET /v1/operations/{id} until the operation is finished. */
 export async function waitForOperation(as: Caller, operationId: string, timeoutMs = 60_000): Promise<any> {

@@ -1,0 +1,33 @@
+import type { MiddlewareHandler } from 'hono'
+import { duplicateKeyOf, WarrantError } from '../contract/index.js'
+
+/**
+ * Refuses a JSON body that names one key twice (`{"status": "a", "status": "b"}`): a JSON parser keeps the
+ * last, so the request would silently ask another question than the one written. Malformed JSON is left to the
+ * route, which refuses it with its own message.
+ */
+export const refuseDuplicateKeys: MiddlewareHandler = async (c, next) => {
+  if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
+    const text = await c.req.text()
+    const duplicate = duplicateKeyIn(text)
+    if (duplicate) throw duplicate
+  }
+  await next()
+}
+
+/** The refusal for a JSON text naming a key twice, or null (also null for text that is not JSON). */
+export function duplicateKeyIn(text: string): WarrantError | null {
+  try {
+    JSON.parse(text)
+  } catch {
+    return null
+  }
+  const found = duplicateKeyOf(text)
+  if (!found) return null
+  const where = found.path ? `"${found.path}"` : 'the top level'
+  return new WarrantError(
+    'invalid_request',
+    `invalid request body: key "${found.key}" appears twice in ${where}; JSON keeps only the last, so it is refused. Give one condition per field and combine operators in it, e.g. {"amount_due": {"gte": 10, "lt": 100}}, or list values with {"in": [...]}`,
+    { path: found.path, key: found.key },
+  )
+}
