@@ -33,7 +33,7 @@ describe('the whole flow from the CLI: recover, compensate, reconcile (real subp
     const selection = JSON.parse((await ws.warrant(['select', 'subscriptions', '-f', 'status=past_due', '-f', 'region=eu', '-f', 'collection=active', '--json', '-q'])).stdout)
     const plan = JSON.parse((await ws.warrant(['plan', selection.selection_id, '--action', 'pause_collection', '--param', 'reason=x', '--json'])).stdout)
     assert.equal((await ws.warrant(['approve', plan.plan_id, '--digest', plan.plan_digest, '--token', reviewer])).code, 0)
-    const committed = await ws.warrant(['commit', plan.plan_id, '--key', 'follow-1', '--wait', '-q'])
+    const committed = await ws.warrant(['commit', plan.plan_id, '--digest', plan.plan_digest, '--key', 'follow-1', '--wait', '-q'])
     assert.equal(committed.code, 0, committed.stderr)
     const operationId = /operation (op_\S+?),/.exec(committed.stdout)![1]!
 

@@ -66,26 +66,26 @@ describe('progress on long work: a live line on a terminal, lines on stderr off 
 
   test('commit --wait: progress by outcome with rate; on a terminal a live line; exit 0 when every target succeeded', async () => {
     const plan = await approvedPlan('eu')
-    const piped = await ws.warrant(['commit', plan.plan_id, '--key', 'progress-1', '--wait'])
+    const piped = await ws.warrant(['commit', plan.plan_id, '--digest', plan.plan_digest, '--key', 'progress-1', '--wait'])
     assert.equal(piped.code, 0, piped.stderr + piped.stdout)
     assert.match(piped.stderr.trim().split('\n').at(-1)!, new RegExp(`^succeeded: ${plan.target_count}/${plan.target_count} targets · succeeded ${plan.target_count}, failed 0, skipped 0, unknown 0 · [\\d.]+/s · \\d+s$`))
     assert.match(piped.stdout, /state: succeeded/)
 
     const second = await approvedPlan('us')
-    const tty = await inTerminal(['commit', second.plan_id, '--key', 'progress-2', '--wait'])
+    const tty = await inTerminal(['commit', second.plan_id, '--digest', second.plan_digest, '--key', 'progress-2', '--wait'])
     assert.equal(tty.code, 0, tty.output)
     assert.match(tty.output, new RegExp(`${REDRAW.replace('[', '\\[')}\\w+: [\\d,]+/${second.target_count} targets · succeeded`))
   })
 
   test('operation watch follows an operation: exit 5 while it is still pending at the timeout, 0 once it has succeeded', async () => {
     const plan = await approvedPlan('apac')
-    const queued = await ws.warrant(['commit', plan.plan_id, '--key', 'watch-1'])
+    const queued = await ws.warrant(['commit', plan.plan_id, '--digest', plan.plan_digest, '--key', 'watch-1'])
     const operationId = /operation (op_\S+?),/.exec(queued.stdout)![1]!
     const waiting = await ws.warrant(['operation', 'watch', operationId, '--timeout-ms', '1500'])
     assert.equal(waiting.code, 5, waiting.stderr)
     assert.match(waiting.stdout, /state: pending \(not finished\)/)
     assert.match(waiting.stderr, new RegExp(`^pending: 0/${plan.target_count} targets`, 'm'))
-    const done = await ws.warrant(['commit', plan.plan_id, '--key', 'watch-1', '--wait', '--quiet'])
+    const done = await ws.warrant(['commit', plan.plan_id, '--digest', plan.plan_digest, '--key', 'watch-1', '--wait', '--quiet'])
     assert.equal(done.code, 0, done.stderr)
     assert.equal(done.stderr, '')
     const watched = await ws.warrant(['operation', 'watch', operationId])
