@@ -8,21 +8,26 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
   const lines: string[] = []
   const n = envelope.items.length
   const where = `${envelope.scope.resource} in ${envelope.scope.environment}`
+  // A continued walk speaks of the whole walk: this part's count alone is not what the walk found.
+  const total = envelope.page.walk_returned
+  const found = total === undefined ? n : total
   if (envelope.complete) {
-    lines.push(`COMPLETE: ${n} matching record(s) in ${where}; the whole scope was examined.`)
-    if (n === 0)
+    if (total === undefined) lines.push(`COMPLETE: ${n} matching record(s) in ${where}; the whole scope was examined.`)
+    else lines.push(`COMPLETE: the walk found ${total} matching record(s) in ${where} in all its parts (${n} returned by this call, the rest by the earlier ones); the whole scope was examined.`)
+    if (found === 0)
       lines.push(
         decide(envelope, 'prove_absence').decision === 'proceed'
           ? 'Nothing matched, and because the result is complete, that proves absence within the scope.'
           : 'Nothing matched, but the walk had no snapshot and could not prove the data held still: that does not prove absence.',
       )
   } else {
-    lines.push(`INCOMPLETE: ${n} record(s) returned from ${where}, and more may exist. complete: false`)
+    if (total === undefined) lines.push(`INCOMPLETE: ${n} record(s) returned from ${where}, and more may exist. complete: false`)
+    else lines.push(`INCOMPLETE: ${n} record(s) returned by this call, ${total} so far by the whole walk, from ${where}, and more may exist. complete: false`)
     for (const r of envelope.incomplete_reasons) {
       const extra = [r.source ? `source ${r.source}` : null, r.limit ? `${r.limit.name}=${r.limit.value}` : null].filter(Boolean).join(', ')
       lines.push(`  - ${r.code}${extra ? ` (${extra})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
     }
-    if (n === 0) lines.push('An empty INCOMPLETE result proves nothing about absence.')
+    if (found === 0) lines.push('An empty INCOMPLETE result proves nothing about absence.')
   }
   lines.push(
     `Snapshot: ${envelope.scope.consistent_snapshot ? `consistent (${envelope.scope.snapshot})` : envelope.scope.stability === 'proven' ? 'none, but the walk proved no record moved past it unseen' : 'not consistent: records may have moved during the walk'}`,
@@ -45,7 +50,7 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
     } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${c.message}`)
   }
   // Said where it decides something: an empty result (is the absence proven?) or an incomplete one (it is not).
-  if (n === 0 || !envelope.complete) {
+  if (found === 0 || !envelope.complete) {
     lines.push('')
     lines.push(`For a change based on absence: ${decide(envelope, 'change_from_absence').decision}.`)
   }

@@ -97,6 +97,12 @@ export const pageSchema = z
     requested_size: z.number().int().nonnegative(),
     ordering: z.string(),
     pages_read: z.number().int().nonnegative().optional(),
+    walk_returned: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('on a continued walk: the records every part of the walk has returned, this one included (`returned` counts this part only)'),
   })
   .meta({ id: 'Page' })
 export type Page = z.infer<typeof pageSchema>

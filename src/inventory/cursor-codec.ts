@@ -70,6 +70,8 @@ export interface WalkCursorState {
   readonly proven?: boolean
   /** For a `retry_after` continuation: the cursor is refused before this time (ms since the epoch). */
   readonly notBefore?: number
+  /** Records the walk has returned in all its parts up to this cursor (absent from a cursor issued before it counted: then the total is not known). */
+  readonly returned?: number
 }
 
 /** A decoded cursor: the state, when it was issued, and whether it is older than its maximum age. */
@@ -123,6 +125,7 @@ const payloadSchema = z.strictObject({
   cons: z.boolean(),
   pv: z.boolean().optional(),
   nb: z.number().optional(),
+  n: z.number().int().nonnegative().optional(),
   src: z.array(
     z.strictObject({
       s: z.string(),
@@ -164,6 +167,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         cons: state.consistent,
         ...(state.proven === undefined ? {} : { pv: state.proven }),
         ...(state.notBefore === undefined ? {} : { nb: state.notBefore }),
+        ...(state.returned === undefined ? {} : { n: state.returned }),
         src: state.sources.map((s) => ({
           s: s.source,
           p: s.position,
@@ -213,6 +217,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         consistent: p.cons,
         ...(p.pv === undefined ? {} : { proven: p.pv }),
         ...(p.nb === undefined ? {} : { notBefore: p.nb }),
+        ...(p.n === undefined ? {} : { returned: p.n }),
         sources: p.src.map((s) => ({
           source: s.s,
           position: s.p,

@@ -39,12 +39,15 @@ export interface FinishedWalk {
 export function walkOutcome(walk: FinishedWalk): WalkSummary {
   const { connector, options, clock, limits, progress, failures, stop } = walk
 
+  // The whole walk's count, when every earlier part's cursor carried it.
+  const walkReturned = walk.prior ? (walk.prior.returned === undefined ? undefined : walk.prior.returned + walk.returned) : walk.returned
   // Encoded only when a continuation needs it: signing a cursor nobody can use would be wasted work.
   const state = (notBefore?: number): WalkCursorState => ({
     fingerprint: walk.fingerprint,
     snapshot: walk.prior ? walk.prior.snapshot : walk.snapshot,
     consistent: walk.consistentSnapshot,
     proven: walk.proven,
+    ...(walkReturned === undefined ? {} : { returned: walkReturned }),
     ...(notBefore === undefined ? {} : { notBefore }),
     sources: progress.map(
       (s): SourceProgress => ({
@@ -161,7 +164,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       stability: walk.consistentSnapshot ? 'snapshot' : walk.proven ? 'proven' : 'unproven',
       sources: [...connector.sources],
     },
-    page: { returned: walk.returned, requested_size: walk.pageSize, ordering: connector.ordering, pages_read: walk.pagesRead },
+    page: { returned: walk.returned, requested_size: walk.pageSize, ordering: connector.ordering, pages_read: walk.pagesRead, ...(walk.prior && walkReturned !== undefined ? { walk_returned: walkReturned } : {}) },
     warnings,
   }
 }

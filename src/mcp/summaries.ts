@@ -45,7 +45,14 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
  *
  * @example "INCOMPLETE (CLIENT_LIMIT_REACHED: max_pages=1): 100 records returned, more may exist; continue with the cursor in structuredContent.continuation, passed back unchanged as `cursor`."
  */
-export function collectionSummary(value: Completeness, returned: number, where: string, noun = 'record'): string {
+export function collectionSummary(value: Completeness, returned: number, where: string, noun = 'record', walkReturned?: number): string {
+  // A continued walk: this part's count alone would misstate what the walk found (an empty last part proves nothing alone).
+  if (walkReturned !== undefined) {
+    const label = completenessLabel(value)
+    const part = `this call returned ${plural(returned, noun)}; the whole walk has returned ${plural(walkReturned, noun)} from ${where}`
+    if (value.complete) return `${label}: ${part}, and the whole scope was examined${walkReturned === 0 ? ', so it proves there are none' : ''}.${warningsClause(value.warnings)}`
+    return `${label}: ${part}, more may exist; ${continuationHint(value.continuation)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
+  }
   const label = completenessLabel(value)
   if (value.complete) {
     const proof = returned === 0 ? 'the whole scope was examined, so this empty result proves there are none' : 'the whole scope was examined'

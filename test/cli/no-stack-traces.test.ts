@@ -61,7 +61,7 @@ describe('no input a person can type produces a stack trace (real subprocesses)'
       child.once('exit', (code) => resolve({ code, stderr }))
     })
     assert.equal(r.code, 2, r.stderr)
-    assert.match(r.stderr, /invalid_request: store URL scheme "mysql:" is not supported .*the supported stores are SQLite and PostgreSQL/)
+    assert.match(r.stderr, /invalid_request: store URL scheme "mysql:" is not supported .*SQLite or PostgreSQL/)
     assert.doesNotMatch(r.stderr, STACK_FRAME)
   })
 

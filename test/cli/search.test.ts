@@ -38,6 +38,21 @@ describe('warrant search (a real subprocess)', () => {
     assert.deepEqual(ids, full.items.map((i: any) => i.id))
   })
 
+  test('a continued walk speaks of the whole walk: what this call returned and what the walk found in total', async () => {
+    const full = JSON.parse((await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--json'])).stdout)
+    assert.equal(full.page.walk_returned, undefined, 'a walk in one part has nothing to add')
+    const first = JSON.parse((await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--max-pages', '1', '--page-size', '50', '--json'])).stdout)
+    const second = JSON.parse((await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--max-pages', '1', '--page-size', '50', '--cursor', first.continuation.cursor, '--json'])).stdout)
+    assert.deepEqual([second.page.returned, second.page.walk_returned], [50, 100])
+    const last = await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--page-size', '50', '--cursor', second.continuation.cursor])
+    assert.equal(last.code, 0, last.stderr)
+    const rest = full.items.length - 100
+    assert.match(last.stdout, new RegExp(`^COMPLETE: the walk found ${full.items.length} matching record\\(s\\) in subscriptions in billing-demo.* in all its parts \\(${rest} returned by this call, the rest by the earlier ones\\)`))
+    const middle = await ws.warrant(['search', 'subscriptions', '--filter', 'status=past_due', '--max-pages', '1', '--page-size', '50', '--cursor', first.continuation.cursor])
+    assert.equal(middle.code, 5)
+    assert.match(middle.stdout, /^INCOMPLETE: 50 record\(s\) returned by this call, 100 so far by the whole walk/)
+  })
+
   test('bad input exits 2 with the error code and changes nothing', async () => {
     const denied = await ws.warrant(['search', 'subscriptions', '--filter', 'card_token=x'])
     assert.equal(denied.code, 2)

@@ -377,6 +377,13 @@ for (const kind of STORE_KINDS) {
         edit: (raw) => {
           raw.resources.subscriptions.approval.two_reviewers_above = 5
           raw.resources.subscriptions.standing_approvals.push({
+            name: 'nightly-small-past-due-eu',
+            selector: { status: 'past_due', region: 'eu' },
+            action: 'pause_collection',
+            max_count: 25,
+            flagged: { tags: { contains: 'enterprise' } },
+          })
+          raw.resources.subscriptions.standing_approvals.push({
             name: 'globex-past-due-eu',
             selector: { status: 'past_due', region: 'eu', tenant: 'globex' },
             action: 'pause_collection',

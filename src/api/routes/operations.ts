@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import {
   commitReceiptSchema,
+  FINISHED_STATES,
   operationViewSchema,
   reconcileReportSchema,
   resultsPageSchema,
@@ -74,7 +75,12 @@ const getOperation = createRoute({
   method: 'get',
   path: '/v1/operations/{id}',
   summary: 'An operation: state, counts per outcome, halt reason, stop rules',
-  request: { params: idParam },
+  request: {
+    params: idParam,
+    query: z.object({
+      wait_ms: z.coerce.number().int().min(0).max(30_000).optional().describe('wait up to this long for the operation to finish before answering (as get_operation does on MCP)'),
+    }),
+  },
   responses: { 200: { description: 'the operation', content: { 'application/json': { schema: operationViewSchema } } }, ...errors([401, 403, 404]) },
 })
 
@@ -133,7 +139,14 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
     return result.created ? c.json(result, 202) : c.json(result, 200)
   })
 
-  app.openapi(getOperation, async (c) => c.json(await operations.get(c.get('actor'), c.req.valid('param').id), 200))
+  app.openapi(getOperation, async (c) => {
+    const id = c.req.valid('param').id
+    const waitMs = c.req.valid('query').wait_ms ?? 0
+    const view = await operations.get(c.get('actor'), id)
+    if (waitMs === 0 || FINISHED_STATES.has(view.state)) return c.json(view, 200)
+    await operations.waitFor(id, waitMs)
+    return c.json(await operations.get(c.get('actor'), id), 200)
+  })
 
   app.openapi(listResults, async (c) => {
     const query = c.req.valid('query')

@@ -29,7 +29,12 @@ export function registerToken(program: Command): void {
           scopes: { resources: flags.resources ?? '*', actions: flags.actions ?? (flags.role === 'agent' ? [] : '*') },
           ttlMs: days * 86_400_000,
         })
-        process.stdout.write(flags.json ? `${JSON.stringify(issued, null, 2)}\n` : `${issued.token}\n(${issued.role} "${issued.name}", id ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
+        // The token alone on stdout, so `warrant token create --role reviewer > reviewer.token` makes a token file.
+        if (flags.json) process.stdout.write(`${JSON.stringify(issued, null, 2)}\n`)
+        else {
+          process.stdout.write(`${issued.token}\n`)
+          process.stderr.write(`(${issued.role} "${issued.name}", id ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
+        }
       } finally {
         await gateway.close()
       }

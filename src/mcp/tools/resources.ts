@@ -47,6 +47,6 @@ export const search = defineTool({
     return searchResource(scopedResource(gateway, actor, resource), request, { cursorCodec: gateway.cursorCodec })
   },
   summarize(envelope, args) {
-    return collectionSummary(envelope, envelope.items.length, `${args.resource} (${envelope.scope.environment})`)
+    return collectionSummary(envelope, envelope.items.length, `${args.resource} (${envelope.scope.environment})`, 'record', envelope.page.walk_returned)
   },
 })
