@@ -57,7 +57,7 @@ export const operationViewSchema = z
     resource: z.string().nullable(),
     environment: z.string().nullable(),
     action: z.object({ type: z.string(), params: z.record(z.string(), z.unknown()) }).nullable(),
-    state: operationStateSchema.describe('succeeded only when every target succeeded; halted leaves later targets pending'),
+    state: operationStateSchema,
     target_count: z.number().int(),
     counts: countsSchema,
     halt_reason: haltReasonSchema.nullable(),
