@@ -9,7 +9,7 @@ export function operationProgressLine(op: OperationView, elapsedMs: number, done
   const c = op.counts
   const done = op.target_count - c.pending - c.in_flight
   const rate = elapsedMs > 0 ? ((done - doneAtStart) * 1000) / elapsedMs : 0
-  const left = rate > 0 ? ` · ~${duration(((op.target_count - done) / rate) * 1000)} left` : ''
+  const left = rate > 0 && done < op.target_count ? ` · ~${duration(((op.target_count - done) / rate) * 1000)} left` : ''
   return `${op.state}: ${thousands(done)}/${thousands(op.target_count)} targets · succeeded ${thousands(c.succeeded)}, failed ${thousands(c.failed)}, skipped ${thousands(c.skipped)}, unknown ${thousands(c.unknown)} · ${rate.toFixed(1)}/s · ${duration(elapsedMs)}${left}`
 }
 

@@ -48,9 +48,9 @@ export function observeAudit(audit: AuditLog, telemetry: Telemetry): AuditLog {
       audit.recordCall(call)
       telemetry.add('warrant_audit_rows_total', { level: 'call' })
     },
-    verify: async () => {
+    verify: async (options) => {
       try {
-        const result = await audit.verify()
+        const result = await audit.verify(options)
         telemetry.add('warrant_audit_verify_total', { result: result.ok ? 'ok' : 'broken' })
         return result
       } catch (error) {
