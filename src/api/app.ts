@@ -40,8 +40,10 @@ export function createApp(options: AppOptions): App {
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404))
 
   registerMetricsRoute(app, gateway)
+  // First: every request below is recorded, on every surface this app carries, refusals included.
+  app.use('*', auditTrail(gateway))
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
-  app.use('/v1/*', auditTrail(gateway), authenticate(gateway), refuseDuplicateKeys)
+  app.use('/v1/*', authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })
   registerResourceRoutes(app, gateway)

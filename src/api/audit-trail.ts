@@ -1,21 +1,29 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { routePath } from 'hono/route'
+import { withRequestAudit } from '../audit/index.js'
+import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import { MCP_PATH } from '../mcp/http-transport.js'
 import type { ApiEnv } from './authenticate.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_BODY = 4096
 
 /**
- * The run-level audit trail of the HTTP surface: who called which endpoint, with what, and which selection,
- * plan and operation it touched, refusals included. Recording never fails the request: a logging fault is
- * logged, and the caller still gets the service's answer.
+ * The run-level audit trail of every request the app serves, on every surface it carries (the HTTP API, the
+ * MCP endpoint, the review pages), refusals included: who called which route, with what (denied fields and
+ * secrets redacted), the outcome (`ok`, or `refused` with the error code), and which selection, plan and
+ * operation it touched. The row is written before the answer leaves. A surface that records the request
+ * itself (an MCP tool call, a review-page action) marks it, and this trail then adds nothing. Recording never
+ * fails the request: a logging fault is logged, and the caller still gets the service's answer.
  */
 export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
-    await next()
+    if (c.req.path === '/health') return next()
+    const recorded = await withRequestAudit(next)
+    if (recorded) return
     try {
-      const actor = c.get('actor') ?? null
+      const actor = c.get('actor') ?? (c.get('viewer' as never) as { actor?: Actor } | undefined)?.actor ?? null
       const route = routePath(c, -1)
       const body = await requestBody(c)
       const answer = await responseJson(c.res)
@@ -30,17 +38,27 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
         const kind = route.startsWith('/v1/selections') ? 'selection_id' : route.startsWith('/v1/plans') ? 'plan_id' : route.startsWith('/v1/operations') ? 'operation_id' : null
         if (kind) ids[kind] ??= param
       }
-      const error = pick(answer, 'error') as { code?: string } | undefined
+      const status = c.res.status
+      const refused = status >= 400
+      const code = errorCode(c, answer)
       const decision = route.endsWith('/approvals') && body && typeof body === 'object' ? (body as Record<string, unknown>).decision : undefined
       await gateway.audit.record({
         actor,
-        surface: 'http',
+        surface: c.req.path === MCP_PATH ? 'mcp' : c.req.path.startsWith('/review') ? 'ui' : 'http',
         action: `${c.req.method} ${route}`,
-        summary: { status: c.res.status, path: c.req.path, ...(body !== undefined ? { body: summarise(body) } : {}), ...(error?.code ? { error: error.code } : {}) },
-        selection_id: ids.selection_id,
-        plan_id: ids.plan_id,
-        operation_id: ids.operation_id,
-        details: decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
+        summary: {
+          status,
+          path: c.req.path,
+          outcome: refused ? 'refused' : 'ok',
+          ...(refused ? { error: code } : {}),
+          ...(body !== undefined ? { body: summarise(body) } : {}),
+          // a refused approval attempt is a refusal, never an approval: it carries no `decision`
+          ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
+        },
+        selection_id: ids.selection_id as string | undefined,
+        plan_id: ids.plan_id as string | undefined,
+        operation_id: ids.operation_id as string | undefined,
+        details: !refused && decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
       })
     } catch (error) {
       gateway.log.error({ err: error, path: c.req.path }, 'audit trail: could not record the request')
@@ -48,9 +66,25 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
   }
 }
 
+/** The refusal's code: the error the app answered with, else the JSON error body's, else the status's class. */
+function errorCode(c: Context, answer: unknown): string {
+  const error = (c as { error?: unknown }).error
+  if (isWarrantError(error)) return error.code
+  const code = (pick(answer, 'error') as { code?: unknown } | undefined)?.code
+  if (typeof code === 'string') return code
+  return c.res.status >= 500 ? 'internal' : c.res.status === 404 ? 'not_found' : `http_${c.res.status}`
+}
+
 /** The body as the route parsed it (hono caches it), or a note that it was not JSON. */
 async function requestBody(c: Context): Promise<unknown> {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return undefined
+  if (c.req.header('content-type')?.includes('application/x-www-form-urlencoded')) {
+    try {
+      return await c.req.parseBody()
+    } catch {
+      return undefined
+    }
+  }
   try {
     return await c.req.json()
   } catch {

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 import type { AuditEventRow, Database, Store } from '../store/index.js'
 import { AUDIT_GENESIS_HASH, hashAuditRow, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { readChainHead, writeChainHead } from './head.js'
+import { readChainHead, signHead, writeChainHead } from './head.js'
+import type { AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
 export interface AuditLogLogger {
@@ -34,7 +35,7 @@ export interface AppendQueue {
 }
 
 /** Appends queued rows in order, in batches of at most `maxBatch` rows a transaction. */
-export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: number): AppendQueue {
+export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: number, keyring: AuditKeyring | null = null): AppendQueue {
   const db = store.db
   const queue: Pending[] = []
   let draining: Promise<void> | null = null
@@ -108,7 +109,7 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
   async function appendWithRetry(rows: NewRow[]): Promise<AuditEventRow[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await appendOnce(store, rows)
+        return await appendOnce(store, rows, keyring)
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error
         await sleep(Math.min(250, 5 * 2 ** attempt) * (0.5 + Math.random()))
@@ -126,12 +127,12 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
 }
 
 /** One transaction that holds the chain's write lock: read the tip, insert the rows, move the head. */
-async function appendOnce(store: Store, rows: NewRow[]): Promise<AuditEventRow[]> {
+async function appendOnce(store: Store, rows: NewRow[], keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
   const db = store.db
   if (store.dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${sql.lit(AUDIT_ADVISORY_LOCK_KEY)})`.execute(trx)
-      return writeRows(trx, rows)
+      return writeRows(trx, rows, keyring)
     })
   }
   // SQLite: kysely runs every query on one connection behind a mutex, which `connection()` holds for the
@@ -140,7 +141,7 @@ async function appendOnce(store: Store, rows: NewRow[]): Promise<AuditEventRow[]
   return db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn)
     try {
-      const written = await writeRows(conn, rows)
+      const written = await writeRows(conn, rows, keyring)
       await sql`commit`.execute(conn)
       return written
     } catch (error) {
@@ -150,7 +151,8 @@ async function appendOnce(store: Store, rows: NewRow[]): Promise<AuditEventRow[]
   })
 }
 
-async function writeRows(tx: Kysely<Database>, rows: NewRow[]): Promise<AuditEventRow[]> {
+async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
+  const key = keyring?.current ?? null
   // Continue from the head when it is ahead of the last row: rows removed from the end stay a visible gap.
   const head = await readChainHead(tx)
   const last = await tx.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst()
@@ -160,11 +162,11 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[]): Promise<AuditEve
   const written = rows.map((row): AuditEventRow => {
     seq += 1
     const unhashed: UnhashedAuditRow = { ...row, seq, prev_hash: prev }
-    prev = hashAuditRow(unhashed)
+    prev = hashAuditRow(unhashed, key)
     return { ...unhashed, hash: prev }
   })
   for (let i = 0; i < written.length; i += INSERT_CHUNK) await tx.insertInto('audit_events').values(written.slice(i, i + INSERT_CHUNK)).execute()
-  await writeChainHead(tx, { seq, hash: prev })
+  await writeChainHead(tx, key ? signHead({ seq, hash: prev }, key) : { seq, hash: prev })
   return written
 }
 

@@ -7,6 +7,10 @@ import { exportAuditNdjson } from './export.js'
 import { recordsChanged, whoAsked, type RecordsChanged, type RecordsChangedOptions, type WhoAsked } from './incidents.js'
 import { queryAuditLog, type AuditPage, type AuditQuery } from './query.js'
 import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
+import { signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
+import { readChainHead } from './head.js'
+import type { AuditKeyring } from './keyring.js'
+import { WarrantError, type Actor } from '../contract/index.js'
 
 export interface AuditLogOptions {
   readonly store: Store
@@ -16,6 +20,10 @@ export interface AuditLogOptions {
   readonly log?: AuditLogLogger
   /** most rows appended in one transaction; default 500 */
   readonly maxBatch?: number
+  /** the HMAC keys the chain is signed with (kept outside the store); null: an unkeyed chain */
+  readonly keyring?: AuditKeyring | null
+  /** field names whose values never enter the log (every resource's denied fields) */
+  readonly deniedFields?: Iterable<string>
 }
 
 export interface AuditLog {
@@ -33,7 +41,15 @@ export interface AuditLog {
   callRecorder(context?: CallContext): (call: UpstreamCall) => void
   /** Resolves when everything queued so far has been written (or has failed and been logged). */
   flush(): Promise<void>
-  verify(options?: Pick<VerifyOptions, 'onProgress'>): Promise<VerifyResult>
+  /** Recompute the chain; with a checkpoint exported earlier, also prove the chain still holds it. */
+  verify(options?: Pick<VerifyOptions, 'onProgress'> & { readonly checkpoint?: AuditCheckpoint }): Promise<VerifyResult>
+  /**
+   * Append a `audit checkpoint` row (so the head is signed with the current key), then return the head signed
+   * as a checkpoint to keep outside the store. Refused without a key: an unsigned checkpoint proves nothing.
+   */
+  checkpoint(actor: Actor | null): Promise<AuditCheckpoint>
+  /** whether rows are signed, and with which key */
+  readonly keyId: string | null
   query(filter?: AuditQuery): Promise<AuditPage>
   /** Every row as stored (summary and details as their JSON text, so hashes can be recomputed), one JSON line each, ending in `\n`. */
   exportNdjson(): AsyncIterable<string>
@@ -56,7 +72,9 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { store } = options
   const db = store.db
   const now = options.clock ? () => options.clock!().toISOString() : () => store.now()
-  const queue = createAppendQueue(store, options.log ?? stderrLog, Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH))
+  const keyring = options.keyring ?? null
+  const denied: ReadonlySet<string> = new Set(options.deniedFields ?? [])
+  const queue = createAppendQueue(store, options.log ?? stderrLog, Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH), keyring)
 
   function recordCall(call: CallEvent): void {
     try {
@@ -66,22 +84,33 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     }
   }
 
+  function record(event: RunEvent): Promise<AuditEntry> {
+    let row: NewRow
+    try {
+      row = runRow(event, now, denied)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    return new Promise<AuditEventRow>((resolve, reject) => queue.enqueue({ row, resolve, reject })).then(toEntry)
+  }
+
   return {
-    record(event) {
-      let row: NewRow
-      try {
-        row = runRow(event, now)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      return new Promise<AuditEventRow>((resolve, reject) => queue.enqueue({ row, resolve, reject })).then(toEntry)
+    record,
+    keyId: keyring?.current.id ?? null,
+    async checkpoint(actor) {
+      if (!keyring) throw new WarrantError('invalid_request', 'no audit key is configured (audit.key or WARRANT_AUDIT_KEY): an unsigned checkpoint would prove nothing')
+      await record({ actor, action: 'audit checkpoint', summary: { key_id: keyring.current.id } })
+      await queue.flush()
+      const head = await readChainHead(db)
+      if (!head) throw new WarrantError('internal', 'the audit chain has no head after an append')
+      return signCheckpoint(head, now(), keyring.current)
     },
     recordCall,
     callRecorder(context = {}) {
       return (call) => recordCall({ ...call, ...context })
     },
     flush: () => queue.flush(),
-    verify: (options) => verifyAuditChain(db, options),
+    verify: (opts) => verifyAuditChain(db, { ...(opts?.onProgress ? { onProgress: opts.onProgress } : {}), keyring, ...(opts?.checkpoint ? { checkpoint: opts.checkpoint } : {}) }),
     query: (filter) => queryAuditLog(db, filter),
     exportNdjson: () => exportAuditNdjson(db),
     whoAsked: (operationId) => whoAsked(store, operationId),

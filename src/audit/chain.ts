@@ -1,5 +1,6 @@
 import { canonicalJson, sha256 } from '../contract/index.js'
 import type { AuditEventRow } from '../store/index.js'
+import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /** The `prev_hash` of the first row: there is nothing before it. */
 export const AUDIT_GENESIS_HASH = `sha256:${'0'.repeat(64)}`
@@ -43,18 +44,42 @@ function pickColumns<K extends keyof AuditEventRow>(row: Pick<AuditEventRow, K>,
 }
 
 /**
- * The hash of one row: `sha256` of the canonical JSON of every column but `hash`, with `summary` and
- * `details` as the JSON text stored (so an export can be re-verified byte for byte without the database).
+ * The hash of one row over the canonical JSON of every column but `hash`, with `summary` and `details` as
+ * the JSON text stored (so an export can be re-verified byte for byte without the database). With a key:
+ * `hmac-sha256:KEY_ID:hex`, which nobody without the key can recompute; without: `sha256:hex`.
  *
  * @example hashAuditRow({ seq: 1, level: 'run', at: '2025-01-31T12:00:00.000Z', ..., prev_hash: AUDIT_GENESIS_HASH })
  */
-export function hashAuditRow(row: UnhashedAuditRow): string {
-  return sha256(canonicalJson(pickColumns(row, HASHED_COLUMNS)))
+export function hashAuditRow(row: UnhashedAuditRow, key?: AuditKey | null): string {
+  const text = canonicalJson(pickColumns(row, HASHED_COLUMNS))
+  return key ? `${SIGNED_PREFIX}${key.id}:${hmacHex(key, text)}` : sha256(text)
 }
 
-/** Whether a stored row's hash matches its content. */
-export function rowHashMatches(row: AuditEventRow): boolean {
-  return hashAuditRow(row) === row.hash
+const SIGNED_PREFIX = 'hmac-sha256:'
+
+/** Whether a stored hash is a keyed signature, and under which key id. */
+export function signingKeyId(hash: string): string | null {
+  if (!hash.startsWith(SIGNED_PREFIX)) return null
+  const rest = hash.slice(SIGNED_PREFIX.length)
+  const colon = rest.indexOf(':')
+  return colon > 0 ? rest.slice(0, colon) : null
+}
+
+/** How a row's hash checks: its content matches, does not, or is signed with a key this keyring lacks. */
+export type RowCheck = 'ok' | 'mismatch' | 'unknown_key'
+
+/** Checks a row's hash the way it says it was made: plain sha256, or the HMAC of the key it names. */
+export function checkRowHash(row: AuditEventRow, keyring: AuditKeyring | null): RowCheck {
+  const keyId = signingKeyId(row.hash)
+  if (keyId === null) return row.hash.startsWith('sha256:') && hashAuditRow(row) === row.hash ? 'ok' : 'mismatch'
+  const key = keyring?.get(keyId)
+  if (!key) return 'unknown_key'
+  return sameHex(hashAuditRow(row, key), row.hash) ? 'ok' : 'mismatch'
+}
+
+/** Whether a stored row's hash matches its content (a keyed row, only with its key). */
+export function rowHashMatches(row: AuditEventRow, keyring: AuditKeyring | null = null): boolean {
+  return checkRowHash(row, keyring) === 'ok'
 }
 
 /**

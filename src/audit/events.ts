@@ -1,5 +1,5 @@
 import type { UpstreamCall } from '../connectors/index.js'
-import { canonicalJson, type RunEvent } from '../contract/index.js'
+import { canonicalJson, wellFormed, type RunEvent } from '../contract/index.js'
 
 export type { RunEvent }
 import type { UnhashedAuditRow } from './chain.js'
@@ -24,23 +24,23 @@ export const UPSTREAM_SURFACE = 'upstream'
 /** A row before the append gives it its place in the chain. */
 export type NewRow = Omit<UnhashedAuditRow, 'seq' | 'prev_hash'>
 
-export function runRow(event: RunEvent, now: () => string): NewRow {
+export function runRow(event: RunEvent, now: () => string, denied?: ReadonlySet<string>): NewRow {
   const actor = event.actor
   const details =
     event.details == null && actor === null
       ? null
-      : json({ ...(actor ? { actor: { name: actor.name, role: actor.role } } : {}), ...(event.details ?? {}) })
+      : json({ ...(actor ? { actor: { name: actor.name, role: actor.role } } : {}), ...(event.details ?? {}) }, denied)
   return {
     level: 'run',
     at: now(),
-    principal: actor?.principal ?? null,
-    surface: event.surface ?? actor?.surface ?? 'system',
-    action: event.action,
-    summary: json(event.summary ?? {}),
-    selection_id: event.selection_id ?? null,
-    plan_id: event.plan_id ?? null,
-    operation_id: event.operation_id ?? null,
-    target_id: event.target_id ?? null,
+    principal: column(actor?.principal),
+    surface: column(event.surface ?? actor?.surface) ?? 'system',
+    action: column(event.action) ?? '(none)',
+    summary: json(event.summary ?? {}, denied),
+    selection_id: column(event.selection_id),
+    plan_id: column(event.plan_id),
+    operation_id: column(event.operation_id),
+    target_id: column(event.target_id),
     details,
   }
 }
@@ -49,9 +49,9 @@ export function callRow(call: CallEvent, now: () => string): NewRow {
   return {
     level: 'call',
     at: now(),
-    principal: call.principal ?? null,
+    principal: column(call.principal),
     surface: UPSTREAM_SURFACE,
-    action: `${call.method} ${call.endpoint}`,
+    action: column(`${call.method} ${call.endpoint}`)!,
     summary: json({
       source: call.source,
       method: call.method,
@@ -61,15 +61,27 @@ export function callRow(call: CallEvent, now: () => string): NewRow {
       duration_ms: call.durationMs,
       ...(call.selection_digest ? { selection_digest: call.selection_digest } : {}),
     }),
-    selection_id: call.selection_id ?? null,
-    plan_id: call.plan_id ?? null,
-    operation_id: call.operation_id ?? null,
-    target_id: call.targetId ?? null,
+    selection_id: column(call.selection_id),
+    plan_id: column(call.plan_id),
+    operation_id: column(call.operation_id),
+    target_id: column(call.targetId),
     details: null,
   }
 }
 
+/**
+ * A text column exactly as both stores keep it, so the hash computed before the insert is the hash of what
+ * is read back: a number or other value becomes its text (SQLite and PostgreSQL would do that silently, and
+ * the row would no longer match its hash), lone UTF-16 surrogates become U+FFFD (UTF-8 cannot hold them),
+ * NUL becomes U+FFFD (PostgreSQL text cannot hold it).
+ */
+export function column(value: unknown): string | null {
+  if (value === null || value === undefined) return null
+  const text = typeof value === 'string' ? value : typeof value === 'object' ? (JSON.stringify(value) ?? String(value)) : String(value)
+  return wellFormed(text).replaceAll('\0', '\uFFFD')
+}
+
 /** Canonical JSON of the value with secrets redacted. */
-function json(value: unknown): string {
-  return canonicalJson(scrubSecrets(value))
+function json(value: unknown, denied?: ReadonlySet<string>): string {
+  return canonicalJson(scrubSecrets(value, denied))
 }

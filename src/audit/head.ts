@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/index.js'
+import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /**
  * The chain head: the seq and hash of the last row the audit log appended, kept in the `kv` table and
@@ -12,6 +13,22 @@ export const CHAIN_HEAD_KEY = 'audit_chain_head'
 export interface ChainHead {
   readonly seq: number
   readonly hash: string
+  /** with a key: which key signed the head, and the signature (so the head cannot be moved back without it) */
+  readonly key_id?: string
+  readonly mac?: string
+}
+
+/** The head's signature: binds its seq to its hash under the key. */
+export function signHead(head: { seq: number; hash: string }, key: AuditKey): ChainHead {
+  return { seq: head.seq, hash: head.hash, key_id: key.id, mac: hmacHex(key, `warrant-audit-head:${head.seq}:${head.hash}`) }
+}
+
+/** 'ok', 'unsigned', 'unknown_key' or 'mismatch' (the head was written by someone without the key). */
+export function checkHead(head: ChainHead, keyring: AuditKeyring | null): 'ok' | 'unsigned' | 'unknown_key' | 'mismatch' {
+  if (head.mac === undefined || head.key_id === undefined) return 'unsigned'
+  const key = keyring?.get(head.key_id)
+  if (!key) return 'unknown_key'
+  return sameHex(signHead(head, key).mac!, head.mac) ? 'ok' : 'mismatch'
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {
@@ -19,7 +36,13 @@ export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | n
   if (!row) return null
   try {
     const parsed = JSON.parse(row.value) as Partial<ChainHead>
-    if (Number.isSafeInteger(parsed.seq) && typeof parsed.hash === 'string') return { seq: parsed.seq as number, hash: parsed.hash }
+    if (Number.isSafeInteger(parsed.seq) && typeof parsed.hash === 'string')
+      return {
+        seq: parsed.seq as number,
+        hash: parsed.hash,
+        ...(typeof parsed.key_id === 'string' ? { key_id: parsed.key_id } : {}),
+        ...(typeof parsed.mac === 'string' ? { mac: parsed.mac } : {}),
+      }
   } catch {
     // an unreadable head is treated as no head; verify reports it
   }
@@ -27,7 +50,7 @@ export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | n
 }
 
 export async function writeChainHead(db: Kysely<Database>, head: ChainHead): Promise<void> {
-  const value = JSON.stringify({ seq: head.seq, hash: head.hash })
+  const value = JSON.stringify(head)
   await db
     .insertInto('kv')
     .values({ key: CHAIN_HEAD_KEY, value })

@@ -164,7 +164,9 @@ function summariseWhoAsked(operationId: string, events: AuditEntry[], truncated:
     const actor = asRecord(details.actor)
     const name = stringOrNull(actor.name)
     const role = stringOrNull(actor.role)
-    if (typeof details.decision === 'string') {
+    // An approval is a decision that was accepted: a refused attempt (an agent's 403, a wrong digest's 409)
+    // is the requester's event, never an approval, even in rows written before refusals were marked.
+    if (typeof details.decision === 'string' && !isRefusal(event.summary)) {
       approvals.push({ seq: event.seq, at: event.at, plan_id: event.plan_id, decision: details.decision, principal: event.principal, name, role, surface: event.surface, action: event.action, details: event.details })
       continue
     }
@@ -189,6 +191,11 @@ function summariseWhoAsked(operationId: string, events: AuditEntry[], truncated:
     events,
     truncated,
   }
+}
+
+function isRefusal(summary: unknown): boolean {
+  const s = asRecord(summary)
+  return s.outcome === 'refused' || (typeof s.status === 'number' && s.status >= 400) || s.error !== undefined
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -25,7 +25,10 @@ export {
   type WhoAsked,
 } from './incidents.js'
 export { type AuditPage, type AuditQuery } from './query.js'
-export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, hashAuditRow, rowHashMatches, type UnhashedAuditRow } from './chain.js'
-export { CHAIN_HEAD_KEY, readChainHead, type ChainHead } from './head.js'
+export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, hashAuditRow, rowHashMatches, signingKeyId, type UnhashedAuditRow } from './chain.js'
+export { CHECKPOINT_FORMAT, checkCheckpoint, parseCheckpoint, signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
+export { AUDIT_KEY_ENV, createAuditKeyFile, loadAuditKeyring, parseAuditKeys, type AuditKey, type AuditKeyring, type AuditKeySource } from './keyring.js'
+export { CHAIN_HEAD_KEY, checkHead, readChainHead, type ChainHead } from './head.js'
 export { REDACTED, isSecretKey, scrubSecrets } from './redact.js'
-export { VERIFY_PAGE_SIZE, verifyAuditChain, type ChainProblem, type VerifyResult } from './verify.js'
+export { CHAIN_PROBLEMS, VERIFY_PAGE_SIZE, verifyAuditChain, type ChainGuarantee, type ChainProblem, type VerifyOptions, type VerifyResult } from './verify.js'
+export { markRequestAudited, withRequestAudit } from './request-scope.js'

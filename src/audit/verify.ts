@@ -1,10 +1,32 @@
 import type { Kysely } from 'kysely'
 import type { AuditEventRow, Database } from '../store/index.js'
-import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, hashAuditRow } from './chain.js'
-import { readChainHead, type ChainHead } from './head.js'
+import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, signingKeyId } from './chain.js'
+import { checkCheckpoint, type AuditCheckpoint } from './checkpoint.js'
+import { checkHead, readChainHead, type ChainHead } from './head.js'
+import type { AuditKeyring } from './keyring.js'
 
-/** What was wrong with the first bad row. */
-export type ChainProblem = 'altered' | 'removed' | 'reordered' | 'inserted'
+/**
+ * What was wrong with the first bad row. Beyond the four of a plain hash chain: `forged` (a row or head
+ * not signed with the key where the chain is keyed, or a checkpoint not signed with it), `unsigned` (a key
+ * is configured but the end of the chain is not signed with it), `unverifiable` (signed with a key this
+ * process does not have).
+ */
+export const CHAIN_PROBLEMS = ['altered', 'removed', 'reordered', 'inserted', 'forged', 'unsigned', 'unverifiable'] as const
+export type ChainProblem = (typeof CHAIN_PROBLEMS)[number]
+
+/**
+ * Which guarantee held for an intact chain: `signed` (every row carries an HMAC of a key kept outside the
+ * store), `partly_signed` (rows before `signed_from_seq` were written before a key was configured),
+ * `unsigned` (no key: only accidental or partial tampering is detected).
+ */
+export type ChainGuarantee = 'signed' | 'partly_signed' | 'unsigned'
+
+export interface VerifyOptions {
+  readonly pageSize?: number
+  readonly keyring?: AuditKeyring | null
+  /** a checkpoint exported earlier: the chain must still hold its row, with its hash */
+  readonly checkpoint?: AuditCheckpoint
+}
 
 export type VerifyResult =
   | {
@@ -14,6 +36,15 @@ export type VerifyResult =
       /** the last row's seq and hash (null for an empty log): note them elsewhere to detect a later rewrite */
       readonly last_seq: number | null
       readonly last_hash: string | null
+      readonly guarantee: ChainGuarantee
+      /** the first signed row (null when none is) */
+      readonly signed_from_seq: number | null
+      /** the keys rows were signed with */
+      readonly key_ids: string[]
+      /** the checkpoint checked, when one was given */
+      readonly checkpoint: { readonly seq: number; readonly hash: string } | null
+      /** what this result proves, and what it does not, in one sentence */
+      readonly statement: string
     }
   | {
       readonly ok: false
@@ -51,6 +82,11 @@ export interface VerifyOptions {
  */
 export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyResult> {
   const pageSize = options.pageSize ?? VERIFY_PAGE_SIZE
+  const keyring = options.keyring ?? null
+  const checkpoint = options.checkpoint ?? null
+  const check = (row: AuditEventRow) => checkRowHash(row, keyring)
+  let signedFrom: number | null = null
+  const keyIds = new Set<string>()
   let head = await readChainHead(db)
   let expected = AUDIT_FIRST_SEQ
   let prevHash = AUDIT_GENESIS_HASH
@@ -58,6 +94,12 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   let after: number | null = null
   let rows = 0
   const bad = (first_bad_seq: number, problem: ChainProblem, message: string): VerifyResult => ({ ok: false, first_bad_seq, problem, message, rows_checked: rows })
+
+  if (checkpoint) {
+    const state = checkCheckpoint(checkpoint, keyring)
+    if (state === 'unknown_key') return bad(checkpoint.seq, 'unverifiable', `the checkpoint is signed with key "${checkpoint.key_id}", which is not configured here`)
+    if (state === 'mismatch') return bad(checkpoint.seq, 'forged', `the checkpoint at seq ${checkpoint.seq} is not signed with key "${checkpoint.key_id}": it was not exported by Warrant`)
+  }
 
   /** Whether `seq` is past the head; the head is re-read first, as appends may have landed since. */
   const beyondHead = async (seq: number): Promise<boolean> => {
@@ -73,17 +115,18 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
 
     for (const row of page) {
       after = row.seq
-      const selfOk = hashAuditRow(row) === row.hash
+      const state = check(row)
+      const selfOk = state === 'ok'
 
       if (row.seq < expected) {
         // Only possible before the first row: the seq is below the first one ever written.
-        const home = await homeOf(db, row, head)
+        const home = await homeOf(db, row, head, keyring)
         if (home !== null) return bad(home, 'altered', `row ${home} was renumbered to ${row.seq}: its content matches its hash only as seq ${home}`)
         return bad(row.seq, 'inserted', `row ${row.seq} comes before the chain's first seq (${AUDIT_FIRST_SEQ}) and belongs nowhere in it`)
       }
 
       if (row.seq > expected) {
-        const moved = await renumberedRow(db, expected, prevHash)
+        const moved = await renumberedRow(db, expected, prevHash, keyring)
         if (moved) return bad(expected, 'altered', `row ${expected} was renumbered to ${moved.seq}: its content matches its hash only as seq ${expected}`)
         if (await beyondHead(row.seq)) return bad(row.seq, 'inserted', `row ${row.seq} is past the chain head (seq ${head?.seq}) and the rows before it are missing: it was not written by the audit log`)
         const missing = row.seq - 1 === expected ? `row ${expected} is` : `rows ${expected}..${row.seq - 1} are`
@@ -92,8 +135,10 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
 
       if (await beyondHead(row.seq)) return bad(row.seq, 'inserted', `row ${row.seq} is past the chain head (seq ${head?.seq}) recorded by the last append: it was not written by the audit log`)
 
+      if (state === 'unknown_key')
+        return bad(row.seq, 'unverifiable', `row ${row.seq} is signed with key "${signingKeyId(row.hash)}", which is not configured here: its content cannot be checked`)
       if (!selfOk) {
-        const home = await homeOf(db, row, head)
+        const home = await homeOf(db, row, head, keyring)
         if (home !== null && home !== row.seq) return bad(row.seq, 'reordered', `row ${row.seq} holds the content written as row ${home}`)
         return bad(row.seq, 'altered', `row ${row.seq} does not match its hash: a column was changed after it was written`)
       }
@@ -109,6 +154,15 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         )
       }
 
+      const keyId = signingKeyId(row.hash)
+      if (keyId !== null) {
+        signedFrom ??= row.seq
+        keyIds.add(keyId)
+      } else if (signedFrom !== null)
+        return bad(row.seq, 'forged', `row ${row.seq} is not signed though row ${signedFrom} and later ones are: it was written by someone without the audit key`)
+      if (checkpoint && row.seq === checkpoint.seq && row.hash !== checkpoint.hash)
+        return bad(row.seq, 'altered', `row ${row.seq} is not the row the checkpoint of ${checkpoint.at} names: the chain was rewritten since`)
+
       expected = row.seq + 1
       prevHash = row.hash
       prevSeq = row.seq
@@ -121,7 +175,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     head = await readChainHead(db)
     const lastSeq = prevSeq ?? AUDIT_FIRST_SEQ - 1
     if (head === null) {
-      if (rows === 0) return { ok: true, rows: 0, last_seq: null, last_hash: null }
+      if (rows === 0) return { ok: true, rows: 0, last_seq: null, last_hash: null, guarantee: keyring ? 'signed' : 'unsigned', signed_from_seq: null, key_ids: [], checkpoint: null, statement: 'the log is empty' }
       return bad(lastSeq + 1, 'removed', `the chain head is missing, so the end of the log cannot be confirmed: rows after ${lastSeq} may have been removed`)
     }
     if (head.seq > lastSeq) {
@@ -132,7 +186,30 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     }
     if (head.seq === lastSeq && head.hash !== prevHash)
       return bad(lastSeq, 'altered', `row ${lastSeq} is not the row the last append wrote (its hash differs from the chain head): it was rewritten with a recomputed hash`)
-    return { ok: true, rows, last_seq: prevSeq, last_hash: prevSeq === null ? null : prevHash }
+    if (checkpoint && lastSeq < checkpoint.seq)
+      return bad(lastSeq + 1, 'removed', `the chain ends at seq ${lastSeq}, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: rows were removed from the end`)
+    if (signedFrom !== null) {
+      const headState = checkHead(head, keyring)
+      if (headState !== 'ok')
+        return bad(lastSeq, 'forged', `the chain head (seq ${head.seq}) is ${headState === 'unsigned' ? 'not signed' : 'not signed with the audit key'}: it was moved by someone without the key, e.g. to hide rows removed from the end`)
+    } else if (keyring && rows > 0)
+      return bad(
+        lastSeq,
+        'unsigned',
+        `an audit key is configured but no row is signed with it: either nothing was appended since the key was configured (any new request signs the chain from there on), or the chain was rewritten by someone without the key`,
+      )
+    const guarantee: ChainGuarantee = signedFrom === null ? 'unsigned' : signedFrom === AUDIT_FIRST_SEQ ? 'signed' : 'partly_signed'
+    return {
+      ok: true,
+      rows,
+      last_seq: prevSeq,
+      last_hash: prevSeq === null ? null : prevHash,
+      guarantee,
+      signed_from_seq: signedFrom,
+      key_ids: [...keyIds],
+      checkpoint: checkpoint ? { seq: checkpoint.seq, hash: checkpoint.hash } : null,
+      statement: statementFor(guarantee, signedFrom, checkpoint),
+    }
   }
 }
 
@@ -140,18 +217,27 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
  * The seq a row's content was written as, when it is not where it is now: found from its neighbours in the
  * chain (the row its `prev_hash` names, the row naming its hash) and confirmed by its own hash.
  */
-async function homeOf(db: Kysely<Database>, row: AuditEventRow, head: ChainHead | null): Promise<number | null> {
+async function homeOf(db: Kysely<Database>, row: AuditEventRow, head: ChainHead | null, keyring: AuditKeyring | null): Promise<number | null> {
   const candidates = new Set<number>()
   if (row.prev_hash === AUDIT_GENESIS_HASH) candidates.add(AUDIT_FIRST_SEQ)
   for (const r of await db.selectFrom('audit_events').select('seq').where('hash', '=', row.prev_hash).limit(8).execute()) candidates.add(r.seq + 1)
   for (const r of await db.selectFrom('audit_events').select('seq').where('prev_hash', '=', row.hash).limit(8).execute()) candidates.add(r.seq - 1)
   if (head && head.hash === row.hash) candidates.add(head.seq)
-  for (const seq of candidates) if (seq !== row.seq && hashAuditRow({ ...row, seq }) === row.hash) return seq
+  for (const seq of candidates) if (seq !== row.seq && checkRowHash({ ...row, seq }, keyring) === 'ok') return seq
   return null
 }
 
 /** A row stored under another seq whose content was written as `seq`, right after the row hashed `prevHash`. */
-async function renumberedRow(db: Kysely<Database>, seq: number, prevHash: string): Promise<AuditEventRow | null> {
+async function renumberedRow(db: Kysely<Database>, seq: number, prevHash: string, keyring: AuditKeyring | null): Promise<AuditEventRow | null> {
   const rows = await db.selectFrom('audit_events').selectAll().where('prev_hash', '=', prevHash).where('seq', '<>', seq).limit(8).execute()
-  return rows.find((r) => hashAuditRow({ ...r, seq }) === r.hash) ?? null
+  return rows.find((r) => checkRowHash({ ...r, seq }, keyring) === 'ok') ?? null
+}
+
+function statementFor(guarantee: ChainGuarantee, signedFrom: number | null, checkpoint: AuditCheckpoint | null): string {
+  const since = checkpoint ? `; the checkpoint of ${checkpoint.at} (seq ${checkpoint.seq}) still holds` : ''
+  if (guarantee === 'signed')
+    return `every row is signed with a key kept outside the store: an altered, removed, reordered or forged row, and a rewrite of the chain by someone without the key, would have been detected${since}. Cutting the end back to an older signed head is detected only against a later checkpoint.`
+  if (guarantee === 'partly_signed')
+    return `rows from seq ${signedFrom} are signed with a key kept outside the store (alteration, removal, reordering, forgery and rewriting without the key are detected there); rows before it were written without a key, and are protected against a deliberate rewrite only by a checkpoint taken after them${since}.`
+  return `no audit key: the chain detects accidental or partial tampering only. Someone with write access to the store can rewrite rows, every later hash and the head without being detected${since}. Configure audit.key to sign the chain.`
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { type Actor, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import { noteCliActor } from './cli-audit.js'
 
 export interface TokenFlags {
   readonly token?: string
@@ -41,7 +42,9 @@ export async function cliActor(gateway: Gateway, flags: TokenFlags | string | un
   const token = tokenFrom(typeof flags === 'string' ? { token: flags } : (flags ?? {}))
   if (token) return gateway.principals.authenticate(token, 'cli')
   const user = safeUser()
-  return { principal: `local:${user}`, name: `local operator ${user}`, role: 'agent', scopes: { resources: '*', actions: '*' }, surface: 'cli' }
+  const actor: Actor = { principal: `local:${user}`, name: `local operator ${user}`, role: 'agent', scopes: { resources: '*', actions: '*' }, surface: 'cli' }
+  noteCliActor(actor)
+  return actor
 }
 
 function safeUser(): string {

@@ -12,6 +12,8 @@ import { registerFollowUps } from './commands/follow-up.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerCheck } from './commands/check.js'
+import { auditedInvocation } from './cli-audit.js'
+import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
 
 /**
  * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
@@ -35,7 +37,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerMcp(program)
   registerCheck(program)
   try {
-    await program.parseAsync(argv as string[], { from: 'node' })
+    // Every invocation leaves an audit row (surface cli), refused or not, written before it answers.
+    await auditedInvocation(
+      program,
+      async () => {
+        await program.parseAsync(argv as string[], { from: 'node' })
+      },
+      async (config) => (await openAuditGateway({ config })).gateway,
+    )
     return 0
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2

@@ -1,6 +1,7 @@
 import { loadConfigFile, type WarrantConfig } from '../config/index.js'
 import { ensureDemoData } from '../demo/index.js'
 import { createLogger, type Gateway, openGateway } from '../gateway/index.js'
+import { adoptCliGateway } from './cli-audit.js'
 import { resolveConfigPath } from './config-path.js'
 
 /**
@@ -15,7 +16,9 @@ export async function openCliGateway(flags: { readonly config?: string; readonly
   if (demo)
     for (const resource of Object.values(config.resources))
       if (resource.connector.kind === 'sql') await ensureDemoData({ url: resource.connector.url })
-  const gateway = await openGateway({ config, executors: flags.executors ?? false, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
+  const opened = await openGateway({ config, executors: flags.executors ?? false, log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }) })
+  // Inside a `warrant` invocation, the command's audit row is written into this gateway before it closes.
+  const gateway = adoptCliGateway(opened)
   return { gateway, config, demo, configPath: path }
 }
 

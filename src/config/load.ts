@@ -71,7 +71,9 @@ export function resolvePaths(config: WarrantConfig, base: string): WarrantConfig
     ...config.notifications,
     webhooks: config.notifications.webhooks.map((w) => (w.secret && 'file' in w.secret ? { ...w, secret: { file: resolve(base, w.secret.file) } } : w)),
   }
-  return { ...config, store: sqlite(config.store), resources, ...(notifications ? { notifications } : {}) }
+  const auditKey = config.audit?.key
+  const audit = auditKey && 'file' in auditKey ? { ...config.audit, key: { ...auditKey, file: resolve(base, auditKey.file) } } : config.audit
+  return { ...config, store: sqlite(config.store), resources, ...(notifications ? { notifications } : {}), ...(audit ? { audit } : {}) }
 }
 
 export type { z }

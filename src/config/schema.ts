@@ -355,5 +355,16 @@ export const configSchema = z.strictObject({
     .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50, lease_seconds: 30 }),
   resources: z.record(fieldName, resourceSchema),
   notifications: notificationsSchema.describe('outbound webhooks for reviewers; default none'),
+  audit: z
+    .strictObject({
+      key: z
+        .union([
+          z.strictObject({ env: z.string().min(1) }),
+          z.strictObject({ file: z.string().min(1), create: z.boolean().optional().describe('write a new random key file when none exists') }),
+        ])
+        .optional()
+        .describe('the HMAC key(s) the audit chain is signed with, kept outside the store: lines "KEY_ID SECRET", the first signs; default WARRANT_AUDIT_KEY, else unsigned'),
+    })
+    .optional(),
 })
 export type WarrantConfig = z.infer<typeof configSchema>

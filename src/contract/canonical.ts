@@ -84,3 +84,16 @@ function idVersionJson(member: unknown): string | undefined {
   if (keys.length !== 2 || !Object.hasOwn(member, 'id') || !Object.hasOwn(member, 'version')) return undefined
   return `{"id":${JSON.stringify(id)},"version":${JSON.stringify(version)}}`
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/** Whether a string holds a UTF-16 surrogate without its pair (no UTF-8 text, hence no JSON file, can hold it). */
+export function hasLoneSurrogate(text: string): boolean {
+  LONE_SURROGATE.lastIndex = 0
+  return LONE_SURROGATE.test(text)
+}
+
+/** The string with every lone surrogate replaced by U+FFFD, as `String.prototype.toWellFormed` does. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD')
+}

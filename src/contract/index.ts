@@ -16,7 +16,7 @@ export {
   type Decision,
   type FieldOmissionReason,
 } from './codes.js'
-export { canonicalJson, digestOf, sha256, createListDigest } from './canonical.js'
+export { canonicalJson, digestOf, sha256, createListDigest, hasLoneSurrogate, wellFormed } from './canonical.js'
 export {
   reasonCodeSchema,
   warningCodeSchema,

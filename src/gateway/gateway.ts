@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { WarrantConfig } from '../config/index.js'
-import { createAuditLog, type AuditLog } from '../audit/index.js'
+import { createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
 import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
@@ -73,7 +73,9 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
-    const audit = observeAudit(createAuditLog({ store, log }), telemetry)
+    const keyring = loadAuditKeyring(options.config.audit?.key, options.env ?? process.env)
+    const deniedFields = Object.values(options.config.resources).flatMap((r) => r.denied_fields)
+    const audit = observeAudit(createAuditLog({ store, log, keyring, deniedFields }), telemetry)
     // Every upstream call is logged, with the operation and selection it served when made inside one.
     const onCall = (call: UpstreamCall) => {
       audit.recordCall({ ...call, ...callContext.getStore() })

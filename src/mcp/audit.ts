@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import { markRequestAudited } from '../audit/index.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_ARGS = 4096
@@ -19,11 +20,12 @@ export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool:
       const value = pick(answer, key) ?? pick(args, key)
       if (typeof value === 'string') ids[key] = value
     }
+    markRequestAudited()
     await gateway.audit.record({
       actor,
       surface: 'mcp',
       action: `mcp:${tool}`,
-      summary: { arguments: summarise(args), outcome: result.isError ? (error?.code ?? 'error') : 'ok' },
+      summary: { arguments: summarise(args), outcome: result.isError ? 'refused' : 'ok', ...(result.isError ? { error: error?.code ?? 'internal' } : {}) },
       selection_id: ids.selection_id ?? null,
       plan_id: ids.plan_id ?? null,
       operation_id: ids.operation_id ?? null,

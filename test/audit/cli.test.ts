@@ -35,6 +35,7 @@ describe('warrant audit (CLI, sqlite store)', () => {
     const raw = parseYaml(readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8')) as Record<string, any>
     raw.store = 'sqlite:./warrant.db'
     raw.resources.subscriptions.connector.url = 'sqlite:./demo.db'
+    delete raw.audit // rows below are written without a key: this suite is about the unkeyed chain
     config = join(dir.path, 'warrant.yaml')
     writeFileSync(config, toYaml(raw))
     await ensureDemoData({ url: `sqlite:${join(dir.path, 'demo.db')}`, count: 20 })

@@ -121,6 +121,25 @@ for (const kind of STORE_KINDS) {
       const served = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
       assert.equal(served.body.state, 'approved')
       assert.deepEqual(served.body.approvals.map((a: any) => a.approval_id), [decision.approval_id])
+
+      // Every CLI invocation above left an audit row: the refusals as refusals, the approval as an approval
+      const cliRows = await fx.gateway.store.db.selectFrom('audit_events').selectAll().where('surface', '=', 'cli').where('action', '=', 'cli:approve').orderBy('seq').execute()
+      assert.equal(cliRows.length, 4)
+      const outcomes = cliRows.map((r) => JSON.parse(r.summary) as { outcome: string; error?: string })
+      assert.deepEqual(outcomes.map((o) => o.outcome).sort(), ['ok', 'refused', 'refused', 'refused'])
+      assert.deepEqual(outcomes.filter((o) => o.error).map((o) => o.error).sort(), ['digest_mismatch', 'forbidden', 'unauthenticated'])
+      assert.ok(cliRows.every((r) => r.plan_id === plan.plan_id))
+      const approved = cliRows.find((r) => JSON.parse(r.summary).outcome === 'ok')!
+      assert.equal(approved.principal, alice.principal)
+      assert.equal(JSON.parse(approved.details!).decision, 'approve')
+      assert.ok(!JSON.stringify(cliRows).includes(fx.tokens.reviewer), 'no token in the log')
+
+      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `cli-audit-${kind}` })
+      assert.equal(commit.status, 202, JSON.stringify(commit.body))
+      const query = await warrant(['audit', 'query', '-c', config, '--operation', commit.body.operation_id, '--json'])
+      assert.equal(query.code, 0, query.stderr)
+      const approvals = JSON.parse(query.stdout).who_asked.approvals as { principal: string; surface: string; decision: string }[]
+      assert.deepEqual(approvals.map((a) => [a.principal, a.surface, a.decision]), [[alice.principal, 'cli', 'approve']])
     })
   })
 }

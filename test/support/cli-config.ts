@@ -19,6 +19,8 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
   const raw = parseYaml(readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8')) as Record<string, any>
   raw.store = 'sqlite:./warrant.db'
   raw.resources.subscriptions.connector.url = 'sqlite:./demo.db'
+  // the demo's audit key file lives beside its store: here, in this test's own folder
+  raw.audit = { key: { file: 'audit.key', create: true } }
   options.edit?.(raw)
   const configPath = join(dir.path, 'warrant.json')
   writeFileSync(configPath, JSON.stringify(raw, null, 2))

@@ -50,6 +50,8 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
   const storeUrl = pg ? pg.url : `sqlite:${join(dir.path, 'warrant.db')}`
   raw.store = storeUrl
   raw.resources.subscriptions.connector.url = upstreamUrl
+  // the demo's audit key file lives beside its store: here, in this test's own folder
+  raw.audit = { key: { file: 'audit.key', create: true } }
   options.edit?.(raw)
   const config = resolvePaths(parseConfig(raw, 'test config'), dir.path)
   await ensureDemoData({ url: upstreamUrl, count: options.count ?? 10_000 })

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
-import type { AuditLog } from '../../audit/index.js'
+import { CHAIN_PROBLEMS, type AuditLog } from '../../audit/index.js'
 import { WarrantError, type Actor } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { errorBodySchema } from '../error-mapping.js'
@@ -53,11 +53,21 @@ export const auditPageSchema = z.object({
 
 export const verifyResultSchema = z
   .discriminatedUnion('ok', [
-    z.object({ ok: z.literal(true), rows: z.number().int(), last_seq: z.number().int().nullable(), last_hash: z.string().nullable() }),
+    z.object({
+      ok: z.literal(true),
+      rows: z.number().int(),
+      last_seq: z.number().int().nullable(),
+      last_hash: z.string().nullable(),
+      guarantee: z.enum(['signed', 'partly_signed', 'unsigned']).describe('signed: every row carries an HMAC of a key kept outside the store; unsigned: only accidental or partial tampering is detected'),
+      signed_from_seq: z.number().int().nullable(),
+      key_ids: z.array(z.string()),
+      checkpoint: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+      statement: z.string().describe('what this result proves and what it does not'),
+    }),
     z.object({
       ok: z.literal(false),
       first_bad_seq: z.number().int(),
-      problem: z.enum(['altered', 'removed', 'reordered', 'inserted']),
+      problem: z.enum(CHAIN_PROBLEMS),
       message: z.string(),
       rows_checked: z.number().int(),
     }),

@@ -1,7 +1,8 @@
 import { once } from 'node:events'
-import { createWriteStream } from 'node:fs'
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
 import type { Command } from 'commander'
-import { type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
+import { parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
+import { cliActor } from '../cli-actor.js'
 import { WarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { createProgress, duration, thousands } from '../progress.js'
@@ -19,9 +20,11 @@ export function registerAudit(program: Command): void {
     .command('verify')
     .description('recompute the hash chain; exits 0 when intact, 3 naming the first bad row when not')
     .option('-c, --config <file>', 'config file')
+    .option('--checkpoint <file>', 'a checkpoint exported by `warrant audit checkpoint`: the chain must still hold it')
     .option('--json', 'print the result as JSON')
     .option('-q, --quiet', 'no progress line on stderr')
-    .action(async (flags: { config?: string; json?: boolean; quiet?: boolean }) => {
+    .action(async (flags: { config?: string; checkpoint?: string; json?: boolean; quiet?: boolean }) => {
+      const checkpoint = flags.checkpoint === undefined ? undefined : parseCheckpoint(readCheckpointFile(flags.checkpoint), flags.checkpoint)
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const log = gateway.audit
@@ -29,11 +32,14 @@ export function registerAudit(program: Command): void {
         const started = Date.now()
         progress.update('verifying the audit chain…')
         const result = await log
-          .verify({ onProgress: (p) => progress.update(`verifying the audit chain: ${thousands(p.rows)}${p.head_seq === null ? '' : ` of ~${thousands(p.head_seq)}`} rows · ${duration(Date.now() - started)}`) })
+          .verify({ ...(checkpoint ? { checkpoint } : {}), onProgress: (p) => progress.update(`verifying the audit chain: ${thousands(p.rows)}${p.head_seq === null ? '' : ` of ~${thousands(p.head_seq)}`} rows · ${duration(Date.now() - started)}`) })
           .finally(() => progress.done())
         if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
         if (result.ok) {
-          if (!flags.json) process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
+          if (!flags.json) {
+            process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
+            process.stdout.write(`guarantee: ${result.guarantee}${result.key_ids.length > 0 ? ` (key ${result.key_ids.join(', ')})` : ''}${result.checkpoint ? `; checkpoint at seq ${result.checkpoint.seq} holds` : ''}\n${result.statement}\n`)
+          }
           return
         }
         if (!flags.json) {
@@ -43,6 +49,25 @@ export function registerAudit(program: Command): void {
           process.stdout.write(`${result.rows_checked} rows before it verified\n`)
         }
         throw new WarrantError('conflict', `audit chain broken at seq ${result.first_bad_seq}: ${result.problem}`, result)
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  audit
+    .command('checkpoint')
+    .description('sign the chain head with the audit key and write it as a checkpoint to keep outside the store')
+    .option('-c, --config <file>', 'config file')
+    .option('-o, --output <file>', 'write to a file instead of stdout')
+    .action(async (flags: { config?: string; output?: string }) => {
+      const { gateway } = await openCliGateway({ config: flags.config })
+      try {
+        const checkpoint = await gateway.audit.checkpoint(await cliActor(gateway, undefined))
+        const text = `${JSON.stringify(checkpoint, null, 2)}\n`
+        if (flags.output) {
+          writeFileSync(flags.output, text, { mode: 0o600 })
+          process.stderr.write(`checkpoint of seq ${checkpoint.seq} (key ${checkpoint.key_id}) written to ${flags.output}\n`)
+        } else process.stdout.write(text)
       } finally {
         await gateway.close()
       }
@@ -129,4 +154,12 @@ async function allChanged(log: AuditLog, operationId: string) {
     after = page.next_cursor
   }
   return records
+}
+
+function readCheckpointFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    throw new WarrantError('invalid_request', `cannot read checkpoint file ${path}`)
+  }
 }

@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { Actor } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
+import { markRequestAudited } from '../../audit/index.js'
 import type { ReviewSession } from '../../review/index.js'
 import type { Viewer } from '../components.js'
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
@@ -26,8 +27,13 @@ export interface ReviewRouteDeps {
 
 /** Recording never fails the page: the reviewer's action already happened, and the failure is logged. */
 export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
-  return (actor, action, event) =>
-    gateway.audit.record({ actor, surface: 'ui', action, ...event }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
+  return (actor, action, event) => {
+    markRequestAudited()
+    const summary = event.summary ?? {}
+    const status = typeof summary.status === 'number' ? summary.status : 200
+    const refused = status >= 400 || summary.error !== undefined
+    return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { outcome: refused ? 'refused' : 'ok', ...summary } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
+  }
 }
 
 /** Renders a page component to a full HTML document. */

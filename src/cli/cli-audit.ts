@@ -1,0 +1,122 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Command } from 'commander'
+import { type Actor, isWarrantError } from '../contract/index.js'
+import type { Gateway } from '../gateway/index.js'
+
+/** What one `warrant …` invocation did, gathered while it runs and recorded once it ends. */
+interface Invocation {
+  command: Command | null
+  actor: Actor | null
+  gateway: Gateway | null
+  /** closes the gateway for real: the command's own close is deferred until the row is written */
+  close: (() => Promise<void>) | null
+  /** what the command decided, e.g. an approval: `{ decision, plan_digest, … }` */
+  details: Record<string, unknown> | null
+}
+
+const current = new AsyncLocalStorage<Invocation>()
+
+/** Commands that record nothing themselves: their requests are recorded by the surfaces they serve. */
+const SERVING = new Set(['serve', 'mcp'])
+const ID_PREFIXES: readonly [string, 'plan_id' | 'selection_id' | 'operation_id'][] = [
+  ['plan_', 'plan_id'],
+  ['sel_', 'selection_id'],
+  ['op_', 'operation_id'],
+]
+
+/**
+ * Runs one CLI invocation and writes its run-level audit row (surface `cli`) before the process answers:
+ * who (the token's principal, or the local operator), which command, its arguments (secrets and denied
+ * fields redacted), the outcome (`ok`, or `refused` with the code), and the plan, selection or operation it
+ * named. A refusal before any gateway was opened (an approval without a token) still opens one to record it.
+ * Recording never changes the command's outcome: a fault is reported on stderr.
+ */
+export async function auditedInvocation(program: Command, run: () => Promise<void>, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
+  const invocation: Invocation = { command: null, actor: null, gateway: null, close: null, details: null }
+  program.hook('preAction', (_root, action) => {
+    invocation.command = action
+  })
+  let failure: unknown = null
+  try {
+    await current.run(invocation, run)
+  } catch (error) {
+    failure = error
+  }
+  try {
+    await record(invocation, failure, openForAudit)
+  } catch (error) {
+    process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
+  } finally {
+    await invocation.close?.().catch(() => undefined)
+  }
+  if (failure !== null) throw failure
+}
+
+async function record(invocation: Invocation, failure: unknown, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
+  const command = invocation.command
+  if (!command || SERVING.has(command.name())) return
+  const options = command.opts() as Record<string, unknown>
+  let gateway = invocation.gateway
+  if (!gateway) {
+    if (failure === null) return // a command that needs no gateway (help, a local check) changed nothing
+    try {
+      gateway = await openForAudit(typeof options.config === 'string' ? options.config : undefined)
+    } catch {
+      return // no config or store to record into: the refusal already said why
+    }
+    invocation.close = () => gateway!.close()
+  }
+  const ids: Record<string, string> = {}
+  for (const arg of command.args) for (const [prefix, key] of ID_PREFIXES) if (typeof arg === 'string' && arg.startsWith(prefix)) ids[key] ??= arg
+  const code = failure === null ? null : isWarrantError(failure) ? failure.code : 'internal'
+  await gateway.audit.record({
+    actor: invocation.actor,
+    surface: 'cli',
+    action: `cli:${commandPath(command)}`,
+    summary: { args: command.args, options, outcome: code === null ? 'ok' : 'refused', ...(code === null ? {} : { error: code }) },
+    ...ids,
+    // only a command that succeeded carries what it decided: a refused approval is never an approval
+    ...(code === null && invocation.details ? { details: invocation.details } : {}),
+  })
+  await gateway.audit.flush()
+}
+
+function commandPath(command: Command): string {
+  const names: string[] = []
+  for (let c: Command | null = command; c && c.parent; c = c.parent) names.unshift(c.name())
+  return names.join(' ')
+}
+
+/**
+ * Called by `openCliGateway`: the invocation records into this gateway, notes every principal it
+ * authenticates, and closes it only after the row is written. Outside an invocation (tests, library use) the
+ * gateway is returned as it is.
+ */
+export function adoptCliGateway(gateway: Gateway): Gateway {
+  const invocation = current.getStore()
+  if (!invocation || invocation.gateway) return gateway
+  invocation.gateway = gateway
+  invocation.close = () => gateway.close()
+  const authenticate = gateway.principals.authenticate
+  const principals = {
+    ...gateway.principals,
+    async authenticate(token: string | undefined, surface: Parameters<typeof authenticate>[1]) {
+      const actor = await authenticate(token, surface)
+      invocation.actor ??= actor
+      return actor
+    },
+  }
+  return { ...gateway, principals, close: async () => undefined }
+}
+
+/** Called by `cliActor` for the local operator, who is never authenticated by a token. */
+export function noteCliActor(actor: Actor): void {
+  const invocation = current.getStore()
+  if (invocation) invocation.actor ??= actor
+}
+
+/** Called by a command that decided something (an approval), so its audit row says what. */
+export function noteCliDetails(details: Record<string, unknown>): void {
+  const invocation = current.getStore()
+  if (invocation) invocation.details = details
+}
