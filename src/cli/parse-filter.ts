@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { type FieldCondition, type Filter, WarrantError } from '../contract/index.js'
+import { type FieldCondition, type Filter, WarrantError, isReservedKey } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
 
 /** The `--filter` term grammar, printed with every refusal so a typo is answered with what is accepted. */
@@ -21,11 +21,13 @@ const OPERATOR_CHARS = /^[=<>!~]/
  * @example parseFilterTerms(['status=past_due', 'region=eu', 'amount_due>=100'], resource)
  */
 export function parseFilterTerms(terms: readonly string[], resource: ResourceConfig): Filter {
-  const filter: Record<string, Record<string, unknown>> = {}
-  const origin: Record<string, Record<string, string>> = {}
+  // No prototype: `--filter __proto__=x` must never reach Object.prototype (it is refused below anyway)
+  const filter = Object.create(null) as Record<string, Record<string, unknown>>
+  const origin = Object.create(null) as Record<string, Record<string, string>>
   for (const term of terms) {
     const { field, op, raw } = readTerm(term)
-    const type = resource.fields[field]
+    if (isReservedKey(field)) throw new WarrantError('invalid_request', `"${field}" is a reserved name, never a field name`, { field })
+    const type = Object.hasOwn(resource.fields, field) ? resource.fields[field] : undefined
     const value = (text: string) => coerce(text, type, term)
     const [key, next] = conditionOf(op, raw, value)
     const cond = (filter[field] ??= {})
@@ -34,7 +36,7 @@ export function parseFilterTerms(terms: readonly string[], resource: ResourceCon
     else cond[key] = next
     from[key] ??= term
   }
-  return filter as Record<string, FieldCondition>
+  return { ...filter } as Record<string, FieldCondition>
 }
 
 function readTerm(term: string): { field: string; op: TermOperator; raw: string } {

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   idempotency_in_progress: 409,
   conflict: 409,
   expired: 410,
+  payload_too_large: 413,
   idempotency_key_reused: 422,
   rate_limited: 429,
   upstream_unavailable: 502,

@@ -29,8 +29,24 @@ export const fieldConditionSchema = z.union([
 ])
 export type FieldCondition = z.infer<typeof fieldConditionSchema>
 
+/**
+ * Names no field may have: `__proto__` (a JSON object's own key that any plain-object copy silently turns into
+ * its prototype, dropping the condition) and every name a plain object inherits (`constructor`, `toString`…),
+ * which lookups by name would find on any object. Refused with `invalid_request` wherever a key names a field.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'prototype', ...Object.getOwnPropertyNames(Object.prototype)])
+
+export function isReservedKey(key: string): boolean {
+  return RESERVED_KEYS.has(key)
+}
+
+const filterKey = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name')
+  .refine((key) => !RESERVED_KEYS.has(key), { message: 'a reserved name (__proto__, constructor, toString…) is never a field name' })
+
 /** A filter: field name → condition; all conditions must hold. `{}` matches every record. */
-export const filterSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name'), fieldConditionSchema).meta({ id: 'Filter' })
+export const filterSchema = z.record(filterKey, fieldConditionSchema).meta({ id: 'Filter' })
 export type Filter = z.infer<typeof filterSchema>
 
 /** The fields a filter reads, to check them against a resource's allowed and denied fields. */

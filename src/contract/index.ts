@@ -42,6 +42,8 @@ export {
   filterSchema,
   FILTER_GRAMMAR,
   fieldConditionSchema,
+  RESERVED_KEYS,
+  isReservedKey,
   filterFields,
   clausesOf,
   matchesFilter,

@@ -44,6 +44,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   idempotency_in_progress: 'The commit with this key is still running. Poll get_operation with the operation id instead of committing again.',
   conflict: 'The object is not in a state that allows this (for example already committed or rejected). Read it again with get_plan or get_operation.',
   expired: 'The selection or approval has expired. Create a new selection, propose the change again and ask for a new approval.',
+  payload_too_large: 'The request is larger (or deeper) than the gateway accepts. Send less: narrower filters, fewer ids per call.',
   idempotency_key_reused: 'That idempotency key was used for a different commit. Use a new key for a new commit; reuse a key only to retry exactly the same commit.',
   rate_limited: 'Too many attempts. Wait for details.retry_after_seconds before trying again.',
   upstream_unavailable: 'The upstream system could not be reached. Tell the person; retry later. Nothing was assumed about the records.',

@@ -33,7 +33,7 @@ const bulkActionBodySchema = z.strictObject({
 /** `POST /v1/plans/{id}/commit`. */
 export async function commitPlan(deps: CommitDeps, actor: Actor, planId: string, request: { readonly idempotencyKey?: string | null; readonly expectedDigest?: string | null }): Promise<CommitReceipt> {
   const expectedDigest = requireDigest(request.expectedDigest)
-  const key = requireKey(request.idempotencyKey)
+  const key = scopedKey(actor, requireKey(request.idempotencyKey))
   const fingerprint = digestOf({ route: 'plan_commit', plan_id: planId, body: { expected_digest: expectedDigest } })
   return withKey(deps, actor, key, fingerprint, async () => {
     const committable = await deps.plans.assertCommittable(actor, planId, expectedDigest)
@@ -63,7 +63,7 @@ async function withKey(deps: CommitDeps, actor: Actor, key: string, fingerprint:
  * approved for exactly this selection and this canonical action; there is none → `not_approved`.
  */
 export async function commitBulkAction(deps: CommitDeps, actor: Actor, resourceName: string, request: { readonly idempotencyKey?: string | null; readonly body: unknown }): Promise<CommitReceipt> {
-  const key = requireKey(request.idempotencyKey)
+  const key = scopedKey(actor, requireKey(request.idempotencyKey))
   const parsed = bulkActionBodySchema.safeParse(request.body)
   if (!parsed.success)
     throw new WarrantError('invalid_request', `invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
@@ -138,12 +138,23 @@ function requireKey(key: string | null | undefined): string {
   return key
 }
 
+/**
+ * Idempotency keys belong to the principal that sent them, as payment APIs scope them to an account: the
+ * same key from another principal is another key, and can never return (or reveal) someone else's
+ * operation. Control characters are refused in keys, so the separator cannot be forged.
+ */
+function scopedKey(actor: Actor, key: string): string {
+  return `${actor.principal}\u001f${key}`
+}
+
 /** The same key: the same operation if the request is the same, else 422. */
 function replay(row: OperationRow, fingerprint: string, actor: Actor): CommitReceipt {
   if (row.request_fingerprint !== fingerprint)
     throw new WarrantError('idempotency_key_reused', 'this Idempotency-Key was used for a different request; use a new key for a new commit', { operation_id: row.id })
-  const resource = parseExecution(row)?.plan.resource
-  if (resource !== undefined && !inScope(actor, resource)) throw new WarrantError('forbidden', `resource "${resource}" is outside this token's scope`, { resource })
+  // A replay passes the same scope checks as the commit: a token narrowed since cannot read the receipt back.
+  const plan = parseExecution(row)?.plan
+  if (plan !== undefined && !inScope(actor, plan.resource, plan.action.type))
+    throw new WarrantError('forbidden', `action "${plan.action.type}" on "${plan.resource}" is outside this token's scope`, { resource: plan.resource, action: plan.action.type })
   const counts = JSON.parse(row.counts) as Partial<TargetCounts>
   return receipt(row.id, row.state, row.plan_id, Object.values(counts).reduce<number>((a, b) => a + (b ?? 0), 0), false)
 }

@@ -155,7 +155,19 @@ export async function proposeCompensation(
   targets: readonly CompensationTargetInput[],
 ): Promise<PlanProposal> {
   const resource = ctx.catalogue.get(source.resource)
-  scoped(actor, resource.name)
+  // Compensating writes through the action the operation wrote through: the token must be allowed that action.
+  const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
+  scoped(actor, resource.name, writeAction)
+  // The same request is the same object: an open compensation plan of this operation is returned, not doubled.
+  const open = await ctx.db
+    .selectFrom('plans')
+    .selectAll()
+    .where('compensates', '=', operationId)
+    .where('state', 'in', ['pending', 'approved', 'committed'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst()
+  if (open) return { ...(await viewOf(ctx, open)), created: false }
   const sourceConfig = actionConfigOf(ctx, source)
   if (!sourceConfig.reversible)
     throw new WarrantError('conflict', `action "${source.action.type}" is declared irreversible; there is no compensation to propose`, { action: source.action.type })
@@ -171,8 +183,7 @@ export async function proposeCompensation(
     restore[t.id] = Object.fromEntries(fields.map((f) => [f, t.before[f] ?? null]))
     expect[t.id] = Object.fromEntries(fields.map((f) => [f, t.after[f] ?? null]))
   }
-  // Compensating a compensation writes through the action the first one wrote through.
-  const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
+  // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
     actor,
     resource.name,

@@ -17,7 +17,7 @@ export interface Resource {
 
 export interface Catalogue {
   readonly names: readonly string[]
-  /** Throws `not_found` naming the known resources. */
+  /** Throws `not_found` for an unknown name, without listing the others (a token may not be scoped to them). */
   get(name: string): Resource
   list(): readonly Resource[]
   close(): Promise<void>
@@ -60,7 +60,9 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
     names,
     get(name) {
       const resource = resources.get(name)
-      if (!resource) throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${names.join(', ') || '(none)'}`, { resource: name })
+      // Never the list of resources: this answer reaches tokens scoped to a few of them. GET /v1/resources
+      // (list_resources) names the ones the caller may use.
+      if (!resource) throw new WarrantError('not_found', `unknown resource "${name}"; GET /v1/resources (list_resources) lists the ones this token may use`, { resource: name })
       return resource
     },
     list: () => [...resources.values()],

@@ -37,6 +37,19 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
       `selection ${selectionId} returned ${old.count} records; a recovery names at most ${RECOVERY_MAX_IDS} ids (the filter's "in" limit). Narrow the filter and create smaller selections`,
       { count: old.count, max: RECOVERY_MAX_IDS },
     )
+  // The same request is the same object: a recovery this principal already made, still frozen and unexpired,
+  // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing).
+  const earlier = await ctx.db
+    .selectFrom('selections')
+    .select('id')
+    .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
+    .where('created_by', '=', actor.principal)
+    .where('state', '=', 'frozen')
+    .where('expires_at', '>', ctx.nowIso())
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst()
+  if (earlier) return earlier.id
   // Member ids are stored as strings; the filter has to carry them in the id field's own type.
   const idType = resource.config.fields[resource.config.id_field]
   const ids: (string | number)[] = []

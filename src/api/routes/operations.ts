@@ -114,6 +114,7 @@ const compensation = createRoute({
   request: { params: idParam },
   responses: {
     201: { description: 'the compensation plan', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    200: { description: 'the open compensation plan this operation already has (the same object)', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
     ...errors([401, 403, 404, 409]),
   },
 })
@@ -160,5 +161,9 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
 
   app.openapi(reconcile, async (c) => c.json((await operations.reconcile(c.get('actor'), c.req.valid('param').id)) as z.infer<typeof reconcileReportSchema>, 200))
 
-  app.openapi(compensation, async (c) => c.json((await operations.proposeCompensation(c.get('actor'), c.req.valid('param').id)) as Record<string, unknown>, 201))
+  app.openapi(compensation, async (c) => {
+    const proposal = (await operations.proposeCompensation(c.get('actor'), c.req.valid('param').id)) as Record<string, unknown>
+    // the operation's open compensation plan, proposed before: the same object, not a new one
+    return proposal.created === false ? c.json(proposal, 200) : c.json(proposal, 201)
+  })
 }

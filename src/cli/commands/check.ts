@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { WarrantError } from '../../contract/index.js'
 import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
@@ -14,6 +15,9 @@ export function registerCheck(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
       const report = await withCliGateway(flags, async (gateway) => {
+        // The operator holds the config: naming its resources here reveals nothing (the API's not_found does not)
+        if (!gateway.catalogue.names.includes(name))
+          throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
         return checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
       })
