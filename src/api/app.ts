@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Gateway } from '../gateway/index.js'
 import { registerMcpEndpoint } from '../mcp/http-transport.js'
 import { auditTrail } from './audit-trail.js'
+import { inputGuard } from './input-guard.js'
 import { type ApiEnv, authenticate } from './authenticate.js'
 import { asWarrantError, fromZodError, toErrorResponse } from './error-mapping.js'
 import { observeRequests, registerMetricsRoute } from './metrics.js'
@@ -42,6 +43,12 @@ export function createApp(options: AppOptions): App {
   registerMetricsRoute(app, gateway)
   // First: every request below is recorded, on every surface this app carries, refusals included.
   app.use('*', auditTrail(gateway))
+  // Then the door: size, depth, NUL and lone surrogates refused before any route reads the request.
+  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes })) {
+    app.use('/v1/*', guard)
+    app.use('/mcp', guard)
+    app.use('/review/*', guard)
+  }
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
   app.use('/v1/*', authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)

@@ -78,6 +78,8 @@ function errorCode(c: Context, answer: unknown): string {
 /** The body as the route parsed it (hono caches it), or a note that it was not JSON. */
 async function requestBody(c: Context): Promise<unknown> {
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return undefined
+  // A body refused for its size is never read here either: its declared length is what the row keeps
+  if (c.res.status === 413) return { refused_body_bytes: Number(c.req.header('content-length') ?? 0) || null }
   if (c.req.header('content-type')?.includes('application/x-www-form-urlencoded')) {
     try {
       return await c.req.parseBody()

@@ -340,6 +340,8 @@ export const configSchema = z.strictObject({
         .optional()
         .describe('serve GET /metrics without a token on this port too (on the API port it needs an admin token)'),
       metrics_host: z.string().default('127.0.0.1').describe('where metrics_port listens: loopback unless Prometheus is elsewhere'),
+      max_body_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024).optional().describe('largest request body accepted; default 4 MiB (413 payload_too_large above it)'),
+      allowed_origins: z.array(z.string().min(1)).max(100).optional().describe('browser origins allowed to call /mcp besides the server itself and public_url'),
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
   selection_ttl_minutes: z.number().positive().default(30),

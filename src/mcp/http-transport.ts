@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Hono } from 'hono'
 import { type ApiEnv, authenticate } from '../api/authenticate.js'
-import { isWarrantError } from '../contract/index.js'
+import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
 import { duplicateKeyIn } from '../api/unique-keys.js'
@@ -19,6 +19,11 @@ export const MCP_PATH = '/mcp'
 export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
   const auth = authenticate(gateway, 'mcp')
   app.use(MCP_PATH, async (c, next) => {
+    // The MCP specification: an HTTP transport validates Origin, so a web page cannot drive a local gateway
+    // through the browser (DNS rebinding). No Origin (a non-browser client) passes; a foreign one is 403.
+    const origin = c.req.header('origin')
+    if (origin !== undefined && !originAllowed(origin, gateway))
+      throw new WarrantError('forbidden', `Origin "${origin}" may not call ${MCP_PATH}; allow it in server.allowed_origins`, { origin })
     try {
       await auth(c, next)
     } catch (error) {
@@ -55,4 +60,31 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
 function requestId(text: string): string | number | null {
   const id = (JSON.parse(text) as { id?: unknown } | null)?.id
   return typeof id === 'string' || typeof id === 'number' ? id : null
+}
+
+/**
+ * Pages served from loopback or the configured host, `server.public_url`'s origin, and
+ * `server.allowed_origins`. Never "whatever the Host header says": under DNS rebinding the Host is the
+ * attacker's name too.
+ */
+function originAllowed(origin: string, gateway: Gateway): boolean {
+  let url: URL
+  try {
+    url = new URL(origin)
+  } catch {
+    return false
+  }
+  const server = gateway.config.server
+  if (['localhost', '127.0.0.1', '[::1]', server.host].includes(url.hostname)) return true
+  const normal = url.origin
+  const allowed = new Set<string>()
+  if (server.public_url) allowed.add(new URL(server.public_url).origin)
+  for (const o of server.allowed_origins ?? []) {
+    try {
+      allowed.add(new URL(o).origin)
+    } catch {
+      // a malformed entry allows nothing
+    }
+  }
+  return allowed.has(normal)
 }

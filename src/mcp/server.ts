@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { asWarrantError, fromZodError } from '../api/error-mapping.js'
+import { inspectJson } from '../api/input-guard.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { auditToolCall } from './audit.js'
@@ -59,6 +60,8 @@ function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who
       try {
         actor = await who()
         const context: ToolContext = { gateway, actor }
+        // The same door as HTTP (stdio has no other): NUL, lone surrogates, __proto__ keys, nesting depth
+        inspectJson(raw, 'arguments')
         const parsed = tool.input.safeParse(raw)
         if (!parsed.success) throw fromZodError(parsed.error, `${tool.name} arguments`)
         const value = await tool.run(parsed.data, context)

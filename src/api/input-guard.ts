@@ -1,0 +1,84 @@
+import type { MiddlewareHandler } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { WarrantError, hasLoneSurrogate } from '../contract/index.js'
+
+/** Default largest request body: a few MB holds any honest request (10,000 ids in a filter is ~200 KB). */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+/** Deepest nesting of a JSON body: a filter is three levels deep; 32 leaves room and stops a stack-eater. */
+export const MAX_JSON_DEPTH = 32
+
+export interface InputGuardOptions {
+  readonly maxBodyBytes?: number
+}
+
+/**
+ * The door every request passes before any route: a body over the limit is `payload_too_large` (413) and is
+ * not read past the limit; a path, query or JSON body holding a NUL byte or a lone UTF-16 surrogate (no
+ * upstream, store or digest can hold one faithfully), or a JSON body nested deeper than {@link MAX_JSON_DEPTH},
+ * is `invalid_request` (400) naming where. Nothing runs behind a refusal, so nothing changes.
+ */
+export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[] {
+  const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const limit = bodyLimit({
+    maxSize,
+    // Answered here, with the connection closed: the rest of the body is never read
+    onError: (c) =>
+      c.json(new WarrantError('payload_too_large', `the request body is larger than ${maxSize} bytes, the most this gateway accepts (server.max_body_bytes)`, { max_bytes: maxSize }).toBody(), 413, {
+        connection: 'close',
+      }),
+  })
+  const check: MiddlewareHandler = async (c, next) => {
+    let path: string
+    try {
+      path = decodeURIComponent(new URL(c.req.url).pathname)
+    } catch {
+      throw new WarrantError('invalid_request', 'the request path is not valid percent-encoded UTF-8', { field: 'path' })
+    }
+    refuseBadText(path, 'path')
+    for (const [name, values] of Object.entries(c.req.queries())) {
+      refuseBadText(name, `query parameter name`)
+      for (const value of values) refuseBadText(value, `query parameter "${name}"`)
+    }
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header('content-type')?.includes('json')) {
+      const text = await c.req.text()
+      let parsed: unknown
+      try {
+        parsed = text.trim() === '' ? undefined : JSON.parse(text)
+      } catch {
+        parsed = undefined // malformed JSON: the route refuses it, naming the parse error
+      }
+      if (parsed !== undefined) inspectJson(parsed)
+    }
+    await next()
+  }
+  return [limit, check]
+}
+
+function refuseBadText(text: string, where: string): void {
+  if (text.includes('\u0000')) throw new WarrantError('invalid_request', `${where} holds a NUL byte`, { field: where })
+  if (hasLoneSurrogate(text)) throw new WarrantError('invalid_request', `${where} holds an unpaired UTF-16 surrogate (not valid Unicode text)`, { field: where })
+}
+
+/**
+ * Refuses a parsed JSON value that holds a NUL byte or a lone surrogate in any key or string, a `__proto__`
+ * key anywhere (any plain-object copy turns it into a prototype and the member silently vanishes), or
+ * nesting past {@link MAX_JSON_DEPTH}. Shared by every surface that parses JSON (HTTP, MCP).
+ */
+export function inspectJson(value: unknown, root = 'body'): void {
+  inspect(value, root, 0)
+}
+
+function inspect(value: unknown, path: string, depth: number): void {
+  if (typeof value === 'string') return refuseBadText(value, path)
+  if (value === null || typeof value !== 'object') return
+  if (depth >= MAX_JSON_DEPTH) throw new WarrantError('invalid_request', `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels (at ${path})`, { field: path, max_depth: MAX_JSON_DEPTH })
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => inspect(item, `${path}[${i}]`, depth + 1))
+    return
+  }
+  for (const [key, member] of Object.entries(value)) {
+    refuseBadText(key, `${path} key`)
+    if (key === '__proto__') throw new WarrantError('invalid_request', `${path} has a "__proto__" key: a reserved name, never a field or parameter`, { field: `${path}.__proto__` })
+    inspect(member, `${path}.${key}`, depth + 1)
+  }
+}
