@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
 import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import type { Resource } from '../resources/index.js'
@@ -23,6 +24,33 @@ interface Proposal {
   readonly compensates: string | null
   /** A compensation's targets as read when it is proposed (see `CompensationTargetInput.current`). */
   readonly current?: ReadonlyMap<string, Readonly<Record<string, unknown>> | null>
+}
+
+/** The advisory-lock space proposals lock a selection in (PostgreSQL), apart from the audit chain's lock. */
+const PROPOSAL_LOCK_SPACE = 7_310_551
+
+/**
+ * Runs `work` in a transaction that holds the selection's proposal lock: a PostgreSQL advisory lock (every
+ * instance sharing the store), or SQLite's write lock taken up front (BEGIN IMMEDIATE: a deferred transaction
+ * that reads and then writes would fail with "database is locked" against another connection instead of waiting).
+ */
+async function underSelectionLock<T>(ctx: PlanContext, selectionId: string, work: (trx: PlanContext['db']) => Promise<T>): Promise<T> {
+  if (ctx.store.dialect === 'postgres')
+    return ctx.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${PROPOSAL_LOCK_SPACE}, hashtext(${selectionId}))`.execute(trx)
+      return work(trx)
+    })
+  return ctx.db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn)
+    try {
+      const result = await work(conn)
+      await sql`commit`.execute(conn)
+      return result
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => undefined)
+      throw error
+    }
+  })
 }
 
 /** Proposing is idempotent: the same action on the same selection is the same plan. */
@@ -73,27 +101,35 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   }
   const analysis = await analyse(ctx, p, plan)
   const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config) }
-  await ctx.db
-    .insertInto('plans')
-    .values({
-      id: plan.plan_id,
-      selection_id: plan.selection_id,
-      resource: plan.resource,
-      environment: plan.environment,
-      action: canonicalJson(plan.action),
-      action_type: plan.action.type,
-      plan_digest: plan.plan_digest,
-      selection_digest: plan.selection_digest,
-      target_count: plan.target_count,
-      changes_summary: JSON.stringify(analysis.changes),
-      policy: JSON.stringify(policy),
-      state: policy.reviewers_needed === 0 ? 'approved' : 'pending',
-      proposed_by: plan.proposed_by,
-      created_at: plan.created_at,
-      expires_at: p.selection.expires_at,
-      compensates: plan.compensates ?? null,
-    })
-    .execute()
+  // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
+  // the store): the check for an existing plan and the insert run under one lock per selection.
+  const winner = await underSelectionLock(ctx, plan.selection_id, async (trx) => {
+    const raced = await existingPlan({ ...ctx, db: trx }, p.selection.selection_id, p.action)
+    if (raced) return raced
+    await trx
+      .insertInto('plans')
+      .values({
+        id: plan.plan_id,
+        selection_id: plan.selection_id,
+        resource: plan.resource,
+        environment: plan.environment,
+        action: canonicalJson(plan.action),
+        action_type: plan.action.type,
+        plan_digest: plan.plan_digest,
+        selection_digest: plan.selection_digest,
+        target_count: plan.target_count,
+        changes_summary: JSON.stringify(analysis.changes),
+        policy: JSON.stringify(policy),
+        state: policy.reviewers_needed === 0 ? 'approved' : 'pending',
+        proposed_by: plan.proposed_by,
+        created_at: plan.created_at,
+        expires_at: p.selection.expires_at,
+        compensates: plan.compensates ?? null,
+      })
+      .execute()
+    return null
+  })
+  if (winner) return { ...(await viewOf(ctx, winner)), created: false }
   return { ...(await viewOf(ctx, await loadRow(ctx, plan.plan_id))), created: true }
 }
 
