@@ -194,16 +194,6 @@ export async function proposeCompensation(
   // Compensating writes through the action the operation wrote through: the token must be allowed that action.
   const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
   scoped(actor, resource.name, writeAction)
-  // The same request is the same object: an open compensation plan of this operation is returned, not doubled.
-  const open = await ctx.db
-    .selectFrom('plans')
-    .selectAll()
-    .where('compensates', '=', operationId)
-    .where('state', 'in', ['pending', 'approved', 'committed'])
-    .orderBy('created_at')
-    .orderBy('id')
-    .executeTakeFirst()
-  if (open) return { ...(await viewOf(ctx, open)), created: false }
   const sourceConfig = actionConfigOf(ctx, source)
   if (!sourceConfig.reversible)
     throw new WarrantError('conflict', `action "${source.action.type}" is declared irreversible; there is no compensation to propose`, { action: source.action.type })
@@ -219,6 +209,22 @@ export async function proposeCompensation(
     restore[t.id] = Object.fromEntries(fields.map((f) => [f, t.before[f] ?? null]))
     expect[t.id] = Object.fromEntries(fields.map((f) => [f, t.after[f] ?? null]))
   }
+  const action: CanonicalAction = {
+    type: COMPENSATE,
+    params: { operation_id: operationId, compensates_plan: source.plan_id, compensates_action: source.action.type, write_action: writeAction, fields, restore, expect },
+  }
+  // The same request is the same object: an open compensation plan of this operation restoring exactly these
+  // values is returned, not doubled with a new selection and a new plan.
+  const open = await ctx.db
+    .selectFrom('plans')
+    .selectAll()
+    .where('compensates', '=', operationId)
+    .where('action', '=', canonicalJson(action))
+    .where('state', 'in', ['pending', 'approved', 'committed'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst()
+  if (open) return { ...(await viewOf(ctx, open)), created: false }
   // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
     actor,
@@ -226,10 +232,6 @@ export async function proposeCompensation(
     { kind: 'compensation', operation_id: operationId, plan_id: source.plan_id },
     targets.map((t) => ({ id: t.id, after: expect[t.id]!, version: t.version ?? null })),
   )
-  const action: CanonicalAction = {
-    type: COMPENSATE,
-    params: { operation_id: operationId, compensates_plan: source.plan_id, compensates_action: source.action.type, write_action: writeAction, fields, restore, expect },
-  }
   const plan: PlanRecord = { ...source, action, compensates: operationId }
   const current = targets.some((t) => t.current !== undefined) ? new Map(targets.map((t) => [t.id, t.current ?? null])) : undefined
   return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId, ...(current ? { current } : {}) })

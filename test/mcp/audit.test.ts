@@ -48,7 +48,7 @@ describe('every MCP tool call is audited, answered or refused', () => {
       .orderBy('seq')
       .execute()
     assert.deepEqual(
-      rows.map((r) => [r.action, r.principal, r.surface, JSON.parse(r.summary).outcome]),
+      rows.map((r) => [r.action, r.principal, r.surface, JSON.parse(r.summary).outcome === 'refused' ? JSON.parse(r.summary).error : JSON.parse(r.summary).outcome]),
       calls.map(([name, , outcome]) => [`mcp:${name}`, principal, 'mcp', outcome]),
     )
     assert.equal(rows[2]!.plan_id, 'plan_does_not_exist', 'the plan a call named is on its row')
