@@ -94,7 +94,8 @@ function commandPath(command: Command): string {
  */
 export function adoptCliGateway(gateway: Gateway): Gateway {
   const invocation = current.getStore()
-  if (!invocation || invocation.gateway) return gateway
+  // serve and mcp are recorded request by request by the surfaces they run; their gateway stays as it is
+  if (!invocation || invocation.gateway || (invocation.command && SERVING.has(invocation.command.name()))) return gateway
   invocation.gateway = gateway
   invocation.close = () => gateway.close()
   const authenticate = gateway.principals.authenticate
