@@ -48,7 +48,7 @@ for (const kind of STORE_KINDS) {
         const restarted = h.instance({ executors: true, instanceId: 'alpha' })
         await restarted.recover()
         const view = await restarted.waitFor(receipt.operation_id, 20_000)
-        assert.deepEqual([view.state, view.counts.succeeded, view.counts.unknown], ['partially_failed', 10, 2])
+        assert.deepEqual([view.state, view.counts.succeeded, view.counts.unknown], ['completed_with_unknown', 10, 2])
         for (const id of ['u0000', 'u0001']) assert.equal(h.upstream.calls.get(id), undefined, `${id} was in flight: never re-sent`)
       }))
 
@@ -65,7 +65,7 @@ for (const kind of STORE_KINDS) {
         const restarted = h.instance({ executors: true })
         await restarted.recover()
         const view = await restarted.waitFor(second.operation_id, 20_000)
-        assert.deepEqual([view.state, view.counts.unknown], ['partially_failed', 2])
+        assert.deepEqual([view.state, view.counts.unknown], ['completed_with_unknown', 2])
         const held = await h.store.db.selectFrom('operations').select(['state', 'lease_owner']).where('id', '=', first.operation_id).executeTakeFirstOrThrow()
         assert.deepEqual(held, { state: 'running', lease_owner: liveOwner })
       }))
