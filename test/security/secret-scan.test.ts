@@ -210,7 +210,7 @@ describe('credential isolation: the upstream secret appears in no output and now
     return { status: response.status, body: parsed, text }
   }
 
-  async function cli(args: string[]) {
+  async function cli(args: string[], expectedCode = 0) {
     const env = { ...process.env, [SECRET_ENV]: SECRET, WARRANT_LOG_LEVEL: 'trace', WARRANT_TOKEN: tokens.admin }
     let result: { code: number; stdout: string; stderr: string }
     try {
@@ -222,7 +222,7 @@ describe('credential isolation: the upstream secret appears in no output and now
     }
     outputs.push({ where: `CLI warrant ${args.join(' ')} (exit ${result.code}) stdout`, text: result.stdout })
     outputs.push({ where: `CLI warrant ${args.join(' ')} stderr`, text: result.stderr })
-    assert.equal(result.code, 0, `warrant ${args.join(' ')}: ${result.stderr}`)
+    assert.equal(result.code, expectedCode, `warrant ${args.join(' ')}: ${result.stderr}`)
     return result
   }
 
@@ -345,7 +345,8 @@ describe('credential isolation: the upstream secret appears in no output and now
     // ── the CLI, as a real subprocess on the same store, logging at trace level to stderr
     await gateway.audit.flush()
     await cli(['search', 'accounts'])
-    await cli(['search', 'echoes', '--json'])
+    // the broken source makes the search incomplete: exit 5, documented for scripts
+    await cli(['search', 'echoes', '--json'], 5)
     await cli(['select', 'accounts', '-f', 'status=past_due', '--json'])
     await cli(['operation', 'show', operationId, '--json'])
     await cli(['operation', 'results', operationId])
