@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
-import type { AuditEventRow, Database, Store } from '../store/index.js'
+import { immediateTransaction, type AuditEventRow, type Database, type Store } from '../store/index.js'
 import { AUDIT_GENESIS_HASH, hashAuditRow, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
 import { readChainHead, signHead, writeChainHead } from './head.js'
@@ -138,17 +138,7 @@ async function appendOnce(store: Store, rows: NewRow[], keyring: AuditKeyring | 
   // SQLite: kysely runs every query on one connection behind a mutex, which `connection()` holds for the
   // whole callback (serialising this process); BEGIN IMMEDIATE takes the database's write lock before the
   // tip is read (serialising other processes; they wait for it up to the store's busy timeout).
-  return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn)
-    try {
-      const written = await writeRows(conn, rows, keyring)
-      await sql`commit`.execute(conn)
-      return written
-    } catch (error) {
-      await sql`rollback`.execute(conn).catch(() => undefined)
-      throw error
-    }
-  })
+  return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring))
 }
 
 async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKeyring | null): Promise<AuditEventRow[]> {

@@ -5,6 +5,7 @@ import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql, type Transac
 import mysql from 'mysql2'
 import pg from 'pg'
 import { parseSqlUrl, type SqlDialectName } from '../connectors/sql/url.js'
+import { immediateTransaction } from '../store/index.js'
 
 /** The demo table, as `config/demo.yaml` declares it. */
 export const DEMO_TABLE = 'subscriptions'
@@ -246,17 +247,7 @@ async function inTransaction<T>(db: Kysely<any>, dialect: SqlDialectName, work: 
     })
   }
   // BEGIN IMMEDIATE takes the write lock before the row count is read, so two starts cannot both fill it
-  return db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn)
-    try {
-      const result = await work(conn)
-      await sql`commit`.execute(conn)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(conn).catch(() => undefined)
-      throw error
-    }
-  })
+  return immediateTransaction(db, work)
 }
 
 async function createDemoTable(db: Kysely<any>, dialect: SqlDialectName): Promise<void> {

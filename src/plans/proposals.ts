@@ -4,7 +4,7 @@ import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFi
 import type { ActionConfig } from '../config/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
-import type { PlanRow } from '../store/index.js'
+import { immediateTransaction, type PlanRow } from '../store/index.js'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
@@ -40,17 +40,7 @@ async function underSelectionLock<T>(ctx: PlanContext, selectionId: string, work
       await sql`select pg_advisory_xact_lock(${PROPOSAL_LOCK_SPACE}, hashtext(${selectionId}))`.execute(trx)
       return work(trx)
     })
-  return ctx.db.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn)
-    try {
-      const result = await work(conn)
-      await sql`commit`.execute(conn)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(conn).catch(() => undefined)
-      throw error
-    }
-  })
+  return immediateTransaction(ctx.db, work)
 }
 
 /** Proposing is idempotent: the same action on the same selection is the same plan. */

@@ -66,3 +66,4 @@ export type {
   TokenRow,
   TokensTable,
 } from './schema.js'
+export { immediateTransaction } from './immediate-transaction.js'
