@@ -13,12 +13,12 @@ const groups = {
     only: 'idempotency|compensation',
   },
   mcp: {
-    mutate: ['src/mcp/audit.ts:22-30', 'src/mcp/server.ts:70-70'],
+    mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:69-69'],
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {
-    mutate: ['src/api/authenticate.ts:28-28', 'src/api/authenticate.ts:35-36'],
-    tests: ['test/api/authenticate.test.ts'],
+    mutate: ['src/api/failure-limit.ts:25-26', 'src/api/failure-limit.ts:31-33', 'src/api/authenticate.ts:24-25', 'src/api/authenticate.ts:31-31', 'src/ui/routes/session.ts:72-72', 'src/ui/routes/session.ts:84-84'],
+    tests: ['test/api/failure-limit.test.ts', 'test/api/authenticate.test.ts', 'test/ui/sign-in-limit.test.ts'],
   },
   pacer: {
     mutate: ['src/operations/pacer.ts:41-41', 'src/operations/pacer.ts:45-59'],

@@ -54,6 +54,8 @@ export interface GatewayOptions {
   readonly executors?: boolean | 'commits'
   /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
   readonly instanceId?: string
+  /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window); tests pin and move it. */
+  readonly clock?: () => Date
 }
 
 /**
@@ -64,7 +66,7 @@ export interface GatewayOptions {
  */
 export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? createLogger()
-  const store = await createStore({ url: options.config.store, log }).catch((error: unknown) => {
+  const store = await createStore({ url: options.config.store, log, clock: options.clock }).catch((error: unknown) => {
     // a store URL that cannot be used is the configuration's fault: one sentence, not a stack trace
     throw error instanceof InvalidStoreUrlError ? new WarrantError('invalid_request', error.message) : error
   })

@@ -1,7 +1,7 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { markRequestAudited } from '../audit/index.js'
+import type { ToolAnswer, ToolRefusal } from './results.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_ARGS = 4096
@@ -11,10 +11,9 @@ const MAX_SUMMARY_ARGS = 4096
  * arguments, the outcome (`ok` or the refusal's code), and the selection, plan and operation it touched.
  * Recording never fails the call: a fault is logged and the agent still gets its answer.
  */
-export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool: string, args: unknown, result: CallToolResult): Promise<void> {
+export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool: string, args: unknown, result: ToolAnswer | ToolRefusal): Promise<void> {
   try {
-    const answer = result.structuredContent as Record<string, unknown> | undefined
-    const error = result.isError ? (answer?.error as { code?: string } | undefined) : undefined
+    const answer = result.structuredContent
     const ids: Partial<Record<(typeof ID_KEYS)[number], string>> = {}
     for (const key of ID_KEYS) {
       const value = pick(answer, key) ?? pick(args, key)
@@ -25,7 +24,7 @@ export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool:
       actor,
       surface: 'mcp',
       action: `mcp:${tool}`,
-      summary: { arguments: summarise(args), outcome: result.isError ? 'refused' : 'ok', ...(result.isError ? { error: error?.code ?? 'internal' } : {}) },
+      summary: { arguments: summarise(args), ...(result.isError ? { outcome: 'refused', error: result.structuredContent.error.code } : { outcome: 'ok' }) },
       selection_id: ids.selection_id ?? null,
       plan_id: ids.plan_id ?? null,
       operation_id: ids.operation_id ?? null,

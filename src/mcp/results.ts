@@ -13,12 +13,17 @@ export function asWire<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T
 }
 
+/** A tool's answer: not an error, its structuredContent the HTTP response body. */
+export type ToolAnswer = CallToolResult & { readonly isError?: false; structuredContent: Record<string, unknown> }
+/** A refusal: its structuredContent is the HTTP error body, so it always carries the refusal's code. */
+export type ToolRefusal = CallToolResult & { readonly isError: true; structuredContent: ErrorBody & Record<string, unknown> }
+
 /**
  * A tool's answer: `structuredContent` is the HTTP response body; the first text block is the summary
  * (completeness first); the second is the same object as JSON, for clients that only read text (the MCP
  * spec's backwards-compatibility advice, and older protocol versions that have no structuredContent).
  */
-export function answer(value: object, summary: string): CallToolResult {
+export function answer(value: object, summary: string): ToolAnswer {
   const body = asWire(value) as Record<string, unknown>
   return {
     structuredContent: body,
@@ -62,7 +67,7 @@ export function refusalText(body: ErrorBody): string {
  * code. Anything that is not a WarrantError (or a zod/HTTP input failure) is a bug: logged with an id and
  * answered `internal`, never blamed on the caller.
  */
-export function refusal(error: unknown, log: Logger, tool: string): CallToolResult {
+export function refusal(error: unknown, log: Logger, tool: string): ToolRefusal {
   const known = asWarrantError(error)
   let body: ErrorBody
   if (known) body = known.toBody()
@@ -74,7 +79,7 @@ export function refusal(error: unknown, log: Logger, tool: string): CallToolResu
   const wire = asWire(body)
   return {
     isError: true,
-    structuredContent: wire as unknown as Record<string, unknown>,
+    structuredContent: wire as ErrorBody & Record<string, unknown>,
     content: [
       { type: 'text', text: refusalText(wire) },
       { type: 'text', text: JSON.stringify(wire) },

@@ -1,12 +1,11 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { asWarrantError, fromZodError } from '../api/error-mapping.js'
 import { inspectJson } from '../api/input-guard.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { auditToolCall } from './audit.js'
 import { toolInputSchema, toolOutputSchema } from './json-schema.js'
-import { answer, refusal } from './results.js'
+import { type ToolAnswer, type ToolRefusal, answer, refusal } from './results.js'
 import { AGENT_RULES, type ToolContext, type ToolDefinition } from './tool.js'
 import { WARRANT_TOOLS } from './tools/index.js'
 
@@ -55,7 +54,7 @@ function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who
       annotations: tool.annotations,
     },
     async (raw) => {
-      let result: CallToolResult
+      let result: ToolAnswer | ToolRefusal
       let actor: Actor | null = null
       try {
         actor = await who()

@@ -58,7 +58,7 @@ for (const kind of STORE_KINDS) {
         await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.selection.digest, idempotencyKey: 'k-same' }), { code: 'idempotency_key_reused' })
         await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest }), { code: 'idempotency_key_missing' })
         for (const expectedDigest of [undefined, null, '', ' '])
-          await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-no-digest', expectedDigest }), (e: any) => e.code === 'invalid_request' && e.details?.field === 'expected_digest')
+          await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { idempotencyKey: 'k-no-digest', expectedDigest }), (e: any) => e.code === 'invalid_request' && e.details?.field === 'expected_digest' && /expected_digest/.test(e.message))
         await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: '  ' }), { code: 'idempotency_key_missing' })
         await assert.rejects(h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-other' }), { code: 'conflict' })
         await h.operations.waitFor(receipts[0]!.operation_id, 10_000)

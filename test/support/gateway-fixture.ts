@@ -34,6 +34,8 @@ export interface GatewayFixtureOptions {
   /** Changes to the demo config before it is parsed. */
   readonly edit?: (raw: Record<string, any>) => void
   readonly serve?: boolean
+  /** The gateway's store clock (see GatewayOptions.clock); real time by default. */
+  readonly clock?: () => Date
 }
 
 /**
@@ -55,7 +57,7 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
   options.edit?.(raw)
   const config = resolvePaths(parseConfig(raw, 'test config'), dir.path)
   await ensureDemoData({ url: upstreamUrl, count: options.count ?? 10_000 })
-  const started = await startGatewayOn(config, { resources: ['subscriptions'], serve: options.serve })
+  const started = await startGatewayOn(config, { resources: ['subscriptions'], serve: options.serve, clock: options.clock })
   return {
     ...started,
     dir: dir.path,
@@ -77,9 +79,9 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
  */
 export async function startGatewayOn(
   config: WarrantConfig,
-  options: { readonly resources: readonly string[]; readonly serve?: boolean | undefined; readonly env?: NodeJS.ProcessEnv },
+  options: { readonly resources: readonly string[]; readonly serve?: boolean | undefined; readonly env?: NodeJS.ProcessEnv; readonly clock?: (() => Date) | undefined },
 ): Promise<Omit<GatewayFixture, 'dir' | 'upstreamUrl' | 'storeUrl'>> {
-  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }), ...(options.env ? { env: options.env } : {}) })
+  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }), clock: options.clock, ...(options.env ? { env: options.env } : {}) })
   const issue = async (name: string, role: 'agent' | 'reviewer' | 'admin') =>
     (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: [...options.resources], actions: '*' } : undefined })).token
   const tokens = { agent: await issue('test-agent', 'agent'), reviewer: await issue('alice', 'reviewer'), reviewer2: await issue('bob', 'reviewer'), admin: await issue('root', 'admin') }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Hono } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { clientAddress, createFailureLimit } from '../../api/failure-limit.js'
 import { type Actor, WarrantError } from '../../contract/index.js'
 import { paths } from '../components.js'
 import { ErrorPage, SignInPage } from '../pages/misc.js'
@@ -10,8 +11,6 @@ import { type Ctx, type ReviewRouteDeps, type UiEnv, html } from './context.js'
 const SESSION_COOKIE = 'warrant_review'
 /** Holds the sign-in form's own CSRF token (double submit), before any session exists. */
 const SIGN_IN_COOKIE = 'warrant_review_signin'
-const FAILURE_WINDOW_MS = 60_000
-const MAX_FAILURES = 20
 const NAMES_TTL_MS = 30_000
 
 /** A form posted from another site is refused before anything else looks at it. */
@@ -38,7 +37,8 @@ export function refuseCrossSiteForms(ui: Hono<UiEnv>, deps: ReviewRouteDeps): vo
 export function registerSessionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
   const { gateway, recordUi } = deps
   const { sessions } = gateway.review
-  const failures = new Map<string, { count: number; since: number }>()
+  // Counted apart from the API's (/v1, /mcp) failures: the sign-in form and bearer-token clients are limited separately.
+  const failures = createFailureLimit({ now: () => Date.parse(gateway.store.now()) })
   let names: { map: ReadonlyMap<string, string>; at: number } | null = null
 
   const principalNames = async (): Promise<ReadonlyMap<string, string>> => {
@@ -68,10 +68,8 @@ export function registerSessionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): v
     const next = safeNext(typeof form.next === 'string' ? form.next : undefined)
     if (!sameSecret(getCookie(c, SIGN_IN_COOKIE), form.csrf))
       return signInForm(c, next, 403, { title: 'The sign-in form was not accepted.', text: 'It expired, or was not sent by this page. Sign in again with this form.' })
-    const client = clientAddress(c)
-    const now = Date.now()
-    const seen = failures.get(client)
-    if (seen && now - seen.since < FAILURE_WINDOW_MS && seen.count >= MAX_FAILURES)
+    const client = clientAddress(c.env)
+    if (failures.blockedFor(client) !== null)
       return signInForm(c, next, 429, { title: 'Too many failed sign-ins from this address.', text: 'Wait a minute, then try again.' })
     const token = typeof form.token === 'string' ? form.token : ''
     try {
@@ -83,9 +81,7 @@ export function registerSessionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): v
       return c.redirect(next, 303)
     } catch (error) {
       if (!(error instanceof WarrantError) || (error.code !== 'unauthenticated' && error.code !== 'forbidden')) throw error
-      const fresh = !seen || now - seen.since >= FAILURE_WINDOW_MS
-      failures.set(client, fresh ? { count: 1, since: now } : { count: seen.count + 1, since: seen.since })
-      if (failures.size > 10_000) failures.clear()
+      failures.fail(client)
       gateway.log.warn({ client, surface: 'ui', reason: error.message }, 'review sign-in refused')
       await recordUi(null, 'ui:sign_in', { summary: { status: error.status, error: error.code, client } })
       return error.code === 'forbidden'
@@ -159,9 +155,4 @@ function sameOrigin(c: Ctx, publicUrl: string | undefined): boolean {
   } catch {
     return false
   }
-}
-
-function clientAddress(c: Ctx): string {
-  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming
-  return incoming?.socket?.remoteAddress ?? 'unknown'
 }
