@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { decide, type Filter } from '../../src/contract/index.js'
+import { decide } from '../../src/contract/index.js'
 import {
   createModelConnector,
-  idOf,
   keysOf,
   seedCollection,
   type ModelCollection,
@@ -12,6 +11,7 @@ import {
   type ReadFault,
 } from '../support/model-connector.js'
 import { cursorOf, followToEnd, waitingClock, walker } from './helpers.js'
+import { FILTERS, type Mutation, assertAccountedFor, assertNoDuplicates, budgetArb, fieldsOf, mutationScheduler, mutationsArb } from './walk-arbitraries.js'
 
 /**
  * The invariant of the article, checked on a model upstream: a walk may say `complete: true` only after it
@@ -20,15 +20,6 @@ import { cursorOf, followToEnd, waitingClock, walker } from './helpers.js'
  */
 
 const NUM_RUNS = Number(process.env.WARRANT_PROPERTY_RUNS ?? 150)
-
-const FILTERS: readonly Filter[] = [{}, { status: 'past_due' }, { n: { gte: 10 } }]
-
-interface Mutation {
-  readonly atRead: number
-  readonly op: 'insert' | 'delete' | 'update'
-  readonly source: number
-  readonly pick: number
-}
 
 const shapeArb = fc.record({
   counts: fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 1, maxLength: 4 }),
@@ -43,22 +34,6 @@ const shapeArb = fc.record({
   lazyEnd: fc.boolean(),
   filter: fc.constantFrom(...FILTERS),
 })
-
-/** Budgets smaller than the collections (the walk must stop and say so), and budgets that let it finish. */
-const budgetArb = fc.oneof(
-  fc.record({ maxPages: fc.integer({ min: 1, max: 15 }), maxItems: fc.integer({ min: 1, max: 40 }) }),
-  fc.record({ maxPages: fc.integer({ min: 50, max: 1000 }), maxItems: fc.integer({ min: 100, max: 1000 }) }),
-)
-
-const mutationsArb = fc.array(
-  fc.record({
-    atRead: fc.integer({ min: 0, max: 60 }),
-    op: fc.constantFrom('insert' as const, 'delete' as const, 'update' as const),
-    source: fc.nat(),
-    pick: fc.nat(),
-  }),
-  { maxLength: 12 },
-)
 
 const faultArb: fc.Arbitrary<ReadFault> = fc.oneof(
   fc.record({ kind: fc.constant('rate_limited' as const), retryAfterSeconds: fc.integer({ min: 0, max: 120 }) }),
@@ -78,30 +53,10 @@ function sourcesOf(shape: Shape): string[] {
   return shape.counts.map((_, i) => `s${i}`)
 }
 
-function fieldsOf(_source: string, i: number): Record<string, unknown> {
-  return { n: i, status: i % 3 === 0 ? 'past_due' : 'active' }
-}
-
 /** Applies the mutations scheduled for this read, between pages. */
 function mutator(collection: ModelCollection, mutations: readonly Mutation[]): (ctx: ReadContext) => void {
-  let fresh = 100_000
-  return (ctx) => {
-    for (const m of mutations) {
-      if (m.atRead !== ctx.readIndex) continue
-      const source = collection.sources[m.source % collection.sources.length]!
-      const rows = collection.rows(source)
-      if (m.op === 'insert') collection.insert(source, idOf(fresh++), fieldsOf(source, m.pick))
-      else if (rows.length > 0) {
-        const row = rows[m.pick % rows.length]!
-        if (m.op === 'delete') collection.remove(source, row.id)
-        else collection.update(source, row.id, { n: m.pick % 40, status: m.pick % 2 === 0 ? 'past_due' : 'active' })
-      }
-    }
-  }
-}
-
-function assertNoDuplicates(keys: readonly string[]): void {
-  assert.equal(new Set(keys).size, keys.length, `an item came back twice: ${keys.filter((k, i) => keys.indexOf(k) !== i).join(', ')}`)
+  const schedule = mutationScheduler(collection, mutations)
+  return (ctx) => void schedule(ctx.readIndex)
 }
 
 describe('searchAll properties', () => {
@@ -119,29 +74,8 @@ describe('searchAll properties', () => {
           onRead: mutator(collection, mutations),
         })
         const result = await walker(connector)({ pageSize: shape.pageSize, filter: shape.filter }, budget, { mode })
-        const keys = keysOf(result.items)
-        assertNoDuplicates(keys)
-
         const session = connector.sessions[0]!
-        const closedAt = session.closedAt!
-        if (snapshots) {
-          const snapshot = collection.keys(session.openedAt, shape.filter)
-          for (const k of keys) assert.ok(snapshot.has(k), `${k} is not in the snapshot`)
-          for (const item of result.items) assert.equal(item.version, `v${collection.get(item.source, item.id, session.openedAt)!.version}`)
-          if (result.complete) assert.deepEqual(new Set(keys), snapshot)
-          assert.equal(result.scope.consistent_snapshot, true)
-        } else {
-          assert.equal(result.scope.consistent_snapshot, false)
-          const seen = collection.versionsSeen(session.openedAt, closedAt, shape.filter)
-          for (const item of result.items) assert.ok(seen.has(`${item.source}/${item.id}@${item.version}`), `${item.id}@${item.version} never existed`)
-          if (result.complete) {
-            const returned = new Set(keys)
-            for (const k of collection.keysPresentThroughout(session.openedAt, closedAt, shape.filter))
-              assert.ok(returned.has(k), `${k} was present for the whole walk but not returned`)
-          }
-        }
-        if (result.complete) assert.equal(result.continuation, null)
-        else assert.ok(result.incomplete_reasons.length > 0)
+        assertAccountedFor(result, collection, { snapshot: snapshots, openedAt: session.openedAt, closedAt: session.closedAt!, filter: shape.filter }, (v) => `v${v}`)
       }),
       { numRuns: NUM_RUNS },
     )

@@ -109,11 +109,11 @@ export class ModelCollection {
     return keys
   }
 
-  /** Every (source/id, version) that existed, matching the filter, at some transaction in [from, to]. */
-  versionsSeen(from: number, to: number, filter: Filter = {}): Set<string> {
+  /** Every `source/id@version` that existed, matching the filter, at some transaction in [from, to]; `versionText` writes the version as the upstream does. */
+  versionsSeen(from: number, to: number, filter: Filter = {}, versionText: (version: number) => string = (v) => `v${v}`): Set<string> {
     const out = new Set<string>()
     for (let t = from; t <= to; t++)
-      for (const source of this.sources) for (const row of this.rows(source, t, filter)) out.add(`${source}/${row.id}@v${row.version}`)
+      for (const source of this.sources) for (const row of this.rows(source, t, filter)) out.add(`${source}/${row.id}@${versionText(row.version)}`)
     return out
   }
 
