@@ -94,8 +94,8 @@ for (const kind of STORE_KINDS) {
         const first = fakeFetch([503])
         const a = createNotifier({ config: config({ retry: { max_attempts: 5, initial_backoff_ms: 60_000, max_backoff_ms: 60_000 } }), store, log: silent, baseUrl: 'https://w.example', env, fetch: first.fn })
         a.emit(EVENT)
-        for (let i = 0; i < 200 && first.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
-        await new Promise((r) => setTimeout(r, 50))
+        // Until the first attempt is made (up to 30 s on a busy machine); close() then waits for it to be recorded.
+        for (let i = 0; i < 3000 && first.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10))
         await a.close()
         let [d] = await a.deliveries({ plan_id: 'plan_1' })
         assert.equal(d!.state, 'pending')
@@ -136,7 +136,7 @@ describe('operation ends', () => {
       summary: { state: 'halted', counts: { succeeded: 3, pending: 5 }, halt_reason: { rule: 'authorization_failure', message: 'target sub_104 answered 401' } },
     })
     await recorder.record({ actor: SYSTEM_ACTOR, action: 'operation.recovered', plan_id: 'plan_1', operation_id: 'op_1' })
-    for (let i = 0; i < 50 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
+    for (let i = 0; i < 3000 && events.length === 0; i++) await new Promise((r) => setTimeout(r, 5))
     assert.equal(recorded.length, 2, 'every event still reaches the audit log')
     assert.equal(events.length, 1)
     assert.deepEqual(events[0], { kind: 'operation.halted', plan: PLAN, operation_id: 'op_1', state: 'halted', counts: { succeeded: 3, pending: 5 }, halt_rule: 'authorization_failure' })

@@ -218,13 +218,16 @@ for (const kind of STORE_KINDS) {
 
   describe(`an expired approval is refused (${kind} store)`, () => {
     test('410 expired, nothing written', async () => {
-      const fx = await startDemoGateway({ store: kind, count: 500, edit: (raw) => void (raw.resources.subscriptions.approval.ttl_minutes = 0.005) })
+      // The gateway's clock is moved past the approval's 15 minutes (and short of the selection's 30), not waited for.
+      let skew = 0
+      const fx = await startDemoGateway({ store: kind, count: 500, clock: () => new Date(Date.now() + skew) })
       try {
-        const { plan } = await selectProposeApprove(fx.as('agent'), [fx.as('reviewer')], 'subscriptions', ARTICLE_SELECTION, { type: 'pause_collection', reason: REASON })
-        await new Promise((r) => setTimeout(r, 600))
+        const { plan } = await selectProposeApprove(fx.as('agent'), [fx.as('reviewer'), fx.as('reviewer2')], 'subscriptions', ARTICLE_SELECTION, { type: 'pause_collection', reason: REASON })
+        skew = 16 * 60_000
         const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': 'k-expired' })
         assert.equal(commit.status, 410, JSON.stringify(commit.body))
         assert.equal(commit.body.error.code, 'expired')
+        assert.match(commit.body.error.message, /the approval of plan .* expired/, 'the approval lapsed, not the selection')
         const ops = await fx.gateway.store.db.selectFrom('operations').select('id').execute()
         assert.equal(ops.length, 0)
       } finally {

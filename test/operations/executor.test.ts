@@ -252,19 +252,25 @@ for (const kind of STORE_KINDS) {
         for (const id of ['u0000', 'u0001', 'u0002', 'u0003', 'u0004']) assert.equal(h.upstream.calls.get(id), undefined, `${id} not re-sent`)
       }))
 
-    test('a live lease of another instance is not stolen; an expired one is claimed', () =>
-      withHarness(kind, { count: 6, execution: { lease_seconds: 0.5 }, service: { executors: false } }, async (h) => {
+    test('a live lease of another instance is not stolen; an expired one is claimed', () => {
+      // Lease expiry is the clock's: the other instance's lease ends a minute from now on the services' clock, and
+      // the test moves that clock past it rather than racing a sub-second lease against a sleep.
+      let skew = 0
+      return withHarness(kind, { count: 6, execution: { lease_seconds: 0.5 }, service: { executors: false }, clock: () => new Date(Date.now() + skew) }, async (h) => {
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-lease' })
-        const soon = new Date(Date.now() + 700).toISOString()
-        await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'other', lease_expires_at: soon }).where('id', '=', receipt.operation_id).execute()
+        const later = new Date(Date.now() + skew + 60_000).toISOString()
+        await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'other', lease_expires_at: later }).where('id', '=', receipt.operation_id).execute()
         const b = h.instance({ executors: true, instanceId: 'b' })
         await b.recover()
-        await new Promise((r) => setTimeout(r, 300))
+        // b's sweeper looks for claimable operations every 250 ms of real time: give it a few looks
+        await new Promise((r) => setTimeout(r, 800))
         assert.equal(written(h), 0, 'the live lease was respected')
+        skew = 61_000
         const view = await b.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.state, 'succeeded')
         assert.equal(written(h), 6)
-      }))
+      })
+    })
 
     test('two instances recovering at once execute every target once', () =>
       withHarness(kind, { count: 40, service: { executors: false } }, async (h) => {

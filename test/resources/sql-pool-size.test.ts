@@ -48,7 +48,8 @@ describe('a PostgreSQL sql resource sizes its pool from execution.concurrency', 
         connector.write({ id: `i${String(i + 1).padStart(3, '0')}`, expectedVersion: '1', set: { state: 'done' }, precondition: {} }),
       )
       let most = 0
-      for (let tries = 0; tries < 200 && most < CONCURRENCY; tries++) {
+      // up to 30 s on a busy machine; it stops as soon as every write waits
+      for (let tries = 0; tries < 1200 && most < CONCURRENCY; tries++) {
         most = Math.max(most, await waiting(admin, name))
         await new Promise((r) => setTimeout(r, 25))
       }

@@ -35,8 +35,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describe('/metrics (Prometheus text format)', () => {
   let fx: GatewayFixture
   before(async () => {
-    // a slow pace, so scrapes land while the operation runs
-    fx = await startDemoGateway({ store: 'sqlite', count: 2000, edit: (raw) => void (raw.execution = { ...raw.execution, max_writes_per_second: 40, concurrency: 2 }) })
+    // a slow pace, so scrapes land while the operation runs: real time is the point here, and at 20 writes a
+    // second the operation lasts seconds, room for several scrapes even when each takes long on a busy machine
+    fx = await startDemoGateway({ store: 'sqlite', count: 2000, edit: (raw) => void (raw.execution = { ...raw.execution, max_writes_per_second: 20, concurrency: 2 }) })
   })
   after(async () => {
     await fx?.close()

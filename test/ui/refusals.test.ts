@@ -147,9 +147,11 @@ describe('review pages refuse what the services refuse', () => {
 describe('review pages: an expired plan cannot be approved', () => {
   let fx: GatewayFixture
   let browser: Browser
+  // The gateway's clock runs with real time plus `skew`: the test moves it past the selection's expiry instead of
+  // waiting, so nothing races a short TTL (the review session, idle for far longer than the jump, stays open).
+  let skew = 0
   before(async () => {
-    // Selections (and their plans) live six seconds.
-    fx = await startDemoGateway({ store: 'sqlite', count: 1000, edit: (raw) => (raw.resources.subscriptions.selection_ttl_minutes = 0.1) })
+    fx = await startDemoGateway({ store: 'sqlite', count: 1000, clock: () => new Date(Date.now() + skew) })
     browser = await launchBrowser()
   })
   after(async () => {
@@ -165,7 +167,7 @@ describe('review pages: an expired plan cannot be approved', () => {
     await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
     assert.equal(await page.getByTestId('approve').count(), 1, 'while the selection lives, the plan can be approved')
 
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(selection.expires_at) - Date.now()) + 200))
+    skew = Date.parse(selection.expires_at) - Date.now() + 1000
     // The reviewer clicks Approve on the page loaded before expiry: the plan service refuses it.
     await page.getByTestId('approve').click()
     await page.waitForLoadState()

@@ -34,7 +34,7 @@ describe('http read signals', () => {
     upstream = await startUpstream(async (req, res) => {
       const cursor = req.url.searchParams.get('cursor')
       if (req.url.pathname.startsWith('/tarpit/')) {
-        await delay(1500)
+        await delay(6000)
         return sendJson(res, 200, { items: ITEMS, next_cursor: null })
       }
       switch (req.url.pathname) {
@@ -129,7 +129,8 @@ describe('http read signals', () => {
     const log = callLog()
     const conn = createHttpConnector({
       resource: httpResource({
-        timeout_ms: 300,
+        // real time is the point: the answering shard has a second on two busy cores, the tarpit takes six
+        timeout_ms: 1000,
         sources: [
           { name: 'shard-eu', base_url: upstream.origin },
           { name: 'shard-us', base_url: `${upstream.origin}/tarpit` },
@@ -146,11 +147,11 @@ describe('http read signals', () => {
       session.readPage({ source: 'shard-eu', filter: {}, position: null, pageSize: 5 }),
       session.readPage({ source: 'shard-us', filter: {}, position: null, pageSize: 5 }),
     ])
-    assert.ok(Date.now() - started < 1200, 'the timeout did not wait for the slow shard')
+    assert.ok(Date.now() - started < 5000, 'the timeout did not wait for the slow shard')
     assert.equal(eu.kind, 'page')
     assert.equal(eu.kind === 'page' && eu.items.length, 5)
     assert.equal(us.kind, 'unavailable')
-    assert.match(us.kind === 'unavailable' ? us.message : '', /source "shard-us" did not answer within 300 ms/)
+    assert.match(us.kind === 'unavailable' ? us.message : '', /source "shard-us" did not answer within 1000 ms/)
     const usCall = log.calls.find((c) => c.source === 'shard-us')
     assert.deepEqual([usCall?.status, usCall?.outcome, usCall?.endpoint], [null, 'unavailable', '/items'])
     // the slow shard's records are not mixed into the other's page
@@ -177,7 +178,8 @@ describe('http read signals', () => {
     const result = await firstPage(conn)
     assert.equal(result.kind, 'rate_limited')
     const seconds = result.kind === 'rate_limited' ? result.retryAfterSeconds : -1
-    assert.ok(seconds >= 118 && seconds <= 121, `got ${seconds}`)
+    // the date has whole seconds, and the request takes real time (up to seconds on two busy cores)
+    assert.ok(seconds >= 110 && seconds <= 121, `got ${seconds}`)
   })
 
   it('incomplete_results: true is upstreamIncomplete with the configured reason', async () => {
