@@ -41,6 +41,7 @@ describe('failed authentications are limited per address', () => {
     const limited = await getFrom(fx.base, '/v1/resources', '127.0.0.1', fx.tokens.agent)
     assert.equal(limited.status, 429, JSON.stringify(limited.body))
     assert.equal(limited.body.error.code, 'rate_limited')
+    assert.match(limited.body.error.message, /too many failed authentications from this address/, 'the refusal says why')
     assert.ok(limited.body.error.details.retry_after_seconds >= 1 && limited.body.error.details.retry_after_seconds <= 60)
     const other = await getFrom(fx.base, '/v1/resources', '127.0.0.2', fx.tokens.agent)
     assert.equal(other.status, 200, 'the limit is per address')
