@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
 import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
-import { immediateTransaction, type PlanRow } from '../store/index.js'
+import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
+import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
@@ -26,22 +26,8 @@ interface Proposal {
   readonly current?: ReadonlyMap<string, Readonly<Record<string, unknown>> | null>
 }
 
-/** The advisory-lock space proposals lock a selection in (PostgreSQL), apart from the audit chain's lock. */
+/** The advisory-lock space proposals lock in (PostgreSQL), apart from the audit chain's lock. */
 const PROPOSAL_LOCK_SPACE = 7_310_551
-
-/**
- * Runs `work` in a transaction that holds the selection's proposal lock: a PostgreSQL advisory lock (every
- * instance sharing the store), or SQLite's write lock taken up front (BEGIN IMMEDIATE: a deferred transaction
- * that reads and then writes would fail with "database is locked" against another connection instead of waiting).
- */
-async function underSelectionLock<T>(ctx: PlanContext, selectionId: string, work: (trx: PlanContext['db']) => Promise<T>): Promise<T> {
-  if (ctx.store.dialect === 'postgres')
-    return ctx.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${PROPOSAL_LOCK_SPACE}, hashtext(${selectionId}))`.execute(trx)
-      return work(trx)
-    })
-  return immediateTransaction(ctx.db, work)
-}
 
 /** Proposing is idempotent: the same action on the same selection is the same plan. */
 export async function existingPlan(ctx: PlanContext, selectionId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
@@ -92,9 +78,11 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   const analysis = await analyse(ctx, p, plan)
   const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config) }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
-  // the store): the check for an existing plan and the insert run under one lock per selection.
-  const winner = await underSelectionLock(ctx, plan.selection_id, async (trx) => {
-    const raced = await existingPlan({ ...ctx, db: trx }, p.selection.selection_id, p.action)
+  // the store): the check for an existing plan and the insert run under one lock, per selection; per
+  // operation for a compensation, whose every request freezes a selection of its own.
+  const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
+  const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
+    const raced = p.compensates === null ? await existingPlan({ ...ctx, db: trx }, p.selection.selection_id, p.action) : await openCompensation(trx, p.compensates, p.action)
     if (raced) return raced
     await trx
       .insertInto('plans')
@@ -119,7 +107,11 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
       .execute()
     return null
   })
-  if (winner) return { ...(await viewOf(ctx, winner)), created: false }
+  if (winner) {
+    // A compensation that lost the race froze a selection nobody will use: it goes, so one request is one object.
+    if (p.compensates !== null && winner.selection_id !== p.selection.selection_id) await ctx.selections.discardUnused(p.selection.selection_id)
+    return { ...(await viewOf(ctx, winner)), created: false }
+  }
   return { ...(await viewOf(ctx, await loadRow(ctx, plan.plan_id))), created: true }
 }
 
@@ -205,15 +197,8 @@ export async function proposeCompensation(
   }
   // The same request is the same object: an open compensation plan of this operation restoring exactly these
   // values is returned, not doubled with a new selection and a new plan.
-  const open = await ctx.db
-    .selectFrom('plans')
-    .selectAll()
-    .where('compensates', '=', operationId)
-    .where('action', '=', canonicalJson(action))
-    .where('state', 'in', ['pending', 'approved', 'committed'])
-    .orderBy('created_at')
-    .orderBy('id')
-    .executeTakeFirst()
+  // (A fast path: two requests at once are decided in createPlan, under the operation's lock.)
+  const open = await openCompensation(ctx.db, operationId, action)
   if (open) return { ...(await viewOf(ctx, open)), created: false }
   // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
@@ -225,4 +210,17 @@ export async function proposeCompensation(
   const plan: PlanRecord = { ...source, action, compensates: operationId }
   const current = targets.some((t) => t.current !== undefined) ? new Map(targets.map((t) => [t.id, t.current ?? null])) : undefined
   return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId, ...(current ? { current } : {}) })
+}
+
+/** An open (or committed) compensation plan of this operation restoring exactly these values. */
+function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
+  return db
+    .selectFrom('plans')
+    .selectAll()
+    .where('compensates', '=', operationId)
+    .where('action', '=', canonicalJson(action))
+    .where('state', 'in', ['pending', 'approved', 'committed'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst()
 }

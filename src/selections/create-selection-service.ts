@@ -7,6 +7,7 @@ import { excludedPage } from './exclusions.js'
 import { load, members } from './load.js'
 import { createPageCursors } from './page-cursor.js'
 import { recover } from './recovery.js'
+import { discardUnused } from './selection-row.js'
 import type { SelectionService } from './selection-service.js'
 import { assertUsable, isExpired } from './usability.js'
 import { exportStream, memberPage, view } from './views.js'
@@ -67,5 +68,6 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     recover: async (actor, selectionId) => view(ctx, actor, await recover(ctx, actor, selectionId)),
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),
+    discardUnused: (selectionId) => discardUnused(ctx, selectionId),
   }
 }

@@ -38,18 +38,22 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
       { count: old.count, max: RECOVERY_MAX_IDS },
     )
   // The same request is the same object: a recovery this principal already made, still frozen and unexpired,
-  // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing).
-  const earlier = await ctx.db
-    .selectFrom('selections')
-    .select('id')
-    .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
-    .where('created_by', '=', actor.principal)
-    .where('state', '=', 'frozen')
-    .where('expires_at', '>', ctx.nowIso())
-    .orderBy('created_at')
-    .orderBy('id')
-    .executeTakeFirst()
-  if (earlier) return earlier.id
+  // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing). Requests
+  // at the same moment both walk; which one is frozen is decided under a lock (`once`), the other discarded.
+  const earlier = (db: SelectionContext['db']) =>
+    db
+      .selectFrom('selections')
+      .select('id')
+      .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
+      .where('created_by', '=', actor.principal)
+      .where('state', '=', 'frozen')
+      .where('expires_at', '>', ctx.nowIso())
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst()
+      .then((row) => row?.id)
+  const found = await earlier(ctx.db)
+  if (found !== undefined) return found
   // Member ids are stored as strings; the filter has to carry them in the id field's own type.
   const idType = resource.config.fields[resource.config.id_field]
   const ids: (string | number)[] = []
@@ -67,5 +71,6 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
     pageSize: 1000,
     budget: SELECTION_DEFAULT_BUDGET,
     origin: { kind: 'recovery', selection_id: selectionId },
+    once: { key: `recovery:${selectionId}:${actor.principal}`, existing: earlier },
   })
 }

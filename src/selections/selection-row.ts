@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
@@ -65,22 +67,48 @@ export async function freezeRow(
   consistent: boolean,
   completeness: SelectionCompleteness,
   exclude: readonly ExclusionRule[],
-): Promise<void> {
+  once?: FreezeOnce,
+): Promise<string> {
   const groups = await writer.groupCounts()
-  await ctx.db
-    .updateTable('selections')
-    .set({
-      count: writer.count,
-      digest,
-      complete: complete ? 1 : 0,
-      completeness: JSON.stringify(completeness),
-      consistent_snapshot: consistent ? 1 : 0,
-      exclusions: JSON.stringify(exclude.map((r) => ({ rule: r.rule, filter: r.filter, count: writer.exclusionCounts.get(r.rule) ?? 0 }))),
-      groups: JSON.stringify(groups),
-      state: 'frozen',
-    })
-    .where('id', '=', id)
-    .execute()
+  const mark = (db: Kysely<Database>) =>
+    db
+      .updateTable('selections')
+      .set({
+        count: writer.count,
+        digest,
+        complete: complete ? 1 : 0,
+        completeness: JSON.stringify(completeness),
+        consistent_snapshot: consistent ? 1 : 0,
+        exclusions: JSON.stringify(exclude.map((r) => ({ rule: r.rule, filter: r.filter, count: writer.exclusionCounts.get(r.rule) ?? 0 }))),
+        groups: JSON.stringify(groups),
+        state: 'frozen',
+      })
+      .where('id', '=', id)
+      .execute()
+  if (!once) {
+    await mark(ctx.db)
+    return id
+  }
+  // Only frozen selections are ever served, so deciding here, under the lock, which one becomes frozen makes
+  // concurrent equal requests name one selection: the first to get here; the others are handed it.
+  return withKeyedLock(ctx.store, FREEZE_ONCE_LOCK_SPACE, once.key, async (trx) => {
+    const earlier = await once.existing(trx)
+    if (earlier !== undefined) return earlier
+    await mark(trx)
+    return id
+  })
+}
+
+/** The advisory-lock space of `FreezeOnce` keys (PostgreSQL). */
+const FREEZE_ONCE_LOCK_SPACE = 7_310_552
+
+/**
+ * A selection that must exist once per request (a recovery): `existing` finds an equal one already frozen,
+ * looked up under a lock on `key` that every process sharing the store respects.
+ */
+export interface FreezeOnce {
+  readonly key: string
+  readonly existing: (db: Kysely<Database>) => Promise<string | undefined>
 }
 
 export async function discard(ctx: SelectionContext, id: string): Promise<void> {
@@ -91,4 +119,10 @@ export async function discard(ctx: SelectionContext, id: string): Promise<void> 
   } catch {
     // a selection left in `building` is never served (load refuses it)
   }
+}
+
+/** Discards a frozen selection no plan names (one that lost a race to an equal request; its id was never given out). */
+export async function discardUnused(ctx: SelectionContext, id: string): Promise<void> {
+  const named = await ctx.db.selectFrom('plans').select('id').where('selection_id', '=', id).executeTakeFirst()
+  if (!named) await discard(ctx, id)
 }

@@ -143,4 +143,9 @@ export interface SelectionService {
    * `selection_incomplete` (409) when its inventory was incomplete.
    */
   assertUsable(selection: SelectionRecord, now?: string): void
+  /**
+   * Removes a selection its creator just froze and handed to no one, because an equal request made at the same
+   * moment won (a compensation's): kept only if a plan names it.
+   */
+  discardUnused(selectionId: string): Promise<void>
 }

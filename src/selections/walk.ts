@@ -7,7 +7,7 @@ import { storeSeenFilter } from './freeze.js'
 import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { parseRequest } from './parse-request.js'
 import { selectionRequestSchema } from './schemas.js'
-import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
+import { discard, freezeRow, insertBuilding, newSelectionId, type FreezeOnce } from './selection-row.js'
 import type { ExclusionRule, FreezeProgress, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
 import { storedFieldsOf } from './stored-fields.js'
 import { reportWalk } from '../telemetry/index.js'
@@ -23,6 +23,8 @@ export interface FreezeRequest {
   readonly budget: Budget
   readonly origin: SelectionOrigin | null
   readonly onProgress?: (progress: FreezeProgress) => void
+  /** Freeze only if no equal selection was frozen meanwhile; else that one's id is returned and this walk discarded. */
+  readonly once?: FreezeOnce
 }
 
 /** Validates a client's selection request, walks and freezes it; returns the new selection's id. */
@@ -96,8 +98,9 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       warnings: summary.warnings,
       scope: summary.scope,
     }
-    await freezeRow(ctx, id, resource, writer, digest, summary.complete, summary.scope.consistent_snapshot, completeness, request.exclude)
-    return id
+    const frozen = await freezeRow(ctx, id, resource, writer, digest, summary.complete, summary.scope.consistent_snapshot, completeness, request.exclude, request.once)
+    if (frozen !== id) await discard(ctx, id)
+    return frozen
   } catch (error) {
     await discard(ctx, id)
     throw error

@@ -67,3 +67,4 @@ export type {
   TokensTable,
 } from './schema.js'
 export { immediateTransaction } from './immediate-transaction.js'
+export { withKeyedLock } from './keyed-lock.js'
