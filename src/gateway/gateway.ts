@@ -54,7 +54,7 @@ export interface GatewayOptions {
   readonly executors?: boolean | 'commits'
   /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
   readonly instanceId?: string
-  /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window); tests pin and move it. */
+  /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window) and the operations' (leases, ledger times, reconciliation's settle window); tests pin and move it. */
   readonly clock?: () => Date
 }
 
@@ -111,6 +111,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       executors: options.executors ?? true,
       telemetry,
       ...(instanceId ? { instanceId } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     })
     // After every service exists: unfinished operations resume (their in-flight targets become unknown).
     await operations.recover()

@@ -55,6 +55,8 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
     ...(outcome.before === undefined ? {} : { before: outcome.before === null ? null : JSON.stringify(outcome.before) }),
     after: outcome.after ? JSON.stringify(outcome.after) : null,
     after_version: outcome.after_version ?? null,
+    // the moment the executor stopped waiting for the write: reconciliation's settle window starts here
+    unknown_since: outcome.state === 'unknown' ? now : null,
     updated_at: now,
   }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
@@ -70,7 +72,7 @@ export async function returnToPending(db: Db, operationId: string, ord: number, 
 export async function markInterrupted(db: Db, operationId: string, now: string): Promise<number> {
   const result = await db
     .updateTable('operation_targets')
-    .set({ state: 'unknown', reason: INTERRUPTED_REASON, error: JSON.stringify({ message: 'the executor stopped after recording the target in flight and before recording its answer; the write may or may not have happened' }), updated_at: now })
+    .set({ state: 'unknown', reason: INTERRUPTED_REASON, error: JSON.stringify({ message: 'the executor stopped after recording the target in flight and before recording its answer; the write may or may not have happened' }), unknown_since: now, updated_at: now })
     .where('operation_id', '=', operationId)
     .where('state', '=', 'in_flight')
     .executeTakeFirst()

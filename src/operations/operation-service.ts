@@ -174,7 +174,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
       const { execution } = await loadScoped(actor, operationId)
       const resource = execution.plan.resource
       const totals = await reconcileUnknownTargets(
-        { db: store.db, connector: connectorFor(resource), renderWrite, hidden: hiddenFields(resource), now },
+        { db: store.db, connector: connectorFor(resource), renderWrite, hidden: hiddenFields(resource), now, settleMs: Math.round(options.execution.reconcile_settle_seconds * 1000) },
         operationId,
         execution,
       )

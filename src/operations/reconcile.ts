@@ -13,53 +13,100 @@ export interface ReconcileTotals {
   readonly succeeded: number
   readonly failed: number
   readonly still_unknown: number
+  /** of still_unknown: still at their version, inside the settle window (the write may still land) */
+  readonly settling: number
+  /** when the last settling target's window ends: reconcile again after it; null when none is settling */
+  readonly settles_at: string | null
+  /** earlier "not applied" conclusions found wrong: the record now holds the approved effect */
+  readonly corrected: number
 }
 
+export interface ReconcileDeps {
+  readonly db: Kysely<Database>
+  readonly connector: Connector
+  readonly renderWrite: ExecutorDeps['renderWrite']
+  readonly hidden: ReadonlySet<string>
+  readonly now: () => string
+  /** `execution.reconcile_settle_seconds`, in ms */
+  readonly settleMs: number
+}
+
+/** The reason a reconciliation gives a target it judged not applied; only these are ever re-examined. */
+export const NOT_APPLIED = 'not_applied'
+
 /**
- * Re-reads every `unknown` target (never writes) and records what the upstream shows:
- * the approved effect holds and the version moved → `succeeded`; the version is still the one the selection
- * froze → `failed` (the conditional write did not happen); anything else stays `unknown`, with the reason.
+ * Re-reads targets (never writes) and records what the upstream shows.
+ *
+ * `unknown` targets: the approved effect holds and the version moved → `succeeded`; the version moved but the
+ * record does not hold the effect → stays `unknown` (someone else wrote: ours may or may not have landed
+ * first). The version is still the one the selection froze → `failed` (not applied), but only once the settle
+ * window has passed since the gateway stopped waiting for the write: a timed-out request can still be held
+ * and applied by the upstream (or a proxy) after the gateway gave up, so before that it stays `unknown`,
+ * reason `reconcile_settling`, and the report says when to reconcile again (`settles_at`).
+ *
+ * "Not applied" remains a conclusion drawn from a quiet window, not a proof. So reconciliation also re-reads
+ * the targets it concluded `not_applied` and corrects one to `succeeded` (reason `applied_late`) when the
+ * record now holds the approved effect at a version other than the frozen one, and no later operation of this
+ * gateway has sent a write to that record (its write would explain the change as well as ours). Nothing else
+ * reverses a conclusion: a record that changed in some other way is no evidence that our write landed, and a
+ * `succeeded` target is never downgraded (a later change does not undo that the effect was seen).
  */
-export async function reconcileUnknownTargets(
-  deps: { readonly db: Kysely<Database>; readonly connector: Connector; readonly renderWrite: ExecutorDeps['renderWrite']; readonly hidden: ReadonlySet<string>; readonly now: () => string },
-  operationId: string,
-  execution: OperationExecution,
-): Promise<ReconcileTotals> {
-  const totals = { examined: 0, succeeded: 0, failed: 0, still_unknown: 0 }
+export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: string, execution: OperationExecution): Promise<ReconcileTotals> {
+  const totals = { examined: 0, succeeded: 0, failed: 0, still_unknown: 0, settling: 0, settles_at: null as string | null, corrected: 0 }
   const context = { operation_id: operationId, plan_id: execution.plan.plan_id, selection_id: execution.selection.selection_id, selection_digest: execution.selection.digest }
-  let afterOrd = -1
-  for (;;) {
+  const now = deps.now()
+  const readAll = (targets: readonly OperationTargetRow[]) =>
+    callContext
+      .run(context, () => deps.connector.readByIds(targets.map((t) => t.record_id)))
+      .catch((error: unknown) => ({
+        records: new Map(),
+        missing: [] as string[],
+        failed: targets.map((t) => ({ id: t.record_id, message: error instanceof Error ? error.message : String(error) })),
+      }))
+
+  for (let afterOrd = -1; ; ) {
     const targets = await targetsInState(deps.db, operationId, 'unknown', afterOrd, CHUNK)
     if (targets.length === 0) break
     afterOrd = targets[targets.length - 1]!.ord
-    const read = await callContext.run(context, () => deps.connector.readByIds(targets.map((t) => t.record_id))).catch((error: unknown) => ({
-      records: new Map(),
-      missing: [] as string[],
-      failed: targets.map((t) => ({ id: t.record_id, message: error instanceof Error ? error.message : String(error) })),
-    }))
+    const read = await readAll(targets)
     const failures = new Map(read.failed.map((f) => [f.id, f.message]))
     for (const target of targets) {
       totals.examined += 1
-      const verdict = judge(deps, execution, target, read.records.get(target.record_id), failures.get(target.record_id))
+      const verdict = judge(deps, execution, target, read.records.get(target.record_id), failures.get(target.record_id), now)
       if (verdict.state === 'unknown') totals.still_unknown += 1
       else if (verdict.state === 'succeeded') totals.succeeded += 1
       else totals.failed += 1
-      await deps.db
-        .updateTable('operation_targets')
-        .set({
-          state: verdict.state,
-          reason: verdict.reason,
-          error: verdict.message ? JSON.stringify({ message: verdict.message }) : null,
-          ...(verdict.after ? { after: JSON.stringify(verdict.after), after_version: verdict.afterVersion ?? null } : {}),
-          updated_at: deps.now(),
-        })
-        .where('operation_id', '=', operationId)
-        .where('ord', '=', target.ord)
-        .where('state', '=', 'unknown')
-        .execute()
+      if (verdict.settlesAt !== undefined) {
+        totals.settling += 1
+        if (totals.settles_at === null || verdict.settlesAt > totals.settles_at) totals.settles_at = verdict.settlesAt
+      }
+      await record(deps, operationId, target, 'unknown', verdict)
     }
   }
-  if (totals.examined > 0) await refreshFinished(deps.db, operationId, deps.now())
+
+  const createdAt = (await deps.db.selectFrom('operations').select('created_at').where('id', '=', operationId).executeTakeFirstOrThrow()).created_at
+  for (let afterOrd = -1; ; ) {
+    const page = await targetsInState(deps.db, operationId, 'failed', afterOrd, CHUNK)
+    if (page.length === 0) break
+    afterOrd = page[page.length - 1]!.ord
+    const concluded = page.filter((t) => t.reason === NOT_APPLIED)
+    if (concluded.length === 0) continue
+    const read = await readAll(concluded)
+    for (const target of concluded) {
+      const found = read.records.get(target.record_id)
+      if (!found || !appliedNow(deps, execution, target, found)) continue
+      if (await laterWriteTo(deps.db, operationId, execution.plan.resource, createdAt, target.record_id)) continue
+      totals.corrected += 1
+      await record(deps, operationId, target, 'failed', {
+        state: 'succeeded',
+        reason: 'applied_late',
+        message: `reconciliation had concluded at ${target.updated_at} that the write did not happen; "${target.record_id}" now holds the approved effect at version ${found.version}: the write was applied late`,
+        after: pick(found.fields, effectFields(deps, execution, target)),
+        afterVersion: found.version,
+      })
+    }
+  }
+  if (totals.examined > 0 || totals.corrected > 0) await refreshFinished(deps.db, operationId, now)
   return totals
 }
 
@@ -69,14 +116,35 @@ interface Verdict {
   readonly message: string | null
   readonly after?: Record<string, unknown> | null
   readonly afterVersion?: string
+  /** a target left unknown inside its settle window: when the window ends */
+  readonly settlesAt?: string
+}
+
+/** The verdict, written only if the target is still in the state it was read in (`unknown_since` is kept). */
+async function record(deps: ReconcileDeps, operationId: string, target: OperationTargetRow, from: TargetState, verdict: Verdict): Promise<void> {
+  await deps.db
+    .updateTable('operation_targets')
+    .set({
+      state: verdict.state,
+      reason: verdict.reason,
+      error: verdict.message ? JSON.stringify({ message: verdict.message }) : null,
+      ...(verdict.after ? { after: JSON.stringify(verdict.after), after_version: verdict.afterVersion ?? null } : {}),
+      updated_at: deps.now(),
+    })
+    .where('operation_id', '=', operationId)
+    .where('ord', '=', target.ord)
+    .where('state', '=', from)
+    .where('reason', target.reason === null ? 'is' : '=', target.reason)
+    .execute()
 }
 
 function judge(
-  deps: { readonly renderWrite: ExecutorDeps['renderWrite']; readonly hidden: ReadonlySet<string> },
+  deps: ReconcileDeps,
   execution: OperationExecution,
   target: OperationTargetRow,
   record: { readonly version: string; readonly fields: Readonly<Record<string, unknown>> } | undefined,
   failure: string | undefined,
+  now: string,
 ): Verdict {
   const id = target.record_id
   if (failure !== undefined) return { state: 'unknown', reason: 'reconcile_unreadable', message: `reconciliation could not re-read "${id}": ${failure}` }
@@ -84,12 +152,56 @@ function judge(
   const rendered = deps.renderWrite(execution, { id, version: target.expected_version })
   const check = checkRecordFields(record.fields, rendered.expect.fields)
   const moved = target.expected_version === null ? null : !sameVersion(record.version, target.expected_version)
-  if (moved === false)
-    return { state: 'failed', reason: 'not_applied', message: `reconciliation: "${id}" is still at version ${record.version}, the one the selection froze: the conditional write did not happen` }
-  if (check.kind === 'holds') {
-    const fields = [...new Set([...Object.keys(rendered.set), ...Object.keys(rendered.expect.fields)])].filter((f) => !deps.hidden.has(f))
-    return { state: 'succeeded', reason: 'reconciled', message: null, after: pick(record.fields, fields), afterVersion: record.version }
+  if (moved === false) {
+    const since = target.unknown_since ?? target.updated_at
+    const settlesAt = new Date(Date.parse(since) + deps.settleMs).toISOString()
+    if (now < settlesAt)
+      return {
+        state: 'unknown',
+        reason: 'reconcile_settling',
+        message: `reconciliation: "${id}" is still at version ${record.version}, but the gateway stopped waiting for its write only at ${since} and an upstream may still apply it until ${settlesAt} (execution.reconcile_settle_seconds): reconcile after that to conclude`,
+        settlesAt,
+      }
+    return {
+      state: 'failed',
+      reason: NOT_APPLIED,
+      message: `reconciliation: "${id}" is still at version ${record.version}, the one the selection froze, past the settle window (the gateway stopped waiting at ${since}): the conditional write did not happen`,
+    }
   }
+  if (check.kind === 'holds') return { state: 'succeeded', reason: 'reconciled', message: null, after: pick(record.fields, effectFields(deps, execution, target)), afterVersion: record.version }
   const why = check.kind === 'contradicted' ? check.message : 'the effect cannot be checked'
   return { state: 'unknown', reason: 'reconcile_inconclusive', message: `reconciliation: "${id}" changed (version ${record.version}) but does not hold the approved effect: ${why}` }
+}
+
+/** The record holds the approved effect at a version other than the frozen one. */
+function appliedNow(deps: ReconcileDeps, execution: OperationExecution, target: OperationTargetRow, record: { readonly version: string; readonly fields: Readonly<Record<string, unknown>> }): boolean {
+  if (target.expected_version === null || sameVersion(record.version, target.expected_version)) return false
+  const rendered = deps.renderWrite(execution, { id: target.record_id, version: target.expected_version })
+  return checkRecordFields(record.fields, rendered.expect.fields).kind === 'holds'
+}
+
+/** The fields a succeeded target's `after` keeps: those written and those expected, never a hidden one. */
+function effectFields(deps: ReconcileDeps, execution: OperationExecution, target: OperationTargetRow): string[] {
+  const rendered = deps.renderWrite(execution, { id: target.record_id, version: target.expected_version })
+  return [...new Set([...Object.keys(rendered.set), ...Object.keys(rendered.expect.fields)])].filter((f) => !deps.hidden.has(f))
+}
+
+/**
+ * Whether another operation (a recovery, a second change, a compensation) may have sent a write to the same
+ * record of the same resource since this one was committed: a target of it past `pending`, not skipped,
+ * last changed after this operation's creation.
+ */
+async function laterWriteTo(db: Kysely<Database>, operationId: string, resource: string, createdAt: string, recordId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('operation_targets as t')
+    .innerJoin('operations as o', 'o.id', 't.operation_id')
+    .innerJoin('plans as p', 'p.id', 'o.plan_id')
+    .select('t.operation_id')
+    .where('t.record_id', '=', recordId)
+    .where('t.operation_id', '!=', operationId)
+    .where('p.resource', '=', resource)
+    .where('t.updated_at', '>=', createdAt)
+    .where('t.state', 'not in', ['pending', 'skipped'])
+    .executeTakeFirst()
+  return row !== undefined
 }

@@ -102,5 +102,11 @@ export const reconcileReportSchema = z
     succeeded: z.number().int(),
     failed: z.number().int(),
     still_unknown: z.number().int(),
+    settling: z
+      .number()
+      .int()
+      .describe('of still_unknown: still at the frozen version, but the gateway stopped waiting for the write less than execution.reconcile_settle_seconds ago, so it may still land'),
+    settles_at: z.string().nullable().describe('when the last settling target can be concluded: reconcile again after it; null when none is settling'),
+    corrected: z.number().int().describe('targets an earlier reconciliation judged not applied that now hold the approved effect: recorded succeeded (applied_late)'),
   })
   .meta({ id: 'ReconcileReport' })

@@ -148,6 +148,11 @@ export interface ReconcileReport {
   readonly succeeded: number
   readonly failed: number
   readonly still_unknown: number
+  /** of still_unknown: still at their version inside the settle window; reconcile again after settles_at */
+  readonly settling: number
+  readonly settles_at: string | null
+  /** earlier "not applied" conclusions corrected to succeeded: the record now holds the approved effect */
+  readonly corrected: number
 }
 
 /** The body of the article's `POST /v1/resources/{resource}/bulk-actions`. */

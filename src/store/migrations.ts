@@ -12,6 +12,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0002_selection_origin_and_compensation': { up: atomically(addSelectionOriginAndCompensation) },
   '0003_operation_execution': { up: atomically(addOperationExecution) },
   '0004_review_sessions_and_webhook_deliveries': { up: atomically(addReviewSessionsAndWebhookDeliveries) },
+  '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -324,4 +325,12 @@ async function addReviewSessionsAndWebhookDeliveries(db: Kysely<any>): Promise<v
     .execute()
   await db.schema.createIndex('webhook_deliveries_plan_idx').on('webhook_deliveries').column('plan_id').execute()
   await db.schema.createIndex('webhook_deliveries_state_lease_idx').on('webhook_deliveries').columns(['state', 'lease_until']).execute()
+}
+
+/**
+ * When a target became `unknown` (the executor stopped waiting for its write): reconciliation measures its
+ * settle window from here, and leaving a target unknown does not move it. Null for rows written before.
+ */
+async function addTargetUnknownSince(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('operation_targets').addColumn('unknown_since', 'text').execute()
 }

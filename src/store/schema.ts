@@ -144,6 +144,11 @@ export interface OperationTargetsTable {
   reason: string | null
   attempts: Generated<number>
   updated_at: IsoTimestamp
+  /**
+   * When the target became `unknown`: when the executor stopped waiting for its write (a timeout, a lost
+   * answer) or declared it interrupted. Reconciliation judges "not applied" only a settle window past it (0005).
+   */
+  unknown_since: IsoTimestamp | null
 }
 
 /** The append-only, hash-chained audit log. `seq` is assigned by the writer, not by the database. */

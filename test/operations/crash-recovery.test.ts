@@ -59,7 +59,8 @@ for (const kind of STORE_KINDS) {
         JSON.stringify({
           store: storeUrl,
           server: { host: '127.0.0.1', port: 0 },
-          execution: { concurrency: 4, batch_size: 20, lease_seconds: 1 },
+          // no settle window: the test waits until the upstream has finished every write it received
+          execution: { concurrency: 4, batch_size: 20, lease_seconds: 1, reconcile_settle_seconds: 0 },
           resources: { users: usersResourceConfig(upstream.origin) },
         }),
       )

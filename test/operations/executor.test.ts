@@ -285,8 +285,10 @@ for (const kind of STORE_KINDS) {
         assert.equal(written(h), 40)
       }))
 
+    // No settle window here (reconcile_settle_seconds: 0): the model upstream answers or drops a write at once.
+    // test/operations/reconcile-settle.test.ts covers the window against an upstream that holds a write.
     test('reconcile: an unknown target holding the approved effect succeeds; one still at its version failed', () =>
-      withHarness(kind, { count: 6, execution: { concurrency: 1, halt_after_consecutive_errors: 10 } }, async (h) => {
+      withHarness(kind, { count: 6, execution: { concurrency: 1, halt_after_consecutive_errors: 10, reconcile_settle_seconds: 0 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0001' ? 'unknown_applied' : id === 'u0002' ? 'unknown' : 'success')
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-rec' })
         const view = await h.operations.waitFor(receipt.operation_id, 10_000)

@@ -435,6 +435,7 @@ for (const kind of STORE_KINDS) {
           reason: 'version changed',
           attempts: 1,
           updated_at: T1,
+          unknown_since: null,
         })
 
         const event = {

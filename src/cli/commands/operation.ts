@@ -103,10 +103,13 @@ export function registerReconcile(command: Command): void {
       await withCliGateway(flags, async (gateway) => {
         const report = await gateway.operations.reconcile(await cliActor(gateway, flags), id)
         if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
-        else
+        else {
+          const settling = report.settling > 0 ? `  ${report.settling} still at their version but may still land (settle window): reconcile again after ${report.settles_at}\n` : ''
+          const corrected = report.corrected > 0 ? `  ${report.corrected} earlier "not applied" corrected to succeeded: the write landed late\n` : ''
           process.stdout.write(
-            `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${renderOperation(report.operation)}\n`,
+            `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${settling}${corrected}${renderOperation(report.operation)}\n`,
           )
+        }
       })
     })
 }

@@ -14,6 +14,8 @@ export interface WriteDecision {
   /** answer this role instead of the one asked for (and store it: a deployment defaulting to admin) */
   readonly roleOverride?: string
   readonly delayMs?: number
+  /** hold the request (accepted, not answered, not applied) until this settles; then apply it as usual */
+  readonly hold?: Promise<unknown>
 }
 
 /**
@@ -67,6 +69,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
       writes.set(id, (writes.get(id) ?? 0) + 1)
       const decision = state.onWrite(id, n) ?? {}
       if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs))
+      if (decision.hold) await decision.hold
       const user = users.get(id)
       if (!user) return send(res, 404, { error: 'not found' })
       if (req.headers['if-match'] !== String(user.version)) return send(res, 412, { error: 'version changed' })
