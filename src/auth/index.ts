@@ -1,1 +1,1 @@
-export { createPrincipalStore, hashToken, scopesSchema, type PrincipalStore, type IssuedToken, type IssueOptions, type TokenListing } from './principals.js'
+export { createPrincipalStore, hashToken, scopesSchema, type AddTokenOptions, type PrincipalStore, type IssuedToken, type IssueOptions, type TokenListing } from './principals.js'

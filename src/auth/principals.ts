@@ -1,7 +1,8 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
+import { sql } from 'kysely'
 import { z } from 'zod'
 import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError } from '../contract/index.js'
-import type { Store } from '../store/index.js'
+import { isUniqueViolation, type Store } from '../store/index.js'
 
 export const scopesSchema = z.object({
   resources: z.union([z.literal('*'), z.array(z.string())]),
@@ -32,10 +33,22 @@ export interface TokenListing {
 }
 
 export interface IssueOptions {
+  /**
+   * The new principal's name: the person or named service that holds the token. Names are unique (two
+   * "alice" would count as two reviewers): a taken name is refused, and {@link AddTokenOptions} adds a token
+   * to the principal who has it.
+   */
   readonly name: string
   readonly role: Role
   /** Agents are scoped; reviewers and admins default to every resource. */
   readonly scopes?: Scopes
+  /** Lifetime; default 30 days. `null` never expires (not recommended). */
+  readonly ttlMs?: number | null
+}
+
+export interface AddTokenOptions {
+  /** The existing principal's name; the token has that principal's role and scopes. */
+  readonly principal: string
   /** Lifetime; default 30 days. `null` never expires (not recommended). */
   readonly ttlMs?: number | null
 }
@@ -46,6 +59,14 @@ export function hashToken(token: string): string {
 }
 
 const DEFAULT_TTL_MS = 30 * 24 * 60 * 60 * 1000
+
+/** A principal's name as stored: trimmed, never empty (an empty name would be one shared, nameless principal). */
+function principalName(raw: string): string {
+  const name = raw.trim()
+  if (!name) throw new WarrantError('invalid_request', 'a principal needs a name: the person or service that holds the token', { field: 'name' })
+  if (name.length > 200) throw new WarrantError('invalid_request', 'a principal name is at most 200 characters', { field: 'name' })
+  return name
+}
 
 /**
  * Principals and their tokens, stored hashed with an expiry.
@@ -71,24 +92,55 @@ export function createPrincipalStore(store: Store) {
     return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface }
   }
 
+  async function insertToken(db: Pick<Store['db'], 'insertInto'>, principal: { id: string; name: string; role: Role; scopes: Scopes }, ttlMs: number | null | undefined): Promise<IssuedToken> {
+    const now = store.now()
+    const tokenId = `tok_${randomUUID().slice(0, 8)}`
+    const token = `wrt_${principal.role}_${randomBytes(32).toString('base64url')}`
+    const ttl = ttlMs === undefined ? DEFAULT_TTL_MS : ttlMs
+    const expires = ttl === null ? null : new Date(Date.parse(now) + ttl).toISOString()
+    await db
+      .insertInto('tokens')
+      .values({ id: tokenId, principal_id: principal.id, token_hash: hashToken(token), created_at: now, expires_at: expires, revoked_at: null, last_used_at: null })
+      .execute()
+    return { token, token_id: tokenId, principal_id: principal.id, name: principal.name, role: principal.role, scopes: principal.scopes, expires_at: expires }
+  }
+
   return {
+    /** A new principal and its first token; `conflict` when the name is taken (a person is one principal). */
     async issue(options: IssueOptions): Promise<IssuedToken> {
       if (!ROLES.includes(options.role)) throw new WarrantError('invalid_request', `role must be one of ${ROLES.join(', ')}`, { field: 'role' })
+      const name = principalName(options.name)
       const scopes = options.scopes ?? { resources: '*', actions: options.role === 'agent' ? [] : '*' }
-      const now = store.now()
-      const principalId = `prn_${randomUUID()}`
-      const tokenId = `tok_${randomUUID().slice(0, 8)}`
-      const token = `wrt_${options.role}_${randomBytes(32).toString('base64url')}`
-      const ttl = options.ttlMs === undefined ? DEFAULT_TTL_MS : options.ttlMs
-      const expires = ttl === null ? null : new Date(Date.parse(now) + ttl).toISOString()
-      await store.db.transaction().execute(async (trx) => {
-        await trx.insertInto('principals').values({ id: principalId, name: options.name, role: options.role, scopes: JSON.stringify(scopes), created_at: now, disabled_at: null }).execute()
-        await trx
-          .insertInto('tokens')
-          .values({ id: tokenId, principal_id: principalId, token_hash: hashToken(token), created_at: now, expires_at: expires, revoked_at: null, last_used_at: null })
-          .execute()
-      })
-      return { token, token_id: tokenId, principal_id: principalId, name: options.name, role: options.role, scopes, expires_at: expires }
+      const principal = { id: `prn_${randomUUID()}`, name, role: options.role, scopes }
+      const taken = (existing: string) =>
+        new WarrantError('conflict', `a principal named "${existing}" already exists; to give it another token, use --principal ${existing} (a new name is a new principal)`, { field: 'name', name, existing })
+      try {
+        return await store.db.transaction().execute(async (trx) => {
+          // "Alice" beside "alice" reads as the same reviewer on the page, so a name differing only in case is taken
+          // too. This check gives the message; the unique index on the name holds against a concurrent create.
+          const existing = await trx.selectFrom('principals').select('name').where(sql`lower(name)`, '=', sql`lower(${name})`).executeTakeFirst()
+          if (existing) throw taken(existing.name)
+          await trx.insertInto('principals').values({ ...principal, scopes: JSON.stringify(scopes), created_at: store.now(), disabled_at: null }).execute()
+          return insertToken(trx, principal, options.ttlMs)
+        })
+      } catch (error) {
+        if (isUniqueViolation(error)) throw taken(name)
+        throw error
+      }
+    },
+
+    /** Another token for an existing principal (a second device, a rotation): still one reviewer. */
+    async addToken(options: AddTokenOptions): Promise<IssuedToken> {
+      const name = principalName(options.principal)
+      const row = await store.db.selectFrom('principals').select(['id', 'name', 'role', 'scopes', 'disabled_at']).where('name', '=', name).executeTakeFirst()
+      if (!row) throw new WarrantError('not_found', `no principal named "${name}"; create it with --name ${name} --role ROLE`, { field: 'principal', name })
+      if (row.disabled_at) throw new WarrantError('forbidden', `principal "${name}" is disabled; it gets no new token`, { field: 'principal', name })
+      return insertToken(store.db, { id: row.id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)) }, options.ttlMs)
+    },
+
+    /** Whether a principal has this name. */
+    async exists(name: string): Promise<boolean> {
+      return (await store.db.selectFrom('principals').select('id').where('name', '=', name).executeTakeFirst()) !== undefined
     },
 
     /** The actor a bearer token stands for; `unauthenticated` for a missing, unknown, expired or revoked one. */

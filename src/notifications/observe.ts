@@ -51,6 +51,8 @@ export function observePlans(plans: PlanService, emit: Emit, log: ObserverLog): 
     },
     async decide(actor, planId, request) {
       const result = await plans.decide(actor, planId, request)
+      // A repeated approval by the same principal (from any of its tokens) changes nothing: it is not news.
+      if (result.decision === 'approve' && !result.counted) return result
       safely(() => ({
         kind: 'plan.decided',
         plan: facts({ ...result, action: result.action }),

@@ -5,7 +5,7 @@ import { digestOf, inScope, WarrantError, type Actor } from '../contract/index.j
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
-import type { OperationRow, Store } from '../store/index.js'
+import { isUniqueViolation, type OperationRow, type Store } from '../store/index.js'
 import { pick } from './effect.js'
 import { emptyCounts, findOperationByKey } from './ledger.js'
 import { fixStopRules } from './stop-rules.js'
@@ -272,8 +272,3 @@ async function createOperation(
   return receipt(operationId, 'pending', plan.plan_id, selection.count, true)
 }
 
-/** A concurrent insert of the same key that the driver reports as a violation rather than a skipped row. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE'
-}

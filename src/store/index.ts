@@ -11,6 +11,7 @@ export type { Store, StoreDialect, StoreLog, StoreOptions } from './store.js'
 export { InvalidStoreUrlError, maskPassword, parseStoreUrl } from './store-url.js'
 export type { StoreLocation } from './store-url.js'
 export { migrateToLatest, storeMigrations } from './migrations.js'
+export { isUniqueViolation } from './unique-violation.js'
 export type { MigrateOptions, MigrationFailure, MigrationOutcome } from './migrations.js'
 export type {
   ApprovalDecision,

@@ -13,6 +13,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0003_operation_execution': { up: atomically(addOperationExecution) },
   '0004_review_sessions_and_webhook_deliveries': { up: atomically(addReviewSessionsAndWebhookDeliveries) },
   '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
+  '0006_unique_principal_names': { up: atomically(makePrincipalNamesUnique) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -333,4 +334,33 @@ async function addReviewSessionsAndWebhookDeliveries(db: Kysely<any>): Promise<v
  */
 async function addTargetUnknownSince(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('operation_targets').addColumn('unknown_since', 'text').execute()
+}
+
+/**
+ * A principal is a person or a named service, and "two distinct reviewers" means two principals: so a name
+ * names one principal, and the store enforces it. Stores from before this migration may hold several
+ * principals under one name (every token used to get its own). They are kept, not merged: the store cannot
+ * tell one person's two tokens from two people who chose the same name, they may hold different roles or
+ * scopes (a merge would widen a token's authority), and approvals, sessions and the hash-chained audit log
+ * name principal ids that a merge would have to rewrite. Each later one is renamed `NAME~2`, `NAME~3`, … (the
+ * earliest keeps the name), so every token keeps exactly its authority and the review page shows two names
+ * where there are two principals; an operator who knows they are one person revokes the extra token and adds
+ * one with `warrant token create --principal NAME`.
+ */
+async function makePrincipalNamesUnique(db: Kysely<any>): Promise<void> {
+  const rows: { id: string; name: string }[] = await db.selectFrom('principals').select(['id', 'name']).orderBy('created_at').orderBy('id').execute()
+  const taken = new Set(rows.map((r) => r.name))
+  const kept = new Set<string>()
+  for (const row of rows) {
+    if (!kept.has(row.name)) {
+      kept.add(row.name)
+      continue
+    }
+    let n = 2
+    while (taken.has(`${row.name}~${n}`)) n += 1
+    const renamed = `${row.name}~${n}`
+    taken.add(renamed)
+    await db.updateTable('principals').set({ name: renamed }).where('id', '=', row.id).execute()
+  }
+  await db.schema.createIndex('principals_name_uq').on('principals').column('name').unique().execute()
 }

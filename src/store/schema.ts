@@ -170,8 +170,10 @@ export interface AuditEventsTable {
   hash: string
 }
 
+/** A person or a named service; it may hold several tokens. */
 export interface PrincipalsTable {
   id: string
+  /** unique (0006): one name, one principal, so two approvals under one name are one reviewer */
   name: string
   role: PrincipalRole
   scopes: JsonText

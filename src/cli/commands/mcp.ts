@@ -13,7 +13,7 @@ export function readMcpToken(flags: { readonly tokenFile?: string }, env: NodeJS
     'unauthenticated',
     flags.tokenFile
       ? `--token-file "${flags.tokenFile}" is empty`
-      : 'set WARRANT_TOKEN to an agent token (warrant token create --role agent ...), or pass --token-file FILE',
+      : 'set WARRANT_TOKEN to an agent token (warrant token create --name NAME --role agent ...), or pass --token-file FILE',
   )
 }
 

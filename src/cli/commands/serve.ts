@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server'
 import type { Command } from 'commander'
 import { createApp, createMetricsApp } from '../../api/index.js'
+import type { IssueOptions } from '../../auth/index.js'
 import type { WarrantConfig } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
@@ -62,10 +63,10 @@ export function registerServe(program: Command): void {
                 'Tokens for this fresh store (shown once; only their hashes are kept):',
                 `  reviewer: ${firstTokens.reviewer}`,
                 `  agent:    ${firstTokens.agent}`,
-                'Send one as: Authorization: Bearer <token>. More with: npm run warrant -- token create --role agent --resources R --actions A',
+                'Send one as: Authorization: Bearer <token>. More with: npm run warrant -- token create --name NAME --role agent --resources R --actions A',
                 '',
               ]
-            : ['Authenticate with a bearer token (Authorization: Bearer <token>); create one with: npm run warrant -- token create --role reviewer', '']),
+            : ['Authenticate with a bearer token (Authorization: Bearer <token>); create one with: npm run warrant -- token create --name NAME --role reviewer', '']),
           `Try: curl -H "Authorization: Bearer $TOKEN"  -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
           '',
         ]
@@ -84,8 +85,12 @@ export function registerServe(program: Command): void {
 
 async function issueDemoTokens(gateway: Gateway, config: WarrantConfig) {
   const resources = Object.keys(config.resources)
-  const reviewer = await gateway.principals.issue({ name: 'first-reviewer', role: 'reviewer' })
-  const agent = await gateway.principals.issue({ name: 'first-agent', role: 'agent', scopes: { resources, actions: '*' } })
+  // A principal's name is unique: on a store that already has one (its tokens revoked and removed by hand, say),
+  // the start-up token goes to that principal instead of failing the start.
+  const mint = async (options: IssueOptions) =>
+    (await gateway.principals.exists(options.name)) ? gateway.principals.addToken({ principal: options.name }) : gateway.principals.issue(options)
+  const reviewer = await mint({ name: 'first-reviewer', role: 'reviewer' })
+  const agent = await mint({ name: 'first-agent', role: 'agent', scopes: { resources, actions: '*' } })
   return { reviewer: reviewer.token, agent: agent.token }
 }
 

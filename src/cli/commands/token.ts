@@ -8,32 +8,45 @@ export function registerToken(program: Command): void {
   const token = program.command('token').description('bearer tokens for agents, reviewers and admins')
   token
     .command('create')
-    .description('create a principal and its token (printed once; only its hash is stored)')
-    .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
-    .option('--name <name>', 'who or what holds it', 'unnamed')
+    .description('create a principal (a person or named service) and its token, or --principal NAME: another token for an existing one (printed once; only its hash is stored)')
+    .option('--name <name>', 'the new principal: who or what holds it; a taken name is refused')
+    .option('--role <role>', `the new principal's role: one of ${ROLES.join(', ')}`)
+    .option('--principal <name>', "add a token to this existing principal (its role and scopes stand); one principal counts as one reviewer")
     .option('--resources <list>', 'comma-separated resources the token may use (agents); default all', list)
     .option('--actions <list>', 'comma-separated actions the token may propose and commit (agents)', list)
     .option('--ttl-days <n>', 'days until it expires', '30')
     .option('-c, --config <file>', 'config file')
     .option('--json', 'print as JSON')
-    .action(async (flags: { role: string; name: string; resources?: string[]; actions?: string[]; ttlDays: string; config?: string; json?: boolean }) => {
-      if (!ROLES.includes(flags.role as Role)) throw new WarrantError('invalid_request', `--role must be one of ${ROLES.join(', ')}, not "${flags.role}"`)
+    .action(async (flags: { role?: string; name?: string; principal?: string; resources?: string[]; actions?: string[]; ttlDays: string; config?: string; json?: boolean }) => {
       const days = Number(flags.ttlDays)
       if (!(days > 0)) throw new WarrantError('invalid_request', `--ttl-days must be a positive number, not "${flags.ttlDays}"`)
+      if (flags.principal !== undefined) {
+        const given = (['name', 'role', 'resources', 'actions'] as const).filter((f) => flags[f] !== undefined)
+        if (given.length > 0)
+          throw new WarrantError('invalid_request', `--principal adds a token to an existing principal, whose role and scopes stand: drop ${given.map((f) => `--${f}`).join(', ')}`, { field: given[0] })
+      } else {
+        if (flags.role === undefined) throw new WarrantError('invalid_request', `--role is required for a new principal: one of ${ROLES.join(', ')}`, { field: 'role' })
+        if (!ROLES.includes(flags.role as Role)) throw new WarrantError('invalid_request', `--role must be one of ${ROLES.join(', ')}, not "${flags.role}"`, { field: 'role' })
+        if (flags.name === undefined) throw new WarrantError('invalid_request', '--name is required: the person or service the new principal is (or --principal NAME to add a token to an existing one)', { field: 'name' })
+      }
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         for (const r of flags.resources ?? []) gateway.catalogue.get(r)
-        const issued = await gateway.principals.issue({
-          name: flags.name,
-          role: flags.role as Role,
-          scopes: { resources: flags.resources ?? '*', actions: flags.actions ?? (flags.role === 'agent' ? [] : '*') },
-          ttlMs: days * 86_400_000,
-        })
-        // The token alone on stdout, so `warrant token create --role reviewer > reviewer.token` makes a token file.
+        const ttlMs = days * 86_400_000
+        const issued =
+          flags.principal !== undefined
+            ? await gateway.principals.addToken({ principal: flags.principal, ttlMs })
+            : await gateway.principals.issue({
+                name: flags.name!,
+                role: flags.role as Role,
+                scopes: { resources: flags.resources ?? '*', actions: flags.actions ?? (flags.role === 'agent' ? [] : '*') },
+                ttlMs,
+              })
+        // The token alone on stdout, so `warrant token create --role reviewer --name alice > reviewer.token` makes a token file.
         if (flags.json) process.stdout.write(`${JSON.stringify(issued, null, 2)}\n`)
         else {
           process.stdout.write(`${issued.token}\n`)
-          process.stderr.write(`(${issued.role} "${issued.name}", id ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
+          process.stderr.write(`(${issued.role} "${issued.name}", token ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
         }
       } finally {
         await gateway.close()
@@ -41,13 +54,13 @@ export function registerToken(program: Command): void {
     })
   token
     .command('list')
-    .description('list tokens (never their values)')
+    .description('list tokens with the principal each belongs to (never their values)')
     .option('-c, --config <file>', 'config file')
     .action(async (flags: { config?: string }) => {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         for (const t of await gateway.principals.list())
-          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  ${t.name}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
+          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  principal=${t.name}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
       } finally {
         await gateway.close()
       }

@@ -10,7 +10,7 @@ export function SignInPage(d: { csrf: string; next: string; problem?: { title: s
         </Notice>
       ) : null}
       <p>
-        Paste a <strong>reviewer</strong> or <strong>admin</strong> token (create one with <code>warrant token create --role reviewer</code>). Agents' tokens
+        Paste a <strong>reviewer</strong> or <strong>admin</strong> token (create one with <code>warrant token create --name YOUR_NAME --role reviewer</code>). Agents' tokens
         are refused here: agents propose changes, they never approve them.
       </p>
       <form method="post" action={paths.signIn}>
