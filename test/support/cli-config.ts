@@ -29,19 +29,21 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
     dir: dir.path,
     configPath,
     /** Runs `warrant ARGS --config <this workspace>` as a real subprocess. */
-    async warrant(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-      try {
-        const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args, '--config', configPath], {
-          cwd: dir.path,
-          env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
-          maxBuffer: 64 * 1024 * 1024,
-        })
-        return { code: 0, stdout, stderr }
-      } catch (error) {
-        const e = error as { code?: number; stdout?: string; stderr?: string }
-        return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
-      }
-    },
+    warrant: (args: readonly string[]) => runWarrant([...args, '--config', configPath], dir.path),
     drop: () => dir.drop(),
+  }
+}
+
+/** `warrant ARGS` as a real subprocess in `cwd`, the way an operator runs it: its exit code and output. */
+export async function runWarrant(args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, WARRANT_LOG_LEVEL: 'silent' }
+  delete env.WARRANT_TOKEN
+  delete env.WARRANT_CONFIG
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
   }
 }

@@ -30,10 +30,10 @@ export async function newContext(browser: Browser, width = 1280): Promise<Browse
   return browser.newContext({ viewport: { width, height: width < 600 ? 812 : 900 }, acceptDownloads: true, locale: 'en-US' })
 }
 
-/** Signs a principal in through the sign-in page, as a person would. */
-export async function signIn(page: Page, fx: GatewayFixture, who: 'reviewer' | 'reviewer2' | 'admin' | 'agent' = 'reviewer', next?: string): Promise<number> {
+/** Signs a principal in through the sign-in page, as a person would: with one of the fixture's tokens, or `{ token }`. */
+export async function signIn(page: Page, fx: GatewayFixture, who: 'reviewer' | 'reviewer2' | 'admin' | 'agent' | { readonly token: string } = 'reviewer', next?: string): Promise<number> {
   await page.goto(`${fx.base}/review/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`)
-  await page.getByLabel('Reviewer token').fill(fx.tokens[who])
+  await page.getByLabel('Reviewer token').fill(typeof who === 'string' ? fx.tokens[who] : who.token)
   const [response] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in' }).click()])
   return response?.status() ?? 0
 }
