@@ -42,7 +42,10 @@ export function backoffSeconds(attempts: number): number {
 
 /** One gap of a kind per source: a source cut short on every page is still one reason. */
 export function addGap(source: MutableProgress, gap: SourceGap, note?: string): void {
-  if (!source.gaps.some((g) => g.code === gap.code)) source.gaps.push(gap)
+  const at = source.gaps.findIndex((g) => g.code === gap.code)
+  if (at < 0) source.gaps.push(gap)
+  // The same cut, now with the limit's value (a page flagged incomplete, then the cap's 422): keep the value.
+  else if (gap.limit !== undefined && source.gaps[at]!.limit === undefined) source.gaps[at] = { ...source.gaps[at]!, limit: gap.limit }
   if (note !== undefined && source.notes[gap.code] === undefined) source.notes[gap.code] = note
 }
 

@@ -178,10 +178,10 @@ describe('issue 13 (4): the end of a capped result set is RESULT_LIMIT_REACHED w
     upstream = await startUpstream((req, res) => {
       const offset = Number(req.url.searchParams.get('offset') ?? 0)
       const limit = Number(req.url.searchParams.get('limit') ?? 5)
-      if (req.url.pathname === '/capped') {
-        // GitHub search: past the cap, 422
+      if (req.url.pathname === '/capped' || req.url.pathname === '/flagged') {
+        // GitHub search: past the cap, 422; its pages may also say incomplete_results: true
         if (offset >= CAP) return sendJson(res, 422, { message: `Only the first ${CAP} search results are available` })
-        return sendJson(res, 200, { items: ITEMS.slice(offset, Math.min(offset + limit, CAP)) })
+        return sendJson(res, 200, { items: ITEMS.slice(offset, Math.min(offset + limit, CAP)), incomplete_results: req.url.pathname === '/flagged' })
       }
       // an empty page while the total says more remain
       sendJson(res, 200, { items: offset >= CAP ? [] : ITEMS.slice(offset, Math.min(offset + limit, CAP)), total: ITEMS.length })
@@ -189,13 +189,21 @@ describe('issue 13 (4): the end of a capped result set is RESULT_LIMIT_REACHED w
   })
   after(() => upstream?.close())
 
-  for (const path of ['/capped', '/empty-with-total']) {
+  // '/flagged' is the incomplete_flag upstream: its pages flag the cut before the 422 past the cap, and the
+  // reason still carries the cap the walk reached.
+  for (const path of ['/capped', '/flagged', '/empty-with-total']) {
     it(`${path}: RESULT_LIMIT_REACHED carrying the limit (${CAP}), a narrow_query continuation, continue_search; nothing requested twice`, async () => {
       upstream.seen.length = 0
       const connector = createHttpConnector({
         resource: httpResource({
           sources: [{ name: 'main', base_url: upstream.origin }],
-          list: { path, page_size_param: 'limit', pagination: { style: 'offset' }, ...(path === '/capped' ? {} : { total_path: 'total' }) },
+          list: {
+            path,
+            page_size_param: 'limit',
+            pagination: { style: 'offset' },
+            ...(path === '/empty-with-total' ? { total_path: 'total' } : {}),
+            ...(path === '/flagged' ? { incomplete_flag: { path: 'incomplete_results', reason: 'RESULT_LIMIT_REACHED' as const } } : {}),
+          },
         }),
       })
       const result = await searchAll(connector, { resource: 'items', filter: {}, pageSize: 5 }, {}, { scope: TEST_SCOPE, cursorCodec: codec })
@@ -210,7 +218,7 @@ describe('issue 13 (4): the end of a capped result set is RESULT_LIMIT_REACHED w
       assert.equal(result.items.length, CAP)
       assert.equal(result.continuation?.kind, 'narrow_query')
       assert.equal(decide(result, 'prove_absence').decision, 'continue_search')
-      if (path === '/capped') assert.match(reason.message, /answered 422: .*Only the first 10 search results are available/)
+      if (path !== '/empty-with-total') assert.match(reason.message, /answered 422: .*Only the first 10 search results are available/)
       const urls = upstream.seen.map((r) => r.rawUrl)
       assert.equal(new Set(urls).size, urls.length, 'no request was sent twice')
     })
