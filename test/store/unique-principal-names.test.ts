@@ -5,10 +5,10 @@ import { migrateToLatest, storeMigrations } from '../../src/store/index.js'
 import { STORE_KINDS, createTestStore } from '../support/stores.js'
 
 /** The store as it was before principal names were unique. */
-const BEFORE = Object.fromEntries(Object.entries(storeMigrations).filter(([name]) => name < '0005'))
+const BEFORE = Object.fromEntries(Object.entries(storeMigrations).filter(([name]) => name < '0006'))
 
 for (const kind of STORE_KINDS) {
-  describe(`migration 0005: one name, one principal (${kind} store)`, () => {
+  describe(`migration 0006: one name, one principal (${kind} store)`, () => {
     test('an old store with duplicate names migrates: the earliest keeps the name, later ones are renamed NAME~N, every token keeps working', async () => {
       const { store, drop } = await createTestStore(kind, { migrate: false })
       try {
@@ -24,7 +24,7 @@ for (const kind of STORE_KINDS) {
 
         const outcome = await store.migrate()
         assert.equal(outcome.error, undefined, outcome.error?.message)
-        assert.deepEqual(outcome.applied, ['0005_unique_principal_names'])
+        assert.deepEqual(outcome.applied, ['0006_unique_principal_names'])
         const names = await store.db.selectFrom('principals').select(['id', 'name', 'role']).orderBy('id').execute()
         assert.deepEqual(names, [
           { id: 'prn_a', name: 'rev1', role: 'reviewer' },
