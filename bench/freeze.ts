@@ -26,7 +26,7 @@ async function adminQuery(text: string): Promise<void> {
 }
 
 /** A fresh PostgreSQL database on the test server; dropped by `drop`. */
-async function pgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function pgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `warrant_bench_${randomBytes(5).toString('hex')}`
   await adminQuery(`CREATE DATABASE ${name}`)
   const url = new URL(ADMIN_URL)
@@ -34,12 +34,8 @@ async function pgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
-/**
- * Freezing every record of the demo table (library call, the same service the HTTP API calls) against the
- * engine's own ordered copy of id + version into a new table, in the same database engine; then a page at
- * member count−999 against page 1 of that selection.
- */
-export async function benchFreeze(kind: 'sqlite' | 'postgres', count: number, runs: number): Promise<Figure[]> {
+/** The demo table with `count` rows and a migrated store (both SQLite files, or two PostgreSQL databases) and a selection service on them. */
+export async function freezeSetup(kind: 'sqlite' | 'postgres', count: number) {
   const dir = mkdtempSync(join(tmpdir(), 'warrant-bench-'))
   const pgUp = kind === 'postgres' ? await pgDatabase() : null
   const pgStore = kind === 'postgres' ? await pgDatabase() : null
@@ -50,9 +46,26 @@ export async function benchFreeze(kind: 'sqlite' | 'postgres', count: number, ru
   await store.migrate()
   const catalogue = createCatalogue({ config })
   const selections = createSelectionService({ store, catalogue, cursorCodec: createCursorCodec({ key: randomBytes(32) }) })
-  const lite = pgUp ? null : new BetterSqlite3(upstreamUrl.slice('sqlite:'.length))
+  const dispose = async () => {
+    await catalogue.close()
+    await store.close()
+    await pgUp?.drop()
+    await pgStore?.drop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return { upstreamUrl, pgUpstreamUrl: pgUp?.url ?? null, store, selections, dispose }
+}
+
+/**
+ * Freezing every record of the demo table (library call, the same service the HTTP API calls) against the
+ * engine's own ordered copy of id + version into a new table, in the same database engine; then a page at
+ * member count−999 against page 1 of that selection.
+ */
+export async function benchFreeze(kind: 'sqlite' | 'postgres', count: number, runs: number): Promise<Figure[]> {
+  const { upstreamUrl, pgUpstreamUrl, store, selections, dispose } = await freezeSetup(kind, count)
+  const lite = pgUpstreamUrl ? null : new BetterSqlite3(upstreamUrl.slice('sqlite:'.length))
   lite?.pragma('synchronous = FULL')
-  const client = pgUp ? new pg.Client({ connectionString: pgUp.url }) : null
+  const client = pgUpstreamUrl ? new pg.Client({ connectionString: pgUpstreamUrl }) : null
   await client?.connect()
   const copy = async () => {
     if (lite) lite.exec('create table bench_copy as select id, version from subscriptions order by id')
@@ -94,10 +107,6 @@ export async function benchFreeze(kind: 'sqlite' | 'postgres', count: number, ru
   } finally {
     lite?.close()
     await client?.end()
-    await catalogue.close()
-    await store.close()
-    await pgUp?.drop()
-    await pgStore?.drop()
-    rmSync(dir, { recursive: true, force: true })
+    await dispose()
   }
 }

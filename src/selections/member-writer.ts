@@ -1,6 +1,7 @@
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { WarrantError, createListDigest } from '../contract/index.js'
-import type { Database, Store } from '../store/index.js'
+import { inSlices, type Database, type Store } from '../store/index.js'
 import { digestEntry, groupCounts, recomputeDigest, renumber } from './freeze.js'
 import { GroupTally } from './group-tally.js'
 import { compareIds } from './id-order.js'
@@ -14,10 +15,16 @@ import type { GroupCount } from './selection-service.js'
  * order). When the walk delivers ids in that order (one SQL source, keyset-paged), ords are final as written
  * and the digest and group counts are computed on the fly; otherwise (several sources, an HTTP upstream in its
  * own order) the rows are renumbered in the store and the digest is recomputed from it.
+ *
+ * On a SQLite store the rows go through two statements prepared once and run row by row on the store's
+ * connection inside the batch's transaction (the fields JSON is bound as it is, never escaped into a second
+ * JSON document); the loop hands the event loop a turn every slice.
  */
 
 /** Rows buffered before they are written: one transaction per batch. */
-const BATCH_ROWS = 10_000
+const BATCH_ROWS = 5_000
+/** Longest run of SQLite inserts before the event loop gets a turn (the transaction stays open across it). */
+const SLICE_MS = 10
 
 export interface FrozenRow {
   readonly id: string
@@ -44,6 +51,7 @@ export class MemberWriter {
   #exclusionsSorted = true
   #members: MemberTuple[] = []
   #excluded: ExclusionTuple[] = []
+  #sqliteInserts: { members: Statement; exclusions: Statement } | null = null
 
   constructor(store: Store, selectionId: string, rules: readonly string[], groupBy: readonly string[]) {
     this.#store = store
@@ -92,6 +100,7 @@ export class MemberWriter {
     this.#excluded = []
     try {
       await this.#db.transaction().execute(async (trx) => {
+        if (this.#store.sqlite) return this.#insertSqlite(this.#store.sqlite, members, excluded)
         if (members.length > 0) await this.#insertMembers(trx, members)
         if (excluded.length > 0) await this.#insertExclusions(trx, excluded)
       })
@@ -117,6 +126,17 @@ export class MemberWriter {
   async groupCounts(): Promise<GroupCount[]> {
     const fromStore = new Map((await groupCounts(this.#store, this.#selectionId, this.#groups.overflowed, this.#count)).map((g) => [g.field, g]))
     return this.#groups.fields.map((field) => this.#groups.countsOf(field, this.#count) ?? fromStore.get(field)!)
+  }
+
+  /** Runs inside the kysely transaction: it holds the connection these statements run on, and has begun. */
+  async #insertSqlite(sqlite: SqliteDatabase, members: readonly MemberTuple[], excluded: readonly ExclusionTuple[]): Promise<void> {
+    const inserts = (this.#sqliteInserts ??= {
+      members: sqlite.prepare('insert into selection_members (selection_id, ord, record_id, version, fields, source) values (?, ?, ?, ?, ?, ?)'),
+      exclusions: sqlite.prepare('insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source) values (?, ?, ?, ?, ?, ?, ?)'),
+    })
+    const id = this.#selectionId
+    await inSlices(members, SLICE_MS, (m) => inserts.members.run(id, m[0], m[1], m[2], m[3], m[4]))
+    await inSlices(excluded, SLICE_MS, (e) => inserts.exclusions.run(id, e[0], e[1], e[2], e[3], e[4], e[5]))
   }
 
   async #insertMembers(trx: Transaction<Database>, rows: readonly MemberTuple[]): Promise<void> {

@@ -69,3 +69,4 @@ export type {
 } from './schema.js'
 export { immediateTransaction } from './immediate-transaction.js'
 export { withKeyedLock } from './keyed-lock.js'
+export { inSlices } from './event-loop-slices.js'

@@ -37,6 +37,12 @@ export interface Store {
   readonly dialect: StoreDialect
   /** the store URL with any password masked, for logs */
   readonly url: string
+  /**
+   * The one SQLite connection kysely runs on (null on PostgreSQL), for bulk writes through statements
+   * prepared once: use it only inside a kysely transaction, which holds that connection's mutex and has
+   * issued BEGIN, so the rows commit with it and nothing else runs in between.
+   */
+  readonly sqlite: BetterSqlite3.Database | null
   /** apply pending migrations; a failure is in the result, not thrown */
   migrate(): Promise<MigrationOutcome>
   /** the current time as an ISO-8601 UTC timestamp, the form every timestamp column holds */
@@ -65,7 +71,8 @@ const SQLITE_SLICE_MS = 10
 export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
-  const dialect = location.dialect === 'sqlite' ? openSqlite(location) : await openPostgres(location, options)
+  const sqlite = location.dialect === 'sqlite' ? openSqlite(location) : null
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqlite! }) : await openPostgres(location, options)
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
@@ -75,6 +82,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     db,
     dialect: location.dialect,
     url: location.display,
+    sqlite,
     migrate: async () => {
       const outcome = await migrateToLatest({ db })
       if (outcome.error) options.log?.error({ err: outcome.error.cause, store: location.display }, outcome.error.message)
@@ -86,7 +94,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   }
 }
 
-function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Dialect {
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): BetterSqlite3.Database {
   let database: BetterSqlite3.Database
   try {
     if (!location.memory) mkdirSync(dirname(resolve(location.filename)), { recursive: true })
@@ -102,7 +110,7 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Di
   database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
-  return new SqliteDialect({ database })
+  return database
 }
 
 async function openPostgres(

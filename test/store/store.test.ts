@@ -8,6 +8,7 @@ import pg from 'pg'
 import {
   InvalidStoreUrlError,
   createStore,
+  inSlices,
   migrateToLatest,
   parseStoreUrl,
   storeMigrations,
@@ -235,6 +236,33 @@ describe('sqlite specifics', () => {
         clearInterval(timer)
       }
       assert.ok(ticks.length >= 5, `the timer fired ${ticks.length} times during 600 ms of statements`)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('hands the event loop back during a bulk write through its own prepared statement, inside one transaction', async () => {
+    const store = await createStore({ url: 'sqlite::memory:' })
+    try {
+      await store.migrate()
+      const insert = store.sqlite!.prepare('insert into kv (key, value) values (?, ?)')
+      const keys = Array.from({ length: 400 }, (_, i) => `k${i}`)
+      const ticks: number[] = []
+      const timer = setInterval(() => ticks.push(Date.now()), 5)
+      try {
+        await store.db.transaction().execute(() =>
+          inSlices(keys, 10, (key) => {
+            insert.run(key, 'v')
+            // each row made slow, so the batch runs well past one slice
+            const until = performance.now() + 1
+            while (performance.now() < until);
+          }),
+        )
+      } finally {
+        clearInterval(timer)
+      }
+      assert.ok(ticks.length >= 5, `the timer fired ${ticks.length} times during 400 ms of inserts`)
+      assert.equal(Number((await sql<{ n: number }>`select count(*) as n from kv`.execute(store.db)).rows[0]!.n), 400)
     } finally {
       await store.close()
     }

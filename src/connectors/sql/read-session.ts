@@ -1,10 +1,15 @@
-import { sql, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type SqlBool } from 'kysely'
 import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { SessionHandle } from './backend.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
+
+/** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
+const AFTER_SLOT: unknown = Object.freeze({ slot: 'after' })
+/** Compiled page queries a session keeps (a walk uses two: the first page and the rest). */
+const STATEMENTS_KEPT = 8
 
 /**
  * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
@@ -19,6 +24,7 @@ class SqlReadSession implements ReadSession {
   #brokenBy = ''
   #timer: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
+  readonly #statements = new Map<string, CompiledQuery>()
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -36,18 +42,14 @@ class SqlReadSession implements ReadSession {
     if (!Number.isSafeInteger(request.pageSize) || request.pageSize < 1) {
       throw new WarrantError('invalid_request', `page size must be a positive integer, got ${request.pageSize}`)
     }
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect)
+    const statement = this.#statementFor(request, request.position !== null)
     const after = request.position === null ? undefined : decodePosition(request.position)
     if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
     if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
 
-    let query = selectRows(ctx)
-    if (where) query = query.where(where)
-    if (after !== undefined) query = query.where(sql<SqlBool>`${sql.ref(idField)} > ${after}`)
-    // one row past the page tells whether there is a next page without a count
-    const compiled = query.orderBy(idField).limit(request.pageSize + 1).compile()
+    const compiled = after === undefined ? statement : CompiledQuery.raw(statement.sql, statement.parameters.map((p) => (p === AFTER_SLOT ? after : p)))
     this.#disarm()
     const result = await timed(() => this.handle.run(compiled))
     if ('error' in result) {
@@ -68,6 +70,26 @@ class SqlReadSession implements ReadSession {
       items: pageRows.map((row) => toRecord(ctx, row)),
       next: more && last ? encodePosition(last[idField]) : null,
     }
+  }
+
+  /**
+   * A walk asks for the same query page after page, only the last id changes: it is compiled once per
+   * filter and page size, with a slot the id is put in, instead of once per page.
+   */
+  #statementFor(request: ReadPageRequest, resumed: boolean): CompiledQuery {
+    const key = `${resumed ? 'after' : 'first'}:${request.pageSize}:${JSON.stringify(request.filter)}`
+    const cached = this.#statements.get(key)
+    if (cached) return cached
+    const { ctx } = this
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect)
+    let query = selectRows(ctx)
+    if (where) query = query.where(where)
+    if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
+    // one row past the page tells whether there is a next page without a count
+    const compiled = query.orderBy(ctx.idField).limit(request.pageSize + 1).compile()
+    if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
+    this.#statements.set(key, compiled)
+    return compiled
   }
 
   close(): Promise<void> {

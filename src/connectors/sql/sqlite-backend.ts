@@ -64,10 +64,14 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
         const probe = db.selectFrom(table).select(sql<unknown>`max(${sql.ref(idField)})`.as('max_id')).compile()
         const row = connection.prepare(probe.sql).get(...(probe.parameters as unknown[])) as { max_id: unknown } | undefined
         const snapshot = `sqlite:${openedAt};max_id=${row?.max_id ?? ''}`
+        // a walk runs the same page query with another last id: prepared once per session, not per page
+        const prepared = new Map<string, BetterSqlite3.Statement>()
         return {
           snapshot,
           run: async (query) => {
-            const rows = connection.prepare(query.sql).all(...(query.parameters as unknown[])) as Row[]
+            let statement = prepared.get(query.sql)
+            if (!statement) prepared.set(query.sql, (statement = connection.prepare(query.sql)))
+            const rows = statement.all(...(query.parameters as unknown[])) as Row[]
             await endSlice()
             return rows
           },
