@@ -1,49 +1,15 @@
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import type { ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { loadConfigFile } from '../../src/config/index.js'
-import { createLogger, openGateway } from '../../src/gateway/index.js'
 import { createStore } from '../../src/store/index.js'
-import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { createTempDir, createTestPostgresDatabase, STORE_KINDS } from '../support/stores.js'
 import { allResults, caller, selectProposeApprove, waitForOperation } from './support/flow.js'
+import { issueUsersTokens, startServe, stopServe as stop } from './support/serve-process.js'
 import { startUsersUpstream, usersResourceConfig } from './support/users-upstream.js'
 
 const TARGETS = 120
-
-/** `warrant serve` as a real process; resolves with its base URL once it listens. */
-async function startServe(configPath: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WARRANT_LOG_LEVEL: 'warn' },
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stdout}\n${stderr}`)), 30_000)
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const match = /API:\s+(http:\/\/\S+?)\/v1\/resources/.exec(stdout)
-      if (match) {
-        clearTimeout(timer)
-        resolve(match[1]!)
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)))
-  })
-  return { child, base }
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = once(child, 'exit')
-  child.kill(signal)
-  await exited
-}
 
 for (const kind of STORE_KINDS) {
   describe(`a gateway killed with SIGKILL mid-operation (${kind} store)`, () => {
@@ -67,10 +33,7 @@ for (const kind of STORE_KINDS) {
       const children: ChildProcess[] = []
       try {
         // Tokens first, in the store both processes will use.
-        const setup = await openGateway({ config: loadConfigFile(configPath), executors: false, log: createLogger({ level: 'silent' }) })
-        const agentToken = (await setup.principals.issue({ name: 'agent', role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })).token
-        const reviewerToken = (await setup.principals.issue({ name: 'alice', role: 'reviewer' })).token
-        await setup.close()
+        const { agentToken, reviewerToken } = await issueUsersTokens(configPath)
 
         const first = await startServe(configPath)
         children.push(first.child)

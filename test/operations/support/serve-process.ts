@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { loadConfigFile } from '../../../src/config/index.js'
+import { createLogger, openGateway } from '../../../src/gateway/index.js'
+import { CLI_ENTRY, TSX_LOADER } from '../../support/cli-config.js'
+
+/** `warrant serve` as a real process; resolves with its base URL once it listens. */
+export async function startServe(configPath: string): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, WARRANT_LOG_LEVEL: 'warn' },
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stdout}\n${stderr}`)), 30_000)
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /API:\s+(http:\/\/\S+?)\/v1\/resources/.exec(stdout)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)))
+  })
+  return { child, base }
+}
+
+export async function stopServe(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill(signal)
+  await exited
+}
+
+/** An agent token (set_role on `users`) and a reviewer token, issued in the store the config names, before any serve starts. */
+export async function issueUsersTokens(configPath: string): Promise<{ agentToken: string; reviewerToken: string }> {
+  const setup = await openGateway({ config: loadConfigFile(configPath), executors: false, log: createLogger({ level: 'silent' }) })
+  try {
+    const agentToken = (await setup.principals.issue({ name: 'agent', role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })).token
+    const reviewerToken = (await setup.principals.issue({ name: 'alice', role: 'reviewer' })).token
+    return { agentToken, reviewerToken }
+  } finally {
+    await setup.close()
+  }
+}
