@@ -26,7 +26,7 @@ describe('searchAll over the http connector (real loopback upstreams)', () => {
     }
     eu = await startUpstream((req, res) => page(req, res, ITEMS.slice(0, 15)))
     us = await startUpstream(async (req, res) => {
-      if (mode === 'slow') await delay(3000)
+      if (mode === 'slow') await delay(8000)
       if (mode === 'limited' && req.url.searchParams.get('cursor') === '5') return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': '7' })
       page(req, res, ITEMS.slice(15))
     })
@@ -39,8 +39,8 @@ describe('searchAll over the http connector (real loopback upstreams)', () => {
   const connector = () =>
     createHttpConnector({
       resource: httpResource({
-        // wide enough for two shared, busy cores; only the slow shard (3 s) must miss it
-        timeout_ms: 1000,
+        // wide enough for two shared, busy cores (2 s a page on loopback); only the slow shard (8 s) must miss it
+        timeout_ms: 2000,
         sources: [
           { name: 'eu-shard', base_url: eu.origin },
           { name: 'us-shard', base_url: us.origin },
