@@ -8,8 +8,10 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    mutate: ['src/operations/target-step.ts:106-106', 'src/operations/commit.ts:128-129'],
-    tests: ['test/operations/compensation-guard.test.ts', 'test/operations/executor.test.ts'],
+    // target-step: a compensation target that no longer holds what was written (104-105), the precondition it
+    // carries (114) and its check (117)
+    mutate: ['src/operations/target-step.ts:104-105', 'src/operations/target-step.ts:114-114', 'src/operations/target-step.ts:117-117', 'src/operations/commit.ts:128-129'],
+    tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation',
   },
   mcp: {
