@@ -15,15 +15,15 @@ export const fieldConditionSchema = z.union([
   scalar,
   z
     .strictObject({
-      eq: scalar.optional(),
-      in: z.array(scalar).min(1).max(10_000).optional(),
-      not_in: z.array(scalar).min(1).max(10_000).optional(),
-      lt: scalar.optional(),
-      lte: scalar.optional(),
-      gt: scalar.optional(),
-      gte: scalar.optional(),
-      is_null: z.boolean().optional(),
-      contains: z.string().optional().describe('the list field (tags) contains this value'),
+      eq: scalar.optional().describe('equals'),
+      in: z.array(scalar).min(1).max(10_000).optional().describe('one of'),
+      not_in: z.array(scalar).min(1).max(10_000).optional().describe('none of'),
+      lt: scalar.optional().describe('<'),
+      lte: scalar.optional().describe('<='),
+      gt: scalar.optional().describe('>'),
+      gte: scalar.optional().describe('>='),
+      is_null: z.boolean().optional().describe('true: empty; false: set'),
+      contains: z.string().optional().describe('the list field has this value'),
     }, { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown operator ${issue.keys.map((k) => `"${k}"`).join(', ')}: ${FILTER_GRAMMAR}` : undefined) })
     .refine((c) => Object.values(c).some((v) => v !== undefined), { message: `a condition needs at least one operator: ${FILTER_GRAMMAR}` }),
 ])

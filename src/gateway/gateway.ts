@@ -97,7 +97,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       baseUrl: reviewBaseUrl(options.config),
       sweep: (options.executors ?? true) === true,
     })
-    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec }), notifications.emit, log), telemetry)
+    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBaseUrl(options.config) }), notifications.emit, log), telemetry)
     const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID
     const operations = createOperationService({
       store,
@@ -155,7 +155,11 @@ async function signingKey(store: Store): Promise<string> {
   return row.value
 }
 
-/** Where links in notifications point: `server.public_url`, else the address the gateway listens on. */
+/**
+ * Where links to the review pages point (plans' review_url, notifications): `server.public_url`, else the
+ * address the gateway is configured to listen on. Never a request's Host header: under DNS rebinding that is
+ * an attacker's name. With host 0.0.0.0 (every interface) set public_url to a name people can open.
+ */
 function reviewBaseUrl(config: WarrantConfig): string {
   if (config.server.public_url) return config.server.public_url.replace(/\/+$/, '')
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host

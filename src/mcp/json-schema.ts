@@ -1,32 +1,13 @@
 import { z } from 'zod'
-import { errorBodySchema } from '../api/error-mapping.js'
 
 type JsonSchema = Record<string, unknown>
 
 /** The dialect the SDK 1.x emits and its client's default validator (Ajv, draft-07) compiles. */
 const TARGET = 'draft-07' as const
+const DIALECT_URI = 'http://json-schema.org/draft-07/schema#'
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return z.toJSONSchema(schema, { target: TARGET, io, unrepresentable: 'any' }) as JsonSchema
-}
-
-/**
- * Splits a generated schema into its body and its `definitions`, so several schemas can share one root.
- * A root that zod extracted into `definitions` (it had `.meta({id})`) comes back as a `$ref`.
- */
-function split(schema: JsonSchema): { body: JsonSchema; definitions: Record<string, JsonSchema> } {
-  const { $schema: _dialect, definitions, ...body } = schema
-  return { body, definitions: (definitions ?? {}) as Record<string, JsonSchema> }
-}
-
-function mergeDefinitions(...sets: Record<string, JsonSchema>[]): Record<string, JsonSchema> {
-  const merged: Record<string, JsonSchema> = {}
-  for (const set of sets)
-    for (const [name, schema] of Object.entries(set)) {
-      if (name in merged && JSON.stringify(merged[name]) !== JSON.stringify(schema)) throw new Error(`two different schemas are both named "${name}"`)
-      merged[name] = schema
-    }
-  return merged
 }
 
 /**
@@ -41,12 +22,15 @@ function mergeDefinitions(...sets: Record<string, JsonSchema>[]): Record<string,
  */
 function advertising(jsonSchema: JsonSchema) {
   const { $schema: _dialect, ...rest } = jsonSchema
-  return z.looseObject({}).meta(rest)
+  // Keys set to undefined vanish from the JSON: the loose object's own `properties: {}` and
+  // `additionalProperties: {}` are not advertised unless `jsonSchema` has them, and the dialect is named
+  // only where it matters (`definitions` and `#/definitions/` refs are draft-07's; the rest reads the same
+  // in any dialect): each `$schema` costs an agent ~50 bytes of context.
+  return z.looseObject({}).meta({ properties: undefined, additionalProperties: undefined, ...rest, $schema: rest.definitions ? DIALECT_URI : undefined })
 }
 
 /** Built once per schema: a stateless HTTP request builds a server, and its tools, every time. */
 const inputs = new WeakMap<z.ZodType, z.ZodObject>()
-const outputs = new WeakMap<z.ZodType, z.ZodObject>()
 
 /** The advertised input schema: exactly the request schema the HTTP route parses with. */
 export function toolInputSchema(request: z.ZodObject) {
@@ -60,20 +44,17 @@ export function toolInputSchema(request: z.ZodObject) {
 }
 
 /**
- * The advertised output schema: the HTTP answer, or the HTTP error body (`{error: {code, message,
- * details}}`) of a refusal. The root is `type: object` (MCP requires it) with `anyOf` the two shapes.
+ * The advertised output schema of every tool: `{type: "object"}`, the answer's root only.
+ *
+ * Why not the answer's schema: `tools/list` is read into an agent's context before its first call, and the
+ * nine answers' full schemas (nested, described, each with the error body) made it 84 KB; even their
+ * top-level shapes cost 10 KB of a 16 KB budget. An outputSchema is still advertised because the MCP
+ * specification ties `structuredContent` to it: with one, structuredContent is the data (always an object:
+ * the HTTP answer or the HTTP error body) and the text blocks are for backwards compatibility. The shapes
+ * themselves are the HTTP API's, published in full in the OpenAPI document (GET /openapi.json), and each
+ * answer's summary says what it holds.
  */
-export function toolOutputSchema(answer: z.ZodType) {
-  let advertised = outputs.get(answer)
-  if (!advertised) {
-    const ok = split(jsonSchemaOf(answer, 'output'))
-    const refused = split(jsonSchemaOf(errorBodySchema, 'output'))
-    advertised = advertising({
-      type: 'object',
-      anyOf: [ok.body, refused.body],
-      definitions: mergeDefinitions(ok.definitions, refused.definitions),
-    })
-    outputs.set(answer, advertised)
-  }
-  return advertised
+export function toolOutputSchema() {
+  return (output ??= advertising({ type: 'object' }))
 }
+let output: z.ZodObject | undefined

@@ -18,20 +18,41 @@ export type ToolAnswer = CallToolResult & { readonly isError?: false; structured
 /** A refusal: its structuredContent is the HTTP error body, so it always carries the refusal's code. */
 export type ToolRefusal = CallToolResult & { readonly isError: true; structuredContent: ErrorBody & Record<string, unknown> }
 
+/** Up to this many bytes, the answer's JSON is repeated in the text as well: cheap, and text-only hosts keep working. */
+export const INLINE_JSON_MAX_BYTES = 4096
+
 /**
  * A tool's answer: `structuredContent` is the HTTP response body; the first text block is the summary
- * (completeness first); the second is the same object as JSON, for clients that only read text (the MCP
- * spec's backwards-compatibility advice, and older protocol versions that have no structuredContent).
+ * (completeness first); the second is the body as JSON, for clients that read text only.
+ *
+ * Why the second block is not always a copy: the MCP specification (2025-06-18 on) says a tool with an
+ * outputSchema MUST return `structuredContent`, and only SHOULD repeat it as JSON text "for backwards
+ * compatibility". A client on an older protocol (`structured: false`) has no structuredContent, so it gets the
+ * whole JSON. A current client gets the whole JSON only when it is small (INLINE_JSON_MAX_BYTES); a larger
+ * answer's text leaves out its largest lists (`omitted_from_text` names them and their lengths) and keeps
+ * everything else: completeness, reasons, continuation cursor, ids and digests. An agent's context then pays
+ * for a large result once, not twice.
  */
-export function answer(value: object, summary: string): ToolAnswer {
+export function answer(value: object, summary: string, options: { readonly structured: boolean }): ToolAnswer {
   const body = asWire(value) as Record<string, unknown>
-  return {
-    structuredContent: body,
-    content: [
-      { type: 'text', text: summary },
-      { type: 'text', text: JSON.stringify(body) },
-    ],
+  return { structuredContent: body, content: [{ type: 'text', text: summary }, { type: 'text', text: textCopy(body, options.structured) }] }
+}
+
+function textCopy(body: Record<string, unknown>, structured: boolean): string {
+  const whole = JSON.stringify(body)
+  if (!structured || Buffer.byteLength(whole) <= INLINE_JSON_MAX_BYTES) return whole
+  const lists = Object.entries(body)
+    .filter(([, v]) => Array.isArray(v))
+    .map(([key, v]) => ({ key, length: (v as unknown[]).length, bytes: Buffer.byteLength(JSON.stringify(v)) }))
+    .sort((a, b) => b.bytes - a.bytes)
+  const kept: Record<string, unknown> = { ...body }
+  const omitted: Record<string, string> = {}
+  for (const list of lists) {
+    if (Buffer.byteLength(JSON.stringify(kept)) <= INLINE_JSON_MAX_BYTES) break
+    delete kept[list.key]
+    omitted[list.key] = `${list.length} entries, in structuredContent`
   }
+  return JSON.stringify({ ...kept, omitted_from_text: omitted })
 }
 
 /** What the agent can do about each refusal. */
@@ -80,6 +101,7 @@ export function refusal(error: unknown, log: Logger, tool: string): ToolRefusal 
   return {
     isError: true,
     structuredContent: wire as ErrorBody & Record<string, unknown>,
+    // An error body is small: both blocks, whatever the protocol.
     content: [
       { type: 'text', text: refusalText(wire) },
       { type: 'text', text: JSON.stringify(wire) },

@@ -1,4 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { asWarrantError, fromZodError } from '../api/error-mapping.js'
 import { inspectJson } from '../api/input-guard.js'
 import type { Actor } from '../contract/index.js'
@@ -37,23 +39,68 @@ const INSTRUCTIONS = [
  */
 export function createMcpServer(options: McpServerOptions): McpServer {
   const { gateway, actor } = options
-  const server = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
+  const server = new WarrantMcpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const who = typeof actor === 'function' ? actor : async () => actor
   for (const tool of WARRANT_TOOLS) register(server, tool, gateway, who)
+  // The SDK advertises `tools.listChanged: true` once a tool is registered; this server never sends
+  // notifications/tools/list_changed (the tools are fixed before it connects), so it must not claim to.
+  server.server.registerCapabilities({ tools: { listChanged: undefined } })
   return server
 }
 
-function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>): void {
-  server.registerTool(
+/** The first protocol version with `structuredContent` (and outputSchema). */
+const STRUCTURED_SINCE = '2025-06-18'
+/** The MCP specification: an HTTP request without MCP-Protocol-Version is assumed to be 2025-03-26. */
+const HTTP_DEFAULT_VERSION = '2025-03-26'
+
+/**
+ * Remembers the protocol version this connection negotiated in `initialize`, for a long-lived transport
+ * (stdio): the SDK's Server answers it but keeps no record. Over stateless HTTP each request carries it in
+ * the MCP-Protocol-Version header instead.
+ */
+class WarrantMcpServer extends McpServer {
+  negotiated: string | null = null
+
+  override async connect(transport: Transport): Promise<void> {
+    const observed = new Proxy(transport, {
+      set: (target, prop, value) => {
+        // The Protocol installs its message handler by assignment: wrap it to see `initialize` go by.
+        const handler = prop === 'onmessage' && typeof value === 'function' ? this.observing(value as NonNullable<Transport['onmessage']>) : value
+        return Reflect.set(target, prop, handler)
+      },
+    })
+    await super.connect(observed)
+  }
+
+  private observing(handler: NonNullable<Transport['onmessage']>): NonNullable<Transport['onmessage']> {
+    return (message, extra) => {
+      if ('method' in message && message.method === 'initialize' && 'id' in message) {
+        const requested = (message.params as { protocolVersion?: unknown } | undefined)?.protocolVersion
+        this.negotiated = typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION
+      }
+      handler(message, extra)
+    }
+  }
+
+  /** Whether this call's client knows `structuredContent`: its header (HTTP), else what it negotiated. */
+  structuredFor(headers: Record<string, string | string[] | undefined> | undefined): boolean {
+    const header = headers?.['mcp-protocol-version']
+    const version = (typeof header === 'string' ? header : undefined) ?? this.negotiated ?? HTTP_DEFAULT_VERSION
+    return version >= STRUCTURED_SINCE
+  }
+}
+
+function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>): void {
+  const registered = server.registerTool(
     tool.name,
     {
       title: tool.title,
       description: tool.description,
       inputSchema: toolInputSchema(tool.advertisedInput ?? tool.input),
-      outputSchema: toolOutputSchema(tool.output),
+      outputSchema: toolOutputSchema(),
       annotations: tool.annotations,
     },
-    async (raw) => {
+    async (raw, extra) => {
       let result: ToolAnswer | ToolRefusal
       let actor: Actor | null = null
       try {
@@ -64,7 +111,7 @@ function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who
         const parsed = tool.input.safeParse(raw)
         if (!parsed.success) throw fromZodError(parsed.error, `${tool.name} arguments`)
         const value = await tool.run(parsed.data, context)
-        result = answer(value as object, tool.summarize(value, parsed.data, context))
+        result = answer(value as object, tool.summarize(value, parsed.data, context), { structured: server.structuredFor(extra.requestInfo?.headers) })
       } catch (error) {
         result = refusal(error, gateway.log, tool.name)
         gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
@@ -73,5 +120,6 @@ function register(server: McpServer, tool: ToolDefinition, gateway: Gateway, who
       return result
     },
   )
+  // The SDK lists `execution: {taskSupport: "forbidden"}` for every tool, which is what its absence means.
+  registered.execution = undefined
 }
-

@@ -25,6 +25,10 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O = unknown
    * service, so both surfaces answer it with the same code.
    */
   readonly advertisedInput?: z.ZodObject
+  /**
+   * The HTTP route's response schema. Not advertised in full (see toolOutputSchema: context budget); the MCP
+   * tests parse every answer's structuredContent with it.
+   */
   readonly output: z.ZodType
   readonly annotations: ToolAnnotations
   run(args: z.output<I>, context: ToolContext): Promise<O>
@@ -38,10 +42,14 @@ export function defineTool<I extends z.ZodObject, O>(tool: ToolDefinition<I, O>)
 }
 
 /**
- * The article's agent rules, stated in every tool's description and in the server's instructions: the
- * data carries the details, the rules are short.
+ * The article's agent rules, in full in the server's instructions (sent once, with `initialize`); each
+ * tool's description carries RULES_BRIEF, since some hosts never show the instructions to the model.
  */
 export const AGENT_RULES =
   'Agent rules: an empty result proves absence only when `complete` is true, and only if `scope.consistent_snapshot` is true or `scope.stability` is "proven" (otherwise records may have moved past the walk unseen). A partial result (complete: false) may feed a report or a read-only investigation, never a change based on absence. Show `incomplete_reasons` to the person before asking for any approval. Never invent, edit or guess a continuation cursor, id or digest: use only what a result gave you, and never claim a retry succeeded without its result. Follow a `retry_after` continuation only after its `not_before`.'
+
+/** The rules in one line, for every tool's description: the full text would be paid nine times in tools/list. */
+export const RULES_BRIEF =
+  'Only complete: true proves absence; show incomplete_reasons before any approval; never invent cursors, ids, digests.'
 
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }

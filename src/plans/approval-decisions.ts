@@ -71,6 +71,20 @@ export function distinctApprovers(entries: readonly ApprovalEntry[]): ApprovalEn
   return [...seen.values()]
 }
 
+/**
+ * When enough approvals for this digest existed but some have lapsed, the time the last of them lapsed;
+ * else null. The plan is then pending again (a reviewer must approve it again) and a commit is refused as
+ * `expired`, not `not_approved`: the view and the commit check read it from here.
+ */
+export function approvalExpiredAt(row: PlanRow, entries: readonly ApprovalEntry[], policy: StoredPolicy, now: string): string | null {
+  const approvers = distinctApprovers(entries)
+  if (approvers.length >= policy.reviewers_needed) return null
+  const lapsed = entries.filter((e) => e.decision === 'approve' && e.plan_digest === row.plan_digest && e.expires_at !== null && e.expires_at <= now)
+  if (lapsed.length === 0) return null
+  if (new Set([...approvers.map((a) => a.principal), ...lapsed.map((e) => e.principal)]).size < policy.reviewers_needed) return null
+  return lapsed.map((e) => e.expires_at!).sort().at(-1)!
+}
+
 /** The stored state lags time (approvals and selections expire unattended), so readers derive the state as of now. */
 export function effectiveState(row: PlanRow, selection: SelectionRecord, policy: StoredPolicy, entries: readonly ApprovalEntry[], now: string): PlanRecord['state'] {
   if (row.state === 'rejected' || row.state === 'committed') return row.state

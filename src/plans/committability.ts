@@ -1,6 +1,6 @@
 import { type Actor, WarrantError, digestOf, inScope } from '../contract/index.js'
 import { actionConfigOf } from './actions.js'
-import { approvalsOf, distinctApprovers } from './approval-decisions.js'
+import { approvalExpiredAt, approvalsOf, distinctApprovers } from './approval-decisions.js'
 import { type StoredPolicy, standingStillApplies } from './approval-policy.js'
 import { COMPENSATE } from './compensation.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
@@ -70,9 +70,8 @@ export async function assertCommittable(
       approvals: approvers.map((a) => ({ principal: a.principal, decided_at: a.decided_at, expires_at: a.expires_at })),
       standing_approval: null,
     }
-  const lapsed = entries.filter((e) => e.decision === 'approve' && e.plan_digest === row.plan_digest && e.expires_at !== null && e.expires_at <= now)
-  if (lapsed.length > 0 && new Set([...approvers.map((a) => a.principal), ...lapsed.map((e) => e.principal)]).size >= policy.reviewers_needed)
-    throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${lapsed.map((e) => e.expires_at).sort().at(-1)}); a reviewer must approve it again`, { plan_id: planId })
+  const expiredAt = approvalExpiredAt(row, entries, policy, now)
+  if (expiredAt) throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: planId })
   throw new WarrantError(
     'not_approved',
     `plan ${planId} needs ${policy.reviewers_needed} distinct reviewer approval(s) of digest ${row.plan_digest}; it has ${approvers.length}`,

@@ -26,6 +26,12 @@ export interface PlanServiceOptions {
   readonly cursorCodec?: CursorCodec
   /** Default: the store's clock. */
   readonly clock?: () => Date
+  /**
+   * Where a person opens the review pages, so review_url is a link a person can follow wherever the plan is
+   * read (HTTP, MCP over HTTP or stdio, CLI). The gateway passes `server.public_url`, else its configured
+   * listen address (never a request's Host header, which a client chooses). Without one, review_url is a path.
+   */
+  readonly reviewBaseUrl?: string
 }
 
 /**
@@ -47,6 +53,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     selections,
     clock,
     nowIso: () => clock().toISOString(),
+    reviewBaseUrl: options.reviewBaseUrl,
     cursors: createPageCursors(options.cursorCodec ?? createCursorCodec({ key: randomBytes(32) })),
   }
 

@@ -14,6 +14,8 @@ export interface PlanContext {
   readonly clock: () => Date
   readonly nowIso: () => string
   readonly cursors: PageCursors
+  /** Prefixes review_url, making it absolute (see PlanServiceOptions.reviewBaseUrl); undefined: a path. */
+  readonly reviewBaseUrl?: string | undefined
 }
 
 export type CanonicalAction = { readonly type: string; readonly params: Readonly<Record<string, unknown>> }

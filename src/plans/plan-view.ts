@@ -1,7 +1,7 @@
 import type { ActionConfig } from '../config/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
-import { approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
+import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
@@ -26,6 +26,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     // A plan whose action was removed from the config must still be viewable, to be rejected or understood.
     config = null
   }
+  const expiredAt = state === 'pending' ? approvalExpiredAt(row, entries, policy, now) : null
   const still = state === 'rejected' || state === 'expired' || state === 'committed' ? 0 : Math.max(0, policy.reviewers_needed - approvers.length)
   return {
     plan_id: row.id,
@@ -44,6 +45,8 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
       approved: state === 'approved' || state === 'committed',
       approved_by: approvers.map((a) => ({ principal: a.principal, name: a.name, approved_at: a.decided_at, expires_at: a.expires_at })),
       still_needed: still,
+      expired: expiredAt !== null,
+      expired_at: expiredAt,
       rejected_by: rejection ? { principal: rejection.principal, name: rejection.name, decided_at: rejection.decided_at, comment: rejection.comment } : null,
       who_can_approve: !selection.complete
         ? `nobody: the selection is incomplete and can be reviewed, never approved; recover it with POST /v1/selections/${selection.selection_id}/recover`
@@ -56,7 +59,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     proposed_by: row.proposed_by,
     created_at: row.created_at,
     expires_at: row.expires_at,
-    review_url: `/review/plans/${row.id}`,
+    review_url: `${ctx.reviewBaseUrl ?? ''}/review/plans/${row.id}`,
     compensates: row.compensates,
     selection: {
       count: selection.count,

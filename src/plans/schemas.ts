@@ -13,14 +13,14 @@ const paramValue = z.union([z.string().max(2000), z.number(), z.boolean()])
  */
 export const actionRequestSchema = z
   .object({
-    type: z.string().min(1).max(64),
-    params: z.record(z.string(), paramValue).optional(),
+    type: z.string().min(1).max(64).describe("an action name from list_resources"),
+    params: z.record(z.string(), paramValue).optional().describe("params, as list_resources lists them"),
   })
   .catchall(paramValue)
   .meta({ id: 'ActionRequest' })
 export type ActionRequestInput = z.input<typeof actionRequestSchema>
 
-export const proposePlanRequestSchema = z.strictObject({ action: actionRequestSchema }).meta({ id: 'ProposePlanRequest' })
+export const proposePlanRequestSchema = z.strictObject({ action: actionRequestSchema.describe('applied to every member') }).meta({ id: 'ProposePlanRequest' })
 
 export const approvalRequestSchema = z
   .strictObject({
@@ -100,6 +100,8 @@ export const planViewSchema = z
       approved: z.boolean(),
       approved_by: z.array(z.object({ principal: z.string(), name: z.string().nullable(), approved_at: z.string(), expires_at: z.string().nullable() })),
       still_needed: z.number().int().nonnegative().describe('distinct reviewers still needed'),
+      expired: z.boolean().describe('enough approvals existed but lapsed: a reviewer must approve again (a commit is refused as expired)'),
+      expired_at: z.string().nullable().describe('when the last of those approvals lapsed'),
       rejected_by: z.object({ principal: z.string(), name: z.string().nullable(), decided_at: z.string(), comment: z.string().nullable() }).nullable(),
       who_can_approve: z.string(),
     }),
@@ -108,7 +110,7 @@ export const planViewSchema = z
     proposed_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable().describe("the selection's expiry: the plan dies with it"),
-    review_url: z.string(),
+    review_url: z.string().describe("the review page a person opens: absolute, on server.public_url or else the gateway's configured listen address"),
     compensates: z.string().nullable().describe('the operation this plan compensates'),
     selection: z.object({
       count: z.number().int().nonnegative(),

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import type { Resource } from './catalogue.js'
+import { type Actor, inScope } from '../contract/index.js'
+import type { Catalogue, Resource } from './catalogue.js'
 
 export const resourceDescriptionSchema = z
   .object({
@@ -22,10 +23,24 @@ export const resourceDescriptionSchema = z
         precondition: z.record(z.string(), z.unknown()),
         reversible: z.boolean(),
       }),
-    ),
+    ).describe("the actions this token may use here (its action scope); the resource's other actions are not listed"),
   })
   .meta({ id: 'ResourceDescription' })
 export type ResourceDescription = z.infer<typeof resourceDescriptionSchema>
+
+/**
+ * The resources an actor's scope covers, each with only the actions its scope allows: what GET /v1/resources
+ * and the MCP tool list_resources answer, so an agent is not shown actions it would be refused.
+ */
+export function describeResourcesFor(catalogue: Catalogue, actor: Actor): ResourceDescription[] {
+  return catalogue
+    .list()
+    .filter((r) => inScope(actor, r.name))
+    .map((r) => {
+      const described = describeResource(r)
+      return { ...described, actions: described.actions.filter((a) => inScope(actor, r.name, a.name)) }
+    })
+}
 
 /** A resource as agents and reviewers see it: no URL, no credential, no table name. */
 export function describeResource(resource: Resource): ResourceDescription {

@@ -2,4 +2,4 @@ export { createCatalogue, type Catalogue, type CatalogueOptions, type Resource }
 export { createFieldPolicy, type FieldPolicy } from './field-policy.js'
 export { searchResource, searchRequestSchema, type SearchRequest, type SearchDeps } from './search.js'
 export { readRecord, recordViewSchema, type RecordView } from './read-record.js'
-export { describeResource, resourceDescriptionSchema, type ResourceDescription } from './describe.js'
+export { describeResource, describeResourcesFor, resourceDescriptionSchema, type ResourceDescription } from './describe.js'

@@ -7,18 +7,19 @@ import type { Resource } from './catalogue.js'
 /** The search request, on every surface (HTTP body, MCP tool input, CLI flags). */
 export const searchRequestSchema = z
   .strictObject({
-    filter: filterSchema.default({}),
-    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to return; default: all review fields'),
+    filter: filterSchema.default({}).describe('field → value or {operator: value}; all must hold; {} matches all'),
+    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to return; default all'),
     page_size: z.number().int().min(1).max(1000).default(100).describe('records per upstream page'),
-    cursor: z.string().max(16_384).nullable().optional().describe('a continuation cursor from an earlier envelope, exactly as given'),
-    mode: z.enum(['walk', 'page']).default('walk').describe('walk: to a terminal state within the budget; page: one upstream page'),
+    cursor: z.string().max(16_384).nullable().optional().describe('continuation.cursor of an earlier answer'),
+    mode: z.enum(['walk', 'page']).default('walk').describe('walk: until done or the budget; page: one upstream page'),
     budget: z
       .strictObject({
-        max_pages: z.number().int().min(1).max(100_000).optional(),
-        max_items: z.number().int().min(1).max(1_000_000).optional(),
-        deadline_ms: z.number().int().min(1).max(300_000).optional(),
+        max_pages: z.number().int().min(1).max(100_000).optional().describe('upstream pages to read at most'),
+        max_items: z.number().int().min(1).max(1_000_000).optional().describe('records to return at most'),
+        deadline_ms: z.number().int().min(1).max(300_000).optional().describe('time to walk at most'),
       })
-      .default({}),
+      .default({})
+      .describe('limits on this walk; one that stops it makes the answer incomplete (CLIENT_LIMIT_REACHED) with a cursor to continue'),
   })
   .meta({ id: 'SearchRequest' })
 export type SearchRequest = z.input<typeof searchRequestSchema>

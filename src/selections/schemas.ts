@@ -11,28 +11,28 @@ export const ruleNameSchema = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a rul
 
 export const exclusionRuleSchema = z
   .strictObject({
-    rule: ruleNameSchema.describe('a name the reviewer sees, e.g. "disputed"'),
-    filter: filterSchema.describe('a record matching this filter is excluded, and listed under this rule'),
+    rule: ruleNameSchema.describe('a name reviewers see'),
+    filter: filterSchema.describe('records it matches are excluded under this rule'),
   })
   .meta({ id: 'ExclusionRule' })
 
 export const selectionBudgetSchema = z
   .strictObject({
-    max_pages: z.number().int().min(1).max(1_000_000).optional(),
-    max_items: z.number().int().min(1).max(50_000_000).optional(),
-    deadline_ms: z.number().int().min(1).max(3_600_000).optional(),
+    max_pages: z.number().int().min(1).max(1_000_000).optional().describe('upstream pages to read at most'),
+    max_items: z.number().int().min(1).max(50_000_000).optional().describe('records to walk at most'),
+    deadline_ms: z.number().int().min(1).max(3_600_000).optional().describe('time to walk at most'),
   })
-  .describe('limits on the inventory walk; a walk they stop makes an incomplete selection (reviewable, never committable)')
+  .describe('limits; a walk they stop makes an incomplete, uncommittable selection')
 
 export const selectionRequestSchema = z
   .strictObject({
-    filter: filterSchema.default({}),
+    filter: filterSchema.default({}).describe('field → value or {operator: value}; all must hold; {} matches all'),
     exclude: z
       .array(exclusionRuleSchema)
       .max(50)
       .default([])
-      .describe('explicit exclusion rules, in order; a record matching several is listed under the first it matches'),
-    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to show; default: every review field'),
+      .describe('named exclusion rules; a record goes to the first that matches'),
+    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to show; default all'),
     page_size: z.number().int().min(1).max(10_000).default(1000).describe('records per upstream page'),
     budget: selectionBudgetSchema.default({}),
   })

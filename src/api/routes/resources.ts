@@ -3,7 +3,7 @@ import { inScope, WarrantError, type Actor } from '../../contract/index.js'
 import { z } from 'zod'
 import { envelopeSchema } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
-import { describeResource, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
+import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { errorBodySchema } from '../error-mapping.js'
 
@@ -56,7 +56,7 @@ export function scopedResource(gateway: Gateway, actor: Actor, name: string) {
 }
 
 export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
-  app.openapi(listResources, (c) => c.json({ resources: gateway.catalogue.list().filter((r) => inScope(c.get('actor'), r.name)).map(describeResource) }, 200))
+  app.openapi(listResources, (c) => c.json({ resources: describeResourcesFor(gateway.catalogue, c.get('actor')) }, 200))
 
   app.openapi(search, async (c) => {
     const resource = scopedResource(gateway, c.get('actor'), c.req.valid('param').resource)

@@ -11,14 +11,14 @@ import {
 } from '../../operations/index.js'
 import { actionRequestSchema, type PlanProposal, planProposalSchema } from '../../plans/index.js'
 import { plural } from '../summaries.js'
-import { AGENT_RULES, defineTool, READ_ONLY } from '../tool.js'
+import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
 import { planSummary } from './plans.js'
 import { resourceNameSchema } from './resources.js'
 import { selectionIdSchema } from './selections.js'
 
-export const operationIdSchema = z.string().min(1).max(200).describe('an operation_id, exactly as commit_change gave it')
+export const operationIdSchema = z.string().min(1).max(200).describe('from commit_change')
 
-const idempotencyKeySchema = z.string().min(1).max(255).describe('a key you generate once for this commit (e.g. a UUID); reuse it only to retry exactly the same commit, which then returns the same operation')
+const idempotencyKeySchema = z.string().min(1).max(255).describe('a new UUID per commit; reuse it only to retry the same commit')
 
 /**
  * commit_change's arguments. Two forms, as on HTTP: `plan_id` (POST /v1/plans/{id}/commit, expected_digest =
@@ -27,11 +27,11 @@ const idempotencyKeySchema = z.string().min(1).max(255).describe('a key you gene
  * is refused by the service with HTTP's own code, `idempotency_key_missing`; the advertised schema requires it.
  */
 const commitShape = {
-  plan_id: z.string().min(1).max(200).optional().describe("the approved plan to commit; expected_digest is then its plan_digest (or its selection's digest)"),
-  selection_id: selectionIdSchema.optional().describe("the article's form: the selection to commit, with resource and action; expected_digest is then the selection digest"),
-  resource: resourceNameSchema.optional().describe('with selection_id: the resource of the selection'),
-  action: actionRequestSchema.optional().describe('with selection_id: the action the plan was approved for, {type, params}'),
-  expected_digest: z.string().min(1).max(200).describe("the digest the reviewer approved, exactly as a result gave it: the plan_digest with plan_id (the selection's digest is also accepted), the selection digest with selection_id"),
+  plan_id: z.string().min(1).max(200).optional().describe("the approved plan"),
+  selection_id: selectionIdSchema.optional().describe("instead of plan_id: the selection, with resource and action"),
+  resource: resourceNameSchema.optional().describe('with selection_id: its resource'),
+  action: actionRequestSchema.optional().describe('with selection_id: the approved action'),
+  expected_digest: z.string().min(1).max(200).describe("the approved digest: plan_digest with plan_id, the selection digest with selection_id"),
 }
 
 const oneForm = (args: { plan_id?: string | undefined; selection_id?: string | undefined; resource?: string | undefined; action?: unknown }, ctx: z.RefinementCtx) => {
@@ -49,17 +49,15 @@ const commitAdvertised = z.strictObject({ ...commitShape, idempotency_key: idemp
 export const commitChange = defineTool({
   name: 'commit_change',
   title: 'Commit an approved change',
+  // Same answer as POST /v1/plans/{id}/commit (or POST /v1/resources/{resource}/bulk-actions) with an Idempotency-Key header.
   description: [
-    'Commit a plan a person has approved: the gateway re-reads each target, checks the precondition and version, writes conditionally, and records succeeded, failed, skipped or unknown for each. Requires plan_id (or selection_id + resource + action), expected_digest and idempotency_key.',
-    'Refused, with nothing written, when the plan is not approved (not_approved), the digest differs (digest_mismatch), the selection or approval expired (expired), the selection is incomplete (selection_incomplete), or it is outside your scope (forbidden).',
-    'The same idempotency_key returns the same operation: retry with it after a timeout instead of committing again. A commit is not a success report: read the per-target outcomes with get_operation.',
-    'Same answer as POST /v1/plans/{id}/commit (or POST /v1/resources/{resource}/bulk-actions) with an Idempotency-Key header.',
-    AGENT_RULES,
+    'Commit an approved plan: each target re-read and written conditionally; refused unless approved for this digest and unexpired. Retry with the same idempotency_key; read outcomes with get_operation.',
+    RULES_BRIEF,
   ].join('\n'),
   input: commitInput,
   advertisedInput: commitAdvertised,
   output: commitReceiptSchema,
-  annotations: { title: 'Commit an approved change', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args, { gateway, actor }): Promise<CommitReceipt> {
     const idempotencyKey = args.idempotency_key ?? null
     if (args.plan_id !== undefined) return gateway.operations.commitPlan(actor, args.plan_id, { idempotencyKey, expectedDigest: args.expected_digest })
@@ -77,11 +75,11 @@ export const commitChange = defineTool({
 const getOperationInput = z
   .strictObject({
     operation_id: operationIdSchema,
-    part: z.enum(['overview', 'results']).default('overview').describe('overview: state, counts per outcome, halt reason, stop rules; results: a page of per-target outcomes'),
-    outcome: z.enum(TARGET_STATES).optional().describe('for results: only targets with this outcome'),
-    cursor: z.string().max(1000).optional().describe('for results: next_cursor of the previous page, exactly as given'),
-    limit: z.number().int().min(1).max(1000).optional().describe('for results: results per page, default 100'),
-    wait_ms: z.number().int().min(0).max(30_000).default(0).describe('for overview: wait up to this long for the operation to finish before answering'),
+    part: z.enum(['overview', 'results']).default('overview').describe('overview; results: a page of per-target outcomes'),
+    outcome: z.enum(TARGET_STATES).optional().describe('results: only this outcome'),
+    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page'),
+    limit: z.number().int().min(1).max(1000).optional().describe('results: per page, default 100'),
+    wait_ms: z.number().int().min(0).max(30_000).default(0).describe('overview: wait up to this long for it to finish'),
   })
 
 /** The operation's summary: finished or not first, then counts per outcome and the halt reason. */
@@ -99,15 +97,14 @@ export function operationSummary(op: OperationView): string {
 export const getOperation = defineTool({
   name: 'get_operation',
   title: 'Read an operation and its per-target outcomes',
+  // Same answers as GET /v1/operations/{id} and GET /v1/operations/{id}/results?outcome=.
   description: [
-    'Read a committed operation: its state, counts per outcome (succeeded, failed, skipped, unknown, pending, in_flight), the halt reason and stop rules; or a page of per-target results, optionally one outcome.',
-    'An operation is finished when its state is succeeded, completed_with_skips, completed_with_unknown, partially_failed, failed or halted (each named for what happened: skipped targets were not written, unknown ones may have been). Report the outcomes separately; never turn a partial result into "done". Targets ending unknown are never retried blindly.',
-    'Same answers as GET /v1/operations/{id} and GET /v1/operations/{id}/results?outcome=.',
-    AGENT_RULES,
+    'Read an operation: state, counts per outcome, halt reason; or a page of per-target results. Report succeeded, failed, skipped and unknown separately, never as "done"; never retry unknown targets blindly.',
+    RULES_BRIEF,
   ].join('\n'),
   input: getOperationInput,
   output: z.union([operationViewSchema, resultsPageSchema]),
-  annotations: { title: 'Read an operation', ...READ_ONLY },
+  annotations: { ...READ_ONLY },
   async run(args, { gateway, actor }): Promise<OperationView | ResultsPage> {
     if (args.part === 'results')
       return gateway.operations.results(actor, args.operation_id, {
@@ -133,17 +130,16 @@ export const getOperation = defineTool({
 export const proposeCompensation = defineTool({
   name: 'propose_compensation',
   title: 'Propose undoing an operation',
+  // Same answer as POST /v1/operations/{id}/compensation.
   description: [
-    "Propose a new plan that restores each succeeded target's before-value, with the precondition that the target still holds the value the operation wrote. It needs a person's approval like any plan (review_url), then commit_change.",
-    'Proposing changes nothing upstream. No tool approves.',
-    'Same answer as POST /v1/operations/{id}/compensation.',
-    AGENT_RULES,
+    "Propose a plan restoring each succeeded target's before-value, where it still holds what the operation wrote. A person approves it (review_url), then commit_change. No tool approves.",
+    RULES_BRIEF,
   ].join('\n'),
   input: z.strictObject({ operation_id: operationIdSchema }),
   output: planProposalSchema,
-  annotations: { title: 'Propose undoing an operation', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run({ operation_id }, { gateway, actor }): Promise<PlanProposal> {
     return (await gateway.operations.proposeCompensation(actor, operation_id)) as PlanProposal
   },
-  summarize: (plan, _args, { gateway }) => `Compensation proposed. ${planSummary(plan, gateway.config.server.public_url)}`,
+  summarize: (plan) => `Compensation proposed. ${planSummary(plan)}`,
 })

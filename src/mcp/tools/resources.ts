@@ -1,32 +1,45 @@
 import { z } from 'zod'
 import { scopedResource } from '../../api/routes/resources.js'
-import { type Envelope, envelopeSchema, inScope } from '../../contract/index.js'
-import { describeResource, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
+import { type Envelope, envelopeSchema } from '../../contract/index.js'
+import { describeResourcesFor, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
 import { collectionSummary, plural } from '../summaries.js'
-import { AGENT_RULES, defineTool, READ_ONLY } from '../tool.js'
+import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
 
 /** The resource path parameter of the HTTP routes, as a tool argument. */
-export const resourceNameSchema = z.string().min(1).max(64).describe('a resource name, as list_resources gives it')
+export const resourceNameSchema = z.string().min(1).max(64).describe('from list_resources')
+
+/**
+ * The item budget of a search that names none: about 20 KB of records, sized for an agent's context window
+ * (a search of the demo resource without one answered 2,000 records, 390 KB). The walk stops there as
+ * CLIENT_LIMIT_REACHED with a cursor; `budget.max_items` raises it, per call. HTTP keeps its own default,
+ * for programs that page through everything.
+ */
+export const MCP_SEARCH_DEFAULT_MAX_ITEMS = 100
+
+const searchInput = z.strictObject({
+  resource: resourceNameSchema,
+  ...searchRequestSchema.shape,
+  budget: searchRequestSchema.shape.budget.describe(
+    `limits; max_items defaults to ${MCP_SEARCH_DEFAULT_MAX_ITEMS} here; a stopped walk is incomplete, with a cursor`,
+  ),
+})
 
 const resourceList = z.object({ resources: z.array(resourceDescriptionSchema) })
 
 export const listResources = defineTool({
   name: 'list_resources',
   title: 'List resources',
-  description: [
-    "The resources this token may use: each one's environment (where a change would land), review fields, denied fields (never requestable), group-by fields and actions (with their parameters and preconditions).",
-    'Same answer as GET /v1/resources.',
-    AGENT_RULES,
-  ].join('\n'),
+  // Same answer as GET /v1/resources.
+  description: "The resources this token may use: environment (where changes land), review and denied fields, and the actions this token may use, with params and preconditions.",
   input: z.strictObject({}),
   output: resourceList,
-  annotations: { title: 'List resources', ...READ_ONLY },
+  annotations: { ...READ_ONLY },
   async run(_args, { gateway, actor }) {
-    return { resources: gateway.catalogue.list().filter((r) => inScope(actor, r.name)).map(describeResource) }
+    return { resources: describeResourcesFor(gateway.catalogue, actor) }
   },
   summarize(result) {
     if (result.resources.length === 0) return 'COMPLETE: no resource is in this token\'s scope: there is nothing this agent may read or change. Ask the person for a token scoped to the resource you need.'
-    const lines = result.resources.map((r) => `- ${r.name} → ${r.environment}; actions: ${r.actions.map((a) => a.name).join(', ') || '(none)'}`)
+    const lines = result.resources.map((r) => `- ${r.name} → ${r.environment}; actions this token may use: ${r.actions.map((a) => a.name).join(', ') || '(none: read only)'}`)
     return [`COMPLETE: ${plural(result.resources.length, 'resource')} in this token's scope (every configured resource it covers):`, ...lines].join('\n')
   },
 })
@@ -34,17 +47,17 @@ export const listResources = defineTool({
 export const search = defineTool({
   name: 'search',
   title: 'Search a resource',
+  // Same answer as POST /v1/resources/{resource}/search, except the default item budget.
   description: [
-    'Search one resource and get the envelope: items plus `complete`, `incomplete_reasons`, `continuation`, `scope` and `warnings`. The walk goes to a terminal state within `budget`; if a budget, a source or the upstream stops it, `complete` is false and the reasons say why.',
-    'To continue a partial result, call again with the same arguments and `cursor` set to `continuation.cursor` exactly as given.',
-    'Same answer as POST /v1/resources/{resource}/search.',
-    AGENT_RULES,
+    `Search a resource: items with complete, incomplete_reasons, continuation. At most ${MCP_SEARCH_DEFAULT_MAX_ITEMS} items unless budget.max_items says more; a stopped walk is incomplete (CLIENT_LIMIT_REACHED): continue with the same arguments and cursor = continuation.cursor.`,
+    RULES_BRIEF,
   ].join('\n'),
-  input: z.strictObject({ resource: resourceNameSchema, ...searchRequestSchema.shape }),
+  input: searchInput,
   output: envelopeSchema,
-  annotations: { title: 'Search a resource', ...READ_ONLY },
+  annotations: { ...READ_ONLY },
   async run({ resource, ...request }, { gateway, actor }): Promise<Envelope> {
-    return searchResource(scopedResource(gateway, actor, resource), request, { cursorCodec: gateway.cursorCodec })
+    const budget = { ...request.budget, max_items: request.budget.max_items ?? MCP_SEARCH_DEFAULT_MAX_ITEMS }
+    return searchResource(scopedResource(gateway, actor, resource), { ...request, budget }, { cursorCodec: gateway.cursorCodec })
   },
   summarize(envelope, args) {
     return collectionSummary(envelope, envelope.items.length, `${args.resource} (${envelope.scope.environment})`, 'record', envelope.page.walk_returned)

@@ -10,10 +10,10 @@ import {
   selectionViewSchema,
 } from '../../selections/index.js'
 import { completenessLabel, continuationHint, plural, warningsClause } from '../summaries.js'
-import { AGENT_RULES, defineTool, READ_ONLY } from '../tool.js'
+import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
 import { resourceNameSchema } from './resources.js'
 
-export const selectionIdSchema = z.string().min(1).max(200).describe('a selection_id, exactly as create_selection gave it')
+export const selectionIdSchema = z.string().min(1).max(200).describe('from create_selection')
 
 /** The frozen-selection summary: completeness first, then whether it can be committed, and why not. */
 export function selectionSummary(view: SelectionView): string {
@@ -34,15 +34,14 @@ export function selectionSummary(view: SelectionView): string {
 export const createSelection = defineTool({
   name: 'create_selection',
   title: 'Create a frozen selection',
+  // Same answer as POST /v1/resources/{resource}/selections.
   description: [
-    'Walk a resource with a filter and explicit exclusion rules, and freeze the result: exact members (id and version) in a fixed order, a digest, groups, what each exclusion rule removed, and the walk\'s own completeness. Changes are proposed on a selection, never on a search.',
-    'An incomplete selection (complete: false) can be reviewed, never committed; its recovery is a new selection of the ids it did return, filter {"id": {"in": [...]}}.',
-    'Same answer as POST /v1/resources/{resource}/selections.',
-    AGENT_RULES,
+    'Freeze the records a filter matches, minus named exclusion rules: members, digest, groups, exclusion counts, completeness. Changes are proposed on a selection, never on a search. An incomplete one can be reviewed, never committed.',
+    RULES_BRIEF,
   ].join('\n'),
   input: z.strictObject({ resource: resourceNameSchema, ...selectionRequestSchema.shape }),
   output: selectionViewSchema,
-  annotations: { title: 'Create a frozen selection', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async run({ resource, ...request }, { gateway, actor }): Promise<SelectionView> {
     return gateway.selections.create(actor, resource, request)
   },
@@ -54,10 +53,10 @@ const readSelectionInput = z.strictObject({
   part: z
     .enum(['overview', 'records', 'excluded'])
     .default('overview')
-    .describe('overview: the selection with its completeness, groups, exclusions and first page; records: a page of members; excluded: a page of the records one exclusion rule removed'),
-  rule: ruleNameSchema.optional().describe('for part "excluded": the exclusion rule'),
-  cursor: z.string().max(4096).optional().describe('for records/excluded: next_cursor of the previous page, exactly as given'),
-  limit: z.number().int().min(1).max(1000).default(100).describe('for records/excluded: records per page'),
+    .describe('overview; records: a page of members; excluded: a page one rule removed'),
+  rule: ruleNameSchema.optional().describe('for excluded: the rule'),
+  cursor: z.string().max(4096).optional().describe('next_cursor of the previous page'),
+  limit: z.number().int().min(1).max(1000).default(100).describe('records per page'),
 }).refine((args) => args.part !== 'excluded' || args.rule !== undefined, { path: ['rule'], message: 'required when part is "excluded"' })
 
 type ReadSelectionAnswer = SelectionView | MemberPage | ExcludedPage
@@ -65,14 +64,11 @@ type ReadSelectionAnswer = SelectionView | MemberPage | ExcludedPage
 export const readSelection = defineTool({
   name: 'read_selection',
   title: 'Read a selection',
-  description: [
-    'Read a frozen selection: its overview (completeness, digest, expiry, groups, exclusions with counts, first page), a page of its members, or a page of the records one exclusion rule removed. Paging never changes the set.',
-    'Same answers as GET /v1/selections/{id}, /v1/selections/{id}/records and /v1/selections/{id}/excluded?rule=.',
-    AGENT_RULES,
-  ].join('\n'),
+  // Same answers as GET /v1/selections/{id}, /v1/selections/{id}/records and /v1/selections/{id}/excluded?rule=.
+  description: ['Read a frozen selection: its overview, a page of members, or a page one exclusion rule removed.', RULES_BRIEF].join('\n'),
   input: readSelectionInput,
   output: z.union([selectionViewSchema, memberPageSchema, excludedPageSchema]),
-  annotations: { title: 'Read a selection', ...READ_ONLY },
+  annotations: { ...READ_ONLY },
   async run(args, { gateway, actor }): Promise<ReadSelectionAnswer> {
     const page = { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit }
     if (args.part === 'records') return gateway.selections.page(actor, args.selection_id, page)
