@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
+import { INLINE_JSON_MAX_BYTES } from '../../src/mcp/results.js'
 import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { assertAnswered, assertRefused, callTool, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
 
@@ -91,14 +92,21 @@ describe('warrant mcp over stdio (official MCP client, real subprocess)', () => 
       const init = await session.request('initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: `raw-${version}`, version: '0' } })
       assert.equal(init.result.protocolVersion, version)
       assert.equal(init.result.serverInfo.name, 'warrant')
-      assert.ok(init.result.capabilities.tools)
+      assert.deepEqual(init.result.capabilities, { tools: {} }, 'tools, and no listChanged: no list_changed notification is ever sent')
       session.notify('notifications/initialized')
       const list = await session.request('tools/list', {})
       assert.equal(list.result.tools.length, 9)
+      const spent = Buffer.byteLength(JSON.stringify(init.result)) + Buffer.byteLength(JSON.stringify(list.result))
+      assert.ok(spent < 16 * 1024, `initialize + tools/list over stdio: ${spent} bytes`)
       const call = await session.request('tools/call', { name: 'search', arguments: { resource: 'subscriptions', filter: { region: 'eu' }, page_size: 20, budget: { max_pages: 1 } } })
-      // an old client reads the text blocks: completeness first, then the whole object as JSON
+      // an old client reads the text blocks: completeness first, then the whole object as JSON (a current one,
+      // which reads structuredContent, gets the JSON without the records when it is large)
       assert.match(call.result.content[0].text, /^INCOMPLETE \(CLIENT_LIMIT_REACHED/)
-      assert.equal(JSON.parse(call.result.content[1].text).complete, false)
+      const copy = JSON.parse(call.result.content[1].text)
+      assert.equal(copy.complete, false)
+      const large = Buffer.byteLength(JSON.stringify(call.result.structuredContent)) > INLINE_JSON_MAX_BYTES
+      if (version === '2024-11-05' || !large) assert.deepEqual(copy, call.result.structuredContent)
+      else assert.deepEqual(copy.omitted_from_text, { items: '20 entries, in structuredContent' })
       assert.equal(call.result.structuredContent.complete, false)
       assert.equal(await session.end(), 0)
       assert.deepEqual(session.stray, [], 'no stray line on stdout')
