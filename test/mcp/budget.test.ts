@@ -50,8 +50,11 @@ function propertiesOf(schema: unknown, path: string, out: { path: string; schema
 
 describe("an agent's budget over MCP (official client, real HTTP, the demo-sized resource)", () => {
   let world: McpWorld
+  // The in-process gateway's clock runs with real time plus `skew`: the expiry test moves it past an approval's
+  // TTL instead of waiting or editing rows.
+  let skew = 0
   before(async () => {
-    world = await startMcpWorld({ count: 10_000 })
+    world = await startMcpWorld({ count: 10_000, clock: () => new Date(Date.now() + skew) })
   })
   after(async () => {
     await world?.close()
@@ -207,9 +210,10 @@ describe("an agent's budget over MCP (official client, real HTTP, the demo-sized
       assert.equal(approved.state, 'approved')
       assert.equal(approved.approval_state.expired, false)
 
-      // the approval lapses: its expiry moves into the past, as the clock passing it would
-      const lapsedAt = new Date(Date.now() - 60_000).toISOString()
-      await world.fx.gateway.store.db.updateTable('approvals').set({ expires_at: lapsedAt }).where('plan_id', '=', plan.plan_id).execute()
+      // the clock passes the approval's expiry (15 minutes in the demo config; the selection lives 30)
+      const lapsedAt = approved.approval_state.approved_by[0].expires_at
+      assert.ok(Date.parse(lapsedAt) < Date.parse(approved.selection.expires_at), 'the approval lapses before the selection')
+      skew = Date.parse(lapsedAt) - Date.now() + 1000
 
       const read = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
       const expired = assertAnswered(read)

@@ -35,11 +35,12 @@ export interface McpWorld {
  * whatever MCP server the test starts (a `warrant mcp` subprocess, or `/mcp` on the same server). A second
  * resource, `archive`, exists so that a resource outside the agent's scope can be named.
  */
-export async function startMcpWorld(options: { readonly count?: number } = {}): Promise<McpWorld> {
+export async function startMcpWorld(options: { readonly count?: number; readonly clock?: () => Date } = {}): Promise<McpWorld> {
   let raw: Record<string, any> = {}
   const fx = await startDemoGateway({
     store: 'sqlite',
     count: options.count ?? 2000,
+    clock: options.clock,
     edit: (config) => {
       config.resources.archive = { ...structuredClone(config.resources.subscriptions), description: 'The same table, as a resource the agent token does not cover', standing_approvals: [] }
       raw = config
