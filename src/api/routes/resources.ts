@@ -14,7 +14,7 @@ const errors = (codes: readonly number[]) =>
 const listResources = createRoute({
   method: 'get',
   path: '/v1/resources',
-  summary: 'Each resource, its environment, review fields, denied fields and actions',
+  summary: "Each resource in the token's scope: environment, review and denied fields, and the actions the token may use",
   responses: {
     200: { description: 'resources', content: { 'application/json': { schema: z.object({ resources: z.array(resourceDescriptionSchema) }) } } },
   },
