@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import BetterSqlite3 from 'better-sqlite3'
+import pg from 'pg'
 import { createStore } from '../../src/store/index.js'
 import { createCliWorkspace } from '../support/cli-config.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
@@ -7,6 +9,46 @@ import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../s
 import { selectProposeApprove, waitForOperation } from './support/flow.js'
 
 const CONCURRENT = 20
+
+/**
+ * Blocks writes to the store from other processes: on PostgreSQL, inserts into `plans` (LOCK TABLE … EXCLUSIVE:
+ * reads go on); on SQLite, every write (the database's write lock, BEGIN IMMEDIATE). `releaseWhenWaiting(n)`
+ * lets go once n other sessions wait on a lock (PostgreSQL), or after 3 s on SQLite, which cannot say who
+ * waits (its busy timeout is 5 s). On PostgreSQL both processes are then past their look-up for an open
+ * compensation, so without the lock both insert a plan (this test fails). On SQLite the first released
+ * process usually keeps the write lock between its statements until it is done (the other's busy handler
+ * backs off), so the race is rare there and the test rarely fails without the lock; the in-process test above
+ * is the SQLite proof.
+ */
+async function holdWrites(target: { readonly url: string } | { readonly file: string }): Promise<{ releaseWhenWaiting(n: number): Promise<void> }> {
+  if ('file' in target) {
+    const sqlite = new BetterSqlite3(target.file)
+    sqlite.exec('begin immediate')
+    return {
+      async releaseWhenWaiting() {
+        await new Promise((r) => setTimeout(r, 3000))
+        sqlite.exec('commit')
+        sqlite.close()
+      },
+    }
+  }
+  const client = new pg.Client({ connectionString: target.url })
+  await client.connect()
+  await client.query('begin')
+  await client.query('lock table plans in exclusive mode')
+  return {
+    async releaseWhenWaiting(n) {
+      const deadline = Date.now() + 60_000
+      for (;;) {
+        const { rows } = await client.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)
+        if (rows[0].n >= n || Date.now() > deadline) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      await client.query('commit')
+      await client.end()
+    },
+  }
+}
 
 /** Plans compensating the operation, and the selections frozen for them (a lost race must leave none behind). */
 async function compensationObjects(db: GatewayFixture['gateway']['store']['db'], operationId: string): Promise<{ plans: string[]; selections: string[] }> {
@@ -66,14 +108,14 @@ for (const kind of STORE_KINDS) {
 
   describe(`warrant compensate twice at the same instant creates one plan (${kind} store, real subprocesses)`, () => {
     let ws: Awaited<ReturnType<typeof createCliWorkspace>>
-    let pg: TestDatabase | null = null
+    let db: TestDatabase | null = null
     before(async () => {
-      pg = kind === 'postgres' ? await createTestPostgresDatabase() : null
-      ws = await createCliWorkspace({ count: 600, edit: (raw) => void (pg ? (raw.store = pg.url) : undefined) })
+      db = kind === 'postgres' ? await createTestPostgresDatabase() : null
+      ws = await createCliWorkspace({ count: 600, edit: (raw) => void (db ? (raw.store = db.url) : undefined) })
     })
     after(async () => {
       await ws?.drop()
-      await pg?.drop()
+      await db?.drop()
     })
 
     test('two processes, one plan and one selection', { timeout: 120_000 }, async () => {
@@ -85,12 +127,17 @@ for (const kind of STORE_KINDS) {
       assert.equal(commit.code, 0, commit.stderr)
       const operationId = /operation (op_\S+?),/.exec(commit.stdout)![1]!
 
-      const [a, b] = await Promise.all([ws.warrant(['compensate', operationId, '--json']), ws.warrant(['compensate', operationId, '--json'])])
+      // Both processes are held at the store until both are waiting, then released together, so their
+      // look-ups for an open compensation overlap (otherwise one usually finishes before the other starts).
+      const hold = await holdWrites(db ? { url: db.url } : { file: `${ws.dir}/warrant.db` })
+      const both = Promise.all([ws.warrant(['compensate', operationId, '--json']), ws.warrant(['compensate', operationId, '--json'])])
+      await hold.releaseWhenWaiting(2)
+      const [a, b] = await both
       assert.equal(a.code, 0, a.stderr)
       assert.equal(b.code, 0, b.stderr)
       const planA = JSON.parse(a.stdout)
       assert.equal(JSON.parse(b.stdout).plan_id, planA.plan_id)
-      const store = await createStore({ url: pg ? pg.url : `sqlite:${ws.dir}/warrant.db` })
+      const store = await createStore({ url: db ? db.url : `sqlite:${ws.dir}/warrant.db` })
       try {
         assert.deepEqual(await compensationObjects(store.db, operationId), { plans: [planA.plan_id], selections: [planA.selection_id] })
       } finally {
