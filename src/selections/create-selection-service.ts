@@ -65,7 +65,10 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),
     exportStream: (actor, selectionId, format) => exportStream(ctx, actor, selectionId, format),
-    recover: async (actor, selectionId) => view(ctx, actor, await recover(ctx, actor, selectionId)),
+    recover: async (actor, selectionId) => {
+      const recovery = await recover(ctx, actor, selectionId)
+      return { ...(await view(ctx, actor, recovery.id)), created: recovery.created }
+    },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),
     discardUnused: (selectionId) => discardUnused(ctx, selectionId),

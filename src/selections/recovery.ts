@@ -22,8 +22,11 @@ export function recoveryLink(selection: SelectionRecord): SelectionView['recover
   }
 }
 
-/** Freezes a new selection over exactly the ids an earlier one returned; returns the new selection's id. */
-export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<string> {
+/**
+ * Freezes a new selection over exactly the ids an earlier one returned; returns its id, and whether this call
+ * created it (false: the recovery this principal already made, or one made at the same moment).
+ */
+export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<{ readonly id: string; readonly created: boolean }> {
   const old = await load(ctx, actor, selectionId)
   const resource = ctx.catalogue.get(old.resource)
   assertInScope(actor, resource.name)
@@ -53,7 +56,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
       .executeTakeFirst()
       .then((row) => row?.id)
   const found = await earlier(ctx.db)
-  if (found !== undefined) return found
+  if (found !== undefined) return { id: found, created: false }
   // Member ids are stored as strings; the filter has to carry them in the id field's own type.
   const idType = resource.config.fields[resource.config.id_field]
   const ids: (string | number)[] = []
@@ -64,13 +67,22 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
     after = page[page.length - 1]!.ord
   }
   const filter: Filter = { [resource.config.id_field]: { in: ids } }
-  return freezeFromWalk(ctx, actor, resource, {
+  let raced = false
+  const id = await freezeFromWalk(ctx, actor, resource, {
     filter,
     exclude: old.selector.exclude,
     fields: old.fields,
     pageSize: 1000,
     budget: SELECTION_DEFAULT_BUDGET,
     origin: { kind: 'recovery', selection_id: selectionId },
-    once: { key: `recovery:${selectionId}:${actor.principal}`, existing: earlier },
+    once: {
+      key: `recovery:${selectionId}:${actor.principal}`,
+      existing: async (db) => {
+        const other = await earlier(db)
+        raced = other !== undefined
+        return other
+      },
+    },
   })
+  return { id, created: !raced }
 }

@@ -70,13 +70,16 @@ const exportManifest = createRoute({
   },
 })
 
+const recoveryViewSchema = selectionViewSchema.extend({ created: z.boolean().describe('false when this principal had already recovered that selection: the same recovery is returned') }).meta({ id: 'RecoveryView' })
+
 const recover = createRoute({
   method: 'post',
   path: '/v1/selections/{id}/recover',
   summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete by construction',
   request: { params: selectionParam },
   responses: {
-    201: { description: 'the recovery selection; recovery_of names the one it recovers', content: { 'application/json': { schema: selectionViewSchema } } },
+    201: { description: 'the recovery selection, created now; recovery_of names the one it recovers', content: { 'application/json': { schema: recoveryViewSchema } } },
+    200: { description: 'the recovery this principal had already made (the same request is the same object)', content: { 'application/json': { schema: recoveryViewSchema } } },
     ...errors([400, 401, 403, 404, 409, 502]),
   },
 })
@@ -104,5 +107,8 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatew
     }) as never
   })
 
-  app.openapi(recover, async (c) => c.json(await gateway.selections.recover(c.get('actor'), c.req.valid('param').id), 201))
+  app.openapi(recover, async (c) => {
+    const recovery = await gateway.selections.recover(c.get('actor'), c.req.valid('param').id)
+    return recovery.created ? c.json(recovery, 201) : c.json(recovery, 200)
+  })
 }
