@@ -3,10 +3,22 @@ import type { CompiledQuery, Kysely } from 'kysely'
 /** Rows of the declared columns, as the driver returns them. */
 export type Row = Record<string, unknown>
 
+/** One query's rows read a few at a time, inside the session's transaction. */
+export interface SessionStream {
+  /** the next rows, at most `count` (fewer: the query has no more) */
+  fetch(count: number): Promise<Row[]>
+  close(): Promise<void>
+}
+
 /** One dedicated connection holding one read transaction. */
 export interface SessionHandle {
   readonly snapshot: string
   run(query: CompiledQuery): Promise<Row[]>
+  /**
+   * Where the engine keeps a query open across round trips (a server-side cursor on PostgreSQL), a walk runs
+   * one query for all its pages instead of one per page: planned once, never re-sorted per page.
+   */
+  stream?(query: CompiledQuery): Promise<SessionStream>
   close(): Promise<void>
 }
 

@@ -38,15 +38,34 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
         // The first statement of a REPEATABLE READ transaction takes its snapshot: now, not at the first page.
         const result = await client.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot')
+        const guarded = async (text: string, parameters?: readonly unknown[]): Promise<Row[]> => {
+          if (broken) throw broken
+          try {
+            return (await client.query(text, parameters as unknown[] | undefined)).rows as Row[]
+          } catch (error) {
+            broken ??= error instanceof Error ? error : new Error(String(error))
+            throw error
+          }
+        }
+        let cursors = 0
         return {
           snapshot: `postgres:${result.rows[0]?.snapshot ?? ''}`,
-          run: async (query) => {
-            if (broken) throw broken
-            try {
-              return (await client.query(query.sql, query.parameters as unknown[])).rows as Row[]
-            } catch (error) {
-              broken ??= error instanceof Error ? error : new Error(String(error))
-              throw error
+          run: (query) => guarded(query.sql, query.parameters),
+          // a cursor in the REPEATABLE READ transaction: same snapshot as every other read of the session
+          stream: async (query) => {
+            const name = `warrant_walk_${++cursors}`
+            await guarded(`DECLARE ${name} NO SCROLL CURSOR FOR ${query.sql}`, query.parameters)
+            let open = true
+            return {
+              fetch: (count) => {
+                if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`fetch count must be a positive integer, got ${count}`)
+                return guarded(`FETCH FORWARD ${count} FROM ${name}`)
+              },
+              close: async () => {
+                if (!open || broken) return
+                open = false
+                await guarded(`CLOSE ${name}`)
+              },
             }
           },
           close: async () => {

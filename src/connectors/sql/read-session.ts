@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type SqlBool } from 'kysely'
 import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
-import type { SessionHandle } from './backend.js'
+import type { Row, SessionHandle, SessionStream } from './backend.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
@@ -25,6 +25,8 @@ class SqlReadSession implements ReadSession {
   #timer: NodeJS.Timeout | undefined
   #closing: Promise<void> | undefined
   readonly #statements = new Map<string, CompiledQuery>()
+  /** The walk's open query (engines that keep one open), the position its next row follows, that row if read. */
+  #walk: { key: string; stream: SessionStream; position: string | null; carry: Row | null } | null = null
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -49,9 +51,8 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
 
-    const compiled = after === undefined ? statement : CompiledQuery.raw(statement.sql, statement.parameters.map((p) => (p === AFTER_SLOT ? after : p)))
     this.#disarm()
-    const result = await timed(() => this.handle.run(compiled))
+    const result = await timed(() => (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after))))
     if ('error' in result) {
       this.#state = 'broken'
       this.#brokenBy = messageOf(result.error)
@@ -73,11 +74,41 @@ class SqlReadSession implements ReadSession {
   }
 
   /**
-   * A walk asks for the same query page after page, only the last id changes: it is compiled once per
-   * filter and page size, with a slot the id is put in, instead of once per page.
+   * The page's rows and the one past it, from the walk's open query: a page that asks for the position the
+   * previous one ended at is fetched from there; any other position (a resumed walk, another filter) opens
+   * a new query starting after it. The open query ends with the walk, or with the session's transaction.
    */
-  #statementFor(request: ReadPageRequest, resumed: boolean): CompiledQuery {
-    const key = `${resumed ? 'after' : 'first'}:${request.pageSize}:${JSON.stringify(request.filter)}`
+  async #streamed(request: ReadPageRequest, after: string | number | undefined): Promise<Row[]> {
+    const { pageSize } = request
+    const key = JSON.stringify(request.filter)
+    let walk = this.#walk
+    if (!walk || walk.key !== key || walk.position !== request.position) {
+      await this.#endWalk()
+      const stream = await this.handle.stream!(bind(this.#statementFor(request, after !== undefined, false), after))
+      walk = this.#walk = { key, stream, position: request.position, carry: null }
+    }
+    const fetched = await walk.stream.fetch(walk.carry ? pageSize : pageSize + 1)
+    const rows = walk.carry ? [walk.carry, ...fetched] : fetched
+    if (rows.length > pageSize) {
+      walk.carry = rows[pageSize]!
+      walk.position = encodePosition(rows[pageSize - 1]![this.ctx.idField])
+    } else await this.#endWalk()
+    return rows
+  }
+
+  async #endWalk(): Promise<void> {
+    const walk = this.#walk
+    this.#walk = null
+    await walk?.stream.close()
+  }
+
+  /**
+   * A walk asks for the same query page after page, only the last id changes: it is compiled once per
+   * filter and page size, with a slot the id is put in, instead of once per page. `limited`: one page and
+   * the row past it; otherwise every row in id order, for a stream.
+   */
+  #statementFor(request: ReadPageRequest, resumed: boolean, limited = true): CompiledQuery {
+    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
@@ -86,7 +117,7 @@ class SqlReadSession implements ReadSession {
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
     // one row past the page tells whether there is a next page without a count
-    const compiled = query.orderBy(ctx.idField).limit(request.pageSize + 1).compile()
+    const compiled = limited ? query.orderBy(ctx.idField).limit(request.pageSize + 1).compile() : query.orderBy(ctx.idField).compile()
     if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
     this.#statements.set(key, compiled)
     return compiled
@@ -156,6 +187,11 @@ function failedSession(ctx: ConnectorContext, message: string): ReadSession {
     },
     close: async () => undefined,
   }
+}
+
+/** The compiled page query with the last id read in its slot. */
+function bind(statement: CompiledQuery, after: string | number | undefined): CompiledQuery {
+  return after === undefined ? statement : CompiledQuery.raw(statement.sql, statement.parameters.map((p) => (p === AFTER_SLOT ? after : p)))
 }
 
 /** Positions are the last id read, as JSON: `{"after":"sub_00100"}`. */

@@ -235,6 +235,30 @@ for (const kind of SQL_KINDS) {
       }
     })
 
+    it('pages asked out of order in one session (an earlier position again, the first page again, another filter) each start where they say', async () => {
+      const rows = plainRows(60)
+      await upstream.reset(rows)
+      const session = await connector.openSession()
+      const ids = (page: Awaited<ReturnType<ReadSession['readPage']>>) => (page.kind === 'page' ? page.items.map((r) => r.id) : [page.kind])
+      const read = (position: string | null, pageSize = 10, filter: Filter = {}) => session.readPage({ source: 'things-db', filter, position, pageSize })
+      try {
+        const first = await read(null)
+        const second = await read(first.kind === 'page' ? first.next : null)
+        assert.deepEqual(ids(second), rows.slice(10, 20).map((r) => r.id))
+        // the walk's next page, then back to the second page's start (a retried page), then on from it
+        const third = await read(second.kind === 'page' ? second.next : null, 5)
+        assert.deepEqual(ids(third), rows.slice(20, 25).map((r) => r.id))
+        const again = await read(first.kind === 'page' ? first.next : null, 7)
+        assert.deepEqual(ids(again), rows.slice(10, 17).map((r) => r.id))
+        assert.deepEqual(ids(await read(again.kind === 'page' ? again.next : null, 3)), rows.slice(17, 20).map((r) => r.id))
+        assert.deepEqual(ids(await read(null, 4)), rows.slice(0, 4).map((r) => r.id))
+        const some = rows.filter((r) => [1, 2].includes(r.k as number))
+        assert.deepEqual(ids(await read(null, 4, { k: { in: [1, 2] } })), some.slice(0, 4).map((r) => r.id))
+      } finally {
+        await session.close()
+      }
+    })
+
     it('keeps values as parameters: quotes and semicolons find what they equal and drop nothing', async () => {
       await upstream.reset(plainRows(30))
       const session = await connector.openSession()
