@@ -14,6 +14,8 @@ export interface Figure {
   readonly goal: string
   readonly met: boolean
   readonly note?: string
+  /** an absolute figure (no baseline): its unit, and `ratio` holds the value */
+  readonly unit?: 'MB' | 'ms'
 }
 
 export const median = (values: readonly number[]): number => {
