@@ -1,20 +1,110 @@
 import type { ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { createCliWorkspace } from '../test/support/cli-config.js'
 import { createTempDir } from '../test/support/stores.js'
-import { caller, selectProposeApprove, waitForOperation } from '../test/operations/support/flow.js'
-import { issueUsersTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
+import { caller, selectProposeApprove, waitForOperation, type Caller } from '../test/operations/support/flow.js'
+import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
 import { startUsersUpstream, usersResourceConfig } from '../test/operations/support/users-upstream.js'
 import { interleaved, median, type Figure } from './measure.js'
 
 const CONCURRENCY = 16
 
+/** One execution figure: Warrant (through `warrant serve`) against a bare loop of the same writes. */
+interface ExecutionCase {
+  readonly label: string
+  readonly baseline: string
+  readonly count: number
+  readonly runs: number
+  readonly resource: string
+  readonly base: string
+  readonly agent: Caller
+  readonly reviewers: readonly Caller[]
+  /** round n's selection filter and action, from the targets' state as the last run left it */
+  change(round: number): { readonly filter: Record<string, unknown>; readonly action: Record<string, unknown> }
+  /** the bare loop of round n */
+  bare(round: number): Promise<void>
+  /** called once a Warrant run has changed the targets */
+  changed?(): void
+}
+
 /**
- * Executing `count` targets over HTTP through `warrant serve`'s API as an agent does (commit the bulk action,
- * poll the operation until it ends; selecting, proposing and approving are not timed), against a bare client
- * loop of the same If-Match PATCHes from 16 workers, on the same loopback upstream. While Warrant executes,
- * /health is asked every 10 ms on the same server: its p99 is the responsiveness figure (SQLite store).
+ * Selecting, proposing and approving are not timed; Warrant's time runs from the commit (POST bulk-actions, as an
+ * agent does) to the operation's end as polled over the API. While it runs, /health is asked every 10 ms on the
+ * same server. Warrant and the bare loop alternate, each round changing the targets back.
  */
+async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
+  const health: number[] = []
+  let round = 0
+  let pending: { selection: any; action: Record<string, unknown> } | null = null
+  const prepare = async () => {
+    round += 1
+    const { filter, action } = c.change(round)
+    const { selection } = await selectProposeApprove(c.agent, c.reviewers, c.resource, { filter }, action)
+    if (selection.count !== c.count) throw new Error(`round ${round} selected ${selection.count} of ${c.count}`)
+    pending = { selection, action }
+  }
+  const warrant = async () => {
+    const { selection, action } = pending!
+    let probing = true
+    const probe = (async () => {
+      while (probing) {
+        const started = performance.now()
+        await (await fetch(`${c.base}/health`)).arrayBuffer()
+        health.push(performance.now() - started)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    })()
+    try {
+      const commit = await c.agent('POST', `/v1/resources/${c.resource}/bulk-actions`, { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `bench-${round}` })
+      if (commit.status !== 202) throw new Error(`commit answered ${commit.status}: ${JSON.stringify(commit.body)}`)
+      const operation = await waitForOperation(c.agent, commit.body.operation_id, 600_000)
+      if (operation.counts.succeeded !== c.count) throw new Error(`operation ended ${operation.state}: ${JSON.stringify(operation.counts)}`)
+      c.changed?.()
+    } finally {
+      probing = false
+      await probe
+    }
+  }
+  const bare = async () => {
+    round += 1
+    await c.bare(round)
+  }
+  await prepare()
+  // after every run (the bare loop changes the targets too), so each Warrant run commits a fresh selection
+  const r = await interleaved(c.runs, bare, warrant, prepare)
+  // throughput ratio: Warrant's rate over the bare loop's is the bare loop's time over Warrant's
+  const throughput: Figure = {
+    name: `execute ${c.count.toLocaleString('en')} targets, ${c.label}`,
+    baseline: c.baseline,
+    ratio: 1 / r.ratio,
+    range: [1 / r.range[1], 1 / r.range[0]],
+    warrantMs: r.warrantMs,
+    baselineMs: r.baselineMs,
+    runs: c.runs,
+    goal: c.label.includes('over HTTP') ? '≥ 0.8' : '≥ 0.5',
+    met: 1 / r.ratio >= (c.label.includes('over HTTP') ? 0.8 : 0.5),
+    note: `${((c.count / r.warrantMs) * 1000).toFixed(0)} targets/s against ${((c.count / r.baselineMs) * 1000).toFixed(0)}/s`,
+  }
+  const sorted = [...health].sort((a, b) => a - b)
+  const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN
+  const healthFigure: Figure = {
+    name: `/health p99 while a ${c.count.toLocaleString('en')}-target operation runs (${c.label})`,
+    baseline: `none (absolute: ${sorted.length} requests, one every 10 ms; median ${median(sorted).toFixed(1)} ms, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(1)} ms)`,
+    ratio: p99,
+    range: [p99, p99],
+    warrantMs: 0,
+    baselineMs: 0,
+    runs: 1,
+    goal: '< 50 ms',
+    met: p99 < 50,
+    unit: 'ms',
+  }
+  return [throughput, healthFigure]
+}
+
+/** `count` users on a loopback HTTP upstream; Warrant's `set_role` against a bare loop of the same If-Match PATCHes from 16 workers. */
 export async function benchExecuteHttp(count: number, runs: number): Promise<Figure[]> {
   const upstream = await startUsersUpstream(count)
   const dir = await createTempDir('warrant-bench-exec-')
@@ -30,97 +120,101 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
   )
   let child: ChildProcess | null = null
   try {
-    const { agentToken, reviewerToken } = await issueUsersTokens(configPath)
+    const { agentToken, reviewerTokens } = await issueTokens(configPath, { resource: 'users', actions: ['set_role'] })
     const served = await startServe(configPath)
     child = served.child
-    const agent = caller(served.base, agentToken)
-    const reviewer = caller(served.base, reviewerToken)
-    const health: number[] = []
-    let round = 0
-    let pending: { selection: any; role: string } | null = null
-
-    // untimed: a selection of every user, a plan to set a new role, approved
-    const prepare = async () => {
-      round += 1
-      const role = `w${round}`
-      const { selection } = await selectProposeApprove(agent, [reviewer], 'users', { filter: { status: 'active' } }, { type: 'set_role', role })
-      if (selection.count !== count) throw new Error(`selected ${selection.count} of ${count}`)
-      pending = { selection, role }
-    }
-    const warrant = async () => {
-      const { selection, role } = pending!
-      let probing = true
-      const probe = (async () => {
-        while (probing) {
-          const started = performance.now()
-          const res = await fetch(`${served.base}/health`)
-          await res.arrayBuffer()
-          health.push(performance.now() - started)
-          await new Promise((r) => setTimeout(r, 10))
-        }
-      })()
-      try {
-        const commit = await agent('POST', '/v1/resources/users/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action: { type: 'set_role', role } }, { 'idempotency-key': `bench-${role}` })
-        if (commit.status !== 202) throw new Error(`commit answered ${commit.status}: ${JSON.stringify(commit.body)}`)
-        const operation = await waitForOperation(agent, commit.body.operation_id, 600_000)
-        if (operation.counts.succeeded !== count) throw new Error(`operation ended ${operation.state}: ${JSON.stringify(operation.counts)}`)
-      } finally {
-        probing = false
-        await probe
-      }
-    }
-    const bare = async () => {
-      round += 1
-      const ids = [...upstream.users.keys()]
-      let next = 0
-      const worker = async () => {
-        while (next < ids.length) {
-          const id = ids[next++]!
-          const res = await fetch(`${upstream.origin}/users/${encodeURIComponent(id)}`, {
-            method: 'PATCH',
-            headers: { 'content-type': 'application/json', 'if-match': String(upstream.users.get(id)!.version) },
-            body: JSON.stringify({ role: `b${round}` }),
-          })
-          await res.arrayBuffer()
-          if (res.status !== 200) throw new Error(`bare PATCH ${id} answered ${res.status}`)
-        }
-      }
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-    }
-    await prepare()
-    // throughput ratio: Warrant's rate over the bare loop's is the bare loop's time over Warrant's
-    // after every run (the bare loop changes the versions too), so each Warrant run commits a fresh selection
-    const r = await interleaved(runs, bare, warrant, prepare)
-    const throughput: Figure = {
-      name: `execute ${count.toLocaleString('en')} targets over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store)`,
+    return await measureExecution({
+      label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store)`,
       baseline: `a bare loop of the same If-Match PATCHes from ${CONCURRENCY} workers`,
-      ratio: 1 / r.ratio,
-      range: [1 / r.range[1], 1 / r.range[0]],
-      warrantMs: r.warrantMs,
-      baselineMs: r.baselineMs,
+      count,
       runs,
-      goal: '≥ 0.8',
-      met: 1 / r.ratio >= 0.8,
-      note: `${((count / r.warrantMs) * 1000).toFixed(0)} targets/s against ${((count / r.baselineMs) * 1000).toFixed(0)}/s`,
-    }
-    const sorted = [...health].sort((a, b) => a - b)
-    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN
-    const healthFigure: Figure = {
-      name: `/health p99 while a ${count.toLocaleString('en')}-target operation runs (SQLite store, HTTP upstream)`,
-      baseline: `none (absolute: ${sorted.length} requests, one every 10 ms; median ${median(sorted).toFixed(1)} ms, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(1)} ms)`,
-      ratio: p99,
-      range: [p99, p99],
-      warrantMs: 0,
-      baselineMs: 0,
-      runs: 1,
-      goal: '< 50 ms',
-      met: p99 < 50,
-      unit: 'ms',
-    }
-    return [throughput, healthFigure]
+      resource: 'users',
+      base: served.base,
+      agent: caller(served.base, agentToken),
+      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      change: (round) => ({ filter: { status: 'active' }, action: { type: 'set_role', role: `r${round}` } }),
+      bare: async (round) => {
+        const ids = [...upstream.users.keys()]
+        let next = 0
+        const worker = async () => {
+          while (next < ids.length) {
+            const id = ids[next++]!
+            const res = await fetch(`${upstream.origin}/users/${encodeURIComponent(id)}`, {
+              method: 'PATCH',
+              headers: { 'content-type': 'application/json', 'if-match': String(upstream.users.get(id)!.version) },
+              body: JSON.stringify({ role: `r${round}` }),
+            })
+            await res.arrayBuffer()
+            if (res.status !== 200) throw new Error(`bare PATCH ${id} answered ${res.status}`)
+          }
+        }
+        await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+      },
+    })
   } finally {
     if (child) await stopServe(child, 'SIGTERM')
     await upstream.close()
     await dir.drop()
+  }
+}
+
+/**
+ * The demo's `sql` resource on SQLite (past-due subscriptions, about a fifth of the rows): Warrant's
+ * pause_collection / resume_collection against a bare loop of the same conditional UPDATEs (id, version and
+ * precondition in the WHERE, the new version returned) on one connection with the driver's defaults, as the
+ * connector opens it.
+ */
+export async function benchExecuteSql(rows: number, runs: number): Promise<Figure[]> {
+  const workspace = await createCliWorkspace({
+    count: rows,
+    edit: (raw) => {
+      raw.server = { host: '127.0.0.1', port: 0 }
+      raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+    },
+  })
+  const lite = new BetterSqlite3(join(workspace.dir, 'demo.db'))
+  let child: ChildProcess | null = null
+  try {
+    // every past-due subscription starts with collection active, so each round moves the same set
+    lite.prepare(`update subscriptions set collection = 'active', pause_reason = '' where status = 'past_due'`).run()
+    const count = (lite.prepare(`select count(*) as n from subscriptions where status = 'past_due'`).get() as { n: number }).n
+    const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
+    const served = await startServe(workspace.configPath)
+    child = served.child
+    // each run, Warrant's or the bare loop's, pauses the past-due subscriptions or resumes them
+    let paused = false
+    const update = lite.prepare(
+      `update subscriptions set collection = ?, pause_reason = ?, version = version + 1, updated_at = ? where id = ? and version = ? and status = 'past_due' and collection = ? returning id, version`,
+    )
+    const targets = lite.prepare(`select id, version from subscriptions where status = 'past_due' and collection = ? order by id`)
+    return await measureExecution({
+      label: 'sql on SQLite (warrant serve, SQLite store)',
+      baseline: 'a bare loop of the same conditional UPDATEs',
+      count,
+      runs,
+      resource: 'subscriptions',
+      base: served.base,
+      agent: caller(served.base, agentToken),
+      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      change: (round) =>
+        !paused
+          ? { filter: { status: 'past_due', collection: 'active' }, action: { type: 'pause_collection', reason: `bench ${round}` } }
+          : { filter: { status: 'past_due', collection: 'paused' }, action: { type: 'resume_collection' } },
+      bare: async (round) => {
+        const [from, to, reason] = !paused ? ['active', 'paused', `bench ${round}`] : ['paused', 'active', '']
+        const list = targets.all(from) as { id: string; version: number }[]
+        if (list.length !== count) throw new Error(`the bare loop found ${list.length} of ${count} targets`)
+        const started = new Date().toISOString()
+        for (const t of list) if (update.all(to, reason, started, t.id, t.version, from).length !== 1) throw new Error(`bare UPDATE ${t.id} changed nothing`)
+        paused = !paused
+      },
+      changed: () => {
+        paused = !paused
+      },
+    })
+  } finally {
+    if (child) await stopServe(child, 'SIGTERM')
+    lite.close()
+    await workspace.drop()
   }
 }

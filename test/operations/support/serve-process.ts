@@ -35,14 +35,21 @@ export async function stopServe(child: ChildProcess, signal: NodeJS.Signals): Pr
   await exited
 }
 
-/** An agent token (set_role on `users`) and a reviewer token, issued in the store the config names, before any serve starts. */
-export async function issueUsersTokens(configPath: string): Promise<{ agentToken: string; reviewerToken: string }> {
+/** An agent token (the actions given, on one resource) and reviewer tokens, issued in the store the config names, before any serve starts. */
+export async function issueTokens(configPath: string, scope: { readonly resource: string; readonly actions: readonly string[] }, reviewers = 1): Promise<{ agentToken: string; reviewerTokens: string[] }> {
   const setup = await openGateway({ config: loadConfigFile(configPath), executors: false, log: createLogger({ level: 'silent' }) })
   try {
-    const agentToken = (await setup.principals.issue({ name: 'agent', role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })).token
-    const reviewerToken = (await setup.principals.issue({ name: 'alice', role: 'reviewer' })).token
-    return { agentToken, reviewerToken }
+    const agentToken = (await setup.principals.issue({ name: 'agent', role: 'agent', scopes: { resources: [scope.resource], actions: [...scope.actions] } })).token
+    const reviewerTokens: string[] = []
+    for (const name of ['alice', 'bob', 'carol'].slice(0, reviewers)) reviewerTokens.push((await setup.principals.issue({ name, role: 'reviewer' })).token)
+    return { agentToken, reviewerTokens }
   } finally {
     await setup.close()
   }
+}
+
+/** An agent token (set_role on `users`) and a reviewer token. */
+export async function issueUsersTokens(configPath: string): Promise<{ agentToken: string; reviewerToken: string }> {
+  const { agentToken, reviewerTokens } = await issueTokens(configPath, { resource: 'users', actions: ['set_role'] })
+  return { agentToken, reviewerToken: reviewerTokens[0]! }
 }
