@@ -348,19 +348,28 @@ async function addTargetUnknownSince(db: Kysely<any>): Promise<void> {
  * one with `warrant token create --principal NAME`.
  */
 async function makePrincipalNamesUnique(db: Kysely<any>): Promise<void> {
-  const rows: { id: string; name: string }[] = await db.selectFrom('principals').select(['id', 'name']).orderBy('created_at').orderBy('id').execute()
-  const taken = new Set(rows.map((r) => r.name))
+  // Names are compared without case, as people read them ("Alice" and "alice" are one reviewer to a reader).
+  // The engine folds the case (its lower() is what the index uses; JavaScript's folding differs outside ASCII).
+  const rows: { id: string; name: string; folded: string }[] = await db
+    .selectFrom('principals')
+    .select(['id', 'name', sql<string>`lower(name)`.as('folded')])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  const taken = new Set(rows.map((r) => r.folded))
   const kept = new Set<string>()
   for (const row of rows) {
-    if (!kept.has(row.name)) {
-      kept.add(row.name)
+    if (!kept.has(row.folded)) {
+      kept.add(row.folded)
       continue
     }
+    // "~n" is ASCII, so the folded form of the new name is the folded name plus the same suffix.
     let n = 2
-    while (taken.has(`${row.name}~${n}`)) n += 1
+    while (taken.has(`${row.folded}~${n}`)) n += 1
     const renamed = `${row.name}~${n}`
-    taken.add(renamed)
+    taken.add(`${row.folded}~${n}`)
     await db.updateTable('principals').set({ name: renamed }).where('id', '=', row.id).execute()
   }
-  await db.schema.createIndex('principals_name_uq').on('principals').column('name').unique().execute()
+  // On the folded name, so two creates of "Alice" and "alice" racing each other cannot both commit.
+  await db.schema.createIndex('principals_name_uq').on('principals').expression(sql`lower(name)`).unique().execute()
 }

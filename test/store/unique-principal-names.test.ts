@@ -21,6 +21,8 @@ for (const kind of STORE_KINDS) {
         // a name that already looks like a renamed one is skipped over, not collided with
         await principal('prn_d', 'rev1~2', 'reviewer', '2030-01-04T00:00:00.000Z')
         await principal('prn_e', 'solo', 'agent', '2030-01-05T00:00:00.000Z')
+        // "Rev1" reads as the same reviewer as "rev1": a case variant is a duplicate too
+        await principal('prn_g', 'Rev1', 'reviewer', '2030-01-06T00:00:00.000Z')
 
         const outcome = await store.migrate()
         assert.equal(outcome.error, undefined, outcome.error?.message)
@@ -32,11 +34,16 @@ for (const kind of STORE_KINDS) {
           { id: 'prn_c', name: 'rev1~4', role: 'admin' },
           { id: 'prn_d', name: 'rev1~2', role: 'reviewer' },
           { id: 'prn_e', name: 'solo', role: 'agent' },
+          { id: 'prn_g', name: 'Rev1~5', role: 'reviewer' },
         ])
 
         // From now on the store itself refuses a second principal under a name, whatever the code above it does.
         await assert.rejects(
           store.db.insertInto('principals').values({ id: 'prn_f', name: 'rev1', role: 'reviewer', scopes: '{}', created_at: '2030-02-01T00:00:00.000Z', disabled_at: null }).execute(),
+        )
+        // the index is on the folded name: a case variant inserted beside the code's check is refused by the store
+        await assert.rejects(
+          store.db.insertInto('principals').values({ id: 'prn_h', name: 'SOLO', role: 'agent', scopes: '{}', created_at: '2030-02-01T00:00:00.000Z', disabled_at: null }).execute(),
         )
         await assert.rejects(createPrincipalStore(store).issue({ name: 'solo', role: 'agent' }), (e: any) => e.code === 'conflict')
       } finally {
