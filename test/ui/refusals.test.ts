@@ -144,6 +144,42 @@ describe('review pages refuse what the services refuse', () => {
   })
 })
 
+describe('review pages: an approval that lapsed is said, not hidden', () => {
+  let fx: GatewayFixture
+  let browser: Browser
+  let skew = 0
+  before(async () => {
+    fx = await startDemoGateway({ store: 'sqlite', count: 1000, clock: () => new Date(Date.now() + skew) })
+    browser = await launchBrowser()
+  })
+  after(async () => {
+    await browser?.close()
+    await fx?.close()
+  })
+
+  test('past the approval\'s expiry (before the selection\'s) the page says the approval expired, with when, and offers Approve again', async () => {
+    const selection = await createSelection(fx, { filter: { region: 'eu', status: 'past_due' } })
+    const plan = await proposePlan(fx, selection.selection_id, PAUSE)
+    const approved = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+    assert.equal(approved.status, 201, JSON.stringify(approved.body))
+    const context = await newContext(browser)
+    const page = await context.newPage()
+    await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
+    assert.equal(await page.getByTestId('approval-expired').count(), 0, 'a live approval is not called expired')
+
+    const view = (await fx.as('reviewer')('GET', `/v1/plans/${plan.plan_id}`)).body as any
+    const lapsedAt = view.approval_state.approved_by[0].expires_at as string
+    assert.ok(Date.parse(lapsedAt) < Date.parse(selection.expires_at), 'the approval lapses before the selection')
+    skew = Date.parse(lapsedAt) - Date.now() + 1000
+    await page.goto(`${fx.base}/review/plans/${plan.plan_id}`)
+    const notice = await page.getByTestId('approval-expired').innerText()
+    assert.match(notice, /approval lapsed at/)
+    assert.match(notice, /approve it again/)
+    assert.equal(await page.getByTestId('plan-state').innerText(), 'pending')
+    await context.close()
+  })
+})
+
 describe('review pages: an expired plan cannot be approved', () => {
   let fx: GatewayFixture
   let browser: Browser

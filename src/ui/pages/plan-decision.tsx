@@ -46,6 +46,14 @@ export function DecisionSection(props: { d: PlanPageData }) {
           ? s.who_can_approve
           : `${plural(s.approved_by.length, 'valid approval')} of ${p.approval.reviewers_needed} needed${s.still_needed > 0 ? `: ${plural(s.still_needed, 'more distinct reviewer')} still needed (${s.who_can_approve})` : ''}.`}
       </p>
+      {s.expired && s.expired_at ? (
+        // The plan still reads "pending" (it can be approved again), so a reviewer must be told why an approved plan is
+        // back: otherwise the page looks like nobody ever decided.
+        <Notice kind="warn" title="The approval expired" testid="approval-expired">
+          Enough reviewers approved this plan, but the approval lapsed at <When iso={s.expired_at} relativeToo />: the agent can no longer commit it. A
+          reviewer must approve it again.
+        </Notice>
+      ) : null}
       {s.approved_by.length > 0 ? (
         <ul class="clauses" data-testid="approved-by">
           {s.approved_by.map((a) => (
