@@ -144,9 +144,11 @@ describe('review pages refuse what the services refuse', () => {
   })
 })
 
-describe('review pages: an approval that lapsed is said, not hidden', () => {
+describe('review pages: an expired plan cannot be approved, a lapsed approval is said', () => {
   let fx: GatewayFixture
   let browser: Browser
+  // The gateway's clock runs with real time plus `skew`: the test moves it past the selection's expiry instead of
+  // waiting, so nothing races a short TTL (the review session, idle for far longer than the jump, stays open).
   let skew = 0
   before(async () => {
     fx = await startDemoGateway({ store: 'sqlite', count: 1000, clock: () => new Date(Date.now() + skew) })
@@ -170,29 +172,15 @@ describe('review pages: an approval that lapsed is said, not hidden', () => {
     const view = (await fx.as('reviewer')('GET', `/v1/plans/${plan.plan_id}`)).body as any
     const lapsedAt = view.approval_state.approved_by[0].expires_at as string
     assert.ok(Date.parse(lapsedAt) < Date.parse(selection.expires_at), 'the approval lapses before the selection')
+    // the clock only moves forward in this suite: the next test measures its jump from the selection it makes
     skew = Date.parse(lapsedAt) - Date.now() + 1000
     await page.goto(`${fx.base}/review/plans/${plan.plan_id}`)
     const notice = await page.getByTestId('approval-expired').innerText()
     assert.match(notice, /approval lapsed at/)
     assert.match(notice, /approve it again/)
     assert.equal(await page.getByTestId('plan-state').innerText(), 'pending')
+    assert.equal(await page.getByTestId('approve').count(), 1, 'the reviewer may approve again')
     await context.close()
-  })
-})
-
-describe('review pages: an expired plan cannot be approved', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  // The gateway's clock runs with real time plus `skew`: the test moves it past the selection's expiry instead of
-  // waiting, so nothing races a short TTL (the review session, idle for far longer than the jump, stays open).
-  let skew = 0
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 1000, clock: () => new Date(Date.now() + skew) })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
   })
 
   test('the page says the selection expired and offers no Approve button; an approval posted after expiry is refused with 410', async () => {
