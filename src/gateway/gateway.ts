@@ -38,6 +38,13 @@ export interface Gateway {
   readonly log: Logger
   /** Prometheus metrics (`scrape()` for /metrics) and OpenTelemetry spans, shared by every service. */
   readonly telemetry: GatewayTelemetry
+  /**
+   * Tell the gateway the address its server actually listens on (after `--host`/`--port` overrides, or the
+   * port the system chose for `--port 0`), so review links point there when `server.public_url` is unset.
+   *
+   * @example gateway.listeningAt({ host: '127.0.0.1', port: (server.address() as AddressInfo).port })
+   */
+  listeningAt(address: { readonly host: string; readonly port: number }): void
   close(): Promise<void>
 }
 
@@ -89,15 +96,18 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes })
     // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the
     // services stay free of delivery code: the plan service is observed, and so is the executor's run recorder.
+    // Read at each use: the server's real address is known only once it listens (see Gateway.listeningAt).
+    let listening: { readonly host: string; readonly port: number } | null = null
+    const reviewBase = () => reviewBaseUrl(options.config, listening)
     const notifications = createNotifier({
       config: options.config.notifications,
       store,
       log,
       env: options.env,
-      baseUrl: reviewBaseUrl(options.config),
+      baseUrl: reviewBase,
       sweep: (options.executors ?? true) === true,
     })
-    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBaseUrl(options.config) }), notifications.emit, log), telemetry)
+    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
     const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID
     const operations = createOperationService({
       store,
@@ -130,6 +140,9 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       review: createReviewService({ store, principals, plans, operations }),
       log,
       telemetry,
+      listeningAt(address) {
+        listening = address
+      },
       async close() {
         // Executors first: in-flight targets finish and are recorded, leases are released.
         await operations.close()
@@ -157,11 +170,12 @@ async function signingKey(store: Store): Promise<string> {
 
 /**
  * Where links to the review pages point (plans' review_url, notifications): `server.public_url`, else the
- * address the gateway is configured to listen on. Never a request's Host header: under DNS rebinding that is
+ * address the server listens on (as told by `listeningAt`), else the one the config names. Never a request's Host header: under DNS rebinding that is
  * an attacker's name. With host 0.0.0.0 (every interface) set public_url to a name people can open.
  */
-function reviewBaseUrl(config: WarrantConfig): string {
+function reviewBaseUrl(config: WarrantConfig, listening: { readonly host: string; readonly port: number } | null): string {
   if (config.server.public_url) return config.server.public_url.replace(/\/+$/, '')
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host
-  return `http://${host}:${config.server.port}`
+  const address = listening ?? config.server
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host
+  return `http://${host}:${address.port}`
 }

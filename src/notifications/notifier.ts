@@ -47,7 +47,8 @@ export interface NotifierOptions {
   readonly store: Store
   readonly log: NotifierLog
   /** Where the review pages are served, for links: `server.public_url`, else `http://host:port`. */
-  readonly baseUrl: string
+  /** Where the review pages are served; a function when that is known only later (the server's real port). */
+  readonly baseUrl: string | (() => string)
   readonly env?: NodeJS.ProcessEnv
   /** Default: the global fetch. */
   readonly fetch?: typeof fetch
@@ -193,7 +194,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     for (const hook of hooks) {
       if (hook.events && !hook.events.has(event.kind)) continue
       const id = `whd_${randomBytes(12).toString('hex')}`
-      const payload = JSON.stringify(payloadOf(event, { format: hook.format, deliveryId: id, occurredAt, baseUrl: options.baseUrl }))
+      const payload = JSON.stringify(payloadOf(event, { format: hook.format, deliveryId: id, occurredAt, baseUrl: typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl }))
       await db
         .insertInto('webhook_deliveries')
         .values({

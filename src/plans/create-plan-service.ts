@@ -31,7 +31,7 @@ export interface PlanServiceOptions {
    * read (HTTP, MCP over HTTP or stdio, CLI). The gateway passes `server.public_url`, else its configured
    * listen address (never a request's Host header, which a client chooses). Without one, review_url is a path.
    */
-  readonly reviewBaseUrl?: string
+  readonly reviewBaseUrl?: string | (() => string)
 }
 
 /**

@@ -15,7 +15,7 @@ export interface PlanContext {
   readonly nowIso: () => string
   readonly cursors: PageCursors
   /** Prefixes review_url, making it absolute (see PlanServiceOptions.reviewBaseUrl); undefined: a path. */
-  readonly reviewBaseUrl?: string | undefined
+  readonly reviewBaseUrl?: string | (() => string) | undefined
 }
 
 export type CanonicalAction = { readonly type: string; readonly params: Readonly<Record<string, unknown>> }

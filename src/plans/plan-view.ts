@@ -59,7 +59,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     proposed_by: row.proposed_by,
     created_at: row.created_at,
     expires_at: row.expires_at,
-    review_url: `${ctx.reviewBaseUrl ?? ''}/review/plans/${row.id}`,
+    review_url: `${(typeof ctx.reviewBaseUrl === 'function' ? ctx.reviewBaseUrl() : ctx.reviewBaseUrl) ?? ''}/review/plans/${row.id}`,
     compensates: row.compensates,
     selection: {
       count: selection.count,

@@ -39,6 +39,7 @@ export function registerServe(program: Command): void {
         }
         server = serve({ fetch: app.fetch, hostname: host, port })
         info = await listening(server, host, port)
+        gateway.listeningAt({ host, port: info.port })
       } catch (error) {
         metrics?.server.close()
         await gateway.close()
