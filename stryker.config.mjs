@@ -9,10 +9,10 @@ const groups = {
   },
   operations: {
     // target-step: a compensation target that no longer holds what was written (104-105), the precondition it
-    // carries (114) and its check (117)
+    // carries (114) and the precondition check every target passes before its write (117)
     mutate: ['src/operations/target-step.ts:104-105', 'src/operations/target-step.ts:114-114', 'src/operations/target-step.ts:117-117', 'src/operations/commit.ts:128-129'],
-    tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/executor.test.ts'],
-    only: 'idempotency|compensation',
+    tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
+    only: 'idempotency|compensation|precondition',
   },
   mcp: {
     mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:69-69'],
