@@ -161,6 +161,10 @@ for (const kind of STORE_KINDS) {
       const wrongSelectionDigest = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { ...bulk, expected_digest: 'sha256:4c76' }, { 'idempotency-key': `k-d2-${kind}` })
       assert.equal(wrongSelectionDigest.status, 409)
       assert.equal(wrongSelectionDigest.body.error.code, 'digest_mismatch')
+      // The digest is checked before any plan is looked up: a stale digest is named as such even for an unplanned action.
+      const staleUnplanned = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { ...bulk, expected_digest: 'sha256:4c76', action: { type: 'resume_collection' } }, { 'idempotency-key': `k-d2u-${kind}` })
+      assert.equal(staleUnplanned.status, 409)
+      assert.equal(staleUnplanned.body.error.code, 'digest_mismatch')
       const otherAction = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { ...bulk, action: { type: 'resume_collection' } }, { 'idempotency-key': `k-d3-${kind}` })
       assert.equal(otherAction.status, 403, 'the approval is bound to pause_collection')
       assert.equal(otherAction.body.error.code, 'not_approved')
@@ -171,6 +175,13 @@ for (const kind of STORE_KINDS) {
       const outOfScope = await caller(fx.base, narrow)('POST', '/v1/resources/subscriptions/bulk-actions', bulk, { 'idempotency-key': `k-d5-${kind}` })
       assert.equal(outOfScope.status, 403)
       assert.equal(outOfScope.body.error.code, 'forbidden')
+      // Each form refuses the scope before anything else it checks: nothing about the selection or the plan is revealed.
+      const unknownSelection = await caller(fx.base, narrow)('POST', '/v1/resources/subscriptions/bulk-actions', { ...bulk, selection_id: 'sel_nope' }, { 'idempotency-key': `k-d6-${kind}` })
+      assert.equal(unknownSelection.status, 403)
+      assert.equal(unknownSelection.body.error.code, 'forbidden')
+      const wrongDigestOutOfScope = await caller(fx.base, narrow)('POST', `/v1/plans/${plan.body.plan_id}/commit`, { expected_digest: 'sha256:0000' }, { 'idempotency-key': `k-d7-${kind}` })
+      assert.equal(wrongDigestOutOfScope.status, 403)
+      assert.equal(wrongDigestOutOfScope.body.error.code, 'forbidden')
       const unknown = await agent('GET', '/v1/operations/op_nope')
       assert.equal(unknown.status, 404)
       // The articles' rule: a commit carries the digest the reviewer saw. Missing in any shape → 400 naming the field.

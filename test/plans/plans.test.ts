@@ -148,6 +148,11 @@ for (const kind of STORE_KINDS) {
       assert.equal(byAgent.body.error.code, 'forbidden')
 
       const own = await propose(fx, selection.selection_id, RESUME, 'reviewer')
+      // The agent did not propose this one: only its role refuses it.
+      const byOtherAgent = await approve(fx, 'agent', own)
+      assert.equal(byOtherAgent.status, 403)
+      assert.equal(byOtherAgent.body.error.code, 'forbidden')
+      assert.match(byOtherAgent.body.error.message, /only a reviewer or an admin/)
       const self = await approve(fx, 'reviewer', own)
       assert.equal(self.status, 403)
       assert.equal(self.body.error.code, 'forbidden')
