@@ -246,6 +246,13 @@ for (const kind of STORE_KINDS) {
           () => ts.store.db.deleteFrom('audit_events').where('seq', '=', 0).execute().then(() => undefined),
           (r) => assertBad(r, 'inserted', 0),
         )
+        // past the head with a gap before it: an insertion, not rows removed before it
+        await tampered(
+          ts.store,
+          () => ts.store.db.insertInto('audit_events').values({ ...forged, seq: last + 5 }).execute().then(() => undefined),
+          () => ts.store.db.deleteFrom('audit_events').where('seq', '=', last + 5).execute().then(() => undefined),
+          (r) => assertBad(r, 'inserted', last + 5),
+        )
       })
 
       test('the export is one line per row, in order, verifiable without the database', async () => {

@@ -93,6 +93,12 @@ describe('review pages refuse what the services refuse', () => {
     assert.match(await forged.text(), /CSRF token is missing or wrong/)
     const wrong = await page.request.post(`${fx.base}/review/plans/${plan.plan_id}/decision`, { form: { csrf: 'not-the-token', plan_digest: plan.plan_digest, decision: 'approve' } })
     assert.equal(wrong.status(), 403)
+    // The session's own token, but another site's Origin: the origin check refuses it on its own.
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue()
+    for (const origin of ['http://127.0.0.1:1', 'null']) {
+      const crossSite = await page.request.post(`${fx.base}/review/plans/${plan.plan_id}/decision`, { form: { csrf, plan_digest: plan.plan_digest, decision: 'approve' }, headers: { origin } })
+      assert.equal(crossSite.status(), 403, origin)
+    }
 
     // Another origin on the same host (SameSite does not separate ports): an auto-submitting form.
     const attacker: Server = createServer((_req, res) => {
@@ -118,6 +124,30 @@ describe('review pages refuse what the services refuse', () => {
     const audit = await fx.as('reviewer')('GET', '/v1/audit?level=run&limit=1000')
     assert.ok(audit.body.events.filter((e: any) => e.action === 'ui:form_refused').length >= 3, 'refused forms are on the audit trail')
     await context.close()
+  })
+
+  test('a sign-in form without its own CSRF token (double submit: the form field and its cookie) is refused (403) and opens no session', async () => {
+    const form = await fetch(`${fx.base}/review/sign-in`)
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1]
+    assert.ok(csrf)
+    const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+    const post = (headers: Record<string, string>, fields: Record<string, string>) =>
+      fetch(`${fx.base}/review/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ token: fx.tokens.reviewer, ...fields }).toString(),
+      })
+    for (const [why, refused] of [
+      ['no token', await post({ cookie }, {})],
+      ['another token', await post({ cookie }, { csrf: `${csrf}x` })],
+      ['no cookie', await post({}, { csrf })],
+    ] as const) {
+      assert.equal(refused.status, 403, why)
+      assert.match(await refused.text(), /The sign-in form was not accepted/, why)
+      assert.ok(!refused.headers.getSetCookie().some((c) => c.startsWith('warrant_review=')), `${why}: no session cookie`)
+    }
+    assert.equal((await post({ cookie }, { csrf })).status, 303, 'the same form with its token signs in')
   })
 
   test('the approve flow works with the keyboard only', async () => {
