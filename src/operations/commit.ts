@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import type { WarrantConfig } from '../config/index.js'
 import { digestOf, inScope, WarrantError, type Actor } from '../contract/index.js'
+import { planInActionScope } from '../plans/index.js'
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
@@ -153,7 +154,7 @@ function replay(row: OperationRow, fingerprint: string, actor: Actor): CommitRec
     throw new WarrantError('idempotency_key_reused', 'this Idempotency-Key was used for a different request; use a new key for a new commit', { operation_id: row.id })
   // A replay passes the same scope checks as the commit: a token narrowed since cannot read the receipt back.
   const plan = parseExecution(row)?.plan
-  if (plan !== undefined && !inScope(actor, plan.resource, plan.action.type))
+  if (plan !== undefined && !planInActionScope(actor, plan))
     throw new WarrantError('forbidden', `action "${plan.action.type}" on "${plan.resource}" is outside this token's scope`, { resource: plan.resource, action: plan.action.type })
   const counts = JSON.parse(row.counts) as Partial<TargetCounts>
   return receipt(row.id, row.state, row.plan_id, Object.values(counts).reduce<number>((a, b) => a + (b ?? 0), 0), false)
@@ -177,7 +178,7 @@ async function createOperation(
   request: { readonly key: string; readonly fingerprint: string; readonly route: CommitRoute },
 ): Promise<CommitReceipt> {
   const { plan, selection, actionConfig } = committable
-  if (!inScope(actor, plan.resource, plan.action.type))
+  if (!planInActionScope(actor, plan))
     throw new WarrantError('forbidden', `action "${plan.action.type}" on "${plan.resource}" is outside this token's scope`, { resource: plan.resource, action: plan.action.type })
   // assertCommittable proved these; checked again here because they are this module's own guarantees too.
   deps.selections.assertUsable(selection, deps.now())

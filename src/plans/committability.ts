@@ -1,8 +1,8 @@
-import { type Actor, WarrantError, digestOf, inScope } from '../contract/index.js'
+import { type Actor, WarrantError, digestOf } from '../contract/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers } from './approval-decisions.js'
 import { type StoredPolicy, standingStillApplies } from './approval-policy.js'
-import { COMPENSATE } from './compensation.js'
+import { COMPENSATE, planInActionScope } from './compensation.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { CommittablePlan } from './plan-service.js'
 
@@ -18,11 +18,9 @@ export async function assertCommittable(
 ): Promise<CommittablePlan> {
   const row = await loadRow(ctx, planId)
   const action = JSON.parse(row.action) as CanonicalAction
-  if (row.compensates) {
-    const original = String(action.params.compensates_action ?? '')
-    if (!inScope(actor, row.resource, COMPENSATE) && !inScope(actor, row.resource, original)) scoped(actor, row.resource, COMPENSATE)
-    else scoped(actor, row.resource)
-  } else scoped(actor, row.resource, action.type)
+  scoped(actor, row.resource)
+  if (!planInActionScope(actor, { resource: row.resource, action, compensates: row.compensates }))
+    scoped(actor, row.resource, row.compensates ? COMPENSATE : action.type)
   if (row.state === 'committed') throw new WarrantError('conflict', `plan ${planId} is already committed`, { plan_id: planId, state: row.state })
   if (row.state === 'rejected') throw new WarrantError('conflict', `plan ${planId} was rejected; propose a new plan`, { plan_id: planId, state: row.state })
 

@@ -1,4 +1,4 @@
-import { type Filter, WarrantError, digestOf } from '../contract/index.js'
+import { type Actor, type Filter, WarrantError, digestOf, inScope } from '../contract/index.js'
 import type { ActionConfig, ResourceConfig } from '../config/index.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord, RenderedWrite } from './plan-service.js'
@@ -7,6 +7,21 @@ import type { TemplateContext } from './render.js'
 
 /** The action type of compensation plans. */
 export const COMPENSATE = 'compensate'
+
+/**
+ * Whether the actor's action scope lets it propose or commit this plan. A compensation is governed by the action
+ * it undoes (whoever may pause collection may restore what a pause changed) or by `compensate` itself; every
+ * other plan by its own action. One rule for proposing, committing and replaying a commit, so a token cannot
+ * propose what it may never commit, nor commit what it could not propose.
+ *
+ * @example planInActionScope(actor, plan) // false: the agent's scope holds neither the action nor 'compensate'
+ */
+export function planInActionScope(actor: Actor, plan: Pick<PlanRecord, 'resource' | 'action' | 'compensates'>): boolean {
+  if (inScope(actor, plan.resource, plan.action.type)) return true
+  if (!plan.compensates) return false
+  const original = plan.action.params.compensates_action
+  return typeof original === 'string' && inScope(actor, plan.resource, original)
+}
 
 /**
  * Compensation is synthesized rather than configured: its "action" is derived from the original action's write,

@@ -22,3 +22,4 @@ export {
 } from './schemas.js'
 export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionRequest, CompensationTargetInput } from './plan-service.js'
 export { renderValue, renderPath, type TemplateContext } from './render.js'
+export { planInActionScope } from './compensation.js'
