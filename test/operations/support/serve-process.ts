@@ -6,7 +6,9 @@ import { CLI_ENTRY, TSX_LOADER } from '../../support/cli-config.js'
 
 /** `warrant serve` as a real process; resolves with its base URL once it listens. */
 export async function startServe(configPath: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], {
+  // WARRANT_SERVE_CPU_PROF=dir: the server writes a CPU profile there when it exits (bench profiling only)
+  const profile = process.env.WARRANT_SERVE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.WARRANT_SERVE_CPU_PROF] : []
+  const child = spawn(process.execPath, [...profile, '--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, WARRANT_LOG_LEVEL: 'warn' },
   })
