@@ -291,6 +291,37 @@ for (const kind of STORE_KINDS) {
       }
     })
 
+    test('call rows made in separate turns of the loop are appended together, after a short wait or with the next run event, and the chain holds', async () => {
+      const { store, drop } = await createTestStore(kind)
+      try {
+        const audit = createAuditLog({ store, log: silent })
+        const seen: string[] = []
+        const appended = async () => Number((await store.db.selectFrom('audit_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n)
+        for (let i = 0; i < 20; i++) {
+          audit.recordCall({ source: 'db', method: 'UPDATE', endpoint: 'subscriptions', targetId: `t${i}`, status: null, outcome: 'written', durationMs: 1, operation_id: 'op_1' })
+          await new Promise((r) => setImmediate(r)) // each call in its own turn, as an executor's answers come
+        }
+        // appended a microtask after each call (no waiting), all 20 would be there; waiting, none or few are
+        const afterTurns = await appended()
+        assert.ok(afterTurns < 20, `${afterTurns} of 20 call rows appended one turn after each call`)
+        // a run event does not wait: it is appended with every call row queued before it, in order
+        const entry = await audit.record({ actor: AGENT, action: 'operation.finished', summary: {}, operation_id: 'op_1' })
+        assert.equal(entry.seq, 21)
+        for (let i = 0; i < 5; i++) audit.recordCall({ source: 'db', method: 'SELECT', endpoint: 'subscriptions', status: null, outcome: 'ok', durationMs: 1 })
+        await new Promise((r) => setTimeout(r, 200))
+        seen.push(`200 ms later: ${await appended()} rows`)
+        await audit.flush()
+        assert.deepEqual(seen, ['200 ms later: 26 rows'], 'call rows are appended after a short wait, without a flush')
+        const rows = await store.db.selectFrom('audit_events').select(['seq', 'target_id', 'level']).orderBy('seq').execute()
+        assert.deepEqual(rows.slice(0, 20).map((r) => r.target_id), Array.from({ length: 20 }, (_, i) => `t${i}`))
+        assert.equal(rows[20]!.level, 'run')
+        const result = await createAuditLog({ store }).verify()
+        assert.ok(result.ok && result.rows === 26, JSON.stringify(result))
+      } finally {
+        await drop()
+      }
+    })
+
     test(kind === 'postgres' ? 'two store handles (two pools) append to one chain' : 'three processes append to one chain', async () => {
       const { store, url, drop } = await createTestStore(kind)
       try {
