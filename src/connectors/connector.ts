@@ -165,6 +165,13 @@ export interface Connector {
   readonly ordering: string
   openSession(): Promise<ReadSession>
   readByIds(ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult>
+  /**
+   * True when `write` itself refuses a record whose version is not `expectedVersion` (and that fails the
+   * precondition) in the same statement, e.g. `UPDATE … WHERE id = ? AND version = ?`: a record read a moment
+   * earlier with others is then as good as one re-read alone, since a change in between makes the write a
+   * conflict. Absent or false, each target is re-read just before its write.
+   */
+  readonly writeEnforcesVersion?: boolean
   write(request: WriteRequest): Promise<WriteOutcome>
   close(): Promise<void>
 }

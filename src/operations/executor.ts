@@ -3,12 +3,12 @@ import type { Connector } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
 import { renewLease, releaseLease } from './lease.js'
-import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInterrupted, targetsInState } from './ledger.js'
+import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
-import { executeTarget, type TargetContext } from './target-step.js'
+import { executeTarget, readWindow, type Reread, type TargetContext } from './target-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 
 /** The few log methods the executor uses; a pino logger fits. */
@@ -95,10 +95,14 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
 
   let leaseLost = false
+  // Until when the lease is ours, as far as this process knows: a target claimed with its window is started only
+  // before then (the claim checked the lease in the store; a write started later could follow a takeover).
+  let leaseUntil = row.lease_expires_at === null ? 0 : Date.parse(row.lease_expires_at)
   const renew = setInterval(() => {
     const at = deps.clock().getTime()
     renewLease(db, operationId, owner, new Date(at).toISOString(), new Date(at + deps.leaseMs).toISOString())
       .then((held) => {
+        if (held) leaseUntil = Math.max(leaseUntil, at + deps.leaseMs)
         if (!held) {
           leaseLost = true
           abort.abort()
@@ -135,12 +139,33 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     return null
   }
 
+  // Outcomes still being committed (a worker moves on to its next target meanwhile); the first store failure
+  // stops the run, and the run ends only once every outcome has committed.
+  const committing = new Set<Promise<unknown>>()
+  let commitFailure: { error: unknown } | null = null
+  const track = (committed: Promise<boolean>) => {
+    const tracked = committed.then(
+      () => undefined,
+      (error: unknown) => {
+        commitFailure ??= { error }
+        abort.abort()
+      },
+    )
+    committing.add(tracked)
+    void tracked.finally(() => committing.delete(tracked))
+  }
+  const settleOutcomes = async () => {
+    while (committing.size > 0) await Promise.all([...committing])
+  }
+
   /** One target's turn: its outcome feeds the stop rules; a 429 puts it back (`retry`) or halts. */
-  const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void): Promise<void> => {
-    const result = await executeTarget(ctx, target)
+  const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void, claimed = false, read?: Reread): Promise<void> => {
+    const result = await executeTarget(ctx, target, claimed, read)
     if (result.kind === 'not_claimed') return
+    if (result.kind === 'recorded') track(result.committed)
     if (result.kind === 'rate_limited') {
       const stop = rateLimited(target, result.retryAfterSeconds, result.message)
+      await result.returned
       if (stop) halt ??= stop
       else retry(target)
       return
@@ -166,16 +191,24 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
 
   /**
-   * A rolling window: `concurrency` workers take targets in member order from a queue that is refilled a batch
-   * at a time before it runs dry, so no worker waits for a batch to drain.
+   * A rolling window: `concurrency` workers take targets in member order. Pending targets are read a batch at a
+   * time before the queue runs dry, and put `in_flight` a window at a time (`concurrency` targets, one
+   * transaction: one sync instead of one per target) before any of them is written; the next window is claimed
+   * while the last is still being written, so no worker waits for a batch to drain. A crash leaves in flight (so
+   * unknown, reconciled later) the targets being written, those answered in the last few milliseconds (outcomes
+   * commit in groups), and up to two windows claimed and not started; none is written twice. Targets claimed and
+   * never started when the run stops or halts go back to pending.
    */
   const runWindow = async (): Promise<void> => {
     const queue: OperationTargetRow[] = []
+    const claimed: OperationTargetRow[] = []
+    const window = Math.max(1, rules.concurrency)
     let afterOrd = -1
     let exhausted = false
     let fetching: Promise<void> | null = null
+    let claiming: Promise<void> | null = null
     const refill = () =>
-      (fetching ??= targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
+      (fetching ??= targetsInState(db, operationId, 'pending', afterOrd, Math.max(rules.batch_size, 2 * window))
         .then((batch) => {
           if (batch.length === 0) exhausted = true
           else {
@@ -184,24 +217,62 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           }
         })
         .finally(() => (fetching = null)))
+    // records read with their window (a connector whose write enforces the version), by ord
+    const reads = new Map<number, Reread>()
+    const claim = () =>
+      (claiming ??= (async () => {
+        const chunk = queue.splice(0, window)
+        const read = await readWindow(ctx, chunk)
+        if (read) for (const t of chunk) reads.set(t.ord, read.get(t.record_id)!)
+        const at = now()
+        // asked for in one turn, so the ledger commits them as one statement in one transaction
+        const marked = await Promise.all(chunk.map((t) => markInFlight(db, operationId, t.ord, owner, at)))
+        chunk.forEach((t, i) => {
+          if (marked[i]) claimed.push(t)
+          else reads.delete(t.ord)
+        })
+      })().finally(() => (claiming = null)))
     const worker = async () => {
       while (running()) {
-        if (queue.length <= rules.concurrency && !exhausted) {
+        if (queue.length <= 2 * window && !exhausted) {
           const filling = refill()
-          if (queue.length === 0) await filling
+          if (queue.length === 0 && claimed.length === 0) await filling
           else filling.catch(() => undefined)
         }
-        if (queue.length === 0) {
-          if (exhausted) return
+        if (claimed.length < window && queue.length > 0) {
+          const next = claim()
+          if (claimed.length === 0) await next
+          else next.catch(() => undefined)
+        }
+        if (claimed.length === 0) {
+          if (claiming !== null) await claiming
+          else if (fetching !== null) await fetching
+          else if (exhausted && queue.length === 0) return
           continue
         }
         await pacer.acquire()
         if (!running()) return
-        const target = queue.shift()
-        if (target) await step(target, (t) => queue.unshift(t))
+        if (deps.clock().getTime() >= leaseUntil) {
+          // the lease may have expired unrenewed (a stalled process): stop; the unstarted go back to pending
+          deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
+          abort.abort()
+          return
+        }
+        const target = claimed.shift()
+        if (!target) continue
+        const read = reads.get(target.ord)
+        reads.delete(target.ord)
+        // a 429 put the target back to pending: it is claimed (and read) again with a later window
+        await step(target, (t) => queue.unshift(t), true, read)
       }
     }
-    await Promise.all(Array.from({ length: Math.max(1, rules.concurrency) }, worker))
+    try {
+      await Promise.all(Array.from({ length: window }, worker))
+    } finally {
+      await (claiming as Promise<void> | null)?.catch(() => undefined) // a claim still committing when the workers stopped
+      const unstarted = claimed.splice(0).map((t) => t.ord)
+      if (unstarted.length > 0) await releaseUnstarted(db, operationId, unstarted, now())
+    }
   }
 
   try {
@@ -227,8 +298,10 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
       }
     }
   } finally {
+    await settleOutcomes()
     clearInterval(renew)
   }
+  if (commitFailure !== null) throw (commitFailure as { error: unknown }).error
 
   const counts = await countTargets(db, operationId)
   if (halt === null && (counts.pending > 0 || counts.in_flight > 0)) {

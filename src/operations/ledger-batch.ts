@@ -12,9 +12,22 @@ import type { Database } from '../store/index.js'
 
 type Db = Kysely<Database>
 
+/** How long an outcome waits for others before its group commits (an `in_flight` mark starts it at once). */
+const UPDATE_LINGER_MS = 10
+/** A group this large commits without waiting. */
+const MAX_GROUP = 500
+
 export type LedgerJob =
   | { readonly kind: 'in_flight'; readonly operationId: string; readonly ord: number; readonly owner: string; readonly now: string }
-  | { readonly kind: 'update'; readonly operationId: string; readonly ord: number; readonly set: Readonly<Record<string, unknown>>; readonly fromState: 'in_flight' }
+  | {
+      readonly kind: 'update'
+      readonly operationId: string
+      readonly ord: number
+      readonly set: Readonly<Record<string, unknown>>
+      readonly fromState: 'in_flight'
+      /** may wait for others (an outcome nobody waits on); otherwise committed at once, like an in-flight mark */
+      readonly linger?: boolean
+    }
 
 interface Pending {
   readonly job: LedgerJob
@@ -34,6 +47,7 @@ export function ledgerBatch(db: Db): LedgerBatch {
 export class LedgerBatch {
   #queue: Pending[] = []
   #busy = false
+  #lingering: ReturnType<typeof setTimeout> | null = null
 
   constructor(private readonly db: Db) {}
 
@@ -41,14 +55,33 @@ export class LedgerBatch {
   submit(job: LedgerJob): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
       this.#queue.push({ job, resolve, reject })
-      if (!this.#busy) {
-        this.#busy = true
+      if (this.#busy) return // what is asked for while a group commits joins the next group
+      if (job.kind === 'in_flight' || !job.linger) {
         // Started at once (a microtask later): waiting for the next turn of the loop would widen the gap between
         // a worker's pacer slot and its write, and a 429 answered meanwhile must pause every later write.
-        // What is asked for while a group commits joins the next group.
+        // Outcomes waiting for company go with it.
+        this.#start()
+        queueMicrotask(() => void this.#drain())
+      } else if (this.#lingering === null && this.#queue.length < MAX_GROUP) {
+        // An outcome: no upstream call waits for it (the executor moves on), so it waits up to UPDATE_LINGER_MS for
+        // others; on SQLite, where a commit blocks the loop, that is one sync per window of answers, not one each.
+        this.#lingering = setTimeout(() => {
+          this.#lingering = null
+          if (this.#busy) return
+          this.#busy = true
+          void this.#drain()
+        }, UPDATE_LINGER_MS)
+      } else if (this.#queue.length >= MAX_GROUP) {
+        this.#start()
         queueMicrotask(() => void this.#drain())
       }
     })
+  }
+
+  #start(): void {
+    if (this.#lingering !== null) clearTimeout(this.#lingering)
+    this.#lingering = null
+    this.#busy = true
   }
 
   async #drain(): Promise<void> {

@@ -45,7 +45,10 @@ export async function markInFlight(db: Db, operationId: string, ord: number, own
   return ledgerBatch(db).submit({ kind: 'in_flight', operationId, ord, owner, now })
 }
 
-/** in_flight → its outcome. False when the target is no longer in flight (another instance declared it unknown). */
+/**
+ * in_flight → its outcome. False when the target is no longer in flight (another instance declared it unknown).
+ * Committed with the outcomes of other targets that end within a few milliseconds (see `ledgerBatch`).
+ */
 export async function recordOutcome(db: Db, operationId: string, ord: number, outcome: TargetOutcome, now: string): Promise<boolean> {
   const set = {
     state: outcome.state,
@@ -59,13 +62,21 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
     unknown_since: outcome.state === 'unknown' ? now : null,
     updated_at: now,
   }
-  return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
+  return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight', linger: true })
 }
 
 /** in_flight → pending, for a durable "not done" (a 429 before or instead of the write). */
 export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string): Promise<boolean> {
   const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: 429, updated_at: now }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
+}
+
+/**
+ * in_flight → pending for targets this executor claimed and never started (it stopped or halted first): no call
+ * was made for them. A target no longer in flight (another executor declared it unknown) is left as it is.
+ */
+export async function releaseUnstarted(db: Db, operationId: string, ords: readonly number[], now: string): Promise<void> {
+  await Promise.all(ords.map((ord) => ledgerBatch(db).submit({ kind: 'update', operationId, ord, set: { state: 'pending', updated_at: now }, fromState: 'in_flight' })))
 }
 
 /** After a claim: every target left in flight by the previous holder has no durable answer. */

@@ -27,9 +27,14 @@ export interface TargetContext {
 
 /** How one target's turn ended. */
 export type StepResult =
-  | { readonly kind: 'recorded'; readonly observed: ObservedOutcome }
-  /** A 429: the target is pending again (nothing was done) and the whole operation pauses. */
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+  /**
+   * The answer is known; `committed` settles once the outcome is in the ledger (true: recorded; false: the
+   * target was no longer in flight). The caller need not wait for it before the next target: until it commits,
+   * the target stays `in_flight`, which a crash turns into `unknown`, as for a crash during the write.
+   */
+  | { readonly kind: 'recorded'; readonly observed: ObservedOutcome; readonly committed: Promise<boolean> }
+  /** A 429: the whole operation pauses; the target is pending again (nothing was done) once `returned` settles. */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly returned: Promise<boolean> }
   /** The target was not pending, or this executor no longer holds the lease: nothing was sent. */
   | { readonly kind: 'not_claimed' }
 
@@ -40,10 +45,12 @@ const DEFAULT_RETRY_AFTER_SECONDS = 1
  * against its frozen version and the precondition; written conditionally; the answer checked against the
  * approved effect; the outcome recorded. Failures are results: nothing here throws for an upstream's answer.
  */
-export async function executeTarget(ctx: TargetContext, target: OperationTargetRow): Promise<StepResult> {
-  if (!(await markInFlight(ctx.db, ctx.operationId, target.ord, ctx.owner, ctx.now()))) return { kind: 'not_claimed' }
+export async function executeTarget(ctx: TargetContext, target: OperationTargetRow, claimed = false, read?: Reread): Promise<StepResult> {
+  // `claimed`: the caller already committed this target `in_flight` (with a window of others, see the executor);
+  // `read`: the record as read with its window, only where the write enforces the version (readWindow)
+  if (!claimed && !(await markInFlight(ctx.db, ctx.operationId, target.ord, ctx.owner, ctx.now()))) return { kind: 'not_claimed' }
   const { plan, selection } = ctx.execution
-  const context = { operation_id: ctx.operationId, plan_id: plan.plan_id, selection_id: selection.selection_id, selection_digest: selection.digest }
+  const context = callContextOf(ctx)
   const telemetry = ctx.telemetry ?? NO_TELEMETRY
   const resource = plan.resource
   // the target's ordinal, never its id or fields: spans leave the gateway
@@ -59,7 +66,7 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
   try {
     step = await callContext.run(context, () =>
       telemetry.span('warrant.target.write', attributes, async () => {
-        const result = await attempt(ctx, target)
+        const result = await attempt(ctx, target, read)
         telemetry.annotate({ 'warrant.target.outcome': result.kind === 'done' ? result.outcome.state : 'rate_limited' })
         return result
       }),
@@ -68,19 +75,41 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
     telemetry.add('warrant_executor_targets_in_flight', {}, -1)
   }
   if (step.kind === 'rate_limited') {
-    await returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now())
-    return step
+    // not awaited here: the caller pauses every later write first, then waits for the target to be pending again
+    return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now()) }
   }
-  await recordOutcome(ctx.db, ctx.operationId, target.ord, step.outcome, ctx.now())
+  const committed = recordOutcome(ctx.db, ctx.operationId, target.ord, step.outcome, ctx.now())
   telemetry.add('warrant_operation_targets_total', { resource, outcome: step.outcome.state })
-  return { kind: 'recorded', observed: step.observed }
+  return { kind: 'recorded', observed: step.observed, committed }
 }
 
 type Attempt =
   | { readonly kind: 'done'; readonly outcome: TargetOutcome; readonly observed: ObservedOutcome }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
 
-async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<Attempt> {
+function callContextOf(ctx: TargetContext) {
+  const { plan, selection } = ctx.execution
+  return { operation_id: ctx.operationId, plan_id: plan.plan_id, selection_id: selection.selection_id, selection_digest: selection.digest }
+}
+
+/**
+ * A window's records in one read, for a connector whose write enforces the version (`writeEnforcesVersion`):
+ * the per-target re-read would only repeat it, since a record changed since this read fails its conditional
+ * write. Null when the connector does not enforce it, or the read failed as a whole (each target is then
+ * re-read alone, as usual).
+ */
+export async function readWindow(ctx: TargetContext, targets: readonly OperationTargetRow[]): Promise<Map<string, Reread> | null> {
+  if (!ctx.connector.writeEnforcesVersion || targets.length === 0) return null
+  const ids = targets.map((t) => t.record_id)
+  try {
+    const result = await callContext.run(callContextOf(ctx), () => ctx.connector.readByIds(ids))
+    return new Map(ids.map((id) => [id, rereadOf(result, id, 'before')]))
+  } catch {
+    return null
+  }
+}
+
+async function attempt(ctx: TargetContext, target: OperationTargetRow, read?: Reread): Promise<Attempt> {
   const id = target.record_id
   const done = (outcome: TargetOutcome, extra: Partial<ObservedOutcome> = {}): Attempt => ({
     kind: 'done',
@@ -88,7 +117,7 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow): Promise<
     observed: { ord: target.ord, id, state: outcome.state, message: outcome.message ?? outcome.reason ?? undefined, ...extra },
   })
 
-  const current = await rereadOne(ctx.connector, id)
+  const current = read ?? (await rereadOne(ctx.connector, id))
   if (current.kind === 'rate_limited') return current
   if (current.kind === 'failed') return done({ state: 'failed', reason: 'reread_failed', message: current.message, upstream_status: current.status ?? null })
   if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written` })
@@ -214,7 +243,7 @@ function representationOf(record: SourceRecord): unknown {
   return record.representation ?? record.fields
 }
 
-type Reread =
+export type Reread =
   | { readonly kind: 'found'; readonly record: SourceRecord }
   | { readonly kind: 'missing' }
   | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
@@ -222,18 +251,24 @@ type Reread =
 
 /** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
 export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
-  const failed = (why: string) => (when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`)
   try {
-    const result = await connector.readByIds([id])
-    const record = result.records.get(id)
-    if (record) return { kind: 'found', record }
-    const failure = result.failed.find((f) => f.id === id)
-    if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
-    if (failure) return { kind: 'failed', message: failed(failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
-    return { kind: 'missing' }
+    return rereadOf(await connector.readByIds([id]), id, when)
   } catch (error) {
-    return { kind: 'failed', message: failed(messageOf(error)) }
+    return { kind: 'failed', message: failedRead(id, when, messageOf(error)) }
   }
+}
+
+function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: string, when: 'before' | 'after'): Reread {
+  const record = result.records.get(id)
+  if (record) return { kind: 'found', record }
+  const failure = result.failed.find((f) => f.id === id)
+  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
+  if (failure) return { kind: 'failed', message: failedRead(id, when, failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
+  return { kind: 'missing' }
+}
+
+function failedRead(id: string, when: 'before' | 'after', why: string): string {
+  return when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`
 }
 
 

@@ -235,6 +235,23 @@ for (const kind of STORE_KINDS) {
         })
     })
 
+    test('targets are put in flight a window at a time, before any write of the window, at most two windows ahead', () =>
+      withHarness(kind, { count: 24, execution: { concurrency: 4 } }, async (h) => {
+        h.upstream.writeDelayMs = 300
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-window' })
+        while (written(h) + h.upstream.calls.size === 0) await new Promise((r) => setTimeout(r, 2))
+        // the first writes are held 300 ms by the upstream: what the ledger shows now is what a crash would leave
+        const rows = await h.store.db.selectFrom('operation_targets').select(['record_id', 'state', 'ord']).where('operation_id', '=', receipt.operation_id).execute()
+        const inFlight = rows.filter((r) => r.state === 'in_flight')
+        for (const id of h.upstream.calls.keys()) assert.equal(rows.find((r) => r.record_id === id)?.state, 'in_flight', `${id} was sent before it was in flight`)
+        assert.ok(inFlight.length >= 4, `a whole window is claimed at once (${inFlight.length} in flight)`)
+        assert.ok(inFlight.length <= 8, `claimed at most two windows ahead (${inFlight.length} in flight)`)
+        assert.deepEqual(inFlight.map((r) => r.ord).sort((a, b) => a - b), Array.from({ length: inFlight.length }, (_, i) => i), 'claimed in member order')
+        const view = await h.operations.waitFor(receipt.operation_id, 20_000)
+        assert.deepEqual([view.state, view.counts.succeeded], ['succeeded', 24])
+        assert.ok([...h.upstream.calls.values()].every((n) => n === 1))
+      }))
+
     test('recovery: in-flight targets become unknown and are never re-sent; pending ones resume', () =>
       withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-crash' })

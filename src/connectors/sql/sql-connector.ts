@@ -71,6 +71,8 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     openSession: () => openReadSession(ctx, sessions),
 
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
+    // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
+    writeEnforcesVersion: true,
 
     write: (request: WriteRequest): Promise<WriteOutcome> => writeRecord(ctx, request),
 
