@@ -102,7 +102,11 @@ export async function readWindow(ctx: TargetContext, targets: readonly Operation
   if (!ctx.connector.writeEnforcesVersion || targets.length === 0) return null
   const ids = targets.map((t) => t.record_id)
   try {
-    const result = await callContext.run(callContextOf(ctx), () => ctx.connector.readByIds(ids))
+    const telemetry = ctx.telemetry ?? NO_TELEMETRY
+    const { plan, selection } = ctx.execution
+    const attributes = { 'warrant.operation_id': ctx.operationId, 'warrant.plan_id': plan.plan_id, 'warrant.selection_digest': selection.digest, 'warrant.window.targets': ids.length }
+    // its own span under the operation's: the read serves the window's targets, not one of them
+    const result = await callContext.run(callContextOf(ctx), () => telemetry.span('warrant.window.read', attributes, () => ctx.connector.readByIds(ids)))
     return new Map(ids.map((id) => [id, rereadOf(result, id, 'before')]))
   } catch {
     return null

@@ -30,6 +30,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     ordering: connector.ordering,
     openSession: async () => instrumentSession(await connector.openSession()),
     readByIds: (ids, signal) => connector.readByIds(ids, signal),
+    ...(connector.writeEnforcesVersion === undefined ? {} : { writeEnforcesVersion: connector.writeEnforcesVersion }),
     write: (request) => connector.write(request),
     close: () => connector.close(),
   }

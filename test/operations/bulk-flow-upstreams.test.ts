@@ -90,6 +90,9 @@ for (const upstreamKind of ['postgres', 'mysql'] as const) {
       const audit = await reviewer('GET', `/v1/audit?operation_id=${commit.body.operation_id}&limit=1000`)
       const writes = (audit.body.events as any[]).filter((e) => e.level === 'call' && /UPDATE/.test(e.action))
       assert.equal(writes.length, selection.count - 3, 'one call-level event per upstream write; none for the skipped')
+      // the conditional UPDATE enforces id, version and precondition: the records are read a window (concurrency 4) at a time, not one by one
+      const reads = (audit.body.events as any[]).filter((e) => e.level === 'call' && /SELECT/.test(e.action))
+      assert.ok(reads.length > 0 && reads.length <= Math.ceil(selection.count / 4), `${reads.length} reads for ${selection.count} targets`)
     })
   })
 }
