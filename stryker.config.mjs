@@ -15,7 +15,7 @@ const groups = {
     only: 'idempotency|compensation|precondition',
   },
   mcp: {
-    mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:69-69'],
+    mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:116-116'],
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {
