@@ -4,13 +4,13 @@
 // and writes bench/MUTANTS.md from the JSON reports.
 const groups = {
   plans: {
-    mutate: ['src/plans/committability.ts:48-49', 'src/plans/committability.ts:53-54', 'src/plans/committability.ts:57-61', 'src/plans/approval-policy.ts:69-78', 'src/plans/approval-decisions.ts:61-61'],
+    mutate: ['src/plans/committability.ts:46-47', 'src/plans/committability.ts:51-52', 'src/plans/committability.ts:55-59', 'src/plans/approval-policy.ts:69-78', 'src/plans/approval-decisions.ts:61-61'],
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
     // target-step: a compensation target that no longer holds what was written (104-105), the precondition it
     // carries (114) and the precondition check every target passes before its write (117)
-    mutate: ['src/operations/target-step.ts:104-105', 'src/operations/target-step.ts:114-114', 'src/operations/target-step.ts:117-117', 'src/operations/commit.ts:128-129'],
+    mutate: ['src/operations/target-step.ts:104-105', 'src/operations/target-step.ts:114-114', 'src/operations/target-step.ts:117-117', 'src/operations/commit.ts:129-130'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
