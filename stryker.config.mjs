@@ -8,9 +8,9 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    // target-step: a compensation target that no longer holds what was written (104-105), the precondition it
-    // carries (114) and the precondition check every target passes before its write (117)
-    mutate: ['src/operations/target-step.ts:104-105', 'src/operations/target-step.ts:114-114', 'src/operations/target-step.ts:117-117', 'src/operations/commit.ts:129-130'],
+    // target-step: a compensation target that no longer holds what was written (137-138), the precondition it
+    // carries (147) and the precondition check every target passes before its write (150)
+    mutate: ['src/operations/target-step.ts:137-138', 'src/operations/target-step.ts:147-147', 'src/operations/target-step.ts:150-150', 'src/operations/commit.ts:129-130'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
