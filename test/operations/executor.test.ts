@@ -1,7 +1,23 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import BetterSqlite3 from 'better-sqlite3'
+import pg from 'pg'
 import { STORE_KINDS } from '../support/stores.js'
 import { AGENT, OUTSIDER, createHarness, type Harness, type HarnessOptions } from './support/harness.js'
+
+/** The committed state of a target, read over a connection of its own. */
+async function committedTargetState(kind: (typeof STORE_KINDS)[number], url: string): Promise<((recordId: string) => Promise<string | undefined>) & { close(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const db = new BetterSqlite3(url.replace(/^sqlite:/, ''), { readonly: true })
+    const statement = db.prepare('select state from operation_targets where record_id = ?')
+    return Object.assign(async (id: string) => (statement.get(id) as { state: string } | undefined)?.state, { close: async () => void db.close() })
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  return Object.assign(async (id: string) => (await client.query('select state from operation_targets where record_id = $1', [id])).rows[0]?.state as string | undefined, {
+    close: () => client.end(),
+  })
+}
 
 async function withHarness(kind: (typeof STORE_KINDS)[number], options: HarnessOptions, body: (h: Harness) => Promise<void>): Promise<void> {
   const h = await createHarness(kind, options)
@@ -250,6 +266,26 @@ for (const kind of STORE_KINDS) {
         const view = await h.operations.waitFor(receipt.operation_id, 20_000)
         assert.deepEqual([view.state, view.counts.succeeded], ['succeeded', 24])
         assert.ok([...h.upstream.calls.values()].every((n) => n === 1))
+      }))
+
+    test('every write arrives after its target\'s in_flight is committed, as another connection sees the store', () =>
+      withHarness(kind, { count: 40, execution: { concurrency: 4 } }, async (h) => {
+        // A second connection sees only what is committed: what a crash at the moment of the write would leave.
+        const committedState = await committedTargetState(kind, h.storeUrl)
+        const early: string[] = []
+        h.upstream.writeDelayMs = 15 // workers stay busy while the next windows are claimed
+        h.upstream.onWrite = async (id) => {
+          const state = await committedState(id)
+          if (state !== 'in_flight') early.push(`${id}: ${state}`)
+        }
+        try {
+          const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-durable' })
+          const view = await h.operations.waitFor(receipt.operation_id, 30_000)
+          assert.deepEqual([view.state, view.counts.succeeded], ['succeeded', 40])
+          assert.deepEqual(early, [], 'writes sent before their in_flight record was committed')
+        } finally {
+          await committedState.close()
+        }
       }))
 
     test('recovery: in-flight targets become unknown and are never re-sent; pending ones resume', () =>

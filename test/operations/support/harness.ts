@@ -31,6 +31,8 @@ export const USERS: ResourceConfig = resourceSchema.parse({
 
 export interface Harness {
   readonly store: Store
+  /** the store's URL, to look at it from another connection (what is committed, not what this one holds) */
+  readonly storeUrl: string
   readonly upstream: ModelUpstream
   readonly operations: OperationService
   readonly selection: SelectionRecord
@@ -58,7 +60,7 @@ export const userId = (i: number) => `u${String(i).padStart(4, '0')}`
 
 /** A store with one frozen selection of `count` users and one approved plan `set_role → viewer`, and the operation service over a model upstream. */
 export async function createHarness(kind: StoreKind, options: HarnessOptions): Promise<Harness> {
-  const { store, drop } = await createTestStore(kind, options.clock ? { clock: options.clock } : {})
+  const { store, url: storeUrl, drop } = await createTestStore(kind, options.clock ? { clock: options.clock } : {})
   const ids = Array.from({ length: options.count }, (_, i) => userId(i))
   const upstream = new ModelUpstream(ids, () => ({ role: 'member', status: 'active', secret: 's3cret' }))
   const execution = { ...configSchema.parse({ resources: {} }).execution, ...options.execution }
@@ -208,6 +210,7 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
   const extra: OperationService[] = []
   return {
     store,
+    storeUrl,
     upstream,
     operations,
     selection,

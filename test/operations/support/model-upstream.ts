@@ -41,6 +41,8 @@ export class ModelUpstream {
   retryAfterSeconds = 0
   /** ms each write takes */
   writeDelayMs = 0
+  /** awaited as each write call arrives, before anything else (to look at the ledger at that moment) */
+  onWrite: ((id: string) => Promise<void> | void) | null = null
   /** called before each readByIds (to change the data between batches) */
   onRead: ((ids: readonly string[], readCount: number) => void) | null = null
 
@@ -79,6 +81,7 @@ export class ModelUpstream {
         return { records, missing, failed: [] }
       },
       write: async (request: WriteRequest): Promise<WriteOutcome> => {
+        await this.onWrite?.(request.id)
         const call = (this.calls.get(request.id) ?? 0) + 1
         this.calls.set(request.id, call)
         if (this.writeDelayMs > 0) await new Promise((r) => setTimeout(r, this.writeDelayMs))
