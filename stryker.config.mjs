@@ -14,6 +14,12 @@ const groups = {
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
+  executor: {
+    // the window claim: a target reaches a worker only once its in_flight is committed (229-232)
+    mutate: ['src/operations/executor.ts:229-232'],
+    tests: ['test/operations/executor.test.ts'],
+    only: 'in flight|in_flight|closing mid-operation',
+  },
   mcp: {
     mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:116-116'],
     tests: ['test/mcp/audit.test.ts'],

@@ -288,6 +288,24 @@ for (const kind of STORE_KINDS) {
         }
       }))
 
+    test('a target the store no longer holds pending when its window is claimed (another instance, a cancel) is never written', () =>
+      withHarness(kind, { count: 24, execution: { concurrency: 4 } }, async (h) => {
+        // The executor has read the pending targets into memory before the first write; while that write is
+        // held, the store moves four later ones out of pending. The claim's conditional update refuses them.
+        const taken = [12, 13, 14, 15]
+        let moved = false
+        h.upstream.writeDelayMs = 10
+        h.upstream.onWrite = async () => {
+          if (moved) return
+          moved = true
+          await h.store.db.updateTable('operation_targets').set({ state: 'skipped', reason: 'taken elsewhere' }).where('ord', 'in', taken).execute()
+        }
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-taken' })
+        const view = await h.operations.waitFor(receipt.operation_id, 30_000)
+        for (const ord of taken) assert.equal(h.upstream.calls.get(h.ids[ord]!), undefined, `${h.ids[ord]} was written though the store no longer held it pending`)
+        assert.deepEqual([view.counts.succeeded, view.counts.skipped], [20, 4])
+      }))
+
     test('recovery: in-flight targets become unknown and are never re-sent; pending ones resume', () =>
       withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-crash' })
