@@ -18,7 +18,7 @@ const groups = {
     // the window claim: a target reaches a worker only once its in_flight is committed (229-232)
     mutate: ['src/operations/executor.ts:229-232'],
     tests: ['test/operations/executor.test.ts'],
-    only: 'in flight|in_flight|closing mid-operation',
+    only: 'in flight|in_flight|closing mid-operation|no longer holds pending',
   },
   mcp: {
     mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:116-116'],
