@@ -19,13 +19,6 @@ const DIGEST_PAGE = 2000
 /** Ids per `IN (…)` lookup. */
 const LOOKUP_CHUNK = 500
 
-export interface FrozenRow {
-  readonly id: string
-  readonly version: string | null
-  readonly fields: Readonly<Record<string, unknown>>
-  readonly source: string | null
-}
-
 /** A member's entry in the digest: id and version, nothing else. */
 export function digestEntry(id: string, version: string | null): { id: string; version: string | null } {
   return { id, version }

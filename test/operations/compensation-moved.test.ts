@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
-import { docIdOf, docsResourceConfig, startDocsUpstream, type DocsUpstream } from './support/docs-upstream.js'
+import { docIdOf, startDocsGateway, startDocsUpstream, type DocsUpstream } from './support/docs-upstream.js'
 
 /** Proposes the compensation of an operation, approves it, commits it, and waits for it. */
 async function compensate(agent: Caller, reviewer: Caller, operationId: string, key: string): Promise<{ plan: any; operation: any }> {
@@ -40,14 +40,7 @@ describe('a compensation after the records changed again (issue 11, item 6)', ()
     const upstream: DocsUpstream = await startDocsUpstream(12)
     let fx: GatewayFixture | undefined
     try {
-      fx = await startDemoGateway({
-        store: 'sqlite',
-        count: 20,
-        edit: (raw) => {
-          raw.resources.docs = docsResourceConfig(upstream.origin, { path: '/docs/{id}', body: { status: '{{set.status}}' } })
-          raw.execution = { concurrency: 2, batch_size: 5 }
-        },
-      })
+      fx = await startDocsGateway(upstream)
       const token = (await fx.gateway.principals.issue({ name: 'docs-agent', role: 'agent', scopes: { resources: ['docs'], actions: '*' } })).token
       const agent = caller(fx.base, token)
       const reviewer = fx.as('reviewer')

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 import { allResults, caller, selectProposeApprove, waitForOperation } from './support/flow.js'
-import { docIdOf, docsResourceConfig, startDocsUpstream, type DocsUpstream } from './support/docs-upstream.js'
+import { docIdOf, startDocsGateway, startDocsUpstream, type DocsUpstream } from './support/docs-upstream.js'
 
 /**
  * The action's precondition is checked by the executor on every target before its write. An sql upstream also
@@ -14,14 +14,7 @@ describe("a target that does not meet the action's precondition is skipped, neve
     const upstream: DocsUpstream = await startDocsUpstream(6)
     let fx: GatewayFixture | undefined
     try {
-      fx = await startDemoGateway({
-        store: 'sqlite',
-        count: 20,
-        edit: (raw) => {
-          raw.resources.docs = docsResourceConfig(upstream.origin, { path: '/docs/{id}', body: { status: '{{set.status}}' } })
-          raw.execution = { concurrency: 2, batch_size: 5 }
-        },
-      })
+      fx = await startDocsGateway(upstream)
       // paused before the selection: their revisions are the ones frozen, so only the precondition can stop them
       upstream.touch(docIdOf(1), { status: 'paused' })
       upstream.touch(docIdOf(2), { status: 'paused' })

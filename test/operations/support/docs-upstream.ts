@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { startDemoGateway, type GatewayFixture } from '../../support/gateway-fixture.js'
 
 /**
  * A document API on 127.0.0.1 shaped like CouchDB, not like the demo: records keyed `_id`, versioned by a
@@ -201,4 +202,19 @@ export function docsResourceConfig(origin: string, write: Record<string, unknown
       },
     },
   }
+}
+
+/**
+ * A demo gateway (SQLite store) with the `docs` resource on this upstream, its write setting `status` by PATCH on
+ * /docs/{id}, in batches of 5 at concurrency 2.
+ */
+export function startDocsGateway(upstream: DocsUpstream): Promise<GatewayFixture> {
+  return startDemoGateway({
+    store: 'sqlite',
+    count: 20,
+    edit: (raw) => {
+      raw.resources.docs = docsResourceConfig(upstream.origin, { path: '/docs/{id}', body: { status: '{{set.status}}' } })
+      raw.execution = { concurrency: 2, batch_size: 5 }
+    },
+  })
 }
