@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import type { Envelope, Filter } from '../../src/contract/index.js'
+import { decide, type Envelope, type Filter } from '../../src/contract/index.js'
 import type { WalkedRecord } from '../../src/inventory/index.js'
 import { idOf, keysOf, type ModelCollection } from '../support/model-connector.js'
 
@@ -83,14 +83,22 @@ export function assertNoDuplicates(keys: readonly string[]): void {
 /**
  * The article's invariant for one walk over `collection`: never an item twice; every item (at the version
  * returned) was there, matching, in the snapshot (snapshot reads) or at some moment of the walk (live reads);
- * `complete: true` only when every item of the snapshot (or every one present throughout a live walk) was
- * returned; an incomplete walk says why. `openedAt`/`closedAt` are the collection's transactions when the
- * walk's session opened and closed; `versionText` is how the upstream writes a version number.
+ * `complete: true` only when every item of the snapshot (or every one present throughout a live walk over stable
+ * or proven positions) was returned, and a complete live walk that missed one says `unproven` and proves no
+ * absence; an incomplete walk says why. `openedAt`/`closedAt` are the collection's transactions when the walk's
+ * session opened and closed; `versionText` is how the upstream writes a version number.
  */
 export function assertAccountedFor(
   result: Envelope<WalkedRecord>,
   collection: ModelCollection,
-  walk: { readonly snapshot: boolean; readonly openedAt: number; readonly closedAt: number; readonly filter: Filter },
+  walk: {
+    readonly snapshot: boolean
+    readonly openedAt: number
+    readonly closedAt: number
+    readonly filter: Filter
+    /** The upstream's positions survive writes by construction (an id-keyed cursor): a complete live walk missed nothing. */
+    readonly stablePositions?: boolean
+  },
   versionText: (version: number) => string,
 ): void {
   const keys = keysOf(result.items)
@@ -107,8 +115,14 @@ export function assertAccountedFor(
     for (const item of result.items) assert.ok(seen.has(`${item.source}/${item.id}@${item.version}`), `${item.id}@${item.version} never existed`)
     if (result.complete) {
       const returned = new Set(keys)
-      for (const k of collection.keysPresentThroughout(walk.openedAt, walk.closedAt, walk.filter))
-        assert.ok(returned.has(k), `${k} was present for the whole walk but not returned`)
+      const missed = [...collection.keysPresentThroughout(walk.openedAt, walk.closedAt, walk.filter)].filter((k) => !returned.has(k))
+      // A walk whose positions were stable (the upstream's own, or proven by the walk) misses nothing. One that
+      // could not prove it may have, and then it must not let anyone take its "complete" for absence.
+      if (walk.stablePositions || result.scope.stability === 'proven') assert.deepEqual(missed, [], `${missed.join(', ')} present for the whole walk but not returned`)
+      else if (missed.length > 0) {
+        assert.equal(result.scope.stability, 'unproven')
+        assert.equal(decide(result, 'prove_absence').decision, 'refuse_or_request_review', `${missed.join(', ')} missed, yet absence was proven`)
+      }
     }
   }
   if (result.complete) assert.equal(result.continuation, null)
