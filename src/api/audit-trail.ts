@@ -8,6 +8,7 @@ import type { ApiEnv } from './authenticate.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_BODY = 4096
+const MAX_ANSWER_BYTES = 1_000_000
 
 /**
  * The run-level audit trail of every request the app serves, on every surface it carries (the HTTP API, the
@@ -20,13 +21,22 @@ const MAX_SUMMARY_BODY = 4096
 export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     if (c.req.path === '/health') return next()
+    // The value a route answers with, kept as it is handed to c.json: reading it back from the response would
+    // parse the whole body again (a full search answers megabytes, and re-parsing it doubled the server's cost).
+    let answered: { readonly value: unknown; readonly response: Response } | undefined
+    const json = c.json as (...args: unknown[]) => Response
+    c.json = ((...args: unknown[]) => {
+      const response = json(...args)
+      answered = { value: args[0], response }
+      return response
+    }) as typeof c.json
     const recorded = await withRequestAudit(next)
     if (recorded) return
     try {
       const actor = c.get('actor') ?? (c.get('viewer' as never) as { actor?: Actor } | undefined)?.actor ?? null
       const route = routePath(c, -1)
       const body = await requestBody(c)
-      const answer = await responseJson(c.res)
+      const answer = answered !== undefined && answered.response === c.res ? answered.value : await responseJson(c.res)
       const ids: Record<string, string | undefined> = {}
       // Only a string is an id: a refused body may carry anything under these keys (an array, a number).
       for (const key of ID_KEYS) {
@@ -95,12 +105,29 @@ async function requestBody(c: Context): Promise<unknown> {
   }
 }
 
+/**
+ * A JSON answer not made by c.json, read back from a clone: at most MAX_ANSWER_BYTES, since only its top-level
+ * ids and error code are kept (a longer answer is a listing, whose ids are in its path).
+ */
 async function responseJson(response: Response): Promise<unknown> {
   if (!response.headers.get('content-type')?.includes('application/json')) return undefined
-  const length = Number(response.headers.get('content-length') ?? 0)
-  if (length > 1_000_000) return undefined
+  if (Number(response.headers.get('content-length') ?? 0) > MAX_ANSWER_BYTES) return undefined
+  const reader = response.clone().body?.getReader()
+  if (!reader) return undefined
   try {
-    return await response.clone().json()
+    const chunks: Uint8Array[] = []
+    let size = 0
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel()
+        return undefined
+      }
+      chunks.push(value)
+    }
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
   } catch {
     return undefined
   }

@@ -66,6 +66,19 @@ for (const kind of STORE_KINDS) {
       assert.match(row.summary, /"notes":"\[redacted\]"/)
     })
 
+    test('the ids a route answers with are on its row; a refusal keeps its error code (both read from the answer as the route gave it)', async () => {
+      const created = await oneRow(() => fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } }))
+      assert.equal(created.answer.status, 201)
+      assert.match(created.row.selection_id ?? '', /^sel_/)
+      assert.equal(created.row.selection_id, (created.answer as unknown as { body: { selection_id: string } }).body.selection_id)
+      const plan = await oneRow(() => fx.as('agent')('POST', `/v1/selections/${created.row.selection_id}/plans`, { action: { type: 'pause_collection', params: { reason: 'audit ids' } } }))
+      assert.equal(plan.row.plan_id, (plan.answer as unknown as { body: { plan_id: string } }).body.plan_id)
+      assert.equal(plan.row.selection_id, created.row.selection_id, 'the path names the selection')
+      const refused = await oneRow(() => fx.as('agent')('GET', '/v1/plans/pln_missing'))
+      assert.equal(refused.answer.status, 404)
+      assert.equal(refused.summary.error, 'not_found')
+    })
+
     test("an agent's approval attempt is recorded as a refusal, never as an approval", async () => {
       const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } })
       assert.equal(selection.status, 201)
