@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { createCliWorkspace } from '../test/support/cli-config.js'
+import { createCliWorkspace, runWarrant } from '../test/support/cli-config.js'
 import { createTempDir } from '../test/support/stores.js'
 import { caller, selectProposeApprove, waitForOperation, type Caller } from '../test/operations/support/flow.js'
 import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
@@ -121,10 +121,14 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
   let child: ChildProcess | null = null
   try {
     const { agentToken, reviewerTokens } = await issueTokens(configPath, { resource: 'users', actions: ['set_role'] })
+    // as an operator would before a bulk change: prove that the upstream refuses a stale If-Match (the operation
+    // then trusts each batch's read instead of reading every target again alone)
+    const probe = await runWarrant(['check', 'users', '--write-probe', [...upstream.users.keys()][0]!, '--json', '--config', configPath], dir.path)
+    if (!probe.stdout.includes('"write_probe.set_role"')) throw new Error(`the write probe did not run: ${probe.stdout}${probe.stderr}`)
     const served = await startServe(configPath)
     child = served.child
     return await measureExecution({
-      label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store)`,
+      label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store, after a write probe that held)`,
       baseline: `a bare loop of the same If-Match PATCHes from ${CONCURRENCY} workers`,
       count,
       runs,

@@ -1,5 +1,5 @@
 import { SYSTEM_ACTOR, type Actor, type RunEvent } from '../contract/index.js'
-import type { Connector } from '../connectors/index.js'
+import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
 import { renewLease, releaseLease } from './lease.js'
@@ -8,8 +8,9 @@ import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
-import { executeTarget, readWindow, type Reread, type TargetContext } from './target-step.js'
+import { executeTarget, readWindow, rereadOf, type Reread, type TargetContext } from './target-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
+import type { VersionProof } from './version-proof.js'
 
 /** The few log methods the executor uses; a pino logger fits. */
 export interface ExecutorLog {
@@ -34,6 +35,11 @@ export interface ExecutorDeps {
   readonly audit?: RunRecorder
   /** Metrics and spans: one span per operation run, one per target (see target-step). */
   readonly telemetry?: Telemetry
+  /**
+   * The write probe that vouches, for this operation's action, that the upstream refuses a stale version
+   * (version-proof.ts), or null. With one, a target read with its batch or window is not read again alone.
+   */
+  readonly versionProof?: (execution: OperationExecution) => Promise<VersionProof | null>
 }
 
 /** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */
@@ -112,16 +118,28 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }, Math.max(50, Math.floor(deps.leaseMs / 3)))
   renew.unref?.()
 
+  const connector = deps.connectorFor(resource)
+  let proof: VersionProof | null = null
+  if (!connector.writeEnforcesVersion && deps.versionProof) {
+    try {
+      proof = await deps.versionProof(execution)
+    } catch (error) {
+      deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
+    }
+  }
+  if (proof !== null)
+    await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
   const ctx: TargetContext = {
     db,
     operationId,
     owner,
-    connector: deps.connectorFor(resource),
+    connector,
     execution,
     render: (target) => deps.renderWrite(execution, target),
     hidden: deps.hiddenFields(resource),
     now,
     telemetry,
+    versionEnforced: connector.writeEnforcesVersion === true || proof !== null,
   }
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
@@ -175,16 +193,30 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
   const running = () => halt === null && !abort.signal.aborted
 
-  /** A batch's targets at most `concurrency` at once; the batch drains before the next is re-read. */
-  const runBatch = async (batch: readonly OperationTargetRow[]): Promise<void> => {
+  /**
+   * A batch's targets at most `concurrency` at once; the batch drains before the next is re-read. `reads`: the
+   * batch's records as its membership check read them, used only where the write enforces the version.
+   */
+  const runBatch = async (batch: readonly OperationTargetRow[], reads?: ReadonlyMap<string, SourceRecord>): Promise<void> => {
     const queue = [...batch]
+    // a target put back after a 429 is read again alone: its batch read is older than the pause
+    const retried = new Set<number>()
     const worker = async () => {
       while (queue.length > 0 && running()) {
         await pacer.acquire()
         if (!running()) return
         const target = queue.shift()
         if (!target) return
-        await step(target, (t) => queue.unshift(t))
+        const read = ctx.versionEnforced && reads && !retried.has(target.ord) ? rereadOf({ records: reads, failed: [] }, target.record_id, 'before') : undefined
+        await step(
+          target,
+          (t) => {
+            retried.add(t.ord)
+            queue.unshift(t)
+          },
+          false,
+          read,
+        )
       }
     }
     await Promise.all(Array.from({ length: Math.max(1, Math.min(rules.concurrency, batch.length)) }, worker))
@@ -283,9 +315,13 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         const batch = await targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
         if (batch.length === 0) break
         // each batch is re-read right before its first write, so batches run one after the other
+        let reads: ReadonlyMap<string, SourceRecord> | undefined
         for (;;) {
           const check = await checkBatchMembership(ctx.connector, execution, batch)
-          if (check.kind === 'unchanged') break
+          if (check.kind === 'unchanged') {
+            reads = check.records
+            break
+          }
           if (check.kind === 'changed') halt = haltAt(check.rule, check.target, check.message)
           else halt = rateLimited(batch[0]!, 1, check.message)
           if (halt !== null) break
@@ -293,7 +329,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           if (abort.signal.aborted) break
         }
         if (!running()) break
-        await runBatch(batch)
+        await runBatch(batch, reads)
         afterOrd = batch[batch.length - 1]!.ord
       }
     }

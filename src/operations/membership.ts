@@ -1,12 +1,13 @@
 import { matchesFilter } from '../contract/index.js'
-import type { Connector } from '../connectors/index.js'
+import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { sameVersion } from './effect.js'
 import type { OperationExecution, StopRuleName } from './types.js'
 
 /** What re-reading a batch before writing it found. */
 export type MembershipCheck =
-  | { readonly kind: 'unchanged' }
+  /** `records`: the batch as just read (absent for a compensation, whose batch is not read) */
+  | { readonly kind: 'unchanged'; readonly records?: ReadonlyMap<string, SourceRecord> }
   | { readonly kind: 'changed'; readonly rule: StopRuleName; readonly target: OperationTargetRow; readonly message: string }
   | { readonly kind: 'rate_limited'; readonly message: string }
 
@@ -46,5 +47,5 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
     const rule = exclude.find((r) => matchesFilter(record.fields, r.filter))
     if (rule) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" now matches exclusion rule "${rule.rule}"` }
   }
-  return { kind: 'unchanged' }
+  return { kind: 'unchanged', records: read.records }
 }

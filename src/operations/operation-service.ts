@@ -9,6 +9,7 @@ import type { OperationRow, Store } from '../store/index.js'
 import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
 import type { Telemetry } from '../telemetry/index.js'
 import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
+import { readVersionProof, versionProofDigest, vouches } from './version-proof.js'
 import { deadLocalOwners, defaultOwner } from './instance-owner.js'
 import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
 import { countTargets, loadOperationRow, targetsInState } from './ledger.js'
@@ -75,6 +76,13 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
   const renderWrite: ExecutorDeps['renderWrite'] = (execution, target) => plans.renderWrite(execution.plan, execution.action_config, target)
   const commitDeps: CommitDeps = { store, catalogue, selections, plans, execution: options.execution, now }
+  // A probe vouches only for the connector and action exactly as probed; a compensation's action was never probed.
+  const versionProof: ExecutorDeps['versionProof'] = async (execution) => {
+    if (execution.plan.compensates || !catalogue.names.includes(execution.plan.resource)) return null
+    const resource = catalogue.get(execution.plan.resource)
+    const proof = await readVersionProof(store.db, resource.name, execution.plan.action.type)
+    return vouches(proof, versionProofDigest(resource.config.connector, execution.action_config), clock().getTime()) ? proof : null
+  }
   const executorDeps: ExecutorDeps = {
     store,
     owner,
@@ -82,6 +90,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
     connectorFor,
     renderWrite,
     hiddenFields,
+    versionProof,
     clock,
     log,
     ...(options.wait ? { wait: options.wait } : {}),

@@ -23,6 +23,12 @@ export interface TargetContext {
   readonly now: () => string
   /** Metrics and spans; absent, nothing is reported. */
   readonly telemetry?: Telemetry
+  /**
+   * The upstream refuses a write whose version is stale: the connector's own (a conditional UPDATE), or proven
+   * for this action by a write probe (version-proof). A record read with its window or batch then needs no
+   * second read before its write: one changed since fails the conditional write.
+   */
+  readonly versionEnforced?: boolean
 }
 
 /** How one target's turn ended. */
@@ -93,13 +99,12 @@ function callContextOf(ctx: TargetContext) {
 }
 
 /**
- * A window's records in one read, for a connector whose write enforces the version (`writeEnforcesVersion`):
- * the per-target re-read would only repeat it, since a record changed since this read fails its conditional
- * write. Null when the connector does not enforce it, or the read failed as a whole (each target is then
- * re-read alone, as usual).
+ * A window's records in one read, where the write enforces the version (`versionEnforced`): the per-target
+ * re-read would only repeat it, since a record changed since this read fails its conditional write. Null when
+ * the version is not enforced, or the read failed as a whole (each target is then re-read alone, as usual).
  */
 export async function readWindow(ctx: TargetContext, targets: readonly OperationTargetRow[]): Promise<Map<string, Reread> | null> {
-  if (!ctx.connector.writeEnforcesVersion || targets.length === 0) return null
+  if (!ctx.versionEnforced || targets.length === 0) return null
   const ids = targets.map((t) => t.record_id)
   try {
     const telemetry = ctx.telemetry ?? NO_TELEMETRY
@@ -262,7 +267,7 @@ export async function rereadOne(connector: Connector, id: string, when: 'before'
   }
 }
 
-function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: string, when: 'before' | 'after'): Reread {
+export function rereadOf(result: Pick<Awaited<ReturnType<Connector['readByIds']>>, 'records' | 'failed'>, id: string, when: 'before' | 'after'): Reread {
   const record = result.records.get(id)
   if (record) return { kind: 'found', record }
   const failure = result.failed.find((f) => f.id === id)

@@ -1,35 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
-import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
-import { startUsersUpstream, userIdOf, usersResourceConfig, type UsersUpstream } from './support/users-upstream.js'
-
-/** A demo gateway that also serves a `users` resource over a real loopback REST upstream. */
-async function withUsersGateway(
-  kind: (typeof STORE_KINDS)[number],
-  count: number,
-  execution: Record<string, unknown>,
-  body: (ctx: { fx: GatewayFixture; upstream: UsersUpstream; agent: Caller; reviewer: Caller }) => Promise<void>,
-): Promise<void> {
-  const upstream = await startUsersUpstream(count)
-  let fx: GatewayFixture | undefined
-  try {
-    fx = await startDemoGateway({
-      store: kind,
-      count: 50,
-      edit: (raw) => {
-        raw.resources.users = usersResourceConfig(upstream.origin)
-        raw.execution = execution
-      },
-    })
-    const token = (await fx.gateway.principals.issue({ name: 'users-agent', role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })).token
-    await body({ fx, upstream, agent: caller(fx.base, token), reviewer: fx.as('reviewer') })
-  } finally {
-    await fx?.close()
-    await upstream.close()
-  }
-}
+import { allResults, selectProposeApprove, waitForOperation } from './support/flow.js'
+import { userIdOf } from './support/users-upstream.js'
+import { withUsersGateway } from './support/users-gateway.js'
 
 for (const kind of STORE_KINDS) {
   describe(`bulk change on a plain-HTTP upstream (${kind} store)`, () => {

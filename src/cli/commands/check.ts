@@ -1,6 +1,11 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
+import { recordVersionProof, versionProofDigest } from '../../operations/index.js'
+import type { Resource } from '../../resources/index.js'
+import type { Database } from '../../store/index.js'
+import type { Guarantee } from '../../checks/index.js'
+import type { Kysely } from 'kysely'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
 
@@ -11,7 +16,7 @@ export function registerCheck(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('--pages <n>', 'pages read from the start of each source (default 3)', positiveInteger('--pages'))
     .option('--page-size <n>', 'records per page (default 50)', positiveInteger('--page-size'))
-    .option('--write-probe <id>', 'also send, per action, a write to record ID with a stale version that must be refused (it sets the values the record already has)')
+    .option('--write-probe <id>', 'also send, per action, a write to record ID with a stale version that must be refused (it sets the values the record already has); the result is kept, and one that held lets operations of that action skip the second read of each target')
     .option('--json', 'print the report as JSON')
     .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
       const report = await withCliGateway(flags, async (gateway) => {
@@ -19,9 +24,33 @@ export function registerCheck(program: Command): void {
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
-        return checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
+        const report = await checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
+        if (flags.writeProbe) await keepWriteProbes(gateway.store.db, resource, flags.writeProbe, report.guarantees)
+        return report
       })
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderCheckReport(report)}\n`)
       process.exitCode = CHECK_EXIT_CODES[report.verdict]
     })
+}
+
+/**
+ * Each action's probe result goes into the store: one that held lets the executor rely on the upstream refusing a
+ * stale version for that action (one read per batch instead of one more per target); any other replaces it.
+ */
+async function keepWriteProbes(db: Kysely<Database>, resource: Resource, recordId: string, guarantees: readonly Guarantee[]): Promise<void> {
+  const probedAt = new Date().toISOString()
+  for (const [action, config] of Object.entries(resource.config.actions)) {
+    const probe = guarantees.find((g) => g.name === `write_probe.${action}`)
+    if (!probe) continue
+    const status = probe.status === 'holds' || probe.status === 'unsafe' ? probe.status : 'unknown'
+    await recordVersionProof(db, {
+      resource: resource.name,
+      action,
+      digest: versionProofDigest(resource.config.connector, config),
+      status,
+      record_id: recordId,
+      probed_at: probedAt,
+      detail: probe.detail,
+    })
+  }
 }

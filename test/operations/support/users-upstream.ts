@@ -30,6 +30,8 @@ export interface UsersUpstream {
   /** every PATCH received, in arrival order */
   readonly writeLog: string[]
   totalWrites(): number
+  /** GETs of one user by id received */
+  readsById(): number
   onWrite: (id: string, n: number) => WriteDecision | void
   close(): Promise<void>
 }
@@ -41,6 +43,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   for (let i = 1; i <= count; i++) users.set(userIdOf(i), { id: userIdOf(i), name: `User ${i}`, role: 'member', status: 'active', version: 1 })
   const writes = new Map<string, number>()
   const writeLog: string[] = []
+  let readsById = 0
   const state: Pick<UsersUpstream, 'onWrite'> = { onWrite: () => undefined }
 
   const send = (res: ServerResponse, status: number, body?: unknown) => {
@@ -61,6 +64,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     if (!match) return send(res, 404, { error: 'no route' })
     const id = decodeURIComponent(match[1]!)
     if (req.method === 'GET') {
+      readsById += 1
       const user = users.get(id)
       return user ? send(res, 200, user) : send(res, 404, { error: 'not found' })
     }
@@ -97,6 +101,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     writes,
     writeLog,
     totalWrites: () => writeLog.length,
+    readsById: () => readsById,
     get onWrite() {
       return state.onWrite
     },
