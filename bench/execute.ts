@@ -104,6 +104,11 @@ async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
   return [throughput, healthFigure]
 }
 
+/** The users resource reading as many records at once as it writes (its batch re-reads, before each batch's writes). */
+function withReadConcurrency(resource: Record<string, any>): Record<string, unknown> {
+  return { ...resource, connector: { ...resource.connector, read_concurrency: CONCURRENCY } }
+}
+
 /** `count` users on a loopback HTTP upstream; Warrant's `set_role` against a bare loop of the same If-Match PATCHes from 16 workers. */
 export async function benchExecuteHttp(count: number, runs: number): Promise<Figure[]> {
   const upstream = await startUsersUpstream(count)
@@ -115,7 +120,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
       store: `sqlite:${join(dir.path, 'warrant.db')}`,
       server: { host: '127.0.0.1', port: 0 },
       execution: { concurrency: CONCURRENCY },
-      resources: { users: usersResourceConfig(upstream.origin) },
+      resources: { users: withReadConcurrency(usersResourceConfig(upstream.origin)) },
     }),
   )
   let child: ChildProcess | null = null

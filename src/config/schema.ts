@@ -66,6 +66,13 @@ export const httpConnectorSchema = z.strictObject({
     .optional(),
   timeout_ms: durationMs.default(10_000),
   max_response_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+  read_concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(8)
+    .describe('records read by id at once (a batch re-read before its writes, reconciliation); raise it with execution.concurrency'),
   list: z.strictObject({
     path: z.string().startsWith('/'),
     query: z.record(z.string(), z.string()).default({}).describe('fixed query parameters'),

@@ -8,7 +8,7 @@ import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
-import { executeTarget, readWindow, rereadOf, type Reread, type TargetContext } from './target-step.js'
+import { executeTarget, readWindow, type Reread, type TargetContext } from './target-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 import type { VersionProof } from './version-proof.js'
 
@@ -194,68 +194,44 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const running = () => halt === null && !abort.signal.aborted
 
   /**
-   * A batch's targets at most `concurrency` at once; the batch drains before the next is re-read. `reads`: the
-   * batch's records as its membership check read them, used only where the write enforces the version.
+   * A rolling window: `concurrency` workers take targets in member order. Targets come from `feed` (the pending
+   * ones a page at a time, or one batch), read before the queue runs dry, and are put `in_flight` a window at a
+   * time (`concurrency` targets, one transaction: one sync instead of one per target) before any of them is
+   * written; the next window is claimed while the last is still being written, so no worker waits for a batch
+   * to drain. `readChunk` gives a window's records where the write enforces the version (else each target is
+   * re-read alone). A crash leaves in flight (so unknown, reconciled later) the targets being written, those
+   * answered in the last few milliseconds (outcomes commit in groups), and up to two windows claimed and not
+   * started; none is written twice. Targets claimed and never started when the run stops or halts go back to
+   * pending.
    */
-  const runBatch = async (batch: readonly OperationTargetRow[], reads?: ReadonlyMap<string, SourceRecord>): Promise<void> => {
-    const queue = [...batch]
-    // a target put back after a 429 is read again alone: its batch read is older than the pause
-    const retried = new Set<number>()
-    const worker = async () => {
-      while (queue.length > 0 && running()) {
-        await pacer.acquire()
-        if (!running()) return
-        const target = queue.shift()
-        if (!target) return
-        const read = ctx.versionEnforced && reads && !retried.has(target.ord) ? rereadOf({ records: reads, failed: [] }, target.record_id, 'before') : undefined
-        await step(
-          target,
-          (t) => {
-            retried.add(t.ord)
-            queue.unshift(t)
-          },
-          false,
-          read,
-        )
-      }
-    }
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(rules.concurrency, batch.length)) }, worker))
-  }
-
-  /**
-   * A rolling window: `concurrency` workers take targets in member order. Pending targets are read a batch at a
-   * time before the queue runs dry, and put `in_flight` a window at a time (`concurrency` targets, one
-   * transaction: one sync instead of one per target) before any of them is written; the next window is claimed
-   * while the last is still being written, so no worker waits for a batch to drain. A crash leaves in flight (so
-   * unknown, reconciled later) the targets being written, those answered in the last few milliseconds (outcomes
-   * commit in groups), and up to two windows claimed and not started; none is written twice. Targets claimed and
-   * never started when the run stops or halts go back to pending.
-   */
-  const runWindow = async (): Promise<void> => {
+  const runWindow = async (
+    feed: () => Promise<readonly OperationTargetRow[]>,
+    readChunk: (chunk: readonly OperationTargetRow[]) => Promise<ReadonlyMap<string, Reread> | null>,
+  ): Promise<void> => {
     const queue: OperationTargetRow[] = []
     const claimed: OperationTargetRow[] = []
     const window = Math.max(1, rules.concurrency)
-    let afterOrd = -1
     let exhausted = false
     let fetching: Promise<void> | null = null
     let claiming: Promise<void> | null = null
     const refill = () =>
-      (fetching ??= targetsInState(db, operationId, 'pending', afterOrd, Math.max(rules.batch_size, 2 * window))
+      (fetching ??= feed()
         .then((batch) => {
           if (batch.length === 0) exhausted = true
-          else {
-            afterOrd = batch[batch.length - 1]!.ord
-            queue.push(...batch)
-          }
+          else queue.push(...batch)
         })
         .finally(() => (fetching = null)))
-    // records read with their window (a connector whose write enforces the version), by ord
+    // records read with their window or batch (where the write enforces the version), by ord
     const reads = new Map<number, Reread>()
     const claim = () =>
       (claiming ??= (async () => {
         const chunk = queue.splice(0, window)
-        const read = await readWindow(ctx, chunk)
-        if (read) for (const t of chunk) reads.set(t.ord, read.get(t.record_id)!)
+        const read = await readChunk(chunk)
+        if (read)
+          for (const t of chunk) {
+            const record = read.get(t.record_id)
+            if (record) reads.set(t.ord, record)
+          }
         const at = now()
         // asked for in one turn, so the ledger commits them as one statement in one transaction
         const marked = await Promise.all(chunk.map((t) => markInFlight(db, operationId, t.ord, owner, at)))
@@ -308,8 +284,15 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
 
   try {
-    if (!rules.revalidate_membership_per_batch) await runWindow()
-    else {
+    if (!rules.revalidate_membership_per_batch) {
+      let afterOrd = -1
+      const pending = async () => {
+        const page = await targetsInState(db, operationId, 'pending', afterOrd, Math.max(rules.batch_size, 2 * Math.max(1, rules.concurrency)))
+        if (page.length > 0) afterOrd = page[page.length - 1]!.ord
+        return page
+      }
+      await runWindow(pending, (chunk) => readWindow(ctx, chunk))
+    } else {
       let afterOrd = -1
       while (running()) {
         const batch = await targetsInState(db, operationId, 'pending', afterOrd, rules.batch_size)
@@ -329,7 +312,24 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           if (abort.signal.aborted) break
         }
         if (!running()) break
-        await runBatch(batch, reads)
+        // the batch drains before the next is re-read; its windows are claimed like any other. A target read
+        // with the batch is not read again alone where the write enforces the version; one put back after a
+        // 429 is (its batch read is older than the pause): each read serves once.
+        const batchReads = ctx.versionEnforced && reads ? new Map(reads) : null
+        let fed = false
+        await runWindow(
+          async () => (fed ? [] : ((fed = true), batch)),
+          async (chunk) => {
+            if (!batchReads) return null
+            const out = new Map<string, Reread>()
+            for (const t of chunk) {
+              const record = batchReads.get(t.record_id)
+              batchReads.delete(t.record_id)
+              if (record) out.set(t.record_id, { kind: 'found', record })
+            }
+            return out
+          },
+        )
         afterOrd = batch[batch.length - 1]!.ord
       }
     }

@@ -8,6 +8,7 @@ import { WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
 import type { Database, IsoTimestamp } from './schema.js'
+import { cachingStatements } from './statement-cache.js'
 import { EventLoopSlices } from './event-loop-slices.js'
 import { parseStoreUrl } from './store-url.js'
 import type { StoreLocation } from './store-url.js'
@@ -72,7 +73,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
   const sqlite = location.dialect === 'sqlite' ? openSqlite(location) : null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqlite! }) : await openPostgres(location, options)
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: cachingStatements(sqlite!) }) : await openPostgres(location, options)
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })

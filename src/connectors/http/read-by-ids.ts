@@ -8,8 +8,6 @@ import { shapeProblem, toRecord } from './record.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
-/** How many single-record reads run at once. */
-export const READ_BY_IDS_CONCURRENCY = 8
 
 type OneRead =
   | { readonly kind: 'found'; readonly record: SourceRecord }
@@ -22,7 +20,7 @@ type OneRead =
  */
 export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
   const unique = [...new Set(ids)]
-  const reads = await mapBounded(unique, READ_BY_IDS_CONCURRENCY, (id) => readOne(ctx, id, signal))
+  const reads = await mapBounded(unique, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   const records = new Map<string, SourceRecord>()
   const missing: string[] = []
   const failed: { id: string; message: string; status?: number }[] = []

@@ -35,7 +35,7 @@ describe('http readByIds', () => {
   })
   after(() => upstream.close())
 
-  function connector(version: Record<string, unknown> = { from: 'etag' }) {
+  function connector(version: Record<string, unknown> = { from: 'etag' }, extra: Record<string, unknown> = {}) {
     const log = callLog()
     const conn = createHttpConnector({
       resource: httpResource({
@@ -44,6 +44,7 @@ describe('http readByIds', () => {
           { name: 'b', base_url: `${upstream.origin}/b` },
         ],
         version,
+        ...extra,
       }),
       onCall: log.onCall,
     })
@@ -107,5 +108,15 @@ describe('http readByIds', () => {
     assert.equal(result.records.size, 30)
     assert.equal(upstream.seen.length, 30)
     assert.ok(maxInFlight <= 8 && maxInFlight > 1, `max in flight ${maxInFlight}`)
+  })
+
+  it('read_concurrency sets how many at once', async () => {
+    for (const limit of [1, 16]) {
+      maxInFlight = 0
+      const ids = Array.from({ length: 40 }, (_, i) => `c${i}`)
+      const result = await connector({ from: 'etag' }, { read_concurrency: limit }).conn.readByIds(ids)
+      assert.equal(result.records.size, 40)
+      assert.ok(maxInFlight <= limit && (limit === 1 || maxInFlight > 8), `read_concurrency ${limit}: max in flight ${maxInFlight}`)
+    }
   })
 })
