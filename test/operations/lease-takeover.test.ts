@@ -70,6 +70,34 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(held, { state: 'running', lease_owner: liveOwner })
       }))
 
+    test('a process whose clock passed its lease before it starts a claimed target stops there: the target, claimed under the lease, is never written and is pending again', () => {
+      // One write every 10 s of the services' clock, which the pacer's waits move on virtually; the lease ends 30 s
+      // after the commit and would be renewed every 10 s of real time, so it never is here. Targets 1-3 start at
+      // 0, 10 and 20 s. Target 4 is claimed at ~20 s, still under the lease (the store checks it), then waits for
+      // its slot until 30 s: by then the lease has passed, and the executor must not start it.
+      let skew = 0
+      const clock = () => new Date(Date.now() + skew)
+      const wait = async (ms: number) => {
+        skew += ms
+      }
+      return withHarness(kind, { count: 12, execution: { concurrency: 1, lease_seconds: 30, max_writes_per_second: 0.1 }, service: { executors: 'commits', wait }, clock }, async (h) => {
+        const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-stall' })
+        const deadline = Date.now() + 10_000
+        for (;;) {
+          const row = await h.store.db.selectFrom('operations').select(['lease_owner', 'state']).where('id', '=', receipt.operation_id).executeTakeFirstOrThrow()
+          // started, then gave its lease back
+          if (h.upstream.calls.size > 0 && row.lease_owner === null) break
+          assert.ok(Date.now() < deadline, `the executor did not stop: ${JSON.stringify(row)}`)
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        const view = await h.operations.get(AGENT, receipt.operation_id)
+        assert.equal(view.state, 'running', 'stopped, not finished: the lease given back, another executor resumes it')
+        assert.deepEqual([...h.upstream.calls.keys()], ['u0000', 'u0001', 'u0002'], 'no write started once the clock had passed the lease')
+        const ledger = await h.store.db.selectFrom('operation_targets').select(['state']).where('operation_id', '=', receipt.operation_id).orderBy('ord').execute()
+        assert.deepEqual(ledger.map((t) => t.state), [...Array(3).fill('succeeded'), ...Array(9).fill('pending')])
+      })
+    })
+
     test('the lease is renewed while a long operation runs (the executor never loses it to its own stalled loop)', () => {
       const stopped: object[] = []
       const log = { info: (fields: object, message: string) => void (message.includes('stopped before the end') && stopped.push(fields)), warn: () => undefined, error: () => undefined }
