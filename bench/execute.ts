@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { createCliWorkspace, runWarrant } from '../test/support/cli-config.js'
-import { createTempDir } from '../test/support/stores.js'
+import pg from 'pg'
+import { ensureDemoData } from '../src/demo/index.js'
+import { createTempDir, createTestPostgresDatabase } from '../test/support/stores.js'
 import { caller, selectProposeApprove, waitForOperation, type Caller } from '../test/operations/support/flow.js'
 import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
 import { startUsersUpstream, usersResourceConfig } from '../test/operations/support/users-upstream.js'
@@ -191,7 +193,7 @@ export async function benchExecuteSql(rows: number, runs: number): Promise<Figur
     const served = await startServe(workspace.configPath)
     child = served.child
     // each run, Warrant's or the bare loop's, pauses the past-due subscriptions or resumes them
-    let paused = false
+    const turns = pauseAndResume()
     const update = lite.prepare(
       `update subscriptions set collection = ?, pause_reason = ?, version = version + 1, updated_at = ? where id = ? and version = ? and status = 'past_due' and collection = ? returning id, version`,
     )
@@ -205,25 +207,169 @@ export async function benchExecuteSql(rows: number, runs: number): Promise<Figur
       base: served.base,
       agent: caller(served.base, agentToken),
       reviewers: reviewerTokens.map((t) => caller(served.base, t)),
-      change: (round) =>
-        !paused
-          ? { filter: { status: 'past_due', collection: 'active' }, action: { type: 'pause_collection', reason: `bench ${round}` } }
-          : { filter: { status: 'past_due', collection: 'paused' }, action: { type: 'resume_collection' } },
+      change: turns.change,
       bare: async (round) => {
-        const [from, to, reason] = !paused ? ['active', 'paused', `bench ${round}`] : ['paused', 'active', '']
+        const [from, to, reason] = turns.bareRound(round)
         const list = targets.all(from) as { id: string; version: number }[]
         if (list.length !== count) throw new Error(`the bare loop found ${list.length} of ${count} targets`)
         const started = new Date().toISOString()
         for (const t of list) if (update.all(to, reason, started, t.id, t.version, from).length !== 1) throw new Error(`bare UPDATE ${t.id} changed nothing`)
-        paused = !paused
+        turns.flip()
       },
-      changed: () => {
-        paused = !paused
-      },
+      changed: turns.flip,
     })
   } finally {
     if (child) await stopServe(child, 'SIGTERM')
     lite.close()
+    await workspace.drop()
+  }
+}
+
+/** The demo's past-due subscriptions paused and resumed in turn (by Warrant or by a bare loop), from active. */
+function pauseAndResume() {
+  let paused = false
+  return {
+    change: (round: number) =>
+      !paused
+        ? { filter: { status: 'past_due', collection: 'active' }, action: { type: 'pause_collection', reason: `bench ${round}` } }
+        : { filter: { status: 'past_due', collection: 'paused' }, action: { type: 'resume_collection' } },
+    /** the bare loop's round: the collection it moves from and to, and the reason it writes */
+    bareRound: (round: number): [string, string, string] => (!paused ? ['active', 'paused', `bench ${round}`] : ['paused', 'active', '']),
+    flip: () => {
+      paused = !paused
+    },
+  }
+}
+
+/**
+ * The demo's sql resource on PostgreSQL, with a PostgreSQL store, through `warrant serve`: the past-due rows
+ * paused and resumed in turn, against the same conditional UPDATEs from CONCURRENCY workers on a pool of as many.
+ */
+export async function benchExecuteSqlPostgres(rows: number, runs: number): Promise<Figure[]> {
+  const upstreamDb = await createTestPostgresDatabase()
+  const storeDb = await createTestPostgresDatabase()
+  const pool = new pg.Pool({ connectionString: upstreamDb.url, max: CONCURRENCY })
+  let child: ChildProcess | null = null
+  let workspace: Awaited<ReturnType<typeof createCliWorkspace>> | null = null
+  try {
+    await ensureDemoData({ url: upstreamDb.url, count: rows })
+    workspace = await createCliWorkspace({
+      count: 1,
+      edit: (raw) => {
+        raw.store = storeDb.url
+        raw.resources.subscriptions.connector.url = upstreamDb.url
+        raw.server = { host: '127.0.0.1', port: 0 }
+        raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+      },
+    })
+    await pool.query(`update subscriptions set collection = 'active', pause_reason = '' where status = 'past_due'`)
+    const count = Number((await pool.query(`select count(*) as n from subscriptions where status = 'past_due'`)).rows[0].n)
+    const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
+    const served = await startServe(workspace.configPath)
+    child = served.child
+    const turns = pauseAndResume()
+    return await measureExecution({
+      label: `sql on PostgreSQL (warrant serve, PostgreSQL store, concurrency ${CONCURRENCY})`,
+      baseline: `the same conditional UPDATEs from ${CONCURRENCY} workers on a pool of ${CONCURRENCY}`,
+      count,
+      runs,
+      resource: 'subscriptions',
+      base: served.base,
+      agent: caller(served.base, agentToken),
+      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      change: turns.change,
+      bare: async (round) => {
+        const [from, to, reason] = turns.bareRound(round)
+        const list = (await pool.query(`select id, version from subscriptions where status = 'past_due' and collection = $1 order by id`, [from])).rows as { id: string; version: number }[]
+        if (list.length !== count) throw new Error(`the bare loop found ${list.length} of ${count} targets`)
+        const started = new Date().toISOString()
+        let next = 0
+        const worker = async () => {
+          while (next < list.length) {
+            const t = list[next++]!
+            const updated = await pool.query(
+              `update subscriptions set collection = $1, pause_reason = $2, version = version + 1, updated_at = $3 where id = $4 and version = $5 and status = 'past_due' and collection = $6 returning id, version`,
+              [to, reason, started, t.id, t.version, from],
+            )
+            if (updated.rowCount !== 1) throw new Error(`bare UPDATE ${t.id} changed nothing`)
+          }
+        }
+        await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+        turns.flip()
+      },
+      changed: turns.flip,
+    })
+  } finally {
+    if (child) await stopServe(child, 'SIGTERM')
+    await pool.end()
+    await workspace?.drop()
+    await storeDb.drop()
+    await upstreamDb.drop()
+  }
+}
+
+/**
+ * `/health` while the server does both heavy things at once on a SQLite store and SQLite data: freezing a
+ * selection of every row, and executing an operation over the past-due ones whose collection is active. Asked every 10 ms
+ * from before the commit until both have ended; the figure is the p99 of those answers' latency.
+ */
+export async function benchHealthUnderLoad(rows: number): Promise<Figure> {
+  const workspace = await createCliWorkspace({
+    count: rows,
+    edit: (raw) => {
+      raw.server = { host: '127.0.0.1', port: 0 }
+      raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+    },
+  })
+  let child: ChildProcess | null = null
+  try {
+    const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection'] }, 2)
+    const served = await startServe(workspace.configPath)
+    child = served.child
+    const agent = caller(served.base, agentToken)
+    const action = { type: 'pause_collection', reason: 'bench under load' }
+    const { selection } = await selectProposeApprove(agent, reviewerTokens.map((t) => caller(served.base, t)), 'subscriptions', { filter: { status: 'past_due', collection: 'active' } }, action)
+    const health: number[] = []
+    let probing = true
+    const probe = (async () => {
+      while (probing) {
+        const started = performance.now()
+        await (await fetch(`${served.base}/health`)).arrayBuffer()
+        health.push(performance.now() - started)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    })()
+    let frozen = 0
+    try {
+      const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': 'bench-under-load' })
+      if (commit.status !== 202) throw new Error(`commit answered ${commit.status}: ${JSON.stringify(commit.body)}`)
+      const [freeze, operation] = await Promise.all([
+        agent('POST', '/v1/resources/subscriptions/selections', { filter: {}, page_size: 1000 }),
+        waitForOperation(agent, commit.body.operation_id, 1_800_000),
+      ])
+      if (freeze.status !== 201 || freeze.body.count !== rows) throw new Error(`the freeze answered ${freeze.status}: ${JSON.stringify(freeze.body).slice(0, 300)}`)
+      if (operation.counts.succeeded !== selection.count) throw new Error(`operation ended ${operation.state}: ${JSON.stringify(operation.counts)}`)
+      frozen = freeze.body.count
+    } finally {
+      probing = false
+      await probe
+    }
+    const sorted = [...health].sort((a, b) => a - b)
+    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN
+    return {
+      name: `/health p99 while ${frozen.toLocaleString('en')} rows freeze and a ${selection.count.toLocaleString('en')}-target operation runs (SQLite store and data)`,
+      baseline: `none (absolute: ${sorted.length} requests, one every 10 ms; median ${median(sorted).toFixed(1)} ms, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(1)} ms)`,
+      ratio: p99,
+      range: [p99, p99],
+      warrantMs: 0,
+      baselineMs: 0,
+      runs: 1,
+      goal: '< 50 ms',
+      met: p99 < 50,
+      unit: 'ms',
+    }
+  } finally {
+    if (child) await stopServe(child, 'SIGTERM')
     await workspace.drop()
   }
 }
