@@ -4,7 +4,9 @@ import type { Telemetry } from './telemetry.js'
 /**
  * A connector whose walk pages are measured and traced: one span per page (resource, source, page size, how
  * it ended, how many records), and the pages and records counters. Reads by id and writes pass through; the
- * calls they make are reported by the connector's own call events.
+ * calls they make are reported by the connector's own call events. Every optional property of the connector
+ * and its sessions is forwarded: one left out turns a guarantee off without a word (the sessions' `positions`
+ * once were, and no walk through the gateway could prove itself).
  */
 export function instrumentConnector(connector: Connector, resource: string, telemetry: Telemetry): Connector {
   const instrumentSession = (session: ReadSession): ReadSession => ({
@@ -14,6 +16,8 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     get snapshot() {
       return session.snapshot
     },
+    // what a position proves decides whether a walk without a snapshot can vouch for itself (`stability`)
+    ...(session.positions === undefined ? {} : { positions: session.positions }),
     readPage: (request) =>
       telemetry.span('warrant.walk.page', { 'warrant.resource': resource, 'warrant.source': request.source, 'warrant.page_size': request.pageSize }, async () => {
         const result = await session.readPage(request)
