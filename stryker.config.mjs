@@ -8,15 +8,15 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    // target-step: a compensation target that no longer holds what was written (137-138), the precondition it
-    // carries (147) and the precondition check every target passes before its write (150)
-    mutate: ['src/operations/target-step.ts:137-138', 'src/operations/target-step.ts:147-147', 'src/operations/target-step.ts:150-150', 'src/operations/commit.ts:129-130'],
+    // target-step: a compensation target that no longer holds what was written (142-143), the precondition it
+    // carries (152) and the precondition check every target passes before its write (155)
+    mutate: ['src/operations/target-step.ts:142-143', 'src/operations/target-step.ts:152-152', 'src/operations/target-step.ts:155-155', 'src/operations/commit.ts:129-130'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
   executor: {
-    // the window claim: a target reaches a worker only once its in_flight is committed (229-232)
-    mutate: ['src/operations/executor.ts:229-232'],
+    // the window claim: a target reaches a worker only once its in_flight is committed (237-240)
+    mutate: ['src/operations/executor.ts:237-240'],
     tests: ['test/operations/executor.test.ts'],
     only: 'in flight|in_flight|closing mid-operation|no longer holds pending',
   },
@@ -25,7 +25,7 @@ const groups = {
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {
-    mutate: ['src/api/failure-limit.ts:25-26', 'src/api/failure-limit.ts:31-33', 'src/api/authenticate.ts:24-25', 'src/api/authenticate.ts:31-31', 'src/ui/routes/session.ts:72-72', 'src/ui/routes/session.ts:84-84'],
+    mutate: ['src/api/failure-limit.ts:29-30', 'src/api/failure-limit.ts:35-37', 'src/api/failure-limit.ts:43-52', 'src/api/authenticate.ts:24-25', 'src/api/authenticate.ts:31-31', 'src/ui/routes/session.ts:72-72', 'src/ui/routes/session.ts:84-84'],
     tests: ['test/api/failure-limit.test.ts', 'test/api/authenticate.test.ts', 'test/ui/sign-in-limit.test.ts'],
   },
   pacer: {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { FAILURE_WINDOW_MS, MAX_FAILURES, createFailureLimit } from '../../src/api/failure-limit.js'
+import { FAILURE_WINDOW_MS, MAX_FAILURES, clientKey, createFailureLimit } from '../../src/api/failure-limit.js'
 
 /**
  * The per-address failure limit on its own clock (authentication and review sign-in both use it; their HTTP
@@ -36,12 +36,32 @@ describe('failure limit', () => {
     assert.equal(limit.blockedFor('a'), 60)
   })
 
-  test('past 10,000 addresses the counts are dropped, not grown without bound; at 10,000 they are kept', () => {
-    const { limit } = at(0)
+  test('past 10,000 addresses, ended windows and then unblocked addresses are dropped, oldest first: a flood of sources never unblocks the address that was guessing', () => {
+    const { clock, limit } = at(0)
     for (let i = 0; i < MAX_FAILURES; i++) limit.fail('a')
+    limit.fail('early')
+    clock.now = FAILURE_WINDOW_MS / 2
     for (let i = 1; i < 10_000; i++) limit.fail(`10.0.${i >> 8}.${i & 255}`)
-    assert.equal(limit.blockedFor('a'), 60, '10,000 addresses are kept')
-    limit.fail('10.255.255.255')
-    assert.equal(limit.blockedFor('a'), null, 'the 10,001st drops them all')
+    for (let i = 1; i < 50; i++) limit.fail(`10.1.0.${i}`)
+    assert.equal(limit.blockedFor('a'), 30, 'the guessing address is still blocked')
+    // the flood's own addresses went, oldest first: the first of them again counts from one
+    for (let i = 0; i < MAX_FAILURES - 1; i++) limit.fail('10.0.0.1')
+    assert.equal(limit.blockedFor('10.0.0.1'), null)
+    limit.fail('10.0.0.1')
+    assert.equal(limit.blockedFor('10.0.0.1'), 60)
+    // once the guessing address's window has ended, it is what goes first
+    clock.now = FAILURE_WINDOW_MS
+    limit.fail('10.2.0.1')
+    assert.equal(limit.blockedFor('a'), null)
+  })
+
+  test('an IPv6 peer counts by its /64: one host cannot spread its guesses over its addresses', () => {
+    const { limit } = at(0)
+    for (let i = 0; i < MAX_FAILURES; i++) limit.fail(clientKey(`2001:db8:1:2::${(i + 1).toString(16)}`))
+    assert.equal(limit.blockedFor(clientKey('2001:0db8:0001:0002:ffff:0:0:9')), 60)
+    assert.equal(limit.blockedFor(clientKey('2001:db8:1:3::1')), null, 'another /64 is another client')
+    assert.equal(clientKey('::ffff:192.0.2.7'), '192.0.2.7', 'an IPv4 peer on a dual-stack socket is that IPv4 address')
+    assert.equal(clientKey('192.0.2.7'), '192.0.2.7')
+    assert.equal(clientKey('fe80::1%eth0'), 'fe80:0:0:0::/64')
   })
 })
