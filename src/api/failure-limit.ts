@@ -34,18 +34,20 @@ export function createFailureLimit(options: { readonly now: () => number }): Fai
       const record = failures.get(client)
       const fresh = !record || now - record.since >= FAILURE_WINDOW_MS
       failures.set(client, fresh ? { count: 1, since: now } : { count: record.count + 1, since: record.since })
-      if (failures.size > MAX_ADDRESSES) evict(failures, now)
+      if (failures.size > MAX_ADDRESSES) evict(failures, now, client)
     },
   }
 }
 
-function evict(failures: Map<string, { count: number; since: number }>, now: number): void {
+/** Down to MAX_ADDRESSES: ended windows, then unblocked addresses, then any, oldest first; never `failing`. */
+function evict(failures: Map<string, { count: number; since: number }>, now: number, failing: string): void {
   for (const [address, record] of failures) if (now - record.since >= FAILURE_WINDOW_MS) failures.delete(address)
   // a Map iterates in insertion order: the first addresses are those whose window opened first
   for (const [address, record] of failures) {
     if (failures.size <= MAX_ADDRESSES) return
-    if (record.count < MAX_FAILURES) failures.delete(address)
+    if (record.count < MAX_FAILURES && address !== failing) failures.delete(address)
   }
+  // `failing` was added last: the oldest go long before it could be reached
   for (const address of failures.keys()) {
     if (failures.size <= MAX_ADDRESSES) return
     failures.delete(address)

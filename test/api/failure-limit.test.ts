@@ -36,23 +36,53 @@ describe('failure limit', () => {
     assert.equal(limit.blockedFor('a'), 60)
   })
 
-  test('past 10,000 addresses, ended windows and then unblocked addresses are dropped, oldest first: a flood of sources never unblocks the address that was guessing', () => {
+  // An address with 19 failures is a probe: one more blocks it if it was kept; if it was dropped, its count
+  // starts again and one more does not.
+  const kept = (limit: ReturnType<typeof createFailureLimit>, address: string) => {
+    limit.fail(address)
+    return limit.blockedFor(address) !== null
+  }
+  const failTimes = (limit: ReturnType<typeof createFailureLimit>, address: string, n: number) => {
+    for (let i = 0; i < n; i++) limit.fail(address)
+  }
+  const flood = (limit: ReturnType<typeof createFailureLimit>, n: number, prefix = '10.0') => {
+    for (let i = 0; i < n; i++) limit.fail(`${prefix}.${i >> 8}.${i & 255}`)
+  }
+
+  test('10,000 addresses are all kept; the 10,001st drops the oldest unblocked one, never the address that was guessing', () => {
+    const { limit } = at(0)
+    failTimes(limit, 'guessing', MAX_FAILURES)
+    failTimes(limit, 'oldest', MAX_FAILURES - 1)
+    failTimes(limit, 'second', MAX_FAILURES - 1)
+    flood(limit, 9_997)
+    assert.equal(kept(limit, 'oldest'), true, 'at 10,000 nothing was dropped')
+    // 'oldest' is blocked now: the next oldest unblocked address is the one to go
+    flood(limit, 1, '10.9')
+    assert.equal(limit.blockedFor('guessing'), 60)
+    assert.equal(limit.blockedFor('oldest'), 60)
+    assert.equal(kept(limit, 'second'), false, 'the oldest unblocked address was dropped')
+  })
+
+  test('past 10,000 addresses, windows that ended go first, exactly at their end', () => {
     const { clock, limit } = at(0)
-    for (let i = 0; i < MAX_FAILURES; i++) limit.fail('a')
-    limit.fail('early')
+    failTimes(limit, 'ended', MAX_FAILURES)
     clock.now = FAILURE_WINDOW_MS / 2
-    for (let i = 1; i < 10_000; i++) limit.fail(`10.0.${i >> 8}.${i & 255}`)
-    for (let i = 1; i < 50; i++) limit.fail(`10.1.0.${i}`)
-    assert.equal(limit.blockedFor('a'), 30, 'the guessing address is still blocked')
-    // the flood's own addresses went, oldest first: the first of them again counts from one
-    for (let i = 0; i < MAX_FAILURES - 1; i++) limit.fail('10.0.0.1')
-    assert.equal(limit.blockedFor('10.0.0.1'), null)
-    limit.fail('10.0.0.1')
-    assert.equal(limit.blockedFor('10.0.0.1'), 60)
-    // once the guessing address's window has ended, it is what goes first
+    failTimes(limit, 'probe', MAX_FAILURES - 1)
+    flood(limit, 9_998)
     clock.now = FAILURE_WINDOW_MS
-    limit.fail('10.2.0.1')
-    assert.equal(limit.blockedFor('a'), null)
+    flood(limit, 1, '10.9')
+    assert.equal(kept(limit, 'probe'), true, 'the ended window went, not the oldest live address')
+    assert.equal(limit.blockedFor('ended'), null)
+  })
+
+  test('when every other address is blocked, the oldest blocked one goes, not the address failing now', () => {
+    const { limit } = at(0)
+    failTimes(limit, 'first', MAX_FAILURES)
+    for (let i = 1; i < 10_000; i++) failTimes(limit, `10.0.${i >> 8}.${i & 255}`, MAX_FAILURES)
+    failTimes(limit, 'newcomer', MAX_FAILURES - 1)
+    assert.equal(limit.blockedFor('first'), null, 'the oldest blocked address was dropped')
+    assert.equal(limit.blockedFor('10.0.0.1'), 60, 'the next one is still blocked')
+    assert.equal(kept(limit, 'newcomer'), true, 'the address failing now was counted all along')
   })
 
   test('an IPv6 peer counts by its /64: one host cannot spread its guesses over its addresses', () => {
