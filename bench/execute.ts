@@ -106,6 +106,21 @@ async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
   return [throughput, healthFigure]
 }
 
+/** Every past-due subscription with its collection active, so each round moves the same set; and their count. */
+const PAST_DUE_ACTIVE = `update subscriptions set collection = 'active', pause_reason = '' where status = 'past_due'`
+const PAST_DUE_COUNT = `select count(*) as n from subscriptions where status = 'past_due'`
+
+/** A workspace config served on a free loopback port, executing CONCURRENCY targets at once. */
+function servedAtConcurrency(raw: Record<string, any>): void {
+  raw.server = { host: '127.0.0.1', port: 0 }
+  raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+}
+
+/** The agent and reviewers of a served gateway, as measureExecution takes them. */
+function callersOf(base: string, agentToken: string, reviewerTokens: readonly string[]) {
+  return { base, agent: caller(base, agentToken), reviewers: reviewerTokens.map((t) => caller(base, t)) }
+}
+
 /** The users resource reading as many records at once as it writes (its batch re-reads, before each batch's writes). */
 function withReadConcurrency(resource: Record<string, any>): Record<string, unknown> {
   return { ...resource, connector: { ...resource.connector, read_concurrency: CONCURRENCY } }
@@ -140,9 +155,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
       count,
       runs,
       resource: 'users',
-      base: served.base,
-      agent: caller(served.base, agentToken),
-      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      ...callersOf(served.base, agentToken, reviewerTokens),
       change: (round) => ({ filter: { status: 'active' }, action: { type: 'set_role', role: `r${round}` } }),
       bare: async (round) => {
         const ids = [...upstream.users.keys()]
@@ -178,17 +191,14 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
 export async function benchExecuteSql(rows: number, runs: number): Promise<Figure[]> {
   const workspace = await createCliWorkspace({
     count: rows,
-    edit: (raw) => {
-      raw.server = { host: '127.0.0.1', port: 0 }
-      raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
-    },
+    edit: servedAtConcurrency,
   })
   const lite = new BetterSqlite3(join(workspace.dir, 'demo.db'))
   let child: ChildProcess | null = null
   try {
     // every past-due subscription starts with collection active, so each round moves the same set
-    lite.prepare(`update subscriptions set collection = 'active', pause_reason = '' where status = 'past_due'`).run()
-    const count = (lite.prepare(`select count(*) as n from subscriptions where status = 'past_due'`).get() as { n: number }).n
+    lite.prepare(PAST_DUE_ACTIVE).run()
+    const count = (lite.prepare(PAST_DUE_COUNT).get() as { n: number }).n
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
     const served = await startServe(workspace.configPath)
     child = served.child
@@ -204,9 +214,7 @@ export async function benchExecuteSql(rows: number, runs: number): Promise<Figur
       count,
       runs,
       resource: 'subscriptions',
-      base: served.base,
-      agent: caller(served.base, agentToken),
-      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      ...callersOf(served.base, agentToken, reviewerTokens),
       change: turns.change,
       bare: async (round) => {
         const [from, to, reason] = turns.bareRound(round)
@@ -258,12 +266,11 @@ export async function benchExecuteSqlPostgres(rows: number, runs: number): Promi
       edit: (raw) => {
         raw.store = storeDb.url
         raw.resources.subscriptions.connector.url = upstreamDb.url
-        raw.server = { host: '127.0.0.1', port: 0 }
-        raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+        servedAtConcurrency(raw)
       },
     })
-    await pool.query(`update subscriptions set collection = 'active', pause_reason = '' where status = 'past_due'`)
-    const count = Number((await pool.query(`select count(*) as n from subscriptions where status = 'past_due'`)).rows[0].n)
+    await pool.query(PAST_DUE_ACTIVE)
+    const count = Number((await pool.query(PAST_DUE_COUNT)).rows[0].n)
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
     const served = await startServe(workspace.configPath)
     child = served.child
@@ -274,9 +281,7 @@ export async function benchExecuteSqlPostgres(rows: number, runs: number): Promi
       count,
       runs,
       resource: 'subscriptions',
-      base: served.base,
-      agent: caller(served.base, agentToken),
-      reviewers: reviewerTokens.map((t) => caller(served.base, t)),
+      ...callersOf(served.base, agentToken, reviewerTokens),
       change: turns.change,
       bare: async (round) => {
         const [from, to, reason] = turns.bareRound(round)
@@ -316,19 +321,16 @@ export async function benchExecuteSqlPostgres(rows: number, runs: number): Promi
 export async function benchHealthUnderLoad(rows: number): Promise<Figure> {
   const workspace = await createCliWorkspace({
     count: rows,
-    edit: (raw) => {
-      raw.server = { host: '127.0.0.1', port: 0 }
-      raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
-    },
+    edit: servedAtConcurrency,
   })
   let child: ChildProcess | null = null
   try {
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection'] }, 2)
     const served = await startServe(workspace.configPath)
     child = served.child
-    const agent = caller(served.base, agentToken)
+    const { agent, reviewers } = callersOf(served.base, agentToken, reviewerTokens)
     const action = { type: 'pause_collection', reason: 'bench under load' }
-    const { selection } = await selectProposeApprove(agent, reviewerTokens.map((t) => caller(served.base, t)), 'subscriptions', { filter: { status: 'past_due', collection: 'active' } }, action)
+    const { selection } = await selectProposeApprove(agent, reviewers, 'subscriptions', { filter: { status: 'past_due', collection: 'active' } }, action)
     const health: number[] = []
     let probing = true
     const probe = (async () => {

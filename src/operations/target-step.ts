@@ -267,7 +267,7 @@ export async function rereadOne(connector: Connector, id: string, when: 'before'
   }
 }
 
-function rereadOf(result: Pick<Awaited<ReturnType<Connector['readByIds']>>, 'records' | 'failed'>, id: string, when: 'before' | 'after'): Reread {
+function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: string, when: 'before' | 'after'): Reread {
   const record = result.records.get(id)
   if (record) return { kind: 'found', record }
   const failure = result.failed.find((f) => f.id === id)

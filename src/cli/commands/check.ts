@@ -3,9 +3,8 @@ import { WarrantError } from '../../contract/index.js'
 import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
 import { recordVersionProof, versionProofDigest } from '../../operations/index.js'
 import type { Resource } from '../../resources/index.js'
-import type { Database } from '../../store/index.js'
+import type { Store } from '../../store/index.js'
 import type { Guarantee } from '../../checks/index.js'
-import type { Kysely } from 'kysely'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
 
@@ -25,7 +24,7 @@ export function registerCheck(program: Command): void {
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
         const report = await checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
-        if (flags.writeProbe) await keepWriteProbes(gateway.store.db, resource, flags.writeProbe, report.guarantees)
+        if (flags.writeProbe) await keepWriteProbes(gateway.store, resource, flags.writeProbe, report.guarantees)
         return report
       })
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderCheckReport(report)}\n`)
@@ -37,13 +36,14 @@ export function registerCheck(program: Command): void {
  * Each action's probe result goes into the store: one that held lets the executor rely on the upstream refusing a
  * stale version for that action (one read per batch instead of one more per target); any other replaces it.
  */
-async function keepWriteProbes(db: Kysely<Database>, resource: Resource, recordId: string, guarantees: readonly Guarantee[]): Promise<void> {
-  const probedAt = new Date().toISOString()
+async function keepWriteProbes(store: Store, resource: Resource, recordId: string, guarantees: readonly Guarantee[]): Promise<void> {
+  // the gateway's clock, which the executor holds the proof's age against
+  const probedAt = store.now()
   for (const [action, config] of Object.entries(resource.config.actions)) {
     const probe = guarantees.find((g) => g.name === `write_probe.${action}`)
     if (!probe) continue
     const status = probe.status === 'holds' || probe.status === 'unsafe' ? probe.status : 'unknown'
-    await recordVersionProof(db, {
+    await recordVersionProof(store.db, {
       resource: resource.name,
       action,
       digest: versionProofDigest(resource.config.connector, config),
