@@ -59,6 +59,7 @@ export function callRow(call: CallEvent, now: () => string): NewRow {
       status: call.status,
       outcome: call.outcome,
       duration_ms: call.durationMs,
+      ...(call.window === undefined ? {} : { window: call.window }),
       ...(call.selection_digest ? { selection_digest: call.selection_digest } : {}),
     }),
     selection_id: column(call.selection_id),

@@ -151,6 +151,11 @@ export interface UpstreamCall {
   readonly status: number | null
   readonly outcome: string
   readonly durationMs: number
+  /**
+   * The statement wrote this many targets at once (`writeWindow`); each gets its own call with its own outcome
+   * and the statement's duration.
+   */
+  readonly window?: number
 }
 
 /**
@@ -173,6 +178,16 @@ export interface Connector {
    */
   readonly writeEnforcesVersion?: boolean
   write(request: WriteRequest): Promise<WriteOutcome>
+  /**
+   * Several conditional writes sent as one statement, each judged as `write` would judge it alone: the outcome
+   * at index i is request i's. Every request sets the same values under the same precondition (the caller
+   * groups them); each record is still written only at its own expected version. Absent where the upstream
+   * cannot do this atomically per record (HTTP, MySQL): the caller then writes one target at a time.
+   *
+   * @example
+   * const outcomes = await connector.writeWindow?.(targets.map((t) => ({ id: t.id, expectedVersion: t.version, set: { plan: 'pro' }, precondition: {} })))
+   */
+  writeWindow?(requests: readonly WriteRequest[]): Promise<readonly WriteOutcome[]>
   close(): Promise<void>
 }
 

@@ -8,7 +8,7 @@ import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
-import { executeTarget, readWindow, type Reread, type TargetContext } from './target-step.js'
+import { executeTarget, executeWindow, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 import type { VersionProof } from './version-proof.js'
 
@@ -141,6 +141,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     telemetry,
     versionEnforced: connector.writeEnforcesVersion === true || proof !== null,
   }
+  // each window one statement: only where a record read with its window needs no second read (the version is enforced)
+  const windowed = connector.writeWindow !== undefined && ctx.versionEnforced === true
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
   const rateLimitHits = new Map<number, number>()
@@ -178,7 +180,9 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
 
   /** One target's turn: its outcome feeds the stop rules; a 429 puts it back (`retry`) or halts. */
   const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void, claimed = false, read?: Reread): Promise<void> => {
-    const result = await executeTarget(ctx, target, claimed, read)
+    await observe(target, await executeTarget(ctx, target, claimed, read), retry)
+  }
+  const observe = async (target: OperationTargetRow, result: StepResult, retry: (t: OperationTargetRow) => void): Promise<void> => {
     if (result.kind === 'not_claimed') return
     if (result.kind === 'recorded') track(result.committed)
     if (result.kind === 'rate_limited') {
@@ -221,6 +225,13 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           else queue.push(...batch)
         })
         .finally(() => (fetching = null)))
+    /** Reads more targets before the queue runs dry; waits only when there is nothing else to do. */
+    const topUp = async () => {
+      if (queue.length > 2 * window || exhausted) return
+      const filling = refill()
+      if (queue.length === 0 && claimed.length === 0) await filling
+      else filling.catch(() => undefined)
+    }
     // records read with their window or batch (where the write enforces the version), by ord
     const reads = new Map<number, Reread>()
     const claim = () =>
@@ -240,13 +251,55 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           else reads.delete(t.ord)
         })
       })().finally(() => (claiming = null)))
+    /**
+     * Where the connector writes a window as one statement (`writeWindow`, with the version enforced by the
+     * write): one loop writes each claimed window whole, while the next is claimed and read. The window is
+     * `concurrency` targets, so no more are in flight than target by target; the stop rules see every
+     * outcome of a window, in member order, before the next window starts.
+     */
+    const windowLoop = async () => {
+      while (running()) {
+        await topUp()
+        if (claimed.length === 0) {
+          if (queue.length > 0) await claim()
+          else if (claiming !== null) await claiming
+          else if (fetching !== null) await fetching
+          else if (exhausted) return
+          continue
+        }
+        const chunk = claimed.splice(0, window)
+        // the next window is claimed (and read) while this one is written
+        if (queue.length > 0) claim().catch(() => undefined)
+        for (let paced = 0; paced < chunk.length; paced++) {
+          await pacer.acquire()
+          if (!running()) {
+            claimed.unshift(...chunk)
+            return
+          }
+        }
+        if (deps.clock().getTime() >= leaseUntil) {
+          deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
+          claimed.unshift(...chunk)
+          abort.abort()
+          return
+        }
+        const results = await executeWindow(
+          ctx,
+          chunk.map((target) => {
+            const read = reads.get(target.ord)
+            reads.delete(target.ord)
+            return read ? { target, read } : { target }
+          }),
+        )
+        const retried: OperationTargetRow[] = []
+        for (const [i, result] of results.entries()) await observe(chunk[i]!, result, (t) => retried.push(t))
+        // put back after a 429 in member order, ahead of what is queued: claimed (and read) again with a later window
+        queue.unshift(...retried)
+      }
+    }
     const worker = async () => {
       while (running()) {
-        if (queue.length <= 2 * window && !exhausted) {
-          const filling = refill()
-          if (queue.length === 0 && claimed.length === 0) await filling
-          else filling.catch(() => undefined)
-        }
+        await topUp()
         if (claimed.length < window && queue.length > 0) {
           const next = claim()
           if (claimed.length === 0) await next
@@ -275,7 +328,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
       }
     }
     try {
-      await Promise.all(Array.from({ length: window }, worker))
+      if (windowed) await windowLoop()
+      else await Promise.all(Array.from({ length: window }, worker))
     } finally {
       await (claiming as Promise<void> | null)?.catch(() => undefined) // a claim still committing when the workers stopped
       const unstarted = claimed.splice(0).map((t) => t.ord)

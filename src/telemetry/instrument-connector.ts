@@ -36,6 +36,8 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     readByIds: (ids, signal) => connector.readByIds(ids, signal),
     ...(connector.writeEnforcesVersion === undefined ? {} : { writeEnforcesVersion: connector.writeEnforcesVersion }),
     write: (request) => connector.write(request),
+    // a window written in one statement instead of target by target (the executor's fast path)
+    ...(connector.writeWindow === undefined ? {} : { writeWindow: (requests: Parameters<NonNullable<Connector['writeWindow']>>[0]) => connector.writeWindow!(requests) }),
     close: () => connector.close(),
   }
 }

@@ -11,6 +11,7 @@ import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
 import { parseSqlUrl } from './url.js'
 import { writeRecord } from './write.js'
+import { writeWindow } from './write-window.js'
 
 export type { SqlConnector, SqlConnectorOptions } from './options.js'
 
@@ -75,6 +76,8 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     writeEnforcesVersion: true,
 
     write: (request: WriteRequest): Promise<WriteOutcome> => writeRecord(ctx, request),
+    // one UPDATE … RETURNING for a window of targets; MySQL has no RETURNING on UPDATE, so it writes one at a time
+    ...(location.dialect === 'mysql' ? {} : { writeWindow: (requests: readonly WriteRequest[]) => writeWindow(ctx, requests) }),
 
     close() {
       return (closing ??= (async () => {

@@ -104,7 +104,7 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: st
 }
 
 /** `set` as column values: declared, writable fields only, each of its type; tags as JSON text. */
-function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   const entries = Object.entries(values)
   if (entries.length === 0) throw new WarrantError('invalid_request', 'a write sets at least one field')

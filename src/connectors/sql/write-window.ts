@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type SqlBool } from 'kysely'
+import { canonicalJson, WarrantError } from '../../contract/index.js'
+import type { WriteOutcome, WriteRequest } from '../connector.js'
+import { compileFilter } from './compile.js'
+import type { Row } from './backend.js'
+import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { classifyWriteError, messageOf } from './errors.js'
+import { idParam } from './resource.js'
+import { sameVersion, versionCondition, versionParam } from './version.js'
+import { encodeSet, writeRecord } from './write.js'
+
+/**
+ * A window of conditional writes as one statement (SQLite, PostgreSQL):
+ * `UPDATE … SET … WHERE ((id = ? AND version = ?) OR …) AND precondition RETURNING …`. Each record is written
+ * only at its own expected version and only if it meets the precondition, exactly as `writeRecord` would
+ * write it alone; the statement is atomic, so either it applied to every row it matched or to none.
+ *
+ * Each request's outcome is the one `writeRecord` would have given it:
+ * - a row returned for its id: `written`, with the record as it is now (two rows: the id is not unique, both
+ *   were written: `unknown`, as alone);
+ * - no row: one read of every such id says why (missing, version changed, precondition failed);
+ * - the statement refused (a constraint one row breaks, a lock it never got): nothing was written, so each
+ *   request is written alone, and each gets its own answer;
+ * - the statement failed without an answer: every request is `unknown`.
+ *
+ * Written alone, after the statement and in window order: a record named twice in the window (each request
+ * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
+ * older than now). Property-tested against writing each alone (test/connectors/sql/write-window.test.ts).
+ */
+export async function writeWindow(ctx: ConnectorContext, requests: readonly WriteRequest[]): Promise<WriteOutcome[]> {
+  if (requests.length === 0) return []
+  const first = requests[0]!
+  const key = uniformKey(first)
+  for (const request of requests)
+    if (uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
+  // validated once for the window: the same set and precondition for every request
+  const assignments = encodeSet(ctx, first.set)
+  const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition')
+  const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
+  if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
+
+  const now = ctx.clock()
+  const alone: number[] = []
+  const batch: { index: number; id: string | number; key: string; expected: string | number }[] = []
+  requests.forEach((request, index) => {
+    const id = idParam(ctx.idType, request.id)
+    if (id === undefined) {
+      outcomes[index] = { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${ctx.idType} id; no such record` }
+      return
+    }
+    const expected = versionParam(ctx, request.expectedVersion)
+    if (expected === undefined) {
+      outcomes[index] = { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${ctx.versionType} version` }
+      return
+    }
+    // a timestamp version moves to now; a record already at now or later needs a version of its own
+    if (ctx.versionType === 'timestamp' && !(Date.parse(request.expectedVersion) < now.getTime())) {
+      alone.push(index)
+      return
+    }
+    batch.push({ index, id, key: String(id), expected })
+  })
+  // the same record twice in one window: every request for it goes alone, in window order (the statement
+  // would apply them out of order, and a later request could then match the version an earlier one wrote)
+  const times = new Map<string, number>()
+  for (const index of [...alone.map((i) => String(idParam(ctx.idType, requests[i]!.id))), ...batch.map((b) => b.key)]) times.set(index, (times.get(index) ?? 0) + 1)
+  for (const entry of batch.filter((b) => times.get(b.key)! > 1)) {
+    batch.splice(batch.indexOf(entry), 1)
+    alone.push(entry.index)
+  }
+
+  if (batch.length > 0) {
+    const set: Record<string, unknown> = { ...assignments }
+    set[ctx.versionField] = sharedNextVersion(ctx, now)
+    if (ctx.fields.updated_at === 'timestamp' && ctx.versionField !== 'updated_at' && !('updated_at' in first.set)) set.updated_at = now.toISOString()
+    const matches = batch.map((b) => sql<SqlBool>`(${sql.ref(ctx.idField)} = ${b.id} and ${versionCondition(ctx, b.expected)})`)
+    const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
+    if (precondition) conditions.push(precondition)
+    const update = ctx.backend.db
+      .updateTable(ctx.table)
+      .set(set)
+      .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
+    const ids = sql.join(batch.map((b) => b.id))
+    const result = await timed(() =>
+      ctx.backend.update({
+        returning: update.returning([...ctx.columns]).compile(),
+        plain: update.compile(),
+        readBack: selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile(),
+        accept: () => undefined,
+      }),
+    )
+    if ('error' in result) {
+      const failure = classifyWriteError(result.error)
+      if (failure.kind === 'unknown') {
+        for (const b of batch) {
+          ctx.emit({ method: 'UPDATE', targetId: requests[b.index]!.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
+          outcomes[b.index] = failure
+        }
+      } else {
+        // refused as a whole, so nothing was written: each alone says which record the database refuses
+        ctx.emit({ method: 'UPDATE', outcome: failure.kind, durationMs: result.durationMs, window: batch.length })
+        for (const b of batch) alone.push(b.index)
+      }
+    } else {
+      const rowsById = new Map<string, Row[]>()
+      for (const row of result.value) {
+        const id = toRecord(ctx, row).id
+        const rows = rowsById.get(id)
+        if (rows) rows.push(row)
+        else rowsById.set(id, [row])
+      }
+      // a row whose id names no request (an id the engine stores in another form): written, but whose? The
+      // requests left without a row cannot then be said to be unwritten
+      const claimed = new Set(batch.map((b) => b.key))
+      const stray = [...rowsById.keys()].filter((id) => !claimed.has(id))
+      const unmatched: typeof batch = []
+      for (const b of batch) {
+        const request = requests[b.index]!
+        const rows = rowsById.get(b.key) ?? []
+        if (rows.length === 1) {
+          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'written', durationMs: result.durationMs, window: batch.length })
+          outcomes[b.index] = { kind: 'written', status: 200, record: toRecord(ctx, rows[0]!) }
+        } else if (rows.length > 1) {
+          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
+          outcomes[b.index] = { kind: 'unknown', message: `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique and every one of them was written` }
+        } else if (stray.length > 0) {
+          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
+          outcomes[b.index] = {
+            kind: 'unknown',
+            message: `the statement returned rows with ${ctx.idField} ${stray.map((id) => `"${id}"`).join(', ')}, which match no id it was given: record "${request.id}" may be among them`,
+          }
+        } else {
+          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'conflict', durationMs: result.durationMs, window: batch.length })
+          unmatched.push(b)
+        }
+      }
+      if (unmatched.length > 0) await explainUnmatched(ctx, requests, unmatched, outcomes)
+    }
+  }
+  // one at a time, in window order: as the executor would have written them without a window
+  for (const index of alone.sort((a, b) => a - b)) outcomes[index] = await writeRecord(ctx, requests[index]!)
+  return outcomes.map((o, i) => o ?? { kind: 'unknown', message: `no outcome was determined for record "${requests[i]!.id}"` })
+}
+
+/** The version every row of a window moves to: one past its own (integer), now (timestamp), or one fresh token. */
+function sharedNextVersion(ctx: ConnectorContext, now: Date): unknown {
+  if (ctx.versionType === 'integer') return sql`${sql.ref(ctx.versionField)} + 1`
+  if (ctx.versionType === 'timestamp') return now.toISOString()
+  // a token no record has held: each record still moves from its own version to one it never had
+  return randomUUID()
+}
+
+/** After a window that did not match some rows: one read of them says why. Nothing was written to them. */
+async function explainUnmatched(
+  ctx: ConnectorContext,
+  requests: readonly WriteRequest[],
+  unmatched: readonly { index: number; id: string | number; key: string }[],
+  outcomes: (WriteOutcome | undefined)[],
+): Promise<void> {
+  const compiled = selectRows(ctx)
+    .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(unmatched.map((u) => u.id))})`)
+    .compile()
+  const result = await timed(() => ctx.backend.run(compiled))
+  if ('error' in result) {
+    ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
+    for (const u of unmatched)
+      outcomes[u.index] = {
+        kind: 'conflict',
+        reason: 'precondition_failed',
+        message: `nothing was written: the record did not match its id, version and precondition (reading it back failed: ${messageOf(result.error)})`,
+      }
+    return
+  }
+  ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
+  const byId = new Map(result.value.map((row) => [toRecord(ctx, row).id, toRecord(ctx, row)]))
+  for (const u of unmatched) {
+    const request = requests[u.index]!
+    const record = byId.get(u.key)
+    if (!record) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+    else if (!sameVersion(ctx, record.version, request.expectedVersion))
+      outcomes[u.index] = { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${request.expectedVersion}` }
+    else outcomes[u.index] = { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
+  }
+}
+
+function uniformKey(request: WriteRequest): string {
+  return canonicalJson({ set: request.set, precondition: request.precondition })
+}
