@@ -2,7 +2,8 @@ import { startDemoGateway } from '../test/support/gateway-fixture.js'
 import { caller, selectProposeApprove, waitForOperation } from '../test/operations/support/flow.js'
 import { Session } from 'node:inspector/promises'
 import { writeFileSync } from 'node:fs'
-const fx = await startDemoGateway({ store: 'sqlite', count: 10000, edit: (raw) => { raw.execution = { ...(raw.execution ?? {}), concurrency: 16 } } })
+const kind = (process.argv[2] ?? 'sqlite') as any
+const fx = await startDemoGateway({ store: kind, upstream: kind, count: 10000, edit: (raw) => { raw.execution = { ...(raw.execution ?? {}), concurrency: 16 } } })
 const agent = fx.as('agent'); const reviewers = [fx.as('reviewer'), fx.as('reviewer2')]
 const session = new Session(); session.connect()
 for (let round = 1; round <= 4; round++) {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely'
+import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../store/index.js'
 
 /**
@@ -49,7 +49,12 @@ export class LedgerBatch {
   #busy = false
   #lingering: ReturnType<typeof setTimeout> | null = null
 
-  constructor(private readonly db: Db) {}
+  readonly dialect: 'sqlite' | 'postgres'
+
+  constructor(private readonly db: Db) {
+    // the ledger is handed the store's kysely alone; its adapter says which SQL the bulk update speaks
+    this.dialect = db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
+  }
 
   /** Resolves with whether the row changed, once the transaction holding it has committed. */
   submit(job: LedgerJob): Promise<boolean> {
@@ -89,7 +94,7 @@ export class LedgerBatch {
       const group = this.#queue
       this.#queue = []
       try {
-        const changed = await this.db.transaction().execute((trx) => apply(trx, group.map((p) => p.job)))
+        const changed = await this.db.transaction().execute((trx) => apply(trx, group.map((p) => p.job), this.dialect))
         group.forEach((p, i) => p.resolve(changed[i]!))
       } catch (error) {
         for (const p of group) p.reject(error)
@@ -99,11 +104,42 @@ export class LedgerBatch {
   }
 }
 
-/** Applies the jobs in one transaction; in-flight marks of one operation and owner are one statement. */
-async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[]): Promise<boolean[]> {
+/** The SQL type of each column an update job may set (everything else the ledger stores is text). */
+const UPDATE_COLUMNS: Readonly<Record<string, 'text' | 'integer'>> = {
+  state: 'text',
+  reason: 'text',
+  error: 'text',
+  upstream_status: 'integer',
+  before: 'text',
+  after: 'text',
+  after_version: 'text',
+  unknown_since: 'text',
+  updated_at: 'text',
+}
+
+/**
+ * Applies the jobs in one transaction: in-flight marks of one operation and owner are one statement, and so
+ * are the updates of one operation that set the same columns (a window's outcomes: one round trip on
+ * PostgreSQL, one compiled statement on SQLite, instead of one per target).
+ */
+async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[], dialect: 'sqlite' | 'postgres'): Promise<boolean[]> {
   const changed: boolean[] = new Array<boolean>(jobs.length).fill(false)
   const inFlight = new Map<string, { operationId: string; owner: string; now: string; at: Map<number, number> }>()
+  const updates = new Map<string, { operationId: string; fromState: string; columns: string[]; at: Map<number, number> }>()
+  const updateOrds = jobs.flatMap((job) => (job.kind === 'update' ? [`${job.operationId}\u0000${job.ord}`] : []))
+  // a target updated twice in one group keeps the order the updates were asked in: each runs alone
+  const grouped = new Set(updateOrds).size === updateOrds.length
   for (const [i, job] of jobs.entries()) {
+    if (job.kind === 'update' && grouped) {
+      const columns = Object.keys(job.set).sort()
+      if (columns.every((c) => UPDATE_COLUMNS[c] !== undefined)) {
+        const key = `${job.operationId}\u0000${job.fromState}\u0000${columns.join(',')}`
+        let group = updates.get(key)
+        if (!group) updates.set(key, (group = { operationId: job.operationId, fromState: job.fromState, columns, at: new Map() }))
+        group.at.set(job.ord, i)
+        continue
+      }
+    }
     if (job.kind === 'update') {
       const result = await trx
         .updateTable('operation_targets')
@@ -121,6 +157,16 @@ async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[]): Pr
     // the latest clock reading of the group: the lease must still be live then (the stricter test)
     if (job.now > group.now) group.now = job.now
     group.at.set(job.ord, i)
+  }
+  for (const group of updates.values()) {
+    const rows = [...group.at.entries()].map(([ord, i]) => {
+      const job = jobs[i] as Extract<LedgerJob, { kind: 'update' }>
+      return { ord, ...Object.fromEntries(group.columns.map((c) => [c, job.set[c] ?? null])) }
+    })
+    for (const ord of await updateMany(trx, dialect, group.operationId, group.fromState, group.columns, rows)) {
+      const i = group.at.get(ord)
+      if (i !== undefined) changed[i] = true
+    }
   }
   for (const group of inFlight.values()) {
     const rows = await trx
@@ -146,4 +192,36 @@ async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[]): Pr
     }
   }
   return changed
+}
+
+/**
+ * One UPDATE … FROM of many rows, each row's values travelling in one JSON parameter; only rows still in
+ * `fromState` change. Returns the ords that changed.
+ */
+async function updateMany(
+  trx: Transaction<Database>,
+  dialect: 'sqlite' | 'postgres',
+  operationId: string,
+  fromState: string,
+  columns: readonly string[],
+  rows: readonly Record<string, unknown>[],
+): Promise<number[]> {
+  const json = JSON.stringify(rows)
+  const assignments = sql.join(columns.map((c) => sql`${sql.id(c)} = v.${sql.id(c)}`))
+  if (dialect === 'postgres') {
+    const shape = sql.join([sql`ord bigint`, ...columns.map((c) => sql`${sql.id(c)} ${sql.raw(UPDATE_COLUMNS[c]!)}`)])
+    const result = await sql<{ ord: string | number }>`
+      update operation_targets as t set ${assignments}
+      from json_to_recordset(${json}::json) as v(${shape})
+      where t.operation_id = ${operationId} and t.ord = v.ord and t.state = ${fromState}
+      returning t.ord`.execute(trx)
+    return result.rows.map((r) => Number(r.ord))
+  }
+  const picked = sql.join([sql`e.value ->> '$.ord' as ord`, ...columns.map((c) => sql`e.value ->> ${`$.${c}`} as ${sql.id(c)}`)])
+  const result = await sql<{ ord: number }>`
+    update operation_targets set ${assignments}
+    from (select ${picked} from json_each(${json}) as e) as v
+    where operation_targets.operation_id = ${operationId} and operation_targets.ord = v.ord and operation_targets.state = ${fromState}
+    returning operation_targets.ord`.execute(trx)
+  return result.rows.map((r) => Number(r.ord))
 }
