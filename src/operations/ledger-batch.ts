@@ -94,7 +94,14 @@ export class LedgerBatch {
       const group = this.#queue
       this.#queue = []
       try {
-        const changed = await this.db.transaction().execute((trx) => apply(trx, group.map((p) => p.job), this.dialect))
+        const changed = new Array<boolean>(group.length).fill(false)
+        const statements = statementsFor(group.map((p) => p.job), changed, this.dialect)
+        // one statement is atomic and durable on its own (autocommit): no BEGIN and COMMIT round trips for it
+        if (statements.length === 1) await statements[0]!(this.db)
+        else
+          await this.db.transaction().execute(async (trx) => {
+            for (const statement of statements) await statement(trx)
+          })
         group.forEach((p, i) => p.resolve(changed[i]!))
       } catch (error) {
         for (const p of group) p.reject(error)
@@ -117,13 +124,17 @@ const UPDATE_COLUMNS: Readonly<Record<string, 'text' | 'integer'>> = {
   updated_at: 'text',
 }
 
+/** One statement of a group, run in the group's transaction (or alone, when it is the group's only one). */
+type Statement = (db: Kysely<Database> | Transaction<Database>) => Promise<void>
+
 /**
- * Applies the jobs in one transaction: in-flight marks of one operation and owner are one statement, and so
+ * The statements that apply the jobs: in-flight marks of one operation and owner are one statement, and so
  * are the updates of one operation that set the same columns (a window's outcomes: one round trip on
- * PostgreSQL, one compiled statement on SQLite, instead of one per target).
+ * PostgreSQL, one compiled statement on SQLite, instead of one per target). Each statement records in
+ * `changed` which jobs it applied.
  */
-async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[], dialect: 'sqlite' | 'postgres'): Promise<boolean[]> {
-  const changed: boolean[] = new Array<boolean>(jobs.length).fill(false)
+function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 'sqlite' | 'postgres'): Statement[] {
+  const statements: Statement[] = []
   const inFlight = new Map<string, { operationId: string; owner: string; now: string; at: Map<number, number> }>()
   const updates = new Map<string, { operationId: string; fromState: string; columns: string[]; at: Map<number, number> }>()
   const updateOrds = jobs.flatMap((job) => (job.kind === 'update' ? [`${job.operationId}\u0000${job.ord}`] : []))
@@ -141,14 +152,16 @@ async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[], dia
       }
     }
     if (job.kind === 'update') {
-      const result = await trx
-        .updateTable('operation_targets')
-        .set(job.set)
-        .where('operation_id', '=', job.operationId)
-        .where('ord', '=', job.ord)
-        .where('state', '=', job.fromState)
-        .executeTakeFirst()
-      changed[i] = Number(result.numUpdatedRows) === 1
+      statements.push(async (db) => {
+        const result = await db
+          .updateTable('operation_targets')
+          .set(job.set)
+          .where('operation_id', '=', job.operationId)
+          .where('ord', '=', job.ord)
+          .where('state', '=', job.fromState)
+          .executeTakeFirst()
+        changed[i] = Number(result.numUpdatedRows) === 1
+      })
       continue
     }
     const key = `${job.operationId}\u0000${job.owner}`
@@ -163,35 +176,39 @@ async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[], dia
       const job = jobs[i] as Extract<LedgerJob, { kind: 'update' }>
       return { ord, ...Object.fromEntries(group.columns.map((c) => [c, job.set[c] ?? null])) }
     })
-    for (const ord of await updateMany(trx, dialect, group.operationId, group.fromState, group.columns, rows)) {
-      const i = group.at.get(ord)
-      if (i !== undefined) changed[i] = true
-    }
+    statements.push(async (db) => {
+      for (const ord of await updateMany(db, dialect, group.operationId, group.fromState, group.columns, rows)) {
+        const i = group.at.get(ord)
+        if (i !== undefined) changed[i] = true
+      }
+    })
   }
   for (const group of inFlight.values()) {
-    const rows = await trx
-      .updateTable('operation_targets')
-      .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: group.now }))
-      .where('operation_id', '=', group.operationId)
-      .where('ord', 'in', [...group.at.keys()])
-      .where('state', '=', 'pending')
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('operations')
-            .select(sql<number>`1`.as('one'))
-            .where('id', '=', group.operationId)
-            .where('lease_owner', '=', group.owner)
-            .where('lease_expires_at', '>', group.now),
-        ),
-      )
-      .returning('ord')
-      .execute()
-    for (const row of rows) {
-      const i = group.at.get(Number(row.ord))
-      if (i !== undefined) changed[i] = true
-    }
+    statements.push(async (db) => {
+      const rows = await db
+        .updateTable('operation_targets')
+        .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: group.now }))
+        .where('operation_id', '=', group.operationId)
+        .where('ord', 'in', [...group.at.keys()])
+        .where('state', '=', 'pending')
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('operations')
+              .select(sql<number>`1`.as('one'))
+              .where('id', '=', group.operationId)
+              .where('lease_owner', '=', group.owner)
+              .where('lease_expires_at', '>', group.now),
+          ),
+        )
+        .returning('ord')
+        .execute()
+      for (const row of rows) {
+        const i = group.at.get(Number(row.ord))
+        if (i !== undefined) changed[i] = true
+      }
+    })
   }
-  return changed
+  return statements
 }
 
 /**
@@ -199,7 +216,7 @@ async function apply(trx: Transaction<Database>, jobs: readonly LedgerJob[], dia
  * `fromState` change. Returns the ords that changed.
  */
 async function updateMany(
-  trx: Transaction<Database>,
+  trx: Kysely<Database> | Transaction<Database>,
   dialect: 'sqlite' | 'postgres',
   operationId: string,
   fromState: string,
