@@ -8,17 +8,24 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    // target-step: a compensation target that no longer holds what was written (142-143), the precondition it
-    // carries (152) and the precondition check every target passes before its write (155)
-    mutate: ['src/operations/target-step.ts:142-143', 'src/operations/target-step.ts:152-152', 'src/operations/target-step.ts:155-155', 'src/operations/commit.ts:129-130'],
+    // target-step: a compensation target that no longer holds what was written (243-244), the precondition it
+    // carries (253) and the precondition check every target passes before its write (256)
+    mutate: ['src/operations/target-step.ts:243-244', 'src/operations/target-step.ts:253-253', 'src/operations/target-step.ts:256-256', 'src/operations/commit.ts:129-130'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
   executor: {
-    // the window claim: a target reaches a worker only once its in_flight is committed (237-240)
-    mutate: ['src/operations/executor.ts:237-240'],
+    // the window claim: a target reaches a worker only once its in_flight is committed (248-251)
+    mutate: ['src/operations/executor.ts:248-251'],
     tests: ['test/operations/executor.test.ts'],
     only: 'in flight|in_flight|closing mid-operation|no longer holds pending',
+  },
+  window: {
+    // a window written as one statement: a record named twice goes alone (68-71), a statement that dies unanswered
+    // leaves every target unknown (95-101), one refused as a whole is written target by target (103), a row no
+    // target named leaves the unanswered unknown (127-133)
+    mutate: ['src/connectors/sql/write-window.ts:68-71', 'src/connectors/sql/write-window.ts:95-101', 'src/connectors/sql/write-window.ts:103-103', 'src/connectors/sql/write-window.ts:127-133'],
+    tests: ['test/connectors/sql/write-window.test.ts'],
   },
   mcp: {
     mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:116-116'],

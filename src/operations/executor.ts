@@ -293,8 +293,16 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         )
         const retried: OperationTargetRow[] = []
         for (const [i, result] of results.entries()) await observe(chunk[i]!, result, (t) => retried.push(t))
-        // put back after a 429 in member order, ahead of what is queued: claimed (and read) again with a later window
-        queue.unshift(...retried)
+        if (retried.length > 0) {
+          // A 429 paused the operation and put its targets back: they go first, in member order, ahead of the
+          // window claimed meanwhile, which goes back to pending unstarted (else a later target would be
+          // written before an earlier one, and past a halt the earlier one's retries would call).
+          await (claiming as Promise<void> | null)?.catch(() => undefined)
+          const ahead = claimed.splice(0)
+          for (const t of ahead) reads.delete(t.ord)
+          if (ahead.length > 0) await releaseUnstarted(db, operationId, ahead.map((t) => t.ord), now())
+          queue.unshift(...retried, ...ahead)
+        }
       }
     }
     const worker = async () => {

@@ -55,13 +55,16 @@ function reference(scripts: readonly Script[], consecutive: number, validation: 
 }
 
 for (const kind of STORE_KINDS) {
-  describe(`executor against a model upstream, random outcomes and stop rules (${kind} store)`, () => {
+  // windowed: the connector writes a window as one call (as the sql connector on SQLite and PostgreSQL does)
+  for (const windowed of [false, true])
+  describe(`executor against a model upstream, random outcomes and stop rules (${kind} store${windowed ? ', window writes' : ''})`, () => {
     test('one final state per target, halts leave later targets pending, nothing written twice, counts equal the ledger', async () => {
       await fc.assert(
         fc.asyncProperty(caseArb, async ({ scripts, consecutive, validation, concurrency, batchSize }) => {
           const h = await createHarness(kind, {
             count: scripts.length,
             execution: { concurrency, batch_size: batchSize, halt_after_consecutive_errors: consecutive, halt_after_validation_failures: validation },
+            windowed,
           })
           try {
             scripts.forEach((s, ord) => {
@@ -77,6 +80,9 @@ for (const kind of STORE_KINDS) {
             const view = await h.operations.waitFor(receipt.operation_id, 20_000)
             const results = (await h.operations.results(AGENT, receipt.operation_id, { limit: 1000 })).results
             check(view, results, scripts, h.upstream, { consecutive, validation, concurrency })
+            // no window carries more than `concurrency` targets; without window writes none is sent
+            if (windowed) assert.ok(h.upstream.windows.every((w) => w.length >= 2 && w.length <= concurrency), JSON.stringify(h.upstream.windows))
+            else assert.deepEqual(h.upstream.windows, [])
           } finally {
             await h.close()
           }

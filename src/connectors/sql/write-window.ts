@@ -64,7 +64,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // the same record twice in one window: every request for it goes alone, in window order (the statement
   // would apply them out of order, and a later request could then match the version an earlier one wrote)
   const times = new Map<string, number>()
-  for (const index of [...alone.map((i) => String(idParam(ctx.idType, requests[i]!.id))), ...batch.map((b) => b.key)]) times.set(index, (times.get(index) ?? 0) + 1)
+  for (const key of [...alone.map((i) => String(idParam(ctx.idType, requests[i]!.id))), ...batch.map((b) => b.key)]) times.set(key, (times.get(key) ?? 0) + 1)
   for (const entry of batch.filter((b) => times.get(b.key)! > 1)) {
     batch.splice(batch.indexOf(entry), 1)
     alone.push(entry.index)

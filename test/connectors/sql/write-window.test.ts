@@ -230,17 +230,19 @@ for (const kind of KINDS) {
       it('a row returned under an id no target named (an INTEGER column declared a string) makes the unanswered targets unknown, never "nothing was written"', async () => {
         // the config says string; the column is INTEGER, so '007' matches row 7 and comes back as "7"
         await engine.exec('create table numbered (id integer primary key, label text not null, grade integer not null, version integer not null)')
-        for (const n of [7, 8]) await engine.exec('insert into numbered values (?, ?, ?, ?)', [n, 'open', 1, 1])
-        const connector = connectorFor(engine, 'numbered', 'integer')
+        for (const n of [7, 8, 9]) await engine.exec('insert into numbered values (?, ?, ?, ?)', [n, 'open', 1, 1])
+        const calls: UpstreamCall[] = []
+        const connector = connectorFor(engine, 'numbered', 'integer', calls)
         try {
-          const outcomes = await connector.writeWindow!([
-            { id: '007', expectedVersion: '1', set: { label: 'held' }, precondition: {} },
-            { id: '8', expectedVersion: '1', set: { label: 'held' }, precondition: {} },
+          const outcomes = await connector.writeWindow!(['007', '08', '9'].map((id) => ({ id, expectedVersion: '1', set: { label: 'held' }, precondition: {} })))
+          assert.deepEqual(outcomes.map((o) => o.kind), ['unknown', 'unknown', 'written'])
+          assert.equal(outcomes[0]!.kind === 'unknown' && outcomes[0]!.message, 'the statement returned rows with id "7", "8", which match no id it was given: record "007" may be among them')
+          assert.deepEqual((await engine.rows('numbered')).map((r) => r.label), ['held', 'held', 'held'], 'all were written: the report must not say otherwise')
+          assert.deepEqual(calls.map((c) => [c.method, c.targetId, c.outcome, c.window]), [
+            ['UPDATE', '007', 'unknown', 3],
+            ['UPDATE', '08', 'unknown', 3],
+            ['UPDATE', '9', 'written', 3],
           ])
-          assert.equal(outcomes[0]!.kind, 'unknown', JSON.stringify(outcomes[0]))
-          assert.match(outcomes[0]!.kind === 'unknown' ? outcomes[0]!.message : '', /"7"/)
-          assert.equal(outcomes[1]!.kind, 'written')
-          assert.deepEqual((await engine.rows('numbered')).map((r) => r.label), ['held', 'held'], 'both were written: the report must not say otherwise')
         } finally {
           await connector.close()
         }
@@ -252,7 +254,8 @@ for (const kind of KINDS) {
         for (const id of ids) await engine.exec('insert into slow values (?, ?, ?, ?)', [id, 'open', 1, 1])
         await engine.exec(`create function slow_down() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return new; end $$`)
         await engine.exec('create trigger slow_down before update on slow for each row execute function slow_down()')
-        const connector = connectorFor(engine, 'slow', 'integer')
+        const calls: UpstreamCall[] = []
+        const connector = connectorFor(engine, 'slow', 'integer', calls)
         const admin = new pg.Client({ connectionString: engine.url })
         await admin.connect()
         try {
@@ -265,6 +268,8 @@ for (const kind of KINDS) {
           }
           const outcomes = await writing
           assert.deepEqual(outcomes.map((o) => o.kind), ids.map(() => 'unknown'))
+          // each target's call is in the log as unknown, never as written or refused
+          assert.deepEqual(calls.map((c) => [c.method, c.targetId, c.outcome, c.window]), ids.map((id) => ['UPDATE', id, 'unknown', ids.length]))
         } finally {
           await admin.end()
           await connector.close()

@@ -54,6 +54,8 @@ export interface HarnessOptions {
   readonly selectionExpiresInMs?: number
   readonly service?: Partial<OperationServiceOptions>
   readonly clock?: () => Date
+  /** the model connector writes windows (`writeWindow`, the version enforced): the executor's window loop */
+  readonly windowed?: boolean
 }
 
 export const userId = (i: number) => `u${String(i).padStart(4, '0')}`
@@ -192,7 +194,7 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
       if (!s.complete) throw new WarrantError('selection_incomplete', 'incomplete')
     },
   } as unknown as SelectionService
-  const catalogue = fakeCatalogue(upstream, consistent)
+  const catalogue = fakeCatalogue(upstream, consistent, options.windowed ?? false)
   const make = (extra: Partial<OperationServiceOptions> = {}) =>
     createOperationService({
       store,
@@ -238,8 +240,8 @@ export function renderWrite(plan: PlanRecord, action: ActionConfig): RenderedWri
   return { set, expect: { status: action.expect.status, fields: action.expect.fields ?? set } }
 }
 
-function fakeCatalogue(upstream: ModelUpstream, consistentSnapshot: boolean): Catalogue {
-  const connector = upstream.connector({ consistentSnapshot })
+function fakeCatalogue(upstream: ModelUpstream, consistentSnapshot: boolean, windowed: boolean): Catalogue {
+  const connector = upstream.connector({ consistentSnapshot, windowed })
   const resource: Resource = { name: 'users', config: USERS, environment: 'model-prod', connector, policy: createFieldPolicy(USERS) }
   return {
     names: ['users'],

@@ -37,6 +37,8 @@ export class ModelUpstream {
   /** ids in the order their (non-429) write calls arrived */
   readonly order: string[] = []
   readonly reads: string[][] = []
+  /** the ids of each window written through `writeWindow` */
+  readonly windows: string[][] = []
   behaviour: (id: string, call: number) => WriteBehaviour = () => 'success'
   retryAfterSeconds = 0
   /** ms each write takes */
@@ -56,9 +58,14 @@ export class ModelUpstream {
     row.version += 1
   }
 
-  connector(options: { readonly consistentSnapshot?: boolean } = {}): Connector {
+  /**
+   * `windowed`: the connector says its write enforces the version (as the sql connector's does) and answers a
+   * window of writes (`writeWindow`) target by target, each as `write` would: the executor then runs its
+   * window loop.
+   */
+  connector(options: { readonly consistentSnapshot?: boolean; readonly windowed?: boolean } = {}): Connector {
     const record = (id: string, row: Row): SourceRecord => ({ id, version: String(row.version), fields: { ...row.fields } })
-    return {
+    const connector: Connector = {
       kind: 'sql',
       sources: ['model'],
       ordering: 'id ascending',
@@ -105,6 +112,17 @@ export class ModelUpstream {
         return { kind: 'written', status: 200, record: answer }
       },
       close: async () => undefined,
+    }
+    if (!options.windowed) return connector
+    return {
+      ...connector,
+      writeEnforcesVersion: true,
+      writeWindow: async (requests) => {
+        this.windows.push(requests.map((r) => r.id))
+        const outcomes: WriteOutcome[] = []
+        for (const request of requests) outcomes.push(await connector.write(request))
+        return outcomes
+      },
     }
   }
 }
