@@ -8,15 +8,15 @@ const groups = {
     tests: ['test/plans/commit-guards.test.ts'],
   },
   operations: {
-    // target-step: a compensation target that no longer holds what was written (243-244), the precondition it
-    // carries (253) and the precondition check every target passes before its write (256)
-    mutate: ['src/operations/target-step.ts:243-244', 'src/operations/target-step.ts:253-253', 'src/operations/target-step.ts:256-256', 'src/operations/commit.ts:129-130'],
+    // target-step: a compensation target that no longer holds what was written (178-179), the precondition it
+    // carries (188) and the precondition check every target passes before its write (191)
+    mutate: ['src/operations/target-step.ts:178-179', 'src/operations/target-step.ts:188-188', 'src/operations/target-step.ts:191-191', 'src/operations/commit.ts:129-130'],
     tests: ['test/operations/compensation-guard.test.ts', 'test/operations/compensation-moved.test.ts', 'test/operations/precondition-http.test.ts', 'test/operations/executor.test.ts'],
     only: 'idempotency|compensation|precondition',
   },
   executor: {
-    // the window claim: a target reaches a worker only once its in_flight is committed (248-251)
-    mutate: ['src/operations/executor.ts:248-251'],
+    // the window claim: a target reaches a worker only once its in_flight is committed (249-252)
+    mutate: ['src/operations/executor.ts:249-252'],
     tests: ['test/operations/executor.test.ts'],
     only: 'in flight|in_flight|closing mid-operation|no longer holds pending',
   },

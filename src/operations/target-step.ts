@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { canonicalJson, isWarrantError, matchesFilter } from '../contract/index.js'
+import { isWarrantError, matchesFilter } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord, type WriteOutcome, type WriteRequest } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
@@ -84,7 +84,7 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
 }
 
 /** The attempt's end in the ledger: the outcome recorded, or (a 429) the target pending again. */
-function settle(ctx: TargetContext, target: OperationTargetRow, step: Attempt): StepResult {
+export function settle(ctx: TargetContext, target: OperationTargetRow, step: Attempt): StepResult {
   if (step.kind === 'rate_limited') {
     // not awaited here: the caller pauses every later write first, then waits for the target to be pending again
     return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now()) }
@@ -94,77 +94,12 @@ function settle(ctx: TargetContext, target: OperationTargetRow, step: Attempt): 
   return { kind: 'recorded', observed: step.observed, committed }
 }
 
-/**
- * A window of targets already claimed `in_flight`, written together where the connector can (`writeWindow`):
- * each target is checked as it would be alone, those to write that share the same change go upstream as one
- * statement, and each answer is judged and recorded for its own target. The results are in the targets'
- * order. Used only where the write enforces the version, so each `read` (the window's read) is as good as a
- * re-read alone.
- */
-export async function executeWindow(ctx: TargetContext, targets: readonly { readonly target: OperationTargetRow; readonly read?: Reread }[]): Promise<StepResult[]> {
-  const { plan, selection } = ctx.execution
-  const telemetry = ctx.telemetry ?? NO_TELEMETRY
-  const attributes = {
-    'warrant.operation_id': ctx.operationId,
-    'warrant.plan_id': plan.plan_id,
-    'warrant.selection_digest': selection.digest,
-    'warrant.resource': plan.resource,
-    'warrant.window.targets': targets.length,
-  }
-  telemetry.add('warrant_executor_targets_in_flight', {}, targets.length)
-  let steps: Attempt[]
-  try {
-    steps = await callContext.run(callContextOf(ctx), () =>
-      telemetry.span('warrant.window.write', attributes, async () => {
-        const prepared: (Attempt | PreparedWrite)[] = []
-        for (const { target, read } of targets) prepared.push(await prepare(ctx, target, read))
-        const sent = new Map<number, Sent>()
-        // targets that set the same values under the same precondition go as one statement (a compensation's
-        // targets each restore their own values, so each goes alone)
-        const groups = new Map<string, number[]>()
-        prepared.forEach((p, i) => {
-          if (p.kind !== 'write') return
-          const key = canonicalJson({ set: p.request.set, precondition: p.request.precondition, http: p.request.http ?? null })
-          const group = groups.get(key)
-          if (group) group.push(i)
-          else groups.set(key, [i])
-        })
-        for (const indexes of groups.values()) {
-          const requests = indexes.map((i) => (prepared[i] as PreparedWrite).request)
-          if (requests.length > 1 && ctx.connector.writeWindow) {
-            try {
-              const outcomes = await ctx.connector.writeWindow(requests)
-              indexes.forEach((i, k) => sent.set(i, outcomes[k] === undefined ? { error: new Error('the connector gave no answer for this write') } : { outcome: outcomes[k]! }))
-            } catch (error) {
-              for (const i of indexes) sent.set(i, { error })
-            }
-            continue
-          }
-          for (const i of indexes) {
-            try {
-              sent.set(i, { outcome: await ctx.connector.write((prepared[i] as PreparedWrite).request) })
-            } catch (error) {
-              sent.set(i, { error })
-            }
-          }
-        }
-        const out: Attempt[] = []
-        for (const [i, p] of prepared.entries()) out.push(p.kind === 'write' ? await judge(ctx, p, sent.get(i)!) : p)
-        telemetry.annotate({ 'warrant.window.written': sent.size })
-        return out
-      }),
-    )
-  } finally {
-    telemetry.add('warrant_executor_targets_in_flight', {}, -targets.length)
-  }
-  return targets.map(({ target }, i) => settle(ctx, target, steps[i]!))
-}
-
-type Attempt =
+/** How one target's attempt ended, before the ledger records it. */
+export type Attempt =
   | { readonly kind: 'done'; readonly outcome: TargetOutcome; readonly observed: ObservedOutcome }
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
 
-function callContextOf(ctx: TargetContext) {
+export function callContextOf(ctx: TargetContext) {
   const { plan, selection } = ctx.execution
   return { operation_id: ctx.operationId, plan_id: plan.plan_id, selection_id: selection.selection_id, selection_digest: selection.digest }
 }
@@ -190,7 +125,7 @@ export async function readWindow(ctx: TargetContext, targets: readonly Operation
 }
 
 /** A target checked and ready to be written: the request, and what judging its answer needs. */
-interface PreparedWrite {
+export interface PreparedWrite {
   readonly kind: 'write'
   readonly request: WriteRequest
   readonly record: SourceRecord
@@ -201,7 +136,7 @@ interface PreparedWrite {
 }
 
 /** How a write call ended: the connector's answer, or what it threw. */
-type Sent = { readonly outcome: WriteOutcome } | { readonly error: unknown }
+export type Sent = { readonly outcome: WriteOutcome } | { readonly error: unknown }
 
 async function attempt(ctx: TargetContext, target: OperationTargetRow, read?: Reread): Promise<Attempt> {
   const prepared = await prepare(ctx, target, read)
@@ -219,7 +154,7 @@ async function attempt(ctx: TargetContext, target: OperationTargetRow, read?: Re
  * Everything before the write: the record (read with its window, or re-read now) against its frozen version,
  * the write rendered, the precondition. An answer here means nothing is to be sent.
  */
-async function prepare(ctx: TargetContext, target: OperationTargetRow, read?: Reread): Promise<Attempt | PreparedWrite> {
+export async function prepare(ctx: TargetContext, target: OperationTargetRow, read?: Reread): Promise<Attempt | PreparedWrite> {
   const id = target.record_id
   const done = (outcome: TargetOutcome, extra: Partial<ObservedOutcome> = {}): Attempt => ({
     kind: 'done',
@@ -261,7 +196,7 @@ async function prepare(ctx: TargetContext, target: OperationTargetRow, read?: Re
 }
 
 /** The write's answer judged against the approved effect. */
-async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: Sent): Promise<Attempt> {
+export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: Sent): Promise<Attempt> {
   const { request, record, rendered, before, setFields, done } = prepared
   const id = request.id
   if ('error' in sent) {
