@@ -60,6 +60,7 @@ export function callRow(call: CallEvent, now: () => string): NewRow {
       outcome: call.outcome,
       duration_ms: call.durationMs,
       ...(call.window === undefined ? {} : { window: call.window }),
+      ...(call.ids === undefined ? {} : { ids: call.ids }),
       ...(call.selection_digest ? { selection_digest: call.selection_digest } : {}),
     }),
     selection_id: column(call.selection_id),

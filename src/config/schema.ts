@@ -128,6 +128,20 @@ export const httpConnectorSchema = z.strictObject({
   get: z.strictObject({
     path: z.string().startsWith('/').describe('path template with {id}'),
     record_path: z.union([z.literal(''), dottedPath]).default('').describe('dotted path to the record inside the answer ("data"); "" for the body itself'),
+    batch: z
+      .strictObject({
+        path: z.string().startsWith('/').describe('a list path that answers several ids at once (no placeholder)'),
+        query: z.record(z.string(), z.string()).default({}).describe('fixed query parameters'),
+        ids_param: z.string().min(1).describe('the query parameter that names the ids'),
+        encoding: z.enum(['plain', 'comma']).default('comma').describe('comma: ids=a,b,c; plain: one parameter per id (id=a&id=b)'),
+        max_ids: z.number().int().min(2).max(500).default(50).describe('ids per request'),
+        items_path: z.string().default('items').describe('dotted path to the array of records; "" for a bare array'),
+        record_path: z.union([z.literal(''), dottedPath]).default('').describe('dotted path to the record inside each item'),
+      })
+      .optional()
+      .describe(
+        'an optional read of several records by id in one request (GET /users?ids=a,b). Each item must be the whole record, as get.path answers it (`warrant check` compares them); an id the answer leaves out, or an answer that names an id not asked for, is read alone by get.path',
+      ),
   }),
   field_paths: z
     .record(fieldName, dottedPath)

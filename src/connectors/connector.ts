@@ -156,6 +156,8 @@ export interface UpstreamCall {
    * and the statement's duration.
    */
   readonly window?: number
+  /** A read of several records by id in one request: how many ids it asked for. */
+  readonly ids?: number
 }
 
 /**

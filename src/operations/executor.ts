@@ -1,5 +1,5 @@
 import { SYSTEM_ACTOR, type Actor, type RunEvent } from '../contract/index.js'
-import type { Connector, SourceRecord } from '../connectors/index.js'
+import { callContext, type Connector, type SourceRecord } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
 import { renewLease, releaseLease } from './lease.js'
@@ -8,7 +8,7 @@ import { checkBatchMembership } from './membership.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
-import { executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
+import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 import type { VersionProof } from './version-proof.js'
@@ -363,7 +363,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         // each batch is re-read right before its first write, so batches run one after the other
         let reads: ReadonlyMap<string, SourceRecord> | undefined
         for (;;) {
-          const check = await checkBatchMembership(ctx.connector, execution, batch)
+          // the batch's reads are this operation's upstream calls: the audit log says so
+          const check = await callContext.run(callContextOf(ctx), () => checkBatchMembership(ctx.connector, execution, batch))
           if (check.kind === 'unchanged') {
             reads = check.records
             break

@@ -24,6 +24,7 @@ async function runOperation(ctx: UsersGateway, key: string) {
   assert.equal(selection.count, COUNT)
   assert.equal(selection.consistent_snapshot, false, 'the users upstream has no snapshot: batches are re-read before they are written')
   const readsBefore = ctx.upstream.readsById()
+  const batchReadsBefore = ctx.upstream.batchReads()
   const writesBefore = ctx.upstream.totalWrites()
   const commit = await ctx.agent('POST', '/v1/resources/users/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action: ROLE }, { 'idempotency-key': key })
   assert.equal(commit.status, 202, JSON.stringify(commit.body))
@@ -32,6 +33,7 @@ async function runOperation(ctx: UsersGateway, key: string) {
     operation,
     results: await allResults(ctx.agent, commit.body.operation_id),
     reads: ctx.upstream.readsById() - readsBefore,
+    batchReads: ctx.upstream.batchReads() - batchReadsBefore,
     writes: ctx.upstream.totalWrites() - writesBefore,
   }
 }
@@ -91,6 +93,33 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(ctx.upstream.users.get(userIdOf(7)), { id: userIdOf(7), name: 'Renamed meanwhile', role: 'member', status: 'active', version: 2 }, 'the change made meanwhile stands')
         assert.equal(await enforcedEvents(ctx), 1, 'the audit log says the operation relied on the probe')
       }))
+
+    // the right batch config, and one naming a parameter the upstream ignores (it answers its first page instead)
+    const batchConfigs = [
+      { ids_param: 'ids', batchReads: COUNT / 10, reads: COUNT / 10, outcome: 'found' },
+      { ids_param: 'user_ids', batchReads: 0, reads: COUNT, outcome: 'foreign_id' },
+    ]
+    for (const expected of batchConfigs)
+      test(`with get.batch (${expected.ids_param}): a batch of 10 is one GET and one user read alone (the check that the answer is whole); a batch config the upstream ignores costs a GET per user, never a wrong write`, () =>
+        withUsersGateway(
+          kind,
+          COUNT,
+          { concurrency: 4, batch_size: 10 },
+          async (ctx) => {
+            const check = await runWarrant(['check', 'users', '--write-probe', userIdOf(40), '--json', '--config', ctx.configFile], ctx.fx.dir)
+            assert.match(check.stdout, /"write_probe\.set_role"[^}]*"status": "holds"/, check.stdout + check.stderr)
+            const run = await runOperation(ctx, `batched-${kind}`)
+            assert.equal(run.operation.state, 'succeeded', JSON.stringify(run.operation))
+            assert.equal(run.writes, COUNT)
+            assert.deepEqual([run.batchReads, run.reads], [expected.batchReads, expected.reads])
+            assert.deepEqual(ctx.upstream.users.get(userIdOf(1)), { id: userIdOf(1), name: 'User 1', role: 'viewer', status: 'active', version: 2 })
+            // the batch reads are in the audit log as the operation's calls, each saying whether its answer was used
+            const calls = await ctx.fx.gateway.store.db.selectFrom('audit_events').select('summary').where('action', '=', 'GET /users').where('operation_id', '=', run.operation.operation_id).execute()
+            const outcomes = calls.map((c) => JSON.parse(c.summary as string) as { outcome: string; ids?: number }).filter((c) => c.ids !== undefined)
+            assert.deepEqual(outcomes.map((c) => [c.ids, c.outcome]), Array.from({ length: COUNT / 10 }, () => [10, expected.outcome]))
+          },
+          { batch: { ids_param: expected.ids_param } },
+        ))
 
     test('a probe that did not hold, of another connector or action config, or older than the limit, vouches for nothing: every target is read again alone', () =>
       withUsersGateway(kind, COUNT, { concurrency: 4, batch_size: 10 }, async (ctx) => {

@@ -11,6 +11,8 @@ export interface CallSpec {
   /** The path template (`/subscriptions/{id}`), never the rendered URL. */
   readonly endpoint: string
   readonly targetId?: string
+  /** a read of several ids in one request: how many */
+  readonly ids?: number
   readonly url: URL
   readonly headers?: Readonly<Record<string, string>>
   readonly body?: string
@@ -72,6 +74,7 @@ export function createContext(parts: ContextParts): HttpContext {
         method: spec.method,
         endpoint: spec.endpoint,
         ...(spec.targetId === undefined ? {} : { targetId: spec.targetId }),
+        ...(spec.ids === undefined ? {} : { ids: spec.ids }),
         status: result.kind === 'response' || result.kind === 'too_large' ? result.status : null,
         outcome,
         durationMs: result.durationMs,

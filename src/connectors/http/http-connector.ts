@@ -96,7 +96,7 @@ function positionsOf(config: HttpConnectorConfig, idField: string): 'keyset' | '
   return 'opaque'
 }
 
-/** The list path has no placeholder; the get path has `{id}` and nothing else. Both stay relative. */
+/** The list and batch paths have no placeholder; the get path has `{id}` and nothing else. All stay relative. */
 function checkTemplates(config: HttpConnectorConfig): void {
   const refuse = (why: string): never => {
     throw new WarrantError('invalid_request', `http connector: ${why}`)
@@ -111,6 +111,11 @@ function checkTemplates(config: HttpConnectorConfig): void {
   check('list.path', config.list.path)
   check('get.path', config.get.path)
   if (placeholdersOf(config.list.path).length > 0) refuse(`list.path ${config.list.path} cannot have placeholders`)
+  const batch = config.get.batch
+  if (batch) {
+    check('get.batch.path', batch.path)
+    if (placeholdersOf(batch.path).length > 0) refuse(`get.batch.path ${batch.path} cannot have placeholders (the ids go in ${batch.ids_param})`)
+  }
   const getPlaceholders = placeholdersOf(config.get.path)
   if (!getPlaceholders.includes('id') || getPlaceholders.some((p) => p !== 'id'))
     refuse(`get.path ${config.get.path} must contain {id} and no other placeholder`)

@@ -1,6 +1,7 @@
 import { isWarrantError } from '../../contract/index.js'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { mapBounded } from './bounded-concurrency.js'
+import { readInBatches } from './read-batch.js'
 import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
@@ -17,15 +18,29 @@ type OneRead =
 /**
  * Reads records by id through `get.path`, trying the sources in order until one has it. 404 or 410 on every
  * source means missing; any other failure on a source makes the id failed, unless a later source has it.
+ * With `get.batch`, several ids are first read per request (read-batch.ts); what those answers do not prove
+ * is read here alone, so absence is only ever said by `get.path`.
  */
 export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
   const unique = [...new Set(ids)]
-  const reads = await mapBounded(unique, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   const records = new Map<string, SourceRecord>()
   const missing: string[] = []
   const failed: { id: string; message: string; status?: number }[] = []
+  let alone = unique
+  const batch = ctx.config.get.batch
+  if (batch && unique.length > 1) {
+    const readAlone = async (source: string, id: string) => {
+      const read = await readFrom(ctx, source, id, signal)
+      return read.kind === 'found' ? read.record : null
+    }
+    const read = await readInBatches(ctx, batch, unique, readAlone, signal)
+    for (const [id, record] of read.records) records.set(id, record)
+    for (const [id, message] of read.rateLimited) failed.push({ id, message, status: 429 })
+    alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
+  }
+  const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   reads.forEach((read, i) => {
-    const id = unique[i]!
+    const id = alone[i]!
     if (read.kind === 'found') records.set(id, read.record)
     else if (read.kind === 'missing') missing.push(id)
     else failed.push({ id, message: read.message, ...(read.status === undefined ? {} : { status: read.status }) })
@@ -34,6 +49,17 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
 }
 
 async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Promise<OneRead> {
+  let firstFailure: OneRead | null = null
+  for (const source of ctx.sourceNames) {
+    const read = await readFrom(ctx, source, id, signal)
+    if (read.kind === 'found') return read
+    if (read.kind === 'failed') firstFailure ??= read
+  }
+  return firstFailure ?? { kind: 'missing' }
+}
+
+/** One id read from one source by `get.path`. */
+async function readFrom(ctx: HttpContext, source: string, id: string, signal?: AbortSignal): Promise<OneRead> {
   const template = ctx.config.get.path
   let path: string
   try {
@@ -42,23 +68,18 @@ async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Prom
     if (isWarrantError(error)) return { kind: 'failed', message: `id cannot be read: ${error.message}` }
     throw error
   }
-  let firstFailure: OneRead | null = null
-  for (const source of ctx.sourceNames) {
-    const spec: CallSpec = {
-      source,
-      method: 'GET',
-      endpoint: template,
-      targetId: id,
-      url: resolveUnderBase(ctx.baseOf(source), path),
-      ...(signal ? { signal } : {}),
-    }
-    const result = await ctx.send(spec)
-    const read = interpret(ctx, source, id, result)
-    ctx.report(spec, result, read.kind === 'missing' ? 'not_found' : read.kind)
-    if (read.kind === 'found') return read
-    if (read.kind === 'failed') firstFailure ??= read
+  const spec: CallSpec = {
+    source,
+    method: 'GET',
+    endpoint: template,
+    targetId: id,
+    url: resolveUnderBase(ctx.baseOf(source), path),
+    ...(signal ? { signal } : {}),
   }
-  return firstFailure ?? { kind: 'missing' }
+  const result = await ctx.send(spec)
+  const read = interpret(ctx, source, id, result)
+  ctx.report(spec, result, read.kind === 'missing' ? 'not_found' : read.kind)
+  return read
 }
 
 function interpret(ctx: HttpContext, source: string, id: string, result: Awaited<ReturnType<HttpContext['send']>>): OneRead {

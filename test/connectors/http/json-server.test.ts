@@ -101,4 +101,26 @@ describe('json-server 0.17 as a real upstream', () => {
     const missing = await connector.write({ id: 'r999', expectedVersion: '1', set: {}, precondition: {}, http: { method: 'PATCH', path: '/items/r999', body: {}, ifMatch: false } })
     assert.deepEqual([missing.kind, missing.kind === 'conflict' && missing.reason], ['conflict', 'missing'])
   })
+  it('get.batch with one parameter per id (?id=a&id=b, a bare array) reads several records per request', async () => {
+    const log = callLog()
+    const connector = createHttpConnector({
+      resource: httpResource({
+        sources: [{ name: 'json-server', base_url: origin }],
+        list: { path: '/items', items_path: '', pagination: { style: 'offset', offset_param: '_start' } },
+        get: { path: '/items/{id}', batch: { path: '/items', ids_param: 'id', encoding: 'plain', items_path: '', max_ids: 20 } },
+      }),
+      onCall: log.onCall,
+    })
+    const wanted = ['r010', 'r011', 'r012', 'r040', 'r999']
+    const read = await connector.readByIds(wanted)
+    assert.deepEqual([...read.records.keys()].sort(), ['r010', 'r011', 'r012', 'r040'])
+    assert.equal(read.records.get('r040')?.fields.amount, ITEMS[39]!.amount)
+    assert.deepEqual(read.missing, ['r999'])
+    // one request for all five, one record of it read alone (the answer is whole), and the id it did not carry
+    assert.deepEqual(log.calls.map((c) => [c.endpoint, c.ids ?? c.targetId, c.outcome]), [
+      ['/items/{id}', 'r010', 'found'],
+      ['/items', 5, 'partial'],
+      ['/items/{id}', 'r999', 'not_found'],
+    ])
+  })
 })

@@ -15,7 +15,13 @@ export interface UsersGateway {
 }
 
 /** A demo gateway that also serves a `users` resource over a real loopback REST upstream. */
-export async function withUsersGateway(kind: StoreKind, count: number, execution: Record<string, unknown>, body: (ctx: UsersGateway) => Promise<void>): Promise<void> {
+export async function withUsersGateway(
+  kind: StoreKind,
+  count: number,
+  execution: Record<string, unknown>,
+  body: (ctx: UsersGateway) => Promise<void>,
+  resource: Parameters<typeof usersResourceConfig>[1] = {},
+): Promise<void> {
   const upstream = await startUsersUpstream(count)
   let fx: GatewayFixture | undefined
   let raw: Record<string, unknown> = {}
@@ -24,7 +30,7 @@ export async function withUsersGateway(kind: StoreKind, count: number, execution
       store: kind,
       count: 50,
       edit: (config) => {
-        config.resources.users = usersResourceConfig(upstream.origin)
+        config.resources.users = usersResourceConfig(upstream.origin, resource)
         config.execution = execution
         raw = structuredClone(config)
       },

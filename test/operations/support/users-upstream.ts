@@ -19,7 +19,7 @@ export interface WriteDecision {
 }
 
 /**
- * A REST users API on 127.0.0.1: cursor-paged list, get by id, PATCH with If-Match on the `version` field.
+ * A REST users API on 127.0.0.1: cursor-paged list, get by id and by ids (`?ids=a,b`), PATCH with If-Match on the `version` field.
  * It counts every PATCH it receives per id, as an auditor of the gateway would.
  */
 export interface UsersUpstream {
@@ -32,6 +32,8 @@ export interface UsersUpstream {
   totalWrites(): number
   /** GETs of one user by id received */
   readsById(): number
+  /** GETs of several users by id (`GET /users?ids=a,b`) received */
+  batchReads(): number
   onWrite: (id: string, n: number) => WriteDecision | void
   close(): Promise<void>
 }
@@ -44,6 +46,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   const writes = new Map<string, number>()
   const writeLog: string[] = []
   let readsById = 0
+  let batchReads = 0
   const state: Pick<UsersUpstream, 'onWrite'> = { onWrite: () => undefined }
 
   const send = (res: ServerResponse, status: number, body?: unknown) => {
@@ -53,6 +56,12 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   }
   const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (req.method === 'GET' && url.pathname === '/users' && url.searchParams.has('ids')) {
+      // several users by id: those that exist, in the order asked (`get.batch` in usersResourceConfig's batched variant)
+      batchReads += 1
+      const items = url.searchParams.get('ids')!.split(',').flatMap((id) => (users.has(id) ? [users.get(id)] : []))
+      return send(res, 200, { items })
+    }
     if (req.method === 'GET' && url.pathname === '/users') {
       const limit = Math.min(Number(url.searchParams.get('limit') ?? 100), 500)
       const after = url.searchParams.get('cursor') ?? ''
@@ -102,6 +111,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     writeLog,
     totalWrites: () => writeLog.length,
     readsById: () => readsById,
+    batchReads: () => batchReads,
     get onWrite() {
       return state.onWrite
     },
@@ -116,8 +126,12 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   }
 }
 
-/** The config of a `users` resource over this upstream, with a `set_role` action expecting the role back. */
-export function usersResourceConfig(origin: string): Record<string, unknown> {
+/**
+ * The config of a `users` resource over this upstream, with a `set_role` action expecting the role back.
+ * `batch`: reads several users per request (`get.batch` on `GET /users?ids=…`); `ids_param` names another
+ * parameter, one this upstream ignores (a wrong config: it answers its first page instead).
+ */
+export function usersResourceConfig(origin: string, options: { readonly batch?: { readonly ids_param: string } } = {}): Record<string, unknown> {
   return {
     description: 'Users of a REST API (test upstream)',
     environment: { name: 'users-test', host: origin },
@@ -126,7 +140,7 @@ export function usersResourceConfig(origin: string): Record<string, unknown> {
       sources: [{ name: 'main', base_url: origin }],
       timeout_ms: 5000,
       list: { path: '/users', page_size_param: 'limit', pagination: { style: 'cursor', param: 'cursor', next_cursor_path: 'next_cursor' }, items_path: 'items' },
-      get: { path: '/users/{id}' },
+      get: { path: '/users/{id}', ...(options.batch ? { batch: { path: '/users', ids_param: options.batch.ids_param } } : {}) },
       version: { from: 'field', field: 'version' },
     },
     fields: { id: 'string', name: 'string', role: 'string', status: 'string', version: 'integer' },
