@@ -151,7 +151,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
       store: `sqlite:${join(dir.path, 'warrant.db')}`,
       server: { host: '127.0.0.1', port: 0 },
       execution: { concurrency: CONCURRENCY },
-      resources: { users: withReadConcurrency(usersResourceConfig(upstream.origin)) },
+      resources: { users: withReadConcurrency(usersResourceConfig(upstream.origin, { batch: { ids_param: 'ids' } })) },
     }),
   )
   let child: ChildProcess | null = null
@@ -164,7 +164,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
     const served = await startServe(configPath)
     child = served.child
     return await measureExecution({
-      label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store, after a write probe that held)`,
+      label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store, get.batch, after a write probe that held)`,
       baseline: `a bare loop of the same If-Match PATCHes from ${CONCURRENCY} workers`,
       count,
       runs,
