@@ -27,6 +27,13 @@ const groups = {
     mutate: ['src/connectors/sql/write-window.ts:68-71', 'src/connectors/sql/write-window.ts:95-101', 'src/connectors/sql/write-window.ts:103-103', 'src/connectors/sql/write-window.ts:127-133'],
     tests: ['test/connectors/sql/write-window.test.ts'],
   },
+  batch: {
+    // http get.batch: an id with a comma is not sent comma-encoded (40), a 429 answers rate limited unless a later
+    // source has the id (48, 52), each answer's sample read alone must be the same JSON (76-83), only a 2xx JSON
+    // list is read (105-112), and only a record asked for, named once and whole is used (120-131)
+    mutate: ['src/connectors/http/read-batch.ts:40-40', 'src/connectors/http/read-batch.ts:48-48', 'src/connectors/http/read-batch.ts:52-52', 'src/connectors/http/read-batch.ts:76-83', 'src/connectors/http/read-batch.ts:105-112', 'src/connectors/http/read-batch.ts:120-131'],
+    tests: ['test/connectors/http/read-batch.test.ts'],
+  },
   mcp: {
     mutate: ['src/mcp/audit.ts:16-30', 'src/mcp/server.ts:116-116'],
     tests: ['test/mcp/audit.test.ts'],

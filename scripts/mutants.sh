@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(plans operations executor window mcp auth pacer)
+[ ${#groups[@]} -eq 0 ] && groups=(plans operations executor window batch mcp auth pacer)
 for group in "${groups[@]}"; do
   echo "mutants: group ${group}"
   WARRANT_TEST_STORE="${WARRANT_TEST_STORE:-sqlite}" WARRANT_MUTANT_GROUP="$group" nice -n 19 npx stryker run stryker.config.mjs || echo "mutants: group ${group} did not finish"

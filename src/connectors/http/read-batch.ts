@@ -113,18 +113,19 @@ function interpret(
 
   const asked = new Set(ids)
   const records = new Map<string, SourceRecord>()
-  const twice = new Set<string>()
+  const seen = new Set<string>()
   for (const item of items) {
     const made = toRecord(ctx, item, null, batch.record_path)
     // an item without a usable id cannot answer for any id; the ids it might have been are read alone
     if ('problem' in made) continue
     const id = made.record.id
     if (!asked.has(id)) return unanswered('foreign_id')
-    if (records.has(id) || twice.has(id)) {
+    // named twice: which one is the record? Neither is used
+    if (seen.has(id)) {
       records.delete(id)
-      twice.add(id)
       continue
     }
+    seen.add(id)
     // a record that is not whole (a declared field absent or mistyped, no version) is judged by its read alone
     if (made.absent.length > 0 || made.mistyped.length > 0 || made.record.version === '') continue
     records.set(id, withRepresentation(made.record, readPath(item, batch.record_path)))

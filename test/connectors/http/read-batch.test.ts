@@ -13,7 +13,7 @@ import { sendJson, startUpstream, type TestUpstream } from './upstream-server.js
  * unlike the demo's.
  */
 
-type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'down'
+type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'down' | 'mirror' | 'gone' | 'multiple' | 'html' | 'object'
 
 const ITEMS = collection(40).map((item) => ({ ...item, notes: { created_by: `admin-${item.id}`, tags: ['a', item.id] } }))
 const byId = new Map<string, Record<string, unknown>>(ITEMS.map((item) => [item.id, item]))
@@ -26,17 +26,28 @@ describe('http get.batch', () => {
       const shard = req.url.pathname.split('/')[1]!
       const one = /^\/[ab]\/items\/(.+)$/.exec(req.url.pathname)
       if (one) {
-        const record = shard === 'a' ? byId.get(decodeURIComponent(one[1]!)) : undefined
+        const id = decodeURIComponent(one[1]!)
+        // gone: deleted between the batch read and the read alone
+        const record = (shard === 'a' || mode[shard] === 'mirror') && !(mode[shard] === 'gone' && id === 'r001') ? byId.get(id) : undefined
         return record ? sendJson(res, 200, { user: record }) : sendJson(res, 404, {})
       }
       if (req.url.pathname !== `/${shard}/lookup`) return sendJson(res, 404, {})
       const asked = (req.url.searchParams.get('ids') ?? '').split(',')
-      // shard b holds nothing: it answers an empty list, or as its mode says
-      const held = shard === 'a' ? asked.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])) : []
+      // shard b holds nothing (an empty list, a 404 by id), unless it mirrors a
+      const held = shard === 'a' || mode[shard] === 'mirror' ? asked.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])) : []
       const wrap = (records: unknown[]) => sendJson(res, 200, { data: { records: records.map((user) => ({ user })) } })
       switch (mode[shard]) {
         case 'honest':
+        case 'mirror':
+        case 'gone':
           return wrap([...held].reverse())
+        case 'multiple':
+          return sendJson(res, 300, { data: { records: held.map((user) => ({ user })) } })
+        case 'html':
+          res.writeHead(200, { 'content-type': 'text/html' })
+          return res.end('<html>lookup</html>')
+        case 'object':
+          return sendJson(res, 200, { data: { records: { user: held[0] } } })
         case 'hides':
           return wrap(held.filter((r) => r.id !== 'r002'))
         case 'ignores':
@@ -44,9 +55,12 @@ describe('http get.batch', () => {
         case 'summary':
           return wrap(held.map(({ notes: _notes, ...rest }) => rest))
         case 'twice':
-          return wrap([...held, ...held.filter((r) => r.id === 'r001').map((r) => ({ ...r, amount: 999 }))])
+          // r001 twice; r002 first mistyped (not whole), then whole with another amount
+          // and an item with no id at all, which answers for nobody
+          return wrap([...held, ...held.filter((r) => r.id === 'r001').map((r) => ({ ...r, amount: 999 })), { ...byId.get('r002')!, amount: 'two' }, { ...byId.get('r002')!, amount: 222 }, { status: 'active' }])
         case 'mistyped':
-          return wrap(held.map((r) => (r.id === 'r003' ? { ...r, amount: 'thirty' } : r)))
+          // r003's amount is not a number; r004 has no status
+          return wrap(held.map((r) => (r.id === 'r003' ? { ...r, amount: 'thirty' } : r.id === 'r004' ? { ...r, status: undefined } : r)))
         case 'limited':
           return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': '3' })
         case 'down':
@@ -130,6 +144,9 @@ describe('http get.batch', () => {
     ['ignores', 'foreign_id'],
     ['summary', 'not_whole'],
     ['down', 'failed'],
+    ['multiple', 'failed'],
+    ['html', 'unexpected'],
+    ['object', 'unexpected'],
   ]
   for (const [which, outcome] of readAloneCases)
     it(`an answer that is not a whole by-ids answer (${which}) is not used: every id is read alone (${outcome})`, async () => {
@@ -147,20 +164,42 @@ describe('http get.batch', () => {
       assert.deepEqual(alone().sort(), expectAlone.sort())
     })
 
+  it('a record the answer carries but reading it alone no longer finds: the answer is not used, and the record is missing', async () => {
+    mode.a = 'gone'
+    const { conn, calls } = connector()
+    const result = await conn.readByIds(ids(4))
+    assert.deepEqual(result.missing, ['r001'])
+    assert.deepEqual([...result.records.keys()].sort(), ['r002', 'r003', 'r004'])
+    assert.deepEqual(calls.filter((c) => c.endpoint === '/lookup').map((c) => c.outcome), ['not_whole'])
+  })
+
+  it('a source that cannot be reached answers no batch: its ids are read alone, and fail', async () => {
+    const log = callLog()
+    const conn = createHttpConnector({
+      resource: httpResource({ sources: [{ name: 'closed', base_url: 'http://127.0.0.1:1' }], get: { path: '/items/{id}', batch: { path: '/lookup', ids_param: 'ids' } } }),
+      onCall: log.onCall,
+    })
+    const result = await conn.readByIds(['r001', 'r002'])
+    assert.deepEqual(result.failed.map((f) => f.id).sort(), ['r001', 'r002'])
+    assert.deepEqual(log.calls.map((c) => [c.endpoint, c.outcome]), [['/lookup', 'failed'], ['/items/{id}', 'failed'], ['/items/{id}', 'failed']])
+  })
+
   it('a record the answer names twice, or whose declared field is mistyped, is read alone', async () => {
-    for (const [which, id] of [['twice', 'r001'], ['mistyped', 'r003']] as const) {
+    for (const [which, read] of [['twice', ['r001', 'r002']], ['mistyped', ['r003', 'r004']]] as const) {
       mode.a = which
       upstream.seen.length = 0
       const result = await connector().conn.readByIds(ids(6))
-      assert.equal(result.records.get(id)!.fields.amount, byId.get(id)!.amount, which)
-      assert.ok(alone().includes(id), which)
-      assert.equal(alone().length, 2, `${which}: the sample read and ${id}`)
+      for (const id of read) assert.equal(result.records.get(id)!.fields.amount, byId.get(id)!.amount, `${which}: ${id}`)
+      // the sample read of the answer (its first whole record), then each of those
+      assert.deepEqual(alone().slice(1).sort(), [...read], which)
     }
   })
 
   it('a 429 answers each id of the request rate limited, without reading them alone; a later source that has them answers', async () => {
     mode.a = 'limited'
-    const result = await connector().conn.readByIds(ids(4))
+    const { conn, calls } = connector()
+    const result = await conn.readByIds(ids(4))
+    assert.deepEqual(calls.map((c) => [c.endpoint, c.status, c.outcome]), [['/lookup', 429, 'rate_limited']])
     assert.deepEqual(result.records.size, 0)
     assert.deepEqual(result.failed.map((f) => [f.id, f.status]), ids(4).map((id) => [id, 429]))
     assert.match(result.failed[0]!.message, /source "a"/)
@@ -171,6 +210,11 @@ describe('http get.batch', () => {
     const two = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
     assert.deepEqual(two.failed.map((f) => f.status), [429, 429, 429])
     assert.deepEqual(upstream.seen.map((r) => r.url.pathname), ['/a/lookup', '/b/lookup'])
+
+    // a later source that has them answers: they are found, not rate limited
+    mode.b = 'mirror'
+    const mirrored = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
+    assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])
   })
 
   it('sources are asked in order, each for what the earlier ones did not answer', async () => {
