@@ -6,7 +6,7 @@ import { mapBounded } from './bounded-concurrency.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { toRecord } from './record.js'
-import { failureMessage, parseJsonBody, rateLimit } from './upstream-answer.js'
+import { parseJsonBody, rateLimit } from './upstream-answer.js'
 import { resolveUnderBase } from './url-guard.js'
 
 type BatchConfig = NonNullable<HttpConnectorConfig['get']['batch']>
@@ -102,13 +102,13 @@ function interpret(
   result: Awaited<ReturnType<HttpContext['send']>>,
 ): { readonly answer: BatchAnswer; readonly outcome: string } {
   const unanswered = (outcome: string) => ({ answer: { kind: 'unanswered' } as const, outcome })
-  if (failureMessage(ctx, source, result) !== null || result.kind !== 'response') return unanswered('failed')
+  // no answer (a timeout, an unreachable source, a body cut at the byte limit), or not a 2xx
+  if (result.kind !== 'response') return unanswered('failed')
   const { status, headers, body } = result
   if (status === 429) return { answer: { kind: 'rate_limited', message: rateLimit(source, headers).message }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
   const parsed = parseJsonBody(body)
-  if (!parsed.ok) return unanswered('unexpected')
-  const items = readPath(ctx.redact.deep(parsed.value), batch.items_path)
+  const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined
   if (!Array.isArray(items)) return unanswered('unexpected')
 
   const asked = new Set(ids)

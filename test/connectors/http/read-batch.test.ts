@@ -13,7 +13,7 @@ import { sendJson, startUpstream, type TestUpstream } from './upstream-server.js
  * unlike the demo's.
  */
 
-type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'down' | 'mirror' | 'gone' | 'multiple' | 'html' | 'object'
+type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'down' | 'mirror' | 'gone' | 'multiple' | 'html' | 'object' | 'etag'
 
 const ITEMS = collection(40).map((item) => ({ ...item, notes: { created_by: `admin-${item.id}`, tags: ['a', item.id] } }))
 const byId = new Map<string, Record<string, unknown>>(ITEMS.map((item) => [item.id, item]))
@@ -29,6 +29,8 @@ describe('http get.batch', () => {
         const id = decodeURIComponent(one[1]!)
         // gone: deleted between the batch read and the read alone
         const record = (shard === 'a' || mode[shard] === 'mirror') && !(mode[shard] === 'gone' && id === 'r001') ? byId.get(id) : undefined
+        // etag: the version is only in the ETag header of a read by id; a list carries none
+        if (record && mode[shard] === 'etag') return sendJson(res, 200, { user: { ...record, version: undefined } }, { etag: `"e-${id}"` })
         return record ? sendJson(res, 200, { user: record }) : sendJson(res, 404, {})
       }
       if (req.url.pathname !== `/${shard}/lookup`) return sendJson(res, 404, {})
@@ -41,6 +43,8 @@ describe('http get.batch', () => {
         case 'mirror':
         case 'gone':
           return wrap([...held].reverse())
+        case 'etag':
+          return wrap(held.map((r) => ({ ...r, version: undefined })))
         case 'multiple':
           return sendJson(res, 300, { data: { records: held.map((user) => ({ user })) } })
         case 'html':
@@ -171,6 +175,21 @@ describe('http get.batch', () => {
     assert.deepEqual(result.missing, ['r001'])
     assert.deepEqual([...result.records.keys()].sort(), ['r002', 'r003', 'r004'])
     assert.deepEqual(calls.filter((c) => c.endpoint === '/lookup').map((c) => c.outcome), ['not_whole'])
+  })
+
+  it('a record without a version (a list carries no ETag) is read alone, where the version is', async () => {
+    mode.a = 'etag'
+    const log = callLog()
+    const conn = createHttpConnector({
+      resource: httpResource(
+        { sources: [{ name: 'a', base_url: `${upstream.origin}/a` }], version: { from: 'etag' }, get: { path: '/items/{id}', record_path: 'user', batch: { path: '/lookup', ids_param: 'ids', items_path: 'data.records', record_path: 'user' } } },
+        { fields: { id: 'string', status: 'string', amount: 'number' } },
+      ),
+      onCall: log.onCall,
+    })
+    const result = await conn.readByIds(ids(3))
+    assert.deepEqual([...result.records.values()].map((r) => [r.id, r.version]).sort(), ids(3).map((id) => [id, `"e-${id}"`]))
+    assert.deepEqual(alone().sort(), ids(3))
   })
 
   it('a source that cannot be reached answers no batch: its ids are read alone, and fail', async () => {
