@@ -2,7 +2,7 @@ import type { HttpConnectorConfig, ResourceConfig } from '../../config/schema.js
 import { WarrantError } from '../../contract/index.js'
 import type { UpstreamCallListener } from '../connector.js'
 import type { Redactor } from './redaction.js'
-import { exchange, type UpstreamExchange } from './upstream-request.js'
+import type { UpstreamClient, UpstreamExchange } from './upstream-request.js'
 
 /** One request the connector is about to send, with what the call log records about it. */
 export interface CallSpec {
@@ -39,7 +39,7 @@ export interface ContextParts {
   readonly bases: ReadonlyMap<string, URL>
   readonly credentialHeader: readonly [string, string] | null
   readonly redact: Redactor
-  readonly fetch: typeof fetch
+  readonly client: UpstreamClient
   readonly onCall?: UpstreamCallListener
 }
 
@@ -58,7 +58,7 @@ export function createContext(parts: ContextParts): HttpContext {
     send(spec) {
       const headers: Record<string, string> = { accept: 'application/json', ...spec.headers }
       if (credentialHeader) headers[credentialHeader[0]] = credentialHeader[1]
-      return exchange(parts.fetch, {
+      return parts.client.send({
         url: spec.url,
         method: spec.method,
         headers,

@@ -3,6 +3,8 @@ import { readSecret } from '../../config/secret.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Connector, ReadSession, UpstreamCallListener } from '../connector.js'
 import { createContext, type HttpContext } from './context.js'
+import { createFetchClient } from './fetch-client.js'
+import { createNodeClient } from './node-client.js'
 import { readRecordsByIds } from './read-by-ids.js'
 import { readListPage } from './read-page.js'
 import { createRedactor } from './redaction.js'
@@ -16,7 +18,7 @@ export interface HttpConnectorOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Receives every upstream call (source, method, path template, status, outcome, duration). */
   readonly onCall?: UpstreamCallListener
-  /** The fetch to use; default the global one. */
+  /** A fetch to send the requests with (e.g. one with a proxy dispatcher); default node:http with kept-alive connections. */
   readonly fetch?: typeof fetch
 }
 
@@ -54,13 +56,14 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     credentialHeader = [config.credential.header, value]
   }
 
+  const client = options.fetch ? createFetchClient(options.fetch) : createNodeClient()
   const ctx: HttpContext = createContext({
     resource,
     config,
     bases,
     credentialHeader,
     redact: createRedactor(secret),
-    fetch: options.fetch ?? globalThis.fetch,
+    client,
     ...(options.onCall ? { onCall: options.onCall } : {}),
   })
 
@@ -79,7 +82,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     },
     readByIds: (ids, signal) => readRecordsByIds(ctx, ids, signal),
     write: (request) => writeRecord(ctx, request),
-    close: async () => undefined,
+    close: async () => client.close(),
   }
 }
 

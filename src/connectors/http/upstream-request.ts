@@ -21,72 +21,31 @@ export type UpstreamExchange =
   | { readonly kind: 'network'; readonly detail: string; readonly durationMs: number }
 
 /**
- * Sends one request: redirects are returned, never followed; the time limit covers the headers and the whole
- * body, combined with the caller's signal; the body is read up to `maxBytes` and no further.
+ * What sends the connector's requests: redirects are returned, never followed; the time limit covers the headers
+ * and the whole body, combined with the caller's signal; the body is read up to `maxBytes` and no further.
+ * `createNodeClient` (node:http, the default) or `createFetchClient` (a fetch given by the embedding application).
  */
-export async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Promise<UpstreamExchange> {
-  const started = performance.now()
-  const elapsed = () => Math.round(performance.now() - started)
-  const timeout = AbortSignal.timeout(request.timeoutMs)
-  const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout
-  try {
-    const response = await fetchImpl(request.url, {
-      method: request.method,
-      headers: request.headers,
-      ...(request.body === undefined ? {} : { body: request.body }),
-      redirect: 'manual',
-      signal,
-    })
-    const bytes = await readBounded(response, request.maxBytes)
-    if (bytes === null) return { kind: 'too_large', status: response.status, durationMs: elapsed() }
-    return { kind: 'response', status: response.status, headers: response.headers, body: decodeUtf8(bytes), durationMs: elapsed() }
-  } catch (error) {
-    if (timeout.aborted) return { kind: 'timeout', durationMs: elapsed() }
-    if (request.signal?.aborted) return { kind: 'aborted', durationMs: elapsed() }
-    return { kind: 'network', detail: networkDetail(error), durationMs: elapsed() }
-  }
+export interface UpstreamClient {
+  send(request: UpstreamRequest): Promise<UpstreamExchange>
+  /** Closes idle kept-alive connections. */
+  close(): void
 }
 
-/** The body's bytes, or null as soon as it passes `maxBytes` (the rest is not read). */
-async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array | null> {
-  const declared = response.headers.get('content-length')
-  if (declared !== null && response.headers.get('content-encoding') === null && Number(declared) > maxBytes) {
-    await response.body?.cancel().catch(() => undefined)
-    return null
-  }
-  if (!response.body) return new Uint8Array(0)
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    total += value.byteLength
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined)
-      return null
-    }
-    chunks.push(value)
-  }
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return out
-}
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-function decodeUtf8(bytes: Uint8Array): string | null {
+/** The text of a body, or null when it is not UTF-8. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return utf8.decode(bytes)
   } catch {
     return null
   }
 }
 
 /** A short, credential-free description of a network failure (`ECONNREFUSED`, `ENOTFOUND`…). */
-function networkDetail(error: unknown): string {
+export function networkDetail(error: unknown): string {
+  const direct = (error as { code?: unknown } | null)?.code
+  if (typeof direct === 'string') return direct
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause
   if (cause && typeof cause.code === 'string') return cause.code
   if (cause && typeof cause.message === 'string') return cause.message
