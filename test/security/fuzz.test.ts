@@ -155,6 +155,14 @@ async function auditCount(fx: GatewayFixture, where: 'http' | 'mcp'): Promise<nu
   return Number(row.n)
 }
 
+/** Run-level rows of requests to /mcp refused before the MCP server read them. */
+async function doorRefusals(fx: GatewayFixture): Promise<number> {
+  await fx.gateway.audit.flush()
+  const db = fx.gateway.store.db
+  const row = await db.selectFrom('audit_events').select(db.fn.countAll<number>().as('n')).where('action', '=', 'POST /mcp').where('summary', 'like', '%"outcome":"refused"%').executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 /** Cookies a response sets, as a Cookie header (name=value; …), merged over `jar`. */
 function cookies(response: Response, jar: Record<string, string> = {}): Record<string, string> {
   for (const line of response.headers.getSetCookie()) {
@@ -263,18 +271,26 @@ function fuzzSuite(kind: StoreKind): void {
    * sent twice because the transport itself failed (a keep-alive socket closed under a busy machine is not a
    * finding; a second transport failure is).
    */
-  async function fuzzTools(client: Client, where: string): Promise<{ calls: number; resent: number }> {
+  async function fuzzTools(client: Client, where: string): Promise<{ calls: number; resent: number; door: number }> {
     const { tools } = await client.listTools() // caches the output schemas: every answer is validated against them
     assert.equal(tools.length, WARRANT_TOOLS.length)
     const realIds = [...ids.selection!, ...ids.plan!, ...ids.operation!]
     const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom(...realIds), fc.constantFrom('subscriptions', 'pause_collection', 'records', 'excluded', 'results', 'changes', 'overview'), segment)
     let calls = 0
     let resent = 0
+    let door = 0
     const call = async (name: string, input: Record<string, unknown>) => {
       try {
         return await client.callTool({ name, arguments: input })
       } catch (error) {
-        if (!/fetch failed|other side closed|socket|ECONNRESET/i.test(String((error as Error)?.message) + String((error as { cause?: Error })?.cause?.message))) throw error
+        // Over HTTP, a body holding a "__proto__" key is refused at the door (400 invalid_request naming it), before
+        // the MCP server parses it: a plain-object copy of it would lose the key, so the tool could not see it.
+        const text = String((error as Error)?.message)
+        if ((error as { code?: unknown })?.code === 400 && text.includes('"code":"invalid_request"') && text.includes('\\"__proto__\\" key')) {
+          door += 1
+          return { doorRefused: text }
+        }
+        if (!/fetch failed|other side closed|socket|ECONNRESET/i.test(text + String((error as { cause?: Error })?.cause?.message))) throw error
         resent += 1
         return client.callTool({ name, arguments: input })
       }
@@ -292,7 +308,9 @@ function fuzzSuite(kind: StoreKind): void {
           calls += 1
           const result = (await call(tool.name, input as Record<string, unknown>)) as any
           const at = `${where} ${tool.name}(${JSON.stringify(input).slice(0, 300)}) → ${JSON.stringify(result).slice(0, 300)}`
-          if (result.isError) {
+          if (result.doorRefused) {
+            assert.ok(Object.keys(input).includes('__proto__') || JSON.stringify(input).includes('"__proto__"'), at)
+          } else if (result.isError) {
             const code = result.structuredContent?.error?.code
             assert.ok(KNOWN_CODES.has(code), `unknown error code: ${at}`)
             assert.notEqual(code, 'internal', at)
@@ -305,7 +323,7 @@ function fuzzSuite(kind: StoreKind): void {
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       )
     }
-    return { calls, resent }
+    return { calls, resent, door }
   }
 
   test('every MCP tool over /mcp (streamable HTTP): arbitrary arguments; one audit row per call', { timeout: 600_000 }, async () => {
@@ -314,9 +332,12 @@ function fuzzSuite(kind: StoreKind): void {
     const before = await snapshot(fx)
     const auditBefore = await auditCount(fx, 'mcp')
     try {
-      const { calls, resent } = await fuzzTools(client, '/mcp')
+      const doorBefore = await doorRefusals(fx)
+      const { calls, resent, door } = await fuzzTools(client, '/mcp')
       const rows = (await auditCount(fx, 'mcp')) - auditBefore
-      assert.ok(rows >= calls && rows <= calls + resent, `one audit row per tool call: ${rows} rows, ${calls} calls (${resent} resent)`)
+      // a call refused at the door is the request's row (POST /mcp, refused), not a tool call's
+      assert.equal((await doorRefusals(fx)) - doorBefore, door, 'one audit row per call refused at the door')
+      assert.ok(rows >= calls - door && rows <= calls - door + resent, `one audit row per tool call: ${rows} rows, ${calls} calls (${resent} resent, ${door} refused at the door)`)
     } finally {
       await client.close()
     }
