@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
+import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../store/index.js'
 
 /**
@@ -96,8 +96,9 @@ export class LedgerBatch {
       try {
         const changed = new Array<boolean>(group.length).fill(false)
         const statements = statementsFor(group.map((p) => p.job), changed, this.dialect)
-        // one statement is atomic and durable on its own (autocommit): no BEGIN and COMMIT round trips for it
-        if (statements.length === 1) await statements[0]!(this.db)
+        // one statement is atomic and durable on its own (autocommit): no BEGIN and COMMIT round trips for it. On
+        // SQLite a group's updates are one statement per row, so they always share a transaction (one sync).
+        if (statements.length === 1 && this.dialect === 'postgres') await statements[0]!(this.db)
         else
           await this.db.transaction().execute(async (trx) => {
             for (const statement of statements) await statement(trx)
@@ -130,8 +131,8 @@ type Statement = (db: Kysely<Database> | Transaction<Database>) => Promise<void>
 /**
  * The statements that apply the jobs: in-flight marks of one operation and owner are one statement, and so
  * are the updates of one operation that set the same columns (a window's outcomes: one round trip on
- * PostgreSQL, one compiled statement on SQLite, instead of one per target). Each statement records in
- * `changed` which jobs it applied.
+ * PostgreSQL; on SQLite one UPDATE by key per row, built once). Each statement records in `changed` which jobs
+ * it applied.
  */
 function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 'sqlite' | 'postgres'): Statement[] {
   const statements: Statement[] = []
@@ -212,8 +213,8 @@ function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 
 }
 
 /**
- * One UPDATE … FROM of many rows, each row's values travelling in one JSON parameter; only rows still in
- * `fromState` change. Returns the ords that changed.
+ * The updates of many rows: on PostgreSQL one UPDATE … FROM, each row's values travelling in one JSON parameter;
+ * on SQLite one UPDATE by key per row. Only rows still in `fromState` change. Returns the ords that changed.
  */
 async function updateMany(
   trx: Kysely<Database> | Transaction<Database>,
@@ -223,22 +224,28 @@ async function updateMany(
   columns: readonly string[],
   rows: readonly Record<string, unknown>[],
 ): Promise<number[]> {
-  const json = JSON.stringify(rows)
-  const assignments = sql.join(columns.map((c) => sql`${sql.id(c)} = v.${sql.id(c)}`))
   if (dialect === 'postgres') {
+    const json = JSON.stringify(rows)
+    const assignments = sql.join(columns.map((c) => sql`${sql.id(c)} = v.${sql.id(c)}`))
     const shape = sql.join([sql`ord bigint`, ...columns.map((c) => sql`${sql.id(c)} ${sql.raw(UPDATE_COLUMNS[c]!)}`)])
+    // `ord = any(…)` lets the key drive the join: without it PostgreSQL hashes the JSON rows and scans every target
+    // of the operation (4.7 ms a group at 20,000 targets, against 0.1 ms)
+    const ords = rows.map((r) => r.ord)
     const result = await sql<{ ord: string | number }>`
       update operation_targets as t set ${assignments}
       from json_to_recordset(${json}::json) as v(${shape})
-      where t.operation_id = ${operationId} and t.ord = v.ord and t.state = ${fromState}
+      where t.operation_id = ${operationId} and t.ord = any(${ords}::bigint[]) and t.ord = v.ord and t.state = ${fromState}
       returning t.ord`.execute(trx)
     return result.rows.map((r) => Number(r.ord))
   }
-  const picked = sql.join([sql`e.value ->> '$.ord' as ord`, ...columns.map((c) => sql`e.value ->> ${`$.${c}`} as ${sql.id(c)}`)])
-  const result = await sql<{ ord: number }>`
-    update operation_targets set ${assignments}
-    from (select ${picked} from json_each(${json}) as e) as v
-    where operation_targets.operation_id = ${operationId} and operation_targets.ord = v.ord and operation_targets.state = ${fromState}
-    returning operation_targets.ord`.execute(trx)
-  return result.rows.map((r) => Number(r.ord))
+  // SQLite plans UPDATE … FROM json_each(?) as a scan of every target of the operation per group (the JSON has no
+  // index to drive the join): 2.9 ms a group at 2,000 targets, growing with the operation. There is no round trip
+  // to save in-process, so one UPDATE by key per row, its SQL built once (the store prepares it once).
+  const text = `update operation_targets set ${columns.map((c) => `"${c}" = ?`).join(', ')} where operation_id = ? and ord = ? and state = ? returning ord`
+  const changed: number[] = []
+  for (const row of rows) {
+    const result = await trx.executeQuery<{ ord: number }>(CompiledQuery.raw(text, [...columns.map((c) => row[c] ?? null), operationId, row.ord, fromState]))
+    if (result.rows.length > 0) changed.push(Number(row.ord))
+  }
+  return changed
 }
