@@ -7,10 +7,39 @@ import canonicalize from 'canonicalize'
  * @example canonicalJson({ b: 1, a: [true, null] }) // '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
+  const flat = flatCanonical(value)
+  if (flat !== null) return flat
   rejectFunctions(value, new Set())
   const text = canonicalize(value)
   if (text === undefined) throw new TypeError('value cannot be represented as canonical JSON')
   return text
+}
+
+/**
+ * RFC 8785 of a plain object whose values are all strings, finite numbers, booleans or null (an audit row, a call's
+ * summary): its keys sorted by UTF-16 code units and each member as JSON.stringify writes it, which is what the
+ * library answers, without its recursion. Null for anything else (the library then decides, throwing where it
+ * throws: a lone surrogate, a number that is not finite).
+ */
+function flatCanonical(value: unknown): string | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null
+  const prototype = Object.getPrototypeOf(value) as unknown
+  if (prototype !== Object.prototype && prototype !== null) return null
+  const record = value as Record<string, unknown>
+  if (typeof record.toJSON === 'function') return null
+  let out = ''
+  for (const key of Object.keys(record).sort()) {
+    const member = record[key]
+    if (member === undefined) continue
+    if (typeof member === 'string') {
+      if (hasLoneSurrogate(member)) return null
+    } else if (typeof member === 'number') {
+      if (!Number.isFinite(member)) return null
+    } else if (member !== null && typeof member !== 'boolean') return null
+    if (hasLoneSurrogate(key)) return null
+    out += `${out === '' ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(member)}`
+  }
+  return `{${out}}`
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { describe, it } from 'node:test'
+import canonicalize from 'canonicalize'
 import fc from 'fast-check'
 import { canonicalJson, createListDigest, digestOf, sha256 } from '../../src/contract/index.js'
 
@@ -31,6 +32,25 @@ describe('canonical JSON (RFC 8785)', () => {
         assert.equal(digestOf(shuffled), digestOf(value))
       }),
       { numRuns: 300 },
+    )
+  })
+
+  it('a flat object (the audit rows, a call summary) is written exactly as the canonicalize library writes it, or refused where it refuses', () => {
+    // strings with lone surrogates, numbers that are not finite, -0, undefined members, keys like "__proto__"
+    const text = fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('__proto__', 'toString', '1', '', '\ud800', 'a\udc00b'))
+    const member = fc.oneof(text, fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined))
+    fc.assert(
+      fc.property(fc.dictionary(text, member, { maxKeys: 12 }), (value) => {
+        let expected: string | Error
+        try {
+          expected = canonicalize(value) as string
+        } catch (error) {
+          expected = error as Error
+        }
+        if (expected instanceof Error) assert.throws(() => canonicalJson(value))
+        else assert.equal(canonicalJson(value), expected)
+      }),
+      { numRuns: 2000 },
     )
   })
 
