@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { immediateTransaction, type AuditEventRow, type Database, type Store } from '../store/index.js'
 import { AUDIT_GENESIS_HASH, hashAuditRow, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { readChainHead, signHead, writeChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, chainHeadUpsert, parseChainHead, signHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -149,20 +149,26 @@ async function appendOnce(store: Store, rows: NewRow[], keyring: AuditKeyring | 
   if (store.dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${sql.lit(AUDIT_ADVISORY_LOCK_KEY)})`.execute(trx)
-      return writeRows(trx, rows, keyring)
+      return writeRows(trx, rows, keyring, 'postgres')
     })
   }
   // SQLite: kysely runs every query on one connection behind a mutex, which `connection()` holds for the
   // whole callback (serialising this process); BEGIN IMMEDIATE takes the database's write lock before the
   // tip is read (serialising other processes; they wait for it up to the store's busy timeout).
-  return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring))
+  return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring, 'sqlite'))
 }
 
-async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
+async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKeyring | null, dialect: 'sqlite' | 'postgres'): Promise<AuditEventRow[]> {
   const key = keyring?.current ?? null
-  // Continue from the head when it is ahead of the last row: rows removed from the end stay a visible gap.
-  const head = await readChainHead(tx)
-  const last = await tx.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst()
+  // The head and the last row in one statement (a round trip fewer on PostgreSQL). Continue from the head when it
+  // is ahead of the last row: rows removed from the end stay a visible gap.
+  const { rows: tips } = await sql<{ head: string | null; seq: number | string | null; hash: string | null }>`
+    select (select value from kv where key = ${CHAIN_HEAD_KEY}) as head,
+      (select seq from audit_events order by seq desc limit 1) as seq,
+      (select hash from audit_events order by seq desc limit 1) as hash`.execute(tx)
+  const found = tips[0]
+  const head = parseChainHead(found?.head ?? null)
+  const last = found && found.seq !== null && found.hash !== null ? { seq: Number(found.seq), hash: found.hash } : undefined
   const tip = head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
   let seq = tip.seq
   let prev = tip.hash
@@ -172,8 +178,15 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
     prev = hashAuditRow(unhashed, key)
     return { ...unhashed, hash: prev }
   })
-  for (let i = 0; i < written.length; i += INSERT_CHUNK) await tx.insertInto('audit_events').values(written.slice(i, i + INSERT_CHUNK)).execute()
-  await writeChainHead(tx, key ? signHead({ seq, hash: prev }, key) : { seq, hash: prev })
+  const moved = key ? signHead({ seq, hash: prev }, key) : { seq, hash: prev }
+  for (let i = 0; i < written.length; i += INSERT_CHUNK) {
+    const chunk = written.slice(i, i + INSERT_CHUNK)
+    const lastChunk = i + INSERT_CHUNK >= written.length
+    // PostgreSQL: the last rows and the head move in one statement (a data-modifying CTE), one round trip fewer
+    if (lastChunk && dialect === 'postgres') await chainHeadUpsert(tx.with('appended', (qc) => qc.insertInto('audit_events').values(chunk)), moved).execute()
+    else await tx.insertInto('audit_events').values(chunk).execute()
+  }
+  if (dialect === 'sqlite') await chainHeadUpsert(tx, moved).execute()
   return written
 }
 

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, QueryCreator } from 'kysely'
 import type { Database } from '../store/index.js'
 import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
@@ -33,9 +33,14 @@ export function checkHead(head: ChainHead, keyring: AuditKeyring | null): 'ok' |
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {
   const row = await db.selectFrom('kv').select('value').where('key', '=', CHAIN_HEAD_KEY).executeTakeFirst()
-  if (!row) return null
+  return parseChainHead(row?.value ?? null)
+}
+
+/** The head as stored in `kv` (its JSON text), or null when there is none or it cannot be read. */
+export function parseChainHead(value: string | null): ChainHead | null {
+  if (value === null) return null
   try {
-    const parsed = JSON.parse(row.value) as Partial<ChainHead>
+    const parsed = JSON.parse(value) as Partial<ChainHead>
     if (Number.isSafeInteger(parsed.seq) && typeof parsed.hash === 'string')
       return {
         seq: parsed.seq as number,
@@ -50,10 +55,14 @@ export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | n
 }
 
 export async function writeChainHead(db: Kysely<Database>, head: ChainHead): Promise<void> {
+  await chainHeadUpsert(db, head).execute()
+}
+
+/** The statement that moves the head (to run alone, or after a data-modifying CTE that appends the rows). */
+export function chainHeadUpsert(db: QueryCreator<Database>, head: ChainHead) {
   const value = JSON.stringify(head)
-  await db
+  return db
     .insertInto('kv')
     .values({ key: CHAIN_HEAD_KEY, value })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
-    .execute()
 }
