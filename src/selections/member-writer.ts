@@ -9,7 +9,7 @@ import type { GroupCount } from './selection-service.js'
 
 /**
  * Freezing a selection as its inventory streams in. Members and excluded records are buffered and written in
- * large batches, each one statement per table in one transaction (the rows travel as one JSON array: nothing
+ * batches, each one statement per table in one transaction (the rows travel as one JSON array: nothing
  * to compile per row, no bound-parameter limit), so memory stays flat however large the selection and a
  * SQLite store pays one sync per batch, not per page. The order is decided on the immutable id (code-point
  * order). When the walk delivers ids in that order (one SQL source, keyset-paged), ords are final as written
@@ -21,8 +21,12 @@ import type { GroupCount } from './selection-service.js'
  * JSON document); the loop hands the event loop a turn every slice.
  */
 
-/** Rows buffered before they are written: one transaction per batch. */
-const BATCH_ROWS = 5_000
+/**
+ * Rows buffered before they are written: one transaction per batch. A batch is held across the walk's awaits, so
+ * V8 promotes it to the old generation: at 5,000 rows the heap's high-water mark was ~50 MB higher (peak RSS 228
+ * against 180 MB freezing 100,000 members), for no measurable gain in time (a sync per 1,000 rows is ~0.5 ms).
+ */
+const BATCH_ROWS = 1_000
 /** Longest run of SQLite inserts before the event loop gets a turn (the transaction stays open across it). */
 const SLICE_MS = 10
 
