@@ -27,6 +27,7 @@ export interface SessionHandle {
  * PostgreSQL); `plain` the same without it and `readBack` the row by id, for an engine without `RETURNING`
  * on UPDATE (MySQL, MariaDB), which runs both in one transaction. `accept` sees the rows as written and may
  * refuse them (a message): an engine that can still roll back then does, and throws `NotCommittedError`.
+ * The writers give the three as getters, so an engine compiles only the statements it runs.
  */
 export interface ConditionalUpdate {
   readonly returning: CompiledQuery

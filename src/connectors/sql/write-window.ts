@@ -84,9 +84,16 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     const ids = sql.join(batch.map((b) => b.id))
     const result = await timed(() =>
       ctx.backend.update({
-        returning: update.returning([...ctx.columns]).compile(),
-        plain: update.compile(),
-        readBack: selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile(),
+        // compiled only by the engine that runs them (a window is written on SQLite and PostgreSQL: RETURNING)
+        get returning() {
+          return update.returning([...ctx.columns]).compile()
+        },
+        get plain() {
+          return update.compile()
+        },
+        get readBack() {
+          return selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
+        },
         accept: () => undefined,
       }),
     )

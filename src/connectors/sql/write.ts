@@ -39,13 +39,18 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
     .updateTable(ctx.table)
     .set(set)
     .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
-  const readBack = selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
   const result = await timed(() =>
     ctx.backend.update({
-      // MySQL has no UPDATE … RETURNING; compiling one there would be dead text
-      returning: ctx.dialect === 'mysql' ? update.compile() : update.returning([...ctx.columns]).compile(),
-      plain: update.compile(),
-      readBack,
+      // compiled only by the engine that runs them: RETURNING on SQLite and PostgreSQL, the other two on MySQL
+      get returning() {
+        return update.returning([...ctx.columns]).compile()
+      },
+      get plain() {
+        return update.compile()
+      },
+      get readBack() {
+        return selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
+      },
       accept: (rows) => refusal(ctx, request, rows),
     }),
   )
