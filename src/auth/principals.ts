@@ -68,6 +68,9 @@ function principalName(raw: string): string {
   return name
 }
 
+/** How stale a token's `last_used_at` may be: it is written at most once a minute. */
+export const LAST_USED_RESOLUTION_MS = 60_000
+
 /**
  * Principals and their tokens, stored hashed with an expiry.
  *
@@ -82,13 +85,15 @@ export function createPrincipalStore(store: Store) {
     const row = await store.db
       .selectFrom('tokens')
       .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-      .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
+      .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'tokens.last_used_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
       .where('tokens.token_hash', '=', tokenHash)
       .executeTakeFirst()
     const now = store.now()
     if (!row || row.revoked_at || row.disabled_at || (row.expires_at && row.expires_at <= now))
       throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
-    await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
+    // to the minute: an agent polling an operation would otherwise cost a store write (a sync, on SQLite) per request
+    if (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
+      await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
     return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface }
   }
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { createPrincipalStore } from '../../src/auth/index.js'
+import { createPrincipalStore, LAST_USED_RESOLUTION_MS } from '../../src/auth/index.js'
 import { STORE_KINDS, createTestStore } from '../support/stores.js'
 
 for (const kind of STORE_KINDS) {
@@ -30,6 +30,27 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual((await principals.list()).map((t) => t.name), ['alice', 'alice'])
 
         await assert.rejects(principals.addToken({ principal: 'bob' }), (e: any) => e.code === 'not_found' && /no principal named "bob"/.test(e.message))
+      } finally {
+        await drop()
+      }
+    })
+
+    test('a token\'s last use is kept to the minute: authentications within a minute write it once', async () => {
+      let at = Date.parse('2026-12-01T10:00:00.000Z')
+      const { store, drop } = await createTestStore(kind, { clock: () => new Date(at) })
+      try {
+        const principals = createPrincipalStore(store)
+        const issued = await principals.issue({ name: 'poller', role: 'agent' })
+        const lastUsed = async () => (await principals.list()).find((t) => t.name === 'poller')!.last_used_at
+        assert.equal(await lastUsed(), null)
+        await principals.authenticate(issued.token, 'http')
+        assert.equal(await lastUsed(), '2026-12-01T10:00:00.000Z')
+        at += LAST_USED_RESOLUTION_MS - 1
+        await principals.authenticate(issued.token, 'http')
+        assert.equal(await lastUsed(), '2026-12-01T10:00:00.000Z', 'within the minute: not written again')
+        at += 1
+        await principals.authenticate(issued.token, 'http')
+        assert.equal(await lastUsed(), '2026-12-01T10:01:00.000Z')
       } finally {
         await drop()
       }
