@@ -167,7 +167,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
     child = served.child
     return await measureExecution({
       label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store, get.batch, after a write probe that held)`,
-      baseline: `a bare loop of the same If-Match PATCHes from ${CONCURRENCY} workers`,
+      baseline: `a bare loop of the same If-Match PATCHes from ${CONCURRENCY} workers (node:http, kept-alive connections)`,
       count,
       runs,
       resource: 'users',
