@@ -1,5 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
-import type { Connector, SourceRecord } from '../connectors/index.js'
+import type { Connector, SourceRecord, UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { probeWrites } from './write-probe.js'
@@ -15,6 +15,11 @@ export interface CheckOptions {
   /** With an id: a conditional write with a stale version, per action, that must be refused (never a change). */
   readonly writeProbeId?: string
   readonly signal?: AbortSignal
+  /**
+   * The connector's calls as it reports them (the array fills while the probe runs: `openGateway({ onCall })`).
+   * With it, the probe also says what a batch read by ids (`get.batch`) answered.
+   */
+  readonly calls?: readonly UpstreamCall[]
 }
 
 const DEFAULTS = { pages: 3, pageSize: 50 }
@@ -30,7 +35,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
   const samples = await sampleSources(options.connector, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) })
   const guarantees: Guarantee[] = [
     ...readGuarantees(options.config, samples),
-    await readById(options.connector, samples),
+    ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
     ...conditionalWrites(options.config),
     ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
@@ -38,13 +43,23 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
 }
 
-async function readById(connector: Connector, samples: readonly SourceSample[]): Promise<Guarantee> {
+async function readById(connector: Connector, samples: readonly SourceSample[], config: ResourceConfig, calls: readonly UpstreamCall[] | null): Promise<Guarantee[]> {
   const promise = 'a record read by id is the record the list showed'
   const listed = samples.flatMap((s) => s.records)
-  if (listed.length === 0) return { name: 'read_by_id', promise, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }
+  const batch = (made: readonly UpstreamCall[] | null, asked: number) => {
+    const guarantee = batchRead(config, made, asked)
+    return guarantee ? [guarantee] : []
+  }
+  if (listed.length === 0) return [{ name: 'read_by_id', promise, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }, ...batch([], 0)]
   // The first and the last record of the sample: different pages where there are several.
   const probes = [...new Map([listed[0]!, listed[listed.length - 1]!].map((r) => [r.id, r])).values()]
+  const before = calls?.length ?? 0
   const result = await connector.readByIds(probes.map((r) => r.id))
+  return [readBack(probes, result), ...batch(calls === null ? null : calls.slice(before), probes.length)]
+}
+
+function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Connector['readByIds']>>): Guarantee {
+  const promise = 'a record read by id is the record the list showed'
   const problems: string[] = []
   for (const failed of result.failed) problems.push(`"${failed.id}": ${failed.message}`)
   for (const id of result.missing) problems.push(`"${id}" is listed but reading it by id finds nothing`)
@@ -56,6 +71,38 @@ async function readById(connector: Connector, samples: readonly SourceSample[]):
   }
   if (problems.length === 0) return { name: 'read_by_id', promise, status: 'holds', detail: `${probes.length} record(s) read back identical`, config_keys: [] }
   return { name: 'read_by_id', promise, status: 'fails_closed', detail: problems.join('; '), config_keys: ['connector.get'] }
+}
+
+/**
+ * What the read by ids of the probe's records said about `get.batch`, from the connector's calls (`made`, null
+ * when they were not observed). Null when the resource has no batch read. A batch answer that cannot be used
+ * costs a request per record, never a wrong answer (each record is then read alone): `fails_closed`, naming the
+ * config line.
+ */
+function batchRead(config: ResourceConfig, made: readonly UpstreamCall[] | null, asked: number): Guarantee | null {
+  if (config.connector.kind !== 'http' || !config.connector.get.batch) return null
+  const batch = config.connector.get.batch
+  const name = 'read_by_ids_batch'
+  const promise = 'several records read by id in one request (get.batch) are the records read alone'
+  const guarantee = (status: Guarantee['status'], detail: string, keys: readonly string[] = []): Guarantee => ({ name, promise, status, detail, config_keys: keys })
+  if (asked === 0) return guarantee('unknown', 'no record was listed to read back')
+  if (made === null) return guarantee('unknown', "the connector's calls were not observed")
+  const answers = made.filter((c) => c.ids !== undefined)
+  if (answers.length === 0) return guarantee('unknown', asked < 2 ? 'one record was listed: a batch read needs two' : 'no batch read was made')
+  const outcomes = new Set(answers.map((c) => c.outcome))
+  const request = `GET ${batch.path}?${batch.ids_param}=…`
+  const alone = 'each record is read alone by get.path instead'
+  if (outcomes.has('foreign_id'))
+    return guarantee('fails_closed', `${request} answered records that were not asked for: the upstream ignores "${batch.ids_param}" (or filters on another parameter); ${alone}`, ['connector.get.batch.ids_param'])
+  if (outcomes.has('not_whole'))
+    return guarantee('fails_closed', `a record in the answer to ${request} is not the same JSON as the record read alone (a summary, or another representation); ${alone}`, ['connector.get.batch.path', 'connector.get.batch.record_path'])
+  if (outcomes.has('unexpected')) return guarantee('fails_closed', `${request} did not answer a JSON list at items_path "${batch.items_path}"; ${alone}`, ['connector.get.batch.items_path'])
+  const failed = answers.find((c) => c.outcome === 'failed')
+  if (failed) return guarantee('fails_closed', `${request} failed (${failed.status === null ? 'no answer' : `status ${failed.status}`}); ${alone}`, ['connector.get.batch.path'])
+  if (outcomes.has('rate_limited')) return guarantee('unknown', `${request} was rate limited (429)`)
+  if (outcomes.has('partial'))
+    return guarantee('fails_closed', `${request} left out records the list shows (an id it leaves out proves nothing; those are read alone)`, ['connector.get.batch'])
+  return guarantee('holds', `${asked} records read in ${answers.length} request(s), one of each answer compared with its read alone`)
 }
 
 function differenceOf(listed: SourceRecord, read: SourceRecord): string | null {

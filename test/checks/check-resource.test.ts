@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { checkResource, type CheckReport } from '../../src/checks/index.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
-import { collection, httpResource, type Item } from '../connectors/http/fixtures.js'
+import { callLog, collection, httpResource, type Item } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { createCliWorkspace } from '../support/cli-config.js'
 
@@ -13,6 +13,8 @@ const statusOf = (report: CheckReport, name: string) => report.guarantees.find((
 describe('checkResource against loopback upstreams', () => {
   let items: Item[]
   let mode: 'honest' | 'renamed' | 'shuffled' | 'wrong_get' | 'bad_total' = 'honest'
+  // how the list answers ?ids=a,b: as a read by ids, ignoring the parameter (its page), or with summaries
+  let batch: 'by_ids' | 'ignores' | 'summary' = 'by_ids'
   let upstream: TestUpstream
   before(async () => {
     upstream = await startUpstream((req, res) => {
@@ -21,6 +23,11 @@ describe('checkResource against loopback upstreams', () => {
         const at = items.findIndex((i) => i.id === decodeURIComponent(get[1]!))
         if (at < 0) return sendJson(res, 404, { error: 'not found' })
         return sendJson(res, 200, mode === 'wrong_get' ? items[(at + 1) % items.length] : items[at])
+      }
+      const asked = req.url.searchParams.get('ids')
+      if (asked !== null && batch !== 'ignores') {
+        const found = items.filter((i) => asked.split(',').includes(i.id))
+        return sendJson(res, 200, { items: batch === 'summary' ? found.map((i) => ({ ...i, summary: true })) : found })
       }
       const from = Number(req.url.searchParams.get('offset') ?? 0)
       const size = Number(req.url.searchParams.get('limit') ?? 10)
@@ -38,6 +45,7 @@ describe('checkResource against loopback upstreams', () => {
   beforeEach(() => {
     items = collection(25)
     mode = 'honest'
+    batch = 'by_ids'
   })
 
   const check = (connector: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => {
@@ -61,6 +69,31 @@ describe('checkResource against loopback upstreams', () => {
     assert.equal(statusOf(report, 'totals')?.status, 'holds')
     assert.equal(statusOf(report, 'read_by_id')?.status, 'holds')
   })
+
+  const batchCases = [
+    ['by_ids', 'holds', [], /2 records read in 1 request/],
+    ['ignores', 'fails_closed', ['connector.get.batch.ids_param'], /answered records that were not asked for: the upstream ignores "ids"/],
+    ['summary', 'fails_closed', ['connector.get.batch.path', 'connector.get.batch.record_path'], /not the same JSON as the record read alone/],
+  ] as const
+  for (const [answers, status, keys, detail] of batchCases)
+    test(`get.batch over a list that ${answers === 'by_ids' ? 'answers by ids: holds' : answers === 'ignores' ? 'ignores the ids parameter' : 'answers summaries'}${status === 'holds' ? '' : ': fails closed, naming the config line; the records read are right all the same'}`, async () => {
+      batch = answers
+      const config = httpResource({
+        sources: [{ name: 'main', base_url: upstream.origin }],
+        list: { path: '/items', page_size_param: 'limit', pagination: { style: 'offset' }, total_path: 'total' },
+        get: { path: '/items/{id}', batch: { path: '/items', ids_param: 'ids' } },
+      })
+      const log = callLog()
+      const report = await checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config, onCall: log.onCall }), calls: log.calls, pages: 5, pageSize: 10 })
+      const g = statusOf(report, 'read_by_ids_batch')!
+      assert.deepEqual([g.status, g.config_keys], [status, keys], g.detail)
+      assert.match(g.detail, detail)
+      assert.equal(statusOf(report, 'read_by_id')?.status, 'holds', 'whatever the batch answered, the records read are the listed ones')
+      assert.equal(report.verdict, status)
+      // without the calls, the probe cannot tell what the batch answered
+      const blind = await checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pages: 5, pageSize: 10 })
+      assert.equal(statusOf(blind, 'read_by_ids_batch')?.status, 'unknown')
+    })
 
   test('a field the upstream calls by another name: declared_fields broken, names the field and the config line', async () => {
     mode = 'renamed'

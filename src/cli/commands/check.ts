@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import type { UpstreamCall } from '../../connectors/index.js'
 import { WarrantError } from '../../contract/index.js'
 import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
 import { recordVersionProof, versionProofDigest } from '../../operations/index.js'
@@ -18,12 +19,14 @@ export function registerCheck(program: Command): void {
     .option('--write-probe <id>', 'also send, per action, a write to record ID with a stale version that must be refused (it sets the values the record already has); the result is kept, and one that held lets operations of that action skip the second read of each target')
     .option('--json', 'print the report as JSON')
     .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
-      const report = await withCliGateway(flags, async (gateway) => {
+      // the connector's calls, as the probes make them: what a batch read by ids answered is only in them
+      const calls: UpstreamCall[] = []
+      const report = await withCliGateway({ ...flags, onCall: (call) => calls.push(call) }, async (gateway) => {
         // The operator holds the config: naming its resources here reveals nothing (the API's not_found does not)
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
-        const report = await checkResource({ name, config: resource.config, connector: resource.connector, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
+        const report = await checkResource({ name, config: resource.config, connector: resource.connector, calls, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
         if (flags.writeProbe) await keepWriteProbes(gateway.store, resource, flags.writeProbe, report.guarantees)
         return report
       })
