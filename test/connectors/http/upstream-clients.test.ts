@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
 import { brotliCompressSync, gzipSync, deflateSync } from 'node:zlib'
 import { createFetchClient } from '../../../src/connectors/http/fetch-client.js'
 import { createNodeClient } from '../../../src/connectors/http/node-client.js'
 import type { UpstreamClient, UpstreamExchange } from '../../../src/connectors/http/upstream-request.js'
+import { TSX_LOADER } from '../../support/cli-config.js'
+import { createTempDir } from '../../support/stores.js'
 import { delay, startUpstream, type TestUpstream } from './upstream-server.js'
+
+const run = promisify(execFile)
 
 /**
  * The two upstream clients (node:http, the default; a given fetch) answer every exchange alike: what the
@@ -132,6 +142,20 @@ describe('upstream clients', () => {
         assert.deepEqual([result.kind, result.kind === 'network' && result.detail], ['network', 'ECONNREFUSED'])
       })
 
+      it('https: a certificate the machine does not trust is refused, naming why; one it trusts (NODE_EXTRA_CA_CERTS) is answered', async () => {
+        const tls = await selfSignedServer()
+        try {
+          const refused = await client.send({ url: new URL(`${tls.origin}/x`), method: 'GET', headers: {}, timeoutMs: 2000, maxBytes: 1000 })
+          assert.equal(refused.kind, 'network')
+          assert.match(refused.kind === 'network' ? refused.detail : '', /SELF_SIGNED|self.signed|CERT/i)
+          // the same request from a process that trusts the certificate, as an operator of a private CA would run it
+          const trusted = await answerIn(name, tls.origin, { NODE_EXTRA_CA_CERTS: tls.certFile })
+          assert.deepEqual(trusted, { kind: 'response', status: 200, body: '{"tls":true}' })
+        } finally {
+          await tls.close()
+        }
+      })
+
       it('sends the method, the headers and the body as given', async () => {
         const result = await send('/echo', { method: 'PATCH', body: '{"role":"é"}' })
         const echoed = JSON.parse(text(result) ?? 'null') as { method: string; body: string; headers: Record<string, string> }
@@ -143,3 +167,40 @@ describe('upstream clients', () => {
     })
   }
 })
+
+/** An HTTPS server on 127.0.0.1 with a certificate made for this test (openssl), trusted by nobody. */
+async function selfSignedServer(): Promise<{ origin: string; certFile: string; close(): Promise<void> }> {
+  const dir = await createTempDir('warrant-tls-')
+  const certFile = join(dir.path, 'cert.pem')
+  const keyFile = join(dir.path, 'key.pem')
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'])
+  const server = createHttpsServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end('{"tls":true}')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    certFile,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await dir.drop()
+    },
+  }
+}
+
+/** One GET by the named client, sent from a child process with `env` added; what it answered. */
+async function answerIn(client: string, origin: string, env: Record<string, string>): Promise<unknown> {
+  const script = `
+    import { createNodeClient } from ${JSON.stringify(new URL('../../../src/connectors/http/node-client.ts', import.meta.url).pathname)}
+    import { createFetchClient } from ${JSON.stringify(new URL('../../../src/connectors/http/fetch-client.ts', import.meta.url).pathname)}
+    const client = ${client === 'fetch' ? 'createFetchClient(globalThis.fetch)' : 'createNodeClient()'}
+    const result = await client.send({ url: new URL(${JSON.stringify(`${origin}/x`)}), method: 'GET', headers: {}, timeoutMs: 5000, maxBytes: 1000 })
+    client.close()
+    process.stdout.write(JSON.stringify(result.kind === 'response' ? { kind: result.kind, status: result.status, body: result.body } : result))
+  `
+  const { stdout } = await run(process.execPath, ['--import', TSX_LOADER, '--input-type=module', '-e', script], { env: { ...process.env, ...env } })
+  return JSON.parse(stdout)
+}
+
