@@ -36,7 +36,10 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     if (request.signal?.aborted) return resolve({ kind: 'aborted', durationMs: elapsed() })
     const secure = request.url.protocol === 'https:'
     const headers: Record<string, string> = { ...request.headers }
-    if (!Object.keys(headers).some((name) => name.toLowerCase() === 'user-agent')) headers['user-agent'] = 'warrant'
+    const named = new Set(Object.keys(headers).map((name) => name.toLowerCase()))
+    if (!named.has('user-agent')) headers['user-agent'] = 'warrant'
+    // as fetch asks: a list page from a remote API travels compressed, and is decompressed under maxBytes
+    if (!named.has('accept-encoding')) headers['accept-encoding'] = 'gzip, deflate, br'
     if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body))
     const req = (secure ? https : http).request({
       protocol: request.url.protocol,

@@ -163,6 +163,8 @@ describe('upstream clients', () => {
         assert.equal(echoed.body, '{"role":"é"}')
         assert.equal(echoed.headers['content-type'], 'application/json')
         assert.equal(echoed.headers['content-length'], String(Buffer.byteLength('{"role":"é"}')))
+        // both ask for a compressed answer (and decompress it, above)
+        assert.match(echoed.headers['accept-encoding'] ?? '', /gzip/)
       })
     })
   }
