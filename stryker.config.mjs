@@ -22,9 +22,9 @@ const groups = {
   },
   window: {
     // a window written as one statement: a record named twice goes alone (68-71), a statement that dies unanswered
-    // leaves every target unknown (95-101), one refused as a whole is written target by target (103), a row no
-    // target named leaves the unanswered unknown (127-133)
-    mutate: ['src/connectors/sql/write-window.ts:68-71', 'src/connectors/sql/write-window.ts:95-101', 'src/connectors/sql/write-window.ts:103-103', 'src/connectors/sql/write-window.ts:127-133'],
+    // leaves every target unknown (102-108), one refused as a whole is written target by target (110), a row no
+    // target named leaves the unanswered unknown (134-140)
+    mutate: ['src/connectors/sql/write-window.ts:68-71', 'src/connectors/sql/write-window.ts:102-108', 'src/connectors/sql/write-window.ts:110-110', 'src/connectors/sql/write-window.ts:134-140'],
     tests: ['test/connectors/sql/write-window.test.ts'],
   },
   batch: {
