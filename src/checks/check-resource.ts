@@ -43,14 +43,15 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
 }
 
+const READ_BY_ID = 'a record read by id is the record the list showed'
+
 async function readById(connector: Connector, samples: readonly SourceSample[], config: ResourceConfig, calls: readonly UpstreamCall[] | null): Promise<Guarantee[]> {
-  const promise = 'a record read by id is the record the list showed'
   const listed = samples.flatMap((s) => s.records)
   const batch = (made: readonly UpstreamCall[] | null, asked: number) => {
     const guarantee = batchRead(config, made, asked)
     return guarantee ? [guarantee] : []
   }
-  if (listed.length === 0) return [{ name: 'read_by_id', promise, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }, ...batch([], 0)]
+  if (listed.length === 0) return [{ name: 'read_by_id', promise: READ_BY_ID, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }, ...batch([], 0)]
   // The first and the last record of the sample: different pages where there are several.
   const probes = [...new Map([listed[0]!, listed[listed.length - 1]!].map((r) => [r.id, r])).values()]
   const before = calls?.length ?? 0
@@ -59,7 +60,7 @@ async function readById(connector: Connector, samples: readonly SourceSample[], 
 }
 
 function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Connector['readByIds']>>): Guarantee {
-  const promise = 'a record read by id is the record the list showed'
+  const promise = READ_BY_ID
   const problems: string[] = []
   for (const failed of result.failed) problems.push(`"${failed.id}": ${failed.message}`)
   for (const id of result.missing) problems.push(`"${id}" is listed but reading it by id finds nothing`)

@@ -53,11 +53,5 @@ async function readBounded(response: Response, maxBytes: number): Promise<Uint8A
     }
     chunks.push(value)
   }
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return out
+  return Buffer.concat(chunks, total)
 }
