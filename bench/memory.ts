@@ -1,18 +1,49 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { ensureDemoData } from '../src/demo/index.js'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createCliWorkspace } from '../test/support/cli-config.js'
+import { caller } from '../test/operations/support/flow.js'
+import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
 
-/** Peak RSS of a process that freezes `count` SQLite rows into a SQLite store (the data is made beforehand). */
-export async function benchFreezeRss(count: number): Promise<{ members: number; peak_rss_mb: number; rss_before_mb: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'warrant-bench-rss-'))
+/** One process's peak resident set and what it held before the freeze, in MB. */
+export interface FreezeRss {
+  readonly members: number
+  readonly peak_rss_mb: number
+  readonly rss_before_mb: number
+}
+
+/** VmHWM (peak) or VmRSS (now) of a process, in MB, from /proc. */
+function residentMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const kb = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  if (kb === undefined) throw new Error(`no ${field} in /proc/${pid}/status`)
+  return Number(kb) / 1024
+}
+
+/**
+ * Peak RSS of `warrant serve` as installed (`bin/warrant.js`, the compiled build, rebuilt from the sources first)
+ * while an agent freezes every one of `count` SQLite rows into its SQLite store over the HTTP API; `runs` fresh
+ * processes, each measured once (a process's high-water mark cannot be reset).
+ */
+export async function benchFreezeRss(count: number, runs: number): Promise<FreezeRss[]> {
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' })
+  const workspace = await createCliWorkspace({ count, edit: (raw) => (raw.server = { host: '127.0.0.1', port: 0 }) })
+  const out: FreezeRss[] = []
   try {
-    const upstream = `sqlite:${join(dir, 'demo.db')}`
-    await ensureDemoData({ url: upstream, count })
-    const out = execFileSync(process.execPath, ['--import', 'tsx', new URL('./rss-child.ts', import.meta.url).pathname, `sqlite:${join(dir, 'warrant.db')}`, upstream], { encoding: 'utf8', maxBuffer: 1 << 20 })
-    return JSON.parse(out) as { members: number; peak_rss_mb: number; rss_before_mb: number }
+    const { agentToken } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection'] })
+    for (let run = 0; run < runs; run++) {
+      const served = await startServe(workspace.configPath, { compiled: true })
+      try {
+        const pid = served.child.pid!
+        const before = residentMb(pid, 'VmRSS')
+        const selection = await caller(served.base, agentToken)('POST', '/v1/resources/subscriptions/selections', { filter: {}, page_size: 1000 })
+        if (selection.status !== 201 || selection.body.count !== count) throw new Error(`the freeze answered ${selection.status}: ${JSON.stringify(selection.body).slice(0, 500)}`)
+        out.push({ members: selection.body.count, peak_rss_mb: residentMb(pid, 'VmHWM'), rss_before_mb: before })
+      } finally {
+        await stopServe(served.child, 'SIGTERM')
+      }
+    }
+    return out
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    await workspace.drop()
   }
 }

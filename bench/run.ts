@@ -31,22 +31,24 @@ const show = (f: Figure) =>
 if (wanted('freeze')) for (const kind of ['sqlite', 'postgres'] as const) for (const f of await benchFreeze(kind, rows, runs)) (figures.push(f), show(f))
 
 if (wanted('rss')) {
-  const rss = await benchFreezeRss(rows)
+  const rss = await benchFreezeRss(rows, runs)
+  const peaks = rss.map((r) => r.peak_rss_mb).sort((a, b) => a - b)
+  const worst = peaks[peaks.length - 1]!
   const rssFigure: Figure = {
-    name: `peak RSS freezing ${rss.members.toLocaleString('en')} members (SQLite)`,
-    baseline: 'none (absolute: VmHWM of the freezing process)',
-    ratio: rss.peak_rss_mb,
-    range: [rss.peak_rss_mb, rss.peak_rss_mb],
+    name: `peak RSS of warrant serve freezing ${rss[0]!.members.toLocaleString('en')} members (SQLite)`,
+    baseline: `none (absolute: VmHWM of the serving process, the highest of ${rss.length} fresh processes)`,
+    ratio: worst,
+    range: [peaks[0]!, worst],
     warrantMs: 0,
     baselineMs: 0,
-    runs: 1,
+    runs: rss.length,
     goal: '< 200 MB',
-    met: rss.peak_rss_mb < 200,
+    met: worst < 200,
     unit: 'MB',
-    note: `the process held ${rss.rss_before_mb.toFixed(0)} MB before the freeze began (run through tsx)`,
+    note: `node bin/warrant.js serve (the compiled build, as installed), the selection made over its HTTP API; it held ${Math.min(...rss.map((r) => r.rss_before_mb)).toFixed(0)}–${Math.max(...rss.map((r) => r.rss_before_mb)).toFixed(0)} MB before the freeze; peaks ${peaks.map((p) => p.toFixed(0)).join(', ')} MB`,
   }
   figures.push(rssFigure)
-  console.log(`${rssFigure.met ? 'ok  ' : 'MISS'} ${rssFigure.name}: ${rss.peak_rss_mb.toFixed(0)} MB (goal < 200 MB); ${rssFigure.note}`)
+  console.log(`${rssFigure.met ? 'ok  ' : 'MISS'} ${rssFigure.name}: ${worst.toFixed(0)} MB (goal < 200 MB); ${rssFigure.note}`)
 }
 
 if (wanted('search')) {

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// first: V8 settings must be in place before the modules that allocate are evaluated
+import './heap-settings.js'
 import { main } from './main.js'
 
 // `warrant audit export | head`: the reader closed the pipe because it has what it wanted. Stop quietly, as

@@ -2,13 +2,21 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { loadConfigFile } from '../../../src/config/index.js'
 import { createLogger, openGateway } from '../../../src/gateway/index.js'
+import { fileURLToPath } from 'node:url'
 import { CLI_ENTRY, TSX_LOADER } from '../../support/cli-config.js'
 
-/** `warrant serve` as a real process; resolves with its base URL once it listens. */
-export async function startServe(configPath: string): Promise<{ child: ChildProcess; base: string }> {
+/** The installed entry point: the compiled CLI (dist/, built by `npm install` or `npm run build`). */
+const COMPILED_ENTRY = fileURLToPath(new URL('../../../bin/warrant.js', import.meta.url))
+
+/**
+ * `warrant serve` as a real process; resolves with its base URL once it listens. `compiled`: run it as installed
+ * (`bin/warrant.js`, the dist/ build), not from the sources through tsx.
+ */
+export async function startServe(configPath: string, options: { readonly compiled?: boolean } = {}): Promise<{ child: ChildProcess; base: string }> {
   // WARRANT_SERVE_CPU_PROF=dir: the server writes a CPU profile there when it exits (bench profiling only)
   const profile = process.env.WARRANT_SERVE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.WARRANT_SERVE_CPU_PROF] : []
-  const child = spawn(process.execPath, [...profile, '--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], {
+  const entry = options.compiled ? [COMPILED_ENTRY] : ['--import', TSX_LOADER, CLI_ENTRY]
+  const child = spawn(process.execPath, [...profile, ...entry, 'serve', '--config', configPath, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, WARRANT_LOG_LEVEL: 'warn' },
   })
