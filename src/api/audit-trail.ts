@@ -36,7 +36,8 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
       const actor = c.get('actor') ?? (c.get('viewer' as never) as { actor?: Actor } | undefined)?.actor ?? null
       const route = routePath(c, -1)
       const body = await requestBody(c)
-      const answer = answered !== undefined && answered.response === c.res ? answered.value : await responseJson(c.res)
+      // a streamed answer (a search's envelope) carries no id or error code to keep, and reading it back would wait for its walk
+      const answer = answered !== undefined && answered.response === c.res ? answered.value : c.get('streamed_answer') ? undefined : await responseJson(c.res)
       const ids: Record<string, string | undefined> = {}
       // Only a string is an id: a refused body may carry anything under these keys (an array, a number).
       for (const key of ID_KEYS) {

@@ -3,7 +3,8 @@ import { type Actor, type Surface, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { clientAddress, createFailureLimit, type FailureLimit } from './failure-limit.js'
 
-export type ApiEnv = { Variables: { actor: Actor } }
+/** `streamed_answer`: the route answered with a stream (envelope-stream.ts), which the audit trail must not read back. */
+export type ApiEnv = { Variables: { actor: Actor; streamed_answer?: true } }
 
 /** One failure limit per gateway, shared by every surface it authenticates (/v1 and /mcp). */
 const limits = new WeakMap<Gateway, FailureLimit>()

@@ -1,5 +1,5 @@
 export { createCatalogue, type Catalogue, type CatalogueOptions, type Resource } from './catalogue.js'
 export { createFieldPolicy, type FieldPolicy } from './field-policy.js'
-export { searchResource, searchRequestSchema, type SearchRequest, type SearchDeps } from './search.js'
+export { searchResource, walkResource, searchRequestSchema, type SearchRequest, type SearchDeps } from './search.js'
 export { readRecord, recordViewSchema, type RecordView } from './read-record.js'
 export { describeResource, describeResourcesFor, resourceDescriptionSchema, type ResourceDescription } from './describe.js'

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { type Envelope, filterSchema } from '../contract/index.js'
-import { type CursorCodec, searchAll } from '../inventory/index.js'
+import { type CursorCodec, walkInventory } from '../inventory/index.js'
 import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
 
@@ -33,10 +33,31 @@ export interface SearchDeps {
  * Denied and unknown fields are refused before any upstream call.
  */
 export async function searchResource(resource: Resource, request: SearchRequest, deps: SearchDeps): Promise<Envelope> {
+  const items: Record<string, unknown>[] = []
+  const { status, ...rest } = await walkResource(resource, request, deps, (page) => {
+    for (const item of page) items.push(item)
+  })
+  return { status, items, ...rest }
+}
+
+/**
+ * The same search, each page's records (cut to the requested review fields) handed to `onPage` as the walk reads
+ * them, awaited before the next page is read; returns the envelope without its items. A surface that sends its
+ * answer as it is read (the HTTP API) uses this, so a large answer is never held whole. `signal` ends the walk.
+ *
+ * @example
+ * const summary = await walkResource(resource, { filter: {} }, { cursorCodec }, (items) => send(items))
+ */
+export async function walkResource(
+  resource: Resource,
+  request: SearchRequest,
+  deps: SearchDeps & { readonly signal?: AbortSignal },
+  onPage: (items: readonly Record<string, unknown>[]) => Promise<void> | void,
+): Promise<Omit<Envelope, 'items'>> {
   const parsed = searchRequestSchema.parse(request)
   resource.policy.checkFilter(parsed.filter)
   const fields = resource.policy.fields(parsed.fields)
-  const envelope = await searchAll(
+  const summary = await walkInventory(
     resource.connector,
     { resource: resource.name, filter: parsed.filter, fields, pageSize: parsed.page_size, cursor: parsed.cursor ?? null },
     { maxPages: parsed.budget.max_pages, maxItems: parsed.budget.max_items, deadlineMs: parsed.budget.deadline_ms },
@@ -49,8 +70,10 @@ export async function searchResource(resource: Resource, request: SearchRequest,
       },
       cursorCodec: deps.cursorCodec,
       mode: parsed.mode,
+      ...(deps.signal ? { signal: deps.signal } : {}),
     },
+    (page) => onPage(page.map((r) => resource.policy.project(r.fields, fields))),
   )
-  reportWalk(resource.telemetry, resource.name, envelope)
-  return { ...envelope, items: envelope.items.map((r) => resource.policy.project(r.fields, fields)) }
+  reportWalk(resource.telemetry, resource.name, summary)
+  return summary
 }

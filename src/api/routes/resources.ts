@@ -3,8 +3,9 @@ import { inScope, WarrantError, type Actor } from '../../contract/index.js'
 import { z } from 'zod'
 import { envelopeSchema } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
-import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
+import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { streamEnvelope } from '../envelope-stream.js'
 import { errorBodySchema } from '../error-mapping.js'
 
 const resourceParam = z.object({ resource: z.string().min(1).max(64) })
@@ -60,8 +61,13 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
 
   app.openapi(search, async (c) => {
     const resource = scopedResource(gateway, c.get('actor'), c.req.valid('param').resource)
-    const envelope = await searchResource(resource, c.req.valid('json'), { cursorCodec: gateway.cursorCodec })
-    return c.json(envelope as z.infer<typeof envelopeSchema>, 200)
+    const request = c.req.valid('json')
+    // answered as it is read: a full search is never held whole (envelope-stream.ts says what a client can rely on)
+    return (await streamEnvelope(
+      c,
+      (onPage, signal) => walkResource(resource, request, { cursorCodec: gateway.cursorCodec, signal }, onPage),
+      (error) => gateway.log.error({ err: error, resource: resource.name }, 'search: the walk failed after its answer began; the connection was cut'),
+    )) as never
   })
 
   app.openapi(readOne, async (c) => {
