@@ -4,6 +4,9 @@
  * bench/RESULTS.md with the machine described. Exits 1 when a goal is missed. Never a test: timings depend on
  * the machine, so only ratios within one run are compared.
  */
+// first: the V8 settings the warrant CLI runs with, so the figures made in this process (the freeze, searchAll) are
+// Warrant's as it runs, and its baselines share them
+import '../src/cli/heap-settings.js'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { benchExecuteHttp, benchExecuteSql, benchExecuteSqlPostgres, benchHealthUnderLoad } from './execute.js'
 import { benchFreeze } from './freeze.js'
