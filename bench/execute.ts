@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
@@ -22,6 +22,8 @@ interface ExecutionCase {
   readonly runs: number
   readonly resource: string
   readonly base: string
+  /** the `warrant serve` process, whose CPU time per run is reported */
+  readonly serverPid: number
   readonly agent: Caller
   readonly reviewers: readonly Caller[]
   /** round n's selection filter and action, from the targets' state as the last run left it */
@@ -39,6 +41,7 @@ interface ExecutionCase {
  */
 async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
   const health: number[] = []
+  const serverCpuPerTarget: number[] = []
   let round = 0
   let pending: { selection: any; action: Record<string, unknown> } | null = null
   const prepare = async () => {
@@ -51,11 +54,13 @@ async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
   const warrant = async () => {
     const { selection, action } = pending!
     const probe = probeHealth(c.base, health)
+    const cpuBefore = processCpuMs(c.serverPid)
     try {
       const commit = await c.agent('POST', `/v1/resources/${c.resource}/bulk-actions`, { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `bench-${round}` })
       if (commit.status !== 202) throw new Error(`commit answered ${commit.status}: ${JSON.stringify(commit.body)}`)
       const operation = await waitForOperation(c.agent, commit.body.operation_id, 600_000)
       if (operation.counts.succeeded !== c.count) throw new Error(`operation ended ${operation.state}: ${JSON.stringify(operation.counts)}`)
+      serverCpuPerTarget.push(((processCpuMs(c.serverPid) - cpuBefore) * 1000) / c.count)
       c.changed?.()
     } finally {
       await probe.stop()
@@ -79,7 +84,7 @@ async function measureExecution(c: ExecutionCase): Promise<Figure[]> {
     runs: c.runs,
     goal: c.label.includes('over HTTP') ? '≥ 0.8' : '≥ 0.5',
     met: 1 / r.ratio >= (c.label.includes('over HTTP') ? 0.8 : 0.5),
-    note: `${((c.count / r.warrantMs) * 1000).toFixed(0)} targets/s against ${((c.count / r.baselineMs) * 1000).toFixed(0)}/s`,
+    note: `${((c.count / r.warrantMs) * 1000).toFixed(0)} targets/s against ${((c.count / r.baselineMs) * 1000).toFixed(0)}/s; warrant serve's CPU per target ${median(serverCpuPerTarget).toFixed(0)} µs (${Math.min(...serverCpuPerTarget).toFixed(0)}–${Math.max(...serverCpuPerTarget).toFixed(0)}, every thread, the /health probes included)`,
   }
   return [throughput, healthFigure(`/health p99 while a ${c.count.toLocaleString('en')}-target operation runs (${c.label})`, health)]
 }
@@ -131,10 +136,22 @@ function servedAtConcurrency(raw: Record<string, any>): void {
   raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
 }
 
-/** The agent and reviewers of a served gateway, as measureExecution takes them. */
-function callersOf(base: string, agentToken: string, reviewerTokens: readonly string[]) {
-  return { base, agent: caller(base, agentToken), reviewers: reviewerTokens.map((t) => caller(base, t)) }
+/** The agent and reviewers of a served gateway, and its process, as measureExecution takes them. */
+function callersOf(served: { readonly base: string; readonly child: ChildProcess }, agentToken: string, reviewerTokens: readonly string[]) {
+  const { base } = served
+  return { base, serverPid: served.child.pid!, agent: caller(base, agentToken), reviewers: reviewerTokens.map((t) => caller(base, t)) }
 }
+
+/**
+ * CPU time a process has used so far (user and system, every thread), in ms, from /proc. Wall time on a shared
+ * machine moves with whatever else runs; the server's CPU per target is the steadier measure of Warrant's own cost.
+ */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+}
+/** USER_HZ: the unit of /proc/PID/stat's times (100 on Linux on every architecture Node runs on) */
+const CLOCK_TICKS = 100
 
 /** The users resource reading as many records at once as it writes (its batch re-reads, before each batch's writes). */
 function withReadConcurrency(resource: Record<string, any>): Record<string, unknown> {
@@ -171,7 +188,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
       count,
       runs,
       resource: 'users',
-      ...callersOf(served.base, agentToken, reviewerTokens),
+      ...callersOf(served, agentToken, reviewerTokens),
       change: (round) => ({ filter: { status: 'active' }, action: { type: 'set_role', role: `r${round}` } }),
       bare: async (round) => {
         const ids = [...upstream.users.keys()]
@@ -242,7 +259,7 @@ export async function benchExecuteSql(rows: number, runs: number): Promise<Figur
       count,
       runs,
       resource: 'subscriptions',
-      ...callersOf(served.base, agentToken, reviewerTokens),
+      ...callersOf(served, agentToken, reviewerTokens),
       change: turns.change,
       bare: async (round) => {
         const [from, to, reason] = turns.bareRound(round)
@@ -309,7 +326,7 @@ export async function benchExecuteSqlPostgres(rows: number, runs: number): Promi
       count,
       runs,
       resource: 'subscriptions',
-      ...callersOf(served.base, agentToken, reviewerTokens),
+      ...callersOf(served, agentToken, reviewerTokens),
       change: turns.change,
       bare: async (round) => {
         const [from, to, reason] = turns.bareRound(round)
@@ -356,7 +373,7 @@ export async function benchHealthUnderLoad(rows: number): Promise<Figure> {
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection'] }, 2)
     const served = await startServe(workspace.configPath)
     child = served.child
-    const { agent, reviewers } = callersOf(served.base, agentToken, reviewerTokens)
+    const { agent, reviewers } = callersOf(served, agentToken, reviewerTokens)
     const action = { type: 'pause_collection', reason: 'bench under load' }
     const { selection } = await selectProposeApprove(agent, reviewers, 'subscriptions', { filter: { status: 'past_due', collection: 'active' } }, action)
     const health: number[] = []
