@@ -40,7 +40,8 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
   const itemSent = new Promise<void>((resolve) => (firstItem = resolve))
 
   const onPage = async (items: readonly Record<string, unknown>[]) => {
-    if (items.length === 0) return
+    // the client left: nothing more is sent (the walk ends on the signal)
+    if (items.length === 0 || abort.signal.aborted) return
     // one JSON.stringify per page (the array's brackets cut off), not one per item
     const json = JSON.stringify(items)
     const text = (written === 0 ? '' : ',') + json.slice(1, -1)
@@ -69,6 +70,8 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
         ctrl.enqueue(encoder.encode(`{"items":[${ahead.splice(0).join('')}`))
         walking.then(
           (summary) => {
+            // a walk that ended anyway after its client left has no one to answer (the stream is closed)
+            if (abort.signal.aborted) return
             const rest = JSON.stringify(summary)
             ctrl.enqueue(encoder.encode(rest === '{}' ? ']}' : `],${rest.slice(1)}`))
             ctrl.close()

@@ -188,7 +188,11 @@ describe('streamEnvelope on its own (a hono app on a real server)', () => {
   let base = ''
   const faults: unknown[] = []
   const endless = { ended: false }
+  const stubborn = { pages: 0, ended: false }
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
   before(async () => {
+    process.on('unhandledRejection', onUnhandled)
     const app = new Hono()
     app.onError((error, c) => c.json({ error: { message: error.message } }, 418))
     const end = { status: 'complete', complete: true, truncated: false, incomplete_reasons: [], continuation: null, warnings: [] } as never
@@ -239,12 +243,32 @@ describe('streamEnvelope on its own (a hono app on a real server)', () => {
         (error) => faults.push(error),
       ),
     )
+    // a walk that does not heed its signal: it goes on handing pages after its client left, then ends normally
+    app.get('/stubborn', (c) =>
+      streamEnvelope(
+        c as never,
+        async (onPage) => {
+          const item = { id: 'x', note: NOTE }
+          for (; stubborn.pages < 400; stubborn.pages++) {
+            await onPage(Array.from({ length: 100 }, () => item))
+            await delay(1)
+          }
+          stubborn.ended = true
+          return end
+        },
+        (error) => faults.push(error),
+      ),
+    )
     server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
     })
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   })
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  after(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    process.off('unhandledRejection', onUnhandled)
+    assert.deepEqual(unhandled, [], 'no unhandled rejection')
+  })
 
   it('a fault after the first item cuts the connection: the body cannot be read as a shorter answer', async () => {
     const response = await fetch(`${base}/after-first`)
@@ -275,5 +299,19 @@ describe('streamEnvelope on its own (a hono app on a real server)', () => {
     while (!endless.ended && Date.now() < deadline) await delay(50)
     assert.equal(endless.ended, true, 'the walk ended')
     assert.ok(!faults.some((f) => /closed the connection/.test(String(f))), 'a client leaving is not logged as a fault')
+  })
+
+  it('a walk that ends normally after its client left: nothing more is sent, nothing fails', async () => {
+    const leaving = new AbortController()
+    const response = await fetch(`${base}/stubborn`, { signal: leaving.signal })
+    const reader = response.body!.getReader()
+    assert.equal((await reader.read()).done, false)
+    leaving.abort()
+    const deadline = Date.now() + 20_000
+    while (!stubborn.ended && Date.now() < deadline) await delay(50)
+    assert.equal(stubborn.ended, true)
+    await delay(100)
+    assert.deepEqual(unhandled, [])
+    assert.equal(faults.filter((f) => !/broke mid-walk/.test(String(f))).length, 0)
   })
 })
