@@ -32,7 +32,8 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 
 /**
  * Runs baseline and Warrant alternately `runs` times (the order flips every pair, so drift on a shared machine
- * falls on both), and compares the medians; the range is that of the per-pair ratios.
+ * falls on both), and compares the medians; the range is that of the per-pair ratios. `warmUp`: each side runs
+ * once first, untimed (a server's first answers compile its code; the baseline's first walk warms its caches).
  */
 export async function interleaved(
   runs: number,
@@ -40,6 +41,7 @@ export async function interleaved(
   warrant: () => Promise<unknown>,
   /** untimed clean-up after each run of either (drop the copy, delete the selection) */
   cleanUp: () => Promise<unknown> = async () => undefined,
+  options: { readonly warmUp?: boolean } = {},
 ): Promise<{ ratio: number; range: [number, number]; warrantMs: number; baselineMs: number }> {
   const w: number[] = []
   const b: number[] = []
@@ -47,6 +49,7 @@ export async function interleaved(
     into.push(await timed(fn))
     await cleanUp()
   }
+  if (options.warmUp) for (const fn of [baseline, warrant]) await one(fn, [])
   for (let i = 0; i < runs; i++) {
     if (i % 2 === 0) {
       await one(baseline, b)

@@ -55,10 +55,10 @@ if (wanted('rss')) {
 }
 
 if (wanted('search')) {
-  const search = await benchSearch(50_000 / scale, quick ? 5 : 7)
+  const search = await benchSearch(50_000 / scale, 9)
   figures.push(search)
   show(search)
-  const searchHttp = await benchSearchHttp(50_000 / scale, quick ? 5 : 7)
+  const searchHttp = await benchSearchHttp(50_000 / scale, 9)
   figures.push(searchHttp)
   show(searchHttp)
 }
