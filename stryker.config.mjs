@@ -39,7 +39,7 @@ const groups = {
     tests: ['test/mcp/audit.test.ts'],
   },
   auth: {
-    mutate: ['src/api/failure-limit.ts:29-30', 'src/api/failure-limit.ts:35-37', 'src/api/failure-limit.ts:44-54', 'src/api/authenticate.ts:24-25', 'src/api/authenticate.ts:31-31', 'src/ui/routes/session.ts:72-72', 'src/ui/routes/session.ts:84-84'],
+    mutate: ['src/api/failure-limit.ts:29-30', 'src/api/failure-limit.ts:35-37', 'src/api/failure-limit.ts:44-54', 'src/api/authenticate.ts:25-26', 'src/api/authenticate.ts:32-32', 'src/ui/routes/session.ts:72-72', 'src/ui/routes/session.ts:84-84'],
     tests: ['test/api/failure-limit.test.ts', 'test/api/authenticate.test.ts', 'test/ui/sign-in-limit.test.ts'],
   },
   pacer: {
