@@ -23,7 +23,7 @@ const HIGH_WATER_BYTES = 1 << 20
  *   fields after the items. A walk that fails with an error after that (not an upstream's partial answer, which
  *   is a reason like any other, but a fault of the gateway) cuts the connection: the body is not valid JSON and
  *   cannot be read as a shorter answer;
- * - a client that stops reading holds the walk (at most ~1 MB ahead); one that disconnects ends it.
+ * - a client that stops reading holds the walk (at most ~1 MB and one upstream page ahead); one that disconnects ends it.
  *
  * @example
  * app.openapi(search, (c) => streamEnvelope(c, (onPage, signal) => walkResource(resource, request, { cursorCodec, signal }, onPage), log))

@@ -2,7 +2,7 @@ import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Connector, ReadSession } from '../connectors/connector.js'
 import type { DecodedCursor } from './cursor-codec.js'
 import { queryFingerprint } from './query-fingerprint.js'
-import { messageOf, readWithDeadline } from './read-with-deadline.js'
+import { messageOf, readWithDeadline, type Read } from './read-with-deadline.js'
 import type { Budget, SearchOptions, SearchQuery, WalkedRecord, WalkSummary } from './search-types.js'
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
@@ -30,10 +30,12 @@ export interface WalkOptions extends SearchOptions {
 }
 
 /**
- * The one walk: like `searchAll`, but each page's new records go to `onPage` as they arrive (awaited before
- * the next page is read), and the result is the envelope without items. Memory does not grow with the walk
- * unless `onPage` or `options.seen` keep what they are given. An error thrown by `onPage` ends the walk
- * (the read session is closed) and is rethrown.
+ * The one walk: like `searchAll`, but each page's new records go to `onPage` as they arrive, and the result is
+ * the envelope without items. `onPage` is awaited before the next page is handed over; that page is read
+ * meanwhile (at most one ahead, one read at a time), so a slow caller and a slow upstream overlap instead of
+ * waiting in turn. Memory does not grow with the walk unless `onPage` or `options.seen` keep what they are
+ * given. An error thrown by `onPage` ends the walk (the page read ahead is cancelled, the read session closed)
+ * and is rethrown.
  *
  * @example
  * const summary = await walkInventory(connector, query, { maxPages: 10_000 }, { scope, cursorCodec }, async (page) => {
@@ -105,6 +107,10 @@ export async function walkInventory(
     throw new WarrantError('upstream_unavailable', `could not open a read session: ${messageOf(error)}`)
   }
 
+  // the read ahead is cancelled with the caller's signal, or on its own when the walk ends without it
+  const discarded = new AbortController()
+  const readSignal = options.signal ? AbortSignal.any([options.signal, discarded.signal]) : discarded.signal
+  const readAhead = createReadAhead(session, readSignal, discarded)
   let returned = 0
   const failures: Failure[] = []
   const seenFilter = options.seen ?? memorySeenFilter()
@@ -144,7 +150,8 @@ export async function walkInventory(
         // Ask for no more than the item budget still allows, so a page rarely overshoots it; whatever a page
         // returns is kept whole (never drop what was received: the cursor resumes after the page).
         const size = Math.max(1, Math.min(pageSize, limits.maxItems - returned))
-        const read = await readWithDeadline(session, { source: source.source, filter, position: source.position, pageSize: size }, remainingMs, options.signal)
+        const request = { source: source.source, filter, position: source.position, pageSize: size }
+        const read = (await readAhead.take(request)) ?? (await readWithDeadline(session, request, remainingMs, readSignal))
 
         if (read.kind === 'deadline') {
           stop = { kind: 'deadline', inFlight: true, source: source.source }
@@ -170,8 +177,15 @@ export async function walkInventory(
         const fresh = await seenFilter.fresh(source.source, result.items)
         // a restarted pass reads again what the seen filter already holds: those are not the data moving
         if (source.restarts === 0) tallyDuplicates(duplicates, source.source, result.items, fresh)
+        if (fresh.length > 0) returned += fresh.length
+        // The walk will read the next page of this source whatever the caller does with this one (unless the
+        // caller fails or leaves): it is asked for now, so the upstream answers while the caller works.
+        if (result.next !== null && mode === 'walk' && pagesRead < limits.maxPages && returned < limits.maxItems && deadlineAt - clock.now() > 0)
+          readAhead.start(
+            { source: source.source, filter, position: result.next, pageSize: Math.max(1, Math.min(pageSize, limits.maxItems - returned)) },
+            deadlineAt - clock.now(),
+          )
         if (fresh.length > 0) {
-          returned += fresh.length
           await onPage(fresh.map((record) => ({ id: record.id, version: record.version, fields: record.fields, source: source.source })))
         }
         if (result.unjudged) addShapeGap(source, result.unjudged)
@@ -204,6 +218,8 @@ export async function walkInventory(
       for (const source of progress) if (duplicates.has(source.source)) addGap(source, { code: 'SNAPSHOT_INVALIDATED' })
     proven = provenPart(prior, session, consistentSnapshot) && (consistentSnapshot || !unchecked) && !progress.some((s) => s.gaps.some((g) => g.code === 'SNAPSHOT_INVALIDATED'))
   } finally {
+    // a page read ahead that the walk will not use: abandoned before the session it reads in is closed
+    await readAhead.discard()
     try {
       await session.close()
     } catch {
@@ -256,4 +272,40 @@ function provenPart(prior: DecodedCursor | null, session: ReadSession, consisten
   const safePositions = session.positions === 'keyset' || session.positions === 'checked'
   if (session.consistentSnapshot) return prior === null || consistent || safePositions
   return safePositions
+}
+
+type PageRequest = Parameters<typeof readWithDeadline>[1]
+
+/**
+ * At most one page read started before the walk asks for it. Reads stay one at a time in the session: the next
+ * page is asked for only once the last one has come back, and the walk's next read is that one or, if the walk
+ * went another way (a budget, a restart), none is sent until it has settled.
+ */
+function createReadAhead(session: ReadSession, signal: AbortSignal, discarded: AbortController) {
+  let ahead: { readonly request: PageRequest; readonly read: Promise<Read> } | null = null
+  return {
+    start(request: PageRequest, remainingMs: number): void {
+      const read = readWithDeadline(session, request, remainingMs, signal)
+      // awaited when taken or discarded; until then, a cancelled read must not be an unhandled rejection
+      read.catch(() => undefined)
+      ahead = { request, read }
+    },
+    /** The page read ahead if it is this request; otherwise waits for it to settle and gives nothing. */
+    async take(request: PageRequest): Promise<Read | null> {
+      const taken = ahead
+      ahead = null
+      if (taken === null) return null
+      const same = taken.request.source === request.source && taken.request.position === request.position && taken.request.pageSize === request.pageSize && taken.request.filter === request.filter
+      if (same) return taken.read
+      await taken.read.catch(() => undefined)
+      return null
+    },
+    async discard(): Promise<void> {
+      if (ahead === null) return
+      const { read } = ahead
+      ahead = null
+      discarded.abort(new Error('the walk ended before it used the page it read ahead'))
+      await read.catch(() => undefined)
+    },
+  }
 }

@@ -42,8 +42,9 @@ export async function searchResource(resource: Resource, request: SearchRequest,
 
 /**
  * The same search, each page's records (cut to the requested review fields) handed to `onPage` as the walk reads
- * them, awaited before the next page is read; returns the envelope without its items. A surface that sends its
- * answer as it is read (the HTTP API) uses this, so a large answer is never held whole. `signal` ends the walk.
+ * them, awaited before the next page is handed over (the walk reads that one meanwhile); returns the envelope
+ * without its items. A surface that sends its answer as it is read (the HTTP API) uses this, so a large answer
+ * is never held whole. `signal` ends the walk.
  *
  * @example
  * const summary = await walkResource(resource, { filter: {} }, { cursorCodec }, (items) => send(items))
