@@ -32,6 +32,14 @@ const scenarioArb = fc.record({
   mutations: fc.array(mutationArb, { maxLength: 6 }),
 })
 
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never
+
+/** Scenarios whose walk proves absence while the data moves (found by the random runs, seeds 1 and 18). */
+const MOVING_AND_PROVEN: [Scenario][] = [
+  [{ style: 'keyset', end: 'none', size: 14, pageSize: 7, maxPages: 6, mutations: [{ beforeRequest: 13, op: 'insert', pick: 21 }, { beforeRequest: 1, op: 'delete', pick: 2006443317 }] }],
+  [{ style: 'offset', end: 'total', size: 17, pageSize: 5, maxPages: 8, mutations: [{ beforeRequest: 3, op: 'delete', pick: 610150907 }, { beforeRequest: 11, op: 'update', pick: 1838169091 }] }],
+]
+
 interface Walked {
   readonly parts: Envelope<WalkedRecord>[]
   readonly items: WalkedRecord[]
@@ -82,7 +90,9 @@ describe('issue 8 item 3: walks that can prove what they claim, over every pagin
         const returned = new Set(ids)
         for (const id of moving.existedThroughout()) assert.ok(returned.has(id), `${id} existed throughout and is missing (${s.style})`)
       }),
-      { numRuns: NUM_RUNS },
+      // the random runs prove absence after a move only a few times in 80 (1 to 12 by seed), so a run with none
+      // happened: these two, run first, always do (a keyset walk and an offset walk with records inserted and deleted)
+      { numRuns: NUM_RUNS, examples: MOVING_AND_PROVEN },
     )
     // not vacuous: offset walks prove absence, also while the data moves (by restarting or by seeing no shift)
     assert.ok((proven.get('offset') ?? 0) > 0, 'some offset walk proved absence')
