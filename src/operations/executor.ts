@@ -211,6 +211,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
    */
   const runWindow = async (
     feed: () => Promise<readonly OperationTargetRow[]>,
+    /** never rejects: a read that fails is null, and each target is then read alone */
     readChunk: (chunk: readonly OperationTargetRow[]) => Promise<ReadonlyMap<string, Reread> | null>,
   ): Promise<void> => {
     const queue: OperationTargetRow[] = []
@@ -238,18 +239,16 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     const claim = () =>
       (claiming ??= (async () => {
         const chunk = queue.splice(0, window)
-        const read = await readChunk(chunk)
-        if (read)
-          for (const t of chunk) {
-            const record = read.get(t.record_id)
-            if (record) reads.set(t.ord, record)
-          }
         const at = now()
-        // asked for in one turn, so the ledger commits them as one statement in one transaction
-        const marked = await Promise.all(chunk.map((t) => markInFlight(db, operationId, t.ord, owner, at)))
+        // The window's read (upstream) and its in-flight marks (the store) go at once: neither needs the other,
+        // and a window waited for both in turn. The marks are asked for in one turn, so the ledger commits them
+        // as one statement in one transaction; the read never throws (no read: each target is read alone).
+        const [read, marked] = await Promise.all([readChunk(chunk), Promise.all(chunk.map((t) => markInFlight(db, operationId, t.ord, owner, at)))])
         chunk.forEach((t, i) => {
-          if (marked[i]) claimed.push(t)
-          else reads.delete(t.ord)
+          if (!marked[i]) return
+          const record = read?.get(t.record_id)
+          if (record) reads.set(t.ord, record)
+          claimed.push(t)
         })
       })().finally(() => (claiming = null)))
     /**
