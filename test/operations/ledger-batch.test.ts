@@ -14,6 +14,75 @@ const NOW = '2031-01-02T03:04:05.006Z'
  * outcome has none), a target no longer in flight untouched, and a target answered twice in one group changed
  * only by the first answer.
  */
+/** A running operation held by OWNER, with `count` pending targets (ords 1..count). */
+async function seedOperation(h: Awaited<ReturnType<typeof createHarness>>, operationId: string, count: number): Promise<void> {
+  const db = h.store.db
+  await db
+    .insertInto('operations')
+    .values({
+      id: operationId,
+      plan_id: h.plan.plan_id,
+      idempotency_key: operationId,
+      request_fingerprint: 'f',
+      state: 'running',
+      stop_rules: '{}',
+      counts: '{}',
+      lease_owner: OWNER,
+      lease_expires_at: '2999-01-01T00:00:00.000Z',
+      created_by: 'test',
+      created_at: NOW,
+      updated_at: NOW,
+    })
+    .execute()
+  await db
+    .insertInto('operation_targets')
+    .values(Array.from({ length: count }, (_, i) => ({ operation_id: operationId, ord: i + 1, record_id: `r${i + 1}`, expected_version: '1', state: 'pending', before: '{"kept":true}', updated_at: NOW })))
+    .execute()
+}
+
+describe('ledger group commit (postgres store): in-flight marks do not wait behind outcomes', () => {
+  test('a window is claimed while the outcomes before it still wait for their commit', async () => {
+    const h = await createHarness('postgres', { count: 1 })
+    try {
+      const db = h.store.db
+      await seedOperation(h, 'op_ledger_lanes', 4)
+      assert.equal(await markInFlight(db, 'op_ledger_lanes', 1, OWNER, NOW), true)
+      let release!: () => void
+      const released = new Promise<void>((r) => (release = r))
+      let locked!: () => void
+      const isLocked = new Promise<void>((r) => (locked = r))
+      // another connection holds target 1's row: its outcome's group cannot commit until this ends
+      const holder = db.transaction().execute(async (trx) => {
+        await trx.selectFrom('operation_targets').select('ord').where('operation_id', '=', 'op_ledger_lanes').where('ord', '=', 1).forUpdate().execute()
+        locked()
+        await released
+      })
+      await isLocked
+      let outcomeDone = false
+      const outcome = returnToPending(db, 'op_ledger_lanes', 1, 'slow down', NOW).then((changed) => ((outcomeDone = true), changed))
+      let claimed: boolean[] | 'waited'
+      let marks: Promise<boolean[]>
+      try {
+        await new Promise((r) => setTimeout(r, 50))
+        marks = Promise.all([markInFlight(db, 'op_ledger_lanes', 2, OWNER, NOW), markInFlight(db, 'op_ledger_lanes', 3, OWNER, NOW)])
+        claimed = await Promise.race([marks, new Promise<'waited'>((r) => setTimeout(() => r('waited'), 5_000))])
+      } finally {
+        // whatever happened, the row is let go, so nothing is left waiting when the store closes
+        release()
+        await holder
+      }
+      assert.deepEqual(claimed, [true, true], 'the marks committed while the outcome group was held')
+      assert.equal(outcomeDone, false, 'the outcome was still waiting for the row when the marks had committed')
+      await marks
+      assert.equal(await outcome, true)
+      const states = await db.selectFrom('operation_targets').select(['ord', 'state']).where('operation_id', '=', 'op_ledger_lanes').orderBy('ord').execute()
+      assert.deepEqual(states.map((r) => [Number(r.ord), r.state]), [[1, 'pending'], [2, 'in_flight'], [3, 'in_flight'], [4, 'pending']])
+    } finally {
+      await h.close()
+    }
+  })
+})
+
 for (const kind of STORE_KINDS) {
   describe(`ledger group commit (${kind} store)`, () => {
     test('a group of outcomes lands value for value; one not in flight and one answered twice are refused', async () => {
@@ -21,27 +90,7 @@ for (const kind of STORE_KINDS) {
       try {
         const db = h.store.db
         const operationId = 'op_ledger_batch'
-        await db
-          .insertInto('operations')
-          .values({
-            id: operationId,
-            plan_id: h.plan.plan_id,
-            idempotency_key: 'k',
-            request_fingerprint: 'f',
-            state: 'running',
-            stop_rules: '{}',
-            counts: '{}',
-            lease_owner: OWNER,
-            lease_expires_at: '2999-01-01T00:00:00.000Z',
-            created_by: 'test',
-            created_at: NOW,
-            updated_at: NOW,
-          })
-          .execute()
-        await db
-          .insertInto('operation_targets')
-          .values(Array.from({ length: 40 }, (_, i) => ({ operation_id: operationId, ord: i + 1, record_id: `r${i + 1}`, expected_version: '1', state: 'pending', before: '{"kept":true}', updated_at: NOW })))
-          .execute()
+        await seedOperation(h, operationId, 40)
         // 1..30 in flight, in one group
         assert.deepEqual(await Promise.all(Array.from({ length: 30 }, (_, i) => markInFlight(db, operationId, i + 1, OWNER, NOW))), Array(30).fill(true))
 
