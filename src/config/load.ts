@@ -19,12 +19,29 @@ export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
  */
 export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
   const result = checkedConfigSchema.safeParse(raw)
-  if (result.success) return result.data
-  const problems = result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message }))
+  const reserved = reservedKeys(raw, [])
+  if (result.success && reserved.length === 0) return result.data
+  const problems = [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))]
   throw new WarrantError(
     'invalid_request',
     `${origin} is not a valid Warrant config:\n${problems.map((p) => `  - ${p.key}: ${p.message}`).join('\n')}`,
     { problems },
+  )
+}
+
+/**
+ * Every `__proto__` key in a parsed file (YAML and JSON both make it an own key). The schema's records drop such a
+ * key without a word, so a field or parameter of that name would silently not be in the config: it is refused.
+ */
+function reservedKeys(value: unknown, path: readonly string[], seen = new WeakSet<object>()): { key: string; message: string }[] {
+  // a YAML alias can point back at its own anchor: each object is looked into once
+  if (value === null || typeof value !== 'object' || seen.has(value)) return []
+  seen.add(value)
+  if (Array.isArray(value)) return value.flatMap((item, i) => reservedKeys(item, [...path, String(i)], seen))
+  return Object.entries(value).flatMap(([key, member]) =>
+    key === '__proto__'
+      ? [{ key: [...path, key].join('.'), message: 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)' }]
+      : reservedKeys(member, [...path, key], seen),
   )
 }
 

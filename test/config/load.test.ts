@@ -60,6 +60,31 @@ describe('config', () => {
     assert.deepEqual(problemKeys(() => parseConfig(badConnector)), ['resources.subscriptions.connector.kind'])
   })
 
+  test('a "__proto__" key anywhere in a file is refused, naming it (the schema would drop it without a word)', () => {
+    const raw = readFileSync(demoPath, 'utf8')
+    const yamlFile = join(dir.path, 'proto.yaml')
+    // a field declared under that name, in YAML as a person writes it
+    writeFileSync(yamlFile, raw.replace(/^(\s+)fields:\n/m, (line, indent: string) => `${line}${indent}  __proto__: string\n`))
+    assert.ok(readFileSync(yamlFile, 'utf8').includes('__proto__: string'), 'the test file declares the field')
+    assert.throws(() => loadConfigFile(yamlFile), (error: unknown) => {
+      assert.ok(error instanceof WarrantError)
+      assert.equal(error.code, 'invalid_request')
+      const keys = (error.details as { problems: { key: string }[] }).problems.map((p) => p.key)
+      assert.deepEqual(keys, ['resources.subscriptions.fields.__proto__'])
+      assert.match(error.message, /__proto__: a reserved name/)
+      return true
+    })
+    // in JSON, and somewhere no field is declared
+    const jsonFile = join(dir.path, 'proto.json')
+    const config = parseConfigInput()
+    writeFileSync(jsonFile, JSON.stringify(config).replace('"review_fields"', '"__proto__":{"x":1},"review_fields"'))
+    // (a strict object also names it as a key it does not know)
+    assert.deepEqual(problemKeys(() => loadConfigFile(jsonFile)), ['resources.subscriptions.__proto__', 'resources.subscriptions'])
+    // the same file without it loads
+    writeFileSync(jsonFile, JSON.stringify(config))
+    assert.equal(loadConfigFile(jsonFile).resources.subscriptions!.connector.kind, 'sql')
+  })
+
   test('an unreadable or malformed file is a clear error, not a crash', () => {
     const broken = join(dir.path, 'broken.yaml')
     writeFileSync(broken, 'resources: [unclosed')
