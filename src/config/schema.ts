@@ -164,7 +164,21 @@ export const sqlConnectorSchema = z.strictObject({
   table: fieldName,
   source: z.string().default('primary').describe('the name this table is reported under'),
   password: secretRef.optional().describe('for postgres or mysql URLs without a password'),
+  write_window: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe(
+      'targets one conditional UPDATE writes at once (SQLite, PostgreSQL; default: execution.concurrency). The executor writes one window at a time: this many targets are in flight, and a stop rule sees a whole window before it halts',
+    ),
 })
+  .superRefine((c, ctx) => {
+    // MySQL has no UPDATE … RETURNING: it writes one target at a time, so a window there would be a promise not kept
+    if (c.write_window !== undefined && /^\s*(mysql|mariadb):/i.test(c.url))
+      ctx.addIssue({ code: 'custom', path: ['write_window'], message: 'a mysql upstream is written one target at a time (no UPDATE … RETURNING); remove write_window' })
+  })
 export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
 
 export const connectorSchema = z.discriminatedUnion('kind', [sqlConnectorSchema, httpConnectorSchema])

@@ -190,6 +190,11 @@ export interface Connector {
    * const outcomes = await connector.writeWindow?.(targets.map((t) => ({ id: t.id, expectedVersion: t.version, set: { plan: 'pro' }, precondition: {} })))
    */
   writeWindow?(requests: readonly WriteRequest[]): Promise<readonly WriteOutcome[]>
+  /**
+   * How many targets one `writeWindow` call should carry, where the resource says (a sql resource's
+   * `write_window`); absent, the executor's window is the execution's concurrency.
+   */
+  readonly writeWindowSize?: number
   close(): Promise<void>
 }
 

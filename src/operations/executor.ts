@@ -144,6 +144,9 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
   // each window one statement: only where a record read with its window needs no second read (the version is enforced)
   const windowed = connector.writeWindow !== undefined && ctx.versionEnforced === true
+  // targets claimed (and, windowed, written by one statement) at a time: a resource may size its statements
+  // (a sql resource's write_window); else the concurrency
+  const window = Math.max(1, windowed ? (connector.writeWindowSize ?? rules.concurrency) : rules.concurrency)
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
   const rateLimitHits = new Map<number, number>()
@@ -216,7 +219,6 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   ): Promise<void> => {
     const queue: OperationTargetRow[] = []
     const claimed: OperationTargetRow[] = []
-    const window = Math.max(1, rules.concurrency)
     let exhausted = false
     let fetching: Promise<void> | null = null
     let claiming: Promise<void> | null = null
@@ -254,8 +256,9 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     /**
      * Where the connector writes a window as one statement (`writeWindow`, with the version enforced by the
      * write): one loop writes each claimed window whole, while the next is claimed and read. The window is
-     * `concurrency` targets, so no more are in flight than target by target; the stop rules see every
-     * outcome of a window, in member order, before the next window starts.
+     * the resource's `write_window` targets (default: `concurrency`, so no more are in flight than target by
+     * target); the stop rules see every outcome of a window, in member order, before the next window starts,
+     * so an operation halts at most one window past the target that fired.
      */
     const windowLoop = async () => {
       while (running()) {
@@ -349,7 +352,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     if (!rules.revalidate_membership_per_batch) {
       let afterOrd = -1
       const pending = async () => {
-        const page = await targetsInState(db, operationId, 'pending', afterOrd, Math.max(rules.batch_size, 2 * Math.max(1, rules.concurrency)))
+        const page = await targetsInState(db, operationId, 'pending', afterOrd, Math.max(rules.batch_size, 2 * window))
         if (page.length > 0) afterOrd = page[page.length - 1]!.ord
         return page
       }

@@ -38,6 +38,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     write: (request) => connector.write(request),
     // a window written in one statement instead of target by target (the executor's fast path)
     ...(connector.writeWindow === undefined ? {} : { writeWindow: (requests: Parameters<NonNullable<Connector['writeWindow']>>[0]) => connector.writeWindow!(requests) }),
+    ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
     close: () => connector.close(),
   }
 }

@@ -85,6 +85,30 @@ describe('config', () => {
     assert.equal(loadConfigFile(jsonFile).resources.subscriptions!.connector.kind, 'sql')
   })
 
+  test('write_window: a sql resource may size its window statements; out of range, or on MySQL, it is refused by name', () => {
+    const base = () => structuredClone(parseConfigInput())
+    const sized = base()
+    sized.resources.subscriptions.connector.write_window = 64
+    const parsed = parseConfig(sized).resources.subscriptions!.connector
+    assert.ok(parsed.kind === 'sql' && parsed.write_window === 64)
+    const unset = parseConfig(base()).resources.subscriptions!.connector
+    assert.ok(unset.kind === 'sql' && unset.write_window === undefined, 'no default: the executor falls back to the concurrency')
+    for (const wrong of [0, 1001, 2.5, '64']) {
+      const bad = base()
+      bad.resources.subscriptions.connector.write_window = wrong
+      assert.deepEqual(problemKeys(() => parseConfig(bad)), ['resources.subscriptions.connector.write_window'], `write_window ${JSON.stringify(wrong)}`)
+    }
+    // MySQL writes one target at a time: a window there would be a setting that does nothing
+    const mysql = base()
+    mysql.resources.subscriptions.connector = { ...mysql.resources.subscriptions.connector, url: 'mysql://root@127.0.0.1:3306/billing', write_window: 64 }
+    assert.throws(
+      () => parseConfig(mysql),
+      (error: unknown) => error instanceof WarrantError && /one target at a time/.test(JSON.stringify(error.details)) && problemKeys(() => parseConfig(mysql)).join() === 'resources.subscriptions.connector.write_window',
+    )
+    delete mysql.resources.subscriptions.connector.write_window
+    assert.equal(parseConfig(mysql).resources.subscriptions!.connector.kind, 'sql')
+  })
+
   test('an unreadable or malformed file is a clear error, not a crash', () => {
     const broken = join(dir.path, 'broken.yaml')
     writeFileSync(broken, 'resources: [unclosed')

@@ -19,11 +19,20 @@ async function callRows(fx: GatewayFixture, operationId: string): Promise<{ targ
 
 /**
  * On a sql upstream that can write a window as one statement (SQLite, PostgreSQL), the executor writes each
- * claimed window of `concurrency` targets as one UPDATE: every target still gets its own outcome, its own
- * call row in the audit log, and no more targets are written before a halt than target by target.
+ * claimed window of `concurrency` targets (or the resource's `write_window`) as one UPDATE: every target still
+ * gets its own outcome, its own call row in the audit log, and no more targets are written before a halt than
+ * one window.
  */
-for (const upstreamKind of ['sqlite', 'postgres'] as const) {
-  describe(`window writes on a ${upstreamKind} upstream`, () => {
+const variants = [
+  { upstreamKind: 'sqlite', writeWindow: undefined },
+  { upstreamKind: 'postgres', writeWindow: undefined },
+  // a window five times the concurrency: the resource's own size, not the concurrency's, bounds each statement
+  { upstreamKind: 'sqlite', writeWindow: 40 },
+  { upstreamKind: 'postgres', writeWindow: 40 },
+] as const
+for (const { upstreamKind, writeWindow } of variants) {
+  const WINDOW = writeWindow ?? CONCURRENCY
+  describe(`window writes on a ${upstreamKind} upstream${writeWindow === undefined ? '' : `, write_window ${writeWindow}`}`, () => {
     let fx: GatewayFixture
     let agent: Caller
     let reviewer: Caller
@@ -31,9 +40,10 @@ for (const upstreamKind of ['sqlite', 'postgres'] as const) {
       fx = await startDemoGateway({
         store: 'sqlite',
         upstream: upstreamKind,
-        count: 600,
+        count: writeWindow === undefined ? 600 : 1500,
         edit: (raw) => {
           raw.execution = { ...(raw.execution ?? {}), concurrency: CONCURRENCY }
+          if (writeWindow !== undefined) raw.resources.subscriptions.connector.write_window = writeWindow
         },
       })
       agent = fx.as('agent')
@@ -46,7 +56,7 @@ for (const upstreamKind of ['sqlite', 'postgres'] as const) {
     test('each window is one statement; a record changed behind the gateway is skipped and its window still goes', async () => {
       const action = { type: 'pause_collection', reason: 'window test' }
       const { selection } = await selectProposeApprove(agent, [reviewer], 'subscriptions', { filter: { status: 'past_due', collection: 'active' } }, action)
-      assert.ok(selection.count > 3 * CONCURRENCY, `selection of ${selection.count}`)
+      assert.ok(selection.count > 3 * WINDOW, `selection of ${selection.count}`)
       const ids = selection.records.map((r: any) => r.id) as string[]
       // the second target of the first window moves on after the freeze: checked with its window, never sent
       const moved = ids[1]!
@@ -56,7 +66,7 @@ for (const upstreamKind of ['sqlite', 'postgres'] as const) {
       } finally {
         await up.close()
       }
-      const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `window-${upstreamKind}` })
+      const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `window-${upstreamKind}-${WINDOW}` })
       assert.equal(commit.status, 202, JSON.stringify(commit.body))
       const operation = await waitForOperation(agent, commit.body.operation_id)
       assert.deepEqual(operation.counts, { pending: 0, in_flight: 0, succeeded: selection.count - 1, failed: 0, skipped: 1, unknown: 0 })
@@ -68,9 +78,11 @@ for (const upstreamKind of ['sqlite', 'postgres'] as const) {
       const every = results.map((r) => r.id as string)
       assert.equal(every.length, selection.count)
       assert.deepEqual(updates.map((c) => c.target_id).sort(), every.filter((id) => id !== moved).sort())
-      assert.ok(updates.every((c) => c.summary.outcome === 'written' && c.summary.window >= 1 && c.summary.window <= CONCURRENCY), JSON.stringify(updates.slice(0, 3)))
-      assert.equal(updates[0]!.summary.window, CONCURRENCY - 1, 'the first window went without the target that moved')
-      const statements = updates.filter((c) => c.summary.window > 1).length / CONCURRENCY
+      assert.ok(updates.every((c) => c.summary.outcome === 'written' && c.summary.window >= 1 && c.summary.window <= WINDOW), JSON.stringify(updates.slice(0, 3)))
+      assert.equal(updates[0]!.summary.window, WINDOW - 1, 'the first window went without the target that moved')
+      assert.equal(updates.filter((c) => c.summary.window === WINDOW).length % WINDOW, 0, 'full windows are whole statements')
+      assert.ok(updates.filter((c) => c.summary.window === WINDOW).length >= WINDOW, 'some statement carried a whole window')
+      const statements = updates.filter((c) => c.summary.window > 1).length / WINDOW
       assert.ok(statements < selection.count / 2, 'targets went upstream in windows, not one by one')
 
       const check = await openDemoUpstream(fx.upstreamUrl)
@@ -91,18 +103,18 @@ for (const upstreamKind of ['sqlite', 'postgres'] as const) {
           await up.run('create trigger mangle_region before update on subscriptions for each row execute function mangle_region()')
           const action = { type: 'resume_collection' }
           const { selection } = await selectProposeApprove(agent, [reviewer], 'subscriptions', { filter: { status: 'past_due', collection: 'paused' } }, action)
-          assert.ok(selection.count > 2 * CONCURRENCY, `selection of ${selection.count}`)
-          const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': 'window-mangled' })
+          assert.ok(selection.count > 2 * WINDOW, `selection of ${selection.count}`)
+          const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `window-mangled-${WINDOW}` })
           assert.equal(commit.status, 202, JSON.stringify(commit.body))
           const operation = await waitForOperation(agent, commit.body.operation_id)
           assert.equal(operation.state, 'halted')
           assert.equal(operation.halt_reason.rule, 'effect_contradicted')
-          assert.deepEqual(operation.counts, { pending: selection.count - CONCURRENCY, in_flight: 0, succeeded: 0, failed: CONCURRENCY, skipped: 0, unknown: 0 })
+          assert.deepEqual(operation.counts, { pending: selection.count - WINDOW, in_flight: 0, succeeded: 0, failed: WINDOW, skipped: 0, unknown: 0 })
           const results = await allResults(agent, commit.body.operation_id)
           const failed = results.filter((r) => r.outcome === 'failed')
           assert.ok(failed.every((r) => r.reason === 'effect_contradicted'))
           const rows = await up.rows(results.map((r) => r.id))
-          assert.equal([...rows.values()].filter((r) => r.collection === 'active').length, CONCURRENCY, 'only the first window reached the upstream')
+          assert.equal([...rows.values()].filter((r) => r.collection === 'active').length, WINDOW, 'only the first window reached the upstream')
         } finally {
           await up.run('drop trigger if exists mangle_region on subscriptions')
           await up.close()

@@ -77,7 +77,9 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
 
     write: (request: WriteRequest): Promise<WriteOutcome> => writeRecord(ctx, request),
     // one UPDATE … RETURNING for a window of targets; MySQL has no RETURNING on UPDATE, so it writes one at a time
-    ...(location.dialect === 'mysql' ? {} : { writeWindow: (requests: readonly WriteRequest[]) => writeWindow(ctx, requests) }),
+    ...(location.dialect === 'mysql'
+      ? {}
+      : { writeWindow: (requests: readonly WriteRequest[]) => writeWindow(ctx, requests), ...(config.write_window === undefined ? {} : { writeWindowSize: config.write_window }) }),
 
     close() {
       return (closing ??= (async () => {
