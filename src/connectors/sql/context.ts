@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { SourceRecord, UpstreamCall, UpstreamCallListener } from '../connector.js'
 import type { Backend, Row } from './backend.js'
-import { toSourceRecord } from './record.js'
 import type { SqlResource } from './resource.js'
 import type { SqlDialectName, SqlLocation } from './url.js'
 
@@ -22,6 +21,10 @@ export interface ConnectorContext extends SqlResource {
   readonly clock: () => Date
   isClosing(): boolean
   emit(call: CallEvent): void
+  /** A row of the declared columns as a record (`sourceRecordReader` of this resource). */
+  readonly recordOf: (row: Row) => SourceRecord
+  /** The same for a page's rows, which the read owns: each row becomes its record's fields (`ownedRowReader`). */
+  readonly pageRecordOf: (row: Row) => SourceRecord
 }
 
 export function callEmitter(onCall: UpstreamCallListener | undefined, source: string, endpoint: string): (call: CallEvent) => void {
@@ -47,7 +50,7 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; dura
 }
 
 export function toRecord(ctx: ConnectorContext, row: Row): SourceRecord {
-  return toSourceRecord(row, ctx.fields, ctx.idField, ctx.versionField)
+  return ctx.recordOf(row)
 }
 
 /** Only the declared columns: an undeclared column never leaves the upstream. */

@@ -3,7 +3,7 @@ import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { Row, SessionHandle, SessionStream } from './backend.js'
 import { compileFilter } from './compile.js'
-import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
@@ -66,11 +66,9 @@ class SqlReadSession implements ReadSession {
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows
     const last = pageRows[pageRows.length - 1]
-    return {
-      kind: 'page',
-      items: pageRows.map((row) => toRecord(ctx, row)),
-      next: more && last ? encodePosition(last[idField]) : null,
-    }
+    // the position from the id as stored, before the rows become records (normalised in place)
+    const next = more && last ? encodePosition(last[idField]) : null
+    return { kind: 'page', items: pageRows.map(ctx.pageRecordOf), next }
   }
 
   /**

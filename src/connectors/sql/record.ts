@@ -51,7 +51,39 @@ export function keyString(value: unknown): string {
 
 /** One row of the declared columns as a SourceRecord: every declared field, normalised. */
 export function toSourceRecord(row: Readonly<Record<string, unknown>>, fields: FieldTypes, idField: string, versionField: string): SourceRecord {
-  const out: Record<string, unknown> = {}
-  for (const [name, type] of Object.entries(fields)) out[name] = normaliseValue(type, row[name])
-  return { id: keyString(row[idField]), version: keyString(row[versionField]), fields: out }
+  return sourceRecordReader(fields, idField, versionField)(row)
+}
+
+/**
+ * `toSourceRecord` for one resource, its fields listed once: a walk reads every row through it, and listing the
+ * fields per row (`Object.entries`) was an array per field per row for the collector to take back.
+ *
+ * @example
+ * const recordOf = sourceRecordReader(resource.fields, 'id', 'version')
+ * const records = rows.map(recordOf)
+ */
+export function sourceRecordReader(fields: FieldTypes, idField: string, versionField: string): (row: Readonly<Record<string, unknown>>) => SourceRecord {
+  const names = Object.keys(fields)
+  const types = names.map((name) => fields[name]!)
+  return (row) => {
+    const out: Record<string, unknown> = {}
+    for (let i = 0; i < names.length; i++) out[names[i]!] = normaliseValue(types[i]!, row[names[i]!])
+    return { id: keyString(row[idField]), version: keyString(row[versionField]), fields: out }
+  }
+}
+
+/**
+ * Like `sourceRecordReader`, for rows the caller owns and drops (a page the driver just built, of exactly the
+ * declared columns, in their order): each row becomes its record's `fields`, normalised in place, so a walk
+ * builds one object per row instead of two. The id and version are read before the values are normalised.
+ */
+export function ownedRowReader(fields: FieldTypes, idField: string, versionField: string): (row: Record<string, unknown>) => SourceRecord {
+  const names = Object.keys(fields)
+  const types = names.map((name) => fields[name]!)
+  return (row) => {
+    const id = keyString(row[idField])
+    const version = keyString(row[versionField])
+    for (let i = 0; i < names.length; i++) row[names[i]!] = normaliseValue(types[i]!, row[names[i]!])
+    return { id, version, fields: row }
+  }
 }

@@ -6,6 +6,7 @@ import type { SqlConnector, SqlConnectorOptions } from './options.js'
 import { mysqlBackend } from './mysql-backend.js'
 import { postgresBackend } from './postgres-backend.js'
 import { readByIds } from './read-by-ids.js'
+import { ownedRowReader, sourceRecordReader } from './record.js'
 import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
@@ -60,6 +61,8 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     clock: options.now ?? (() => new Date()),
     isClosing: () => closing !== undefined,
     emit: callEmitter(options.onCall, source, endpoint),
+    recordOf: sourceRecordReader(resource.fields, idField, resource.versionField),
+    pageRecordOf: ownedRowReader(resource.fields, idField, resource.versionField),
   }
 
   return {
