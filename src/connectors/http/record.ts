@@ -44,6 +44,9 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
     if (!fitsDeclaredType(value, type)) mistyped.push(name)
   }
 
+  // an integer id past 2^53 was rounded by JSON.parse, maybe onto another record's id: it cannot name a record
+  const idValue = fields[idField]
+  if (typeof idValue === 'number' && Number.isInteger(idValue) && !Number.isSafeInteger(idValue) && !mistyped.includes(idField)) mistyped.push(idField)
   const id = scalarText(fields[idField])
   if (id === null || id === '') return { problem: `an item has no usable id field "${idField}"${at(ctx, idField)}`, field: idField }
   const version = versionOf(ctx, doc, fields, etagHeader)
@@ -75,8 +78,14 @@ export function createShapeTally() {
 export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyped: readonly string[]): string {
   const parts: string[] = []
   if (absent.length > 0) parts.push(`lacks declared field(s) ${absent.map((f) => describeField(ctx, f)).join(', ')}`)
-  if (mistyped.length > 0) parts.push(`carries ${mistyped.map((f) => `${describeField(ctx, f)} as another type than ${ctx.resource.fields[f]}`).join(', ')}`)
+  if (mistyped.length > 0) parts.push(`carries ${mistyped.map((f) => `${describeField(ctx, f)} as another type than ${ctx.resource.fields[f]}${UNSAFE_HINT[ctx.resource.fields[f]!] ?? ''}`).join(', ')}`)
   return `${parts.join(' and ')}; it cannot be judged (fix connector.field_paths or fields, or list the field in absent_means_null if its absence means null)`
+}
+
+/** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly. */
+const UNSAFE_HINT: Partial<Record<FieldType, string>> = {
+  integer: ' (or as an integer past 2^53, which a JSON number cannot carry exactly: have the upstream send it as a string)',
+  number: ' (or, for the id, as an integer past 2^53, which a JSON number cannot carry exactly)',
 }
 
 function describeField(ctx: HttpContext, field: string): string {
@@ -112,7 +121,8 @@ function versionFieldName(ctx: HttpContext): string {
 
 /**
  * Whether a value can be what the config declares. Null is a value of every type (the upstream said "none");
- * only absence is not. Timestamps are strings or epoch numbers; tags are lists of strings.
+ * only absence is not. Timestamps are strings or epoch numbers; tags are lists of strings; integers are safe
+ * integers (a larger one was rounded when its JSON was parsed).
  */
 export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
   if (value === null) return true
@@ -122,7 +132,8 @@ export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value)
     case 'integer':
-      return typeof value === 'number' && Number.isInteger(value)
+      // past 2^53 JSON.parse has rounded it: not the integer the upstream sent, maybe another record's id
+      return typeof value === 'number' && Number.isSafeInteger(value)
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':

@@ -6,9 +6,17 @@ import type { FieldTypes } from './compile.js'
  * One stored value as the gateway sees it: tags as string[] (parsed from the JSON text column), integer and
  * number as numbers (PostgreSQL numeric/bigint arrive as strings), booleans from SQLite's 0/1, timestamps as
  * ISO strings. NULL stays null. A value that cannot be read as its type is kept as stored rather than guessed.
+ * An integer a number cannot hold exactly (past 2^53) is kept as its exact digits, whatever the field's type:
+ * rounded, 2^53 + 1 would read as 2^53, another row's id.
  */
 export function normaliseValue(type: FieldType, value: unknown): unknown {
   if (value === null || value === undefined) return null
+  if (typeof value === 'bigint') {
+    // SQLite gives every integer as a bigint (safe integers), MySQL's driver its big ones
+    const n = Number(value)
+    if (!Number.isSafeInteger(n)) return value.toString()
+    value = n
+  }
   switch (type) {
     case 'tags': {
       let parsed: unknown = value
@@ -24,15 +32,17 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
     case 'number':
     case 'integer': {
       if (typeof value === 'number') return value
-      if (typeof value === 'bigint' || typeof value === 'string') {
+      if (typeof value === 'string') {
         const n = Number(value)
+        // PostgreSQL's bigint and numeric arrive as text: digits a number would round stay as they are
+        if (!Number.isSafeInteger(n) && INTEGER_TEXT.test(value)) return value
         return Number.isFinite(n) ? n : value
       }
       return value
     }
     case 'boolean':
       if (typeof value === 'boolean') return value
-      if (value === 0 || value === 1 || value === 0n || value === 1n) return Number(value) === 1
+      if (value === 0 || value === 1) return value === 1
       return value
     case 'timestamp':
       return value instanceof Date ? value.toISOString() : value
@@ -42,6 +52,8 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
       return typeof value === 'object' ? JSON.stringify(value) : String(value)
   }
 }
+
+const INTEGER_TEXT = /^\s*-?\d+\s*$/
 
 /** A stored value as the string an id or a version is compared by. */
 export function keyString(value: unknown): string {

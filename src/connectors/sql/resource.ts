@@ -33,9 +33,13 @@ export function resolveSqlResource(resource: ResourceConfig): SqlResource {
   return { config, fields, idField, idType, versionField, versionType }
 }
 
-/** An id as a statement parameter of the id column's type; undefined when no row could have it. */
-export function idParam(idType: FieldType, id: string): string | number | undefined {
+/**
+ * An id as a statement parameter of the id column's type; undefined when no row could have it. An integer
+ * past 2^53 goes as a bigint, exactly: as a number it would round to another row's id.
+ */
+export function idParam(idType: FieldType, id: string): string | number | bigint | undefined {
   if (idType === 'string' || idType === 'timestamp') return id
   if (idType === 'integer' ? !/^-?\d+$/.test(id) : !Number.isFinite(Number(id)) || id.trim() === '') return undefined
-  return Number(id)
+  const n = Number(id)
+  return !Number.isSafeInteger(n) && /^\s*-?\d+\s*$/.test(id) ? BigInt(id.trim()) : n
 }

@@ -36,12 +36,17 @@ interface RowReader {
  * here). Same values, same keys in the same order; a name selected twice keeps its last value, as the driver's
  * objects do.
  */
-function rowReader(statement: BetterSqlite3.Statement): RowReader {
-  statement.raw(true)
+function rowReader(connection: BetterSqlite3.Database, text: string): RowReader {
+  const statement = connection.prepare(text).raw(true).safeIntegers(false)
   const columns = statement.columns().map((column) => column.name)
+  // the same query giving every integer as a bigint, for a page where a number may have been rounded
+  let exact: BetterSqlite3.Statement | null = null
   return {
     all(parameters) {
-      const arrays = statement.all(...parameters) as unknown[][]
+      let arrays = statement.all(...parameters) as unknown[][]
+      // Integers as numbers are cheaper (bigints cost a walk ~7%), and exact below 2^53; a page holding a
+      // number at or past it is read again, in the same transaction, with every integer exact.
+      if (mayBeRounded(arrays)) arrays = (exact ??= connection.prepare(text).raw(true).safeIntegers(true)).all(...parameters) as unknown[][]
       const rows: Row[] = new Array(arrays.length)
       for (let r = 0; r < arrays.length; r++) {
         const values = arrays[r]!
@@ -52,6 +57,15 @@ function rowReader(statement: BetterSqlite3.Statement): RowReader {
       return rows
     },
   }
+}
+
+const TWO_TO_THE_53 = 2 ** 53
+
+/** Whether a value read as a number could be an integer the driver rounded (|n| ≥ 2^53). */
+function mayBeRounded(arrays: readonly unknown[][]): boolean {
+  for (const values of arrays)
+    for (const value of values) if (typeof value === 'number' && (value >= TWO_TO_THE_53 || value <= -TWO_TO_THE_53)) return true
+  return false
 }
 
 export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite' }>, table: string, idField: string, options: SqlConnectorOptions): Backend {
@@ -66,6 +80,10 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
       throw Object.assign(new Error(`cannot open SQLite database ${location.display}: ${messageOf(error)}`), { code: 'SQLITE_CANTOPEN', cause: error })
     }
     database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    // every integer as a bigint: the driver would round one past 2^53 to a neighbour's value (an id naming
+    // another row); record.ts makes those a number can hold numbers again. A walk's page reader asks for
+    // bigints only where it needs them (rowReader)
+    database.defaultSafeIntegers(true)
     return database
   }
   const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => open(false) }) })
@@ -99,7 +117,7 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
           snapshot,
           run: async (query) => {
             let reader = prepared.get(query.sql)
-            if (!reader) prepared.set(query.sql, (reader = rowReader(connection.prepare(query.sql))))
+            if (!reader) prepared.set(query.sql, (reader = rowReader(connection, query.sql)))
             const rows = reader.all(query.parameters as unknown[])
             await endSlice()
             return rows

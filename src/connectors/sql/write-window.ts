@@ -42,7 +42,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   const now = ctx.clock()
   const alone: number[] = []
-  const batch: { index: number; id: string | number; key: string; expected: string | number }[] = []
+  const batch: { index: number; id: string | number | bigint; key: string; expected: string | number }[] = []
   requests.forEach((request, index) => {
     const id = idParam(ctx.idType, request.id)
     if (id === undefined) {
@@ -162,7 +162,7 @@ function sharedNextVersion(ctx: ConnectorContext, now: Date): unknown {
 async function explainUnmatched(
   ctx: ConnectorContext,
   requests: readonly WriteRequest[],
-  unmatched: readonly { index: number; id: string | number; key: string }[],
+  unmatched: readonly { index: number; id: string | number | bigint; key: string }[],
   outcomes: (WriteOutcome | undefined)[],
 ): Promise<void> {
   const compiled = selectRows(ctx)

@@ -87,7 +87,7 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
 }
 
 /** After an UPDATE that matched nothing: read the row to say why. The write did not happen either way. */
-async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number): Promise<WriteOutcome> {
+async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number | bigint): Promise<WriteOutcome> {
   const compiled = selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${id}`).compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {

@@ -1,66 +1,127 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import pg from 'pg'
 import { resourceSchema } from '../../../src/config/index.js'
+import type { SourceRecord } from '../../../src/connectors/connector.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createTestPostgresDatabase, type TestDatabase } from '../../support/stores.js'
-
-/** Ids past 2^53: a JavaScript number cannot hold them, so the walk must keep them as the text PostgreSQL sent. */
-const IDS = ['9007199254740993', '9007199254740994', '9007199254740995', '9223372036854775806', '9223372036854775807']
+import { createUpstream, SQL_KINDS, type Upstream } from './support/upstream.js'
 
 /**
- * A PostgreSQL table keyed by bigint (not the demo's text ids): a page's next position comes from the id as
- * stored, before its row becomes a record whose integer field is a (rounded) number. A position taken from the
- * rounded value would start the next page before the last id read, and the walk would repeat a record.
+ * Ids around and past 2^53, which a JavaScript number cannot all hold: 2^53 + 1 rounds to 2^53, the id of
+ * another row. The names end with the id's last two digits, so a record shown under the wrong id is caught.
  */
-describe('sql connector on PostgreSQL: bigint ids past 2^53', () => {
-  let db: TestDatabase
-  let connector: SqlConnector
-  before(async () => {
-    db = await createTestPostgresDatabase()
-    const client = new pg.Client({ connectionString: db.url })
-    await client.connect()
-    try {
-      await client.query('create table ledger (id bigint primary key, version integer not null, name text)')
-      for (const id of IDS) await client.query('insert into ledger (id, version, name) values ($1, 1, $2)', [id, `n${id.slice(-2)}`])
-    } finally {
-      await client.end()
-    }
-    connector = createSqlConnector({
-      resource: resourceSchema.parse({
-        environment: { name: 'test' },
-        connector: { kind: 'sql', url: db.url, table: 'ledger', source: 'ledger-db' },
-        fields: { id: 'integer', version: 'integer', name: 'string' },
-        id_field: 'id',
-        version_field: 'version',
-        review_fields: ['id', 'name'],
-      }),
-    })
-  })
-  after(async () => {
-    await connector?.close()
-    await db?.drop()
-  })
+const IDS = ['9007199254740992', '9007199254740993', '9007199254740995', '9223372036854775807']
+const nameOf = (id: string) => `n${id.slice(-2)}`
 
-  for (const pageSize of [1, 2, 3]) {
-    it(`pages of ${pageSize}: every id once, exactly as stored, in order`, async () => {
+const TABLE = {
+  sqlite: 'create table ledger (id integer primary key, version integer not null, name text)',
+  postgres: 'create table ledger (id bigint primary key, version integer not null, name text)',
+  mysql: 'create table ledger (id bigint primary key, version int not null, name varchar(50))',
+} as const
+
+/**
+ * A table keyed by 64-bit integers (not the demo's text ids), on every engine. Before, on SQLite the driver
+ * rounded 2^53 + 1 to 2^53: the record of row "…93" came out under the id of row "…92", a walk never got past
+ * it, and a write meant for one went to the other; on PostgreSQL and MySQL the ids read were exact but a write
+ * sent the id as a rounded number. Every id must be read, shown and written exactly as stored.
+ */
+for (const kind of SQL_KINDS) {
+  describe(`sql connector on ${kind}: 64-bit integer ids`, () => {
+    let upstream: Upstream
+    let connector: SqlConnector
+    before(async () => {
+      upstream = await createUpstream(kind)
+      await upstream.exec(TABLE[kind])
+      for (const id of IDS) await upstream.exec(`insert into ledger (id, version, name) values (${id}, 1, '${nameOf(id)}')`)
+      connector = createSqlConnector({
+        resource: resourceSchema.parse({
+          environment: { name: 'test' },
+          connector: { kind: 'sql', url: upstream.url, table: 'ledger', source: 'ledger-db' },
+          fields: { id: 'integer', version: 'integer', name: 'string' },
+          id_field: 'id',
+          version_field: 'version',
+          review_fields: ['id', 'name'],
+        }),
+      })
+    })
+    after(async () => {
+      await connector?.close()
+      await upstream?.drop()
+    })
+
+    const walk = async (pageSize: number): Promise<SourceRecord[]> => {
       const session = await connector.openSession()
-      const ids: string[] = []
+      const records: SourceRecord[] = []
       try {
         let position: string | null = null
         for (let page = 0; page < 20; page++) {
           const result = await session.readPage({ source: 'ledger-db', filter: {}, position, pageSize })
           assert.equal(result.kind, 'page', JSON.stringify(result))
-          if (result.kind !== 'page') return
-          ids.push(...result.items.map((r) => r.id))
-          for (const r of result.items) assert.equal(r.fields.name, `n${r.id.slice(-2)}`, 'the record is the row of its id')
+          if (result.kind !== 'page') break
+          records.push(...result.items)
           if (result.next === null) break
           position = result.next
         }
       } finally {
         await session.close()
       }
-      assert.deepEqual(ids, IDS)
+      return records
+    }
+
+    for (const pageSize of [1, 3]) {
+      it(`a walk in pages of ${pageSize} returns every id once, exactly as stored, each with its own row`, async () => {
+        const records = await walk(pageSize)
+        assert.deepEqual(
+          records.map((r) => r.id),
+          IDS,
+        )
+        for (const r of records) {
+          assert.equal(r.fields.name, nameOf(r.id), 'the record is the row of its id')
+          // the id field itself: a number where a number holds it exactly, else the exact digits
+          assert.equal(String(r.fields.id), r.id)
+          assert.equal(typeof r.fields.id, Number.isSafeInteger(Number(r.id)) ? 'number' : 'string')
+          assert.equal(r.fields.version, 1)
+        }
+      })
+    }
+
+    it('a read by id finds the row of that id, not its rounded neighbour', async () => {
+      const read = await connector.readByIds(['9007199254740993', '9223372036854775807'])
+      assert.deepEqual(read.missing, [])
+      assert.equal(read.records.get('9007199254740993')?.fields.name, 'n93')
+      assert.equal(read.records.get('9223372036854775807')?.fields.name, 'n07')
     })
-  }
-})
+
+    it('a write reaches the row of its id and no other', async () => {
+      const outcome = await connector.write({ id: '9007199254740993', expectedVersion: '1', set: { name: 'written' }, precondition: {} })
+      assert.equal(outcome.kind, 'written', JSON.stringify(outcome))
+      if (outcome.kind === 'written') assert.equal(outcome.record?.id, '9007199254740993')
+      const byId = new Map((await walk(10)).map((r) => [r.id, r]))
+      assert.equal(byId.get('9007199254740993')?.fields.name, 'written')
+      assert.equal(byId.get('9007199254740993')?.version, '2')
+      assert.equal(byId.get('9007199254740992')?.fields.name, 'n92', 'the neighbour 2^53 is untouched')
+      assert.equal(byId.get('9007199254740992')?.version, '1')
+    })
+
+    if (kind !== 'mysql')
+      it('a window written as one statement reaches exactly its rows', async () => {
+        const outcomes = await connector.writeWindow!(['9007199254740995', '9223372036854775807'].map((id) => ({ id, expectedVersion: '1', set: { name: 'window' }, precondition: {} })))
+        assert.deepEqual(
+          outcomes.map((o) => [o.kind, o.kind === 'written' ? o.record?.id : null]),
+          [
+            ['written', '9007199254740995'],
+            ['written', '9223372036854775807'],
+          ],
+        )
+        const byId = new Map((await walk(10)).map((r) => [r.id, r]))
+        assert.deepEqual(
+          IDS.map((id) => [id, byId.get(id)?.fields.name, byId.get(id)?.version]),
+          [
+            ['9007199254740992', 'n92', '1'],
+            ['9007199254740993', 'written', '2'],
+            ['9007199254740995', 'window', '2'],
+            ['9223372036854775807', 'window', '2'],
+          ],
+        )
+      })
+  })
+}
