@@ -62,7 +62,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
   const ids: (string | number)[] = []
   for (let after = 0; ; ) {
     const page = await members(ctx, selectionId, after, 1000)
-    for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? Number(m.id) : m.id)
+    for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? numericId(selectionId, m.id) : m.id)
     if (page.length < 1000) break
     after = page[page.length - 1]!.ord
   }
@@ -85,4 +85,18 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
     },
   })
   return { id, created: !raced }
+}
+
+/**
+ * A member's id as the number a filter carries; refused where the number would not be that id: a filter's
+ * numbers are JSON numbers, and one past 2^53 rounds, so the recovery would select a neighbour instead.
+ */
+function numericId(selectionId: string, id: string): number {
+  const n = Number(id)
+  if (Number.isFinite(n) && (Number.isSafeInteger(n) || !/^\s*-?\d+\s*$/.test(id))) return n
+  throw new WarrantError(
+    'invalid_request',
+    `selection ${selectionId} returned record "${id}", an integer id past 2^53: a filter's numbers cannot name it exactly, so a recovery by id could select another record. Narrow the filter and create a new selection instead`,
+    { id },
+  )
 }
