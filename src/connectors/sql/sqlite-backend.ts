@@ -39,6 +39,7 @@ interface RowReader {
 function rowReader(connection: BetterSqlite3.Database, text: string): RowReader {
   const statement = connection.prepare(text).raw(true).safeIntegers(false)
   const columns = statement.columns().map((column) => column.name)
+  const build = rowBuilder(columns)
   // the same query giving every integer as a bigint, for a page where a number may have been rounded
   let exact: BetterSqlite3.Statement | null = null
   return {
@@ -48,14 +49,33 @@ function rowReader(connection: BetterSqlite3.Database, text: string): RowReader 
       // number at or past it is read again, in the same transaction, with every integer exact.
       if (mayBeRounded(arrays)) arrays = (exact ??= connection.prepare(text).raw(true).safeIntegers(true)).all(...parameters) as unknown[][]
       const rows: Row[] = new Array(arrays.length)
-      for (let r = 0; r < arrays.length; r++) {
-        const values = arrays[r]!
-        const row: Row = {}
-        for (let c = 0; c < columns.length; c++) row[columns[c]!] = values[c]
-        rows[r] = row
-      }
+      for (let r = 0; r < arrays.length; r++) rows[r] = build(arrays[r]!)
       return rows
     },
+  }
+}
+
+/**
+ * A row object from the driver's array, as one object literal of the query's columns: V8 then creates every row
+ * with one shape at once, where setting the keys one by one cost a 5,000-row walk ~1 ms (4%). A name selected
+ * twice keeps its last value, as the driver's objects do. The names go in as JSON string literals.
+ */
+export function rowBuilder(
+  columns: readonly string[],
+  compile: (body: string) => (values: readonly unknown[]) => Row = (body) => new Function('values', body) as (values: readonly unknown[]) => Row,
+): (values: readonly unknown[]) => Row {
+  const last = new Map(columns.map((name, index) => [name, index]))
+  // a literal's "__proto__": would set the prototype; a computed key is an own property like any other
+  const members = [...last].map(([name, index]) => `${name === '__proto__' ? `[${JSON.stringify(name)}]` : JSON.stringify(name)}: values[${index}]`)
+  try {
+    return compile(`return { ${members.join(', ')} }`)
+  } catch {
+    // code generation disallowed (node --disallow-code-generation-from-strings): the keys one by one
+    return (values) => {
+      const row: Row = {}
+      for (const [name, index] of last) Object.defineProperty(row, name, { value: values[index], enumerable: true, writable: true, configurable: true })
+      return row
+    }
   }
 }
 
