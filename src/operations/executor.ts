@@ -2,9 +2,10 @@ import { SYSTEM_ACTOR, type Actor, type RunEvent } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
-import { renewLease, releaseLease } from './lease.js'
+import { keepLease, releaseLease } from './lease.js'
 import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
+import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
@@ -92,8 +93,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   // We hold the lease: whatever the previous holder left in flight has no durable answer.
   const ids = { operation_id: operationId, plan_id: execution.plan.plan_id, selection_id: execution.selection.selection_id }
   const audit = (action: string, summary: Record<string, unknown>) =>
-    deps.audit
-      ?.record({ actor: SYSTEM_ACTOR, surface: 'system', action, summary: { ...summary, instance: owner }, ...ids })
+    deps.audit?.record({ actor: SYSTEM_ACTOR, surface: 'system', action, summary: { ...summary, instance: owner }, ...ids })
       .catch((error: unknown) => deps.log.error({ err: error, operation_id: operationId }, 'could not record an executor event in the audit log'))
   const interrupted = await markInterrupted(db, operationId, now())
   if (interrupted > 0) {
@@ -101,33 +101,25 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     await audit('operation.recovered', { interrupted_targets_now_unknown: interrupted })
   }
 
-  let leaseLost = false
-  // Until when the lease is ours, as far as this process knows: a target claimed with its window is started only
-  // before then (the claim checked the lease in the store; a write started later could follow a takeover).
-  let leaseUntil = row.lease_expires_at === null ? 0 : Date.parse(row.lease_expires_at)
-  const renew = setInterval(() => {
-    const at = deps.clock().getTime()
-    renewLease(db, operationId, owner, new Date(at).toISOString(), new Date(at + deps.leaseMs).toISOString())
-      .then((held) => {
-        if (held) leaseUntil = Math.max(leaseUntil, at + deps.leaseMs)
-        if (!held) {
-          leaseLost = true
-          abort.abort()
-        }
-      })
-      .catch((error: unknown) => deps.log.warn({ err: error, operation_id: operationId }, 'lease renewal failed; retrying'))
-  }, Math.max(50, Math.floor(deps.leaseMs / 3)))
-  renew.unref?.()
+  const lease = keepLease({
+    db,
+    operationId,
+    owner,
+    leaseMs: deps.leaseMs,
+    clock: deps.clock,
+    heldUntil: row.lease_expires_at === null ? 0 : Date.parse(row.lease_expires_at),
+    onLost: () => abort.abort(),
+    onError: (error) => deps.log.warn({ err: error, operation_id: operationId }, 'lease renewal failed; retrying'),
+  })
 
   const connector = deps.connectorFor(resource)
-  let proof: VersionProof | null = null
-  if (!connector.writeEnforcesVersion && deps.versionProof) {
-    try {
-      proof = await deps.versionProof(execution)
-    } catch (error) {
-      deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
-    }
-  }
+  const proof: VersionProof | null =
+    connector.writeEnforcesVersion || !deps.versionProof
+      ? null
+      : await deps.versionProof(execution).catch((error: unknown) => {
+          deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
+          return null
+        })
   if (proof !== null)
     await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
   const ctx: TargetContext = {
@@ -149,38 +141,20 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const window = Math.max(1, windowed ? (connector.writeWindowSize ?? rules.concurrency) : rules.concurrency)
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
-  const rateLimitHits = new Map<number, number>()
   let halt: HaltReason | null = null
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
-  /** Counts a 429 for a target; returns the halt when it exceeded its retries. */
+  /** Counts a 429 for a target; returns the halt when it exceeded its retries, else pauses every write. */
   const rateLimited = (target: OperationTargetRow, retryAfterSeconds: number, message: string): HaltReason | null => {
-    const hits = (rateLimitHits.get(target.ord) ?? 0) + 1
-    rateLimitHits.set(target.ord, hits)
-    if (hits > rules.max_rate_limit_retries) return haltAt('rate_limit_retries', target, `rate limited ${hits} times (more than ${rules.max_rate_limit_retries}): ${message}`)
+    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, message)
+    if (exceeded) return exceeded
     telemetry.add('warrant_executor_rate_pauses_total', { resource })
     pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
     return null
   }
 
-  // Outcomes still being committed (a worker moves on to its next target meanwhile); the first store failure
-  // stops the run, and the run ends only once every outcome has committed.
-  const committing = new Set<Promise<unknown>>()
-  let commitFailure: { error: unknown } | null = null
-  const track = (committed: Promise<boolean>) => {
-    const tracked = committed.then(
-      () => undefined,
-      (error: unknown) => {
-        commitFailure ??= { error }
-        abort.abort()
-      },
-    )
-    committing.add(tracked)
-    void tracked.finally(() => committing.delete(tracked))
-  }
-  const settleOutcomes = async () => {
-    while (committing.size > 0) await Promise.all([...committing])
-  }
+  // the first outcome the store fails to commit stops the run; the run ends once every outcome has committed
+  const commits = trackOutcomeCommits(() => abort.abort())
 
   /** One target's turn: its outcome feeds the stop rules; a 429 puts it back (`retry`) or halts. */
   const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void, claimed = false, read?: Reread): Promise<void> => {
@@ -188,7 +162,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   }
   const observe = async (target: OperationTargetRow, result: StepResult, retry: (t: OperationTargetRow) => void): Promise<void> => {
     if (result.kind === 'not_claimed') return
-    if (result.kind === 'recorded') track(result.committed)
+    if (result.kind === 'recorded') commits.track(result.committed)
     if (result.kind === 'rate_limited') {
       const stop = rateLimited(target, result.retryAfterSeconds, result.message)
       await result.returned
@@ -280,7 +254,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
             return
           }
         }
-        if (deps.clock().getTime() >= leaseUntil) {
+        if (deps.clock().getTime() >= lease.until()) {
           deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
           claimed.unshift(...chunk)
           abort.abort()
@@ -324,7 +298,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         }
         await pacer.acquire()
         if (!running()) return
-        if (deps.clock().getTime() >= leaseUntil) {
+        if (deps.clock().getTime() >= lease.until()) {
           // the lease may have expired unrenewed (a stalled process): stop; the unstarted go back to pending
           deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
           abort.abort()
@@ -400,16 +374,17 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
       }
     }
   } finally {
-    await settleOutcomes()
-    clearInterval(renew)
+    await commits.settled()
+    lease.stop()
   }
-  if (commitFailure !== null) throw (commitFailure as { error: unknown }).error
+  const failed = commits.failure()
+  if (failed !== null) throw failed.error
 
   const counts = await countTargets(db, operationId)
   if (halt === null && (counts.pending > 0 || counts.in_flight > 0)) {
     // Stopped (closing, or the lease was lost) before the end: nothing is decided; another executor resumes.
-    if (!leaseLost) await releaseLease(db, operationId, owner, now())
-    deps.log.info({ operation_id: operationId, lease_lost: leaseLost, counts }, 'operation executor stopped before the end')
+    if (!lease.lost()) await releaseLease(db, operationId, owner, now())
+    deps.log.info({ operation_id: operationId, lease_lost: lease.lost(), counts }, 'operation executor stopped before the end')
     return
   }
   const state = finalState(counts, halt !== null)

@@ -126,3 +126,56 @@ export async function releaseLease(db: Db, operationId: string, owner: string, n
     .where('lease_owner', '=', owner)
     .execute()
 }
+
+export interface KeptLease {
+  /**
+   * Until when the lease is ours, as far as this process knows (ms since the epoch): a target claimed with its
+   * window is started only before then (the claim checked the lease in the store; a write started later could
+   * follow a takeover).
+   */
+  until(): number
+  /** The store said the lease is no longer ours. */
+  lost(): boolean
+  stop(): void
+}
+
+/**
+ * Renews an operation's lease every third of its length while the executor runs. A renewal the store refuses
+ * (another instance took the lease) calls `onLost` once; one that fails is retried at the next tick.
+ *
+ * @example
+ * const lease = keepLease({ db, operationId, owner, leaseMs: 30_000, clock, heldUntil, onLost: () => abort.abort(), onError: log })
+ * if (clock().getTime() >= lease.until()) stop()
+ */
+export function keepLease(options: {
+  readonly db: Db
+  readonly operationId: string
+  readonly owner: string
+  readonly leaseMs: number
+  readonly clock: () => Date
+  /** the lease's end as claimed (ms since the epoch) */
+  readonly heldUntil: number
+  readonly onLost: () => void
+  readonly onError: (error: unknown) => void
+}): KeptLease {
+  const { db, operationId, owner, leaseMs, clock } = options
+  let until = options.heldUntil
+  let lost = false
+  const timer = setInterval(
+    () => {
+      const at = clock().getTime()
+      renewLease(db, operationId, owner, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
+        .then((held) => {
+          if (held) until = Math.max(until, at + leaseMs)
+          else if (!lost) {
+            lost = true
+            options.onLost()
+          }
+        })
+        .catch(options.onError)
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  )
+  timer.unref?.()
+  return { until: () => until, lost: () => lost, stop: () => clearInterval(timer) }
+}

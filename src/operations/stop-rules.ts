@@ -42,6 +42,7 @@ export interface ObservedOutcome {
 export class StopRuleTracker {
   #streak = 0
   #validationFailures: number
+  readonly #rateLimitHits = new Map<number, number>()
 
   constructor(
     private readonly rules: StopRules,
@@ -50,6 +51,15 @@ export class StopRuleTracker {
     validationFailuresSoFar = 0,
   ) {
     this.#validationFailures = validationFailuresSoFar
+  }
+
+  /** Counts a 429 for the target at `ord`; the halt once it was rate limited more than `max_rate_limit_retries` times. */
+  rateLimited(target: { readonly ord: number; readonly id: string }, message: string): HaltReason | null {
+    const hits = (this.#rateLimitHits.get(target.ord) ?? 0) + 1
+    this.#rateLimitHits.set(target.ord, hits)
+    if (hits <= this.rules.max_rate_limit_retries) return null
+    const max = this.rules.max_rate_limit_retries
+    return { rule: 'rate_limit_retries', target_id: target.id, ord: target.ord, message: `rate limited ${hits} times (more than ${max}): ${message}`, at: this.now() }
   }
 
   observe(outcome: ObservedOutcome): HaltReason | null {
