@@ -1,188 +1,22 @@
 import { z } from 'zod'
 import { filterSchema } from '../contract/index.js'
+import { connectorSchema } from './connector-schema.js'
+import { fieldName, fieldTypeSchema, secretRef, templateValue } from './value-schemas.js'
 
-const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name (letters, digits, _)')
-const secretRef = z
-  .union([z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) })])
-  .describe('where the secret lives: an environment variable or a secret file; never the secret itself')
-
-export const fieldTypeSchema = z.enum(['string', 'number', 'integer', 'boolean', 'tags', 'timestamp'])
-export type FieldType = z.infer<typeof fieldTypeSchema>
-
-const durationMs = z.number().int().positive()
-
-const templateValue: z.ZodType<unknown> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),
-)
-
-/** How a value is written into a query parameter: as text, as JSON (`"past_due"`, CouchDB keys), or a comma list. */
-export const paramEncodingSchema = z.enum(['plain', 'json', 'comma'])
-export type ParamEncoding = z.infer<typeof paramEncodingSchema>
-
-/** A REST pagination style. */
-export const paginationSchema = z.discriminatedUnion('style', [
-  z.strictObject({
-    style: z.literal('cursor'),
-    param: z.string().default('cursor'),
-    next_cursor_path: z.string().default('next_cursor'),
-  }),
-  z.strictObject({ style: z.literal('offset'), offset_param: z.string().default('offset') }),
-  z.strictObject({ style: z.literal('page'), param: z.string().default('page'), first: z.number().int().default(1) }),
-  z.strictObject({ style: z.literal('link_header') }),
-  z.strictObject({ style: z.literal('next_link'), path: z.string().default('next') }),
-  z
-    .strictObject({
-      style: z.literal('keyset'),
-      field: fieldName.optional().describe("the declared field of the last item that starts the next page; default the id field"),
-      param: z.string().min(1).default('start_after').describe('query parameter for the start key (or "{{cursor}}" in a POST body)'),
-      encoding: z.enum(['plain', 'json']).default('plain').describe('json for CouchDB-style keys: startkey="abc"'),
-      skip_param: z
-        .string()
-        .min(1)
-        .optional()
-        .describe('for an inclusive start key (startkey): sent as <skip_param>=1 so the last item is not read again'),
-    })
-    .describe('keyset paging from a field of the last item'),
-])
-export type PaginationConfig = z.infer<typeof paginationSchema>
-
-/** A dotted path into JSON (`meta.total`, `doc.state`, `0.id`): segments of anything but dots, none empty. */
-const dottedPath = z.string().regex(/^[^.]+(\.[^.]+)*$/, 'a dotted path such as "doc.state" (no empty segment)')
-
-export const httpSourceSchema = z.strictObject({
-  name: z.string().min(1),
-  base_url: z.url(),
-})
-
-export const httpConnectorSchema = z.strictObject({
-  kind: z.literal('http'),
-  sources: z.array(httpSourceSchema).min(1).describe('one per shard, tenant or region; one failing source leaves the others'),
-  credential: z
-    .strictObject({
-      header: z.string().default('Authorization'),
-      scheme: z.string().optional().describe('e.g. "Bearer": the header value is "<scheme> <secret>"'),
-      secret: secretRef,
-    })
-    .optional(),
-  timeout_ms: durationMs.default(10_000),
-  max_response_bytes: z.number().int().positive().default(10 * 1024 * 1024),
-  read_concurrency: z
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .default(8)
-    .describe('records read by id at once (a batch re-read before its writes, reconciliation); raise it with execution.concurrency'),
-  list: z.strictObject({
-    path: z.string().startsWith('/'),
-    query: z.record(z.string(), z.string()).default({}).describe('fixed query parameters'),
-    filter_params: z
-      .record(fieldName, z.string())
-      .default({})
-      .describe('equality filters passed upstream as query parameters (field → parameter); the rest is checked here'),
-    upstream_filters: z
-      .array(
-        z.strictObject({
-          field: fieldName,
-          op: z.enum(['eq', 'in', 'lt', 'lte', 'gt', 'gte', 'contains']).default('eq'),
-          param: z.string().min(1).optional().describe('query parameter; omit when the POST body template carries "{{filter.FIELD.OP}}"'),
-          encoding: paramEncodingSchema.default('plain').describe('comma: a list as a,b,c (for "in"); json: JSON-encoded'),
-        }),
-      )
-      .default([])
-      .describe('filter clauses the upstream can apply, per field and operator; every item is still re-checked here'),
-    page_size_param: z.string().optional(),
-    method: z.enum(['GET', 'POST']).default('GET').describe('POST for search endpoints that take the query in a JSON body'),
-    body: templateValue
-      .optional()
-      .describe('for POST: the JSON body; whole-string placeholders "{{cursor}}", "{{page_size}}", "{{skip}}", "{{filter.FIELD.OP}}" (a key whose placeholder has no value is left out)'),
-    pagination: paginationSchema,
-    items_path: z.string().default('items').describe('dotted path to the array of items; "" for a bare array'),
-    record_path: z
-      .union([z.literal(''), dottedPath])
-      .default('')
-      .describe('dotted path to the record inside each item ("doc" for rows[].doc); "" when the item is the record'),
-    has_more_path: z.string().optional(),
-    total_path: z.string().optional(),
-    total_header: z
-      .string()
-      .regex(/^[A-Za-z0-9-]+$/, 'a header name')
-      .optional()
-      .describe('a response header carrying the total, e.g. X-Total-Count (instead of total_path)'),
-    total_kind: z
-      .enum(['filtered', 'collection'])
-      .default('filtered')
-      .describe('what the total at total_path counts: the matches of the query sent, or the whole collection'),
-    failed_parts: z
-      .strictObject({ path: z.string().min(1), total_path: z.string().min(1).optional() })
-      .optional()
-      .describe('a count of the parts (shards, partitions) that failed to answer, e.g. _shards.failed: above 0, the page is not the whole answer (SOURCE_UNAVAILABLE)'),
-    incomplete_flag: z
-      .strictObject({ path: z.string(), reason: z.enum(['TIME_BUDGET_EXCEEDED', 'RESULT_LIMIT_REACHED']) })
-      .optional()
-      .describe('an upstream flag like incomplete_results: true, and the reason it means'),
-    cursor_expired: z
-      .strictObject({ status: z.array(z.number().int()).default([410]), code_path: z.string().optional(), code: z.string().optional() })
-      .default({ status: [410] }),
-  }),
-  get: z.strictObject({
-    path: z.string().startsWith('/').describe('path template with {id}'),
-    record_path: z.union([z.literal(''), dottedPath]).default('').describe('dotted path to the record inside the answer ("data"); "" for the body itself'),
-    batch: z
-      .strictObject({
-        path: z.string().startsWith('/').describe('a list path that answers several ids at once (no placeholder)'),
-        query: z.record(z.string(), z.string()).default({}).describe('fixed query parameters'),
-        ids_param: z.string().min(1).describe('the query parameter that names the ids'),
-        encoding: z.enum(['plain', 'comma']).default('comma').describe('comma: ids=a,b,c; plain: one parameter per id (id=a&id=b)'),
-        max_ids: z.number().int().min(2).max(500).default(50).describe('ids per request'),
-        items_path: z.string().default('items').describe('dotted path to the array of records; "" for a bare array'),
-        record_path: z.union([z.literal(''), dottedPath]).default('').describe('dotted path to the record inside each item'),
-      })
-      .optional()
-      .describe(
-        'an optional read of several records by id in one request (GET /users?ids=a,b). Each item must be the whole record, as get.path answers it (`warrant check` compares them); an id the answer leaves out, or an answer that names an id not asked for, is read alone by get.path',
-      ),
-  }),
-  field_paths: z
-    .record(fieldName, dottedPath)
-    .default({})
-    .describe('declared field → dotted path inside the record ("owner.name"); default: the field name'),
-  absent_means_null: z
-    .array(fieldName)
-    .default([])
-    .describe('fields an upstream leaves out when they are null; any other declared field missing from a record makes it unjudgeable'),
-  version: z.discriminatedUnion('from', [
-    z.strictObject({ from: z.literal('etag') }),
-    z.strictObject({ from: z.literal('field'), field: fieldName }),
-  ]),
-})
-export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
-
-export const sqlConnectorSchema = z.strictObject({
-  kind: z.literal('sql'),
-  url: z.string().min(1).describe('sqlite:./file.db, postgres://… or mysql://…'),
-  table: fieldName,
-  source: z.string().default('primary').describe('the name this table is reported under'),
-  password: secretRef.optional().describe('for postgres or mysql URLs without a password'),
-  write_window: z
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
-    .optional()
-    .describe(
-      'targets one conditional UPDATE writes at once (SQLite, PostgreSQL; default: execution.concurrency). The executor writes one window at a time: this many targets are in flight, and a stop rule sees a whole window before it halts',
-    ),
-})
-  .superRefine((c, ctx) => {
-    // MySQL has no UPDATE … RETURNING: it writes one target at a time, so a window there would be a promise not kept
-    if (c.write_window !== undefined && /^\s*(mysql|mariadb):/i.test(c.url))
-      ctx.addIssue({ code: 'custom', path: ['write_window'], message: 'a mysql upstream is written one target at a time (no UPDATE … RETURNING); remove write_window' })
-  })
-export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
-
-export const connectorSchema = z.discriminatedUnion('kind', [sqlConnectorSchema, httpConnectorSchema])
-export type ConnectorConfig = z.infer<typeof connectorSchema>
+export {
+  connectorSchema,
+  httpConnectorSchema,
+  httpSourceSchema,
+  paginationSchema,
+  paramEncodingSchema,
+  sqlConnectorSchema,
+  type ConnectorConfig,
+  type HttpConnectorConfig,
+  type PaginationConfig,
+  type ParamEncoding,
+  type SqlConnectorConfig,
+} from './connector-schema.js'
+export { fieldTypeSchema, type FieldType } from './value-schemas.js'
 
 /** Where a conditional write sends the version it was read at. */
 export const versionPlacementSchema = z.discriminatedUnion('in', [

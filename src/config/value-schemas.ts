@@ -1,0 +1,21 @@
+import { z } from 'zod'
+
+// The value shapes the config's sections share: a field name, a secret reference, a duration, a template value,
+// a dotted JSON path, a field type.
+
+export const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name (letters, digits, _)')
+export const secretRef = z
+  .union([z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) })])
+  .describe('where the secret lives: an environment variable or a secret file; never the secret itself')
+
+export const fieldTypeSchema = z.enum(['string', 'number', 'integer', 'boolean', 'tags', 'timestamp'])
+export type FieldType = z.infer<typeof fieldTypeSchema>
+
+export const durationMs = z.number().int().positive()
+
+export const templateValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),
+)
+
+/** A dotted path into JSON (`meta.total`, `doc.state`, `0.id`): segments of anything but dots, none empty. */
+export const dottedPath = z.string().regex(/^[^.]+(\.[^.]+)*$/, 'a dotted path such as "doc.state" (no empty segment)')
