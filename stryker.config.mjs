@@ -16,7 +16,7 @@ const groups = {
   },
   executor: {
     // the window claim: a target reaches a worker only once its in_flight is committed (249-252)
-    mutate: ['src/operations/executor.ts:249-252'],
+    mutate: ['src/operations/executor.ts:224-227'],
     tests: ['test/operations/executor.test.ts'],
     only: 'in flight|in_flight|closing mid-operation|no longer holds pending',
   },
