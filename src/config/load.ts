@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
-import { WarrantError } from '../contract/index.js'
+import { WarrantError, protoKeyPaths } from '../contract/index.js'
 import { checkResource } from './check-resource.js'
 import { configSchema, type WarrantConfig } from './schema.js'
+
+const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)'
 
 /** The config schema with its cross-key rules. */
 export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
@@ -19,29 +21,14 @@ export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
  */
 export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
   const result = checkedConfigSchema.safeParse(raw)
-  const reserved = reservedKeys(raw, [])
+  // YAML and JSON both make "__proto__" an own key, which the schema's records would drop without a word
+  const reserved = protoKeyPaths(raw).map((key) => ({ key, message: RESERVED_MESSAGE }))
   if (result.success && reserved.length === 0) return result.data
   const problems = [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))]
   throw new WarrantError(
     'invalid_request',
     `${origin} is not a valid Warrant config:\n${problems.map((p) => `  - ${p.key}: ${p.message}`).join('\n')}`,
     { problems },
-  )
-}
-
-/**
- * Every `__proto__` key in a parsed file (YAML and JSON both make it an own key). The schema's records drop such a
- * key without a word, so a field or parameter of that name would silently not be in the config: it is refused.
- */
-function reservedKeys(value: unknown, path: readonly string[], seen = new WeakSet<object>()): { key: string; message: string }[] {
-  // a YAML alias can point back at its own anchor: each object is looked into once
-  if (value === null || typeof value !== 'object' || seen.has(value)) return []
-  seen.add(value)
-  if (Array.isArray(value)) return value.flatMap((item, i) => reservedKeys(item, [...path, String(i)], seen))
-  return Object.entries(value).flatMap(([key, member]) =>
-    key === '__proto__'
-      ? [{ key: [...path, key].join('.'), message: 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)' }]
-      : reservedKeys(member, [...path, key], seen),
   )
 }
 

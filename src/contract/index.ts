@@ -17,6 +17,7 @@ export {
   type FieldOmissionReason,
 } from './codes.js'
 export { canonicalJson, digestOf, sha256, createListDigest, hasLoneSurrogate, wellFormed } from './canonical.js'
+export { protoKeyPaths } from './proto-keys.js'
 export {
   reasonCodeSchema,
   warningCodeSchema,

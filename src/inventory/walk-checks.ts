@@ -1,4 +1,4 @@
-import { WarrantError, filterSchema, type Filter } from '../contract/index.js'
+import { WarrantError, filterSchema, protoKeyPaths, type Filter } from '../contract/index.js'
 import type { DecodedCursor } from './cursor-codec.js'
 import { DEFAULT_BUDGET, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Budget } from './search-types.js'
 
@@ -32,6 +32,10 @@ export function checkPageSize(pageSize: number | undefined): number {
 }
 
 export function checkFilter(filter: Filter): Filter {
+  // the schema would drop a "__proto__" condition without a word: the walk would match more than asked
+  const reserved = protoKeyPaths(filter, ['filter'])
+  if (reserved.length > 0)
+    throw new WarrantError('invalid_request', `the filter is not valid: ${reserved.join(', ')} is a reserved name, never a field`, { field: reserved[0], issues: ['a reserved name (__proto__) is never a field name'] })
   const parsed = filterSchema.safeParse(filter)
   if (!parsed.success)
     throw new WarrantError('invalid_request', 'the filter is not valid', { field: 'filter', issues: parsed.error.issues.map((i) => i.message) })
