@@ -7,7 +7,8 @@ import type { FieldTypes } from './compile.js'
  * number as numbers (PostgreSQL numeric/bigint arrive as strings), booleans from SQLite's 0/1, timestamps as
  * ISO strings. NULL stays null. A value that cannot be read as its type is kept as stored rather than guessed.
  * An integer a number cannot hold exactly (past 2^53) is kept as its exact digits, whatever the field's type:
- * rounded, 2^53 + 1 would read as 2^53, another row's id.
+ * rounded, 2^53 + 1 would read as 2^53, another row's id; so is a decimal text with more digits than a number
+ * keeps ("12345678901234567.89" would read as 12345678901234568).
  */
 export function normaliseValue(type: FieldType, value: unknown): unknown {
   if (value === null || value === undefined) return null
@@ -34,9 +35,11 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
       if (typeof value === 'number') return value
       if (typeof value === 'string') {
         const n = Number(value)
-        // PostgreSQL's bigint and numeric arrive as text: digits a number would round stay as they are
+        // PostgreSQL's bigint and numeric and MySQL's DECIMAL arrive as text: digits a number would round stay as
+        // they are (an integer past 2^53; a decimal with more digits than a double keeps)
         if (!Number.isSafeInteger(n) && INTEGER_TEXT.test(value)) return value
-        return Number.isFinite(n) ? n : value
+        if (!Number.isFinite(n)) return value
+        return decimalOf(value) === decimalOf(String(n)) ? n : value
       }
       return value
     }
@@ -54,6 +57,24 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
 }
 
 const INTEGER_TEXT = /^\s*-?\d+\s*$/
+const DECIMAL_TEXT = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/
+
+/**
+ * A decimal's value as `<sign><digits>e<point>` (no leading or trailing zeros), whatever its spelling: "1.10",
+ * "01.1" and "1.1e0" are one value; null for text that is not a decimal. A number is the decimal a text spells
+ * when both give the same form (`String(n)` is the shortest spelling that reads back as `n`).
+ */
+function decimalOf(text: string): string | null {
+  const match = DECIMAL_TEXT.exec(text)
+  if (match === null || (match[2] === '' && (match[3] ?? '') === '')) return null
+  const whole = match[2]!
+  let digits = whole + (match[3] ?? '')
+  let point = whole.length + Number(match[4] ?? 0)
+  const leading = /^0*/.exec(digits)![0].length
+  digits = digits.slice(leading).replace(/0+$/, '')
+  point -= leading
+  return digits === '' ? '0' : `${match[1] === '-' ? '-' : ''}${digits}e${point}`
+}
 
 /** A stored value as the string an id or a version is compared by. */
 export function keyString(value: unknown): string {

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import fc from 'fast-check'
+import { normaliseValue } from '../../../src/connectors/sql/index.js'
+
+/** A decimal text as an exact rational (numerator, power of ten), by BigInt: the oracle, built another way. */
+function exact(text: string): { n: bigint; scale: number } {
+  const [mantissa, exponent = '0'] = text.trim().toLowerCase().split('e')
+  const negative = mantissa!.startsWith('-')
+  const [whole = '', fraction = ''] = mantissa!.replace(/^[+-]/, '').split('.')
+  let n = BigInt((whole + fraction).replace(/^0+(?=\d)/, '') || '0')
+  let scale = fraction.length - Number(exponent)
+  if (scale < 0) {
+    n *= 10n ** BigInt(-scale)
+    scale = 0
+  }
+  return { n: negative ? -n : n, scale }
+}
+
+function sameValue(a: string, b: string): boolean {
+  const x = exact(a)
+  const y = exact(b)
+  const scale = Math.max(x.scale, y.scale)
+  return x.n * 10n ** BigInt(scale - x.scale) === y.n * 10n ** BigInt(scale - y.scale)
+}
+
+/** Decimal texts as engines send them: up to 30 digits before the point and 25 after, signs, padding zeros. */
+const decimalText = fc
+  .tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,30}$/), fc.option(fc.stringMatching(/^[0-9]{1,25}$/), { nil: undefined }))
+  .map(([negative, whole, fraction]) => `${negative ? '-' : ''}${whole}${fraction === undefined ? '' : `.${fraction}`}`)
+
+describe('a decimal read as text becomes a number only when the number is that decimal', () => {
+  it('number or text, never a number of another value (property, numeric and DECIMAL text)', () => {
+    fc.assert(
+      fc.property(decimalText, fc.constantFrom('number', 'integer') as fc.Arbitrary<'number' | 'integer'>, (text, type) => {
+        const shown = normaliseValue(type, text)
+        if (typeof shown === 'string') {
+          assert.equal(shown, text)
+          // kept as text only where a number would not be exactly it (or an integer past 2^53)
+          const n = Number(text)
+          assert.ok(!sameValue(text, String(n)) || (/^-?\d+$/.test(text) && !Number.isSafeInteger(n)), `${text} could have been ${n}`)
+        } else {
+          assert.equal(typeof shown, 'number')
+          assert.ok(sameValue(text, String(shown)), `${text} shown as ${String(shown)}`)
+        }
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('every double read back from its own text is itself', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (d) => {
+        const shown = normaliseValue('number', String(d))
+        if (Number.isSafeInteger(d) || !Number.isInteger(d)) assert.ok(Object.is(shown, d === 0 ? 0 : d), `${d} → ${String(shown)}`)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+})
