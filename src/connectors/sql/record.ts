@@ -39,6 +39,8 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
         // they are (an integer past 2^53; a decimal with more digits than a double keeps)
         if (!Number.isSafeInteger(n) && INTEGER_TEXT.test(value)) return value
         if (!Number.isFinite(n)) return value
+        // at most 15 digits and no exponent: a double holds every such decimal exactly (DBL_DIG), no check needed
+        if (value.length <= 15 && !/[eE]/.test(value)) return n
         return decimalOf(value) === decimalOf(String(n)) ? n : value
       }
       return value
