@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { resourceSchema } from '../../../src/config/index.js'
 import type { SourceRecord } from '../../../src/connectors/connector.js'
-import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createUpstream, type Upstream } from './support/upstream.js'
+import type { SqlConnector } from '../../../src/connectors/sql/index.js'
+import { createUpstream, ledgerConnector, type Upstream } from './support/upstream.js'
 
 /** Stored decimal → what a record shows: a number where a double holds that decimal, else its exact digits. */
 const AMOUNTS: readonly [string, number | string][] = [
@@ -35,16 +34,7 @@ for (const kind of ['postgres', 'mysql'] as const) {
       upstream = await createUpstream(kind)
       await upstream.exec(TABLE[kind])
       for (const [i, [amount]] of AMOUNTS.entries()) await upstream.exec(`insert into ledger (id, version, amount) values ('r${i}', 1, ${amount})`)
-      connector = createSqlConnector({
-        resource: resourceSchema.parse({
-          environment: { name: 'test' },
-          connector: { kind: 'sql', url: upstream.url, table: 'ledger', source: 'ledger-db' },
-          fields: { id: 'string', version: 'integer', amount: 'number' },
-          id_field: 'id',
-          version_field: 'version',
-          review_fields: ['id', 'amount'],
-        }),
-      })
+      connector = ledgerConnector(upstream.url, { id: 'string', version: 'integer', amount: 'number' })
     })
     after(async () => {
       await connector?.close()

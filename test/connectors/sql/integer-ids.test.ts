@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { resourceSchema } from '../../../src/config/index.js'
 import type { SourceRecord } from '../../../src/connectors/connector.js'
-import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createUpstream, SQL_KINDS, type Upstream } from './support/upstream.js'
+import type { SqlConnector } from '../../../src/connectors/sql/index.js'
+import { createUpstream, ledgerConnector, SQL_KINDS, type Upstream } from './support/upstream.js'
 
 /**
  * Ids around and past 2^53, which a JavaScript number cannot all hold: 2^53 + 1 rounds to 2^53, the id of
@@ -32,16 +31,7 @@ for (const kind of SQL_KINDS) {
       upstream = await createUpstream(kind)
       await upstream.exec(TABLE[kind])
       for (const id of IDS) await upstream.exec(`insert into ledger (id, version, name) values (${id}, 1, '${nameOf(id)}')`)
-      connector = createSqlConnector({
-        resource: resourceSchema.parse({
-          environment: { name: 'test' },
-          connector: { kind: 'sql', url: upstream.url, table: 'ledger', source: 'ledger-db' },
-          fields: { id: 'integer', version: 'integer', name: 'string' },
-          id_field: 'id',
-          version_field: 'version',
-          review_fields: ['id', 'name'],
-        }),
-      })
+      connector = ledgerConnector(upstream.url, { id: 'integer', version: 'integer', name: 'string' })
     })
     after(async () => {
       await connector?.close()

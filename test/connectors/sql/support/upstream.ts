@@ -3,6 +3,8 @@ import BetterSqlite3 from 'better-sqlite3'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { createTempDir, createTestMysqlDatabase, createTestPostgresDatabase } from '../../../support/stores.js'
+import { resourceSchema, type FieldType } from '../../../../src/config/index.js'
+import { createSqlConnector, type SqlConnector } from '../../../../src/connectors/sql/index.js'
 
 /** Every engine the sql connector suites run on. */
 export const SQL_KINDS = ['sqlite', 'postgres', 'mysql'] as const
@@ -124,4 +126,22 @@ async function createMysqlUpstream(): Promise<Upstream> {
       await database.drop()
     },
   }
+}
+
+/**
+ * A connector to a table `ledger` (source `ledger-db`) of an upstream a test shaped itself: `id` and `version`
+ * columns and whatever else `fields` declares, the first non-key field shown for review.
+ */
+export function ledgerConnector(url: string, fields: Readonly<Record<string, FieldType>>): SqlConnector {
+  const shown = Object.keys(fields).find((f) => f !== 'id' && f !== 'version') ?? 'id'
+  return createSqlConnector({
+    resource: resourceSchema.parse({
+      environment: { name: 'test' },
+      connector: { kind: 'sql', url, table: 'ledger', source: 'ledger-db' },
+      fields,
+      id_field: 'id',
+      version_field: 'version',
+      review_fields: ['id', shown],
+    }),
+  })
 }
