@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { clausesOf } from '../contract/index.js'
+import { type Filter, clauseTypeProblem, clausesOf } from '../contract/index.js'
 import { checkHttpList } from './check-http-list.js'
 import type { ResourceConfig } from './schema.js'
 
@@ -13,6 +13,15 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   const issue = (where: readonly (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: [...path, ...where], message })
   const mustExist = (field: string, where: readonly (string | number)[]) => {
     if (!known.has(field)) issue(where, `unknown field "${field}" (declared fields: ${[...known].join(', ')})`)
+  }
+  /** Every field of a config filter exists, and each condition fits its field's type, as a request's must. */
+  const checkFilter = (filter: Filter, where: readonly (string | number)[]) => {
+    for (const c of clausesOf(filter)) {
+      mustExist(c.field, [...where, c.field])
+      const type = resource.fields[c.field]
+      const problem = type === undefined ? null : clauseTypeProblem(c, type)
+      if (problem !== null) issue([...where, c.field], problem)
+    }
   }
 
   mustExist(resource.id_field, ['id_field'])
@@ -47,15 +56,13 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
       if (denied.has(field)) issue(['actions', name, 'set', field], `action sets denied field "${field}"`)
       if (field === resource.id_field) issue(['actions', name, 'set', field], 'an action cannot change the id')
     }
-    for (const c of clausesOf(action.precondition)) mustExist(c.field, ['actions', name, 'precondition', c.field])
+    checkFilter(action.precondition, ['actions', name, 'precondition'])
     if (resource.connector.kind === 'http' && !action.write) issue(['actions', name, 'write'], 'an action on an http resource needs write: {method, path}')
   }
   resource.standing_approvals.forEach((s, i) => {
     if (!resource.actions[s.action]) issue(['standing_approvals', i, 'action'], `unknown action "${s.action}"`)
-    for (const c of clausesOf(s.selector)) mustExist(c.field, ['standing_approvals', i, 'selector', c.field])
-    s.exclude.forEach((rule, j) => {
-      for (const c of clausesOf(rule.filter)) mustExist(c.field, ['standing_approvals', i, 'exclude', j, 'filter', c.field])
-    })
-    if (s.flagged) for (const c of clausesOf(s.flagged)) mustExist(c.field, ['standing_approvals', i, 'flagged', c.field])
+    checkFilter(s.selector, ['standing_approvals', i, 'selector'])
+    s.exclude.forEach((rule, j) => checkFilter(rule.filter, ['standing_approvals', i, 'exclude', j, 'filter']))
+    if (s.flagged) checkFilter(s.flagged, ['standing_approvals', i, 'flagged'])
   })
 }

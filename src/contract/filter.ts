@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { compareDecimals } from './decimal.js'
 
 const scalar = z.union([z.string(), z.number(), z.boolean()])
 
@@ -81,7 +82,10 @@ export function clausesOf(filter: Filter): Clause[] {
 
 /**
  * Evaluates a filter against one record in memory: the same semantics the SQL compiler gives, used where an
- * upstream cannot filter (HTTP) and to re-check preconditions at write time.
+ * upstream cannot filter (HTTP), for exclusion rules and flags, and to re-check preconditions at write time.
+ * A number field whose value a double would round arrives as its exact digits (a 64-bit integer, a
+ * numeric(40, 2) balance); it is compared with the condition's numbers by value, as the engine compares it,
+ * never as a string no number equals (which made `{balance: {gte: 1000}}` miss the largest balances).
  */
 export function matchesFilter(record: Readonly<Record<string, unknown>>, filter: Filter): boolean {
   return clausesOf(filter).every((c) => matchesClause(record[c.field], c))
@@ -90,20 +94,66 @@ export function matchesFilter(record: Readonly<Record<string, unknown>>, filter:
 function matchesClause(actual: unknown, c: Clause): boolean {
   switch (c.op) {
     case 'eq':
-      return actual === c.value
+      return same(actual, c.value)
     case 'in':
-      return (c.value as readonly unknown[]).includes(actual)
+      return (c.value as readonly unknown[]).some((v) => same(actual, v))
     case 'not_in':
-      return actual !== null && actual !== undefined && !(c.value as readonly unknown[]).includes(actual)
+      return actual !== null && actual !== undefined && !(c.value as readonly unknown[]).some((v) => same(actual, v))
     case 'is_null':
       return (actual === null || actual === undefined) === c.value
     case 'contains':
       return Array.isArray(actual) && actual.includes(c.value)
     default: {
-      if (actual === null || actual === undefined || typeof actual !== typeof c.value) return false
-      const a = actual as string | number
-      const b = c.value as string | number
-      return c.op === 'lt' ? a < b : c.op === 'lte' ? a <= b : c.op === 'gt' ? a > b : a >= b
+      const order = orderOf(actual, c.value)
+      if (order === null) return false
+      return c.op === 'lt' ? order < 0 : c.op === 'lte' ? order <= 0 : c.op === 'gt' ? order > 0 : order >= 0
     }
+  }
+}
+
+function same(actual: unknown, value: unknown): boolean {
+  if (actual === value) return true
+  return typeof actual === 'string' && typeof value === 'number' && compareDecimals(actual, String(value)) === 0
+}
+
+/** `actual` against a condition's value: negative, zero or positive; null when the two cannot be ordered. */
+function orderOf(actual: unknown, value: unknown): number | null {
+  if (actual === null || actual === undefined) return null
+  if (typeof actual === 'string' && typeof value === 'number') return compareDecimals(actual, String(value))
+  if (typeof actual !== typeof value || (typeof actual !== 'string' && typeof actual !== 'number')) return null
+  const a = actual as string | number
+  const b = value as string | number
+  return a < b ? -1 : a > b ? 1 : a === b ? 0 : null
+}
+
+/** Field types whose values have an order (`lt`, `gte`…). */
+const ORDERED_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'timestamp'])
+
+/**
+ * What is wrong with one clause on a field of the declared `type`, or null: `contains` only on tags, tags only
+ * with `contains` and `is_null`, order only on ordered types, each value of the field's type. Requests and the
+ * config's preconditions, selectors, exclusion rules and flags are held to it alike: a condition of another type
+ * than its field would never match in memory (a precondition that skips every target, a flag that flags none).
+ */
+export function clauseTypeProblem(clause: Clause, type: string): string | null {
+  if (clause.op === 'contains' && type !== 'tags') return `"contains" applies to tags fields, and "${clause.field}" is ${type}`
+  if (type === 'tags' && clause.op !== 'contains' && clause.op !== 'is_null') return 'a tags field supports only "contains" and "is_null"'
+  if (['lt', 'lte', 'gt', 'gte'].includes(clause.op) && !ORDERED_TYPES.has(type)) return `"${clause.op}" needs an ordered field, and "${clause.field}" is ${type}`
+  if (clause.op === 'is_null' || clause.op === 'contains') return null
+  const values = Array.isArray(clause.value) ? clause.value : [clause.value]
+  for (const v of values) if (!fitsType(v, type)) return `value ${JSON.stringify(v)} is not ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+  return null
+}
+
+function fitsType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'number':
+      return typeof value === 'number'
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+    default:
+      return typeof value === 'string'
   }
 }

@@ -48,11 +48,13 @@ export {
   filterFields,
   clausesOf,
   matchesFilter,
+  clauseTypeProblem,
   type Filter,
   type FieldCondition,
   type Clause,
   type Operator,
 } from './filter.js'
+export { decimalOf, compareDecimals } from './decimal.js'
 export { duplicateKeyOf } from './duplicate-keys.js'
 export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'
 export type { RunEvent } from './run-event.js'

@@ -1,4 +1,4 @@
-import { clausesOf, type Filter, type FieldOmissionReason, WarrantError, type Warning } from '../contract/index.js'
+import { clauseTypeProblem, clausesOf, type Filter, type FieldOmissionReason, WarrantError, type Warning } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
 
 /**
@@ -16,8 +16,6 @@ export interface FieldPolicy {
   /** For one record: a PARTIAL_FIELD_SET warning naming every field not returned and why, or none. */
   omissions(fields: Readonly<Record<string, unknown>>, selected: readonly string[]): Warning | null
 }
-
-const ORDERED_TYPES = new Set(['string', 'number', 'integer', 'timestamp'])
 
 /** @example createFieldPolicy(config.resources.subscriptions).fields(['id', 'status']) */
 export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
@@ -47,15 +45,8 @@ export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
     checkFilter(filter, where = 'filter') {
       for (const clause of clausesOf(filter)) {
         checkField(clause.field, 'filtered on')
-        const type = declared[clause.field]
-        const bad = (why: string) =>
-          new WarrantError('invalid_request', `${where}.${clause.field}: ${why}`, { field: clause.field, operator: clause.op })
-        if (clause.op === 'contains' && type !== 'tags') throw bad(`"contains" applies to tags fields, and "${clause.field}" is ${type}`)
-        if (type === 'tags' && clause.op !== 'contains' && clause.op !== 'is_null') throw bad('a tags field supports only "contains" and "is_null"')
-        if (['lt', 'lte', 'gt', 'gte'].includes(clause.op) && !ORDERED_TYPES.has(type!)) throw bad(`"${clause.op}" needs an ordered field, and "${clause.field}" is ${type}`)
-        const values = Array.isArray(clause.value) ? clause.value : [clause.value]
-        if (clause.op !== 'is_null' && clause.op !== 'contains')
-          for (const v of values) if (!fitsType(v, type!)) throw bad(`value ${JSON.stringify(v)} is not a ${type}`)
+        const problem = clauseTypeProblem(clause, declared[clause.field]!)
+        if (problem !== null) throw new WarrantError('invalid_request', `${where}.${clause.field}: ${problem}`, { field: clause.field, operator: clause.op })
       }
     },
     project(fields, selected) {
@@ -77,18 +68,5 @@ export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
         fields: omitted,
       }
     },
-  }
-}
-
-function fitsType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'number':
-      return typeof value === 'number'
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value)
-    case 'boolean':
-      return typeof value === 'boolean'
-    default:
-      return typeof value === 'string'
   }
 }

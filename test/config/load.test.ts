@@ -85,6 +85,29 @@ describe('config', () => {
     assert.equal(loadConfigFile(jsonFile).resources.subscriptions!.connector.kind, 'sql')
   })
 
+  test("a precondition, selector, exclusion rule or flag whose condition does not fit its field's type is refused by name", () => {
+    // in memory a condition of another type never holds: a precondition that skipped every target, a flag that flagged none
+    const base = () => structuredClone(parseConfigInput())
+    const cases: [string, (raw: any) => void, string, RegExp][] = [
+      ['precondition', (raw) => (raw.resources.subscriptions.actions.pause_collection.precondition.amount_due = { gte: '100' }), 'resources.subscriptions.actions.pause_collection.precondition.amount_due', /value "100" is not a number/],
+      ['selector', (raw) => (raw.resources.subscriptions.standing_approvals[0].selector.status = 3), 'resources.subscriptions.standing_approvals.0.selector.status', /value 3 is not a string/],
+      ['exclude', (raw) => (raw.resources.subscriptions.standing_approvals[0].exclude[0].filter = { tags: 'enterprise' }), 'resources.subscriptions.standing_approvals.0.exclude.0.filter.tags', /tags field supports only "contains"/],
+      ['flagged', (raw) => (raw.resources.subscriptions.standing_approvals[0].flagged = { amount_due: { contains: 'x' } }), 'resources.subscriptions.standing_approvals.0.flagged.amount_due', /"contains" applies to tags fields/],
+      ['flagged', (raw) => (raw.resources.subscriptions.standing_approvals[0].flagged = { amount_due: { gte: 1.5 }, version: { gt: 1.5 } }), 'resources.subscriptions.standing_approvals.0.flagged.version', /value 1.5 is not an integer/],
+    ]
+    for (const [what, edit, key, message] of cases) {
+      const raw = base()
+      edit(raw)
+      assert.deepEqual(problemKeys(() => parseConfig(raw)), [key], what)
+      assert.throws(() => parseConfig(raw), (error: unknown) => message.test((error as WarrantError).message), what)
+    }
+    // the same filters, fitting their types, load
+    const fitting = base()
+    fitting.resources.subscriptions.actions.pause_collection.precondition.amount_due = { gte: 100 }
+    fitting.resources.subscriptions.standing_approvals[0].flagged = { amount_due: { gte: 1e6 }, tags: { contains: 'legal_hold' } }
+    assert.deepEqual(parseConfig(fitting).resources.subscriptions!.actions.pause_collection!.precondition.amount_due, { gte: 100 })
+  })
+
   test('write_window: a sql resource may size its window statements; out of range, or on MySQL, it is refused by name', () => {
     const base = () => structuredClone(parseConfigInput())
     const sized = base()

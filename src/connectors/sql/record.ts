@@ -1,4 +1,5 @@
 import type { FieldType } from '../../config/index.js'
+import { decimalOf } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
 import type { FieldTypes } from './compile.js'
 
@@ -59,24 +60,6 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
 }
 
 const INTEGER_TEXT = /^\s*-?\d+\s*$/
-const DECIMAL_TEXT = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/
-
-/**
- * A decimal's value as `<sign><digits>e<point>` (no leading or trailing zeros), whatever its spelling: "1.10",
- * "01.1" and "1.1e0" are one value; null for text that is not a decimal. A number is the decimal a text spells
- * when both give the same form (`String(n)` is the shortest spelling that reads back as `n`).
- */
-function decimalOf(text: string): string | null {
-  const match = DECIMAL_TEXT.exec(text)
-  if (match === null || (match[2] === '' && (match[3] ?? '') === '')) return null
-  const whole = match[2]!
-  let digits = whole + (match[3] ?? '')
-  let point = whole.length + Number(match[4] ?? 0)
-  const leading = /^0*/.exec(digits)![0].length
-  digits = digits.slice(leading).replace(/0+$/, '')
-  point -= leading
-  return digits === '' ? '0' : `${match[1] === '-' ? '-' : ''}${digits}e${point}`
-}
 
 /** A stored value as the string an id or a version is compared by. */
 export function keyString(value: unknown): string {

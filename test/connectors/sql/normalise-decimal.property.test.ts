@@ -2,26 +2,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { normaliseValue } from '../../../src/connectors/sql/index.js'
-
-/** A decimal text as an exact rational (numerator, power of ten), by BigInt: the oracle, built another way. */
-function exact(text: string): { n: bigint; scale: number } {
-  const [mantissa, exponent = '0'] = text.trim().toLowerCase().split('e')
-  const negative = mantissa!.startsWith('-')
-  const [whole = '', fraction = ''] = mantissa!.replace(/^[+-]/, '').split('.')
-  let n = BigInt((whole + fraction).replace(/^0+(?=\d)/, '') || '0')
-  let scale = fraction.length - Number(exponent)
-  if (scale < 0) {
-    n *= 10n ** BigInt(-scale)
-    scale = 0
-  }
-  return { n: negative ? -n : n, scale }
-}
+import { oracleCompare } from '../../support/decimal-oracle.js'
 
 function sameValue(a: string, b: string): boolean {
-  const x = exact(a)
-  const y = exact(b)
-  const scale = Math.max(x.scale, y.scale)
-  return x.n * 10n ** BigInt(scale - x.scale) === y.n * 10n ** BigInt(scale - y.scale)
+  return oracleCompare(a, b) === 0
 }
 
 /** Decimal texts as engines send them: up to 30 digits before the point and 25 after, signs, padding zeros. */
