@@ -35,14 +35,19 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
     case 'integer': {
       if (typeof value === 'number') return value
       if (typeof value === 'string') {
+        // PostgreSQL's bigint and numeric and MySQL's DECIMAL arrive as text. At most 15 digits, no exponent: a
+        // double holds every such decimal exactly (DBL_DIG), no check needed
+        if (value.length <= 15 && SHORT_DECIMAL.test(value)) return Number(value)
+        // only a decimal numeral is a number: Number('') is 0 and Number('0x1F') is 31, values no row held (a
+        // SQLite column takes any text); such text is shown as stored
+        const form = decimalOf(value)
+        if (form === null) return value
         const n = Number(value)
-        // PostgreSQL's bigint and numeric and MySQL's DECIMAL arrive as text: digits a number would round stay as
-        // they are (an integer past 2^53; a decimal with more digits than a double keeps)
+        // digits a number would round stay as they are (an integer past 2^53; a decimal with more digits than a
+        // double keeps)
         if (!Number.isSafeInteger(n) && INTEGER_TEXT.test(value)) return value
         if (!Number.isFinite(n)) return value
-        // at most 15 digits and no exponent: a double holds every such decimal exactly (DBL_DIG), no check needed
-        if (value.length <= 15 && !/[eE]/.test(value)) return n
-        return decimalOf(value) === decimalOf(String(n)) ? n : value
+        return form === decimalOf(String(n)) ? n : value
       }
       return value
     }
@@ -60,6 +65,7 @@ export function normaliseValue(type: FieldType, value: unknown): unknown {
 }
 
 const INTEGER_TEXT = /^\s*-?\d+\s*$/
+const SHORT_DECIMAL = /^-?\d+(?:\.\d+)?$/
 
 /** A stored value as the string an id or a version is compared by. */
 export function keyString(value: unknown): string {

@@ -42,3 +42,21 @@ describe('a decimal read as text becomes a number only when the number is that d
     )
   })
 })
+
+describe('text that is no decimal numeral is never shown as a number', () => {
+  it("'' is not 0, '0x1F' is not 31: such text stays as stored", () => {
+    // a SQLite column of any declared type takes any text; Number() reads these as values no row held
+    for (const text of ['', ' ', '0x1F', '0b11', '0o7', 'N/A', '1_000', '١٢', 'Infinity', '-Infinity', 'NaN', '1e400', '--1', '1.2.3'])
+      for (const type of ['number', 'integer'] as const) assert.equal(normaliseValue(type, text), text, `${JSON.stringify(text)} as ${type}`)
+  })
+
+  it('any text Number() reads but that is no decimal numeral (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12 }), (text) => {
+        const shown = normaliseValue('number', text)
+        if (typeof shown === 'number') assert.ok(/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(text), `${JSON.stringify(text)} shown as ${shown}`)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+})
