@@ -37,6 +37,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     ...readGuarantees(options.config, samples),
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
+    await fieldTypes(options.connector),
     ...conditionalWrites(options.config),
     ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
   ]
@@ -112,6 +113,18 @@ function differenceOf(listed: SourceRecord, read: SourceRecord): string | null {
   const fields = new Set([...Object.keys(listed.fields), ...Object.keys(read.fields)])
   const differ = [...fields].filter((f) => JSON.stringify(listed.fields[f]) !== JSON.stringify(read.fields[f]))
   return differ.length === 0 ? null : `field(s) ${differ.join(', ')} differ between the list and the read by id`
+}
+
+/** Whether the upstream holds each declared field as the type declared, so a filter on it means what it says. */
+async function fieldTypes(connector: Connector): Promise<Guarantee> {
+  const name = 'field_types'
+  const promise = 'each field is stored as the type declared, so a filter on it compares as declared'
+  if (!connector.fieldTypeMisfits) return { name, promise, status: 'not_applicable', detail: 'the upstream declares no column types', config_keys: [] }
+  const misfits = await connector.fieldTypeMisfits()
+  if (misfits === null) return { name, promise, status: 'unknown', detail: "the table's column types could not be read", config_keys: [] }
+  if (misfits.length === 0) return { name, promise, status: 'holds', detail: 'every declared field sits on a column of a fitting type', config_keys: [] }
+  // a filter on such a field is refused (not complete, saying why), never answered by the wrong comparison
+  return { name, promise, status: 'fails_closed', detail: misfits.map((m) => `${m.problem} (filters on it are refused)`).join('; '), config_keys: misfits.map((m) => `fields.${m.field}`) }
 }
 
 function versions(config: ResourceConfig, samples: readonly SourceSample[]): Guarantee {

@@ -195,7 +195,19 @@ export interface Connector {
    * `write_window`); absent, the executor's window is the execution's concurrency.
    */
   readonly writeWindowSize?: number
+  /**
+   * The declared fields the upstream stores as something else than declared, each with why no filter on it can be
+   * trusted (a number field in a text column compares as text); null where this cannot be read (the upstream
+   * is down, or keeps no types). Absent where the upstream has no column types (HTTP).
+   */
+  fieldTypeMisfits?(): Promise<readonly FieldTypeMisfit[] | null>
   close(): Promise<void>
+}
+
+/** A declared field its upstream holds as another type: a filter on it is refused, saying this. */
+export interface FieldTypeMisfit {
+  readonly field: string
+  readonly problem: string
 }
 
 /** Receives each upstream call; the audit module subscribes. */

@@ -10,6 +10,7 @@ export type {
   HttpWrite,
   UpstreamCall,
   UpstreamCallListener,
+  FieldTypeMisfit,
 } from './connector.js'
 export { createHttpConnector, type HttpConnectorOptions } from './http/index.js'
 export { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from './sql/index.js'

@@ -39,6 +39,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     // a window written in one statement instead of target by target (the executor's fast path)
     ...(connector.writeWindow === undefined ? {} : { writeWindow: (requests: Parameters<NonNullable<Connector['writeWindow']>>[0]) => connector.writeWindow!(requests) }),
     ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
+    ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
     close: () => connector.close(),
   }
 }

@@ -2,6 +2,7 @@ import { CompiledQuery, sql, type SqlBool } from 'kysely'
 import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { Row, SessionHandle, SessionStream } from './backend.js'
+import { filterMisfit } from './column-types.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
@@ -50,6 +51,8 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
+    const misfit = await this.#misfit(request)
+    if (misfit !== null) return { kind: 'refused', message: misfit }
 
     this.#disarm()
     const result = await timed(() => (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after))))
@@ -69,6 +72,13 @@ class SqlReadSession implements ReadSession {
     // the position from the id as stored, before the rows become records (normalised in place)
     const next = more && last ? encodePosition(last[idField]) : null
     return { kind: 'page', items: pageRows.map(ctx.pageRecordOf), next }
+  }
+
+  /** Why the engine cannot answer this filter as declared (a number field on a text column…), or null. */
+  async #misfit(request: ReadPageRequest): Promise<string | null> {
+    const used = Object.keys(request.filter)
+    if (used.length === 0) return null
+    return filterMisfit(used, await this.ctx.fieldTypeMisfits())
   }
 
   /**

@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { createTempDir, createTestMysqlDatabase, createTestPostgresDatabase } from '../../../support/stores.js'
-import { resourceSchema, type FieldType } from '../../../../src/config/index.js'
+import { resourceSchema, type FieldType, type ResourceConfig } from '../../../../src/config/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../../src/connectors/sql/index.js'
 
 /** Every engine the sql connector suites run on. */
@@ -133,15 +133,18 @@ async function createMysqlUpstream(): Promise<Upstream> {
  * columns and whatever else `fields` declares, the first non-key field shown for review.
  */
 export function ledgerConnector(url: string, fields: Readonly<Record<string, FieldType>>): SqlConnector {
+  return createSqlConnector({ resource: ledgerResource(url, fields) })
+}
+
+/** The resource `ledgerConnector` reads: table `ledger`, keyed by `id`, versioned by `version`. */
+export function ledgerResource(url: string, fields: Readonly<Record<string, FieldType>>): ResourceConfig {
   const shown = Object.keys(fields).find((f) => f !== 'id' && f !== 'version') ?? 'id'
-  return createSqlConnector({
-    resource: resourceSchema.parse({
-      environment: { name: 'test' },
-      connector: { kind: 'sql', url, table: 'ledger', source: 'ledger-db' },
-      fields,
-      id_field: 'id',
-      version_field: 'version',
-      review_fields: ['id', shown],
-    }),
+  return resourceSchema.parse({
+    environment: { name: 'test' },
+    connector: { kind: 'sql', url, table: 'ledger', source: 'ledger-db' },
+    fields,
+    id_field: 'id',
+    version_field: 'version',
+    review_fields: ['id', shown],
   })
 }

@@ -1,0 +1,152 @@
+import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { FieldType } from '../../config/index.js'
+import type { FieldTypeMisfit } from '../connector.js'
+import type { Row } from './backend.js'
+import type { SqlDialectName } from './url.js'
+
+/** How the engine compares a column's values: what a filter on it means. */
+export type ColumnKind = 'numeric' | 'text' | 'boolean' | 'temporal' | 'json' | 'untyped' | 'other'
+
+export interface ColumnType {
+  /** The type as the table declares it, for messages. */
+  readonly declared: string
+  readonly kind: ColumnKind
+}
+
+/**
+ * The query that lists a table's columns and their types, from the engine's own catalogue: SQLite's
+ * `pragma_table_xinfo`, PostgreSQL's `pg_attribute` (a domain has its base type's category), MySQL's and
+ * MariaDB's `information_schema.columns`. A `schema.table` name is looked up in that schema.
+ */
+export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table: string): CompiledQuery {
+  const dot = table.indexOf('.')
+  const schema = dot < 0 ? null : table.slice(0, dot)
+  const name = dot < 0 ? table : table.slice(dot + 1)
+  if (dialect === 'sqlite') return sql`select name, type from pragma_table_xinfo(${name}, ${schema ?? 'main'})`.compile(db)
+  if (dialect === 'postgres') {
+    const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
+    return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category
+      from pg_attribute a join pg_type t on t.oid = a.atttypid
+      where a.attrelid = to_regclass(${quoted}) and a.attnum > 0 and not a.attisdropped`.compile(db)
+  }
+  return sql`select column_name as name, data_type as type from information_schema.columns
+    where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
+}
+
+/** The catalogue's rows as column name → type. */
+export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Map<string, ColumnType> {
+  const out = new Map<string, ColumnType>()
+  for (const row of rows) {
+    const declared = String(row.type ?? '')
+    const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind })
+  }
+  return out
+}
+
+/** SQLite's column affinity, by its own rules (datatype3.html §3.1), in their order. */
+function sqliteKind(declared: string): ColumnKind {
+  const t = declared.toUpperCase()
+  if (t.includes('INT')) return 'numeric'
+  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'text'
+  if (t.includes('BLOB') || t === '') return 'untyped'
+  // REAL, FLOAT, DOUBLE, and every other name (NUMERIC, DECIMAL, BOOLEAN, DATETIME): numeric affinity, under which
+  // text that is no number (an ISO timestamp) stays text and compares as text
+  return 'numeric'
+}
+
+function postgresKind(category: string, declared: string): ColumnKind {
+  if (/^jsonb?$/.test(declared)) return 'json'
+  switch (category) {
+    case 'N':
+      return 'numeric'
+    case 'S':
+      return 'text'
+    case 'B':
+      return 'boolean'
+    case 'D':
+      return 'temporal'
+    default:
+      return 'other'
+  }
+}
+
+const MYSQL_NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'real', 'bit', 'year'])
+const MYSQL_TEXT = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum', 'set'])
+const MYSQL_TEMPORAL = new Set(['date', 'datetime', 'timestamp', 'time'])
+
+function mysqlKind(declared: string): ColumnKind {
+  const t = declared.toLowerCase()
+  if (MYSQL_NUMERIC.has(t)) return 'numeric'
+  if (MYSQL_TEXT.has(t)) return 'text'
+  if (MYSQL_TEMPORAL.has(t)) return 'temporal'
+  if (t === 'json') return 'json'
+  return 'other'
+}
+
+/**
+ * Why a filter on a field declared `type` cannot be trusted on a column of this type, or null. Only pairs the
+ * engine compares otherwise than the declaration says: a number in a text column compares as text ("500" is
+ * above "4900" there, and MySQL reads "N/A" as 0), a boolean in a text column as text, a timestamp in a number
+ * column as a number. A string field may sit on any column (an integer id declared string is common): values
+ * are shown as text and equality still holds.
+ */
+export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialectName): string | null {
+  const { kind } = column
+  switch (type) {
+    case 'number':
+    case 'integer':
+      return kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as numbers ("500" would be above "4900")`
+    case 'boolean':
+      return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as true and false`
+    case 'timestamp':
+      return kind === 'numeric' && dialect !== 'sqlite' ? 'the database compares its values as numbers, not as points in time' : null
+    case 'tags':
+      return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${describe(kind)} there, not a JSON list of tags`
+    case 'string':
+      return null
+  }
+}
+
+const DESCRIBED: Readonly<Record<ColumnKind, string>> = {
+  numeric: 'numbers',
+  text: 'text',
+  boolean: 'booleans',
+  temporal: 'dates and times',
+  json: 'JSON',
+  untyped: 'values of any type',
+  other: 'values of another type',
+}
+
+function describe(kind: ColumnKind): string {
+  return DESCRIBED[kind]
+}
+
+/** Every declared field whose column the engine compares otherwise than the field is declared, with why. */
+export function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): FieldTypeMisfit[] {
+  const out: FieldTypeMisfit[] = []
+  for (const [field, type] of Object.entries(declared)) {
+    const column = columns.get(field)
+    const why = column === undefined ? null : misfitOf(type, column, dialect)
+    if (why !== null)
+      out.push({
+        field,
+        problem: `field "${field}" is declared ${type}, but column "${field}" of ${endpoint} is ${column!.declared}: ${why}, so no filter on it can be trusted; declare the field as the column is, or change the column`,
+      })
+  }
+  return out
+}
+
+/**
+ * The first field a filter uses whose column the engine compares otherwise than the field is declared, said as
+ * the reason no answer to that filter can be trusted; null when every filtered field fits (or the catalogue
+ * could not be read: the read itself then says what is wrong).
+ */
+export function filterMisfit(fieldsUsed: Iterable<string>, misfits: readonly FieldTypeMisfit[] | null): string | null {
+  if (misfits === null || misfits.length === 0) return null
+  for (const field of fieldsUsed) {
+    const misfit = misfits.find((m) => m.field === field)
+    if (misfit) return misfit.problem.replace('can be trusted;', 'can be trusted and none was run;')
+  }
+  return null
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { decide } from '../../../src/contract/index.js'
+import type { SqlConnector } from '../../../src/connectors/sql/index.js'
+import { createCursorCodec, searchAll } from '../../../src/inventory/index.js'
+import { checkResource } from '../../../src/checks/index.js'
+import { SQL_KINDS, createUpstream, ledgerConnector, ledgerResource, type Upstream } from './support/upstream.js'
+
+/**
+ * A config that declares a field otherwise than its column holds it: amounts in a text column declared
+ * `number`, a flag in a text column declared `boolean`. The engine compares such a column as text ("500" is
+ * above "4900"; MySQL reads "N/A" as 0), so a filter on it answered with the wrong records and said it was
+ * complete. A filter on such a field is now refused, naming the field, the column's type and the fix; reads
+ * that do not filter on it still work.
+ */
+const TABLE = {
+  sqlite: 'create table ledger (id text primary key, version integer not null, amount text, ok varchar(5), at text, n integer)',
+  postgres: 'create table ledger (id text primary key, version integer not null, amount text, ok varchar(5), at text, n integer)',
+  mysql: 'create table ledger (id varchar(20) primary key, version int not null, amount varchar(20), ok varchar(5), at varchar(40), n int)',
+} as const
+
+const ROWS = [
+  ['a', '500', 'true', '2026-01-01T00:00:00.000Z', 1],
+  ['b', '4900', 'false', '2026-02-01T00:00:00.000Z', 2],
+  ['c', '50000', 'true', '2026-03-01T00:00:00.000Z', 3],
+  ['d', 'N/A', 'true', '2026-04-01T00:00:00.000Z', 4],
+] as const
+
+const FIELDS = { id: 'string', version: 'integer', amount: 'number', ok: 'boolean', at: 'timestamp', n: 'integer' } as const
+
+const scope = { resource: 'ledger', environment: 'test', visibility: 'all', restricted: false }
+const codec = createCursorCodec({ key: 'k'.repeat(32) })
+
+for (const kind of SQL_KINDS) {
+  describe(`sql on ${kind}: a field declared otherwise than its column`, () => {
+    let upstream: Upstream
+    let connector: SqlConnector
+    before(async () => {
+      upstream = await createUpstream(kind)
+      await upstream.exec(TABLE[kind])
+      for (const [id, amount, ok, at, n] of ROWS) await upstream.exec(`insert into ledger (id, version, amount, ok, at, n) values ('${id}', 1, '${amount}', '${ok}', '${at}', ${n})`)
+      connector = ledgerConnector(upstream.url, FIELDS)
+    })
+    after(async () => {
+      await connector?.close()
+      await upstream?.drop()
+    })
+
+    const search = (filter: Record<string, unknown>) => searchAll(connector, { resource: 'ledger', filter: filter as never, pageSize: 2 }, {}, { scope, cursorCodec: codec })
+
+    for (const [field, filter, declared] of [
+      ['amount', { amount: { gte: 4900 } }, 'number'],
+      ['ok', { ok: true }, 'boolean'],
+    ] as const) {
+      it(`a filter on "${field}" (declared ${declared}) is refused, naming the column's type and the fix; nothing is claimed`, async () => {
+        const envelope = await search(filter)
+        assert.equal(envelope.complete, false)
+        assert.deepEqual(envelope.items, [])
+        const message = envelope.incomplete_reasons[0]?.message ?? ''
+        assert.match(message, new RegExp(`field "${field}" is declared ${declared}, but column "${field}" of table ledger is (text|varchar|character varying)`, 'i'))
+        assert.match(message, /no filter on it can be trusted and none was run; declare the field as the column is, or change the column/)
+        assert.equal(envelope.continuation, null, 'the same filter would be refused again')
+        assert.equal(decide(envelope, 'prove_absence').decision, 'refuse_or_request_review')
+      })
+    }
+
+    it('a filter on fields whose columns fit is answered, and the misfit columns are still shown', async () => {
+      const envelope = await search({ n: { gte: 2 }, at: { lt: '2026-04-01T00:00:00.000Z' } })
+      assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+      assert.deepEqual(
+        envelope.items.map((r) => [r.id, r.fields.amount]),
+        [['b', 4900], ['c', 50000]],
+      )
+      const all = await search({})
+      assert.equal(all.complete, true)
+      // text that is no number is shown as stored, never as a number
+      assert.deepEqual(all.items.map((r) => r.fields.amount), [500, 4900, 50000, 'N/A'])
+    })
+
+    it('warrant check says which fields misfit their columns, naming their config lines; declared as stored, it holds', async () => {
+      const report = await checkResource({ name: 'ledger', config: ledgerResource(upstream.url, FIELDS), connector })
+      const guarantee = report.guarantees.find((g) => g.name === 'field_types')
+      assert.equal(guarantee?.status, 'fails_closed', JSON.stringify(guarantee))
+      assert.deepEqual(guarantee?.config_keys, ['fields.amount', 'fields.ok'])
+      assert.match(guarantee?.detail ?? '', /field "amount" is declared number, but column "amount" of table ledger is .*: the database compares its values as text, not as numbers/)
+      assert.notEqual(report.verdict, 'holds')
+      const fitting = { ...FIELDS, amount: 'string', ok: 'string' } as const
+      const declaredAsStored = ledgerConnector(upstream.url, fitting)
+      try {
+        const again = await checkResource({ name: 'ledger', config: ledgerResource(upstream.url, fitting), connector: declaredAsStored })
+        assert.equal(again.guarantees.find((g) => g.name === 'field_types')?.status, 'holds')
+      } finally {
+        await declaredAsStored.close()
+      }
+    })
+  })
+}
