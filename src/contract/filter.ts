@@ -91,6 +91,19 @@ export function matchesFilter(record: Readonly<Record<string, unknown>>, filter:
   return clausesOf(filter).every((c) => matchesClause(record[c.field], c))
 }
 
+/**
+ * `matchesFilter` for one filter and many records: the clauses are flattened once, not per record.
+ *
+ * @example const matches = filterMatcher({ amount: { gte: 100 } }); records.filter((r) => matches(r.fields))
+ */
+export function filterMatcher(filter: Filter): (record: Readonly<Record<string, unknown>>) => boolean {
+  const clauses = clausesOf(filter)
+  return (record) => {
+    for (const c of clauses) if (!matchesClause(record[c.field], c)) return false
+    return true
+  }
+}
+
 function matchesClause(actual: unknown, c: Clause): boolean {
   switch (c.op) {
     case 'eq':

@@ -48,6 +48,7 @@ export {
   filterFields,
   clausesOf,
   matchesFilter,
+  filterMatcher,
   clauseTypeProblem,
   type Filter,
   type FieldCondition,

@@ -258,7 +258,7 @@ function shapeReason(source: string, gap: SourceGap): IncompleteReason {
   ].filter(Boolean)
   return {
     code: 'SHAPE_MISMATCH',
-    message: `${count} record(s) of source "${source}" ${what.join(' or ')}; they could not be judged and are not in the result (fix connector.field_paths or fields, or declare the field in absent_means_null if its absence means null)`,
+    message: `${count} record(s) of source "${source}" ${what.join(' or ')}; they could not be judged and are not in the result (${absent.length > 0 ? 'fix connector.field_paths or fields, or declare the field in absent_means_null if its absence means null' : 'correct the stored values, or declare each field as the type its values have'})`,
     source,
     fields: [...new Set([...absent, ...mistyped])].sort(),
     record_count: count,

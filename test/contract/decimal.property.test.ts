@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { compareDecimals, decimalOf, matchesFilter, type Filter } from '../../src/contract/index.js'
+import { compareDecimals, decimalOf, filterMatcher, matchesFilter, type Filter } from '../../src/contract/index.js'
 import { oracleCompare } from '../support/decimal-oracle.js'
 
 /** Decimal texts as engines and JavaScript spell them: signs, padding zeros, a fraction, an exponent. */
@@ -79,7 +79,10 @@ describe('filters in memory compare exact-digit numbers by value', () => {
       [null, { v: { gte: 0 } }, false],
       [null, { v: { not_in: [1] } }, false],
     ]
-    for (const [value, filter, expected] of cases) assert.equal(matchesFilter({ v: value }, filter), expected, `${JSON.stringify(value)} ${JSON.stringify(filter)}`)
+    for (const [value, filter, expected] of cases) {
+      assert.equal(matchesFilter({ v: value }, filter), expected, `${JSON.stringify(value)} ${JSON.stringify(filter)}`)
+      assert.equal(filterMatcher(filter)({ v: value }), expected, `filterMatcher: ${JSON.stringify(value)} ${JSON.stringify(filter)}`)
+    }
   })
 
   it('a bound on any side of an exact-digit value (property, BigInt oracle)', () => {

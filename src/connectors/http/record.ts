@@ -57,23 +57,6 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
   return { record: { id, version, fields }, absent, mistyped }
 }
 
-/** Counts a page's unjudgeable records and the fields involved. */
-export function createShapeTally() {
-  let count = 0
-  const absent = new Set<string>()
-  const mistyped = new Set<string>()
-  return {
-    add(missing: readonly string[], wrong: readonly string[]): void {
-      count += 1
-      for (const f of missing) absent.add(f)
-      for (const f of wrong) mistyped.add(f)
-    },
-    result(): { count: number; absent: string[]; mistyped: string[] } | null {
-      return count === 0 ? null : { count, absent: [...absent].sort(), mistyped: [...mistyped].sort() }
-    },
-  }
-}
-
 /** Why a record cannot be judged, naming the fields and the fix. */
 export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyped: readonly string[]): string {
   const parts: string[] = []

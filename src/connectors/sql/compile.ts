@@ -10,6 +10,11 @@ type Scalar = string | number | boolean
 
 const COMPARABLE: readonly Operator[] = ['eq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'is_null']
 
+/** Whether a page read on SQLite lets a text value through this clause, to be judged in memory. */
+export function judgedInMemory(type: FieldType | undefined, op: Operator): boolean {
+  return (type === 'number' || type === 'integer' || type === 'boolean') && op !== 'is_null'
+}
+
 /** Which operators each field type accepts. */
 export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>> = {
   string: COMPARABLE,
@@ -75,10 +80,25 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
  * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
  *
+ * `judgedInMemory` (a page read on SQLite): a number, integer or boolean comparison also lets through a row
+ * holding text there, and `contains` one whose tags are not a JSON list, for `createPageJudge` to judge; a
+ * write's precondition never does.
+ *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
-export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDialectName, where = 'filter'): RawBuilder<SqlBool> | null {
-  const parts = clausesOf(filter).map((clause) => compileClause(clause, fields, dialect, where))
+export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDialectName, where = 'filter', options: { readonly judgedInMemory?: boolean } = {}): RawBuilder<SqlBool> | null {
+  const parts = clausesOf(filter).map((clause) => {
+    const compiled = compileClause(clause, fields, dialect, where)
+    if (!options.judgedInMemory || dialect !== 'sqlite') return compiled
+    // SQLite stores any value in any column and orders text above every number: a text value in a number or
+    // boolean column passes here and is judged on its normalised value (page-judge.ts)
+    const column = sql.ref(clause.field)
+    if (judgedInMemory(fields[clause.field], clause.op)) return sql`(${compiled} or typeof(${column}) in ('text', 'blob'))`
+    // json_each fails the whole statement on text that is no JSON: such a row passes, unjudged (CASE tries its
+    // conditions in order, so json_type never sees it)
+    if (clause.op === 'contains') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
+    return compiled
+  })
   if (parts.length === 0) return null
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
 }

@@ -3,6 +3,7 @@ import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { Row, SessionHandle, SessionStream } from './backend.js'
 import { filterMisfit } from './column-types.js'
+import { createPageJudge } from './page-judge.js'
 import { compileFilter } from './compile.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
@@ -28,6 +29,7 @@ class SqlReadSession implements ReadSession {
   readonly #statements = new Map<string, CompiledQuery>()
   /** The walk's open query (engines that keep one open), the position its next row follows, that row if read. */
   #walk: { key: string; stream: SessionStream; position: string | null; carry: Row | null } | null = null
+  #judge: { filter: ReadPageRequest['filter']; judge: ReturnType<typeof createPageJudge> } | undefined
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -71,7 +73,14 @@ class SqlReadSession implements ReadSession {
     const last = pageRows[pageRows.length - 1]
     // the position from the id as stored, before the rows become records (normalised in place)
     const next = more && last ? encodePosition(last[idField]) : null
-    return { kind: 'page', items: pageRows.map(ctx.pageRecordOf), next }
+    const { items, unjudged } = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
+    return unjudged === null ? { kind: 'page', items, next } : { kind: 'page', items, next, unjudged }
+  }
+
+  /** The page judge of a filter: a walk asks with one filter page after page, so it is made once. */
+  #judgeOf(filter: ReadPageRequest['filter']): ReturnType<typeof createPageJudge> {
+    if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx.fields, filter, this.ctx.dialect) }
+    return this.#judge.judge
   }
 
   /** Why the engine cannot answer this filter as declared (a number field on a text column…), or null. */
@@ -120,7 +129,7 @@ class SqlReadSession implements ReadSession {
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect)
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: true })
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)

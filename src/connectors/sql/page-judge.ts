@@ -1,0 +1,67 @@
+import { clausesOf, decimalOf, filterMatcher, type Filter } from '../../contract/index.js'
+import type { ReadPageResult, SourceRecord } from '../connector.js'
+import { createShapeTally } from '../shape-tally.js'
+import { judgedInMemory, type FieldTypes } from './compile.js'
+import type { SqlDialectName } from './url.js'
+
+type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
+
+/** What a page's records become: those the filter matches, and a tally of those that cannot be judged. */
+export interface JudgedPage {
+  readonly items: SourceRecord[]
+  readonly unjudged: Unjudged | null
+}
+
+/**
+ * Judges a page's records as the declared fields say, before any is in an answer. A SQLite column takes a value
+ * of any type whatever it is declared ("N/A" in a REAL column, "yes" in a boolean, text that is no JSON list in a
+ * tags column): such a record cannot be judged by any filter, exclusion rule or precondition, so it is counted
+ * and named (the walk says not complete), never shown as matching or dropped without a word, as an http
+ * upstream's record of another shape is.
+ *
+ * On SQLite the engine compares such a value with a number by its own type order (text above every number), so
+ * a comparison on a number or boolean field lets text through (`compileFilter`'s `judgedInMemory`) and those
+ * clauses are checked here again on the normalised values: a record the SQL let through only for its text is
+ * dropped if it does not match, and one whose text is no number is unjudged.
+ */
+export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: SqlDialectName): (records: readonly SourceRecord[]) => JudgedPage {
+  const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags')
+  const part = dialect === 'sqlite' ? inMemoryPart(filter, fields) : null
+  const rechecked = part === null ? null : filterMatcher(part)
+  return (records) => {
+    const shape = createShapeTally()
+    const items: SourceRecord[] = []
+    for (const record of records) {
+      let wrong: string[] | null = null
+      for (const [field, type] of typed) if (!fitsType(record.fields[field], type)) (wrong ??= []).push(field)
+      if (wrong !== null) shape.add([], wrong)
+      else if (rechecked === null || rechecked(record.fields)) items.push(record)
+    }
+    return { items, unjudged: shape.result() }
+  }
+}
+
+/** The clauses SQLite lets text through on (number, integer and boolean comparisons); null when there are none. */
+function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
+  const part: Record<string, Filter[string]> = {}
+  for (const clause of clausesOf(filter))
+    if (judgedInMemory(fields[clause.field], clause.op)) part[clause.field] = filter[clause.field]!
+  return Object.keys(part).length === 0 ? null : part
+}
+
+/** A normalised value of a number, integer, boolean or tags field that is of that type (or null). */
+function fitsType(value: unknown, type: FieldTypes[string]): boolean {
+  if (value === null || value === undefined) return true
+  switch (type) {
+    case 'number':
+    case 'integer':
+      // a number, or the exact digits of one a double cannot hold
+      return typeof value === 'number' || (typeof value === 'string' && decimalOf(value) !== null)
+    case 'boolean':
+      return typeof value === 'boolean'
+    case 'tags':
+      return Array.isArray(value)
+    default:
+      return true
+  }
+}
