@@ -25,15 +25,14 @@ export interface JudgedPage {
  * dropped if it does not match, and one whose text is no number is unjudged.
  */
 export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: SqlDialectName): (records: readonly SourceRecord[]) => JudgedPage {
-  const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags')
+  const mistyped = mistypedFieldsOf(fields)
   const part = dialect === 'sqlite' ? inMemoryPart(filter, fields) : null
   const rechecked = part === null ? null : filterMatcher(part)
   return (records) => {
     const shape = createShapeTally()
     const items: SourceRecord[] = []
     for (const record of records) {
-      let wrong: string[] | null = null
-      for (const [field, type] of typed) if (!fitsType(record.fields[field], type)) (wrong ??= []).push(field)
+      const wrong = mistyped(record)
       if (wrong !== null) shape.add([], wrong)
       else if (rechecked === null || rechecked(record.fields)) items.push(record)
     }
@@ -47,6 +46,24 @@ function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
   for (const clause of clausesOf(filter))
     if (judgedInMemory(fields[clause.field], clause.op)) part[clause.field] = filter[clause.field]!
   return Object.keys(part).length === 0 ? null : part
+}
+
+/**
+ * For one resource's fields: the fields of a record whose values are not of their declared type (null when all
+ * are), for the types a stored value can betray (number, integer, boolean, tags).
+ */
+export function mistypedFieldsOf(fields: FieldTypes): (record: SourceRecord) => string[] | null {
+  const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags')
+  return (record) => {
+    let wrong: string[] | null = null
+    for (const [field, type] of typed) if (!fitsType(record.fields[field], type)) (wrong ??= []).push(field)
+    return wrong
+  }
+}
+
+/** Why a record read by id cannot be judged, naming its fields of another type. */
+export function mistypedMessage(endpoint: string, record: SourceRecord, wrong: readonly string[], fields: FieldTypes): string {
+  return `${endpoint}: record "${record.id}" holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have)`
 }
 
 /** A normalised value of a number, integer, boolean or tags field that is of that type (or null). */

@@ -80,4 +80,14 @@ describe('sql on SQLite: values of another type than their column', () => {
     )
     assert.equal(below.complete, true)
   })
+
+  it('read by id (an operation reading its targets): such a record is failed, naming its fields; the rest are read', async () => {
+    const result = await connector.readByIds(['a', 'b', 'c', 'zz'])
+    assert.deepEqual([...result.records.keys()], ['a'])
+    assert.deepEqual(result.missing, ['zz'])
+    assert.deepEqual(result.failed.map((f) => f.id).sort(), ['b', 'c'])
+    const b = result.failed.find((f) => f.id === 'b')!.message
+    assert.match(b, /record "b" holds "amount" as another type than number, "flag" as another type than boolean, "tags" as another type than tags; it cannot be judged/)
+    assert.match(result.failed.find((f) => f.id === 'c')!.message, /record "c" holds "amount" as another type than number;/)
+  })
 })
