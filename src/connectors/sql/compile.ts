@@ -61,13 +61,16 @@ export function isValueOfType(type: FieldType, value: unknown): value is Scalar 
 
 /**
  * A value as a query parameter for a column of `type`. SQLite has no boolean: 0/1. PostgreSQL gets explicit
- * numeric casts so an untyped parameter never has to be guessed from the column. MySQL gets timestamps as
- * dates (a DATETIME literal in UTC): it does not read an ISO string's `Z`.
+ * numeric casts so an untyped parameter never has to be guessed from the column (exact ones: `numeric`). MySQL
+ * gets timestamps as dates (a DATETIME literal in UTC): it does not read an ISO string's `Z`.
  */
 export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
   if (typeof value === 'boolean' && dialect === 'sqlite') return sql.val(value ? 1 : 0)
   if (dialect === 'mysql' && type === 'timestamp' && typeof value === 'string') return sql.val(new Date(Date.parse(value)))
-  if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as double precision)`
+  // numeric, not double precision: a numeric or bigint column compared with a double is cast to one, and
+  // 12345678901234567.89 equalled 12345678901234568, 2^53 + 1 equalled 2^53 (a float column still compares as
+  // floats, on its index)
+  if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as numeric)`
   if (dialect === 'postgres' && type === 'integer') return sql`cast(${value} as bigint)`
   return sql.val(value)
 }

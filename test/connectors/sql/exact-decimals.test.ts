@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { SourceRecord } from '../../../src/connectors/connector.js'
+import type { Filter } from '../../../src/contract/index.js'
 import type { SqlConnector } from '../../../src/connectors/sql/index.js'
 import { createUpstream, ledgerConnector, type Upstream } from './support/upstream.js'
 
@@ -58,6 +59,28 @@ for (const kind of ['postgres', 'mysql'] as const) {
         // the engine may pad the scale with zeros; the digits that matter are all there
         else assert.equal(typeof value === 'string' ? value.replace(/\.?0+$/, '') : value, expected, `${stored}`)
       }
+    })
+
+    it("a filter compares the column's exact decimal with the filter's number, as the rules in memory do", async () => {
+      // r4 holds 12345678901234567.89; the filter's number is the double 12345678901234568, above it
+      const ids = async (filter: Filter) => {
+        const session = await connector.openSession()
+        try {
+          const page = await session.readPage({ source: 'ledger-db', filter, position: null, pageSize: 100 })
+          assert.equal(page.kind, 'page', JSON.stringify(page))
+          return page.kind === 'page' ? page.items.map((r) => r.id) : []
+        } finally {
+          await session.close()
+        }
+      }
+      const above = { amount: { gte: 12345678901234568 } }
+      const below = { amount: { lt: 12345678901234568 } }
+      assert.deepEqual(await ids(above), ['r6'])
+      assert.ok((await ids(below)).includes('r4'))
+      assert.deepEqual(await ids({ amount: 12345678901234568 }), [])
+      // the same records as the rules Warrant evaluates in memory (exclusions, flags, preconditions)
+      const shown = (await ids({})).length
+      assert.equal(shown, AMOUNTS.length)
     })
   })
 }
