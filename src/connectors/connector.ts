@@ -11,6 +11,11 @@ export interface SourceRecord {
    * it); never stored, logged or returned.
    */
   readonly representation?: unknown
+  /**
+   * The representation holds a number its JSON parser rounded (a 64-bit integer, a decimal of more than 15
+   * significant digits): sent back whole, it would change that value upstream, so a replacing write refuses it.
+   */
+  readonly representationRounded?: boolean
 }
 
 /** A request for one page of one source. `position` is the connector's own opaque position, null to start. */

@@ -100,6 +100,22 @@ describe('writes never destroy what they do not set', () => {
       assert.doesNotMatch(JSON.stringify(results), /sk-\d+-do-not-leak|Lyon|history/, 'the representation is never returned')
     }))
 
+  test('replace style on a document holding a number JSON rounds: that target fails and is never sent; its number stays as it was', () =>
+    withDocs(REPLACE, undefined, async ({ upstream, agent, reviewer }) => {
+      // an undeclared 64-bit reference, as the API wrote it: JSON.parse reads it as 9007199254740992
+      const held = docIdOf(2)
+      upstream.docs.set(held, upstream.docs.get(held)!.replace('"history":', '"ledger_ref":9007199254740993,"history":'))
+      const operation = await run(agent, reviewer, 'replace-rounded')
+      assert.equal(operation.counts.failed, 1, JSON.stringify(operation.counts))
+      assert.equal(operation.counts.succeeded, COUNT - 1)
+      const failed = await allResults(agent, operation.operation_id, 'failed')
+      assert.deepEqual(failed.map((r) => [r.id, r.reason]), [[held, 'write_refused']])
+      assert.match(failed[0].error, /holds a number with more digits than a JSON number keeps .* replacing it would write that value back rounded.*nothing was sent/)
+      assert.ok(!upstream.writes.includes(`PUT ${held}`), 'nothing was sent for it')
+      assert.match(upstream.docs.get(held)!, /"ledger_ref":9007199254740993,/, 'its number is byte for byte what it was')
+      assert.equal(upstream.doc(held).status, 'active')
+    }))
+
   test('replace style on a stale revision: the upstream answers 409, the target is skipped and never written', () =>
     withDocs(REPLACE, undefined, async ({ upstream, agent, reviewer }) => {
       const raced = docIdOf(3)

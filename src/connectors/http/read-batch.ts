@@ -1,3 +1,4 @@
+import { holdsRounded } from './rounded-numbers.js'
 import type { HttpConnectorConfig } from '../../config/schema.js'
 import { canonicalJson } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
@@ -109,13 +110,14 @@ function interpret(
   if (status < 200 || status >= 300) return unanswered('failed')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined
-  if (!Array.isArray(items)) return unanswered('unexpected')
+  if (!Array.isArray(items) || !parsed.ok) return unanswered('unexpected')
+  const { rounded } = parsed
 
   const asked = new Set(ids)
   const records = new Map<string, SourceRecord>()
   const seen = new Set<string>()
   for (const item of items) {
-    const made = toRecord(ctx, item, null, batch.record_path)
+    const made = toRecord(ctx, item, null, batch.record_path, rounded)
     // an item without a usable id cannot answer for any id; the ids it might have been are read alone
     if ('problem' in made) continue
     const id = made.record.id
@@ -128,7 +130,8 @@ function interpret(
     seen.add(id)
     // a record that is not whole (a declared field absent or mistyped, no version) is judged by its read alone
     if (made.absent.length > 0 || made.mistyped.length > 0 || made.record.version === '') continue
-    records.set(id, withRepresentation(made.record, readPath(item, batch.record_path)))
+    const representation = readPath(item, batch.record_path)
+    records.set(id, withRepresentation(made.record, representation, holdsRounded(representation, rounded)))
   }
   return { answer: { kind: 'records', records }, outcome: records.size === ids.length ? 'found' : 'partial' }
 }

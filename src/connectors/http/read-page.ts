@@ -93,7 +93,7 @@ function interpret(
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
   if (overlaps(position)) {
-    const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path)
+    const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
     const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : `"${first.record.id}"`
     if (first === null || 'problem' in first || first.record.id !== position.lastId)
       return {
@@ -145,7 +145,7 @@ function interpret(
   // the id of the page's last item: the next read must find it just before where it starts
   let lastId: string | undefined
   for (const item of rawItems) {
-    const made = toRecord(ctx, item, null, list.record_path)
+    const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = 'record' in made ? made.record.id : undefined
     if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)

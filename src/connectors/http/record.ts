@@ -3,6 +3,8 @@ import type { SourceRecord } from '../connector.js'
 import type { HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 
+const NO_NUMBERS: ReadonlySet<number> = new Set()
+
 /** Item fields that carry an entity tag when a list has no per-item ETag header. */
 const LIST_ETAG_FIELDS = ['etag', '_etag', 'version'] as const
 
@@ -22,8 +24,9 @@ export type ReadRecord =
  * declared fields like any other. The version comes from the configured field or, for `version.from: etag`,
  * the response's ETag header (single reads) or an `etag`/`_etag`/`version` member (lists), else "".
  * The object must already be redacted. `fields` holds declared fields only, by their declared names.
+ * `rounded`: the numbers of the body `JSON.parse` could not hold exactly; a declared field holding one is mistyped.
  */
-export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | null, recordPath: string): ReadRecord {
+export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | null, recordPath: string, rounded: ReadonlySet<number> = NO_NUMBERS): ReadRecord {
   const idField = ctx.resource.id_field
   const doc = readPath(item, recordPath)
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
@@ -41,7 +44,8 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
       continue
     }
     fields[name] = value
-    if (!fitsDeclaredType(value, type)) mistyped.push(name)
+    // a number JSON.parse rounded (see roundedNumbersOf) is not the value the upstream sent
+    if (!fitsDeclaredType(value, type) || (typeof value === 'number' && rounded.has(value))) mistyped.push(name)
   }
 
   // an integer id past 2^53 was rounded by JSON.parse, maybe onto another record's id: it cannot name a record

@@ -1,3 +1,4 @@
+import { roundedNumbersOf } from './rounded-numbers.js'
 import type { HttpContext } from './context.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -5,14 +6,22 @@ import type { UpstreamExchange } from './upstream-request.js'
 /** Longest piece of an upstream error body quoted in a message. */
 const SNIPPET_CHARS = 200
 
-/** The JSON of a body, or `undefined` when it is absent, empty or not JSON. */
-export function parseJsonBody(body: string | null): { readonly ok: true; readonly value: unknown } | { readonly ok: false } {
+/**
+ * The JSON of a body, or not ok when it is absent, empty or not JSON. `rounded` holds the numbers that stand for
+ * a literal of the body a double cannot hold (a 64-bit integer, a decimal of more than 15 significant digits):
+ * `JSON.parse` read 12345678901234567.89 as 12345678901234568 and 2^53 + 1 as 2^53 without a word, so a field
+ * holding one of these values shows a number the upstream never sent, and a replacing write would send it back
+ * changed. Empty for almost every body (a quick scan finds no run of 16 digits).
+ */
+export function parseJsonBody(body: string | null): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number> } | { readonly ok: false } {
   if (body === null || body.trim() === '') return { ok: false }
+  let value: unknown
   try {
-    return { ok: true, value: JSON.parse(body) as unknown }
+    value = JSON.parse(body) as unknown
   } catch {
     return { ok: false }
   }
+  return { ok: true, value, rounded: roundedNumbersOf(body) }
 }
 
 /** Why an exchange produced no usable answer, naming the source. Null when there is a response to read. */

@@ -1,3 +1,4 @@
+import { holdsRounded } from './rounded-numbers.js'
 import type { ResourceConfig } from '../../config/schema.js'
 import { WarrantError } from '../../contract/index.js'
 import type { HttpWrite, SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
@@ -74,6 +75,12 @@ function replacement(ctx: HttpContext, request: WriteRequest): Record<string, un
   const representation = request.current?.representation
   if (representation === null || typeof representation !== 'object' || Array.isArray(representation))
     throw new WarrantError('invalid_request', `a replacing write of "${request.id}" needs the record as re-read just before it (its whole representation)`)
+  // JSON.parse rounded a number of it: sent back, that field would change upstream though no action set it
+  if (request.current?.representationRounded)
+    throw new WarrantError(
+      'invalid_request',
+      `record "${request.id}" holds a number with more digits than a JSON number keeps (a 64-bit integer, a long decimal); replacing it would write that value back rounded (use a write that sends only the set fields, or have the upstream send such numbers as strings)`,
+    )
   const text = JSON.stringify(representation)
   // The redactor replaced the credential wherever it appeared: writing that back would change the record.
   if (text.includes(REDACTED))
@@ -132,7 +139,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     if (!parsed.ok) return { kind: 'unknown', status, message: `source "${source}" answered ${status} with a body that is not JSON; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
     const stated = statedVersion(ctx, newVersion, headers, value)
-    return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag')), body: value, ...(stated === null ? {} : { newVersion: stated }) }
+    return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag'), parsed.rounded), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
   if (status === 412) return { kind: 'conflict', reason: 'version_changed', status, message: message('refused the version (If-Match) with') }
   if (status === 409) return { kind: 'conflict', reason: 'precondition_failed', status, message: message('reported a conflict:') }
@@ -149,11 +156,12 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
  * The record a write's answer carries: the target (same id), or another record (its id: a contradicted
  * effect), or neither (a summary such as `{ok, rev}`, a wrapper: the record is re-read).
  */
-function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string | null): { readonly record: SourceRecord | null; readonly otherRecordId?: string } {
-  const made = toRecord(ctx, value, etag, ctx.config.get.record_path)
+function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string | null, rounded: ReadonlySet<number>): { readonly record: SourceRecord | null; readonly otherRecordId?: string } {
+  const made = toRecord(ctx, value, etag, ctx.config.get.record_path, rounded)
   if (!('record' in made)) return { record: null }
   if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
-  return { record: withRepresentation(made.record, readPath(value, ctx.config.get.record_path)) }
+  const representation = readPath(value, ctx.config.get.record_path)
+  return { record: withRepresentation(made.record, representation, holdsRounded(representation, rounded)) }
 }
 
 /** The new version where `write.new_version` says the answer carries it, or null. */

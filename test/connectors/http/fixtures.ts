@@ -1,6 +1,8 @@
 import { resourceSchema, type ResourceConfig } from '../../../src/config/schema.js'
 import type { Filter } from '../../../src/contract/index.js'
+import type { ServerResponse } from 'node:http'
 import type { Connector, ReadPageResult, SourceRecord, UpstreamCall } from '../../../src/connectors/connector.js'
+import { startUpstream, type TestUpstream } from './upstream-server.js'
 
 export interface Item {
   readonly id: string
@@ -78,4 +80,31 @@ export async function walk(
 /** Ids in walk order. */
 export function idsOf(records: readonly SourceRecord[]): string[] {
   return records.map((r) => r.id)
+}
+
+/**
+ * An upstream that answers JSON items as the test wrote them, literals and all (JSON.stringify could not write
+ * 9007199254740993): `GET /items?skip&limit` pages them by offset (`{items}`), `GET /items/{id}` answers the item
+ * whose `id` member comes first and is that id (quoted or not).
+ */
+export function startRawItemsUpstream(items: readonly string[]): Promise<TestUpstream> {
+  const sendRaw = (res: ServerResponse, text: string) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    res.end(text)
+  }
+  return startUpstream((req, res) => {
+    if (req.url.pathname === '/items') {
+      const skip = Number(req.url.searchParams.get('skip') ?? 0)
+      const limit = Number(req.url.searchParams.get('limit') ?? 2)
+      return sendRaw(res, `{"items":[${items.slice(skip, skip + limit).join(',')}]}`)
+    }
+    const id = req.url.pathname.slice('/items/'.length)
+    const item = items.find((text) => text.startsWith(`{"id":${id},`) || text.startsWith(`{"id":"${id}",`))
+    return sendRaw(res, item ?? '{"error":"not_found"}')
+  })
+}
+
+/** The list config of `startRawItemsUpstream`, one source named `up`. */
+export function rawItemsConnector(origin: string): Record<string, unknown> {
+  return { sources: [{ name: 'up', base_url: origin }], list: { path: '/items', page_size_param: 'limit', pagination: { style: 'offset', offset_param: 'skip' }, items_path: 'items' } }
 }

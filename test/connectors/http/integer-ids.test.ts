@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
-import type { ServerResponse } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { createHttpConnector } from '../../../src/connectors/http/index.js'
-import { httpResource, idsOf, walk } from './fixtures.js'
-import { startUpstream, type TestUpstream } from './upstream-server.js'
+import { httpResource, idsOf, rawItemsConnector, startRawItemsUpstream, walk } from './fixtures.js'
+import type { TestUpstream } from './upstream-server.js'
 
 /**
  * JSON items as the upstream writes them, numbers and all: 9007199254740993 parses as 9007199254740992, the
@@ -16,10 +15,6 @@ const ITEMS = [
   '{"id":13,"status":"active","amount":4,"version":2}',
 ]
 
-function sendRaw(res: ServerResponse, text: string): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
-  res.end(text)
-}
 
 /**
  * An upstream whose numeric ids and versions can exceed what a JSON number holds exactly. A record whose
@@ -29,23 +24,14 @@ function sendRaw(res: ServerResponse, text: string): void {
 describe('http connector: integers past 2^53 in JSON', () => {
   let upstream: TestUpstream
   before(async () => {
-    upstream = await startUpstream((req, res) => {
-      if (req.url.pathname === '/items') {
-        const skip = Number(req.url.searchParams.get('skip') ?? 0)
-        const limit = Number(req.url.searchParams.get('limit') ?? 2)
-        return sendRaw(res, `{"items":[${ITEMS.slice(skip, skip + limit).join(',')}]}`)
-      }
-      const item = ITEMS.find((text) => text.startsWith(`{"id":${req.url.pathname.slice('/items/'.length)},`))
-      if (item) return sendRaw(res, item)
-      return sendRaw(res, '{"error":"not_found"}')
-    })
+    upstream = await startRawItemsUpstream(ITEMS)
   })
   after(() => upstream.close())
 
   const connector = (idType: 'integer' | 'number') =>
     createHttpConnector({
       resource: httpResource(
-        { sources: [{ name: 'up', base_url: upstream.origin }], list: { path: '/items', page_size_param: 'limit', pagination: { style: 'offset', offset_param: 'skip' }, items_path: 'items' } },
+        rawItemsConnector(upstream.origin),
         { fields: { id: idType, status: 'string', amount: 'number', version: 'integer' } },
       ),
     })
