@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { compareDecimals } from './decimal.js'
+import { instantOf } from './instant.js'
 
 const scalar = z.union([z.string(), z.number(), z.boolean()])
 
@@ -83,23 +84,27 @@ export function clausesOf(filter: Filter): Clause[] {
 /**
  * Evaluates a filter against one record in memory: the same semantics the SQL compiler gives, used where an
  * upstream cannot filter (HTTP), for exclusion rules and flags, and to re-check preconditions at write time.
- * A number field whose value a double would round arrives as its exact digits (a 64-bit integer, a
- * numeric(40, 2) balance); it is compared with the condition's numbers by value, as the engine compares it,
- * never as a string no number equals (which made `{balance: {gte: 1000}}` miss the largest balances).
+ * `types` are the resource's declared field types. A number field whose value a double would round arrives as
+ * its exact digits (a 64-bit integer, a numeric(40, 2) balance); it is compared with the condition's numbers by
+ * value, as the engine compares it, never as a string no number equals (which made `{balance: {gte: 1000}}`
+ * miss the largest balances). Timestamps compare by the instant they name (`instantOf`), never as text.
  */
-export function matchesFilter(record: Readonly<Record<string, unknown>>, filter: Filter): boolean {
-  return clausesOf(filter).every((c) => matchesClause(record[c.field], c))
+export function matchesFilter(record: Readonly<Record<string, unknown>>, filter: Filter, types: FieldTypeNames): boolean {
+  return filterMatcher(filter, types)(record)
 }
+
+/** Declared field → type name (`number`, `timestamp`…), as in a resource's `fields`. */
+export type FieldTypeNames = Readonly<Record<string, string>>
 
 /**
  * `matchesFilter` for one filter and many records: the clauses are flattened once, not per record.
  *
- * @example const matches = filterMatcher({ amount: { gte: 100 } }); records.filter((r) => matches(r.fields))
+ * @example const matches = filterMatcher({ amount: { gte: 100 } }, resource.fields); records.filter((r) => matches(r.fields))
  */
-export function filterMatcher(filter: Filter): (record: Readonly<Record<string, unknown>>) => boolean {
-  const clauses = clausesOf(filter)
+export function filterMatcher(filter: Filter, types: FieldTypeNames): (record: Readonly<Record<string, unknown>>) => boolean {
+  const clauses = clausesOf(filter).map((c) => ({ c, instants: Object.hasOwn(types, c.field) && types[c.field] === 'timestamp' }))
   return (record) => {
-    for (const c of clauses) if (!matchesClause(record[c.field], c)) return false
+    for (const { c, instants } of clauses) if (!(instants ? matchesInstant(record[c.field], c) : matchesClause(record[c.field], c))) return false
     return true
   }
 }
@@ -116,12 +121,35 @@ function matchesClause(actual: unknown, c: Clause): boolean {
       return (actual === null || actual === undefined) === c.value
     case 'contains':
       return Array.isArray(actual) && actual.includes(c.value)
+    default:
+      return ordered(orderOf(actual, c.value), c.op)
+  }
+}
+
+/** A clause on a timestamp field: by instant; a value that names none matches nothing but `is_null: false`. */
+function matchesInstant(actual: unknown, c: Clause): boolean {
+  if (c.op === 'is_null') return (actual === null || actual === undefined) === c.value
+  const at = instantOf(actual)
+  if (at === null) return false
+  const values = (Array.isArray(c.value) ? c.value : [c.value]).map((v) => instantOf(v))
+  switch (c.op) {
+    case 'eq':
+    case 'in':
+      return values.includes(at)
+    case 'not_in':
+      return !values.includes(at)
+    case 'contains':
+      return false
     default: {
-      const order = orderOf(actual, c.value)
-      if (order === null) return false
-      return c.op === 'lt' ? order < 0 : c.op === 'lte' ? order <= 0 : c.op === 'gt' ? order > 0 : order >= 0
+      const bound = values[0]
+      return bound !== null && bound !== undefined && ordered(Math.sign(at - bound), c.op)
     }
   }
+}
+
+function ordered(order: number | null, op: Operator): boolean {
+  if (order === null) return false
+  return op === 'lt' ? order < 0 : op === 'lte' ? order <= 0 : op === 'gt' ? order > 0 : order >= 0
 }
 
 function same(actual: unknown, value: unknown): boolean {
@@ -155,6 +183,9 @@ export function clauseTypeProblem(clause: Clause, type: string): string | null {
   if (clause.op === 'is_null' || clause.op === 'contains') return null
   const values = Array.isArray(clause.value) ? clause.value : [clause.value]
   for (const v of values) if (!fitsType(v, type)) return `value ${JSON.stringify(v)} is not ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`
+  if (type === 'timestamp')
+    for (const v of values)
+      if (instantOf(v, true) === null) return `value ${JSON.stringify(v)} is not an ISO-8601 timestamp (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS[.fff]] with Z or an offset such as +02:00)`
   return null
 }
 

@@ -1,4 +1,4 @@
-import { SYSTEM_ACTOR, type Actor, type RunEvent } from '../contract/index.js'
+import { SYSTEM_ACTOR, type Actor, type FieldTypeNames, type RunEvent } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { OperationTargetRow, Store } from '../store/index.js'
@@ -29,6 +29,8 @@ export interface ExecutorDeps {
   readonly connectorFor: (resource: string) => Connector
   readonly renderWrite: (execution: OperationExecution, target: { readonly id: string; readonly version: string | null }) => RenderedWrite
   readonly hiddenFields: (resource: string) => ReadonlySet<string>
+  /** The resource's declared field types, for the filters the executor evaluates (precondition, membership). */
+  readonly fieldTypes: (resource: string) => FieldTypeNames
   readonly clock: () => Date
   /** How the pacer lets time pass (a real timer by default); with `clock`, what a test drives virtually. */
   readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
@@ -130,6 +132,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     execution,
     render: (target) => deps.renderWrite(execution, target),
     hidden: deps.hiddenFields(resource),
+    fieldTypes: deps.fieldTypes(resource),
     now,
     telemetry,
     versionEnforced: connector.writeEnforcesVersion === true || proof !== null,
@@ -340,7 +343,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         let reads: ReadonlyMap<string, SourceRecord> | undefined
         for (;;) {
           // the batch's reads are this operation's upstream calls: the audit log says so
-          const check = await callContext.run(callContextOf(ctx), () => checkBatchMembership(ctx.connector, execution, batch))
+          const check = await callContext.run(callContextOf(ctx), () => checkBatchMembership(ctx.connector, execution, batch, ctx.fieldTypes))
           if (check.kind === 'unchanged') {
             reads = check.records
             break

@@ -1,4 +1,4 @@
-import { matchesFilter } from '../contract/index.js'
+import { type FieldTypeNames, matchesFilter } from '../contract/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { sameVersion } from './effect.js'
@@ -19,7 +19,7 @@ export type MembershipCheck =
  * approved is not the set the upstream holds: the operation halts before writing any of the batch.
  * A member that cannot be re-read cannot be proven, and halts too.
  */
-export async function checkBatchMembership(connector: Connector, execution: OperationExecution, batch: readonly OperationTargetRow[]): Promise<MembershipCheck> {
+export async function checkBatchMembership(connector: Connector, execution: OperationExecution, batch: readonly OperationTargetRow[], types: FieldTypeNames): Promise<MembershipCheck> {
   if (batch.length === 0) return { kind: 'unchanged' }
   // A compensation's members are the ids the operation wrote, from its ledger: no filter can stop matching.
   // A member that changed since is the case the compensation expects, and its own target is skipped
@@ -43,8 +43,8 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
     if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }
     if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
       return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze` }
-    if (!matchesFilter(record.fields, filter)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer matches the selection's filter` }
-    const rule = exclude.find((r) => matchesFilter(record.fields, r.filter))
+    if (!matchesFilter(record.fields, filter, types)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer matches the selection's filter` }
+    const rule = exclude.find((r) => matchesFilter(record.fields, r.filter, types))
     if (rule) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" now matches exclusion rule "${rule.rule}"` }
   }
   return { kind: 'unchanged', records: read.records }

@@ -90,6 +90,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
     connectorFor,
     renderWrite,
     hiddenFields,
+    fieldTypes: (resource: string) => catalogue.get(resource).config.fields,
     versionProof,
     clock,
     log,

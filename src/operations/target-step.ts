@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { isWarrantError, matchesFilter } from '../contract/index.js'
+import { type FieldTypeNames, isWarrantError, matchesFilter } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord, type WriteOutcome, type WriteRequest } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
@@ -20,6 +20,8 @@ export interface TargetContext {
   readonly render: (target: { readonly id: string; readonly version: string | null }) => RenderedWrite
   /** Fields never stored in before/after (the resource's denied fields). */
   readonly hidden: ReadonlySet<string>
+  /** The resource's declared field types (timestamps compare by instant). */
+  readonly fieldTypes: FieldTypeNames
   readonly now: () => string
   /** Metrics and spans; absent, nothing is reported. */
   readonly telemetry?: Telemetry
@@ -188,7 +190,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
   const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
   const before = pick(record.fields, setFields)
-  if (!matchesFilter(record.fields, precondition))
+  if (!matchesFilter(record.fields, precondition, ctx.fieldTypes))
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
   const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}) }

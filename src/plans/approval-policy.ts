@@ -72,7 +72,7 @@ export async function standingStillApplies(ctx: PlanContext, resource: Resource,
   if (candidate.flagged) {
     const flag = candidate.flagged
     await forEachMember(ctx, selection.selection_id, (m) => {
-      if (matchesFilter(m.fields, flag)) flagged = true
+      if (matchesFilter(m.fields, flag, resource.config.fields)) flagged = true
     })
   }
   return flagged ? null : candidate.name

@@ -144,11 +144,11 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     if (precondition !== null && failing !== null) {
       // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
       if (clausesOf(precondition).every((c) => c.field in member.fields)) {
-        if (!matchesFilter(member.fields, precondition)) failing += 1
+        if (!matchesFilter(member.fields, precondition, p.resource.config.fields)) failing += 1
       } else failing = null
     }
     for (const c of candidates) {
-      if (c.flagged && matchesFilter(member.fields, c.flagged)) {
+      if (c.flagged && matchesFilter(member.fields, c.flagged, p.resource.config.fields)) {
         const f = flagged.get(c.name)!
         f.count += 1
         if (f.sample.length < 10) f.sample.push(member.id)

@@ -1,4 +1,4 @@
-import { type Actor, WarrantError, matchesFilter } from '../contract/index.js'
+import { type Actor, type FieldTypeNames, WarrantError, matchesFilter } from '../contract/index.js'
 import type { Resource } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
 import { MEMBER_ORDERING } from './id-order.js'
@@ -11,8 +11,8 @@ import type { ExclusionRule, SelectionService } from './selection-service.js'
 export const EXCLUSION_ATTRIBUTION = 'a record matching several exclusion rules is excluded once, under the first rule it matches (rules apply in the order given)'
 
 /** The rule a record is excluded under (see EXCLUSION_ATTRIBUTION), or undefined when it is a member. */
-export function firstMatchingRule(rules: readonly ExclusionRule[], fields: Readonly<Record<string, unknown>>): ExclusionRule | undefined {
-  return rules.find((r) => matchesFilter(fields, r.filter))
+export function firstMatchingRule(rules: readonly ExclusionRule[], fields: Readonly<Record<string, unknown>>, types: FieldTypeNames): ExclusionRule | undefined {
+  return rules.find((r) => matchesFilter(fields, r.filter, types))
 }
 
 /** Rule names key the excluded lists and their URLs, so two rules cannot share one. */

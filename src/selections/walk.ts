@@ -73,7 +73,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
         const excluded: (FrozenRow & { rule: string })[] = []
         for (const record of page) {
           const row: FrozenRow = { id: record.id, version: record.version, fields: resource.policy.project(record.fields, stored), source: record.source }
-          const rule = firstMatchingRule(request.exclude, record.fields)
+          const rule = firstMatchingRule(request.exclude, record.fields, resource.config.fields)
           if (rule) excluded.push({ ...row, rule: rule.rule })
           else kept.push(row)
         }

@@ -48,6 +48,9 @@ describe('decimals compared by value (property, BigInt oracle)', () => {
   })
 })
 
+/** The rules' field, declared number (what the type names matter for: timestamps). */
+const NUMBER = { v: 'number' }
+
 describe('filters in memory compare exact-digit numbers by value', () => {
   // what a record shows for a numeric(40, 2) balance past a double, or a 64-bit integer past 2^53
   const wide = '12345678901234567.89'
@@ -80,8 +83,8 @@ describe('filters in memory compare exact-digit numbers by value', () => {
       [null, { v: { not_in: [1] } }, false],
     ]
     for (const [value, filter, expected] of cases) {
-      assert.equal(matchesFilter({ v: value }, filter), expected, `${JSON.stringify(value)} ${JSON.stringify(filter)}`)
-      assert.equal(filterMatcher(filter)({ v: value }), expected, `filterMatcher: ${JSON.stringify(value)} ${JSON.stringify(filter)}`)
+      assert.equal(matchesFilter({ v: value }, filter, NUMBER), expected, `${JSON.stringify(value)} ${JSON.stringify(filter)}`)
+      assert.equal(filterMatcher(filter, NUMBER)({ v: value }), expected, `filterMatcher: ${JSON.stringify(value)} ${JSON.stringify(filter)}`)
     }
   })
 
@@ -90,11 +93,11 @@ describe('filters in memory compare exact-digit numbers by value', () => {
       fc.property(decimalText, double, (text, bound) => {
         const order = oracleCompare(text, String(bound))
         const record = { v: text }
-        assert.equal(matchesFilter(record, { v: { lt: bound } }), order < 0)
-        assert.equal(matchesFilter(record, { v: { lte: bound } }), order <= 0)
-        assert.equal(matchesFilter(record, { v: { gt: bound } }), order > 0)
-        assert.equal(matchesFilter(record, { v: { gte: bound } }), order >= 0)
-        assert.equal(matchesFilter(record, { v: { eq: bound } }), order === 0)
+        assert.equal(matchesFilter(record, { v: { lt: bound } }, NUMBER), order < 0)
+        assert.equal(matchesFilter(record, { v: { lte: bound } }, NUMBER), order <= 0)
+        assert.equal(matchesFilter(record, { v: { gt: bound } }, NUMBER), order > 0)
+        assert.equal(matchesFilter(record, { v: { gte: bound } }, NUMBER), order >= 0)
+        assert.equal(matchesFilter(record, { v: { eq: bound } }, NUMBER), order === 0)
       }),
       { numRuns: 3000 },
     )

@@ -87,7 +87,7 @@ export class ModelCollection {
     const out: ModelRow[] = []
     for (const id of this.#table(source).keys()) {
       const row = this.get(source, id, at)
-      if (row && matchesFilter(row.fields, filter)) out.push(row)
+      if (row && matchesFilter(row.fields, filter, {})) out.push(row)
     }
     return out
   }
@@ -306,7 +306,7 @@ export function createModelConnector(options: ModelConnectorOptions): ModelConne
       const row = source === undefined ? undefined : collection.get(source, request.id)
       if (!source || !row) return { kind: 'conflict', reason: 'missing', message: 'no such record' }
       if (`v${row.version}` !== request.expectedVersion) return { kind: 'conflict', reason: 'version_changed', message: 'version changed' }
-      if (!matchesFilter(row.fields, request.precondition)) return { kind: 'conflict', reason: 'precondition_failed', message: 'precondition failed' }
+      if (!matchesFilter(row.fields, request.precondition, {})) return { kind: 'conflict', reason: 'precondition_failed', message: 'precondition failed' }
       collection.update(source, request.id, { ...request.set })
       const after = collection.get(source, request.id)
       return { kind: 'written', status: 200, record: after ? toRecord(after) : null }

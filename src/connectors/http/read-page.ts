@@ -149,7 +149,7 @@ function interpret(
     lastId = 'record' in made ? made.record.id : undefined
     if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
-    else if (matchesFilter(made.record.fields, request.filter)) items.push(made.record)
+    else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
   const unjudged = shape.result()
   // offset pages overlap by one record, so the next read can tell whether the data moved in between

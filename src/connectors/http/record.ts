@@ -1,4 +1,5 @@
 import type { FieldType } from '../../config/schema.js'
+import { instantOf } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
 import type { HttpContext } from './context.js'
 import { readPath } from './json-path.js'
@@ -108,7 +109,7 @@ function versionFieldName(ctx: HttpContext): string {
 
 /**
  * Whether a value can be what the config declares. Null is a value of every type (the upstream said "none");
- * only absence is not. Timestamps are strings or epoch numbers; tags are lists of strings; integers are safe
+ * only absence is not. Timestamps are ISO-8601 strings or epoch numbers; tags are lists of strings; integers are safe
  * integers (a larger one was rounded when its JSON was parsed).
  */
 export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
@@ -124,7 +125,9 @@ export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':
-      return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+      // a string must name an instant: filters compare timestamps by instant, and one that names none would
+      // silently match nothing
+      return (typeof value === 'string' && instantOf(value) !== null) || (typeof value === 'number' && Number.isFinite(value))
     case 'tags':
       return Array.isArray(value) && value.every((v) => typeof v === 'string')
   }

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
-import { clausesOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
+import { clausesOf, instantOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SqlDialectName } from './url.js'
 
@@ -10,10 +10,13 @@ type Scalar = string | number | boolean
 
 const COMPARABLE: readonly Operator[] = ['eq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'is_null']
 
-/** Whether a page read on SQLite lets a text value through this clause, to be judged in memory. */
+/** Whether a page read on SQLite lets a value through this clause, to be judged in memory (see compileFilter). */
 export function judgedInMemory(type: FieldType | undefined, op: Operator): boolean {
-  return (type === 'number' || type === 'integer' || type === 'boolean') && op !== 'is_null'
+  return (type === 'number' || type === 'integer' || type === 'boolean' || type === 'timestamp') && op !== 'is_null'
 }
+
+/** toISOString's spelling, as a GLOB: the only text SQLite can order as the instants it names. */
+const ISO_TEXT = '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9].[0-9][0-9][0-9]Z'
 
 /** Which operators each field type accepts. */
 export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>> = {
@@ -27,7 +30,7 @@ export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>>
 
 const EXPECTED: Readonly<Record<FieldType, string>> = {
   string: 'a string',
-  timestamp: 'an ISO-8601 timestamp string',
+  timestamp: 'an ISO-8601 timestamp string (YYYY-MM-DD, or a date-time with Z or an offset)',
   number: 'a finite number',
   integer: 'an integer',
   boolean: 'true or false',
@@ -66,7 +69,11 @@ export function isValueOfType(type: FieldType, value: unknown): value is Scalar 
  */
 export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
   if (typeof value === 'boolean' && dialect === 'sqlite') return sql.val(value ? 1 : 0)
-  if (dialect === 'mysql' && type === 'timestamp' && typeof value === 'string') return sql.val(new Date(Date.parse(value)))
+  // one spelling of the instant: SQLite compares the text, PostgreSQL would read a bare date in its session's zone
+  if (type === 'timestamp' && typeof value === 'string') {
+    const at = instantOf(value)
+    if (at !== null) return dialect === 'mysql' ? sql.val(new Date(at)) : sql.val(new Date(at).toISOString())
+  }
   // numeric, not double precision: a numeric or bigint column compared with a double is cast to one, and
   // 12345678901234567.89 equalled 12345678901234568, 2^53 + 1 equalled 2^53 (a float column still compares as
   // floats, on its index)
@@ -84,8 +91,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
  *
  * `judgedInMemory` (a page read on SQLite): a number, integer or boolean comparison also lets through a row
- * holding text there, and `contains` one whose tags are not a JSON list, for `createPageJudge` to judge; a
- * write's precondition never does.
+ * holding text there, a timestamp comparison one whose text is not toISOString's spelling, and `contains` one
+ * whose tags are not a JSON list, for `createPageJudge` to judge; a write's precondition never does.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -96,6 +103,8 @@ export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDi
     // SQLite stores any value in any column and orders text above every number: a text value in a number or
     // boolean column passes here and is judged on its normalised value (page-judge.ts)
     const column = sql.ref(clause.field)
+    // a timestamp stored in another spelling than toISOString's does not order as text the way instants do
+    if (fields[clause.field] === 'timestamp' && clause.op !== 'is_null') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
     if (judgedInMemory(fields[clause.field], clause.op)) return sql`(${compiled} or typeof(${column}) in ('text', 'blob'))`
     // json_each fails the whole statement on text that is no JSON: such a row passes, unjudged (CASE tries its
     // conditions in order, so json_type never sees it)
@@ -123,7 +132,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
   }
   const values = Array.isArray(clause.value) ? clause.value : [clause.value as Scalar]
   for (const v of values) if (!isValueOfType(type, v)) throw mismatch(where, field, op, type, EXPECTED[type])
-  if (dialect === 'mysql' && type === 'timestamp' && values.some((v) => Number.isNaN(Date.parse(v as string)))) {
+  if (type === 'timestamp' && values.some((v) => instantOf(v, true) === null)) {
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
   if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])

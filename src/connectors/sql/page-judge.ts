@@ -1,4 +1,4 @@
-import { clausesOf, decimalOf, filterMatcher, type Filter } from '../../contract/index.js'
+import { clausesOf, decimalOf, filterMatcher, instantOf, type Filter } from '../../contract/index.js'
 import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
@@ -19,15 +19,16 @@ export interface JudgedPage {
  * and named (the walk says not complete), never shown as matching or dropped without a word, as an http
  * upstream's record of another shape is.
  *
- * On SQLite the engine compares such a value with a number by its own type order (text above every number), so
- * a comparison on a number or boolean field lets text through (`compileFilter`'s `judgedInMemory`) and those
- * clauses are checked here again on the normalised values: a record the SQL let through only for its text is
- * dropped if it does not match, and one whose text is no number is unjudged.
+ * On SQLite the engine compares such a value with a number by its own type order (text above every number), and
+ * timestamps as text ("2024-06-01 13:00:00" sorts before "2024-06-01T12:00:00.000Z"), so a comparison on a
+ * number, boolean or timestamp field lets such values through (`compileFilter`'s `judgedInMemory`) and those
+ * clauses are checked here again on the normalised values, timestamps by instant: a record the SQL let through
+ * only for its spelling is dropped if it does not match, and one that names no number or instant is unjudged.
  */
 export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: SqlDialectName): (records: readonly SourceRecord[]) => JudgedPage {
   const mistyped = mistypedFieldsOf(fields)
   const part = dialect === 'sqlite' ? inMemoryPart(filter, fields) : null
-  const rechecked = part === null ? null : filterMatcher(part)
+  const rechecked = part === null ? null : filterMatcher(part, fields)
   return (records) => {
     const shape = createShapeTally()
     const items: SourceRecord[] = []
@@ -40,7 +41,7 @@ export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: Sql
   }
 }
 
-/** The clauses SQLite lets text through on (number, integer and boolean comparisons); null when there are none. */
+/** The clauses SQLite lets values through on (number, integer, boolean and timestamp comparisons); null when none. */
 function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
   const part: Record<string, Filter[string]> = {}
   for (const clause of clausesOf(filter))
@@ -50,10 +51,10 @@ function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
 
 /**
  * For one resource's fields: the fields of a record whose values are not of their declared type (null when all
- * are), for the types a stored value can betray (number, integer, boolean, tags).
+ * are), for the types a stored value can betray (number, integer, boolean, tags, timestamp).
  */
 export function mistypedFieldsOf(fields: FieldTypes): (record: SourceRecord) => string[] | null {
-  const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags')
+  const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags' || type === 'timestamp')
   return (record) => {
     let wrong: string[] | null = null
     for (const [field, type] of typed) if (!fitsType(record.fields[field], type)) (wrong ??= []).push(field)
@@ -78,6 +79,9 @@ function fitsType(value: unknown, type: FieldTypes[string]): boolean {
       return typeof value === 'boolean'
     case 'tags':
       return Array.isArray(value)
+    case 'timestamp':
+      // an instant (a date, a date-time); a number (epoch seconds? milliseconds?) names none for sure
+      return instantOf(value) !== null
     default:
       return true
   }

@@ -219,7 +219,7 @@ describe('list shapes reached by configuration (real loopback upstream)', () => 
       pagination: { style: 'offset' },
     })
     const { records, results } = await walk(conn, 'main', 5, filter)
-    const expected = ITEMS.filter((i: Item) => matchesFilter({ ...i }, filter)).map((i) => i.id)
+    const expected = ITEMS.filter((i: Item) => matchesFilter({ ...i }, filter, { id: 'string', status: 'string', amount: 'number', version: 'integer' })).map((i) => i.id)
     assert.ok(expected.length > 0 && expected.length < ITEMS.length)
     assert.deepEqual(idsOf(records), expected)
     // not every clause went upstream: the upstream's number is never passed off as this query's total

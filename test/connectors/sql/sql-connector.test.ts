@@ -194,7 +194,7 @@ for (const kind of SQL_KINDS) {
           try {
             for (const filter of filters) {
               const records = await walk(session, filter, [pageSize])
-              const expected = rows.filter((r) => matchesFilter(r as unknown as Record<string, unknown>, filter)).map((r) => r.id)
+              const expected = rows.filter((r) => matchesFilter(r as unknown as Record<string, unknown>, filter, resourceFor('sqlite:unused').fields)).map((r) => r.id)
               assert.deepEqual(records.map((r) => r.id), expected, JSON.stringify(filter))
               if (expected.length > 0) matched++
               if (expected.length > 0 && expected.length < rows.length) filtered++
@@ -273,7 +273,7 @@ for (const kind of SQL_KINDS) {
         ]
         for (const filter of filters) {
           const records = await walk(session, filter)
-          const expected = plainRows(30).filter((r) => matchesFilter(r as unknown as Record<string, unknown>, filter))
+          const expected = plainRows(30).filter((r) => matchesFilter(r as unknown as Record<string, unknown>, filter, resourceFor('sqlite:unused').fields))
           assert.deepEqual(records.map((r) => r.id), expected.map((r) => r.id), JSON.stringify(filter))
         }
         const hits = await walk(session, { name: INJECTION })

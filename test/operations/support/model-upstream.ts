@@ -97,7 +97,7 @@ export class ModelUpstream {
         this.order.push(request.id)
         const row = this.rows.get(request.id)
         if (!row) return { kind: 'conflict', reason: 'missing', message: 'gone' }
-        if (String(row.version) !== request.expectedVersion || !matchesFilter(row.fields, request.precondition) || behaviour === 'conflict')
+        if (String(row.version) !== request.expectedVersion || !matchesFilter(row.fields, request.precondition, {}) || behaviour === 'conflict')
           return { kind: 'conflict', reason: 'version_changed', status: 412, message: 'precondition failed upstream' }
         if (behaviour === 'rejected') return { kind: 'rejected', status: 422, message: 'invalid value' }
         if (behaviour === 'unauthorized') return { kind: 'unauthorized', status: 403, message: 'forbidden' }
