@@ -57,7 +57,7 @@ export {
   type Operator,
 } from './filter.js'
 export { decimalOf, compareDecimals } from './decimal.js'
-export { instantOf, canonicalInstant } from './instant.js'
+export { instantOf, namesInstant, canonicalInstant } from './instant.js'
 export { duplicateKeyOf } from './duplicate-keys.js'
 export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'
 export type { RunEvent } from './run-event.js'

@@ -33,6 +33,35 @@ export function instantOf(value: unknown, strict = false): number | null {
   return at - offsetMinutes(zone) * 60_000
 }
 
+/** Positions of the digits in toISOString's spelling, `YYYY-MM-DDTHH:MM:SS.sssZ`. */
+const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22]
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/**
+ * Whether a value names an instant (`instantOf` is not null), answered without building a date for
+ * toISOString's own spelling, which is how nearly every stored timestamp arrives: a walk asks it of every record.
+ */
+export function namesInstant(value: unknown): boolean {
+  if (typeof value !== 'string') return false
+  if (value.length !== 24 || value.charCodeAt(10) !== 84 || value.charCodeAt(23) !== 90) return instantOf(value) !== null
+  if (value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 || value.charCodeAt(19) !== 46) return false
+  for (const i of DIGITS) {
+    const c = value.charCodeAt(i)
+    if (c < 48 || c > 57) return false
+  }
+  const year = twoDigits(value, 0) * 100 + twoDigits(value, 2)
+  const month = twoDigits(value, 5)
+  const day = twoDigits(value, 8)
+  if (month < 1 || month > 12 || day < 1 || twoDigits(value, 11) > 23 || twoDigits(value, 14) > 59 || twoDigits(value, 17) > 59) return false
+  if (month === 2 && day === 29) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= DAYS_IN_MONTH[month - 1]!
+}
+
+/** The number two digits at `i` spell (a closure here would be made, and named, per call). */
+function twoDigits(text: string, i: number): number {
+  return (text.charCodeAt(i) - 48) * 10 + text.charCodeAt(i + 1) - 48
+}
+
 function offsetMinutes(zone: string | undefined): number {
   if (zone === undefined || zone === 'Z') return 0
   const digits = zone.replace(':', '')

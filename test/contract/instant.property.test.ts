@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { clauseTypeProblem, instantOf, matchesFilter } from '../../src/contract/index.js'
+import { clauseTypeProblem, instantOf, matchesFilter, namesInstant } from '../../src/contract/index.js'
 
 const AT = { at: 'timestamp' }
 
@@ -17,6 +17,24 @@ describe('timestamps name instants, whatever their spelling', () => {
       }),
       { numRuns: 2000 },
     )
+  })
+
+  it("namesInstant answers as instantOf does, for toISOString's shape with any digits and any other text (property)", () => {
+    const digits = (n: number) => fc.stringMatching(new RegExp(`^[0-9]{${n}}$`))
+    const isoShaped = fc
+      .tuple(digits(4), digits(2), digits(2), digits(2), digits(2), digits(2), digits(3))
+      .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`)
+    fc.assert(
+      fc.property(fc.oneof(isoShaped, fc.string({ maxLength: 30 }), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())), (text) => {
+        assert.equal(namesInstant(text), instantOf(text) !== null, text)
+      }),
+      { numRuns: 5000 },
+    )
+    assert.equal(namesInstant('2024-02-29T00:00:00.000Z'), true)
+    assert.equal(namesInstant('2023-02-29T00:00:00.000Z'), false)
+    assert.equal(namesInstant('1900-02-29T00:00:00.000Z'), false)
+    assert.equal(namesInstant('2000-02-29T00:00:00.000Z'), true)
+    assert.equal(namesInstant(1717243200), false)
   })
 
   it('dates that do not exist, and text that is no timestamp, name none', () => {

@@ -1,5 +1,5 @@
 import type { FieldType } from '../../config/schema.js'
-import { instantOf } from '../../contract/index.js'
+import { namesInstant } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
 import type { HttpContext } from './context.js'
 import { readPath } from './json-path.js'
@@ -127,7 +127,7 @@ export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
     case 'timestamp':
       // a string must name an instant: filters compare timestamps by instant, and one that names none would
       // silently match nothing
-      return (typeof value === 'string' && instantOf(value) !== null) || (typeof value === 'number' && Number.isFinite(value))
+      return namesInstant(value) || (typeof value === 'number' && Number.isFinite(value))
     case 'tags':
       return Array.isArray(value) && value.every((v) => typeof v === 'string')
   }

@@ -1,4 +1,4 @@
-import { clausesOf, decimalOf, filterMatcher, instantOf, type Filter } from '../../contract/index.js'
+import { clausesOf, decimalOf, filterMatcher, namesInstant, type Filter } from '../../contract/index.js'
 import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
@@ -54,10 +54,17 @@ function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
  * are), for the types a stored value can betray (number, integer, boolean, tags, timestamp).
  */
 export function mistypedFieldsOf(fields: FieldTypes): (record: SourceRecord) => string[] | null {
+  // names and types in parallel arrays, walked by index: this runs for every record of every page
   const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags' || type === 'timestamp')
+  const names = typed.map(([field]) => field)
+  const types = typed.map(([, type]) => type)
   return (record) => {
     let wrong: string[] | null = null
-    for (const [field, type] of typed) if (!fitsType(record.fields[field], type)) (wrong ??= []).push(field)
+    const values = record.fields
+    for (let i = 0; i < names.length; i++) {
+      const value = values[names[i]!]
+      if (value !== null && value !== undefined && !fitsType(value, types[i]!)) (wrong ??= []).push(names[i]!)
+    }
     return wrong
   }
 }
@@ -67,9 +74,8 @@ export function mistypedMessage(endpoint: string, record: SourceRecord, wrong: r
   return `${endpoint}: record "${record.id}" holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have)`
 }
 
-/** A normalised value of a number, integer, boolean or tags field that is of that type (or null). */
+/** Whether a normalised value (not null) is of its declared type, for the types a stored value can betray. */
 function fitsType(value: unknown, type: FieldTypes[string]): boolean {
-  if (value === null || value === undefined) return true
   switch (type) {
     case 'number':
     case 'integer':
@@ -81,7 +87,7 @@ function fitsType(value: unknown, type: FieldTypes[string]): boolean {
       return Array.isArray(value)
     case 'timestamp':
       // an instant (a date, a date-time); a number (epoch seconds? milliseconds?) names none for sure
-      return instantOf(value) !== null
+      return namesInstant(value)
     default:
       return true
   }
