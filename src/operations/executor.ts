@@ -12,7 +12,7 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
-import type { VersionProof } from './version-proof.js'
+import { provenBy, type VersionProof } from './version-proof.js'
 
 /** The few log methods the executor uses; a pino logger fits. */
 export interface ExecutorLog {
@@ -115,13 +115,9 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   })
 
   const connector = deps.connectorFor(resource)
-  const proof: VersionProof | null =
-    connector.writeEnforcesVersion || !deps.versionProof
-      ? null
-      : await deps.versionProof(execution).catch((error: unknown) => {
-          deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
-          return null
-        })
+  const proof = await provenBy(connector, deps.versionProof, execution, (error) =>
+    deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write'),
+  )
   if (proof !== null)
     await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
   const ctx: TargetContext = {

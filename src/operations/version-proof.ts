@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely'
 import { digestOf } from '../contract/index.js'
+import type { Connector } from '../connectors/index.js'
 import type { Database } from '../store/index.js'
+import type { OperationExecution } from './types.js'
 
 /**
  * What `warrant check RESOURCE --write-probe ID` saw when it sent one action's write with a stale version:
@@ -59,4 +61,22 @@ export function vouches(proof: VersionProof | null, digest: string, now: number)
   if (!proof || proof.status !== 'holds' || proof.digest !== digest) return false
   const at = Date.parse(proof.probed_at)
   return Number.isFinite(at) && at <= now && now - at < VERSION_PROOF_MAX_AGE_MS
+}
+
+/**
+ * The write probe that lets an operation skip re-reading each target: none where the connector's own write
+ * enforces the version (it needs none) or where nothing can read one; a probe that cannot be read is reported
+ * to `onError` and counts as none, so every target is re-read before its write.
+ */
+export async function provenBy(
+  connector: Pick<Connector, 'writeEnforcesVersion'>,
+  read: ((execution: OperationExecution) => Promise<VersionProof | null>) | undefined,
+  execution: OperationExecution,
+  onError: (error: unknown) => void,
+): Promise<VersionProof | null> {
+  if (connector.writeEnforcesVersion || !read) return null
+  return read(execution).catch((error: unknown) => {
+    onError(error)
+    return null
+  })
 }
