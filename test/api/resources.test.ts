@@ -89,6 +89,8 @@ for (const kind of STORE_KINDS) {
       ['an unknown operator', '/v1/resources/subscriptions/search', { filter: { status: { like: 'past%' } } }, 400, 'invalid_request'],
       ['contains on a non-tags field', '/v1/resources/subscriptions/search', { filter: { status: { contains: 'x' } } }, 400, 'invalid_request'],
       ['a wrong type', '/v1/resources/subscriptions/search', { filter: { amount_due: { gte: 'lots' } } }, 400, 'invalid_request'],
+      ['a timestamp that names no instant', '/v1/resources/subscriptions/search', { filter: { updated_at: { lt: 'yesterday' } } }, 400, 'invalid_request'],
+      ['a time without a zone', '/v1/resources/subscriptions/search', { filter: { updated_at: { gte: '2024-06-01T12:00:00' } } }, 400, 'invalid_request'],
       ['a forged cursor', '/v1/resources/subscriptions/search', { cursor: 'eyJmb3JnZWQiOnRydWV9.c2ln' }, 400, 'invalid_cursor'],
       ['an unknown body key', '/v1/resources/subscriptions/search', { filtre: {} }, 400, 'invalid_request'],
       ['a negative page size', '/v1/resources/subscriptions/search', { page_size: -1 }, 400, 'invalid_request'],
