@@ -109,8 +109,9 @@ function versionFieldName(ctx: HttpContext): string {
 
 /**
  * Whether a value can be what the config declares. Null is a value of every type (the upstream said "none");
- * only absence is not. Timestamps are ISO-8601 strings or epoch numbers; tags are lists of strings; integers are safe
- * integers (a larger one was rounded when its JSON was parsed).
+ * only absence is not. Timestamps are ISO-8601 strings (an epoch number could be seconds or milliseconds: no
+ * filter could compare it, so it is of another type; declare such a field `integer`); tags are lists of strings;
+ * integers are safe integers (a larger one was rounded when its JSON was parsed).
  */
 export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
   if (value === null) return true
@@ -125,9 +126,8 @@ export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':
-      // a string must name an instant: filters compare timestamps by instant, and one that names none would
-      // silently match nothing
-      return namesInstant(value) || (typeof value === 'number' && Number.isFinite(value))
+      // filters compare timestamps by the instant they name: a value that names none would silently match nothing
+      return namesInstant(value)
     case 'tags':
       return Array.isArray(value) && value.every((v) => typeof v === 'string')
   }
