@@ -105,6 +105,8 @@ export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDi
     const column = sql.ref(clause.field)
     // a timestamp stored in another spelling than toISOString's does not order as text the way instants do
     if (fields[clause.field] === 'timestamp' && clause.op !== 'is_null') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
+    // a boolean is 0 or 1: a 2 is neither true nor false, and is judged too
+    if (fields[clause.field] === 'boolean' && clause.op !== 'is_null') return sql`(${compiled} or (${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1))))`
     if (judgedInMemory(fields[clause.field], clause.op)) return sql`(${compiled} or typeof(${column}) in ('text', 'blob'))`
     // json_each fails the whole statement on text that is no JSON: such a row passes, unjudged (CASE tries its
     // conditions in order, so json_type never sees it)

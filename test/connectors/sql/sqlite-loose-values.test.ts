@@ -27,6 +27,8 @@ describe('sql on SQLite: values of another type than their column', () => {
       `'b', 1, 'N/A', 'yes', 'not json', 4900`,
       `'c', 1, '', 0, '["y"]', '50000'`,
       `'d', 1, 50000, 1, '["x"]', 7`,
+      // a flag of 2: neither true nor false
+      `'e', 1, 1, 2, '["x"]', 8`,
     ])
       await upstream.exec(`insert into ledger (id, version, amount, flag, tags, raw) values (${row})`)
     connector = ledgerConnector(upstream.url, { id: 'string', version: 'integer', amount: 'number', flag: 'boolean', tags: 'tags' })
@@ -42,12 +44,13 @@ describe('sql on SQLite: values of another type than their column', () => {
   const search = (over: SqlConnector, filter: Filter) => searchAll(over, { resource: 'ledger', filter, pageSize: 2 }, {}, { scope, cursorCodec: codec })
 
   const cases: [Filter, string[], number][] = [
-    [{}, ['a', 'd'], 2],
+    [{}, ['a', 'd'], 3],
     [{ amount: { gte: 4900 } }, ['d'], 2],
-    [{ amount: { lt: 10 } }, ['a'], 2],
-    [{ amount: { not_in: [5] } }, ['d'], 2],
-    [{ flag: true }, ['a', 'd'], 1],
-    [{ tags: { contains: 'x' } }, ['a', 'd'], 1],
+    [{ amount: { lt: 10 } }, ['a'], 3],
+    [{ amount: { not_in: [5] } }, ['d'], 3],
+    [{ flag: true }, ['a', 'd'], 2],
+    [{ flag: false }, [], 3],
+    [{ tags: { contains: 'x' } }, ['a', 'd'], 2],
   ]
   for (const [filter, matching, unjudged] of cases) {
     it(`${JSON.stringify(filter)}: the records that match, and ${unjudged} named as not judged; never complete`, async () => {
@@ -76,7 +79,7 @@ describe('sql on SQLite: values of another type than their column', () => {
     const below = await search(loose, { raw: { lt: 1000 } })
     assert.deepEqual(
       below.items.map((r) => [r.id, r.fields.raw]),
-      [['a', 500], ['d', 7]],
+      [['a', 500], ['d', 7], ['e', 8]],
     )
     assert.equal(below.complete, true)
   })
