@@ -11,6 +11,8 @@ export interface ColumnType {
   /** The type as the table declares it, for messages. */
   readonly declared: string
   readonly kind: ColumnKind
+  /** An integer column (SQLite INTEGER affinity, PostgreSQL smallint/integer/bigint). */
+  readonly integer: boolean
 }
 
 /**
@@ -39,7 +41,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
   for (const row of rows) {
     const declared = String(row.type ?? '')
     const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind })
+    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' && /^(smallint|integer|bigint)$/.test(declared)
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer })
   }
   return out
 }
@@ -122,8 +125,40 @@ function describe(kind: ColumnKind): string {
   return DESCRIBED[kind]
 }
 
+/** What the catalogue says of a resource's columns: what no filter can trust, and what must compare as text. */
+export interface ColumnFacts {
+  readonly misfits: readonly FieldTypeMisfit[]
+  /**
+   * String fields over a column that does not hold text: compared as `cast(column as text)`; `true` for an
+   * integer column, where equality with an integer's own digits ("2134", never "02134") may stay a plain
+   * comparison, on the column's index.
+   */
+  readonly comparedAsText: ReadonlyMap<string, boolean>
+}
+
+export function columnFactsOf(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): ColumnFacts {
+  return { misfits: fieldMisfits(declared, columns, dialect, endpoint), comparedAsText: textCompared(declared, columns, dialect) }
+}
+
+/**
+ * The string fields whose column does not hold text. A record shows such a value as text ("2134"); the engine
+ * would compare the column as it is: SQLite gives a filter's "02134" the column's numeric affinity (2134, a
+ * match), or finds integer 2134 unequal to text "2134" in a column of no type; PostgreSQL reads "02134" as the
+ * integer 2134. Compared as text, the engine answers as the record reads. (MySQL compares strings as bytes
+ * already.)
+ */
+function textCompared(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName): Map<string, boolean> {
+  const out = new Map<string, boolean>()
+  if (dialect === 'mysql') return out
+  for (const [field, type] of Object.entries(declared)) {
+    const column = columns.get(field)
+    if (type === 'string' && column !== undefined && column.kind !== 'text') out.set(field, column.integer)
+  }
+  return out
+}
+
 /** Every declared field whose column the engine compares otherwise than the field is declared, with why. */
-export function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): FieldTypeMisfit[] {
+function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): FieldTypeMisfit[] {
   const out: FieldTypeMisfit[] = []
   for (const [field, type] of Object.entries(declared)) {
     const column = columns.get(field)

@@ -90,15 +90,22 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
  * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
  *
- * `judgedInMemory` (a page read on SQLite): a number, integer or boolean comparison also lets through a row
+ * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
+ * `ColumnFacts`). `judgedInMemory` (a page read on SQLite): a number, integer or boolean comparison also lets through a row
  * holding text there, a timestamp comparison one whose text is not toISOString's spelling, and `contains` one
  * whose tags are not a JSON list, for `createPageJudge` to judge; a write's precondition never does.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
-export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDialectName, where = 'filter', options: { readonly judgedInMemory?: boolean } = {}): RawBuilder<SqlBool> | null {
+export function compileFilter(
+  filter: Filter,
+  fields: FieldTypes,
+  dialect: SqlDialectName,
+  where = 'filter',
+  options: { readonly judgedInMemory?: boolean; readonly comparedAsText?: ReadonlyMap<string, boolean> } = {},
+): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
-    const compiled = compileClause(clause, fields, dialect, where)
+    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field))
     if (!options.judgedInMemory || dialect !== 'sqlite') return compiled
     // SQLite stores any value in any column and orders text above every number: a text value in a number or
     // boolean column passes here and is judged on its normalised value (page-judge.ts)
@@ -117,7 +124,7 @@ export function compileFilter(filter: Filter, fields: FieldTypes, dialect: SqlDi
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string): RawBuilder<unknown> {
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean): RawBuilder<unknown> {
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -127,7 +134,8 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
       { field, operator: op },
     )
   }
-  const column = sql.ref(field)
+  const ref = sql.ref(field)
+  const column = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value)) ? ref : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`
@@ -160,6 +168,18 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     }
   }
 }
+
+/**
+ * Whether a string equality on an integer column may stay a plain comparison (on the column's index): every value
+ * is an integer's own digits, which an integer equals exactly when its text does. Anything else ("02134", an
+ * order) compares `cast(column as text)`, the text a record shows (see `ColumnFacts.comparedAsText`).
+ */
+function integerEquality(op: Operator, value: Clause['value']): boolean {
+  if (op !== 'eq' && op !== 'in' && op !== 'not_in') return false
+  return (Array.isArray(value) ? value : [value]).every((v) => typeof v === 'string' && INTEGER_DIGITS.test(v))
+}
+
+const INTEGER_DIGITS = /^(0|-?[1-9][0-9]{0,14})$/
 
 /**
  * MySQL compares strings by the column's collation, often case- and trailing-space-insensitive; the filter's

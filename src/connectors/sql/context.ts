@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks'
-import type { FieldTypeMisfit, SourceRecord, UpstreamCall, UpstreamCallListener } from '../connector.js'
+import type { SourceRecord, UpstreamCall, UpstreamCallListener } from '../connector.js'
 import type { Backend, Row } from './backend.js'
+import type { ColumnFacts } from './column-types.js'
 import type { SqlResource } from './resource.js'
 import type { SqlDialectName, SqlLocation } from './url.js'
 
@@ -25,8 +26,8 @@ export interface ConnectorContext extends SqlResource {
   readonly recordOf: (row: Row) => SourceRecord
   /** The same for a page's rows, which the read owns: each row becomes its record's fields (`ownedRowReader`). */
   readonly pageRecordOf: (row: Row) => SourceRecord
-  /** The declared fields whose columns hold another type (the engine's catalogue, read once); null when it could not be read. */
-  fieldTypeMisfits(): Promise<readonly FieldTypeMisfit[] | null>
+  /** What the engine's catalogue says of the declared columns (read once); null when it could not be read. */
+  columnFacts(): Promise<ColumnFacts | null>
 }
 
 export function callEmitter(onCall: UpstreamCallListener | undefined, source: string, endpoint: string): (call: CallEvent) => void {

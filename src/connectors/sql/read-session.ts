@@ -10,6 +10,7 @@ import { classifyReadError, messageOf } from './errors.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
 const AFTER_SLOT: unknown = Object.freeze({ slot: 'after' })
+const NO_FIELDS: ReadonlyMap<string, boolean> = new Map()
 /** Compiled page queries a session keeps (a walk uses two: the first page and the rest). */
 const STATEMENTS_KEPT = 8
 
@@ -30,6 +31,8 @@ class SqlReadSession implements ReadSession {
   /** The walk's open query (engines that keep one open), the position its next row follows, that row if read. */
   #walk: { key: string; stream: SessionStream; position: string | null; carry: Row | null } | null = null
   #judge: { filter: ReadPageRequest['filter']; judge: ReturnType<typeof createPageJudge> } | undefined
+  /** String fields over columns that do not hold text (the connector's column facts), compared as text. */
+  #asText: ReadonlyMap<string, boolean> = NO_FIELDS
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -47,13 +50,16 @@ class SqlReadSession implements ReadSession {
     if (!Number.isSafeInteger(request.pageSize) || request.pageSize < 1) {
       throw new WarrantError('invalid_request', `page size must be a positive integer, got ${request.pageSize}`)
     }
+    // the column facts first: a string field over a numeric column compiles as text
+    const facts = await this.ctx.columnFacts()
+    this.#asText = facts?.comparedAsText ?? NO_FIELDS
     const statement = this.#statementFor(request, request.position !== null)
     const after = request.position === null ? undefined : decodePosition(request.position)
     if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
     if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
-    const misfit = await this.#misfit(request)
+    const misfit = filterMisfit(Object.keys(request.filter), facts?.misfits ?? null)
     if (misfit !== null) return { kind: 'refused', message: misfit }
 
     this.#disarm()
@@ -81,13 +87,6 @@ class SqlReadSession implements ReadSession {
   #judgeOf(filter: ReadPageRequest['filter']): ReturnType<typeof createPageJudge> {
     if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx.fields, filter, this.ctx.dialect) }
     return this.#judge.judge
-  }
-
-  /** Why the engine cannot answer this filter as declared (a number field on a text column…), or null. */
-  async #misfit(request: ReadPageRequest): Promise<string | null> {
-    const used = Object.keys(request.filter)
-    if (used.length === 0) return null
-    return filterMisfit(used, await this.ctx.fieldTypeMisfits())
   }
 
   /**
@@ -125,11 +124,11 @@ class SqlReadSession implements ReadSession {
    * the row past it; otherwise every row in id order, for a stream.
    */
   #statementFor(request: ReadPageRequest, resumed: boolean, limited = true): CompiledQuery {
-    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${JSON.stringify(request.filter)}`
+    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: true })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: true, comparedAsText: this.#asText })
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)

@@ -1,7 +1,7 @@
 import { readSecret } from '../../config/index.js'
-import type { FieldTypeMisfit, WriteOutcome, WriteRequest } from '../connector.js'
+import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
-import { columnTypesOf, columnTypesQuery, fieldMisfits } from './column-types.js'
+import { columnFactsOf, columnTypesOf, columnTypesQuery, type ColumnFacts } from './column-types.js'
 import { callEmitter, type ConnectorContext } from './context.js'
 import type { SqlConnector, SqlConnectorOptions } from './options.js'
 import { mysqlBackend } from './mysql-backend.js'
@@ -48,7 +48,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
         : mysqlBackend(location, options)
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
-  let misfits: Promise<readonly FieldTypeMisfit[] | null> | undefined
+  let facts: Promise<ColumnFacts | null> | undefined
 
   const ctx: ConnectorContext = {
     ...resource,
@@ -65,12 +65,12 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     emit: callEmitter(options.onCall, source, endpoint),
     recordOf: sourceRecordReader(resource.fields, idField, resource.versionField),
     pageRecordOf: ownedRowReader(resource.fields, idField, resource.versionField),
-    fieldTypeMisfits: () =>
-      (misfits ??= backend.run(columnTypesQuery(location.dialect, backend.db, table)).then(
-        (rows) => (rows.length === 0 ? null : fieldMisfits(resource.fields, columnTypesOf(location.dialect, rows), location.dialect, endpoint)),
+    columnFacts: () =>
+      (facts ??= backend.run(columnTypesQuery(location.dialect, backend.db, table)).then(
+        (rows) => (rows.length === 0 ? null : columnFactsOf(resource.fields, columnTypesOf(location.dialect, rows), location.dialect, endpoint)),
         () => {
           // read again next time: the upstream may have been down
-          misfits = undefined
+          facts = undefined
           return null
         },
       )),
@@ -86,7 +86,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     openSession: () => openReadSession(ctx, sessions),
 
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
-    fieldTypeMisfits: () => ctx.fieldTypeMisfits(),
+    fieldTypeMisfits: async () => (await ctx.columnFacts())?.misfits ?? null,
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
     writeEnforcesVersion: true,
 
