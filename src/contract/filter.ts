@@ -152,6 +152,20 @@ function ordered(order: number | null, op: Operator): boolean {
   return op === 'lt' ? order < 0 : op === 'lte' ? order <= 0 : op === 'gt' ? order > 0 : order >= 0
 }
 
+/**
+ * Whether a value read back is the value written, as its field is declared: a timestamp is the same instant
+ * in any spelling (PostgreSQL answers 2024-06-01T12:00:00Z as 2024-06-01T12:00:00.000Z), a number the same
+ * value whether a number or its exact digits. Other values: false here (the caller compares them as JSON).
+ */
+export function sameAsDeclared(actual: unknown, expected: unknown, type: string | undefined): boolean {
+  if (type === 'timestamp') {
+    const at = instantOf(actual)
+    return at !== null && at === instantOf(expected)
+  }
+  if (type === 'number' || type === 'integer') return same(actual, expected) || same(expected, actual)
+  return false
+}
+
 function same(actual: unknown, value: unknown): boolean {
   if (actual === value) return true
   return typeof actual === 'string' && typeof value === 'number' && compareDecimals(actual, String(value)) === 0

@@ -49,6 +49,7 @@ export {
   clausesOf,
   matchesFilter,
   filterMatcher,
+  sameAsDeclared,
   clauseTypeProblem,
   type Filter,
   type FieldTypeNames,

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../contract/index.js'
+import { canonicalJson, sameAsDeclared, type FieldTypeNames } from '../contract/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 
 /** What an upstream's answer to a write, or the record re-read after it, says about the approved effect. */
@@ -65,11 +65,12 @@ function isContainer(value: unknown): value is object {
   return value !== null && typeof value === 'object'
 }
 
-/** Every expected field present, with the approved value. */
-export function checkRecordFields(fields: Readonly<Record<string, unknown>>, expected: Readonly<Record<string, unknown>>): EffectCheck {
+/** Every expected field present, with the approved value, compared as its field is declared (`types`). */
+export function checkRecordFields(fields: Readonly<Record<string, unknown>>, expected: Readonly<Record<string, unknown>>, types: FieldTypeNames): EffectCheck {
   for (const [field, value] of Object.entries(expected)) {
     if (!Object.hasOwn(fields, field)) return { kind: 'contradicted', message: `the answer has no field "${field}" (unexpected shape); the approved effect sets it to ${show(value)}` }
-    if (!sameValue(fields[field], value))
+    // a timestamp read back in another spelling is the same instant; a number, the same value (sameAsDeclared)
+    if (!sameValue(fields[field], value) && !sameAsDeclared(fields[field], value, Object.hasOwn(types, field) ? types[field] : undefined))
       return { kind: 'contradicted', message: `field "${field}" is ${show(fields[field])} where ${show(value)} was approved` }
   }
   return { kind: 'holds', values: fields }

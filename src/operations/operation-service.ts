@@ -184,7 +184,15 @@ export function createOperationService(options: OperationServiceOptions): Operat
       const { execution } = await loadScoped(actor, operationId)
       const resource = execution.plan.resource
       const totals = await reconcileUnknownTargets(
-        { db: store.db, connector: connectorFor(resource), renderWrite, hidden: hiddenFields(resource), now, settleMs: Math.round(options.execution.reconcile_settle_seconds * 1000) },
+        {
+          db: store.db,
+          connector: connectorFor(resource),
+          renderWrite,
+          hidden: hiddenFields(resource),
+          fieldTypes: catalogue.get(resource).config.fields,
+          now,
+          settleMs: Math.round(options.execution.reconcile_settle_seconds * 1000),
+        },
         operationId,
         execution,
       )

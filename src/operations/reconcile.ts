@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { FieldTypeNames } from '../contract/index.js'
 import { callContext, type Connector } from '../connectors/index.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, pick, sameVersion } from './effect.js'
@@ -26,6 +27,8 @@ export interface ReconcileDeps {
   readonly connector: Connector
   readonly renderWrite: ExecutorDeps['renderWrite']
   readonly hidden: ReadonlySet<string>
+  /** The resource's declared field types: an effect read back is compared as its fields are declared. */
+  readonly fieldTypes: FieldTypeNames
   readonly now: () => string
   /** `execution.reconcile_settle_seconds`, in ms */
   readonly settleMs: number
@@ -150,7 +153,7 @@ function judge(
   if (failure !== undefined) return { state: 'unknown', reason: 'reconcile_unreadable', message: `reconciliation could not re-read "${id}": ${failure}` }
   if (!record) return { state: 'unknown', reason: 'reconcile_missing', message: `reconciliation found no record "${id}" upstream; whether the write happened cannot be told` }
   const rendered = deps.renderWrite(execution, { id, version: target.expected_version })
-  const check = checkRecordFields(record.fields, rendered.expect.fields)
+  const check = checkRecordFields(record.fields, rendered.expect.fields, deps.fieldTypes)
   const moved = target.expected_version === null ? null : !sameVersion(record.version, target.expected_version)
   if (moved === false) {
     const since = target.unknown_since ?? target.updated_at
@@ -177,7 +180,7 @@ function judge(
 function appliedNow(deps: ReconcileDeps, execution: OperationExecution, target: OperationTargetRow, record: { readonly version: string; readonly fields: Readonly<Record<string, unknown>> }): boolean {
   if (target.expected_version === null || sameVersion(record.version, target.expected_version)) return false
   const rendered = deps.renderWrite(execution, { id: target.record_id, version: target.expected_version })
-  return checkRecordFields(record.fields, rendered.expect.fields).kind === 'holds'
+  return checkRecordFields(record.fields, rendered.expect.fields, deps.fieldTypes).kind === 'holds'
 }
 
 /** The fields a succeeded target's `after` keeps: those written and those expected, never a hidden one. */

@@ -264,7 +264,7 @@ async function verifyWritten(
     const absent = Object.keys(rendered.expect.fields).filter((f) => !Object.hasOwn(after.fields, f))
     if (absent.length > 0)
       return { kind: 'contradicted', message: `the record has no field ${absent.map((f) => `"${f}"`).join(', ')} (unexpected shape); the approved effect sets it`, vanishedOnly: true }
-    const fields = checkRecordFields(after.fields, rendered.expect.fields)
+    const fields = checkRecordFields(after.fields, rendered.expect.fields, ctx.fieldTypes)
     if (fields.kind === 'contradicted') return { ...fields, vanishedOnly: false }
     return checkUntouched(representationOf(w.before), representationOf(after), exempt)
   }

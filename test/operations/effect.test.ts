@@ -3,14 +3,23 @@ import { describe, test } from 'node:test'
 import { checkRecordFields, checkStatus, checkUntouched } from '../../src/operations/index.js'
 
 const expect = { status: [200, 204], fields: { role: 'viewer', limits: { a: 1, b: [2] } } }
+const TYPES = { role: 'string' }
 
 describe('checking a write against the approved effect', () => {
   test('the approved values, whatever their key order, hold', () => {
-    assert.equal(checkRecordFields({ id: 'u1', role: 'viewer', limits: { b: [2], a: 1 } }, expect.fields).kind, 'holds')
+    assert.equal(checkRecordFields({ id: 'u1', role: 'viewer', limits: { b: [2], a: 1 } }, expect.fields, TYPES).kind, 'holds')
   })
   test('another value contradicts it, naming the field and both values', () => {
-    const check = checkRecordFields({ role: 'admin', limits: { a: 1, b: [2] } }, expect.fields)
+    const check = checkRecordFields({ role: 'admin', limits: { a: 1, b: [2] } }, expect.fields, TYPES)
     assert.deepEqual(check, { kind: 'contradicted', message: 'field "role" is "admin" where "viewer" was approved' })
+  })
+  test('a timestamp read back in another spelling is the same instant, a number read back as its exact digits the same value; a string is compared as written', () => {
+    const types = { at: 'timestamp', amount: 'number', note: 'string' }
+    assert.equal(checkRecordFields({ at: '2024-06-01T12:00:00.000Z' }, { at: '2024-06-01T14:00:00+02:00' }, types).kind, 'holds')
+    assert.equal(checkRecordFields({ at: '2024-06-01T12:00:00.001Z' }, { at: '2024-06-01T12:00:00Z' }, types).kind, 'contradicted')
+    assert.equal(checkRecordFields({ amount: '12345678901234567.890' }, { amount: 1e16 }, types).kind, 'contradicted')
+    assert.equal(checkRecordFields({ amount: '100.00' }, { amount: 100 }, types).kind, 'holds')
+    assert.equal(checkRecordFields({ note: '2024-06-01T12:00:00.000Z' }, { note: '2024-06-01T12:00:00Z' }, types).kind, 'contradicted')
   })
   test('a status the action does not expect contradicts it; an expected one proves nothing by itself', () => {
     assert.match(checkStatus(202, expect)!.message, /answered 202; the approved action expects 200 or 204/)

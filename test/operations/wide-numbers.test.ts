@@ -16,8 +16,8 @@ import { allResults, caller, waitForOperation } from './support/flow.js'
  * meets the precondition", which it did. Each is now decided by value, as the engine's own filter decides it.
  */
 const LEDGERS = {
-  sqlite: { big: '9007199254740993', column: 'integer' },
-  postgres: { big: '12345678901234567.89', column: 'numeric(40, 2)' },
+  sqlite: { big: '9007199254740993', column: 'integer', at: 'text' },
+  postgres: { big: '12345678901234567.89', column: 'numeric(40, 2)', at: 'timestamptz' },
 } as const
 
 /** r1 and r4 small, r2 past a double, r3 its negative: the precondition (balance > 0) fails for r3 alone. */
@@ -38,8 +38,8 @@ describe('numbers past a double in exclusion rules, flags and preconditions', ()
     pgDb = await createTestPostgresDatabase()
     const client = new pg.Client({ connectionString: pgDb.url })
     await client.connect()
-    await client.query(`create table ledger (id text primary key, version integer not null, status text not null, balance ${LEDGERS.postgres.column})`)
-    for (const [id, balance] of rows(LEDGERS.postgres.big)) await client.query(`insert into ledger values ('${id}', 1, 'open', ${balance})`)
+    await client.query(`create table ledger (id text primary key, version integer not null, status text not null, balance ${LEDGERS.postgres.column}, held_at ${LEDGERS.postgres.at})`)
+    for (const [id, balance] of rows(LEDGERS.postgres.big)) await client.query(`insert into ledger (id, version, status, balance) values ('${id}', 1, 'open', ${balance})`)
     await client.end()
     let file = ''
     fx = await startDemoGateway({
@@ -51,16 +51,20 @@ describe('numbers past a double in exclusion rules, flags and preconditions', ()
           raw.resources[`ledger_${kind}`] = {
             environment: raw.resources.subscriptions.environment,
             connector: { kind: 'sql', url: kind === 'sqlite' ? `sqlite:${file}` : pgDb.url, table: 'ledger' },
-            fields: { id: 'string', version: 'integer', status: 'string', balance: 'number' },
+            fields: { id: 'string', version: 'integer', status: 'string', balance: 'number', held_at: 'timestamp' },
             id_field: 'id',
             version_field: 'version',
             review_fields: ['id', 'status', 'balance'],
             standing_approvals: [{ name: 'small-holds', selector: { status: 'open' }, action: 'hold', max_count: 10, flagged: LARGE }],
-            actions: { hold: { description: 'hold an open account', set: { status: 'held' }, precondition: { balance: { gt: 0 } } } },
+            actions: {
+              hold: { description: 'hold an open account', set: { status: 'held' }, precondition: { balance: { gt: 0 } } },
+              // a timestamp in another spelling than the one PostgreSQL answers with
+              stamp: { description: 'stamp when it was held', set: { held_at: '2024-06-01T14:00:00+02:00' } },
+            },
           }
         const db = new BetterSqlite3(file)
-        db.exec(`create table ledger (id text primary key, version integer not null, status text not null, balance ${LEDGERS.sqlite.column})`)
-        for (const [id, balance] of rows(LEDGERS.sqlite.big)) db.exec(`insert into ledger values ('${id}', 1, 'open', ${balance})`)
+        db.exec(`create table ledger (id text primary key, version integer not null, status text not null, balance ${LEDGERS.sqlite.column}, held_at ${LEDGERS.sqlite.at})`)
+        for (const [id, balance] of rows(LEDGERS.sqlite.big)) db.exec(`insert into ledger (id, version, status, balance) values ('${id}', 1, 'open', ${balance})`)
         db.close()
       },
     })
@@ -110,6 +114,23 @@ describe('numbers past a double in exclusion rules, flags and preconditions', ()
       assert.deepEqual(skipped.map((r) => [r.id, r.reason]), [['r3', 'precondition_failed']])
       const succeeded = await allResults(agent, operation.operation_id, 'succeeded')
       assert.deepEqual(succeeded.map((r) => r.id).sort(), ['r1', 'r2', 'r4'])
+    })
+
+    test(`${kind}: a timestamp the upstream answers in another spelling is the instant written: every target succeeds`, async () => {
+      const { selection, plan } = await (async () => {
+        const made = await agent('POST', `/v1/resources/${resource}/selections`, { filter: {} })
+        assert.equal(made.status, 201, JSON.stringify(made.body))
+        const proposed = await agent('POST', `/v1/selections/${made.body.selection_id}/plans`, { action: { type: 'stamp' } })
+        assert.ok(proposed.status === 201 || proposed.status === 200, JSON.stringify(proposed.body))
+        return { selection: made.body, plan: proposed.body }
+      })()
+      const approval = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'stamp them' })
+      assert.equal(approval.status, 201, JSON.stringify(approval.body))
+      const commit = await agent('POST', `/v1/resources/${resource}/bulk-actions`, { selection_id: selection.selection_id, expected_digest: selection.digest, action: { type: 'stamp' } }, { 'idempotency-key': `stamp-${kind}` })
+      assert.equal(commit.status, 202, JSON.stringify(commit.body))
+      const operation = await waitForOperation(agent, commit.body.operation_id)
+      assert.equal(operation.state, 'succeeded', JSON.stringify(operation))
+      assert.equal(operation.counts.succeeded, 4)
     })
   }
 })
