@@ -6,7 +6,10 @@ const scalar = z.union([z.string(), z.number(), z.boolean()])
 
 /** The JSON filter grammar, quoted by every refusal of a filter so a typo is answered with what is accepted. */
 export const FILTER_GRAMMAR =
-  'a filter maps each field to a value (equals) or to an object of operators that must all hold: eq, in, not_in, lt, lte, gt, gte, is_null, contains; each field and each operator at most once'
+  'a filter maps each field to a value (equals) or to an object of operators that must all hold: eq, in, not_in, lt, lte, gt, gte, is_null, contains; each field and each operator at most once; values of the field\'s type (a timestamp as ISO-8601 with Z or an offset, or YYYY-MM-DD)'
+
+/** How a request's filter is described to agents (OpenAPI, MCP tool schemas). */
+export const FILTER_DESCRIPTION = 'field → value or {operator: value}; all must hold; {} matches all; timestamps as ISO-8601 with Z or an offset (2024-06-01T12:00:00Z), or a date (2024-06-01, midnight UTC)'
 
 /**
  * One field's condition. A bare scalar means equality. Operators compose with AND.

@@ -42,6 +42,7 @@ export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode,
 export {
   filterSchema,
   FILTER_GRAMMAR,
+  FILTER_DESCRIPTION,
   fieldConditionSchema,
   RESERVED_KEYS,
   isReservedKey,

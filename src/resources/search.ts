@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type Envelope, filterSchema } from '../contract/index.js'
+import { type Envelope, FILTER_DESCRIPTION, filterSchema } from '../contract/index.js'
 import { type CursorCodec, walkInventory } from '../inventory/index.js'
 import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
@@ -7,7 +7,7 @@ import type { Resource } from './catalogue.js'
 /** The search request, on every surface (HTTP body, MCP tool input, CLI flags). */
 export const searchRequestSchema = z
   .strictObject({
-    filter: filterSchema.default({}).describe('field → value or {operator: value}; all must hold; {} matches all'),
+    filter: filterSchema.default({}).describe(FILTER_DESCRIPTION),
     fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to return; default all'),
     page_size: z.number().int().min(1).max(1000).default(100).describe('records per upstream page'),
     cursor: z.string().max(16_384).nullable().optional().describe('continuation.cursor of an earlier answer'),

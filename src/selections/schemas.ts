@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { continuationSchema, filterSchema, incompleteReasonSchema, scopeSchema, warningSchema } from '../contract/index.js'
+import { FILTER_DESCRIPTION, continuationSchema, filterSchema, incompleteReasonSchema, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
  * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
@@ -26,7 +26,7 @@ export const selectionBudgetSchema = z
 
 export const selectionRequestSchema = z
   .strictObject({
-    filter: filterSchema.default({}).describe('field → value or {operator: value}; all must hold; {} matches all'),
+    filter: filterSchema.default({}).describe(FILTER_DESCRIPTION),
     exclude: z
       .array(exclusionRuleSchema)
       .max(50)
