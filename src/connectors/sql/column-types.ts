@@ -157,17 +157,17 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
   return out
 }
 
+const MISFIT_FIX = 'declare the field as the column is, or change the column'
+
 /** Every declared field whose column the engine compares otherwise than the field is declared, with why. */
 function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): FieldTypeMisfit[] {
   const out: FieldTypeMisfit[] = []
   for (const [field, type] of Object.entries(declared)) {
     const column = columns.get(field)
     const why = column === undefined ? null : misfitOf(type, column, dialect)
-    if (why !== null)
-      out.push({
-        field,
-        problem: `field "${field}" is declared ${type}, but column "${field}" of ${endpoint} is ${column!.declared}: ${why}, so no filter on it can be trusted; declare the field as the column is, or change the column`,
-      })
+    if (why === null) continue
+    const cause = `field "${field}" is declared ${type}, but column "${field}" of ${endpoint} is ${column!.declared}: ${why}`
+    out.push({ field, cause, problem: `${cause}, so no filter on it can be trusted; ${MISFIT_FIX}` })
   }
   return out
 }
@@ -181,7 +181,7 @@ export function filterMisfit(fieldsUsed: Iterable<string>, misfits: readonly Fie
   if (misfits === null || misfits.length === 0) return null
   for (const field of fieldsUsed) {
     const misfit = misfits.find((m) => m.field === field)
-    if (misfit) return misfit.problem.replace('can be trusted;', 'can be trusted and none was run;')
+    if (misfit) return `${misfit.cause}, so no filter on it can be trusted and none was run; ${MISFIT_FIX}`
   }
   return null
 }

@@ -15,7 +15,6 @@ const ITEMS = [
   '{"id":13,"status":"active","amount":4,"version":2}',
 ]
 
-
 /**
  * An upstream whose numeric ids and versions can exceed what a JSON number holds exactly. A record whose
  * integer id or version came out rounded cannot be judged: it is counted in the page's `unjudged` (so the walk

@@ -21,7 +21,6 @@ const ITEMS = [
   '{"id":"e","amount":-9007199254740991,"version":1,"note":"x"}',
 ]
 
-
 describe('http connector: numbers a double cannot hold', () => {
   let upstream: TestUpstream
   before(async () => {
