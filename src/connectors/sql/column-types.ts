@@ -2,6 +2,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
+import { looseFieldsOf } from './loose-values.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -134,10 +135,16 @@ export interface ColumnFacts {
    * comparison, on the column's index.
    */
   readonly comparedAsText: ReadonlyMap<string, boolean>
+  /** Fields whose column can hold values of another type than declared, judged in memory (`looseFieldsOf`). */
+  readonly looseValues: ReadonlySet<string>
 }
 
 export function columnFactsOf(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): ColumnFacts {
-  return { misfits: fieldMisfits(declared, columns, dialect, endpoint), comparedAsText: textCompared(declared, columns, dialect) }
+  return {
+    misfits: fieldMisfits(declared, columns, dialect, endpoint),
+    comparedAsText: textCompared(declared, columns, dialect),
+    looseValues: looseFieldsOf(declared, columns, dialect),
+  }
 }
 
 /**

@@ -10,13 +10,29 @@ type Scalar = string | number | boolean
 
 const COMPARABLE: readonly Operator[] = ['eq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'is_null']
 
-/** Whether a page read on SQLite lets a value through this clause, to be judged in memory (see compileFilter). */
-export function judgedInMemory(type: FieldType | undefined, op: Operator): boolean {
-  return (type === 'number' || type === 'integer' || type === 'boolean' || type === 'timestamp') && op !== 'is_null'
+/**
+ * Whether a page read lets values through this clause, to be judged in memory (see compileFilter): any clause
+ * but `is_null` on a field whose column can hold values of another type (`looseFieldsOf`).
+ */
+export function judgedInMemory(clause: Clause, loose: ReadonlySet<string>): boolean {
+  return clause.op !== 'is_null' && loose.has(clause.field)
 }
 
 /** toISOString's spelling, as a GLOB: the only text SQLite can order as the instants it names. */
 const ISO_TEXT = '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9].[0-9][0-9][0-9]Z'
+/**
+ * toISOString's spelling of a real instant, as a regular expression (PostgreSQL's `~`, MySQL's REGEXP, there
+ * made case-sensitive): text that is no date (30 February) would be compared, and dropped, as if it were one. A
+ * 29 February is left to the page judge (a leap year is more than a pattern says well).
+ */
+const ISO_PATTERN =
+  '^[0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'
+/**
+ * A JSON list of strings without escapes or control characters, blanks as JSON allows them: text PostgreSQL
+ * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it. Any other text (no JSON,
+ * JSON that is no list, a list holding numbers or escapes) is judged in memory.
+ */
+const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t\n\r]*(,[ \t\n\r]*"[^"\\[:cntrl:]]*"[ \t\n\r]*)*)?\][ \t\n\r]*$`
 
 /** Which operators each field type accepts. */
 export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>> = {
@@ -91,9 +107,11 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
  *
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
- * `ColumnFacts`). `judgedInMemory` (a page read on SQLite): a number, integer or boolean comparison also lets through a row
- * holding text there, a timestamp comparison one whose text is not toISOString's spelling, and `contains` one
- * whose tags are not a JSON list, for `createPageJudge` to judge; a write's precondition never does.
+ * `ColumnFacts`). `judgedInMemory` (a page read): the fields whose column can hold values of another type than
+ * declared (every column on SQLite, see `looseFieldsOf`); a clause on one also lets through the rows whose value
+ * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
+ * is neither 0 nor 1, a timestamp not in toISOString's spelling, tags that are not a JSON list. A write's
+ * precondition never does.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -102,29 +120,44 @@ export function compileFilter(
   fields: FieldTypes,
   dialect: SqlDialectName,
   where = 'filter',
-  options: { readonly judgedInMemory?: boolean; readonly comparedAsText?: ReadonlyMap<string, boolean> } = {},
+  options: { readonly judgedInMemory?: ReadonlySet<string>; readonly comparedAsText?: ReadonlyMap<string, boolean> } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
-    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field))
-    if (!options.judgedInMemory || dialect !== 'sqlite') return compiled
-    // SQLite stores any value in any column and orders text above every number: a text value in a number or
-    // boolean column passes here and is judged on its normalised value (page-judge.ts)
-    const column = sql.ref(clause.field)
-    // a timestamp stored in another spelling than toISOString's does not order as text the way instants do
-    if (fields[clause.field] === 'timestamp' && clause.op !== 'is_null') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
-    // a boolean is 0 or 1: a 2 is neither true nor false, and is judged too
-    if (fields[clause.field] === 'boolean' && clause.op !== 'is_null') return sql`(${compiled} or (${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1))))`
-    if (judgedInMemory(fields[clause.field], clause.op)) return sql`(${compiled} or typeof(${column}) in ('text', 'blob'))`
-    // json_each fails the whole statement on text that is no JSON: such a row passes, unjudged (CASE tries its
-    // conditions in order, so json_type never sees it)
-    if (clause.op === 'contains') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
-    return compiled
+    const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
+    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose)
+    return loose ? letThrough(compiled, clause, fields[clause.field]!, dialect) : compiled
   })
   if (parts.length === 0) return null
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean): RawBuilder<unknown> {
+/** A clause widened to also pass the rows whose value it cannot judge (see compileFilter). */
+function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
+  const column = sql.ref(clause.field)
+  switch (type) {
+    case 'timestamp':
+      // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
+      // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
+      if (dialect === 'sqlite') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
+      if (dialect === 'postgres') return sql`(${compiled} or not (${column} ~ ${ISO_PATTERN}))`
+      return sql`(${compiled} or not (${column} regexp ${`(?-i)${ISO_PATTERN}`}))`
+    case 'boolean':
+      // a boolean is 0 or 1: a 2 is neither true nor false, and is judged too
+      if (dialect === 'sqlite') return sql`(${compiled} or (${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1))))`
+      return sql`(${compiled} or (${column} is not null and ${column} not in (0, 1)))`
+    case 'tags':
+      // json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such
+      // a row passes, unjudged (CASE tries its conditions in order, so nothing later sees it)
+      if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
+      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 else ${compiled} end)`
+      return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
+    default:
+      // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
+      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
+  }
+}
+
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false): RawBuilder<unknown> {
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -161,8 +194,9 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     case 'not_in':
       return sql`${column} not in (${sql.join(values.map((v) => paramOf(v, type, dialect)))})`
     default: {
-      // Strings order by code point on both dialects, as in JavaScript; the database's collation may not.
-      const left = dialect === 'postgres' && type === 'string' ? sql`cast(${column} as text) collate "C"` : column
+      // Strings order by code point on both dialects, as in JavaScript; the database's collation may not. So do
+      // timestamps kept as text on PostgreSQL, in toISOString's spelling (any other is judged in memory)
+      const left = dialect === 'postgres' && (type === 'string' || (type === 'timestamp' && loose)) ? sql`cast(${column} as text) collate "C"` : column
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${left} ${symbol} ${paramOf(values[0]!, type, dialect)}`
     }

@@ -2,7 +2,6 @@ import { clausesOf, decimalOf, filterMatcher, namesInstant, type Filter } from '
 import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
-import type { SqlDialectName } from './url.js'
 
 type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
 
@@ -19,15 +18,18 @@ export interface JudgedPage {
  * and named (the walk says not complete), never shown as matching or dropped without a word, as an http
  * upstream's record of another shape is.
  *
- * On SQLite the engine compares such a value with a number by its own type order (text above every number), and
- * timestamps as text ("2024-06-01 13:00:00" sorts before "2024-06-01T12:00:00.000Z"), so a comparison on a
- * number, boolean or timestamp field lets such values through (`compileFilter`'s `judgedInMemory`) and those
- * clauses are checked here again on the normalised values, timestamps by instant: a record the SQL let through
- * only for its spelling is dropped if it does not match, and one that names no number or instant is unjudged.
+ * A column that can hold values of another type (any SQLite column; a number column under a boolean, a text or
+ * JSON column under tags or a timestamp on the server engines: `looseFieldsOf`) is compared by the engine in its
+ * own way: SQLite orders text above every number, timestamps as text ("2024-06-01 13:00:00" sorts before
+ * "2024-06-01T12:00:00.000Z"), MySQL reads "2024-06-01T13:00:00+02:00" as 13:00, a boolean 2 is neither true nor
+ * false, text that is no JSON list contains no tag. So a filter's clauses on such fields let those values
+ * through (`compileFilter`'s `judgedInMemory`) and are checked here again on the normalised values, timestamps
+ * by instant: a record the SQL let through only for its spelling is dropped if it does not match, and one that
+ * names no number, boolean, instant or list is unjudged.
  */
-export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: SqlDialectName): (records: readonly SourceRecord[]) => JudgedPage {
+export function createPageJudge(fields: FieldTypes, filter: Filter, loose: ReadonlySet<string>): (records: readonly SourceRecord[]) => JudgedPage {
   const mistyped = mistypedFieldsOf(fields)
-  const part = dialect === 'sqlite' ? inMemoryPart(filter, fields) : null
+  const part = inMemoryPart(filter, loose)
   const rechecked = part === null ? null : filterMatcher(part, fields)
   return (records) => {
     const shape = createShapeTally()
@@ -41,11 +43,10 @@ export function createPageJudge(fields: FieldTypes, filter: Filter, dialect: Sql
   }
 }
 
-/** The clauses SQLite lets values through on (number, integer, boolean and timestamp comparisons); null when none. */
-function inMemoryPart(filter: Filter, fields: FieldTypes): Filter | null {
+/** The clauses the SQL lets values through on, to be judged here; null when none. */
+function inMemoryPart(filter: Filter, loose: ReadonlySet<string>): Filter | null {
   const part: Record<string, Filter[string]> = {}
-  for (const clause of clausesOf(filter))
-    if (judgedInMemory(fields[clause.field], clause.op)) part[clause.field] = filter[clause.field]!
+  for (const clause of clausesOf(filter)) if (judgedInMemory(clause, loose)) part[clause.field] = filter[clause.field]!
   return Object.keys(part).length === 0 ? null : part
 }
 

@@ -5,12 +5,14 @@ import type { Row, SessionHandle, SessionStream } from './backend.js'
 import { filterMisfit } from './column-types.js'
 import { createPageJudge } from './page-judge.js'
 import { compileFilter } from './compile.js'
+import { looseFieldsOf } from './loose-values.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
 const AFTER_SLOT: unknown = Object.freeze({ slot: 'after' })
 const NO_FIELDS: ReadonlyMap<string, boolean> = new Map()
+const NONE: ReadonlySet<string> = new Set()
 /** Compiled page queries a session keeps (a walk uses two: the first page and the rest). */
 const STATEMENTS_KEPT = 8
 
@@ -33,6 +35,8 @@ class SqlReadSession implements ReadSession {
   #judge: { filter: ReadPageRequest['filter']; judge: ReturnType<typeof createPageJudge> } | undefined
   /** String fields over columns that do not hold text (the connector's column facts), compared as text. */
   #asText: ReadonlyMap<string, boolean> = NO_FIELDS
+  /** Fields whose column can hold values of another type (the column facts): judged in memory too. */
+  #loose: ReadonlySet<string> = NONE
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -53,6 +57,7 @@ class SqlReadSession implements ReadSession {
     // the column facts first: a string field over a numeric column compiles as text
     const facts = await this.ctx.columnFacts()
     this.#asText = facts?.comparedAsText ?? NO_FIELDS
+    this.#loose = facts?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
     const statement = this.#statementFor(request, request.position !== null)
     const after = request.position === null ? undefined : decodePosition(request.position)
     if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
@@ -85,7 +90,7 @@ class SqlReadSession implements ReadSession {
 
   /** The page judge of a filter: a walk asks with one filter page after page, so it is made once. */
   #judgeOf(filter: ReadPageRequest['filter']): ReturnType<typeof createPageJudge> {
-    if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx.fields, filter, this.ctx.dialect) }
+    if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx.fields, filter, this.#loose) }
     return this.#judge.judge
   }
 
@@ -124,11 +129,11 @@ class SqlReadSession implements ReadSession {
    * the row past it; otherwise every row in id order, for a stream.
    */
   #statementFor(request: ReadPageRequest, resumed: boolean, limited = true): CompiledQuery {
-    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${JSON.stringify(request.filter)}`
+    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: true, comparedAsText: this.#asText })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
