@@ -8,8 +8,9 @@ import { httpResource } from './fixtures.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from './upstream-server.js'
 
 // What a list request sends for the filter clauses it delegates, against an upstream that reads them the way
-// many do: `owner=a,b` split on every comma. A value the declared encoding cannot carry faithfully is not sent
-// (the clause is applied here), so the answer stays exact.
+// many do: `owner=a,b` split on every comma, and timestamps compared as text against its own UTC spelling.
+// A value the declared encoding cannot carry faithfully is not sent (the clause is applied here); a timestamp
+// is sent as one UTC spelling, whatever spelling the caller used. Either way the answer stays exact.
 const ITEMS = [
   { id: 'a1', owner: 'Smith, Jane', status: 'active', updated_at: '2024-06-01T13:00:00Z', version: 1 },
   { id: 'a2', owner: 'Doe, John', status: 'paused', updated_at: '2024-06-01T09:00:00Z', version: 1 },
@@ -119,6 +120,14 @@ describe('http list request: what a delegated clause sends (real loopback upstre
     assert.equal(sent('owner')[0], 'Lee,Doe')
   })
 
+  it('a timestamp goes upstream as its UTC spelling, so an upstream comparing text keeps the 13:00Z record for >= 14:00+02:00', async () => {
+    upstream.seen.length = 0
+    const envelope = await search(people({}), { updated_at: { gte: '2024-06-01T14:00:00+02:00' } })
+    assert.deepEqual(idsOf(envelope), ['a1', 'a3'])
+    assert.equal(envelope.complete, true)
+    assert.equal(sent('updated_after')[0], '2024-06-01T12:00:00.000Z')
+  })
+
   const search_ = {
     path: '/search',
     method: 'POST',
@@ -138,5 +147,13 @@ describe('http list request: what a delegated clause sends (real loopback upstre
     assert.deepEqual(idsOf(envelope), ['a1', 'a2'])
     assert.equal(envelope.complete, true)
     assert.ok(bodies().every((b) => !('owner' in b)), `owner was sent: ${JSON.stringify(bodies())}`)
+  })
+
+  it('POST body: a timestamp goes as its UTC spelling, so 09:00Z is before 08:30-02:00', async () => {
+    upstream.seen.length = 0
+    const envelope = await search(search_, { updated_at: { lt: '2024-06-01T08:30:00-02:00' } })
+    assert.deepEqual(idsOf(envelope), ['a2', 'a4'])
+    assert.equal(envelope.complete, true)
+    assert.equal(bodies()[0]?.['updated_before'], '2024-06-01T10:30:00.000Z')
   })
 })
