@@ -1,6 +1,6 @@
 import { renderTemplate, scanTemplate } from '../../config/list-template.js'
-import type { HttpConnectorConfig, ParamEncoding } from '../../config/schema.js'
-import { clausesOf, type Clause, type Filter } from '../../contract/index.js'
+import type { FieldType, HttpConnectorConfig, ParamEncoding, ResourceConfig } from '../../config/schema.js'
+import { canonicalInstant, clausesOf, type Clause, type Filter } from '../../contract/index.js'
 import { positionQuery, positionValue, type PagePosition } from './pagination.js'
 import { resolveUnderBase } from './url-guard.js'
 
@@ -27,8 +27,16 @@ interface UpstreamFilter {
  * Builds the request for one page: the path with the fixed query, the filter clauses the upstream declares it
  * can apply (as query parameters or body placeholders), the page size and the position. Which clauses went
  * upstream is reported, never assumed applied: the caller re-checks every item against the whole filter.
+ * A clause whose values cannot go on the wire as the upstream will read them is not sent at all.
  */
-export function buildListRequest(config: HttpConnectorConfig, base: URL, position: PagePosition, filter: Filter, pageSize: number): ListRequest {
+export function buildListRequest(
+  config: HttpConnectorConfig,
+  fields: ResourceConfig['fields'],
+  base: URL,
+  position: PagePosition,
+  filter: Filter,
+  pageSize: number,
+): ListRequest {
   const list = config.list
   const inBody = new Set(list.body === undefined ? [] : scanTemplate(list.body).placeholders)
   const values = new Map<string, unknown>()
@@ -39,13 +47,14 @@ export function buildListRequest(config: HttpConnectorConfig, base: URL, positio
     const declared = upstreamFilterFor(config, clause)
     const key = `filter.${clause.field}.${clause.op}`
     const viaBody = list.method === 'POST' && inBody.has(key)
-    if (!declared || (declared.param === undefined && !viaBody)) {
+    const value = declared ? wireValue(clause, fields[clause.field], declared.encoding) : null
+    if (!declared || value === null || (declared.param === undefined && !viaBody)) {
       allDelegated = false
       continue
     }
     anyDelegated = true
-    if (viaBody) values.set(key, declared.encoding === 'comma' && Array.isArray(clause.value) ? clause.value.join(',') : clause.value)
-    if (declared.param !== undefined) for (const value of encodeParam(declared.encoding, clause.value)) filterQuery.push([declared.param, value])
+    if (viaBody) values.set(key, declared.encoding === 'comma' && Array.isArray(value) ? value.join(',') : value)
+    if (declared.param !== undefined) for (const text of encodeParam(declared.encoding, value)) filterQuery.push([declared.param, text])
   }
 
   const cursorInBody = list.method === 'POST' && inBody.has('cursor')
@@ -80,6 +89,27 @@ function upstreamFilterFor(config: HttpConnectorConfig, clause: Clause): Upstrea
   if (declared) return declared
   if (clause.op !== 'eq' || !Object.hasOwn(config.list.filter_params, clause.field)) return undefined
   return { field: clause.field, op: 'eq', param: config.list.filter_params[clause.field]!, encoding: 'plain' }
+}
+
+/**
+ * A clause's value as it goes upstream, or null when it cannot be sent faithfully, so the clause stays here
+ * (the re-check applies it; the upstream's list is only wider). A comma list cannot carry a value holding a
+ * comma: the upstream would split it and read other values, and a list missing matches would prove a false
+ * absence. A timestamp goes as its UTC spelling (`canonicalInstant`), as the SQL connector sends it: the
+ * caller's offset spelling is the same instant to Warrant but not to an upstream that compares text; a value
+ * naming no instant (the filter check refuses it first) is not sent.
+ */
+function wireValue(clause: Clause, type: FieldType | undefined, encoding: ParamEncoding): Clause['value'] | null {
+  const values = Array.isArray(clause.value) ? clause.value : [clause.value]
+  if (encoding === 'comma' && values.some((v) => String(v).includes(','))) return null
+  if (type !== 'timestamp' || clause.op === 'is_null') return clause.value
+  const instants: string[] = []
+  for (const v of values) {
+    const instant = typeof v === 'string' ? canonicalInstant(v) : null
+    if (instant === null) return null
+    instants.push(instant)
+  }
+  return Array.isArray(clause.value) ? instants : instants[0]!
 }
 
 /**

@@ -23,7 +23,7 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
   // a read that re-checks the previous page's last record asks for one more, so the page keeps its size
-  const sent = buildListRequest(ctx.config, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
+  const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
   const url = sent.url
   const spec: CallSpec = {
     source: request.source,
