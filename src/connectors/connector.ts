@@ -144,7 +144,16 @@ export type WriteOutcome =
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
   | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string }
-  | { readonly kind: 'unknown'; readonly message: string; readonly status?: number }
+  | {
+      readonly kind: 'unknown'
+      readonly message: string
+      readonly status?: number
+      /**
+       * The upstream took the write to apply it later (HTTP 202 Accepted): it will likely land, but the answer
+       * says nothing of its effect; only the record, read once the upstream applied it, can tell.
+       */
+      readonly accepted?: true
+    }
 
 /** Something that happened upstream, for the call-level audit log. Never carries credentials. */
 export interface UpstreamCall {

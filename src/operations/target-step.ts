@@ -210,18 +210,24 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
   }
   const outcome = sent.outcome
   const afterFields = [...new Set([...setFields, ...Object.keys(rendered.expect.fields)])].filter((f) => !ctx.hidden.has(f))
-  switch (outcome.kind) {
-    case 'written': {
-      const verdict = await verifyWritten(ctx, { id, before: record, rendered, outcome })
-      if (verdict.kind === 'unverified')
-        return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: outcome.status, message: verdict.message, before })
-      if (verdict.kind === 'contradicted')
-        return done(
-          { state: 'failed', reason: 'effect_contradicted', upstream_status: outcome.status, message: verdict.message, before, after: pick(verdict.after, afterFields) },
-          { halt: { rule: 'effect_contradicted', message: `target "${id}": ${verdict.message}` } },
-        )
-      return done({ state: 'succeeded', reason: null, upstream_status: outcome.status, before, after: pick(verdict.after.fields, afterFields), after_version: verdict.version })
+  if (outcome.kind === 'written' || (outcome.kind === 'unknown' && outcome.accepted)) {
+    const status = outcome.status ?? null
+    const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, before: record, rendered })
+    if (verdict.kind === 'unverified')
+      return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before })
+    // Halts: against an upstream that applies writes later, no further target's effect could be checked either.
+    if (verdict.kind === 'pending') {
+      const message = `${outcome.kind === 'unknown' ? outcome.message : ''}; ${verdict.message}: reconcile the operation once the upstream has applied it`
+      return done({ state: 'unknown', reason: 'effect_pending', upstream_status: status, message, before }, { halt: { rule: 'effect_pending', message: `target "${id}": ${message}` } })
     }
+    if (verdict.kind === 'contradicted')
+      return done(
+        { state: 'failed', reason: 'effect_contradicted', upstream_status: status, message: verdict.message, before, after: pick(verdict.after, afterFields) },
+        { halt: { rule: 'effect_contradicted', message: `target "${id}": ${verdict.message}` } },
+      )
+    return done({ state: 'succeeded', reason: null, upstream_status: status, before, after: pick(verdict.after.fields, afterFields), after_version: verdict.version })
+  }
+  switch (outcome.kind) {
     case 'conflict':
       return done({ state: 'skipped', reason: outcome.reason, upstream_status: outcome.status ?? null, message: `${outcome.message}; nothing was written`, before })
     case 'rejected':
@@ -242,6 +248,8 @@ type Verdict =
   | { readonly kind: 'holds'; readonly after: SourceRecord; readonly version: string }
   | { readonly kind: 'contradicted'; readonly message: string; readonly after: Readonly<Record<string, unknown>> | null }
   | { readonly kind: 'unverified'; readonly message: string }
+  /** accepted to be applied later (202), and not visible yet: neither proven nor contradicted */
+  | { readonly kind: 'pending'; readonly message: string }
 
 /**
  * What an accepted write did, judged on the whole record: the status is one the action expects; the answer is
@@ -259,15 +267,7 @@ async function verifyWritten(
   if (status) return { kind: 'contradicted', message: status.message, after: answered }
   if (outcome.otherRecordId !== undefined)
     return { kind: 'contradicted', message: `the upstream answered with record "${outcome.otherRecordId}", not the target "${id}"`, after: null }
-  const exempt = rendered.exempt ?? Object.keys(rendered.set)
-  const judge = (after: SourceRecord): UntouchedCheck => {
-    const absent = Object.keys(rendered.expect.fields).filter((f) => !Object.hasOwn(after.fields, f))
-    if (absent.length > 0)
-      return { kind: 'contradicted', message: `the record has no field ${absent.map((f) => `"${f}"`).join(', ')} (unexpected shape); the approved effect sets it`, vanishedOnly: true }
-    const fields = checkRecordFields(after.fields, rendered.expect.fields, ctx.fieldTypes)
-    if (fields.kind === 'contradicted') return { ...fields, vanishedOnly: false }
-    return checkUntouched(representationOf(w.before), representationOf(after), exempt)
-  }
+  const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
   if (outcome.record) {
     const check = judge(outcome.record)
     if (check.kind === 'holds') return { kind: 'holds', after: outcome.record, version: outcome.newVersion ?? outcome.record.version }
@@ -289,6 +289,36 @@ async function verifyWritten(
   const check = judge(after)
   if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
   return { kind: 'holds', after, version: after.version }
+}
+
+/**
+ * What a write the upstream accepted to apply later (202) did. Its answer only says what the upstream means to
+ * do, so the record is re-read at once: holding the effect, the write is proven; holding the approved values at
+ * a new version but with something else changed, the write landed and did more (contradicted); anything else
+ * (not applied yet, not readable) is pending, for a reconciliation once the upstream has applied it.
+ */
+async function verifyAccepted(ctx: TargetContext, w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite }): Promise<Verdict> {
+  const reread = await rereadOne(ctx.connector, w.id, 'after')
+  if (reread.kind !== 'found') return { kind: 'pending', message: reread.kind === 'missing' ? `re-read at once, "${w.id}" was not found` : reread.message }
+  const after = reread.record
+  const check = judgeRecord(ctx, w.before, w.rendered, after)
+  if (check.kind === 'holds') return { kind: 'holds', after, version: after.version }
+  const landed = !sameVersion(after.version, w.before.version) && checkRecordFields(after.fields, w.rendered.expect.fields, ctx.fieldTypes).kind === 'holds'
+  if (landed) return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
+  return { kind: 'pending', message: `re-read at once, the record does not hold the approved effect yet (${check.message})` }
+}
+
+/**
+ * A record read after a write, judged whole: every expected field present with its approved value, and every
+ * field outside the exempt paths as it was `before`.
+ */
+function judgeRecord(ctx: TargetContext, before: SourceRecord, rendered: RenderedWrite, after: SourceRecord): UntouchedCheck {
+  const absent = Object.keys(rendered.expect.fields).filter((f) => !Object.hasOwn(after.fields, f))
+  if (absent.length > 0)
+    return { kind: 'contradicted', message: `the record has no field ${absent.map((f) => `"${f}"`).join(', ')} (unexpected shape); the approved effect sets it`, vanishedOnly: true }
+  const fields = checkRecordFields(after.fields, rendered.expect.fields, ctx.fieldTypes)
+  if (fields.kind === 'contradicted') return { ...fields, vanishedOnly: false }
+  return checkUntouched(representationOf(before), representationOf(after), rendered.exempt ?? Object.keys(rendered.set))
 }
 
 /** The whole record as the upstream sent it, or its fields where the connector has nothing more. */

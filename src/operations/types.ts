@@ -24,7 +24,10 @@ export type TargetCounts = Record<TargetState, number>
 export interface StopRules {
   /** An upstream 401/403 halts: the credential or its rights changed, every later write would fail the same way. */
   readonly halt_on_authorization_failure: true
-  /** A response whose status, shape or values contradict the approved effect halts at that target. */
+  /**
+   * A response whose status, shape or values contradict the approved effect halts at that target; so does a
+   * write the upstream only accepted to apply later (202: `effect_pending`), whose effect no answer can check.
+   */
   readonly halt_on_contradicted_effect: true
   /** This many targets in a row ending `failed` or `unknown` halt the operation. */
   readonly halt_after_consecutive_errors: number
@@ -42,6 +45,7 @@ export interface StopRules {
 export const STOP_RULE_NAMES = [
   'authorization_failure',
   'effect_contradicted',
+  'effect_pending',
   'consecutive_errors',
   'validation_failures',
   'rate_limit_retries',

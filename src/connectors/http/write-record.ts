@@ -20,7 +20,8 @@ const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DEL
  * version goes where the config says (a header such as `If-Match`, a body field such as `_rev`, a query
  * parameter). The sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
  * conflict. Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
- * be read) is `unknown`: the write may have happened.
+ * be read) is `unknown`: the write may have happened. A 202 Accepted is `unknown` too (`accepted`): the write
+ * is queued upstream, and will likely happen after the answer.
  */
 export async function writeRecord(ctx: HttpContext, request: WriteRequest): Promise<WriteOutcome> {
   const http = request.http
@@ -131,6 +132,9 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   const parsed = parseJsonBody(body)
   const message = (what: string) => statusMessage(ctx, source, status, body, what)
 
+  // Taken, not done: whatever the body says is what the upstream means to do, and a read now may be before it.
+  if (status === 202)
+    return { kind: 'unknown', status, accepted: true, message: `source "${source}" answered 202 Accepted: it took the write to apply it later, so its answer neither proves nor contradicts the effect` }
   if (status >= 200 && status < 300) {
     if (body !== null && body.trim() === '') {
       const stated = statedVersion(ctx, newVersion, headers, undefined)

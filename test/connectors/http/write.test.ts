@@ -24,6 +24,11 @@ describe('http conditional write', () => {
         case 'nocontent':
           res.writeHead(204)
           return res.end()
+        case 'accepted':
+          res.writeHead(202)
+          return res.end()
+        case 'acceptedjob':
+          return sendJson(res, 202, { id, status: 'paused', version: 2, job: 'j1' })
         case 'stale':
           return sendJson(res, 412, { error: 'version mismatch' })
         case 'authz':
@@ -105,6 +110,17 @@ describe('http conditional write', () => {
 
   it('204 is written without a record', async () => {
     assert.deepEqual(await write(connector().conn, 'nocontent'), { kind: 'written', status: 204, record: null })
+  })
+
+  it('202 Accepted is unknown and says so: the upstream applies the write later, its answer holds no effect yet', async () => {
+    for (const id of ['accepted', 'acceptedjob']) {
+      const { conn, calls } = connector()
+      const outcome = await write(conn, id)
+      assert.deepEqual([outcome.kind, outcome.kind === 'unknown' && outcome.accepted, outcome.kind === 'unknown' && outcome.status], ['unknown', true, 202], id)
+      assert.match(outcome.kind === 'unknown' ? outcome.message : '', /202 Accepted/)
+      // a write that may land: the call log's changed-records view must count it (WRITE_UNKNOWN_OUTCOMES)
+      assert.deepEqual(calls.map((c) => [c.status, c.outcome]), [[202, 'unknown']])
+    }
   })
 
   it('without ifMatch no If-Match header is sent', async () => {

@@ -16,6 +16,8 @@ export interface WriteDecision {
   readonly delayMs?: number
   /** hold the request (accepted, not answered, not applied) until this settles; then apply it as usual */
   readonly hold?: Promise<unknown>
+  /** answer 202 Accepted at once, with an empty body, and apply the write only once this settles (a job queue) */
+  readonly accept?: Promise<unknown>
 }
 
 /**
@@ -83,13 +85,22 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
       const decision = state.onWrite(id, n) ?? {}
       if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs))
       if (decision.hold) await decision.hold
-      const user = users.get(id)
-      if (!user) return send(res, 404, { error: 'not found' })
-      if (req.headers['if-match'] !== String(user.version)) return send(res, 412, { error: 'version changed' })
-      const patch = JSON.parse(body || '{}') as Partial<User>
-      const updated = { ...user, ...patch, ...(decision.roleOverride ? { role: decision.roleOverride } : {}), id, version: user.version + 1 }
-      users.set(id, updated)
-      return send(res, 200, updated)
+      const apply = (): [number, unknown] => {
+        const user = users.get(id)
+        if (!user) return [404, { error: 'not found' }]
+        if (req.headers['if-match'] !== String(user.version)) return [412, { error: 'version changed' }]
+        const patch = JSON.parse(body || '{}') as Partial<User>
+        const updated = { ...user, ...patch, ...(decision.roleOverride ? { role: decision.roleOverride } : {}), id, version: user.version + 1 }
+        users.set(id, updated)
+        return [200, updated]
+      }
+      if (decision.accept) {
+        send(res, 202)
+        await decision.accept
+        apply()
+        return
+      }
+      return send(res, ...apply())
     }
     return send(res, 405, { error: 'method not allowed' })
   }
@@ -129,9 +140,10 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
 /**
  * The config of a `users` resource over this upstream, with a `set_role` action expecting the role back.
  * `batch`: reads several users per request (`get.batch` on `GET /users?ids=…`); `ids_param` names another
- * parameter, one this upstream ignores (a wrong config: it answers its first page instead).
+ * parameter, one this upstream ignores (a wrong config: it answers its first page instead). `expect_status`:
+ * the action's `expect.status` (default [200]).
  */
-export function usersResourceConfig(origin: string, options: { readonly batch?: { readonly ids_param: string } } = {}): Record<string, unknown> {
+export function usersResourceConfig(origin: string, options: { readonly batch?: { readonly ids_param: string }; readonly expect_status?: readonly number[] } = {}): Record<string, unknown> {
   return {
     description: 'Users of a REST API (test upstream)',
     environment: { name: 'users-test', host: origin },
@@ -153,7 +165,7 @@ export function usersResourceConfig(origin: string, options: { readonly batch?: 
         set: { role: '{{params.role}}' },
         precondition: { status: 'active' },
         write: { method: 'PATCH', path: '/users/{id}', body: { role: '{{set.role}}' }, if_match: true },
-        expect: { status: [200] },
+        expect: { status: options.expect_status ?? [200] },
       },
     },
   }

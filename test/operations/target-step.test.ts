@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { resourceSchema } from '../../src/config/schema.js'
+import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { judge, prepare, type TargetContext } from '../../src/operations/target-step.js'
+import { delay, sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+
+/**
+ * An upstream whose PATCH is asynchronous (a job queue): it answers 202 Accepted and applies the change about
+ * 100 ms later. A 202 says the write was taken, not that it was done, so its answer neither proves nor
+ * contradicts the effect: the record is re-read, and not holding the effect yet, the target is `unknown`
+ * (reason `effect_pending`) and the operation halts there, for a person to reconcile. Before, it was `failed` (effect_contradicted), on the status alone when 202 was not expected and
+ * on the immediate re-read (not yet changed) when it was; yet the write landed, and a `failed` target is never
+ * revisited by reconciliation nor undone by a compensation.
+ */
+describe('a write answered 202 Accepted (applied a moment later)', () => {
+  let upstream: TestUpstream
+  const doc = { id: 'a1', status: 'active', collection: 'active', version: 1 }
+  let answer: (res: Parameters<Parameters<typeof startUpstream>[0]>[1]) => void = () => {}
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      if (req.method === 'GET') return sendJson(res, 200, doc)
+      const patch = JSON.parse(req.body) as Record<string, unknown>
+      setTimeout(() => Object.assign(doc, patch, { version: doc.version + 1 }), 100).unref()
+      answer(res)
+    })
+  })
+  after(() => upstream.close())
+
+  const resource = () =>
+    resourceSchema.parse({
+      environment: { name: 'accepted' },
+      connector: {
+        kind: 'http',
+        sources: [{ name: 'main', base_url: upstream.origin }],
+        list: { path: '/items', pagination: { style: 'cursor' } },
+        get: { path: '/items/{id}' },
+        version: { from: 'field', field: 'version' },
+      },
+      fields: { id: 'string', status: 'string', collection: 'string', version: 'integer' },
+      review_fields: ['id'],
+      actions: { pause: { set: { collection: 'paused' }, write: { path: '/items/{id}', body: { collection: '{{set.collection}}' } } } },
+    })
+
+  async function judged(expectStatus: number[]) {
+    Object.assign(doc, { collection: 'active', version: 1 })
+    const config = resource()
+    const connector = createHttpConnector({ resource: config })
+    try {
+      const ctx = {
+        connector,
+        hidden: new Set<string>(),
+        fieldTypes: config.fields,
+        execution: { action_config: config.actions.pause },
+        render: ({ id }: { id: string }) => ({
+          set: { collection: 'paused' },
+          http: { method: 'PATCH', path: `/items/${id}`, body: { collection: 'paused' }, ifMatch: true, style: 'patch', version: { in: 'header', name: 'If-Match' } },
+          expect: { status: expectStatus, fields: { collection: 'paused' } },
+          precondition: {},
+          exempt: ['collection', 'version'],
+        }),
+      } as unknown as TargetContext
+      const read = await connector.readByIds(['a1'])
+      const prepared = await prepare(ctx, { ord: 0, record_id: 'a1', expected_version: '1' } as never, { kind: 'found', record: read.records.get('a1')! })
+      assert.equal(prepared.kind, 'write')
+      if (prepared.kind !== 'write') throw new Error('unreachable')
+      const attempt = await judge(ctx, prepared, { outcome: await connector.write(prepared.request) })
+      await delay(300)
+      assert.equal(doc.collection, 'paused', 'the upstream applied the accepted write')
+      assert.ok(attempt.kind === 'done')
+      return attempt
+    } finally {
+      await connector.close()
+    }
+  }
+
+  const cases: [string, number[], (res: Parameters<typeof answer>[0]) => void][] = [
+    ['202 not in expect.status, empty body', [200, 201, 204], (res) => (res.writeHead(202), res.end())],
+    ['202 declared in expect.status, empty body', [202], (res) => (res.writeHead(202), res.end())],
+    // a body echoing the approved values is what the upstream intends, not what it holds yet
+    ['202 declared, a body echoing the approved values', [202], (res) => sendJson(res, 202, { ...doc, collection: 'paused', version: 2 })],
+  ]
+  for (const [name, expectStatus, respond] of cases) {
+    test(`${name}: unknown (effect_pending), and the operation halts there`, async () => {
+      answer = respond
+      const attempt = await judged(expectStatus)
+      assert.ok(attempt.kind === 'done')
+      const { state, reason, upstream_status, message } = attempt.outcome
+      assert.deepEqual([state, reason, upstream_status], ['unknown', 'effect_pending', 202], `${state} (${reason}: ${message})`)
+      assert.match(message ?? '', /202 Accepted/)
+      assert.match(message ?? '', /reconcile/)
+      assert.equal(attempt.observed.halt?.rule, 'effect_pending')
+      assert.match(attempt.observed.halt?.message ?? '', /target "a1": .*202 Accepted/)
+    })
+  }
+
+  test('202 from an upstream that applied the write before answering: the re-read proves it, succeeded', async () => {
+    answer = (res) => {
+      Object.assign(doc, { collection: 'paused', version: 2 })
+      res.writeHead(202)
+      res.end()
+    }
+    const attempt = await judged([200])
+    assert.ok(attempt.kind === 'done')
+    assert.deepEqual([attempt.outcome.state, attempt.outcome.reason, attempt.outcome.upstream_status, attempt.outcome.after_version], ['succeeded', null, 202, '2'])
+    assert.equal(attempt.observed.halt, undefined)
+  })
+})
