@@ -38,7 +38,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
     await fieldTypes(options.connector),
-    ...conditionalWrites(options.config),
+    ...(await conditionalWrites(options.config, options.connector)),
     ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
@@ -138,12 +138,16 @@ function versions(config: ResourceConfig, samples: readonly SourceSample[]): Gua
   return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${records.length} records have no version (writes to them are refused)`, config_keys: [key] }
 }
 
-function conditionalWrites(config: ResourceConfig): Guarantee[] {
+async function conditionalWrites(config: ResourceConfig, connector: Connector): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
   if (actions.length === 0) return [{ name: 'conditional_writes', promise, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
-  if (config.connector.kind === 'sql')
+  if (config.connector.kind === 'sql') {
+    // a version column that cannot move on every write would let a stale writer overwrite a write unseen
+    const problem = (await connector.versionColumnProblem?.()) ?? null
+    if (problem !== null) return [{ name: 'conditional_writes', promise, status: 'fails_closed', detail: `${problem} (writes are refused)`, config_keys: ['version_field'] }]
     return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
+  }
   return actions.map(([name, action]): Guarantee => {
     // `version` says where the version goes (header, body field, query parameter, or none); older configs
     // only had the `if_match` flag.

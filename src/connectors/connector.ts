@@ -215,6 +215,12 @@ export interface Connector {
    * is down, or keeps no types). Absent where the upstream has no column types (HTTP).
    */
   fieldTypeMisfits?(): Promise<readonly FieldTypeMisfit[] | null>
+  /**
+   * Why the upstream's version column cannot move on every write (a timestamp column keeping whole seconds), so
+   * every write is refused, with the fix; null when it can, or where this cannot be read. Absent where the
+   * upstream has no column types (HTTP).
+   */
+  versionColumnProblem?(): Promise<string | null>
   close(): Promise<void>
 }
 

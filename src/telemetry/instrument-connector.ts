@@ -40,6 +40,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     ...(connector.writeWindow === undefined ? {} : { writeWindow: (requests: Parameters<NonNullable<Connector['writeWindow']>>[0]) => connector.writeWindow!(requests) }),
     ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
     ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
+    ...(connector.versionColumnProblem === undefined ? {} : { versionColumnProblem: () => connector.versionColumnProblem!() }),
     close: () => connector.close(),
   }
 }

@@ -27,12 +27,20 @@ export interface SessionHandle {
  * PostgreSQL); `plain` the same without it and `readBack` the row by id, for an engine without `RETURNING`
  * on UPDATE (MySQL, MariaDB), which runs both in one transaction. `accept` sees the rows as written and may
  * refuse them (a message): an engine that can still roll back then does, and throws `NotCommittedError`.
- * The writers give the three as getters, so an engine compiles only the statements it runs.
+ * The writers give the statements as getters, so an engine compiles only the statements it runs.
+ *
+ * `returningIsFinal`: the catalogue shows nothing that changes a row after the UPDATE computed its
+ * `RETURNING` (no UPDATE trigger or rule, a plain table) and a version column that moves on every write. Then
+ * the `RETURNING` rows are the answer, autocommitted (one round trip: the common case). Otherwise a
+ * `RETURNING` engine runs the UPDATE, `rereadOf` the rows it returned (the rows as the statement left them,
+ * after its triggers) and `accept` in one transaction, and answers the rows read again.
  */
 export interface ConditionalUpdate {
   readonly returning: CompiledQuery
   readonly plain: CompiledQuery
   readonly readBack: CompiledQuery
+  readonly returningIsFinal: boolean
+  readonly rereadOf: (returned: readonly Row[]) => CompiledQuery
   readonly accept: (rows: readonly Row[]) => string | undefined
 }
 

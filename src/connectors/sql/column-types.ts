@@ -14,25 +14,35 @@ export interface ColumnType {
   readonly kind: ColumnKind
   /** An integer column (SQLite INTEGER affinity, PostgreSQL smallint/integer/bigint). */
   readonly integer: boolean
+  /** Digits of a second a date or timestamp column keeps (0 for whole seconds and for a date); null for any other. */
+  readonly secondDigits: number | null
+}
+
+/** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
+export function catalogueName(table: string): { schema: string | null; name: string; regclass: string } {
+  const dot = table.indexOf('.')
+  const schema = dot < 0 ? null : table.slice(0, dot)
+  const name = dot < 0 ? table : table.slice(dot + 1)
+  const regclass = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
+  return { schema, name, regclass }
 }
 
 /**
  * The query that lists a table's columns and their types, from the engine's own catalogue: SQLite's
- * `pragma_table_xinfo`, PostgreSQL's `pg_attribute` (a domain has its base type's category), MySQL's and
- * MariaDB's `information_schema.columns`. A `schema.table` name is looked up in that schema.
+ * `pragma_table_xinfo`, PostgreSQL's `pg_attribute` (a domain has its base type's category, and its base type's
+ * precision in `base_type`), MySQL's and MariaDB's `information_schema.columns`. A `schema.table` name is
+ * looked up in that schema.
  */
 export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table: string): CompiledQuery {
-  const dot = table.indexOf('.')
-  const schema = dot < 0 ? null : table.slice(0, dot)
-  const name = dot < 0 ? table : table.slice(dot + 1)
+  const { schema, name, regclass } = catalogueName(table)
   if (dialect === 'sqlite') return sql`select name, type from pragma_table_xinfo(${name}, ${schema ?? 'main'})`.compile(db)
   if (dialect === 'postgres') {
-    const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
-    return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category
+    return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category,
+        format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), case when t.typtype = 'd' then t.typtypmod else a.atttypmod end) as base_type
       from pg_attribute a join pg_type t on t.oid = a.atttypid
-      where a.attrelid = to_regclass(${quoted}) and a.attnum > 0 and not a.attisdropped`.compile(db)
+      where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -43,9 +53,24 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const declared = String(row.type ?? '')
     const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
     const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' && /^(smallint|integer|bigint)$/.test(declared)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer })
+    const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits })
   }
   return out
+}
+
+/** `timestamp(0) with time zone` keeps 0 digits; `timestamp` without a precision 6; a date none. */
+function postgresSecondDigits(baseType: string): number | null {
+  if (baseType === 'date') return 0
+  const stamp = /^timestamp(?:\((\d)\))?/.exec(baseType)
+  return stamp ? Number(stamp[1] ?? 6) : null
+}
+
+function mysqlSecondDigits(declared: string, precision: unknown): number | null {
+  const t = declared.toLowerCase()
+  if (t === 'date') return 0
+  if (t !== 'datetime' && t !== 'timestamp') return null
+  return precision === null || precision === undefined ? 0 : Number(precision)
 }
 
 /** SQLite's column affinity, by its own rules (datatype3.html §3.1), in their order. */
@@ -137,14 +162,51 @@ export interface ColumnFacts {
   readonly comparedAsText: ReadonlyMap<string, boolean>
   /** Fields whose column can hold values of another type than declared, judged in memory (`looseFieldsOf`). */
   readonly looseValues: ReadonlySet<string>
+  /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
+  readonly versionProblem: string | null
+  /**
+   * Something may change a row after the UPDATE statement computed its `RETURNING` (see `update-triggers.ts`):
+   * a write's answer must then be the row read back in the UPDATE's transaction.
+   */
+  readonly changedAfterUpdate: boolean
 }
 
-export function columnFactsOf(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): ColumnFacts {
+/** The resource as the catalogue's facts are judged against it. */
+export interface DeclaredTable {
+  readonly fields: Readonly<Record<string, FieldType>>
+  readonly versionField: string
+  readonly table: string
+}
+
+export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, changedAfterUpdate: boolean): ColumnFacts {
+  const endpoint = `table ${resource.table}`
   return {
-    misfits: fieldMisfits(declared, columns, dialect, endpoint),
-    comparedAsText: textCompared(declared, columns, dialect),
-    looseValues: looseFieldsOf(declared, columns, dialect),
+    misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
+    comparedAsText: textCompared(resource.fields, columns, dialect),
+    looseValues: looseFieldsOf(resource.fields, columns, dialect),
+    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect),
+    changedAfterUpdate,
   }
+}
+
+/**
+ * A timestamp version column that keeps less than milliseconds. A write sets the next version a millisecond or
+ * more past the last (version.ts `nextVersion`); such a column rounds it back to the same second (or day), the
+ * version does not move, and a writer still holding the old version would then overwrite that write unseen.
+ */
+function coarseVersion(resource: DeclaredTable, column: ColumnType | undefined, dialect: SqlDialectName): string | null {
+  if (resource.fields[resource.versionField] !== 'timestamp' || column?.secondDigits == null || column.secondDigits >= 3) return null
+  const field = resource.versionField
+  const keeps = column.kind === 'temporal' && /^date$/i.test(column.declared) ? 'keeps days only' : column.secondDigits === 0 ? 'keeps whole seconds' : `keeps ${column.secondDigits} digit(s) of a second`
+  const fix =
+    dialect === 'postgres'
+      ? `alter table ${resource.table} alter column ${field} type ${/without time zone/.test(column.declared) ? 'timestamp' : 'timestamptz'}(3)`
+      : `alter table ${resource.table} modify ${field} ${/^timestamp$/i.test(column.declared) ? 'timestamp' : 'datetime'}(3)`
+  return (
+    `the version column "${field}" of table ${resource.table} is ${column.declared}, which ${keeps}: a write within the same second would leave the version unchanged, ` +
+    `and a writer still holding that version would then overwrite the write unseen, so no write to it is made; ` +
+    `make the column keep milliseconds (${fix}), or version the resource by an integer column every write moves`
+  )
 }
 
 /**

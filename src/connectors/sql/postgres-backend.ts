@@ -3,6 +3,8 @@ import pg from 'pg'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
+import { messageOf, NotCommittedError } from './errors.js'
+import { updateAndReread } from './reread-update.js'
 
 export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postgres' }>, options: SqlConnectorOptions): Backend {
   const common = {
@@ -20,8 +22,31 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
   return {
     db,
     run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
-    // RETURNING answers in the same statement; autocommitted, so there is nothing `accept` could undo
-    update: async ({ returning }) => (await db.executeQuery<Row>(returning)).rows as Row[],
+    // RETURNING answers in the same statement, autocommitted (one round trip); where a trigger may change the
+    // row after it, the UPDATE and its rows read again are one transaction on one client
+    update: async (statement) => {
+      if (statement.returningIsFinal) return (await db.executeQuery<Row>(statement.returning)).rows as Row[]
+      let client: pg.PoolClient
+      try {
+        client = await pool.connect()
+      } catch (error) {
+        throw new NotCommittedError(messageOf(error), error)
+      }
+      let failure: Error | undefined
+      try {
+        return await updateAndReread(
+          { run: async (query) => (typeof query === 'string' ? await client.query(query) : await client.query(query.sql, query.parameters as unknown[])).rows as Row[] },
+          'BEGIN',
+          statement,
+        )
+      } catch (error) {
+        // a refusal left the connection as it was; after any other failure it is not trusted again
+        if (!(error instanceof NotCommittedError && error.cause === undefined)) failure = error instanceof Error ? error : new Error(String(error))
+        throw error
+      } finally {
+        client.release(failure)
+      }
+    },
     openHandle: async () => {
       const client = await sessionPool.connect()
       let broken: Error | undefined

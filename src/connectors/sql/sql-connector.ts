@@ -12,6 +12,7 @@ import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
 import { parseSqlUrl } from './url.js'
+import { updateTriggersQuery } from './update-triggers.js'
 import { writeRecord } from './write.js'
 import { writeWindow } from './write-window.js'
 
@@ -50,6 +51,14 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   let closing: Promise<void> | undefined
   let facts: Promise<ColumnFacts | null> | undefined
 
+  // one after the other: on the shared connection, where a session's first page waits for them
+  const readFacts = async (): Promise<ColumnFacts | null> => {
+    const rows = await backend.run(columnTypesQuery(location.dialect, backend.db, table))
+    if (rows.length === 0) return null
+    const triggers = await backend.run(updateTriggersQuery(location.dialect, backend.db, table))
+    return columnFactsOf({ ...resource, table }, columnTypesOf(location.dialect, rows), location.dialect, triggers.length > 0)
+  }
+
   const ctx: ConnectorContext = {
     ...resource,
     dialect: location.dialect,
@@ -66,14 +75,11 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     recordOf: sourceRecordReader(resource.fields, idField, resource.versionField),
     pageRecordOf: ownedRowReader(resource.fields, idField, resource.versionField),
     columnFacts: () =>
-      (facts ??= backend.run(columnTypesQuery(location.dialect, backend.db, table)).then(
-        (rows) => (rows.length === 0 ? null : columnFactsOf(resource.fields, columnTypesOf(location.dialect, rows), location.dialect, endpoint)),
-        () => {
+      (facts ??= readFacts().catch(() => {
           // read again next time: the upstream may have been down
           facts = undefined
           return null
-        },
-      )),
+        })),
   }
 
   return {
@@ -87,6 +93,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
 
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
     fieldTypeMisfits: async () => (await ctx.columnFacts())?.misfits ?? null,
+    versionColumnProblem: async () => (await ctx.columnFacts())?.versionProblem ?? null,
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
     writeEnforcesVersion: true,
 

@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect, sql } from 'kysely'
+import { CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely'
 import { messageOf } from './errors.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
+import { updateAndReread } from './reread-update.js'
 
 /** Longest run of statements on this upstream before the event loop gets a turn. */
 const SLICE_MS = 10
@@ -115,9 +116,19 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
       await endSlice()
       return rows
     },
-    // RETURNING answers in the same statement; autocommitted, so there is nothing `accept` could undo
-    update: async ({ returning }) => {
-      const rows = (await db.executeQuery<Row>(returning)).rows as Row[]
+    // RETURNING answers in the same statement, autocommitted; where a trigger may change the row after it, the
+    // UPDATE and its rows read again are one transaction on the connector's one connection (IMMEDIATE: the
+    // write lock is taken at BEGIN, so the COMMIT cannot find a reader in its way)
+    update: async (statement) => {
+      const rows = statement.returningIsFinal
+        ? ((await db.executeQuery<Row>(statement.returning)).rows as Row[])
+        : await db.connection().execute((conn) =>
+            updateAndReread(
+              { run: async (query) => (await conn.executeQuery<Row>(typeof query === 'string' ? CompiledQuery.raw(query) : query)).rows as Row[] },
+              'BEGIN IMMEDIATE',
+              statement,
+            ),
+          )
       await endSlice()
       return rows
     },

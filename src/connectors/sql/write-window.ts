@@ -8,7 +8,7 @@ import { selectRows, timed, toRecord, type ConnectorContext } from './context.js
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionCondition, versionParam } from './version.js'
-import { encodeSet, writeRecord } from './write.js'
+import { encodeSet, unmovedVersion, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -23,6 +23,10 @@ import { encodeSet, writeRecord } from './write.js'
  * - the statement refused (a constraint one row breaks, a lock it never got): nothing was written, so each
  *   request is written alone, and each gets its own answer;
  * - the statement failed without an answer: every request is `unknown`.
+ *
+ * Where the catalogue shows something that may change a row after the statement (an UPDATE trigger or rule, a
+ * view: `ConditionalUpdate.returningIsFinal`), the statement and a read of the rows it wrote are one
+ * transaction, and the answer is the rows as read; a version that did not move rolls the window back.
  *
  * Written alone, after the statement and in window order: a record named twice in the window (each request
  * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
@@ -39,6 +43,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition')
   const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
+  const facts = await ctx.columnFacts()
+  if (facts?.versionProblem) return requests.map(() => ({ kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }))
 
   const now = ctx.clock()
   const alone: number[] = []
@@ -82,6 +88,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       .set(set)
       .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
     const ids = sql.join(batch.map((b) => b.id))
+    const expectedOf = new Map(batch.map((b) => [b.key, requests[b.index]!]))
+    let written: readonly string[] = []
     const result = await timed(() =>
       ctx.backend.update({
         // compiled only by the engine that runs them (a window is written on SQLite and PostgreSQL: RETURNING)
@@ -94,7 +102,25 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
         get readBack() {
           return selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
         },
-        accept: () => undefined,
+        returningIsFinal: facts !== null && !facts.changedAfterUpdate,
+        // the rows the UPDATE wrote, as its triggers left them (not every id of the window: some were not written)
+        rereadOf: (returned) => {
+          written = returned.map((row) => toRecord(ctx, row).id)
+          return selectRows(ctx)
+            .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(returned.map((row) => row[ctx.idField]))})`)
+            .compile()
+        },
+        // a row gone or a version that did not move: the whole window is rolled back, each record then written alone
+        accept: (rows) => {
+          const reread = new Set(rows.map((row) => toRecord(ctx, row).id))
+          const gone = written.filter((id) => !reread.has(id))
+          if (gone.length > 0) return `record(s) ${gone.map((id) => `"${id}"`).join(', ')} were gone when read back after the UPDATE (a trigger removed them or changed their ${ctx.idField})`
+          const unmoved = rows.map((row) => toRecord(ctx, row)).filter((r) => {
+            const request = expectedOf.get(r.id)
+            return request !== undefined && sameVersion(ctx, r.version, request.expectedVersion)
+          })
+          return unmoved.length === 0 ? undefined : unmoved.map((r) => unmovedVersion(ctx, r.id, r.version)).join('; ')
+        },
       }),
     )
     if ('error' in result) {
@@ -125,9 +151,17 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       for (const b of batch) {
         const request = requests[b.index]!
         const rows = rowsById.get(b.key) ?? []
-        if (rows.length === 1) {
+        const record = rows.length === 1 ? toRecord(ctx, rows[0]!) : undefined
+        if (record && sameVersion(ctx, record.version, request.expectedVersion)) {
+          // autocommitted (RETURNING was final), so nothing could refuse it: written, but not safely
+          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
+          outcomes[b.index] = {
+            kind: 'unknown',
+            message: `${unmovedVersion(ctx, request.id, record.version)}; the statement committed, so the write was made, and a writer still holding that version could overwrite it unseen`,
+          }
+        } else if (record) {
           ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'written', durationMs: result.durationMs, window: batch.length })
-          outcomes[b.index] = { kind: 'written', status: 200, record: toRecord(ctx, rows[0]!) }
+          outcomes[b.index] = { kind: 'written', status: 200, record }
         } else if (rows.length > 1) {
           ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
           outcomes[b.index] = { kind: 'unknown', message: `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique and every one of them was written` }

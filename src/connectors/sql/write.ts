@@ -12,7 +12,9 @@ import { nextVersion, sameVersion, versionCondition, versionParam } from './vers
 /**
  * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …` (on MySQL the UPDATE and a read
  * of the row in one transaction): the check and the write are a single statement, so nothing can change the
- * row between them. A statement that fails is classified by
+ * row between them. Where a trigger may change the row after the statement, SQLite and PostgreSQL do the same
+ * (the UPDATE, the row read back, COMMIT): the answer is the row as the table holds it, never RETURNING's
+ * earlier picture. A version column the catalogue shows cannot move on every write refuses every write. A statement that fails is classified by
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
@@ -27,6 +29,9 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   if (expected === undefined) {
     return { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${versionType} version` }
   }
+  // read once per connector; null (unreadable) leaves every write on the transaction that reads it back
+  const facts = await ctx.columnFacts()
+  if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
 
   const now = ctx.clock()
   const set: Record<string, unknown> = { ...assignments }
@@ -51,6 +56,8 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
       get readBack() {
         return selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
       },
+      returningIsFinal: facts !== null && !facts.changedAfterUpdate,
+      rereadOf: () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile(),
       accept: (rows) => refusal(ctx, request, rows),
     }),
   )
@@ -61,8 +68,14 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   }
   const rows = result.value
   if (rows.length === 1) {
+    const record = toRecord(ctx, rows[0]!)
+    // only where nothing could refuse it before COMMIT (RETURNING autocommitted): written, but not safely
+    if (sameVersion(ctx, record.version, request.expectedVersion)) {
+      ctx.emit({ method: 'UPDATE', targetId, outcome: 'unknown', durationMs: result.durationMs })
+      return { kind: 'unknown', message: `${unmovedVersion(ctx, request.id, record.version)}; the statement committed, so the write was made, and a writer still holding that version could overwrite it unseen` }
+    }
     ctx.emit({ method: 'UPDATE', targetId, outcome: 'written', durationMs: result.durationMs })
-    return { kind: 'written', status: 200, record: toRecord(ctx, rows[0]!) }
+    return { kind: 'written', status: 200, record }
   }
   if (rows.length > 1) {
     ctx.emit({ method: 'UPDATE', targetId, outcome: 'unknown', durationMs: result.durationMs })
@@ -78,12 +91,17 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
  * write would be invisible to every later version check.
  */
 function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Row[]): string | undefined {
+  // read back in the UPDATE's transaction: a trigger removed the row it had just written
+  if (rows.length === 0) return `record "${request.id}" was gone when read back after the UPDATE (a trigger removed it or changed its ${ctx.idField})`
   if (rows.length !== 1) return `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique`
   const version = toRecord(ctx, rows[0]!).version
-  if (sameVersion(ctx, version, request.expectedVersion)) {
-    return `the version column "${ctx.versionField}" of record "${request.id}" did not change (still ${version}): it cannot hold the next version`
-  }
+  if (sameVersion(ctx, version, request.expectedVersion)) return unmovedVersion(ctx, request.id, version)
   return undefined
+}
+
+/** A write after which the version is the expected one: the column rounded the next version back, or a trigger put it back. */
+export function unmovedVersion(ctx: ConnectorContext, id: string, version: string): string {
+  return `the version column "${ctx.versionField}" of record "${id}" did not change (still ${version}): it cannot hold the next version, or a trigger put it back`
 }
 
 /** After an UPDATE that matched nothing: read the row to say why. The write did not happen either way. */
