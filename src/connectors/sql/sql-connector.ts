@@ -1,4 +1,5 @@
 import { readSecret } from '../../config/index.js'
+import { WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
 import { columnFactsOf, columnTypesOf, columnTypesQuery, type ColumnFacts } from './column-types.js'
@@ -11,6 +12,7 @@ import { ownedRowReader, sourceRecordReader } from './record.js'
 import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
+import { tableFactsOf, tableFactsQuery, type TableFacts } from './table-facts.js'
 import { parseSqlUrl } from './url.js'
 import { writeRecord } from './write.js'
 import { writeWindow } from './write-window.js'
@@ -49,6 +51,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
   let facts: Promise<ColumnFacts | null> | undefined
+  let keys: Promise<TableFacts | null> | undefined
 
   const ctx: ConnectorContext = {
     ...resource,
@@ -74,6 +77,14 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
           return null
         },
       )),
+    tableFacts: () =>
+      (keys ??= backend.run(tableFactsQuery(location.dialect, backend.db, table, idField)).then(
+        (rows) => tableFactsOf(location.dialect, rows, endpoint, idField),
+        () => {
+          keys = undefined
+          return null
+        },
+      )),
   }
 
   return {
@@ -90,11 +101,20 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
     writeEnforcesVersion: true,
 
-    write: (request: WriteRequest): Promise<WriteOutcome> => writeRecord(ctx, request),
+    write: async (request: WriteRequest): Promise<WriteOutcome> => {
+      await refuseUnsafeWrites(ctx)
+      return writeRecord(ctx, request)
+    },
     // one UPDATE … RETURNING for a window of targets; MySQL has no RETURNING on UPDATE, so it writes one at a time
     ...(location.dialect === 'mysql'
       ? {}
-      : { writeWindow: (requests: readonly WriteRequest[]) => writeWindow(ctx, requests), ...(config.write_window === undefined ? {} : { writeWindowSize: config.write_window }) }),
+      : {
+          writeWindow: async (requests: readonly WriteRequest[]) => {
+            await refuseUnsafeWrites(ctx)
+            return writeWindow(ctx, requests)
+          },
+          ...(config.write_window === undefined ? {} : { writeWindowSize: config.write_window }),
+        }),
 
     close() {
       return (closing ??= (async () => {
@@ -103,4 +123,17 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
       })())
     },
   }
+}
+
+/**
+ * A write the catalogue says could not be reported truthfully is refused before anything is sent: a table that
+ * keeps no transactions (a refused or cut-off write there stays written), an id column that cannot name its
+ * rows. Facts that could not be read do not stop the write (the statement itself then fails, saying why).
+ *
+ * @throws WarrantError('invalid_request') naming the table, why, and the fix.
+ */
+async function refuseUnsafeWrites(ctx: ConnectorContext): Promise<void> {
+  const facts = await ctx.tableFacts()
+  const refusal = facts?.writeRefusal ?? facts?.idRefusal ?? null
+  if (refusal !== null) throw new WarrantError('invalid_request', refusal)
 }
