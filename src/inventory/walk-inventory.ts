@@ -216,6 +216,18 @@ export async function walkInventory(
     // records may have moved past the walk unseen.
     if (!session.consistentSnapshot)
       for (const source of progress) if (duplicates.has(source.source)) addGap(source, { code: 'SNAPSHOT_INVALIDATED' })
+    // Keyset positions start strictly after the last id read, so a record read twice is two rows of one id, not
+    // data moving: the copy dropped is a row lost, and rows past a repeated id may have been skipped.
+    if (session.positions === 'keyset')
+      for (const source of progress) {
+        const dropped = duplicates.get(source.source)
+        if (dropped)
+          addGap(
+            source,
+            { code: 'SOURCE_UNAVAILABLE' },
+            `source "${source.source}" returned ${dropped.count} record(s) with an id already read (${dropped.sample.map((id) => `"${id}"`).join(', ')}) though it reads in id order: its ids are not unique, so rows sharing an id were dropped or skipped; make the id column unique, or choose one that is`,
+          )
+      }
     proven = provenPart(prior, session, consistentSnapshot) && (consistentSnapshot || !unchecked) && !progress.some((s) => s.gaps.some((g) => g.code === 'SNAPSHOT_INVALIDATED'))
   } finally {
     // a page read ahead that the walk will not use: abandoned before the session it reads in is closed

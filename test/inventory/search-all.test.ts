@@ -520,6 +520,23 @@ describe('searchAll: snapshots, resumed walks and duplicates', () => {
     assert.equal(result.warnings[0]!.source, 'a')
   })
 
+  it('a keyset snapshot upstream that repeats a record: its ids are not unique, so not complete, naming the id', async () => {
+    const collection = seedCollection(['a'], 4)
+    const repeat = { id: idOf(0), version: 'v1', fields: { n: 0 } }
+    const connector = createModelConnector({
+      collection,
+      snapshots: true,
+      positions: 'keyset',
+      onRead: (ctx): ReadFault | void => (ctx.sessionReadIndex === 1 ? { kind: 'extra', records: [repeat] } : undefined),
+    })
+    const result = await walker(connector)({ pageSize: 2 })
+    assert.equal(result.complete, false)
+    assert.equal(result.items.length, 4)
+    assert.deepEqual(result.incomplete_reasons.map((r) => [r.code, r.source]), [['SOURCE_UNAVAILABLE', 'a']])
+    assert.match(result.incomplete_reasons[0]!.message, new RegExp(`record\\(s\\) with an id already read \\("${idOf(0)}"\\) though it reads in id order: its ids are not unique`))
+    assert.notEqual(decide(result, 'prove_absence').decision, 'proceed')
+  })
+
   it('the same id in two sources is two records (ids are per source)', async () => {
     const connector = createModelConnector({ collection: seedCollection(['a', 'b'], 2), snapshots: true })
     const result = await walker(connector)()

@@ -187,6 +187,8 @@ export interface ModelConnectorOptions {
   readonly onRead?: (ctx: ReadContext) => ReadFault | void | Promise<ReadFault | void>
   /** Make openSession fail. */
   readonly failOpen?: boolean
+  /** What the sessions say their positions survive (absent: not said, i.e. opaque). */
+  readonly positions?: 'keyset' | 'checked' | 'opaque'
 }
 
 export interface ModelConnector extends Connector {
@@ -238,6 +240,7 @@ export function createModelConnector(options: ModelConnectorOptions): ModelConne
       let sessionReads = 0
       return {
         consistentSnapshot: options.snapshots,
+        ...(options.positions === undefined ? {} : { positions: options.positions }),
         snapshot: info.snapshot,
         async readPage(request: ReadPageRequest): Promise<ReadPageResult> {
           if (info.closedAt !== null) throw new Error('read on a closed session')

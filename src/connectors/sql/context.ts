@@ -3,6 +3,7 @@ import type { SourceRecord, UpstreamCall, UpstreamCallListener } from '../connec
 import type { Backend, Row } from './backend.js'
 import type { ColumnFacts } from './column-types.js'
 import type { SqlResource } from './resource.js'
+import type { TableFacts } from './table-facts.js'
 import type { SqlDialectName, SqlLocation } from './url.js'
 
 /** What one upstream statement reports; the connector adds where it went. */
@@ -28,6 +29,8 @@ export interface ConnectorContext extends SqlResource {
   readonly pageRecordOf: (row: Row) => SourceRecord
   /** What the engine's catalogue says of the declared columns (read once); null when it could not be read. */
   columnFacts(): Promise<ColumnFacts | null>
+  /** What the catalogue says of the table and its id column (read once); null when it could not be read. */
+  tableFacts(): Promise<TableFacts | null>
 }
 
 export function callEmitter(onCall: UpstreamCallListener | undefined, source: string, endpoint: string): (call: CallEvent) => void {

@@ -20,6 +20,12 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const failed: { id: string; message: string }[] = []
   const mistyped = mistypedFieldsOf(ctx.fields)
   const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
+  // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
+  const refusal = queryable.length === 0 ? null : ((await ctx.tableFacts())?.idRefusal ?? null)
+  if (refusal !== null) {
+    for (const id of queryable) failed.push({ id, message: refusal })
+    queryable.length = 0
+  }
   for (let start = 0; start < queryable.length; start += READ_BY_IDS_CHUNK) {
     const chunk = queryable.slice(start, start + READ_BY_IDS_CHUNK)
     if (ctx.isClosing() || signal?.aborted) {
@@ -27,10 +33,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       for (const id of chunk) failed.push({ id, message })
       continue
     }
-    const compiled = selectRows(ctx)
-      .where(sql<SqlBool>`${sql.ref(idField)} in (${sql.join(chunk.map((id) => idParam(idType, id)!))})`)
-      .compile()
-    const result = await timed(() => ctx.backend.run(compiled))
+    const result = await timed(() => ctx.backend.run(byIds(ctx, chunk.map((id) => idParam(idType, id)!))))
     if ('error' in result) {
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       const message = readFailure(`${endpoint} by id`, result.error)
@@ -38,14 +41,42 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       continue
     }
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs, ...(chunk.length === 1 ? { targetId: chunk[0] } : {}) })
+    const asked = new Set(chunk)
+    const strays: string[] = []
     for (const row of result.value) {
       const record = toRecord(ctx, row)
+      // the engine's equality is not always JavaScript's ('A' = 'a' under a case-insensitive collation)
+      if (!asked.has(record.id)) {
+        strays.push(record.id)
+        continue
+      }
       // a record holding a value of another type than declared cannot be judged by a precondition: failed, saying so
       const wrong = mistyped(record)
       if (wrong === null) records.set(record.id, record)
       else failed.push({ id: record.id, message: mistypedMessage(`${endpoint} by id`, record, wrong, ctx.fields) })
     }
+    // An id the engine matched to a row stored otherwise is neither that record nor proven absent (a write to it
+    // would change the stored row). Which asked id matched which row only the engine knows: rare enough to ask it
+    // for each id left without its own row.
+    if (strays.length > 0)
+      for (const id of chunk) {
+        if (records.has(id) || failed.some((f) => f.id === id)) continue
+        const alone = await timed(() => ctx.backend.run(byIds(ctx, [idParam(idType, id)!])))
+        if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
+        else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
+      }
   }
   const failedIds = new Set(failed.map((f) => f.id))
   return { records, missing: unique.filter((id) => !records.has(id) && !failedIds.has(id)), failed }
+}
+
+function byIds(ctx: ConnectorContext, ids: readonly unknown[]) {
+  return selectRows(ctx)
+    .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(ids)})`)
+    .compile()
+}
+
+function spelledOtherwise(ctx: ConnectorContext, id: string, stored: readonly string[]): string {
+  const rows = stored.map((s) => `"${s}"`).join(', ')
+  return `reading ${ctx.endpoint} by id "${id}" matches the row stored as ${rows}: the database's comparison of column "${ctx.idField}" ignores case or trailing spaces (its collation), JavaScript's does not, so "${id}" names no record here and is not proven absent either; use the id as the table stores it`
 }

@@ -8,6 +8,7 @@ import { compileFilter } from './compile.js'
 import { looseFieldsOf } from './loose-values.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, messageOf } from './errors.js'
+import { keyString } from './record.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
 const AFTER_SLOT: unknown = Object.freeze({ slot: 'after' })
@@ -18,10 +19,14 @@ const STATEMENTS_KEPT = 8
 
 /**
  * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
- * when the session opened. Idle sessions expire: an open transaction pins old row versions upstream.
+ * when the session opened (a table whose engine keeps no transactions has none: `consistentSnapshot` false).
+ * Idle sessions expire: an open transaction pins old row versions upstream.
+ *
+ * Keyset positions hold only where no two rows share an id: `id > last` skips every row equal to the last one
+ * read. Where the catalogue does not prove the id unique (a view, a table without a key), each page is checked
+ * in the engine's own comparison, and a repeated id refuses the walk, naming the column and the fix.
  */
 class SqlReadSession implements ReadSession {
-  readonly consistentSnapshot = true
   /** Keyset on the id column: a page resumed in a later session still starts strictly after the last id read. */
   readonly positions = 'keyset' as const
   readonly snapshot: string
@@ -41,6 +46,7 @@ class SqlReadSession implements ReadSession {
   constructor(
     private readonly ctx: ConnectorContext,
     private readonly handle: SessionHandle,
+    readonly consistentSnapshot: boolean,
     private readonly onRelease: (session: SqlReadSession) => void,
   ) {
     this.snapshot = handle.snapshot
@@ -55,7 +61,7 @@ class SqlReadSession implements ReadSession {
       throw new WarrantError('invalid_request', `page size must be a positive integer, got ${request.pageSize}`)
     }
     // the column facts first: a string field over a numeric column compiles as text
-    const facts = await this.ctx.columnFacts()
+    const [facts, table] = await Promise.all([this.ctx.columnFacts(), this.ctx.tableFacts()])
     this.#asText = facts?.comparedAsText ?? NO_FIELDS
     this.#loose = facts?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
     const statement = this.#statementFor(request, request.position !== null)
@@ -64,11 +70,17 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
+    if (table?.idRefusal) return { kind: 'refused', message: table.idRefusal }
     const misfit = filterMisfit(Object.keys(request.filter), facts?.misfits ?? null)
     if (misfit !== null) return { kind: 'refused', message: misfit }
 
     this.#disarm()
-    const result = await timed(() => (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after))))
+    // only an id the catalogue does not prove unique costs a check (the proven walk is as fast as ever)
+    const checked = table?.idUnique !== true
+    const result = await timed(async () => {
+      const rows = await (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after)))
+      return { rows, repeated: checked ? await this.#repeatedId(request, rows) : null }
+    })
     if ('error' in result) {
       this.#state = 'broken'
       this.#brokenBy = messageOf(result.error)
@@ -77,8 +89,9 @@ class SqlReadSession implements ReadSession {
       return classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
-    const rows = result.value
+    const { rows, repeated } = result.value
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
+    if (repeated !== null) return { kind: 'refused', message: repeated }
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows
     const last = pageRows[pageRows.length - 1]
@@ -86,6 +99,48 @@ class SqlReadSession implements ReadSession {
     const next = more && last ? encodePosition(last[idField]) : null
     const { items, unjudged } = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
     return unjudged === null ? { kind: 'page', items, next } : { kind: 'page', items, next, unjudged }
+  }
+
+  /**
+   * Why this page cannot be trusted to its position, or null: two of its rows have one id (one record, the
+   * other lost), or the last id of a page with more after it is shared by another row, which `id > last` would
+   * skip. The second is asked of the engine (`count(*) … where id = last`), whose equality may not be
+   * JavaScript's: 'a' = 'A' under a case-insensitive collation.
+   */
+  async #repeatedId(request: ReadPageRequest, rows: readonly Row[]): Promise<string | null> {
+    const { idField } = this.ctx
+    const pageRows = rows.length > request.pageSize ? rows.slice(0, request.pageSize) : rows
+    const ids = new Set<string>()
+    for (const row of pageRows) {
+      const id = keyString(row[idField])
+      if (ids.has(id)) return this.#notUnique(`${idField} "${id}" is held by two rows of one page`)
+      ids.add(id)
+    }
+    if (rows.length <= request.pageSize || pageRows.length === 0) return null
+    const last = pageRows[pageRows.length - 1]![idField]
+    const [count] = await this.handle.run(bind(this.#repeatsStatement(request), last))
+    const n = Number(count?.n ?? 0)
+    return n > 1 ? this.#notUnique(`${n} rows have ${idField} equal to "${keyString(last)}" in the database's comparison`) : null
+  }
+
+  #notUnique(seen: string): string {
+    const { idField, endpoint } = this.ctx
+    return `column "${idField}" of ${endpoint} is not unique (${seen}; no primary key or unique index proves it unique): records sharing an id cannot be told apart, and a walk in id order skips rows past one, so none of it can be read as complete; declare a primary key or a unique index on "${idField}", or choose a unique column as id_field`
+  }
+
+  /** The rows of the filter whose id equals the slot's, counted by the engine. */
+  #repeatsStatement(request: ReadPageRequest): CompiledQuery {
+    const key = `repeats:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+    const cached = this.#statements.get(key)
+    if (cached) return cached
+    const { ctx } = this
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
+    let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${AFTER_SLOT}`)
+    if (where) query = query.where(where)
+    const compiled = query.compile()
+    if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
+    this.#statements.set(key, compiled)
+    return compiled
   }
 
   /** The page judge of a filter: a walk asks with one filter page after page, so it is made once. */
@@ -186,12 +241,16 @@ export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessi
     return failedSession(ctx, `cannot open a read session on ${endpoint} (${ctx.location.display}): ${messageOf(result.error)}`)
   }
   ctx.emit({ method: 'SELECT', outcome: 'session_opened', durationMs: result.durationMs })
+  // read before the session's idle clock starts (every page needs them). MyISAM, Aria, MEMORY: START TRANSACTION
+  // WITH CONSISTENT SNAPSHOT pins nothing there (facts that could not be read: not assumed)
+  const [, table] = await Promise.all([ctx.columnFacts(), ctx.tableFacts()])
+  const consistent = ctx.dialect !== 'mysql' || table?.transactional === true
   // the connector may have closed while the connection was being opened; it would never expire this one
   if (ctx.isClosing()) {
     await result.value.close().catch(() => undefined)
     return failedSession(ctx, `the connector for ${endpoint} is closed`)
   }
-  const session = new SqlReadSession(ctx, result.value, (released) => sessions.delete(released))
+  const session = new SqlReadSession(ctx, result.value, consistent, (released) => sessions.delete(released))
   sessions.add(session)
   return session
 }
@@ -211,7 +270,7 @@ function failedSession(ctx: ConnectorContext, message: string): ReadSession {
 }
 
 /** The compiled page query with the last id read in its slot. */
-function bind(statement: CompiledQuery, after: string | number | undefined): CompiledQuery {
+function bind(statement: CompiledQuery, after: unknown): CompiledQuery {
   return after === undefined ? statement : CompiledQuery.raw(statement.sql, statement.parameters.map((p) => (p === AFTER_SLOT ? after : p)))
 }
 

@@ -1,4 +1,5 @@
 import { readSecret } from '../../config/index.js'
+import { WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
 import { columnFactsOf, columnTypesOf, columnTypesQuery, type ColumnFacts } from './column-types.js'
@@ -11,6 +12,7 @@ import { ownedRowReader, sourceRecordReader } from './record.js'
 import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
+import { tableFactsOf, tableFactsQuery, type TableFacts } from './table-facts.js'
 import { parseSqlUrl } from './url.js'
 import { updateTriggersQuery } from './update-triggers.js'
 import { writeRecord } from './write.js'
@@ -50,6 +52,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
   let facts: Promise<ColumnFacts | null> | undefined
+  let keys: Promise<TableFacts | null> | undefined
 
   // one after the other: on the shared connection, where a session's first page waits for them
   const readFacts = async (): Promise<ColumnFacts | null> => {
@@ -80,6 +83,14 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
           facts = undefined
           return null
         })),
+    tableFacts: () =>
+      (keys ??= backend.run(tableFactsQuery(location.dialect, backend.db, table, idField)).then(
+        (rows) => tableFactsOf(location.dialect, rows, endpoint, idField),
+        () => {
+          keys = undefined
+          return null
+        },
+      )),
   }
 
   return {
@@ -97,11 +108,20 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
     writeEnforcesVersion: true,
 
-    write: (request: WriteRequest): Promise<WriteOutcome> => writeRecord(ctx, request),
+    write: async (request: WriteRequest): Promise<WriteOutcome> => {
+      await refuseUnsafeWrites(ctx)
+      return writeRecord(ctx, request)
+    },
     // one UPDATE … RETURNING for a window of targets; MySQL has no RETURNING on UPDATE, so it writes one at a time
     ...(location.dialect === 'mysql'
       ? {}
-      : { writeWindow: (requests: readonly WriteRequest[]) => writeWindow(ctx, requests), ...(config.write_window === undefined ? {} : { writeWindowSize: config.write_window }) }),
+      : {
+          writeWindow: async (requests: readonly WriteRequest[]) => {
+            await refuseUnsafeWrites(ctx)
+            return writeWindow(ctx, requests)
+          },
+          ...(config.write_window === undefined ? {} : { writeWindowSize: config.write_window }),
+        }),
 
     close() {
       return (closing ??= (async () => {
@@ -110,4 +130,17 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
       })())
     },
   }
+}
+
+/**
+ * A write the catalogue says could not be reported truthfully is refused before anything is sent: a table that
+ * keeps no transactions (a refused or cut-off write there stays written), an id column that cannot name its
+ * rows. Facts that could not be read do not stop the write (the statement itself then fails, saying why).
+ *
+ * @throws WarrantError('invalid_request') naming the table, why, and the fix.
+ */
+async function refuseUnsafeWrites(ctx: ConnectorContext): Promise<void> {
+  const facts = await ctx.tableFacts()
+  const refusal = facts?.writeRefusal ?? facts?.idRefusal ?? null
+  if (refusal !== null) throw new WarrantError('invalid_request', refusal)
 }

@@ -1,0 +1,100 @@
+import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { Row } from './backend.js'
+import type { SqlDialectName } from './url.js'
+
+/**
+ * What the engine's catalogue says of the table as a whole, beyond its column types: whether the id column names
+ * one row each, whether the table keeps transactions, and whether its ids survive being read into JavaScript.
+ */
+export interface TableFacts {
+  /**
+   * The id column is the table's only primary key column, or carries a valid, non-partial unique index on exactly
+   * that column and holds no NULL: no two rows are equal under the engine's own comparison. False for a view, a
+   * table without a key, a unique index over several columns: not proven, so a walk checks every page for it.
+   */
+  readonly idUnique: boolean
+  /**
+   * The table's engine undoes a ROLLBACK and pins a snapshot (InnoDB; every SQLite and PostgreSQL table). False for
+   * MySQL/MariaDB MyISAM, Aria, MEMORY: an UPDATE there is durable the moment it runs.
+   */
+  readonly transactional: boolean
+  /** Why no write to this table can be reported truthfully (a non-transactional engine), with the fix; or null. */
+  readonly writeRefusal: string | null
+  /** Why the id column cannot name records (timestamps finer than JavaScript's milliseconds), with the fix; or null. */
+  readonly idRefusal: string | null
+}
+
+/** The catalogue query for the id column of `table`, one row (none when the table or the column does not exist). */
+export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table: string, idField: string): CompiledQuery {
+  const dot = table.indexOf('.')
+  const schema = dot < 0 ? null : table.slice(0, dot)
+  const name = dot < 0 ? table : table.slice(dot + 1)
+  if (dialect === 'sqlite') {
+    const s = schema ?? 'main'
+    // an INTEGER PRIMARY KEY is the rowid (unique, never NULL) and has no index of its own in pragma_index_list
+    return sql`select x.pk as id_pk, x."notnull" as id_notnull, upper(x.type) as id_type,
+        (select count(*) from pragma_table_xinfo(${name}, ${s}) where pk > 0) as pk_columns,
+        (select count(*) from pragma_index_list(${name}, ${s}) il where il."unique" = 1 and il.partial = 0
+          and (select count(*) from pragma_index_info(il.name, ${s})) = 1
+          and (select ii.name from pragma_index_info(il.name, ${s}) ii) = ${idField}) as unique_indexes
+      from pragma_table_xinfo(${name}, ${s}) x where x.name = ${idField}`.compile(db)
+  }
+  if (dialect === 'postgres') {
+    const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
+    return sql`select a.attnotnull as id_notnull, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
+        exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
+          and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index
+      from pg_attribute a join pg_type t on t.oid = a.atttypid
+      where a.attrelid = to_regclass(${quoted}) and a.attname = ${idField} and not a.attisdropped`.compile(db)
+  }
+  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, t.engine as engine, e.transactions as transactions,
+      exists (select 1 from information_schema.statistics s where s.table_schema = c.table_schema and s.table_name = c.table_name
+        and s.non_unique = 0 and s.column_name = c.column_name and s.seq_in_index = 1 and s.sub_part is null
+        and not exists (select 1 from information_schema.statistics o where o.table_schema = s.table_schema and o.table_name = s.table_name
+          and o.index_name = s.index_name and o.seq_in_index > 1)) as unique_index
+    from information_schema.columns c
+      join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+      left join information_schema.engines e on e.engine = t.engine
+    where c.table_schema = coalesce(${schema}, database()) and c.table_name = ${name} and c.column_name = ${idField}`.compile(db)
+}
+
+/** The catalogue's row as facts; null when there is none (no such table or column: the read itself then says so). */
+export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endpoint: string, idField: string): TableFacts | null {
+  const row = rows[0]
+  if (row === undefined) return null
+  if (dialect === 'sqlite') {
+    const soleKey = Number(row.id_pk) === 1 && Number(row.pk_columns) === 1
+    // a non-INTEGER primary key of a rowid table takes NULLs (a legacy SQLite rule), and several of them
+    const notNull = Number(row.id_notnull) === 1 || (soleKey && row.id_type === 'INTEGER')
+    return { idUnique: notNull && (soleKey || Number(row.unique_indexes) > 0), transactional: true, writeRefusal: null, idRefusal: null }
+  }
+  if (dialect === 'postgres') {
+    const typname = String(row.id_typname ?? '')
+    // timestamp(p): atttypmod is p, or -1 for the default of 6 digits
+    const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
+    return { idUnique: row.id_notnull === true && row.unique_index === true, transactional: true, writeRefusal: null, idRefusal: subMillisecond(endpoint, idField, String(row.id_type), digits) }
+  }
+  const type = String(row.id_type ?? '').toLowerCase()
+  const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
+  const engine = row.engine === null || row.engine === undefined ? null : String(row.engine)
+  // a view has no engine of its own: what it writes through is not in the catalogue, and is taken as transactional
+  const transactional = engine === null || String(row.transactions ?? '').toUpperCase() === 'YES'
+  return {
+    idUnique: String(row.id_nullable).toUpperCase() === 'NO' && Number(row.unique_index) === 1,
+    transactional,
+    writeRefusal: transactional
+      ? null
+      : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
+    idRefusal: subMillisecond(endpoint, idField, type, digits),
+  }
+}
+
+/**
+ * A timestamp id with more than 3 fractional digits is read into JavaScript as a Date, to the millisecond: two
+ * rows 100 µs apart would share one id, and a read by that id would find neither. Refused rather than keyed on
+ * a text form, which would change the id of every record of an existing millisecond column.
+ */
+function subMillisecond(endpoint: string, idField: string, declared: string, digits: number): string | null {
+  if (digits <= 3) return null
+  return `id column "${idField}" of ${endpoint} is ${declared}, which keeps ${digits} fractional digits of a second, but its ids are read to the millisecond: rows less than a millisecond apart would share one id and a read by that id would find neither, so no record of it is read or written; declare the column with at most millisecond precision (timestamp(3)), or choose another id column`
+}
