@@ -41,6 +41,9 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   return page
 }
 
+/** An id carried in a page position fits the 2048 base64url characters a position may hold. */
+const MAX_CARRIED_ID_BYTES = 1536
+
 function interpret(
   ctx: HttpContext,
   request: ReadPageRequest,
@@ -139,16 +142,30 @@ function interpret(
   const shape = createShapeTally()
   // the id of the page's last item: the next read must find it just before where it starts
   let lastId: string | undefined
-  for (const item of rawItems) {
+  // the id of the page's first item: the next page must not start with it again
+  let firstId: string | undefined
+  for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = 'record' in made ? made.record.id : undefined
+    if (index === 0) firstId = lastId
     if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
   const unjudged = shape.result()
+  // Page numbers carry no proof that the page moved: the first id is compared instead, before any filter, so an
+  // upstream answering page 1 to every page number is caught even when none of its records match.
+  if (position.style === 'page' && list.pagination.style === 'page' && firstId !== undefined && firstId === position.firstId)
+    return unexpected(
+      `page ${position.page} starts with the same record ("${firstId}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
+    )
   // offset pages overlap by one record, so the next read can tell whether the data moved in between
-  const following = step.next?.style === 'offset' && lastId !== undefined ? { ...step.next, lastId } : step.next
+  const following =
+    step.next?.style === 'offset' && lastId !== undefined
+      ? { ...step.next, lastId }
+      : step.next?.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES
+        ? { ...step.next, firstId }
+        : step.next
   const next = following === null ? null : encodePosition(following)
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 

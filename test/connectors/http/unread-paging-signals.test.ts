@@ -135,3 +135,33 @@ describe('an absent next marker where the end is plain', () => {
     }
   })
 })
+
+describe('page-number paging whose page parameter the upstream ignores', () => {
+  // the only past_due records are on pages 2 and 3, so the filter keeps nothing of page 1
+  const ITEMS = collection(15).map((i, n) => ({ ...i, status: n >= 7 && n % 3 === 0 ? 'past_due' : 'active' }))
+  let upstream: TestUpstream
+  before(async () => {
+    // the upstream reads its page number from `p`; the config says `page`
+    upstream = await startUpstream((req, res) => {
+      const page = Number(req.url.searchParams.get('p') ?? 1)
+      sendJson(res, 200, ITEMS.slice((page - 1) * 5, page * 5), { 'x-total-count': String(ITEMS.length) })
+    })
+  })
+  after(() => upstream.close())
+
+  const list = (param: string) => ({ items_path: '', total_header: 'X-Total-Count', pagination: { style: 'page', param } })
+
+  it('the same page again is not complete (was complete, no match, after reading page 1 three times), naming pagination.param', async () => {
+    const envelope = await search(connectorAt(upstream.origin, list('page')), { status: 'past_due' })
+    assertNotComplete(envelope, 'SOURCE_UNAVAILABLE', 'pagination.param "page"')
+  })
+
+  it('the right parameter walks every page and finds the matches', async () => {
+    const envelope = await search(connectorAt(upstream.origin, list('p')), { status: 'past_due' })
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+    assert.deepEqual(
+      envelope.items.map((i) => i.id),
+      ITEMS.filter((i) => i.status === 'past_due').map((i) => i.id),
+    )
+  })
+})
