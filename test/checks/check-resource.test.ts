@@ -129,6 +129,20 @@ describe('checkResource against loopback upstreams', () => {
     assert.deepEqual(g.config_keys, ['connector.list.total_path', 'connector.list.total_kind'])
   })
 
+  // this upstream pages by offset, answers {items, total} and has no next cursor: paging configs that misread it
+  const misreadPaging = [
+    ['a page parameter it ignores', { style: 'page' }, /the same page again; is pagination.param "page"/],
+    ['a next cursor it never sends', { style: 'cursor' }, /pagination.next_cursor_path "next_cursor" holds no cursor/],
+  ] as const
+  for (const [what, pagination, detail] of misreadPaging)
+    test(`paging by ${what}: pages_read fails closed, naming the config key`, async () => {
+      const report = await check({ list: { path: '/items', page_size_param: 'limit', pagination, total_path: 'total' } })
+      const g = statusOf(report, 'pages_read')!
+      assert.equal(g.status, 'fails_closed', g.detail)
+      assert.match(g.detail, detail)
+      assert.notEqual(report.verdict, 'holds')
+    })
+
   test('a write that does not send the version: unsafe, names if_match', async () => {
     const report = await check({}, { actions: { pause: { set: { status: 'paused' }, write: { method: 'PATCH', path: '/items/{id}', if_match: false } } } })
     const g = statusOf(report, 'conditional_writes.pause')!

@@ -14,6 +14,8 @@ export interface ListRequest {
   readonly allDelegated: boolean
   /** At least one clause went upstream: the upstream's list is narrower than the collection. */
   readonly anyDelegated: boolean
+  /** The page size went upstream (page_size_param or "{{page_size}}"): only then is a page shorter than asked a short page. */
+  readonly sizeSent: boolean
 }
 
 interface UpstreamFilter {
@@ -72,7 +74,8 @@ export function buildListRequest(
     if (!cursorInBody) query.push(...positionQuery(list.pagination, position))
     url = resolveUnderBase(base, list.path, query)
   }
-  if (list.method === 'GET') return { method: 'GET', url, allDelegated, anyDelegated }
+  const sizeSent = list.page_size_param !== undefined || (list.method === 'POST' && inBody.has('page_size'))
+  if (list.method === 'GET') return { method: 'GET', url, allDelegated, anyDelegated, sizeSent }
   return {
     method: 'POST',
     url,
@@ -80,6 +83,7 @@ export function buildListRequest(
     headers: { 'content-type': 'application/json' },
     allDelegated,
     anyDelegated,
+    sizeSent,
   }
 }
 

@@ -4,8 +4,8 @@ import { isWithinBase } from './url-guard.js'
 
 /**
  * Where a walk of one source stands, per pagination style. It travels as the opaque `position` string:
- * the cursor itself, the next offset, `page:seen` (page number and items seen before it), the next URL, or
- * the last key as JSON.
+ * the cursor itself, the next offset, `page:seen[:firstId]` (page number, items seen before it, and the first id of
+ * the page before), the next URL, or the last key as JSON.
  */
 export type PagePosition =
   | { readonly style: 'cursor'; readonly cursor: string | null }
@@ -14,7 +14,11 @@ export type PagePosition =
    * record earlier and must find that record there; otherwise the data moved under the walk.
    */
   | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string }
-  | { readonly style: 'page'; readonly page: number; readonly seen: number }
+  /**
+   * `firstId`: the id of the previous page's first record. A page that starts with it again is the same page again
+   * (an upstream that ignores the page parameter), never the next one.
+   */
+  | { readonly style: 'page'; readonly page: number; readonly seen: number; readonly firstId?: string }
   | { readonly style: 'link'; readonly url: URL | null }
   /** The key of the last item read (keyset style); null on the first page. Travels as JSON, so 7 and "7" differ. */
   | { readonly style: 'keyset'; readonly key: string | number | null }
@@ -59,9 +63,10 @@ export function decodePosition(pagination: PaginationConfig, position: string | 
       return { style: 'offset', offset, lastId: Buffer.from(m[2], 'base64url').toString('utf8') }
     case 'page': {
       if (position === null) return { style: 'page', page: pagination.first, seen: 0 }
-      const m = /^(-?[0-9]{1,15}):([0-9]{1,15})$/.exec(position)
+      const m = /^(-?[0-9]{1,15}):([0-9]{1,15})(?::([A-Za-z0-9_-]{1,2048}))?$/.exec(position)
       if (!m) return invalid('expected page:seen')
-      return { style: 'page', page: Number(m[1]), seen: Number(m[2]) }
+      const at = { style: 'page' as const, page: Number(m[1]), seen: Number(m[2]) }
+      return m[3] === undefined ? at : { ...at, firstId: Buffer.from(m[3], 'base64url').toString('utf8') }
     }
     case 'keyset': {
       if (position === null) return { style: 'keyset', key: null }
@@ -96,7 +101,7 @@ export function encodePosition(position: PagePosition): string | null {
     case 'offset':
       return position.lastId === undefined ? String(position.offset) : `${position.offset}:${Buffer.from(position.lastId, 'utf8').toString('base64url')}`
     case 'page':
-      return `${position.page}:${position.seen}`
+      return position.firstId === undefined ? `${position.page}:${position.seen}` : `${position.page}:${position.seen}:${Buffer.from(position.firstId, 'utf8').toString('base64url')}`
     case 'link':
       return position.url?.href ?? null
     case 'keyset':

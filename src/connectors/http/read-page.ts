@@ -2,8 +2,8 @@ import { matchesFilter, WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, SourceRecord } from '../connector.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
-import { nextLinkOf } from './link-header.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
+import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
 import { advance, decodePosition, encodePosition, overlaps, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { fieldPath, toRecord } from './record.js'
@@ -41,6 +41,9 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   return page
 }
 
+/** An id carried in a page position fits the 2048 base64url characters a position may hold. */
+const MAX_CARRIED_ID_BYTES = 1536
+
 function interpret(
   ctx: HttpContext,
   request: ReadPageRequest,
@@ -48,7 +51,7 @@ function interpret(
   url: URL,
   base: URL,
   result: UpstreamExchange,
-  sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated'>,
+  sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated' | 'sizeSent'>,
 ): ReadPageResult {
   const list = ctx.config.list
   const source = request.source
@@ -103,36 +106,31 @@ function interpret(
     rawItems = rawItems.slice(1)
   }
 
-  let hasMore: boolean | undefined
-  if (list.has_more_path !== undefined) {
-    const value = readPath(payload, list.has_more_path)
-    if (typeof value === 'boolean') hasMore = value
-    else if (value !== undefined && value !== null) return unexpected(`has_more_path "${list.has_more_path}" is not a boolean`)
-  }
-  let total: number | undefined
-  if (list.total_path !== undefined) {
-    const value = readPath(payload, list.total_path)
-    const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
-    if (typeof n === 'number' && Number.isInteger(n) && n >= 0) total = n
-    else if (value !== undefined && value !== null) return unexpected(`total_path "${list.total_path}" is not a count`)
-  } else if (list.total_header !== undefined) {
-    const value = headers.get(list.total_header)
-    if (value !== null && /^\d+$/.test(value.trim())) total = Number(value.trim())
-    else if (value !== null) return unexpected(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
-  }
-
-  // the marker is read before redaction: one that carries the credential is refused, never passed on altered
-  const marker = nextMarker(ctx, parsed.value, headers)
-  if (marker !== null && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
+  const signals = readPagingSignals(list, payload, parsed.value, headers)
+  if ('problem' in signals) return unexpected(signals.problem)
+  const { hasMore, total, marker } = signals
+  if (marker !== null && marker !== undefined && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
+  // An absent marker (not null, not "") is the end only where the end is plain anyway: an empty or short page,
+  // or has_more false. On a full page it is a path the answer does not have, and the first page is not the list.
+  const short = rawItems.length === 0 || (sent.sizeSent && rawItems.length < request.pageSize)
+  if (marker === undefined && hasMore !== false && !short)
+    return unexpected(
+      `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
+    )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
   const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
+  // a total below the records the walk has already received cannot be the count of the list it pages
+  if (pagedTotal !== undefined && reached !== undefined && reached + rawItems.length > pagedTotal)
+    return unexpected(
+      `the upstream's total ${pagedTotal} (${totalKey(list)}) is below the ${reached + rawItems.length} records it has already sent, so it does not count this list; point it at the number of matching records, or leave it out`,
+    )
   const lastKey = list.pagination.style === 'keyset' ? keyOf(ctx, rawItems.at(-1), list.pagination.field ?? ctx.resource.id_field) : undefined
   // Only the boundary record came back (an upstream capping pages at one item): the check passed but cannot
   // move the walk on, so the next read starts at the offset itself, unchecked, and says so.
   const boundaryOnly = overlaps(position) && rawItems.length === 0 && hasMore !== false && (pagedTotal === undefined || position.offset < pagedTotal)
   const step = boundaryOnly
     ? { next: { style: 'offset' as const, offset: position.offset } }
-    : advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker, requestUrl: url, lastKey }, base)
+    : advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker ?? null, requestUrl: url, lastKey }, base)
   if ('problem' in step)
     return step.capped
       ? { kind: 'result_limit', message: `source "${source}": ${step.problem}`, ...(reached === undefined ? {} : { limit: reached }) }
@@ -144,20 +142,33 @@ function interpret(
   const shape = createShapeTally()
   // the id of the page's last item: the next read must find it just before where it starts
   let lastId: string | undefined
-  for (const item of rawItems) {
+  // the id of the page's first item: the next page must not start with it again
+  let firstId: string | undefined
+  for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = 'record' in made ? made.record.id : undefined
+    if (index === 0) firstId = lastId
     if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
   const unjudged = shape.result()
+  // Page numbers carry no proof that the page moved: the first id is compared instead, before any filter, so an
+  // upstream answering page 1 to every page number is caught even when none of its records match.
+  if (position.style === 'page' && list.pagination.style === 'page' && firstId !== undefined && firstId === position.firstId)
+    return unexpected(
+      `page ${position.page} starts with the same record ("${firstId}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
+    )
   // offset pages overlap by one record, so the next read can tell whether the data moved in between
-  const following = step.next?.style === 'offset' && lastId !== undefined ? { ...step.next, lastId } : step.next
+  const following =
+    step.next?.style === 'offset' && lastId !== undefined
+      ? { ...step.next, lastId }
+      : step.next?.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES
+        ? { ...step.next, firstId }
+        : step.next
   const next = following === null ? null : encodePosition(following)
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 
-  const flag = list.incomplete_flag ? readPath(payload, list.incomplete_flag.path) === true : false
   const failedParts = partFailure(ctx, source, payload)
   if (typeof failedParts === 'string' && failedParts.startsWith('!')) return unexpected(failedParts.slice(1))
   return {
@@ -172,7 +183,7 @@ function interpret(
     // Parts of the source that failed outweigh the upstream's own budget flag: both leave the page short.
     ...(failedParts !== null
       ? { upstreamIncomplete: { code: 'SOURCE_UNAVAILABLE' as const, message: failedParts } }
-      : flag && list.incomplete_flag
+      : signals.flagged && list.incomplete_flag
         ? { upstreamIncomplete: { code: list.incomplete_flag.reason } }
         : {}),
     ...totalFacts(list.total_kind, total, sent),
@@ -214,27 +225,6 @@ function keyOf(ctx: HttpContext, item: unknown, field: string): string | number 
   if (item === undefined) return null
   const value = readPath(readPath(item, ctx.config.list.record_path), fieldPath(ctx, field))
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : null
-}
-
-/** The upstream's own marker for what follows: a cursor, a body link or a `Link` header target. */
-function nextMarker(ctx: HttpContext, payload: unknown, headers: Headers): string | null {
-  const pagination = ctx.config.list.pagination
-  switch (pagination.style) {
-    case 'cursor':
-      return markerText(readPath(payload, pagination.next_cursor_path))
-    case 'next_link':
-      return markerText(readPath(payload, pagination.path))
-    case 'link_header':
-      return nextLinkOf(headers.get('link'))
-    default:
-      return null
-  }
-}
-
-function markerText(value: unknown): string | null {
-  if (typeof value === 'string') return value === '' ? null : value
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value)
-  return null
 }
 
 /** Whether an error body carries the configured cursor-expired code (always, when no code is configured). */
