@@ -42,6 +42,8 @@ class SqlReadSession implements ReadSession {
   #asText: ReadonlyMap<string, boolean> = NO_FIELDS
   /** Fields whose column can hold values of another type (the column facts): judged in memory too. */
   #loose: ReadonlySet<string> = NONE
+  /** The id column may hold NULL (the table facts): pages leave such rows out, the first page counts them. */
+  #idNullable = false
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -64,6 +66,8 @@ class SqlReadSession implements ReadSession {
     const [facts, table] = await Promise.all([this.ctx.columnFacts(), this.ctx.tableFacts()])
     this.#asText = facts?.comparedAsText ?? NO_FIELDS
     this.#loose = facts?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
+    // facts that could not be read: a NULL id is not ruled out
+    this.#idNullable = table?.idNullable !== false
     const statement = this.#statementFor(request, request.position !== null)
     const after = request.position === null ? undefined : decodePosition(request.position)
     if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
@@ -79,7 +83,9 @@ class SqlReadSession implements ReadSession {
     const checked = table?.idUnique !== true
     const result = await timed(async () => {
       const rows = await (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after)))
-      return { rows, repeated: checked ? await this.#repeatedId(request, rows) : null }
+      // rows without an id are counted once per walk, on its first page (the count travels in the walk's gaps)
+      const idless = this.#idNullable && request.position === null ? await this.#idlessCount(request) : 0
+      return { rows, idless, repeated: checked ? await this.#repeatedId(request, rows) : null }
     })
     if ('error' in result) {
       this.#state = 'broken'
@@ -89,7 +95,7 @@ class SqlReadSession implements ReadSession {
       return classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
-    const { rows, repeated } = result.value
+    const { rows, idless, repeated } = result.value
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
     if (repeated !== null) return { kind: 'refused', message: repeated }
     const more = rows.length > request.pageSize
@@ -97,7 +103,9 @@ class SqlReadSession implements ReadSession {
     const last = pageRows[pageRows.length - 1]
     // the position from the id as stored, before the rows become records (normalised in place)
     const next = more && last ? encodePosition(last[idField]) : null
-    const { items, unjudged } = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
+    const judged = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
+    const { items } = judged
+    const unjudged = idless === 0 ? judged.unjudged : withIdless(judged.unjudged, idless, idField)
     return unjudged === null ? { kind: 'page', items, next } : { kind: 'page', items, next, unjudged }
   }
 
@@ -126,6 +134,27 @@ class SqlReadSession implements ReadSession {
   #notUnique(seen: string): string {
     const { idField, endpoint } = this.ctx
     return `column "${idField}" of ${endpoint} is not unique (${seen}; no primary key or unique index proves it unique): records sharing an id cannot be told apart, and a walk in id order skips rows past one, so none of it can be read as complete; declare a primary key or a unique index on "${idField}", or choose a unique column as id_field`
+  }
+
+  /**
+   * The rows of the filter that have no id. `id > last` never reaches them, and where NULLs sort first a page
+   * would show them as a record "null": they name no record, so the page queries leave them out and the walk
+   * counts them here, the answer not complete (`SHAPE_MISMATCH` naming the id field).
+   */
+  async #idlessCount(request: ReadPageRequest): Promise<number> {
+    const key = `idless:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+    let compiled = this.#statements.get(key)
+    if (!compiled) {
+      const { ctx } = this
+      const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
+      let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} is null`)
+      if (where) query = query.where(where)
+      compiled = query.compile()
+      if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
+      this.#statements.set(key, compiled)
+    }
+    const [count] = await this.handle.run(compiled)
+    return Number(count?.n ?? 0)
   }
 
   /** The rows of the filter whose id equals the slot's, counted by the engine. */
@@ -184,7 +213,7 @@ class SqlReadSession implements ReadSession {
    * the row past it; otherwise every row in id order, for a stream.
    */
   #statementFor(request: ReadPageRequest, resumed: boolean, limited = true): CompiledQuery {
-    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${this.#loose.size}:${this.#idNullable}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
@@ -192,6 +221,7 @@ class SqlReadSession implements ReadSession {
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
+    else if (this.#idNullable) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} is not null`)
     // one row past the page tells whether there is a next page without a count
     const compiled = limited ? query.orderBy(ctx.idField).limit(request.pageSize + 1).compile() : query.orderBy(ctx.idField).compile()
     if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
@@ -267,6 +297,14 @@ function failedSession(ctx: ConnectorContext, message: string): ReadSession {
     },
     close: async () => undefined,
   }
+}
+
+type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
+
+/** A page's tally of unjudged records with the rows that have no id added. */
+function withIdless(unjudged: Unjudged | null, idless: number, idField: string): Unjudged {
+  if (unjudged === null) return { count: idless, absent: [idField], mistyped: [] }
+  return { count: unjudged.count + idless, absent: [...new Set([...unjudged.absent, idField])].sort(), mistyped: unjudged.mistyped }
 }
 
 /** The compiled page query with the last id read in its slot. */

@@ -9,10 +9,15 @@ import type { SqlDialectName } from './url.js'
 export interface TableFacts {
   /**
    * The id column is the table's only primary key column, or carries a valid, non-partial unique index on exactly
-   * that column and holds no NULL: no two rows are equal under the engine's own comparison. False for a view, a
-   * table without a key, a unique index over several columns: not proven, so a walk checks every page for it.
+   * that column: no two rows with an id are equal under the engine's own comparison. False for a view, a table
+   * without a key, a unique index over several columns: not proven, so a walk checks every page for it.
    */
   readonly idUnique: boolean
+  /**
+   * The id column may hold NULL (a unique index allows many; so does a SQLite primary key that is not an INTEGER).
+   * A row without an id names no record: a walk leaves such rows out of its pages and counts them instead.
+   */
+  readonly idNullable: boolean
   /**
    * The table's engine undoes a ROLLBACK and pins a snapshot (InnoDB; every SQLite and PostgreSQL table). False for
    * MySQL/MariaDB MyISAM, Aria, MEMORY: an UPDATE there is durable the moment it runs.
@@ -66,13 +71,13 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const soleKey = Number(row.id_pk) === 1 && Number(row.pk_columns) === 1
     // a non-INTEGER primary key of a rowid table takes NULLs (a legacy SQLite rule), and several of them
     const notNull = Number(row.id_notnull) === 1 || (soleKey && row.id_type === 'INTEGER')
-    return { idUnique: notNull && (soleKey || Number(row.unique_indexes) > 0), transactional: true, writeRefusal: null, idRefusal: null }
+    return { idUnique: soleKey || Number(row.unique_indexes) > 0, idNullable: !notNull, transactional: true, writeRefusal: null, idRefusal: null }
   }
   if (dialect === 'postgres') {
     const typname = String(row.id_typname ?? '')
     // timestamp(p): atttypmod is p, or -1 for the default of 6 digits
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
-    return { idUnique: row.id_notnull === true && row.unique_index === true, transactional: true, writeRefusal: null, idRefusal: subMillisecond(endpoint, idField, String(row.id_type), digits) }
+    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal: subMillisecond(endpoint, idField, String(row.id_type), digits) }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -80,7 +85,8 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
   // a view has no engine of its own: what it writes through is not in the catalogue, and is taken as transactional
   const transactional = engine === null || String(row.transactions ?? '').toUpperCase() === 'YES'
   return {
-    idUnique: String(row.id_nullable).toUpperCase() === 'NO' && Number(row.unique_index) === 1,
+    idUnique: Number(row.unique_index) === 1,
+    idNullable: String(row.id_nullable).toUpperCase() !== 'NO',
     transactional,
     writeRefusal: transactional
       ? null
