@@ -1,5 +1,8 @@
-/** ISO-8601 dates and date-times: `YYYY-MM-DD`, then `T` (or a space, as SQLite writes them) `HH:MM[:SS[.fraction]]` and a zone. */
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+/**
+ * ISO-8601 dates and date-times: `YYYY-MM-DD`, then `T` (or a space, as SQLite writes them) `HH:MM[:SS[.fraction]]`
+ * and a zone: `Z`, `±HH:MM`, `±HHMM` or `±HH` (PostgreSQL's own spelling of a whole-hour offset, `…11:00:00+00`).
+ */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
 
 /**
  * The instant an ISO-8601 timestamp names, in milliseconds since the epoch (fractions past the millisecond
