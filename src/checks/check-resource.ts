@@ -1,5 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
-import type { Connector, SourceRecord, UpstreamCall } from '../connectors/index.js'
+import type { Connector, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { probeWrites } from './write-probe.js'
@@ -33,12 +33,14 @@ const DEFAULTS = { pages: 3, pageSize: 50 }
 export async function checkResource(options: CheckOptions): Promise<CheckReport> {
   const { pages, pageSize } = { ...DEFAULTS, ...options }
   const samples = await sampleSources(options.connector, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) })
+  const tableProblems = options.connector.tableProblems ? await options.connector.tableProblems() : undefined
   const guarantees: Guarantee[] = [
     ...readGuarantees(options.config, samples),
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
     await fieldTypes(options.connector),
-    ...(await conditionalWrites(options.config, options.connector)),
+    idColumn(tableProblems),
+    ...(await conditionalWrites(options.config, options.connector, tableProblems)),
     ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
@@ -127,6 +129,24 @@ async function fieldTypes(connector: Connector): Promise<Guarantee> {
   return { name, promise, status: 'fails_closed', detail: misfits.map((m) => `${m.problem} (filters on it are refused)`).join('; '), config_keys: misfits.map((m) => `fields.${m.field}`) }
 }
 
+/**
+ * What the table's catalogue says of its id column (`tableProblems`: undefined where the upstream has none, null
+ * where it could not be read). One no key proves unique is a warning, not a failure: each walk checks its pages
+ * and is refused on a repeat, so a view whose ids are unique works, at one more count per page.
+ */
+function idColumn(problems: readonly TableProblem[] | null | undefined): Guarantee {
+  const name = 'id_column'
+  const promise = 'each id names one row and is read exactly, so a walk neither skips nor doubles a record'
+  if (problems === undefined) return { name, promise, status: 'not_applicable', detail: 'the upstream has no catalogue of keys', config_keys: [] }
+  if (problems === null) return { name, promise, status: 'unknown', detail: "the table's catalogue could not be read", config_keys: [] }
+  const refused = problems.filter((p) => p.affects === 'reads')
+  if (refused.length > 0)
+    return { name, promise, status: 'fails_closed', detail: refused.map((p) => `${p.message} (reads, reads by id and writes are refused)`).join('; '), config_keys: refused.flatMap((p) => p.configKeys) }
+  const checked = problems.filter((p) => p.affects === 'walks')
+  if (checked.length > 0) return { name, promise, status: 'warning', detail: checked.map((p) => p.message).join('; '), config_keys: checked.flatMap((p) => p.configKeys) }
+  return { name, promise, status: 'holds', detail: 'the id column is the primary key or carries a unique index, and holds no NULL', config_keys: [] }
+}
+
 function versions(config: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const promise = 'every record has a version, so a write can be made conditional on it'
   const records = samples.flatMap((s) => s.records)
@@ -138,14 +158,20 @@ function versions(config: ResourceConfig, samples: readonly SourceSample[]): Gua
   return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${records.length} records have no version (writes to them are refused)`, config_keys: [key] }
 }
 
-async function conditionalWrites(config: ResourceConfig, connector: Connector): Promise<Guarantee[]> {
+async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
   if (actions.length === 0) return [{ name: 'conditional_writes', promise, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
   if (config.connector.kind === 'sql') {
-    // a version column that cannot move on every write would let a stale writer overwrite a write unseen
-    const problem = (await connector.versionColumnProblem?.()) ?? null
-    if (problem !== null) return [{ name: 'conditional_writes', promise, status: 'fails_closed', detail: `${problem} (writes are refused)`, config_keys: ['version_field'] }]
+    // a version column that cannot move on every write would let a stale writer overwrite a write unseen; a table
+    // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
+    const version = (await connector.versionColumnProblem?.()) ?? null
+    const problems = [
+      ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
+      ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
+    ]
+    if (problems.length > 0)
+      return [{ name: 'conditional_writes', promise, status: 'fails_closed', detail: problems.map((p) => `${p.message} (writes are refused)`).join('; '), config_keys: problems.flatMap((p) => p.configKeys) }]
     return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
   }
   return actions.map(([name, action]): Guarantee => {

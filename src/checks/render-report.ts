@@ -7,7 +7,7 @@ import type { CheckReport, GuaranteeStatus } from './guarantee.js'
  */
 export const CHECK_EXIT_CODES: Readonly<Record<CheckReport['verdict'], number>> = { holds: 0, unknown: 4, fails_closed: 5, unsafe: 6 }
 
-const LABEL: Record<GuaranteeStatus, string> = { holds: 'holds', fails_closed: 'BROKEN', unsafe: 'UNSAFE', unknown: 'unknown', not_applicable: 'n/a' }
+const LABEL: Record<GuaranteeStatus, string> = { holds: 'holds', warning: 'WARNING', fails_closed: 'BROKEN', unsafe: 'UNSAFE', unknown: 'unknown', not_applicable: 'n/a' }
 
 const VERDICT: Record<CheckReport['verdict'], string> = {
   holds: 'every guarantee holds on what was read',
@@ -22,8 +22,9 @@ export function renderCheckReport(report: CheckReport): string {
   const header = ['guarantee', 'status', 'seen', 'config lines']
   const widths = [0, 1].map((i) => Math.max(header[i]!.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: string[]) => `${cells[0]!.padEnd(widths[0]!)}  ${cells[1]!.padEnd(widths[1]!)}  ${cells[2]}${cells[3] ? `  [fix: ${cells[3]}]` : ''}`
+  const warnings = report.guarantees.filter((g) => g.status === 'warning').length
   return [
-    `check ${report.resource} (${report.connector}): ${VERDICT[report.verdict]}`,
+    `check ${report.resource} (${report.connector}): ${VERDICT[report.verdict]}${warnings === 0 ? '' : ` (${warnings} warning${warnings === 1 ? '' : 's'}: see below)`}`,
     '',
     line(header.slice(0, 3).concat('')),
     ...rows.map(line),

@@ -221,6 +221,12 @@ export interface Connector {
    * upstream has no column types (HTTP).
    */
   versionColumnProblem?(): Promise<string | null>
+  /**
+   * What the upstream's table as a whole keeps Warrant from promising (its engine, its key, its id column), each
+   * with what the connector does about it and the fix; empty when nothing, null where the catalogue cannot be
+   * read. Absent where the upstream has no catalogue (HTTP).
+   */
+  tableProblems?(): Promise<readonly TableProblem[] | null>
   close(): Promise<void>
 }
 
@@ -231,6 +237,21 @@ export interface FieldTypeMisfit {
   readonly cause: string
   /** The cause, what it means for filters, and the fix. */
   readonly problem: string
+}
+
+/** Something the table's catalogue says, and what the connector does about it. */
+export interface TableProblem {
+  /**
+   * What it costs. `writes`: every write is refused before it is sent (an engine without transactions).
+   * `reads`: every read, read by id and write is refused (an id column that cannot name its rows).
+   * `walks`: nothing is refused up front; each walk checks its pages and is refused where an id comes twice
+   * (an id column no key proves unique: a view or a table without a key works while its ids are unique).
+   */
+  readonly affects: 'writes' | 'reads' | 'walks'
+  /** What the catalogue says, what it means, and the fix. */
+  readonly message: string
+  /** The resource's config lines that can fix it (`id_field`); none where only the database can (its engine). */
+  readonly configKeys: readonly string[]
 }
 
 /** Receives each upstream call; the audit module subscribes. */

@@ -11,6 +11,7 @@ export type {
   UpstreamCall,
   UpstreamCallListener,
   FieldTypeMisfit,
+  TableProblem,
 } from './connector.js'
 export { createHttpConnector, type HttpConnectorOptions } from './http/index.js'
 export { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from './sql/index.js'

@@ -257,7 +257,9 @@ async function createDemoTable(db: Kysely<any>, dialect: SqlDialectName): Promis
     .createTable(DEMO_TABLE)
     .ifNotExists()
     // C collation on PostgreSQL: the primary key's order is the code-point order SQLite uses
-    .addColumn('id', pgDialect ? sql`text collate "C"` : 'text', (c) => c.primaryKey())
+    // NOT NULL: a SQLite text primary key takes NULLs without it, and an id the catalogue does not prove unique
+    // costs every walk a check per page
+    .addColumn('id', pgDialect ? sql`text collate "C"` : 'text', (c) => c.primaryKey().notNull())
     .addColumn('customer_name', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('active', 'past_due', 'paused', 'canceled', 'trialing')`))
     .addColumn('region', 'text', (c) => c.notNull())

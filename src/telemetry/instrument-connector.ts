@@ -41,6 +41,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
     ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
     ...(connector.versionColumnProblem === undefined ? {} : { versionColumnProblem: () => connector.versionColumnProblem!() }),
+    ...(connector.tableProblems === undefined ? {} : { tableProblems: () => connector.tableProblems!() }),
     close: () => connector.close(),
   }
 }

@@ -169,7 +169,7 @@ describe('warrant check (a real subprocess)', () => {
     const out = await ws.warrant(['check', 'subscriptions'])
     assert.equal(out.code, 0, out.stdout + out.stderr)
     assert.match(out.stdout, /^check subscriptions \(sql\): every guarantee holds/)
-    for (const name of ['pages_read', 'declared_fields', 'unique_ids', 'stable_order', 'read_by_id', 'versions', 'conditional_writes']) assert.match(out.stdout, new RegExp(`^${name}\\s+holds`, 'm'))
+    for (const name of ['pages_read', 'declared_fields', 'unique_ids', 'stable_order', 'read_by_id', 'versions', 'id_column', 'conditional_writes']) assert.match(out.stdout, new RegExp(`^${name}\\s+holds`, 'm'))
   })
 
   test('an unknown resource: exit 2 with the known ones', async () => {

@@ -17,10 +17,16 @@ import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixtur
 // (`snapshot` names each session apart, by the moment it opened: compared by kind only)
 const SESSION_FACTS = ['consistentSnapshot', 'positions'] as const
 const CONNECTOR_FACTS = ['kind', 'sources', 'ordering', 'writeEnforcesVersion'] as const
+// what the catalogue says, which `warrant check` reports (it checks the wrapped connector)
+const CATALOGUE_FACTS = ['fieldTypeMisfits', 'versionColumnProblem', 'tableProblems'] as const
 
 async function sameFacts(connector: Connector): Promise<void> {
   const wrapped = instrumentConnector(connector, 'r', createTelemetry({}))
   for (const fact of CONNECTOR_FACTS) assert.deepEqual(wrapped[fact], connector[fact], `connector ${fact}`)
+  for (const fact of CATALOGUE_FACTS) {
+    assert.equal(typeof wrapped[fact], typeof connector[fact], `connector ${fact}`)
+    if (connector[fact]) assert.deepEqual(await wrapped[fact]!(), await connector[fact]!(), `connector ${fact}()`)
+  }
   const session = await connector.openSession()
   const wrappedSession = await wrapped.openSession()
   for (const fact of SESSION_FACTS) assert.deepEqual(wrappedSession[fact], session[fact], `session ${fact}`)

@@ -12,7 +12,7 @@ import { ownedRowReader, sourceRecordReader } from './record.js'
 import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
-import { tableFactsOf, tableFactsQuery, type TableFacts } from './table-facts.js'
+import { tableFactsOf, tableFactsQuery, tableProblemsOf, type TableFacts } from './table-facts.js'
 import { parseSqlUrl } from './url.js'
 import { updateTriggersQuery } from './update-triggers.js'
 import { writeRecord } from './write.js'
@@ -105,6 +105,10 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
     fieldTypeMisfits: async () => (await ctx.columnFacts())?.misfits ?? null,
     versionColumnProblem: async () => (await ctx.columnFacts())?.versionProblem ?? null,
+    tableProblems: async () => {
+      const facts = await ctx.tableFacts()
+      return facts === null ? null : tableProblemsOf(facts, endpoint, idField)
+    },
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
     writeEnforcesVersion: true,
 

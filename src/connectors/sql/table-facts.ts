@@ -1,4 +1,5 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
+import type { TableProblem } from '../connector.js'
 import type { Row } from './backend.js'
 import type { SqlDialectName } from './url.js'
 
@@ -93,6 +94,21 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: subMillisecond(endpoint, idField, type, digits),
   }
+}
+
+/** The facts as what the connector refuses or checks, each with the fix (`warrant check` reports them). */
+export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: string): TableProblem[] {
+  const problems: TableProblem[] = []
+  if (facts.writeRefusal !== null) problems.push({ affects: 'writes', message: facts.writeRefusal, configKeys: [] })
+  if (facts.idRefusal !== null) problems.push({ affects: 'reads', message: facts.idRefusal, configKeys: ['id_field'] })
+  // with reads refused, what a walk would check is moot
+  else if (!facts.idUnique)
+    problems.push({
+      affects: 'walks',
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is not NOT NULL and the table's only primary key column or alone under a unique index (a view, a table without a key, a key over several columns, a SQLite primary key other than INTEGER without NOT NULL, which takes NULLs), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" NOT NULL and the primary key, or give it a unique index of its own, to prove it`,
+      configKeys: [],
+    })
+  return problems
 }
 
 /**
