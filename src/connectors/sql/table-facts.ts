@@ -105,7 +105,7 @@ export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: st
   else if (!facts.idUnique)
     problems.push({
       affects: 'walks',
-      message: `id column "${idField}" of ${endpoint} is not proven unique: it is not NOT NULL and the table's only primary key column or alone under a unique index (a view, a table without a key, a key over several columns, a SQLite primary key other than INTEGER without NOT NULL, which takes NULLs), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" NOT NULL and the primary key, or give it a unique index of its own, to prove it`,
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
       configKeys: [],
     })
   return problems
