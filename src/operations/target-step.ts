@@ -164,7 +164,9 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
     observed: { ord: target.ord, id, state: outcome.state, message: outcome.message ?? outcome.reason ?? undefined, ...extra },
   })
 
-  const current = read ?? (await rereadOne(ctx.connector, id))
+  // A replacing write sends the record back whole, so it is built only from a record read alone: a batch or
+  // window answer is proven whole by one sampled record (read-batch.ts), and a list view may shorten the others
+  const current = read !== undefined && ctx.execution.action_config.write?.style !== 'replace' ? read : await rereadOne(ctx.connector, id)
   if (current.kind === 'rate_limited') return current
   if (current.kind === 'failed') return done({ state: 'failed', reason: 'reread_failed', message: current.message, upstream_status: current.status ?? null })
   if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written` })
