@@ -16,6 +16,12 @@ export interface ColumnType {
   readonly integer: boolean
   /** Digits of a second a date or timestamp column keeps (0 for whole seconds and for a date); null for any other. */
   readonly secondDigits: number | null
+  /**
+   * Whether the engine's `=` on the column is code-point equality of the value read. Not so on PostgreSQL for
+   * char(n) (padding ignored), citext, a non-deterministic collation (case-insensitive), or any text type but
+   * text, varchar and name, whose equality is not known to be.
+   */
+  readonly codePointEquality: boolean
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -38,8 +44,9 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
   if (dialect === 'sqlite') return sql`select name, type from pragma_table_xinfo(${name}, ${schema ?? 'main'})`.compile(db)
   if (dialect === 'postgres') {
     return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category,
-        format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), case when t.typtype = 'd' then t.typtypmod else a.atttypmod end) as base_type
-      from pg_attribute a join pg_type t on t.oid = a.atttypid
+        format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), case when t.typtype = 'd' then t.typtypmod else a.atttypmod end) as base_type,
+        coalesce(to_jsonb(co) ->> 'collisdeterministic', 'true') = 'true' as deterministic
+      from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
   return sql`select column_name as name, data_type as type, datetime_precision as second_digits from information_schema.columns
@@ -54,10 +61,18 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
     const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' && /^(smallint|integer|bigint)$/.test(declared)
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits })
+    const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality })
   }
   return out
 }
+
+/**
+ * PostgreSQL's text types whose `=` under a deterministic collation is byte equality. (`collisdeterministic` is read
+ * through `to_jsonb` in columnTypesQuery: before PostgreSQL 12 there is no such column, and every collation is
+ * deterministic.)
+ */
+const CODE_POINT_TEXT = /^(text|character varying(\(\d+\))?|name)$/
 
 /** `timestamp(0) with time zone` keeps 0 digits; `timestamp` without a precision 6; a date none. */
 function postgresSecondDigits(baseType: string): number | null {
@@ -162,6 +177,11 @@ export interface ColumnFacts {
   readonly comparedAsText: ReadonlyMap<string, boolean>
   /** Fields whose column can hold values of another type than declared, judged in memory (`looseFieldsOf`). */
   readonly looseValues: ReadonlySet<string>
+  /**
+   * String fields over a column whose `=` is not code-point equality (`ColumnType.codePointEquality`): compared
+   * as `cast(column as text) collate "C"`, as `matchesFilter` compares the value a record shows.
+   */
+  readonly comparedByCodePoint: ReadonlySet<string>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
   readonly versionProblem: string | null
   /**
@@ -184,6 +204,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
+    comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
   }

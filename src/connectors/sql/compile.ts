@@ -104,10 +104,12 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * error messages ("filter", "precondition"). Returns null for `{}`.
  *
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
- * included; strings compare by code point (PostgreSQL: `COLLATE "C"`).
+ * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes).
  *
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
- * `ColumnFacts`). `judgedInMemory` (a page read): the fields whose column can hold values of another type than
+ * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
+ * char(n), citext, a non-deterministic collation), compared as `cast(column as text) collate "C"` too.
+ * `judgedInMemory` (a page read): the fields whose column can hold values of another type than
  * declared (every column on SQLite, see `looseFieldsOf`); a clause on one also lets through the rows whose value
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
  * is neither 0 nor 1, a timestamp not in toISOString's spelling, tags that are not a JSON list. A write's
@@ -120,11 +122,16 @@ export function compileFilter(
   fields: FieldTypes,
   dialect: SqlDialectName,
   where = 'filter',
-  options: { readonly judgedInMemory?: ReadonlySet<string>; readonly comparedAsText?: ReadonlyMap<string, boolean> } = {},
+  options: {
+    readonly judgedInMemory?: ReadonlySet<string>
+    readonly comparedAsText?: ReadonlyMap<string, boolean>
+    readonly comparedByCodePoint?: ReadonlySet<string>
+  } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
     const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
-    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose)
+    const exact = options.comparedByCodePoint?.has(clause.field) === true
+    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact)
     return loose ? letThrough(compiled, clause, fields[clause.field]!, dialect) : compiled
   })
   if (parts.length === 0) return null
@@ -157,7 +164,7 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
   }
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false): RawBuilder<unknown> {
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false): RawBuilder<unknown> {
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -179,6 +186,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
   if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])
+  if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
   switch (op) {
     case 'contains': {
@@ -233,6 +241,29 @@ function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.
     default: {
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${bytes(column)} ${symbol} ${bytes(values[0])}`
+    }
+  }
+}
+
+/**
+ * PostgreSQL's `=` on char(n) ignores trailing spaces, on citext and a non-deterministic collation it ignores
+ * case: "ACTIVE" met `not_in: ["active"]` nowhere. Compared as text under "C", the value compares as a record shows
+ * it (a char(n) value is read as this same text, without padding: see postgres-backend.ts). Equality keeps the
+ * plain `=` / `in` beside it (code-point equal values are equal under it too), so an index still narrows the rows.
+ */
+function compilePostgresExactString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+  const text = sql`cast(${column} as text) collate "C"`
+  const list = sql.join(values.map((v) => sql.val(v)))
+  switch (op) {
+    case 'eq':
+      return sql`(${column} = ${values[0]} and ${text} = ${values[0]})`
+    case 'in':
+      return sql`(${column} in (${list}) and ${text} in (${list}))`
+    case 'not_in':
+      return sql`${text} not in (${list})`
+    default: {
+      const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
+      return sql`${text} ${symbol} ${values[0]}`
     }
   }
 }

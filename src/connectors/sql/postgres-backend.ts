@@ -6,12 +6,27 @@ import type { Backend, Row } from './backend.js'
 import { messageOf, NotCommittedError } from './errors.js'
 import { updateAndReread } from './reread-update.js'
 
+/** PostgreSQL's type oid of `character(n)` (bpchar), also sent for a domain over it. */
+const BPCHAR = 1042
+
+/**
+ * A `character(n)` value as PostgreSQL itself reads it as text: without the padding (`cast(… as text)` drops
+ * trailing spaces, `=` ignores them, and so does MySQL's CHAR on read). Shown padded, a record would hold a value
+ * its own filter (`{status: "active"}`) compares otherwise, and a write of "active" would read back as
+ * "active    ", which it did not write.
+ */
+function typeParserOf(oid: number, format?: string): (value: string) => unknown {
+  if (oid === BPCHAR && format !== 'binary') return (value) => value.replace(/ +$/, '')
+  return pg.types.getTypeParser(oid, format as 'text')
+}
+
 export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postgres' }>, options: SqlConnectorOptions): Backend {
   const common = {
     connectionString: location.connectionString,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     connectionTimeoutMillis: 10_000,
     application_name: 'warrant',
+    types: { getTypeParser: typeParserOf },
   }
   const pool = new pg.Pool({ ...common, max: options.maxConnections ?? 5 })
   const sessionPool = new pg.Pool({ ...common, max: options.maxSessions ?? 10, idleTimeoutMillis: 10_000 })

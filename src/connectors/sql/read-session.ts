@@ -13,6 +13,7 @@ import { keyString } from './record.js'
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
 const AFTER_SLOT: unknown = Object.freeze({ slot: 'after' })
 const NO_FIELDS: ReadonlyMap<string, boolean> = new Map()
+const NO_STRINGS: ReadonlySet<string> = new Set()
 const NONE: ReadonlySet<string> = new Set()
 /** Compiled page queries a session keeps (a walk uses two: the first page and the rest). */
 const STATEMENTS_KEPT = 8
@@ -40,6 +41,7 @@ class SqlReadSession implements ReadSession {
   #judge: { filter: ReadPageRequest['filter']; judge: ReturnType<typeof createPageJudge> } | undefined
   /** String fields over columns that do not hold text (the connector's column facts), compared as text. */
   #asText: ReadonlyMap<string, boolean> = NO_FIELDS
+  #byCodePoint: ReadonlySet<string> = NO_STRINGS
   /** Fields whose column can hold values of another type (the column facts): judged in memory too. */
   #loose: ReadonlySet<string> = NONE
   /** The id column may hold NULL (the table facts): pages leave such rows out, the first page counts them. */
@@ -65,6 +67,7 @@ class SqlReadSession implements ReadSession {
     // the column facts first: a string field over a numeric column compiles as text
     const [facts, table] = await Promise.all([this.ctx.columnFacts(), this.ctx.tableFacts()])
     this.#asText = facts?.comparedAsText ?? NO_FIELDS
+    this.#byCodePoint = facts?.comparedByCodePoint ?? NO_STRINGS
     this.#loose = facts?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
     // facts that could not be read: a NULL id is not ruled out
     this.#idNullable = table?.idNullable !== false
@@ -142,11 +145,11 @@ class SqlReadSession implements ReadSession {
    * counts them here, the answer not complete (`SHAPE_MISMATCH` naming the id field).
    */
   async #idlessCount(request: ReadPageRequest): Promise<number> {
-    const key = `idless:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+    const key = `idless:${this.#asText.size}:${this.#byCodePoint.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
     let compiled = this.#statements.get(key)
     if (!compiled) {
       const { ctx } = this
-      const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
+      const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
       let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} is null`)
       if (where) query = query.where(where)
       compiled = query.compile()
@@ -159,11 +162,11 @@ class SqlReadSession implements ReadSession {
 
   /** The rows of the filter whose id equals the slot's, counted by the engine. */
   #repeatsStatement(request: ReadPageRequest): CompiledQuery {
-    const key = `repeats:${this.#asText.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+    const key = `repeats:${this.#asText.size}:${this.#byCodePoint.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
     let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${AFTER_SLOT}`)
     if (where) query = query.where(where)
     const compiled = query.compile()
@@ -213,11 +216,11 @@ class SqlReadSession implements ReadSession {
    * the row past it; otherwise every row in id order, for a stream.
    */
   #statementFor(request: ReadPageRequest, resumed: boolean, limited = true): CompiledQuery {
-    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${this.#loose.size}:${this.#idNullable}:${JSON.stringify(request.filter)}`
+    const key = `${resumed ? 'after' : 'first'}:${limited ? request.pageSize : 'all'}:${this.#asText.size}:${this.#byCodePoint.size}:${this.#loose.size}:${this.#idNullable}:${JSON.stringify(request.filter)}`
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)

@@ -40,10 +40,14 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     if (uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
   // validated once for the window: the same set and precondition for every request
   const assignments = encodeSet(ctx, first.set)
-  const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition')
+  // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter)
+  const facts = await ctx.columnFacts()
+  const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
+    comparedAsText: facts?.comparedAsText,
+    comparedByCodePoint: facts?.comparedByCodePoint,
+  })
   const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
-  const facts = await ctx.columnFacts()
   if (facts?.versionProblem) return requests.map(() => ({ kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }))
 
   const now = ctx.clock()

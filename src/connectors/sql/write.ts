@@ -20,7 +20,13 @@ import { nextVersion, sameVersion, versionCondition, versionParam } from './vers
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
   const { fields, idField, idType, versionField, versionType, endpoint } = ctx
   const assignments = encodeSet(ctx, request.set)
-  const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition')
+  // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter).
+  // Read once per connector; null (unreadable) leaves every write on the transaction that reads it back
+  const facts = await ctx.columnFacts()
+  const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
+    comparedAsText: facts?.comparedAsText,
+    comparedByCodePoint: facts?.comparedByCodePoint,
+  })
   const targetId = request.id
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
   const id = idParam(idType, request.id)
@@ -29,8 +35,6 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   if (expected === undefined) {
     return { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${versionType} version` }
   }
-  // read once per connector; null (unreadable) leaves every write on the transaction that reads it back
-  const facts = await ctx.columnFacts()
   if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
 
   const now = ctx.clock()
