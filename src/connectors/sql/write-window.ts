@@ -43,7 +43,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition')
   const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
-  const facts = await ctx.columnFacts()
+  const facts = (await ctx.catalogue.recent()).columns
   if (facts?.versionProblem) return requests.map(() => ({ kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }))
 
   const now = ctx.clock()

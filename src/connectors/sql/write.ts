@@ -29,8 +29,9 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   if (expected === undefined) {
     return { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${versionType} version` }
   }
-  // read once per connector; null (unreadable) leaves every write on the transaction that reads it back
-  const facts = await ctx.columnFacts()
+  // read within the max age (a trigger added since is seen within it); null (unreadable) leaves every write on
+  // the transaction that reads it back
+  const facts = (await ctx.catalogue.recent()).columns
   if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
 
   const now = ctx.clock()
