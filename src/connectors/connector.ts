@@ -210,6 +210,12 @@ export interface Connector {
    */
   readonly writeWindowSize?: number
   /**
+   * Reads again what the upstream's catalogue says of the resource (its column types, triggers, engine, keys),
+   * so what follows is judged on the catalogue as it is now, not as it was at first use. The executor calls it
+   * as an operation's run starts. Absent where the upstream has no catalogue (HTTP).
+   */
+  refreshFacts?(): Promise<void>
+  /**
    * The declared fields the upstream stores as something else than declared, each with why no filter on it can be
    * trusted (a number field in a text column compares as text); null where this cannot be read (the upstream
    * is down, or keeps no types). Absent where the upstream has no column types (HTTP).

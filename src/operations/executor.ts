@@ -115,6 +115,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   })
 
   const connector = deps.connectorFor(resource)
+  // the run's writes are judged on the catalogue as it is now (a trigger or engine change since the last run)
+  await connector.refreshFacts?.()
   const proof = await provenBy(connector, deps.versionProof, execution, (error) =>
     deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write'),
   )

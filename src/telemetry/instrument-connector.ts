@@ -39,6 +39,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     // a window written in one statement instead of target by target (the executor's fast path)
     ...(connector.writeWindow === undefined ? {} : { writeWindow: (requests: Parameters<NonNullable<Connector['writeWindow']>>[0]) => connector.writeWindow!(requests) }),
     ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
+    ...(connector.refreshFacts === undefined ? {} : { refreshFacts: () => connector.refreshFacts!() }),
     ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
     ...(connector.versionColumnProblem === undefined ? {} : { versionColumnProblem: () => connector.versionColumnProblem!() }),
     ...(connector.tableProblems === undefined ? {} : { tableProblems: () => connector.tableProblems!() }),

@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks'
 import type { SourceRecord, UpstreamCall, UpstreamCallListener } from '../connector.js'
 import type { Backend, Row } from './backend.js'
-import type { ColumnFacts } from './column-types.js'
+import type { CatalogueFacts } from './catalogue-facts.js'
 import type { SqlResource } from './resource.js'
-import type { TableFacts } from './table-facts.js'
 import type { SqlDialectName, SqlLocation } from './url.js'
 
 /** What one upstream statement reports; the connector adds where it went. */
@@ -27,10 +26,11 @@ export interface ConnectorContext extends SqlResource {
   readonly recordOf: (row: Row) => SourceRecord
   /** The same for a page's rows, which the read owns: each row becomes its record's fields (`ownedRowReader`). */
   readonly pageRecordOf: (row: Row) => SourceRecord
-  /** What the engine's catalogue says of the declared columns (read once); null when it could not be read. */
-  columnFacts(): Promise<ColumnFacts | null>
-  /** What the catalogue says of the table and its id column (read once); null when it could not be read. */
-  tableFacts(): Promise<TableFacts | null>
+  /**
+   * What the engine's catalogue says of the declared columns and of the table (`catalogueFactsOf`): `fresh()` read
+   * from now on (a session's opening, a run's start), `recent()` read within the connector's max age (writes).
+   */
+  readonly catalogue: { fresh(): Promise<CatalogueFacts>; recent(): Promise<CatalogueFacts> }
 }
 
 export function callEmitter(onCall: UpstreamCallListener | undefined, source: string, endpoint: string): (call: CallEvent) => void {

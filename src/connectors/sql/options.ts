@@ -20,6 +20,11 @@ export interface SqlConnectorOptions {
   readonly statementTimeoutMs?: number
   /** The password for a postgres or mysql URL without one; default: `connector.password` resolved by `readSecret`. */
   readonly password?: string
+  /**
+   * How old the catalogue facts a write relies on (UPDATE triggers, engine, keys, column types) may be before
+   * they are read again, in ms. Default 5 s: a migration is seen by a running operation's writes within this.
+   */
+  readonly catalogueMaxAgeMs?: number
   /** The clock for new timestamp versions and `updated_at`. */
   readonly now?: () => Date
 }

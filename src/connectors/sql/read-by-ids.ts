@@ -21,7 +21,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const mistyped = mistypedFieldsOf(ctx.fields)
   const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
-  const refusal = queryable.length === 0 ? null : ((await ctx.tableFacts())?.idRefusal ?? null)
+  const refusal = queryable.length === 0 ? null : ((await ctx.catalogue.recent()).table?.idRefusal ?? null)
   if (refusal !== null) {
     for (const id of queryable) failed.push({ id, message: refusal })
     queryable.length = 0

@@ -2,6 +2,7 @@ import { CompiledQuery, sql, type SqlBool } from 'kysely'
 import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { Row, SessionHandle, SessionStream } from './backend.js'
+import type { CatalogueFacts } from './catalogue-facts.js'
 import { filterMisfit } from './column-types.js'
 import { createPageJudge } from './page-judge.js'
 import { compileFilter } from './compile.js'
@@ -21,7 +22,8 @@ const STATEMENTS_KEPT = 8
 /**
  * A walk in keyset order on the id column inside one read transaction, so every page sees the snapshot taken
  * when the session opened (a table whose engine keeps no transactions has none: `consistentSnapshot` false).
- * Idle sessions expire: an open transaction pins old row versions upstream.
+ * Idle sessions expire: an open transaction pins old row versions upstream. Its pages use the catalogue facts read
+ * as it opened (one catalogue read per walk): a migration in the middle of a walk is seen by the next session.
  *
  * Keyset positions hold only where no two rows share an id: `id > last` skips every row equal to the last one
  * read. Where the catalogue does not prove the id unique (a view, a table without a key), each page is checked
@@ -39,21 +41,28 @@ class SqlReadSession implements ReadSession {
   /** The walk's open query (engines that keep one open), the position its next row follows, that row if read. */
   #walk: { key: string; stream: SessionStream; position: string | null; carry: Row | null } | null = null
   #judge: { filter: ReadPageRequest['filter']; judge: ReturnType<typeof createPageJudge> } | undefined
-  /** String fields over columns that do not hold text (the connector's column facts), compared as text. */
-  #asText: ReadonlyMap<string, boolean> = NO_FIELDS
-  #byCodePoint: ReadonlySet<string> = NO_STRINGS
+  /** String fields over columns that do not hold text (the session's column facts), compared as text. */
+  readonly #asText: ReadonlyMap<string, boolean>
+  /** String fields PostgreSQL compares otherwise than by code point (char(n), citext, a non-deterministic collation). */
+  readonly #byCodePoint: ReadonlySet<string>
   /** Fields whose column can hold values of another type (the column facts): judged in memory too. */
-  #loose: ReadonlySet<string> = NONE
+  readonly #loose: ReadonlySet<string>
   /** The id column may hold NULL (the table facts): pages leave such rows out, the first page counts them. */
-  #idNullable = false
+  readonly #idNullable: boolean
 
   constructor(
     private readonly ctx: ConnectorContext,
     private readonly handle: SessionHandle,
+    private readonly facts: CatalogueFacts,
     readonly consistentSnapshot: boolean,
     private readonly onRelease: (session: SqlReadSession) => void,
   ) {
     this.snapshot = handle.snapshot
+    this.#asText = facts.columns?.comparedAsText ?? NO_FIELDS
+    this.#byCodePoint = facts.columns?.comparedByCodePoint ?? NO_STRINGS
+    this.#loose = facts.columns?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
+    // facts that could not be read: a NULL id is not ruled out
+    this.#idNullable = facts.table?.idNullable !== false
     this.#arm()
   }
 
@@ -64,13 +73,7 @@ class SqlReadSession implements ReadSession {
     if (!Number.isSafeInteger(request.pageSize) || request.pageSize < 1) {
       throw new WarrantError('invalid_request', `page size must be a positive integer, got ${request.pageSize}`)
     }
-    // the column facts first: a string field over a numeric column compiles as text
-    const [facts, table] = await Promise.all([this.ctx.columnFacts(), this.ctx.tableFacts()])
-    this.#asText = facts?.comparedAsText ?? NO_FIELDS
-    this.#byCodePoint = facts?.comparedByCodePoint ?? NO_STRINGS
-    this.#loose = facts?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
-    // facts that could not be read: a NULL id is not ruled out
-    this.#idNullable = table?.idNullable !== false
+    const { columns: facts, table } = this.facts
     const statement = this.#statementFor(request, request.position !== null)
     const after = request.position === null ? undefined : decodePosition(request.position)
     if (this.#state === 'expired') return { kind: 'cursor_expired', message: `the read session on ${endpoint} expired after ${ctx.idleTimeoutMs} ms without a read; its snapshot is gone` }
@@ -274,16 +277,17 @@ export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessi
     return failedSession(ctx, `cannot open a read session on ${endpoint} (${ctx.location.display}): ${messageOf(result.error)}`)
   }
   ctx.emit({ method: 'SELECT', outcome: 'session_opened', durationMs: result.durationMs })
-  // read before the session's idle clock starts (every page needs them). MyISAM, Aria, MEMORY: START TRANSACTION
-  // WITH CONSISTENT SNAPSHOT pins nothing there (facts that could not be read: not assumed)
-  const [, table] = await Promise.all([ctx.columnFacts(), ctx.tableFacts()])
-  const consistent = ctx.dialect !== 'mysql' || table?.transactional === true
+  // read anew for each session, before its idle clock starts (every page needs them): a migration since the last
+  // walk is seen. MyISAM, Aria, MEMORY: START TRANSACTION WITH CONSISTENT SNAPSHOT pins nothing there (facts that
+  // could not be read: not assumed)
+  const facts = await ctx.catalogue.fresh()
+  const consistent = ctx.dialect !== 'mysql' || facts.table?.transactional === true
   // the connector may have closed while the connection was being opened; it would never expire this one
   if (ctx.isClosing()) {
     await result.value.close().catch(() => undefined)
     return failedSession(ctx, `the connector for ${endpoint} is closed`)
   }
-  const session = new SqlReadSession(ctx, result.value, consistent, (released) => sessions.delete(released))
+  const session = new SqlReadSession(ctx, result.value, facts, consistent, (released) => sessions.delete(released))
   sessions.add(session)
   return session
 }

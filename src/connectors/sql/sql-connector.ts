@@ -2,6 +2,7 @@ import { readSecret } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
+import { CATALOGUE_MAX_AGE_MS, catalogueFactsOf } from './catalogue-facts.js'
 import { columnFactsOf, columnTypesOf, columnTypesQuery, type ColumnFacts } from './column-types.js'
 import { callEmitter, type ConnectorContext } from './context.js'
 import type { SqlConnector, SqlConnectorOptions } from './options.js'
@@ -28,6 +29,11 @@ export type { SqlConnector, SqlConnectorOptions } from './options.js'
  * precondition RETURNING …` (MySQL: the UPDATE and a read of the row in one transaction). Every value is a parameter; identifiers come from the validated config and are
  * quoted by kysely. Nothing is connected until first use, so an unreachable upstream is a result, not a crash.
  *
+ * What the catalogue says of the table (column types, UPDATE triggers, keys, engine) is read again for each read
+ * session, at each operation's run start (`refreshFacts`), and for writes once older than `catalogueMaxAgeMs`
+ * (default 5 s): a migration run while Warrant serves is seen by the next walk and run, and by a running one's
+ * writes within that age (see catalogue-facts.ts).
+ *
  * @example
  * const connector = createSqlConnector({ resource: config.resources.subscriptions, onCall: audit.recordCall })
  * const session = await connector.openSession()
@@ -51,16 +57,23 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
         : mysqlBackend(location, options)
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
-  let facts: Promise<ColumnFacts | null> | undefined
-  let keys: Promise<TableFacts | null> | undefined
 
   // one after the other: on the shared connection, where a session's first page waits for them
-  const readFacts = async (): Promise<ColumnFacts | null> => {
+  const readColumnFacts = async (): Promise<ColumnFacts | null> => {
     const rows = await backend.run(columnTypesQuery(location.dialect, backend.db, table))
     if (rows.length === 0) return null
     const triggers = await backend.run(updateTriggersQuery(location.dialect, backend.db, table))
     return columnFactsOf({ ...resource, table }, columnTypesOf(location.dialect, rows), location.dialect, triggers.length > 0)
   }
+  const readTableFacts = async (): Promise<TableFacts | null> =>
+    tableFactsOf(location.dialect, await backend.run(tableFactsQuery(location.dialect, backend.db, table, idField)), endpoint, idField)
+  // facts that could not be read are null (the upstream may be down): each reader says what that means
+  const catalogue = catalogueFactsOf(async () => {
+    let failed = false
+    const unread = () => ((failed = true), null)
+    const [columns, tableFacts] = await Promise.all([readColumnFacts().catch(unread), readTableFacts().catch(unread)])
+    return { facts: { columns, table: tableFacts }, failed }
+  }, options.catalogueMaxAgeMs ?? CATALOGUE_MAX_AGE_MS)
 
   const ctx: ConnectorContext = {
     ...resource,
@@ -77,20 +90,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     emit: callEmitter(options.onCall, source, endpoint),
     recordOf: sourceRecordReader(resource.fields, idField, resource.versionField),
     pageRecordOf: ownedRowReader(resource.fields, idField, resource.versionField),
-    columnFacts: () =>
-      (facts ??= readFacts().catch(() => {
-          // read again next time: the upstream may have been down
-          facts = undefined
-          return null
-        })),
-    tableFacts: () =>
-      (keys ??= backend.run(tableFactsQuery(location.dialect, backend.db, table, idField)).then(
-        (rows) => tableFactsOf(location.dialect, rows, endpoint, idField),
-        () => {
-          keys = undefined
-          return null
-        },
-      )),
+    catalogue,
   }
 
   return {
@@ -103,10 +103,11 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     openSession: () => openReadSession(ctx, sessions),
 
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
-    fieldTypeMisfits: async () => (await ctx.columnFacts())?.misfits ?? null,
-    versionColumnProblem: async () => (await ctx.columnFacts())?.versionProblem ?? null,
+    refreshFacts: async () => void (await catalogue.fresh()),
+    fieldTypeMisfits: async () => (await catalogue.fresh()).columns?.misfits ?? null,
+    versionColumnProblem: async () => (await catalogue.fresh()).columns?.versionProblem ?? null,
     tableProblems: async () => {
-      const facts = await ctx.tableFacts()
+      const facts = (await catalogue.fresh()).table
       return facts === null ? null : tableProblemsOf(facts, endpoint, idField)
     },
     // every write is one UPDATE … WHERE id AND version AND precondition (see write.ts)
@@ -144,7 +145,8 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
  * @throws WarrantError('invalid_request') naming the table, why, and the fix.
  */
 async function refuseUnsafeWrites(ctx: ConnectorContext): Promise<void> {
-  const facts = await ctx.tableFacts()
+  // read within the max age: a table converted to MyISAM since is seen within it
+  const facts = (await ctx.catalogue.recent()).table
   const refusal = facts?.writeRefusal ?? facts?.idRefusal ?? null
   if (refusal !== null) throw new WarrantError('invalid_request', refusal)
 }

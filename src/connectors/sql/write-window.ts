@@ -41,7 +41,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // validated once for the window: the same set and precondition for every request
   const assignments = encodeSet(ctx, first.set)
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter)
-  const facts = await ctx.columnFacts()
+  const facts = (await ctx.catalogue.recent()).columns
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,

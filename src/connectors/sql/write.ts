@@ -21,8 +21,9 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   const { fields, idField, idType, versionField, versionType, endpoint } = ctx
   const assignments = encodeSet(ctx, request.set)
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter).
-  // Read once per connector; null (unreadable) leaves every write on the transaction that reads it back
-  const facts = await ctx.columnFacts()
+  // Read within the max age (a trigger added since is seen within it); null (unreadable) leaves every write on
+  // the transaction that reads it back
+  const facts = (await ctx.catalogue.recent()).columns
   const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
