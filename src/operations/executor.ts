@@ -115,11 +115,9 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   })
 
   const connector = deps.connectorFor(resource)
-  // the run's writes are judged on the catalogue as it is now (a trigger or engine change since the last run)
-  await connector.refreshFacts?.()
-  const proof = await provenBy(connector, deps.versionProof, execution, (error) =>
-    deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write'),
-  )
+  await connector.refreshFacts?.() // writes judged on the catalogue as it is now (a trigger added since, say)
+  const unproven = (error: unknown) => deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
+  const proof = await provenBy(connector, deps.versionProof, execution, unproven)
   if (proof !== null)
     await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
   const ctx: TargetContext = {
