@@ -104,7 +104,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * error messages ("filter", "precondition"). Returns null for `{}`.
  *
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
- * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes).
+ * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
@@ -186,6 +186,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
   if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])
+  if (dialect === 'sqlite' && type === 'string') return compileSqliteString(column, op, values as string[])
   if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
   switch (op) {
@@ -241,6 +242,28 @@ function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.
     default: {
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${bytes(column)} ${symbol} ${bytes(values[0])}`
+    }
+  }
+}
+
+/**
+ * SQLite compares a column by its declared collation (NOCASE folds ASCII case, RTRIM ignores trailing spaces, an
+ * application may register its own), a CAST of it included: `folded = 'active'` met "ACTIVE", and a precondition
+ * held on a record that did not meet it. BINARY is code-point order of the UTF-8 text, the filter's semantics; on a
+ * column of the default collation it is the same comparison, and an index on it still serves it.
+ */
+function compileSqliteString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+  const binary = sql`${column} collate binary`
+  switch (op) {
+    case 'eq':
+      return sql`${binary} = ${values[0]}`
+    case 'in':
+      return sql`${binary} in (${sql.join(values.map((v) => sql.val(v)))})`
+    case 'not_in':
+      return sql`${binary} not in (${sql.join(values.map((v) => sql.val(v)))})`
+    default: {
+      const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
+      return sql`${binary} ${symbol} ${values[0]}`
     }
   }
 }

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
 import pg from 'pg'
-import { matchesFilter, type Filter } from '../../../src/contract/index.js'
+import { type Filter } from '../../../src/contract/index.js'
 import { columnFactsOf, columnTypesOf, columnTypesQuery } from '../../../src/connectors/sql/column-types.js'
 import { compileFilter } from '../../../src/connectors/sql/compile.js'
 import type { SqlConnector } from '../../../src/connectors/sql/index.js'
 import { createCursorCodec, searchAll } from '../../../src/inventory/index.js'
+import { itAnswersExactly } from './support/exact-answers.js'
 import { createUpstream, ledgerConnector, type Upstream } from './support/upstream.js'
 
 /**
@@ -97,19 +98,7 @@ describe('sql on postgres: string equality is code-point equality of the value a
     assert.equal(read.records.get('a')?.fields.padded, 'active')
   })
 
-  for (const field of ['padded', 'folded', 'ci', 'plain', 'sized']) {
-    for (const filter of FILTERS(field)) {
-      it(`${field}: ${JSON.stringify(filter)} answers exactly the records whose shown value meets it`, async () => {
-        const shown = await search({})
-        const expected = shown.filter((r) => matchesFilter(r.fields, filter, FIELDS)).map((r) => r.id)
-        assert.deepEqual(
-          (await search(filter)).map((r) => r.id),
-          expected,
-          `records as shown: ${JSON.stringify(shown.map((r) => r.fields[field]))}`,
-        )
-      })
-    }
-  }
+  itAnswersExactly(FIELDS, ['padded', 'folded', 'ci', 'plain', 'sized'], FILTERS, search)
 
   it('a precondition compares by code point, as the executor judged it in memory', async () => {
     // "ACTIVE" is not "active": the write is refused, as matchesFilter refuses it
