@@ -214,6 +214,8 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
   const afterFields = [...new Set([...setFields, ...Object.keys(rendered.expect.fields)])].filter((f) => !ctx.hidden.has(f))
   if (outcome.kind === 'written' || (outcome.kind === 'unknown' && outcome.accepted)) {
     const status = outcome.status ?? null
+    const unexpected = outcome.kind === 'written' ? checkStatus(outcome.status, rendered.expect) : null
+    if (unexpected) return judgeUnexpected(ctx, prepared, unexpected.message, status, afterFields)
     const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, before: record, rendered })
     if (verdict.kind === 'unverified')
       return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before })
@@ -264,9 +266,6 @@ async function verifyWritten(
   w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
 ): Promise<Verdict> {
   const { id, rendered, outcome } = w
-  const answered = asObject(outcome.record?.fields ?? outcome.body)
-  const status = checkStatus(outcome.status, rendered.expect)
-  if (status) return { kind: 'contradicted', message: status.message, after: answered }
   if (outcome.otherRecordId !== undefined)
     return { kind: 'contradicted', message: `the upstream answered with record "${outcome.otherRecordId}", not the target "${id}"`, after: null }
   const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
@@ -291,6 +290,32 @@ async function verifyWritten(
   const check = judge(after)
   if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
   return { kind: 'holds', after, version: after.version }
+}
+
+/**
+ * A success status the action does not expect (200 where it declared 204, a 207): the upstream does not behave
+ * as approved, so its answer is not taken as the record and the operation halts at this target. But the write
+ * may well have landed, and a target recorded `failed` is never compensated: the record is re-read and the
+ * target recorded as it shows (the approved effect: `succeeded`, reason `unexpected_status`; another change:
+ * `failed`; not readable: `unknown`), so the ledger says what the upstream holds.
+ */
+async function judgeUnexpected(ctx: TargetContext, prepared: PreparedWrite, unexpected: string, status: number | null, afterFields: readonly string[]): Promise<Attempt> {
+  const { request, record, rendered, before, done } = prepared
+  const id = request.id
+  const halt = (message: string) => ({ halt: { rule: 'effect_contradicted' as const, message: `target "${id}": ${message}` } })
+  const reread = await rereadOne(ctx.connector, id, 'after')
+  if (reread.kind !== 'found') {
+    const message = `${unexpected}, and re-reading the record failed (${reread.kind === 'missing' ? 'it no longer exists' : reread.message}): the write may or may not have happened`
+    return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message, before }, halt(message))
+  }
+  const after = reread.record
+  const check = judgeRecord(ctx, record, rendered, after)
+  if (check.kind === 'holds') {
+    const message = `${unexpected}; re-read, the record holds the approved effect at version ${after.version}`
+    return done({ state: 'succeeded', reason: 'unexpected_status', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
+  }
+  const message = `${unexpected}; re-read, ${check.message}`
+  return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message, before, after: pick(after.fields, afterFields) }, halt(message))
 }
 
 /**
@@ -354,11 +379,6 @@ function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: strin
 
 function failedRead(id: string, when: 'before' | 'after', why: string): string {
   return when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`
-}
-
-
-function asObject(value: unknown): Record<string, unknown> | null {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null
 }
 
 function show(value: unknown): string {
