@@ -5,7 +5,8 @@ import type { Connector } from '../connectors/index.js'
 import type { PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
-import type { OperationRow, Store } from '../store/index.js'
+import type { OperationRow, OperationTargetRow, Store } from '../store/index.js'
+import { sameValue, sameVersion } from './effect.js'
 import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
 import type { Telemetry } from '../telemetry/index.js'
 import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
@@ -208,13 +209,18 @@ export function createOperationService(options: OperationServiceOptions): Operat
       // `version` (the record's version right after our write) lets the compensation's executor check that
       // nothing changed the record since; it is null when the upstream did not say.
       const targets: { id: string; before: Record<string, unknown>; after: Record<string, unknown>; version: string | null }[] = []
-      for (let afterOrd = -1; ; ) {
-        const chunk = await targetsInState(store.db, operationId, 'succeeded', afterOrd, 1000)
-        if (chunk.length === 0) break
-        afterOrd = chunk[chunk.length - 1]!.ord
-        for (const t of chunk) targets.push({ id: t.record_id, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version })
+      for (const state of ['succeeded', 'failed'] as const) {
+        for (let afterOrd = -1; ; ) {
+          const chunk = await targetsInState(store.db, operationId, state, afterOrd, 1000)
+          if (chunk.length === 0) break
+          afterOrd = chunk[chunk.length - 1]!.ord
+          for (const t of chunk) {
+            const target = { id: t.record_id, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version }
+            if (state === 'succeeded' || landedAstray(t, target)) targets.push(target)
+          }
+        }
       }
-      if (targets.length === 0) throw new WarrantError('conflict', `operation "${operationId}" has no succeeded target: there is nothing to compensate`)
+      if (targets.length === 0) throw new WarrantError('conflict', `operation "${operationId}" changed no record (no target succeeded, none was seen changed by a contradicted write): there is nothing to compensate`)
       const now = await readCurrent(connectorFor(execution.plan.resource), targets, hiddenFields(execution.plan.resource))
       return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })))
     },
@@ -281,4 +287,16 @@ async function readCurrent(
     }
   }
   return out
+}
+
+/**
+ * A target `failed` because its write did something other than approved (`effect_contradicted`), yet seen after
+ * the write at a new version with a set field changed: our write changed the record, so a compensation restores
+ * it as it restores a succeeded one (guarded, like every compensation target, by that version and the values
+ * seen then). A contradicted write that changed none of the set fields leaves nothing to restore.
+ */
+function landedAstray(row: OperationTargetRow, target: { readonly before: Record<string, unknown>; readonly after: Record<string, unknown> }): boolean {
+  if (row.reason !== 'effect_contradicted' || row.after_version === null || row.after === null) return false
+  if (row.expected_version !== null && sameVersion(row.after_version, row.expected_version)) return false
+  return Object.keys(target.before).some((f) => Object.hasOwn(target.after, f) && !sameValue(target.before[f], target.after[f]))
 }

@@ -226,7 +226,7 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
     }
     if (verdict.kind === 'contradicted')
       return done(
-        { state: 'failed', reason: 'effect_contradicted', upstream_status: status, message: verdict.message, before, after: pick(verdict.after, afterFields) },
+        { state: 'failed', reason: 'effect_contradicted', upstream_status: status, message: verdict.message, before, after: pick(verdict.after, afterFields), after_version: verdict.version ?? null },
         { halt: { rule: 'effect_contradicted', message: `target "${id}": ${verdict.message}` } },
       )
     return done({ state: 'succeeded', reason: null, upstream_status: status, before, after: pick(verdict.after.fields, afterFields), after_version: verdict.version })
@@ -250,7 +250,8 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
 
 type Verdict =
   | { readonly kind: 'holds'; readonly after: SourceRecord; readonly version: string }
-  | { readonly kind: 'contradicted'; readonly message: string; readonly after: Readonly<Record<string, unknown>> | null }
+  /** `version`: the record's, where it was seen after the write (what a compensation needs to restore it) */
+  | { readonly kind: 'contradicted'; readonly message: string; readonly after: Readonly<Record<string, unknown>> | null; readonly version?: string }
   | { readonly kind: 'unverified'; readonly message: string }
   /** accepted to be applied later (202), and not visible yet: neither proven nor contradicted */
   | { readonly kind: 'pending'; readonly message: string }
@@ -273,7 +274,7 @@ async function verifyWritten(
     const check = judge(outcome.record)
     if (check.kind === 'holds') return { kind: 'holds', after: outcome.record, version: outcome.newVersion ?? outcome.record.version }
     // A body that leaves fields out may be a summary, not an erasure: only the record itself can tell.
-    if (!check.vanishedOnly) return { kind: 'contradicted', message: check.message, after: outcome.record.fields }
+    if (!check.vanishedOnly) return { kind: 'contradicted', message: check.message, after: outcome.record.fields, version: outcome.newVersion ?? outcome.record.version }
   }
   const reread = await rereadOne(ctx.connector, id, 'after')
   const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
@@ -288,7 +289,7 @@ async function verifyWritten(
   if (stated !== undefined && !sameVersion(after.version, stated))
     return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) at version ${stated}, but re-read the record is already at version ${after.version}: someone wrote after us, so our effect cannot be checked` }
   const check = judge(after)
-  if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
+  if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }
   return { kind: 'holds', after, version: after.version }
 }
 
@@ -315,7 +316,7 @@ async function judgeUnexpected(ctx: TargetContext, prepared: PreparedWrite, unex
     return done({ state: 'succeeded', reason: 'unexpected_status', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
   }
   const message = `${unexpected}; re-read, ${check.message}`
-  return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message, before, after: pick(after.fields, afterFields) }, halt(message))
+  return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
 }
 
 /**
@@ -331,7 +332,7 @@ async function verifyAccepted(ctx: TargetContext, w: { readonly id: string; read
   const check = judgeRecord(ctx, w.before, w.rendered, after)
   if (check.kind === 'holds') return { kind: 'holds', after, version: after.version }
   const landed = !sameVersion(after.version, w.before.version) && checkRecordFields(after.fields, w.rendered.expect.fields, ctx.fieldTypes).kind === 'holds'
-  if (landed) return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields }
+  if (landed) return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }
   return { kind: 'pending', message: `re-read at once, the record does not hold the approved effect yet (${check.message})` }
 }
 

@@ -11,7 +11,8 @@ import { withUsersGateway } from './support/users-gateway.js'
  * alone: the record had changed, but a `failed` target is never compensated, so the compensation said there was
  * nothing to undo. Now the record is re-read: it holds the approved effect, so the target is `succeeded` (reason
  * unexpected_status) and compensable, and the operation still halts there, since the upstream does not behave as
- * approved. An upstream that also wrote another value is `failed` with what the re-read showed.
+ * approved. An upstream that wrote another value is `failed` with what the re-read showed; its record changed all
+the same, so the compensation restores it (before, it too said there was nothing to undo).
  */
 for (const kind of STORE_KINDS) {
   describe(`a success status the action does not expect (${kind} store)`, () => {
@@ -60,6 +61,25 @@ for (const kind of STORE_KINDS) {
           const [first] = await allResults(agent, id, 'failed')
           assert.deepEqual([first.reason, first.upstream_status, first.after], ['effect_contradicted', 200, { role: 'admin' }])
           assert.match(first.error, /answered 200; the approved action expects 204; re-read, field "role" is "admin" where "viewer" was approved/)
+
+          // our write changed the record, though not as approved: the compensation restores it too
+          upstream.onWrite = () => undefined
+          const compensation = await agent('POST', `/v1/operations/${id}/compensation`)
+          assert.equal(compensation.status, 201, JSON.stringify(compensation.body))
+          const undo = compensation.body
+          assert.equal(undo.target_count, 1)
+          for (const r of [reviewer].slice(0, Math.max(1, undo.approval.reviewers_needed))) {
+            const approval = await r('POST', `/v1/plans/${undo.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: undo.plan_digest })
+            assert.equal(approval.status, 201, JSON.stringify(approval.body))
+          }
+          const committed = await agent('POST', `/v1/plans/${undo.plan_id}/commit`, { expected_digest: undo.plan_digest }, { 'idempotency-key': `undo-other-${kind}` })
+          assert.equal(committed.status, 202, JSON.stringify(committed.body))
+          const restored = await waitForOperation(agent, committed.body.operation_id)
+          // the compensation runs under the same expect.status: its one target is restored, and it halts there too
+          assert.equal(restored.state, 'halted', JSON.stringify(restored.counts))
+          assert.equal(restored.halt_reason.rule, 'effect_contradicted')
+          assert.equal(restored.counts.succeeded, 1)
+          assert.deepEqual([upstream.users.get(userIdOf(1))!.role, upstream.users.get(userIdOf(2))!.role], ['member', 'member'])
         },
         { expect_status: [204] },
       ))

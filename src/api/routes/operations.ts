@@ -110,7 +110,7 @@ const reconcile = createRoute({
 const compensation = createRoute({
   method: 'post',
   path: '/v1/operations/{id}/compensation',
-  summary: "Propose a plan restoring each succeeded target's before-value; it needs approval like any plan",
+  summary: "Propose a plan restoring each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it needs approval like any plan",
   request: { params: idParam },
   responses: {
     201: { description: 'the compensation plan', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },

@@ -29,7 +29,7 @@ export function registerFollowUps(program: Command): void {
   withPrincipalOptions(
     program
       .command('compensate <operation_id>')
-      .description("propose the plan that restores each succeeded target's before-value; it is reviewed and approved like any plan"),
+      .description("propose the plan that restores each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it is reviewed and approved like any plan"),
   )
     .option('--json', 'print exactly what POST /v1/operations/{id}/compensation returns')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {

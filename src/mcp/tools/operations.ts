@@ -132,7 +132,7 @@ export const proposeCompensation = defineTool({
   title: 'Propose undoing an operation',
   // Same answer as POST /v1/operations/{id}/compensation.
   description: [
-    "Propose a plan restoring each succeeded target's before-value, where it still holds what the operation wrote. A person approves it (review_url), then commit_change. No tool approves.",
+    "Propose a plan restoring each target the operation changed (every succeeded target, and a failed one whose write changed the record otherwise than approved) to its before-value, where it still holds what the operation wrote. A person approves it (review_url), then commit_change. No tool approves.",
     RULES_BRIEF,
   ].join('\n'),
   input: z.strictObject({ operation_id: operationIdSchema }),
