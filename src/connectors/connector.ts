@@ -1,5 +1,11 @@
 import type { Filter } from '../contract/index.js'
 
+/** Rows a walk left out because their id column is NULL: no change could address them. */
+export interface IdlessRows {
+  readonly field: string
+  readonly count: number
+}
+
 /** One upstream record as the gateway sees it: an immutable id, its version when read, and its fields. */
 export interface SourceRecord {
   readonly id: string
@@ -56,7 +62,13 @@ export type ReadPageResult =
        * Records of this page that could not be judged against the declared fields (a field absent or of
        * another type, no usable id or version): never in `items`, never silently gone.
        */
-      readonly unjudged?: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[] }
+      readonly unjudged?: {
+        readonly count: number
+        readonly absent: readonly string[]
+        readonly mistyped: readonly string[]
+        /** of `count`: rows with no id at all (a NULL id column), which name no record */
+        readonly idless?: IdlessRows
+      }
       /** On a `checked` session: this page's start could not be checked against the previous page's last record. */
       readonly unchecked?: boolean
     }

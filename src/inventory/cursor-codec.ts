@@ -43,6 +43,8 @@ export interface SourceGap {
   /** For SHAPE_MISMATCH: declared fields those records lacked, and those they carried with another type. */
   readonly absent?: readonly string[]
   readonly mistyped?: readonly string[]
+  /** For SHAPE_MISMATCH: of `count`, the rows whose id column is NULL. */
+  readonly idless?: { readonly field: string; readonly count: number }
 }
 
 export const GAP_CODES = [
@@ -121,6 +123,7 @@ const gapSchema = z.strictObject({
   count: z.number().int().nonnegative().optional(),
   absent: z.array(z.string()).optional(),
   mistyped: z.array(z.string()).optional(),
+  idless: z.strictObject({ field: z.string(), count: z.number().int().nonnegative() }).optional(),
 })
 
 /** The wire payload: short keys, because cursors travel in URLs and tool arguments. */
@@ -255,6 +258,7 @@ function gapOf(g: SourceGap): z.infer<typeof gapSchema> {
     ...(g.count === undefined ? {} : { count: g.count }),
     ...(g.absent === undefined ? {} : { absent: [...g.absent] }),
     ...(g.mistyped === undefined ? {} : { mistyped: [...g.mistyped] }),
+    ...(g.idless === undefined ? {} : { idless: { field: g.idless.field, count: g.idless.count } }),
   }
 }
 

@@ -252,15 +252,25 @@ function shapeReason(source: string, gap: SourceGap): IncompleteReason {
   const absent = gap.absent ?? []
   const mistyped = gap.mistyped ?? []
   const count = gap.count ?? 0
+  const idless = gap.idless
+  const judged = count - (idless?.count ?? 0)
   const what = [
     absent.length > 0 ? `lacked declared field(s) ${absent.join(', ')}` : '',
     mistyped.length > 0 ? `carried field(s) ${mistyped.join(', ')} with another type than declared` : '',
   ].filter(Boolean)
+  const parts = [
+    judged > 0
+      ? `${judged} record(s) of source "${source}" ${what.join(' or ')}; they could not be judged and are not in the result (${absent.length > 0 ? 'fix connector.field_paths or fields, or declare the field in absent_means_null if its absence means null' : 'correct the stored values, or declare each field as the type its values have'})`
+      : '',
+    idless
+      ? `${idless.count} row(s) of source "${source}" that meet the filter have no id ("${idless.field}" is NULL): they name no record, so no change could address them, and they are not in the result (give them ids, or filter them out with {"${idless.field}": {"is_null": false}})`
+      : '',
+  ].filter(Boolean)
   return {
     code: 'SHAPE_MISMATCH',
-    message: `${count} record(s) of source "${source}" ${what.join(' or ')}; they could not be judged and are not in the result (${absent.length > 0 ? 'fix connector.field_paths or fields, or declare the field in absent_means_null if its absence means null' : 'correct the stored values, or declare each field as the type its values have'})`,
+    message: parts.join('; '),
     source,
-    fields: [...new Set([...absent, ...mistyped])].sort(),
+    fields: [...new Set([...absent, ...mistyped, ...(idless ? [idless.field] : [])])].sort(),
     record_count: count,
   }
 }

@@ -59,7 +59,10 @@ export function finishWith(source: MutableProgress, gap: SourceGap, note: string
  * Adds one page's unjudgeable records to the source's SHAPE_MISMATCH gap: one gap per source, counting every
  * record of the walk (continuations included) and naming every field involved.
  */
-export function addShapeGap(source: MutableProgress, page: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[] }): void {
+export function addShapeGap(
+  source: MutableProgress,
+  page: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[]; readonly idless?: SourceGap['idless'] },
+): void {
   if (page.count <= 0) return
   const at = source.gaps.findIndex((g) => g.code === 'SHAPE_MISMATCH')
   const before = at < 0 ? undefined : source.gaps[at]
@@ -69,6 +72,7 @@ export function addShapeGap(source: MutableProgress, page: { readonly count: num
     count: (before?.count ?? 0) + page.count,
     absent: union(before?.absent, page.absent),
     mistyped: union(before?.mistyped, page.mistyped),
+    ...(page.idless || before?.idless ? { idless: { field: page.idless?.field ?? before!.idless!.field, count: (before?.idless?.count ?? 0) + (page.idless?.count ?? 0) } } : {}),
   }
   if (at < 0) source.gaps.push(gap)
   else source.gaps[at] = gap

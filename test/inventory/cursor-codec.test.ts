@@ -12,7 +12,7 @@ const state: WalkCursorState = {
   snapshot: 'tx:42',
   consistent: true,
   sources: [
-    { source: 'eu', position: null, finished: true, gaps: [{ code: 'RESULT_LIMIT_REACHED', limit: 1000 }] },
+    { source: 'eu', position: null, finished: true, gaps: [{ code: 'RESULT_LIMIT_REACHED', limit: 1000 }, { code: 'SHAPE_MISMATCH', count: 3, absent: ['name'], mistyped: [], idless: { field: 'id', count: 2 } }] },
     { source: 'us', position: 'opaque-position-ü', finished: false, gaps: [] },
   ],
 }

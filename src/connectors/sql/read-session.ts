@@ -310,8 +310,8 @@ type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged'
 
 /** A page's tally of unjudged records with the rows that have no id added. */
 function withIdless(unjudged: Unjudged | null, idless: number, idField: string): Unjudged {
-  if (unjudged === null) return { count: idless, absent: [idField], mistyped: [] }
-  return { count: unjudged.count + idless, absent: [...new Set([...unjudged.absent, idField])].sort(), mistyped: unjudged.mistyped }
+  if (unjudged === null) return { count: idless, absent: [], mistyped: [], idless: { field: idField, count: idless } }
+  return { ...unjudged, count: unjudged.count + idless, idless: { field: idField, count: idless } }
 }
 
 /** The compiled page query with the last id read in its slot. */
