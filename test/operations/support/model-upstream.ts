@@ -39,6 +39,8 @@ export class ModelUpstream {
   readonly reads: string[][] = []
   /** the ids of each window written through `writeWindow` */
   readonly windows: string[][] = []
+  /** for each `refreshFacts` call, how many write calls had arrived before it */
+  readonly refreshes: number[] = []
   behaviour: (id: string, call: number) => WriteBehaviour = () => 'success'
   retryAfterSeconds = 0
   /** ms each write takes */
@@ -111,6 +113,7 @@ export class ModelUpstream {
         if (behaviour === 'contradict') return { kind: 'written', status: 200, record: { ...answer, fields: { ...answer.fields, role: 'admin' } } }
         return { kind: 'written', status: 200, record: answer }
       },
+      refreshFacts: async () => void this.refreshes.push(this.order.length),
       close: async () => undefined,
     }
     if (!options.windowed) return connector
