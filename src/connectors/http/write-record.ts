@@ -12,6 +12,7 @@ import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const WEAK_ETAG = /^W\//
 
 /**
  * One conditional write of `request.http`, in its style: `patch` sends the rendered body; `replace` sends the
@@ -35,6 +36,13 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   const version = style === 'replace' ? (request.current?.version ?? '') : request.expectedVersion
   if (placement.in !== 'none' && version === '')
     throw new WarrantError('invalid_request', `record "${request.id}" has no version to send (${placementText(placement)}); a conditional write is impossible`)
+  // RFC 9110 §13.1.1: If-Match compares strongly, so a conforming server never matches a weak tag (every write
+  // would be "version changed"), and a weak tag need not change when the record does: it guards nothing.
+  if (placement.in === 'header' && placement.name.toLowerCase() === 'if-match' && WEAK_ETAG.test(version))
+    throw new WarrantError(
+      'invalid_request',
+      `record "${request.id}" is versioned by a weak ETag (${version}): If-Match compares ETags strongly, and a weak one need not change when the record does, so it cannot make this write conditional (have the upstream send strong ETags, or version the resource by a field)`,
+    )
 
   let payload = style === 'replace' ? replacement(ctx, request) : http.body
   if (placement.in === 'body') payload = withBodyVersion(payload, placement.path, version)

@@ -108,6 +108,17 @@ describe('http conditional write', () => {
     assert.equal(outcome.kind === 'written' && outcome.record?.version, '"e2"')
   })
 
+  it('a weak ETag is never sent as If-Match: the write is refused, naming why, and nothing is sent', async () => {
+    upstream.seen.length = 0
+    const { conn, calls } = connector({ from: 'etag' })
+    const request = { id: 'ok', expectedVersion: 'W/"e1"', set: { status: 'paused' }, precondition: {}, http: { method: 'PATCH', path: '/items/ok', body: { status: 'paused' }, ifMatch: true } }
+    await assert.rejects(conn.write(request), (e: any) => e.code === 'invalid_request' && /weak ETag \(W\/"e1"\).*compares ETags strongly/.test(e.message))
+    assert.deepEqual([upstream.seen.length, calls.length], [0, 0])
+    // a strong one is sent as it was read
+    assert.equal((await conn.write({ ...request, expectedVersion: '"e1"' })).kind, 'written')
+    assert.equal(upstream.seen[0]?.headers['if-match'], '"e1"')
+  })
+
   it('204 is written without a record', async () => {
     assert.deepEqual(await write(connector().conn, 'nocontent'), { kind: 'written', status: 204, record: null })
   })
