@@ -175,7 +175,11 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     head = await readChainHead(db)
     const lastSeq = prevSeq ?? AUDIT_FIRST_SEQ - 1
     if (head === null) {
-      if (rows === 0) return { ok: true, rows: 0, last_seq: null, last_hash: null, guarantee: keyring ? 'signed' : 'unsigned', signed_from_seq: null, key_ids: [], checkpoint: null, statement: 'the log is empty' }
+      if (rows === 0 && checkpoint)
+        return bad(AUDIT_FIRST_SEQ, 'removed', `the log is empty, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: every row and the chain head were removed`)
+      // Nothing signed is left to check, so nothing tells a log never written from one wiped with its head.
+      if (rows === 0)
+        return { ok: true, rows: 0, last_seq: null, last_hash: null, guarantee: 'unsigned', signed_from_seq: null, key_ids: [], checkpoint: null, statement: `the log is empty${keyring ? '; an empty log carries no signature, so only a checkpoint kept outside the store can show that rows were removed' : ''}` }
       return bad(lastSeq + 1, 'removed', `the chain head is missing, so the end of the log cannot be confirmed: rows after ${lastSeq} may have been removed`)
     }
     if (head.seq > lastSeq) {
