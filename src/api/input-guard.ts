@@ -39,7 +39,7 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
       refuseBadText(name, `query parameter name`)
       for (const value of values) refuseBadText(value, `query parameter "${name}"`)
     }
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header('content-type')?.includes('json')) {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
       const text = await c.req.text()
       let parsed: unknown
       try {
