@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { routePath } from 'hono/route'
-import { withRequestAudit } from '../audit/index.js'
+import { boundedSummary, withRequestAudit } from '../audit/index.js'
 import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { MCP_PATH } from '../mcp/http-transport.js'
@@ -62,7 +62,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
           path: c.req.path,
           outcome: refused ? 'refused' : 'ok',
           ...(refused ? { error: code } : {}),
-          ...(body !== undefined ? { body: summarise(body) } : {}),
+          ...(body !== undefined ? { body: boundedSummary(body, MAX_SUMMARY_BODY) } : {}),
           // a refused approval attempt is a refusal, never an approval: it carries no `decision`
           ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
         },
@@ -138,12 +138,6 @@ function pick(value: unknown, key: string): any {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined
 }
 
-/** The request body, small enough to keep: long bodies keep their keys only. */
-function summarise(body: unknown): unknown {
-  const text = JSON.stringify(body) ?? ''
-  if (text.length <= MAX_SUMMARY_BODY) return body
-  return body && typeof body === 'object' ? { keys: Object.keys(body as object), bytes: text.length } : { bytes: text.length }
-}
 
 /** A named parameter of the matched route, read from the path (the middleware runs outside the route). */
 function pathParam(route: string, path: string, name: string): string | undefined {

@@ -32,3 +32,4 @@ export { CHAIN_HEAD_KEY, checkHead, readChainHead, type ChainHead } from './head
 export { REDACTED, isSecretKey, scrubSecrets } from './redact.js'
 export { CHAIN_PROBLEMS, VERIFY_PAGE_SIZE, verifyAuditChain, type ChainGuarantee, type ChainProblem, type VerifyOptions, type VerifyResult } from './verify.js'
 export { markRequestAudited, withRequestAudit } from './request-scope.js'
+export { boundedSummary } from './summary.js'

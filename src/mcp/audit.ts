@@ -1,6 +1,6 @@
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
-import { markRequestAudited } from '../audit/index.js'
+import { boundedSummary, markRequestAudited } from '../audit/index.js'
 import type { ToolAnswer, ToolRefusal } from './results.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
@@ -24,7 +24,7 @@ export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool:
       actor,
       surface: 'mcp',
       action: `mcp:${tool}`,
-      summary: { arguments: summarise(args), ...(result.isError ? { outcome: 'refused', error: result.structuredContent.error.code } : { outcome: 'ok' }) },
+      summary: { arguments: boundedSummary(args ?? null, MAX_SUMMARY_ARGS), ...(result.isError ? { outcome: 'refused', error: result.structuredContent.error.code } : { outcome: 'ok' }) },
       selection_id: ids.selection_id ?? null,
       plan_id: ids.plan_id ?? null,
       operation_id: ids.operation_id ?? null,
@@ -36,11 +36,4 @@ export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool:
 
 function pick(value: unknown, key: string): unknown {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined
-}
-
-/** The arguments, small enough to keep: long ones keep their keys only. */
-function summarise(args: unknown): unknown {
-  const text = JSON.stringify(args) ?? ''
-  if (text.length <= MAX_SUMMARY_ARGS) return args ?? null
-  return args && typeof args === 'object' ? { keys: Object.keys(args as object), bytes: text.length } : { bytes: text.length }
 }
