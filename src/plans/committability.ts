@@ -60,7 +60,9 @@ export async function assertCommittable(
   }
   const entries = await approvalsOf(ctx, row, now)
   const approvers = distinctApprovers(entries)
-  if (approvers.length >= policy.reviewers_needed)
+  // The config may have lowered two_reviewers_above since the proposal: a commit meets the stricter of the two.
+  const needed = Math.max(policy.reviewers_needed, reviewersNeededNow(resource.config.approval.two_reviewers_above, selection.count))
+  if (approvers.length >= needed)
     return {
       plan: { ...plan, state: 'approved' },
       selection,
@@ -70,9 +72,15 @@ export async function assertCommittable(
     }
   const expiredAt = approvalExpiredAt(row, entries, policy, now)
   if (expiredAt) throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: planId })
+  const raised = needed > policy.reviewers_needed ? ` (the resource now asks two above ${resource.config.approval.two_reviewers_above} targets; it asked ${policy.reviewers_needed} when the plan was proposed)` : ''
   throw new WarrantError(
     'not_approved',
-    `plan ${planId} needs ${policy.reviewers_needed} distinct reviewer approval(s) of digest ${row.plan_digest}; it has ${approvers.length}`,
-    { plan_id: planId, reviewers_needed: policy.reviewers_needed, approvals: approvers.length },
+    `plan ${planId} needs ${needed} distinct reviewer approval(s) of digest ${row.plan_digest}${raised}; it has ${approvers.length}`,
+    { plan_id: planId, reviewers_needed: needed, approvals: approvers.length },
   )
+}
+
+/** Reviewers the resource's config asks for this many targets now. */
+function reviewersNeededNow(twoReviewersAbove: number | undefined, count: number): number {
+  return twoReviewersAbove !== undefined && count > twoReviewersAbove ? 2 : 1
 }
