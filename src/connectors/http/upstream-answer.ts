@@ -1,5 +1,6 @@
 import { roundedNumbersOf } from './rounded-numbers.js'
 import type { HttpContext } from './context.js'
+import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
@@ -40,16 +41,21 @@ export function failureMessage(ctx: HttpContext, source: string, result: Upstrea
   }
 }
 
-/** A short, credential-free quote of an upstream body for an error message, or ''. */
-export function bodySnippet(ctx: HttpContext, body: string | null): string {
+/**
+ * A short quote of an upstream body for an error message, or ''. Free of the credential and of denied fields
+ * (see deniedScrubber; `known` are the denied values of the record being written), scrubbed before it is cut.
+ */
+export function bodySnippet(ctx: HttpContext, body: string | null, known: readonly string[] = []): string {
   if (body === null) return ''
-  const flat = ctx.redact.text(body).replace(/\s+/g, ' ').trim()
+  const scrubbed = deniedScrubber(ctx, known).text(body)
+  if (scrubbed === null) return '(body not quoted: it may hold a denied field\'s value)'
+  const flat = ctx.redact.text(scrubbed).replace(/\s+/g, ' ').trim()
   return flat.length > SNIPPET_CHARS ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat
 }
 
-/** `source "x" answered 503: <snippet>` */
-export function statusMessage(ctx: HttpContext, source: string, status: number, body: string | null, what = 'answered'): string {
-  const snippet = bodySnippet(ctx, body)
+/** `source "x" answered 503: <snippet>`; `known` as for bodySnippet. */
+export function statusMessage(ctx: HttpContext, source: string, status: number, body: string | null, what = 'answered', known: readonly string[] = []): string {
+  const snippet = bodySnippet(ctx, body, known)
   return `source "${source}" ${what} ${status}${snippet ? `: ${snippet}` : ''}`
 }
 

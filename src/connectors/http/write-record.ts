@@ -6,6 +6,7 @@ import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
+import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
 import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
@@ -52,6 +53,8 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   const body = payload === undefined ? undefined : JSON.stringify(payload)
   const endpoint = writeEndpoint(ctx.resource, method, http.path, request.id)
   const query: [string, string][] = placement.in === 'query' ? [[placement.param, version]] : []
+  // an upstream refusing the write may echo what it received, denied fields included: never quoted back
+  const denied = deniedValuesOf(ctx, request.current)
 
   for (const source of ctx.sourceNames) {
     const spec: CallSpec = {
@@ -69,7 +72,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
       ctx.report(spec, result, 'not_found')
       continue
     }
-    const outcome = interpret(ctx, source, request.id, result, http.newVersion)
+    const outcome = interpret(ctx, source, request.id, result, http.newVersion, denied)
     ctx.report(spec, result, outcome.kind)
     return outcome
   }
@@ -130,7 +133,7 @@ function placementText(placement: NonNullable<HttpWrite['version']>): string {
   }
 }
 
-function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion']): WriteOutcome {
+function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion'], denied: readonly string[]): WriteOutcome {
   const failure = failureMessage(ctx, source, result)
   if (failure !== null || result.kind !== 'response') {
     const status = result.kind === 'too_large' ? { status: result.status } : {}
@@ -138,7 +141,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   }
   const { status, headers, body } = result
   const parsed = parseJsonBody(body)
-  const message = (what: string) => statusMessage(ctx, source, status, body, what)
+  const message = (what: string) => statusMessage(ctx, source, status, body, what, denied)
 
   // Taken, not done: whatever the body says is what the upstream means to do, and a read now may be before it.
   if (status === 202)
@@ -160,7 +163,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   if (isRedirect(status))
     return { kind: 'unknown', status, message: `source "${source}" answered the write with a redirect (${status}), which is never followed` }
   if (status >= 400 && status < 500)
-    return { kind: 'rejected', status, message: message('rejected the write with'), ...(parsed.ok ? { body: ctx.redact.deep(parsed.value) } : {}) }
+    return { kind: 'rejected', status, message: message('rejected the write with'), ...(parsed.ok ? { body: ctx.redact.deep(deniedScrubber(ctx, denied).json(parsed.value)) } : {}) }
   return { kind: 'unknown', status, message: `${message('answered')}; the write may or may not have happened` }
 }
 
