@@ -6,7 +6,7 @@ import type { SelectionRecord } from '../selections/selection-service.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
-import { displayParams } from './compensation.js'
+import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -89,6 +89,9 @@ export function approvalExpiredAt(row: PlanRow, entries: readonly ApprovalEntry[
 export function effectiveState(row: PlanRow, selection: SelectionRecord, policy: StoredPolicy, entries: readonly ApprovalEntry[], now: string): PlanRecord['state'] {
   if (row.state === 'rejected' || row.state === 'committed') return row.state
   if (selection.expires_at <= now) return 'expired'
+  // Nothing on an incomplete selection can be approved or committed, whatever was stored (plans proposed before
+  // standing approvals checked completeness were stored `approved`).
+  if (!selection.complete) return 'pending'
   return distinctApprovers(entries).length >= policy.reviewers_needed ? 'approved' : 'pending'
 }
 
@@ -100,12 +103,16 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     throw new WarrantError('forbidden', `only a reviewer or an admin can approve or reject a plan; this principal is an ${actor.role}`, { role: actor.role })
   const row = await loadRow(ctx, planId)
   scoped(actor, row.resource)
+  // The same action rule as proposing and committing: a reviewer decides only on what their token may do.
+  const plan = toRecord(row)
+  if (!planInActionScope(actor, plan)) scoped(actor, row.resource, row.compensates ? COMPENSATE : plan.action.type)
   if (actor.principal === row.proposed_by)
     throw new WarrantError('forbidden', 'the principal who proposed a plan cannot approve or reject it; another reviewer must', { plan_id: planId })
   if (row.state === 'committed' || row.state === 'rejected')
     throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
   const selection = await selectionOf(ctx, row)
-  selections.assertUsable(selection)
+  // Saying no needs no complete inventory, so a plan on an incomplete selection can still be rejected; approving it cannot.
+  if (request.decision === 'approve' || selections.isExpired(selection)) selections.assertUsable(selection)
   if (selection.digest !== row.selection_digest)
     throw new WarrantError('digest_mismatch', `selection ${selection.selection_id} no longer has the digest this plan was made on`, { plan_id: planId })
   if (request.expected_plan_digest !== row.plan_digest)
@@ -164,7 +171,6 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
 
   const after = await approvalsOf(ctx, await loadRow(ctx, planId), decidedAt)
   const still = outcome.state === 'rejected' ? 0 : Math.max(0, policy.reviewers_needed - distinctApprovers(after).length)
-  const plan = toRecord(row)
   let precondition: Filter = {}
   try {
     precondition = plan.compensates ? {} : actionConfigOf(ctx, plan).precondition

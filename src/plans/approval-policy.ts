@@ -44,7 +44,10 @@ export function decidePolicy(
   const notes: string[] = []
   for (const c of candidates) {
     const f = flagged.get(c.name)!
-    if (count > c.max_count) notes.push(`standing approval "${c.name}" does not apply: ${count} targets, above its max_count of ${c.max_count}`)
+    // A cut-short walk's count says nothing about how many records the selector matches, so max_count cannot be judged.
+    if (!p.selection.complete)
+      notes.push(`standing approval "${c.name}" does not apply: the selection is incomplete, so its ${count} target(s) are only what the walk returned, not every record its selector matches`)
+    else if (count > c.max_count) notes.push(`standing approval "${c.name}" does not apply: ${count} targets, above its max_count of ${c.max_count}`)
     else if (f.count > 0)
       notes.push(`standing approval "${c.name}" does not apply: ${f.count} member(s) match its flagged filter ${JSON.stringify(c.flagged)} (${f.sample.join(', ')}${f.count > f.sample.length ? ', …' : ''})`)
     else
@@ -61,13 +64,14 @@ export function decidePolicy(
     above !== undefined && count > above
       ? { required: 'two_reviewers' as const, reviewers_needed: 2, reason: `${count} targets, more than the resource's two_reviewers_above (${above}): two distinct reviewers must approve` }
       : { required: 'one_reviewer' as const, reviewers_needed: 1, reason: `${count} target(s): one reviewer must approve${above !== undefined ? ` (two above ${above})` : ''}` }
+  if (!p.selection.complete) notes.push('no reviewer can approve it until the selection is recovered (a reviewer can still reject it)')
   return { ...base, reason: [base.reason, ...notes].join('; '), standing_approval: null, ttl_minutes: ttl }
 }
 
 /** A standing approval is re-checked at commit, since the config or the members' flags may have changed since proposing. */
 export async function standingStillApplies(ctx: PlanContext, resource: Resource, selection: SelectionRecord, type: string, name: string | null): Promise<string | null> {
   const candidate = standingCandidates(resource.config, selection, type).find((c) => c.name === name)
-  if (!candidate || selection.count > candidate.max_count) return null
+  if (!candidate || !selection.complete || selection.count > candidate.max_count) return null
   let flagged = false
   if (candidate.flagged) {
     const flag = candidate.flagged

@@ -59,6 +59,7 @@ describe('review pages refuse what the services refuse', () => {
     await page.getByTestId('reason-CLIENT_LIMIT_REACHED').waitFor()
     assert.match(await page.getByTestId('recovery-choices').innerText(), /Restrict to the/)
     assert.equal(await page.getByTestId('approve').count(), 0, 'no Approve button while evidence is missing')
+    assert.equal(await page.getByTestId('reject').count(), 1, 'it can still be rejected')
     assert.match(await page.getByTestId('cannot-approve').innerText(), /selection_incomplete/)
     await screenshot(page, 'plan-incomplete-1280')
 
@@ -77,6 +78,30 @@ describe('review pages refuse what the services refuse', () => {
     assert.match(await page.getByTestId('completeness').innerText(), /^Complete/)
     assert.match(await page.getByTestId('flash').innerText(), /You proposed this plan/)
     assert.equal(await page.getByTestId('approve').count(), 0, 'the proposer cannot approve it')
+    await context.close()
+  })
+
+  test("a reviewer whose token does not cover the plan's action is offered no decision, and a posted one is refused (403) by the plan service", async () => {
+    const selection = await createSelection(fx, { filter: { region: 'us', status: 'past_due' } })
+    const plan = await proposePlan(fx, selection.selection_id, PAUSE)
+    const narrow = await fx.gateway.principals.issue({ name: 'resume-only-ui-reviewer', role: 'reviewer', scopes: { resources: ['subscriptions'], actions: ['resume_collection'] } })
+    const context = await newContext(browser)
+    const page = await context.newPage()
+    await signIn(page, fx, { token: narrow.token }, `/review/plans/${plan.plan_id}`)
+    assert.equal(await page.getByTestId('approve').count(), 0)
+    assert.equal(await page.getByTestId('reject').count(), 0)
+    assert.match(await page.getByTestId('cannot-approve').innerText(), /does not include the action "pause_collection"/)
+
+    const csrf = await page.locator('input[name="csrf"]').first().inputValue()
+    const forced = await page.request.post(`${fx.base}/review/plans/${plan.plan_id}/decision`, {
+      form: { csrf, plan_digest: plan.plan_digest, decision: 'approve' },
+      headers: { origin: fx.base },
+    })
+    assert.equal(forced.status(), 403)
+    assert.match(await forced.text(), /action &quot;pause_collection&quot; on &quot;subscriptions&quot; is outside this principal|action "pause_collection" on "subscriptions" is outside this principal/)
+    const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
+    assert.equal(view.body.state, 'pending')
+    assert.equal(view.body.approvals.length, 0, 'nothing was recorded')
     await context.close()
   })
 

@@ -1,3 +1,4 @@
+import { planInActionScope } from '../../plans/index.js'
 import { CsrfField, Notice, Pill, When, paths } from '../components.js'
 import { plural, relative } from '../format.js'
 import type { PlanPageData } from './plan.js'
@@ -9,8 +10,11 @@ function blockers(d: PlanPageData): { code: string; text: string }[] {
   if (!selection.complete)
     out.push({
       code: 'selection_incomplete',
-      text: 'The selection is incomplete: the inventory did not cover the whole scope (see 5). An incomplete selection can be reviewed, never approved or committed.',
+      text: 'The selection is incomplete: the inventory did not cover the whole scope (see 5). An incomplete selection can be reviewed, never approved or committed; the plan can still be rejected.',
     })
+  // The plan service refuses a decision outside the reviewer's action scope; the page says so instead of offering it.
+  if (!planInActionScope(viewer.actor, plan))
+    out.push({ code: 'forbidden', text: `Your token's scope does not include the action "${plan.action.type}" on "${plan.resource}": you can read this plan, not decide on it.` })
   if (plan.state === 'expired' || selection.state === 'expired')
     out.push({
       code: 'expired',
@@ -33,7 +37,9 @@ export function DecisionSection(props: { d: PlanPageData }) {
   const p = d.plan
   const why = blockers(d)
   const canApprove = why.length === 0 && p.state === 'pending'
-  const canReject = p.state === 'approved' && d.selection.complete && d.selection.state !== 'expired' && p.proposed_by !== d.viewer.actor.principal
+  const open = d.selection.state !== 'expired' && d.selection.digest === p.selection_digest && p.proposed_by !== d.viewer.actor.principal && planInActionScope(d.viewer.actor, p)
+  // Rejecting an approved plan withdraws the approval before a commit; a plan on an incomplete selection can be rejected, never approved.
+  const canReject = open && ((p.state === 'approved' && d.selection.complete) || (p.state === 'pending' && !d.selection.complete))
   const s = p.approval_state
   return (
     <section class="decision" aria-labelledby="decision">
@@ -101,7 +107,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
               </button>
             ) : null}
             <button type="submit" name="decision" value="reject" class="reject" data-testid="reject">
-              {canApprove ? 'Reject' : 'Reject (withdraw the approval before a commit)'}
+              {p.state === 'approved' ? 'Reject (withdraw the approval before a commit)' : 'Reject'}
             </button>
           </div>
         </form>

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { caller } from '../operations/support/flow.js'
+import { STORE_KINDS } from '../support/stores.js'
+
+/**
+ * A review decision gets the same scope refusals as proposing and committing: the reviewer's token must cover
+ * the plan's resource and its action (the rule of `planInActionScope`), or the decision is refused and nothing
+ * is recorded.
+ */
+const PAUSE = { type: 'pause_collection', params: { reason: 'reviewer action scope' } }
+
+for (const kind of STORE_KINDS) {
+  describe(`a reviewer's action scope (${kind} store)`, () => {
+    let fx: GatewayFixture
+    before(async () => {
+      fx = await startDemoGateway({ store: kind, count: 300 })
+    })
+    after(async () => {
+      await fx?.close()
+    })
+
+    async function pausePlan(filter: Record<string, unknown>) {
+      const agent = fx.as('agent')
+      const sel = await agent('POST', '/v1/resources/subscriptions/selections', { filter })
+      const plan = await agent('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })
+      assert.equal(plan.status, 201, JSON.stringify(plan.body))
+      return plan.body
+    }
+
+    test('a reviewer scoped to resume_collection cannot approve or reject a pause_collection plan', async () => {
+      const narrow = await fx.gateway.principals.issue({ name: 'resume-only-reviewer', role: 'reviewer', scopes: { resources: ['subscriptions'], actions: ['resume_collection'] } })
+      const reviewer = caller(fx.base, narrow.token)
+      const plan = await pausePlan({ region: 'us', status: 'past_due' })
+
+      for (const decision of ['approve', 'reject'] as const) {
+        const refused = await reviewer('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision, expected_plan_digest: plan.plan_digest })
+        assert.equal(refused.status, 403, `${decision} by a reviewer outside the action's scope: ${JSON.stringify(refused.body)}`)
+        assert.equal(refused.body.error.code, 'forbidden')
+        assert.match(refused.body.error.message, /action "pause_collection" on "subscriptions" is outside this principal's scope/)
+      }
+      const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
+      assert.equal(view.body.state, 'pending')
+      assert.equal(view.body.approvals.length, 0, 'a refused decision records nothing')
+      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': 'scope-1' })
+      assert.equal(commit.status, 403, JSON.stringify(commit.body))
+      assert.equal(commit.body.error.code, 'not_approved')
+    })
+
+    test('a reviewer whose scope names the action (bare or resource-qualified) approves it', async () => {
+      for (const [i, action] of ['pause_collection', 'subscriptions.pause_collection'].entries()) {
+        const issued = await fx.gateway.principals.issue({ name: `pause-reviewer-${i}`, role: 'reviewer', scopes: { resources: ['subscriptions'], actions: [action] } })
+        const plan = await pausePlan({ region: i === 0 ? 'eu' : 'apac', status: 'past_due' })
+        const approved = await caller(fx.base, issued.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+        assert.equal(approved.status, 201, JSON.stringify(approved.body))
+        assert.equal(approved.body.plan_state, 'approved')
+      }
+    })
+  })
+}
