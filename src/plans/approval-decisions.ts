@@ -5,7 +5,7 @@ import { parseRequest } from '../selections/parse-request.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
-import type { StoredPolicy } from './approval-policy.js'
+import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
@@ -121,7 +121,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
       actual: row.plan_digest,
     })
 
-  const policy = JSON.parse(row.policy) as StoredPolicy
+  const policy = policyNow(ctx.catalogue, row, selection.count)
   const now = ctx.clock()
   const decidedAt = now.toISOString()
   const ttlEnd = new Date(now.getTime() + policy.ttl_minutes * 60_000).toISOString()

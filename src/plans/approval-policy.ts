@@ -1,6 +1,7 @@
 import { type Filter, canonicalJson, clausesOf, matchesFilter } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
-import type { Resource } from '../resources/index.js'
+import type { Catalogue, Resource } from '../resources/index.js'
+import type { PlanRow } from '../store/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
 import { type PlanContext, forEachMember } from './plan-context.js'
 import type { ApprovalPolicy } from './schemas.js'
@@ -66,6 +67,26 @@ export function decidePolicy(
       : { required: 'one_reviewer' as const, reviewers_needed: 1, reason: `${count} target(s): one reviewer must approve${above !== undefined ? ` (two above ${above})` : ''}` }
   if (!p.selection.complete) notes.push('no reviewer can approve it until the selection is recovered (a reviewer can still reject it)')
   return { ...base, reason: [base.reason, ...notes].join('; '), standing_approval: null, ttl_minutes: ttl }
+}
+
+/**
+ * The policy a plan is held to now: as stored at proposal, raised to two reviewers where the resource's config now
+ * asks two for this many targets (`two_reviewers_above` lowered since). Never lowered: an approval given under a
+ * stricter config keeps the plan to it. The view, a decision and a commit all read it from here.
+ *
+ * @example policyNow(catalogue, row, selection.count).reviewers_needed // 2 once two_reviewers_above fell below count
+ */
+export function policyNow(catalogue: Catalogue, row: Pick<PlanRow, 'policy' | 'resource'>, count: number): StoredPolicy {
+  const stored = JSON.parse(row.policy) as StoredPolicy
+  if (stored.reviewers_needed !== 1 || !catalogue.names.includes(row.resource)) return stored
+  const above = catalogue.get(row.resource).config.approval.two_reviewers_above
+  if (above === undefined || count <= above) return stored
+  return {
+    ...stored,
+    required: 'two_reviewers',
+    reviewers_needed: 2,
+    reason: `${stored.reason}; since it was proposed the resource asks two distinct reviewers above ${above} targets (two_reviewers_above), so two must approve`,
+  }
 }
 
 /** A standing approval is re-checked at commit, since the config or the members' flags may have changed since proposing. */

@@ -1,7 +1,7 @@
 import { type Actor, WarrantError, digestOf } from '../contract/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers } from './approval-decisions.js'
-import { type StoredPolicy, standingStillApplies } from './approval-policy.js'
+import { policyNow, standingStillApplies } from './approval-policy.js'
 import { COMPENSATE, planInActionScope } from './compensation.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { CommittablePlan } from './plan-service.js'
@@ -47,7 +47,7 @@ export async function assertCommittable(
     throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was approved for`, { plan_id: planId })
   const plan = toRecord(row)
   const actionConfig = actionConfigOf(ctx, plan)
-  const policy = JSON.parse(row.policy) as StoredPolicy
+  const policy = policyNow(ctx.catalogue, row, selection.count)
   if (digestOf(actionConfig) !== policy.action_definition_digest)
     throw new WarrantError('conflict', `action "${action.type}" was redefined in the config since this plan was proposed; propose and review it again`, { plan_id: planId })
 
@@ -60,9 +60,7 @@ export async function assertCommittable(
   }
   const entries = await approvalsOf(ctx, row, now)
   const approvers = distinctApprovers(entries)
-  // The config may have lowered two_reviewers_above since the proposal: a commit meets the stricter of the two.
-  const needed = Math.max(policy.reviewers_needed, reviewersNeededNow(resource.config.approval.two_reviewers_above, selection.count))
-  if (approvers.length >= needed)
+  if (approvers.length >= policy.reviewers_needed)
     return {
       plan: { ...plan, state: 'approved' },
       selection,
@@ -72,15 +70,9 @@ export async function assertCommittable(
     }
   const expiredAt = approvalExpiredAt(row, entries, policy, now)
   if (expiredAt) throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: planId })
-  const raised = needed > policy.reviewers_needed ? ` (the resource now asks two above ${resource.config.approval.two_reviewers_above} targets; it asked ${policy.reviewers_needed} when the plan was proposed)` : ''
   throw new WarrantError(
     'not_approved',
-    `plan ${planId} needs ${needed} distinct reviewer approval(s) of digest ${row.plan_digest}${raised}; it has ${approvers.length}`,
-    { plan_id: planId, reviewers_needed: needed, approvals: approvers.length },
+    `plan ${planId} needs ${policy.reviewers_needed} distinct reviewer approval(s) of digest ${row.plan_digest} (${policy.reason}); it has ${approvers.length}`,
+    { plan_id: planId, reviewers_needed: policy.reviewers_needed, approvals: approvers.length },
   )
-}
-
-/** Reviewers the resource's config asks for this many targets now. */
-function reviewersNeededNow(twoReviewersAbove: number | undefined, count: number): number {
-  return twoReviewersAbove !== undefined && count > twoReviewersAbove ? 2 : 1
 }

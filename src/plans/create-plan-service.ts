@@ -7,7 +7,7 @@ import type { SelectionService } from '../selections/selection-service.js'
 import type { Store } from '../store/index.js'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { approvalsOf, decide, effectiveState } from './approval-decisions.js'
-import type { StoredPolicy } from './approval-policy.js'
+import { policyNow } from './approval-policy.js'
 import { changesPage } from './change-summary.js'
 import { assertCommittable } from './committability.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
@@ -65,7 +65,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       scoped(actor, row.resource)
       const now = ctx.nowIso()
       const selection = await selectionOf(ctx, row)
-      return toRecord(row, effectiveState(row, selection, JSON.parse(row.policy) as StoredPolicy, await approvalsOf(ctx, row, now), now))
+      return toRecord(row, effectiveState(row, selection, policyNow(ctx.catalogue, row, selection.count), await approvalsOf(ctx, row, now), now))
     },
 
     assertCommittable: (actor, planId, expected) => assertCommittable(ctx, actor, planId, expected),

@@ -2,7 +2,7 @@ import type { ActionConfig } from '../config/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
-import type { StoredPolicy } from './approval-policy.js'
+import { policyNow } from './approval-policy.js'
 import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
 import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
@@ -12,7 +12,7 @@ import type { PlanView } from './schemas.js'
 export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> {
   const now = ctx.nowIso()
   const selection = await selectionOf(ctx, row)
-  const policy = JSON.parse(row.policy) as StoredPolicy
+  const policy = policyNow(ctx.catalogue, row, selection.count)
   const changes = JSON.parse(row.changes_summary) as StoredChanges
   const entries = await approvalsOf(ctx, row, now)
   const state = effectiveState(row, selection, policy, entries, now)

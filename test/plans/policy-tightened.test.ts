@@ -45,9 +45,12 @@ describe('approval policy tightened between approval and commit (sqlite store)',
     })
     await assert.rejects(stricter.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => {
       assert.equal(e.code, 'not_approved')
-      assert.match(e.message, /needs 2 distinct reviewer approval\(s\) .*\(the resource now asks two above 5 targets; it asked 1 when the plan was proposed\); it has 1/)
+      assert.match(e.message, /needs 2 distinct reviewer approval\(s\) .*since it was proposed the resource asks two distinct reviewers above 5 targets .*; it has 1/)
       return true
     })
+    // the plan as the stricter config shows it is pending, two needed, one still to come
+    const view = await stricter.view(reviewer, plan.plan_id)
+    assert.deepEqual([view.state, view.approval.reviewers_needed, view.approval_state.still_needed], ['pending', 2, 1])
     // the config as it was still commits with one; a second reviewer meets the stricter one
     assert.equal((await fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest)).approvals.length, 1)
     await fx.gateway.plans.decide(reviewer2, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
