@@ -14,6 +14,8 @@ import type { UpstreamExchange } from './upstream-request.js'
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const WEAK_ETAG = /^W\//
+const WEAK_412 =
+  '; the version sent is a weak ETag (W/…), which a server comparing If-Match strongly, as RFC 9110 asks, refuses whatever the record holds: if every target is refused so, have the upstream send strong ETags, or version the resource by a field'
 
 /**
  * One conditional write of `request.http`, in its style: `patch` sends the rendered body; `replace` sends the
@@ -37,14 +39,6 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   const version = style === 'replace' ? (request.current?.version ?? '') : request.expectedVersion
   if (placement.in !== 'none' && version === '')
     throw new WarrantError('invalid_request', `record "${request.id}" has no version to send (${placementText(placement)}); a conditional write is impossible`)
-  // RFC 9110 §13.1.1: If-Match compares strongly, so a conforming server never matches a weak tag (every write
-  // would be "version changed"), and a weak tag need not change when the record does: it guards nothing.
-  if (placement.in === 'header' && placement.name.toLowerCase() === 'if-match' && WEAK_ETAG.test(version))
-    throw new WarrantError(
-      'invalid_request',
-      `record "${request.id}" is versioned by a weak ETag (${version}): If-Match compares ETags strongly, and a weak one need not change when the record does, so it cannot make this write conditional (have the upstream send strong ETags, or version the resource by a field)`,
-    )
-
   let payload = style === 'replace' ? replacement(ctx, request) : http.body
   if (placement.in === 'body') payload = withBodyVersion(payload, placement.path, version)
   const headers: Record<string, string> = {}
@@ -72,7 +66,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
       ctx.report(spec, result, 'not_found')
       continue
     }
-    const outcome = interpret(ctx, source, request.id, result, http.newVersion, denied)
+    const outcome = interpret(ctx, source, request.id, result, http.newVersion, denied, placement.in === 'header' && WEAK_ETAG.test(version))
     ctx.report(spec, result, outcome.kind)
     return outcome
   }
@@ -133,7 +127,7 @@ function placementText(placement: NonNullable<HttpWrite['version']>): string {
   }
 }
 
-function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion'], denied: readonly string[]): WriteOutcome {
+function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion'], denied: readonly string[], weak: boolean): WriteOutcome {
   const failure = failureMessage(ctx, source, result)
   if (failure !== null || result.kind !== 'response') {
     const status = result.kind === 'too_large' ? { status: result.status } : {}
@@ -156,7 +150,10 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     const stated = statedVersion(ctx, newVersion, headers, value)
     return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag'), parsed.rounded), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
-  if (status === 412) return { kind: 'conflict', reason: 'version_changed', status, message: message('refused the version (If-Match) with') }
+  // RFC 9110 §13.1.1: If-Match compares strongly, so a conforming server refuses a weak tag whatever the record
+  // holds; a lenient one compares it as text (the write probe tells which). The refusal says so, not only "changed".
+  if (status === 412)
+    return { kind: 'conflict', reason: 'version_changed', status, message: `${message('refused the version (If-Match) with')}${weak ? WEAK_412 : ''}` }
   if (status === 409) return { kind: 'conflict', reason: 'precondition_failed', status, message: message('reported a conflict:') }
   if (status === 401 || status === 403) return { kind: 'unauthorized', status, message: message('refused the credential with') }
   if (status === 429) return { kind: 'rate_limited', status, ...rateLimit(source, headers) }
