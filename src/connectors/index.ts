@@ -18,3 +18,4 @@ export { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from 
 export { createConnector, type CreateConnectorOptions } from './create-connector.js'
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
+export { fitsDeclaredType } from './field-type.js'

@@ -12,6 +12,7 @@ import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
+import { assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
 /** What either way of proposing (on a selection, or compensating an operation) hands to `createPlan`. */
@@ -133,6 +134,9 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   let moved: number | null = p.compensates ? (current ? 0 : null) : null
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
+    // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
+    // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
+    if (!p.compensates) assertSettable(p.action.type, p.resource.config.fields, rendered.set)
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
     for (const [field, after] of Object.entries(rendered.set)) {

@@ -1,6 +1,6 @@
 import type { FieldType } from '../../config/schema.js'
-import { namesInstant } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
+import { fitsDeclaredType } from '../field-type.js'
 import type { HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 
@@ -105,32 +105,6 @@ function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown
 
 function versionFieldName(ctx: HttpContext): string {
   return ctx.config.version.from === 'field' ? ctx.config.version.field : 'etag'
-}
-
-/**
- * Whether a value can be what the config declares. Null is a value of every type (the upstream said "none");
- * only absence is not. Timestamps are ISO-8601 strings (an epoch number could be seconds or milliseconds: no
- * filter could compare it, so it is of another type; declare such a field `integer`); tags are lists of strings;
- * integers are safe integers (a larger one was rounded when its JSON was parsed).
- */
-export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
-  if (value === null) return true
-  switch (type) {
-    case 'string':
-      return typeof value === 'string'
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value)
-    case 'integer':
-      // past 2^53 JSON.parse has rounded it: not the integer the upstream sent, maybe another record's id
-      return typeof value === 'number' && Number.isSafeInteger(value)
-    case 'boolean':
-      return typeof value === 'boolean'
-    case 'timestamp':
-      // filters compare timestamps by the instant they name: a value that names none would silently match nothing
-      return namesInstant(value)
-    case 'tags':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string')
-  }
 }
 
 /** A string or finite number as text; anything else is null. */

@@ -1,0 +1,44 @@
+import type { FieldType } from '../config/index.js'
+import { fitsDeclaredType } from '../connectors/index.js'
+import { WarrantError } from '../contract/index.js'
+
+/**
+ * A rendered `set` is checked against its fields' declared types when it is proposed, with the connectors' own
+ * rule (null fits every type, as every write path sends it). Otherwise a value that cannot be written (a string
+ * param into a number field) is previewed, reviewed and approved, and only the executor refuses it, target by
+ * target, after a person has signed off on a change that could never happen.
+ *
+ * @example assertSettable('set_amount', { amount_due: 'number' }, { amount_due: 'abc' }) // throws invalid_request
+ */
+export function assertSettable(action: string, fields: Readonly<Record<string, FieldType>>, set: Readonly<Record<string, unknown>>): void {
+  for (const [field, value] of Object.entries(set)) {
+    const type = Object.hasOwn(fields, field) ? fields[field] : undefined
+    // an undeclared field is refused when the config is loaded (check-resource.ts); nothing to judge here
+    if (type === undefined || fitsDeclaredType(value, type)) continue
+    const got = kindOf(value, type)
+    throw new WarrantError(
+      'invalid_request',
+      `action "${action}" would set "${field}", a ${type} field, to ${got}; it takes ${TAKES[type]} (or null). Nothing was proposed: give a parameter of the field's type`,
+      { action, field, declared_type: type, value_type: got },
+    )
+  }
+}
+
+/** What a field of each type accepts, in the words of the refusal. */
+const TAKES: Record<FieldType, string> = {
+  string: 'a string',
+  number: 'a finite number',
+  integer: 'an integer (a safe one, below 2^53)',
+  boolean: 'true or false',
+  timestamp: 'an ISO-8601 date or date-time string',
+  tags: 'a list of strings',
+}
+
+/** The value's own type, as the refusal names it (never the value: it may be long, and the type is the fault). */
+function kindOf(value: unknown, type: FieldType): string {
+  if (Array.isArray(value)) return type === 'tags' ? 'a list holding something other than strings' : 'a list'
+  if (typeof value === 'number' && (type === 'integer' || type === 'number')) return type === 'integer' && Number.isFinite(value) ? 'a number that is not a safe integer' : 'a number that is not finite'
+  if (typeof value === 'string' && type === 'timestamp') return 'a string that names no instant'
+  if (typeof value === 'object') return 'an object'
+  return `a ${typeof value}`
+}
