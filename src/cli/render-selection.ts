@@ -15,7 +15,8 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     for (const r of view.incomplete_reasons) lines.push(`  - ${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
     if (view.recovery) lines.push(`Recovery: ${view.recovery.message}: POST ${view.recovery.path}`)
   }
-  if (view.recovery_of) lines.push(`Recovers selection ${view.recovery_of}: the explicit ids it returned (complete by construction).`)
+  if (view.recovery_of)
+    lines.push(`Recovers selection ${view.recovery_of}: the explicit ids it returned (${view.complete ? 'every one read again' : `its own walk did not read them all: recover ${view.recovery_of} again`}).`)
   lines.push(`  count:    ${view.count}`)
   lines.push(`  digest:   ${view.digest}`)
   lines.push(`  expires:  ${view.expires_at}${view.state === 'expired' ? ' (EXPIRED)' : ''}`)

@@ -66,7 +66,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   not_approved: 'The plan needs a reviewer\'s approval first. Give the person the review URL (get_plan shows it), show the incomplete_reasons if any, and wait; check with get_plan. You cannot approve.',
   not_found: 'Check the id or name. list_resources names the resources; ids come only from earlier results.',
   digest_mismatch: 'The selection or plan is not the one you named. Read it again (read_selection or get_plan) and use its current digest, or create a new selection; never reuse a digest from another object.',
-  selection_incomplete: 'This selection\'s inventory was incomplete, so it can be reviewed but never committed. Show its incomplete_reasons; to act on the records it did return, create a new selection with filter {"id": {"in": [...those ids]}} (complete by construction) and propose again.',
+  selection_incomplete: 'This selection\'s inventory was incomplete, so it can be reviewed but never committed. Show its incomplete_reasons; to act on the records it did return, create a new selection with filter {"id": {"in": [...those ids]}} (complete once its walk reads every one of them) and propose again.',
   idempotency_in_progress: 'The commit with this key is still running. Poll get_operation with the operation id instead of committing again.',
   conflict: 'The object is not in a state that allows this (for example already committed or rejected). Read it again with get_plan or get_operation.',
   expired: 'The selection or approval has expired. Create a new selection, propose the change again and ask for a new approval.',

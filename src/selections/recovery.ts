@@ -18,7 +18,7 @@ export function recoveryLink(selection: SelectionRecord): SelectionView['recover
     message:
       selection.count > RECOVERY_MAX_IDS
         ? `the inventory was incomplete; a recovery names at most ${RECOVERY_MAX_IDS} ids and this selection returned ${selection.count}: narrow the filter instead`
-        : `the inventory was incomplete: this selection can be reviewed, never committed. Its recovery is a new selection of exactly the ${selection.count} record(s) it returned, complete by construction`,
+        : `the inventory was incomplete: this selection can be reviewed, never committed. Its recovery is a new selection of exactly the ${selection.count} record(s) it returned, complete once its walk reads every one of them`,
   }
 }
 
@@ -40,7 +40,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
       `selection ${selectionId} returned ${old.count} records; a recovery names at most ${RECOVERY_MAX_IDS} ids (the filter's "in" limit). Narrow the filter and create smaller selections`,
       { count: old.count, max: RECOVERY_MAX_IDS },
     )
-  // The same request is the same object: a recovery this principal already made, still frozen and unexpired,
+  // The same request is the same object: a complete recovery this principal already made, still frozen and unexpired,
   // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing). Requests
   // at the same moment both walk; which one is frozen is decided under a lock (`once`), the other discarded.
   const earlier = (db: SelectionContext['db']) =>
@@ -50,6 +50,8 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
       .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
       .where('created_by', '=', actor.principal)
       .where('state', '=', 'frozen')
+      // an incomplete recovery (its own walk failed) is no answer to retry: the next request walks again
+      .where('complete', '=', 1)
       .where('expires_at', '>', ctx.nowIso())
       .orderBy('created_at')
       .orderBy('id')

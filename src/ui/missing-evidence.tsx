@@ -52,7 +52,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
         {s.recovery_of ? (
           <p>
             This selection recovers the incomplete selection <a href={paths.selection(s.recovery_of)}>{s.recovery_of}</a>: it holds exactly the records that
-            one returned, complete by construction. Records the first walk never reached are not in it.
+            one returned{s.complete ? ', every one of them read again' : ', but its own walk did not read them all (see why above)'}. Records the first walk never reached are not in it.
           </p>
         ) : null}
         {warnings}
@@ -110,7 +110,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
         </form>
         <form class="choice" method="post" action={paths.recover(s.selection_id)}>
           <h4>Restrict to the {plural(s.count, 'returned record')}</h4>
-          <p class="small">{sentence(s.recovery?.message ?? 'a new selection of exactly the records this one returned, complete by construction')}</p>
+          <p class="small">{sentence(s.recovery?.message ?? 'a new selection of exactly the records this one returned, complete once its walk reads every one of them')}</p>
           {props.planId ? <p class="small">The same action is proposed on it, with you as its proposer: another reviewer must approve it.</p> : null}
           <CsrfField viewer={props.viewer} />
           {hidden}

@@ -75,7 +75,7 @@ const recoveryViewSchema = selectionViewSchema.extend({ created: z.boolean().des
 const recover = createRoute({
   method: 'post',
   path: '/v1/selections/{id}/recover',
-  summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete by construction',
+  summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete once its walk reads every one of them',
   request: { params: selectionParam },
   responses: {
     201: { description: 'the recovery selection, created now; recovery_of names the one it recovers', content: { 'application/json': { schema: recoveryViewSchema } } },

@@ -37,7 +37,6 @@ function renderResult(r: TargetResult): string {
   return `${String(r.ord).padStart(7)}  ${r.id}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }
 
-
 export function registerOperation(program: Command): void {
   const operation = program.command('operation').description('committed operations: state, per-target results, reconciliation')
 
@@ -47,6 +46,8 @@ export function registerOperation(program: Command): void {
       await withCliGateway(flags, async (gateway) => {
         const view = await gateway.operations.get(await cliActor(gateway, flags), id)
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
+        // as watch and commit --wait: a script reading `show` must not take a partial operation for a whole one
+        process.exitCode = operationExitStatus(view)
       })
     })
 
