@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { type FieldTypeNames, isWarrantError, matchesFilter } from '../contract/index.js'
+import { type FieldTypeNames, isWarrantError, matchesFilter, quotedKey } from '../contract/index.js'
 import { callContext, type Connector, type SourceRecord, type WriteOutcome, type WriteRequest } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
@@ -268,7 +268,7 @@ async function verifyWritten(
 ): Promise<Verdict> {
   const { id, rendered, outcome } = w
   if (outcome.otherRecordId !== undefined)
-    return { kind: 'contradicted', message: `the upstream answered with record "${outcome.otherRecordId}", not the target "${id}"`, after: null }
+    return { kind: 'contradicted', message: `the upstream answered with record ${quotedKey(outcome.otherRecordId)}, not the target "${id}"`, after: null }
   const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
   if (outcome.record) {
     const check = judge(outcome.record)

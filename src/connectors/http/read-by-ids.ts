@@ -1,5 +1,5 @@
 import { holdsRounded } from './rounded-numbers.js'
-import { isWarrantError } from '../../contract/index.js'
+import { isWarrantError, quotedKey } from '../../contract/index.js'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { mapBounded } from './bounded-concurrency.js'
 import { readInBatches } from './read-batch.js'
@@ -97,7 +97,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   const made = toRecord(ctx, value, headers.get('etag'), ctx.config.get.record_path, parsed.rounded)
   if ('problem' in made) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${made.problem}` }
   if (made.absent.length > 0 || made.mistyped.length > 0)
-    return { kind: 'failed', status, message: `source "${source}": record "${made.record.id}" ${shapeProblem(ctx, made.absent, made.mistyped)}` }
+    return { kind: 'failed', status, message: `source "${source}": record ${quotedKey(made.record.id)} ${shapeProblem(ctx, made.absent, made.mistyped)}` }
   if (made.record.id !== id)
     return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }
   // The whole object rides along for the write path (a replacing write, the check after a write).

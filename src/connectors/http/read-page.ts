@@ -1,4 +1,4 @@
-import { matchesFilter, WarrantError } from '../../contract/index.js'
+import { matchesFilter, quotedKey, wellFormed, WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, SourceRecord } from '../connector.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
@@ -97,8 +97,9 @@ function interpret(
   let rawItems: readonly unknown[] = listed
   if (overlaps(position)) {
     const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
-    const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : `"${first.record.id}"`
-    if (first === null || 'problem' in first || first.record.id !== position.lastId)
+    const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : quotedKey(first.record.id)
+    // the position carries the id as UTF-8, where a lone surrogate became U+FFFD (such a record is unjudged anyway)
+    if (first === null || 'problem' in first || wellFormed(first.record.id) !== position.lastId)
       return {
         kind: 'moved',
         message: `source "${source}" moved under the walk: the record just before offset ${position.offset} was "${position.lastId}", now it is ${found}`,
@@ -155,7 +156,7 @@ function interpret(
   const unjudged = shape.result()
   // Page numbers carry no proof that the page moved: the first id is compared instead, before any filter, so an
   // upstream answering page 1 to every page number is caught even when none of its records match.
-  if (position.style === 'page' && list.pagination.style === 'page' && firstId !== undefined && firstId === position.firstId)
+  if (position.style === 'page' && list.pagination.style === 'page' && firstId !== undefined && wellFormed(firstId) === position.firstId)
     return unexpected(
       `page ${position.page} starts with the same record ("${firstId}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
     )

@@ -1,6 +1,7 @@
 import type { FieldType } from '../../config/schema.js'
 import type { SourceRecord } from '../connector.js'
 import { fitsDeclaredType } from '../field-type.js'
+import { quotedKey, unstorableKey } from '../../contract/index.js'
 import type { HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 
@@ -54,11 +55,15 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
   if (typeof idValue === 'number' && Number.isInteger(idValue) && !Number.isSafeInteger(idValue) && !mistyped.includes(idField)) mistyped.push(idField)
   const id = scalarText(fields[idField])
   if (id === null || id === '') return { problem: `an item has no usable id field "${idField}"${at(ctx, idField)}`, field: idField }
+  // an id or version no store keeps exactly as given (a lone surrogate, a NUL) names no record once frozen
+  if (unstorableKey(id) && !mistyped.includes(idField)) mistyped.push(idField)
   const version = versionOf(ctx, doc, fields, etagHeader)
   if (version === null) {
     const field = versionFieldName(ctx)
-    return { problem: `item "${id}" has no usable version field "${field}"${at(ctx, field)}`, field }
+    return { problem: `item ${quotedKey(id)} has no usable version field "${field}"${at(ctx, field)}`, field }
   }
+  const versionField = ctx.config.version.from === 'field' ? ctx.config.version.field : null
+  if (versionField !== null && unstorableKey(version) && !mistyped.includes(versionField)) mistyped.push(versionField)
   return { record: { id, version, fields }, absent, mistyped }
 }
 
@@ -66,14 +71,21 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
 export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyped: readonly string[]): string {
   const parts: string[] = []
   if (absent.length > 0) parts.push(`lacks declared field(s) ${absent.map((f) => describeField(ctx, f)).join(', ')}`)
-  if (mistyped.length > 0) parts.push(`carries ${mistyped.map((f) => `${describeField(ctx, f)} as another type than ${ctx.resource.fields[f]}${UNSAFE_HINT[ctx.resource.fields[f]!] ?? ''}`).join(', ')}`)
+  if (mistyped.length > 0) parts.push(`carries ${mistyped.map((f) => `${describeField(ctx, f)} as another type than ${ctx.resource.fields[f]}${UNSAFE_HINT[ctx.resource.fields[f]!] ?? ''}${isKey(ctx, f) ? KEY_HINT : ''}`).join(', ')}`)
   return `${parts.join(' and ')}; it cannot be judged (fix connector.field_paths or fields, or list the field in absent_means_null if its absence means null)`
 }
 
-/** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly. */
+/** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly, an id no store keeps. */
 const UNSAFE_HINT: Partial<Record<FieldType, string>> = {
   integer: ' (or as an integer past 2^53, which a JSON number cannot carry exactly: have the upstream send it as a string)',
   number: ' (or, for the id, as an integer past 2^53, which a JSON number cannot carry exactly)',
+}
+
+const KEY_HINT = ' (or as text holding a NUL or an unpaired UTF-16 surrogate, which no store keeps exactly as given)'
+
+/** The id field, or the field the version is read from. */
+function isKey(ctx: HttpContext, field: string): boolean {
+  return field === ctx.resource.id_field || (ctx.config.version.from === 'field' && field === ctx.config.version.field)
 }
 
 function describeField(ctx: HttpContext, field: string): string {
@@ -98,7 +110,8 @@ function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown
   if (etagHeader !== null) return ctx.redact.text(etagHeader)
   for (const name of LIST_ETAG_FIELDS) {
     const value = scalarText(readPath(doc, name))
-    if (value !== null) return value
+    // an undeclared member: a tag no store keeps exactly is no usable version (not a mistyped declared field)
+    if (value !== null) return unstorableKey(value) ? null : value
   }
   return ''
 }

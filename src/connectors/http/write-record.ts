@@ -1,6 +1,6 @@
 import { holdsRounded } from './rounded-numbers.js'
 import type { ResourceConfig } from '../../config/schema.js'
-import { WarrantError } from '../../contract/index.js'
+import { unstorableKey, WarrantError } from '../../contract/index.js'
 import type { HttpWrite, SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
@@ -172,6 +172,8 @@ function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string
   const made = toRecord(ctx, value, etag, ctx.config.get.record_path, rounded)
   if (!('record' in made)) return { record: null }
   if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
+  // a version no store keeps exactly (a NUL, a lone surrogate) is not one to record: the record is re-read and judged
+  if (unstorableKey(made.record.version)) return { record: null }
   const representation = readPath(value, ctx.config.get.record_path)
   return { record: withRepresentation(made.record, representation, holdsRounded(representation, rounded)) }
 }
@@ -183,7 +185,9 @@ function statedVersion(ctx: HttpContext, from: HttpWrite['newVersion'], headers:
     const header = headers.get(from.name)
     return header === null ? null : ctx.redact.text(header)
   }
-  return value === undefined ? null : scalarText(readPath(value, from.path))
+  const stated = value === undefined ? null : scalarText(readPath(value, from.path))
+  // a version no store keeps exactly is not recorded as the new version: the record's own is used, or it is re-read
+  return stated !== null && unstorableKey(stated) ? null : stated
 }
 
 /**

@@ -1,7 +1,8 @@
-import { clausesOf, decimalOf, filterMatcher, namesInstant, type Filter } from '../../contract/index.js'
+import { clausesOf, decimalOf, filterMatcher, namesInstant, quotedKey, unstorableKey, type Filter } from '../../contract/index.js'
 import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
+import type { SqlResource } from './resource.js'
 
 type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
 
@@ -27,10 +28,10 @@ export interface JudgedPage {
  * by instant: a record the SQL let through only for its spelling is dropped if it does not match, and one that
  * names no number, boolean, instant or list is unjudged.
  */
-export function createPageJudge(fields: FieldTypes, filter: Filter, loose: ReadonlySet<string>): (records: readonly SourceRecord[]) => JudgedPage {
-  const mistyped = mistypedFieldsOf(fields)
+export function createPageJudge(resource: ResourceKeys, filter: Filter, loose: ReadonlySet<string>): (records: readonly SourceRecord[]) => JudgedPage {
+  const mistyped = mistypedFieldsOf(resource)
   const part = inMemoryPart(filter, loose)
-  const rechecked = part === null ? null : filterMatcher(part, fields)
+  const rechecked = part === null ? null : filterMatcher(part, resource.fields)
   return (records) => {
     const shape = createShapeTally()
     const items: SourceRecord[] = []
@@ -50,11 +51,17 @@ function inMemoryPart(filter: Filter, loose: ReadonlySet<string>): Filter | null
   return Object.keys(part).length === 0 ? null : part
 }
 
+/** What judging a record needs of its resource: the declared fields, and which of them name it. */
+export type ResourceKeys = Pick<SqlResource, 'fields' | 'idField' | 'versionField'>
+
 /**
  * For one resource's fields: the fields of a record whose values are not of their declared type (null when all
- * are), for the types a stored value can betray (number, integer, boolean, tags, timestamp).
+ * are), for the types a stored value can betray (number, integer, boolean, tags, timestamp); and the id or
+ * version field when its text is no key the store keeps exactly (a NUL, which a SQLite or MySQL column holds:
+ * `unstorableKey`).
  */
-export function mistypedFieldsOf(fields: FieldTypes): (record: SourceRecord) => string[] | null {
+export function mistypedFieldsOf(resource: ResourceKeys): (record: SourceRecord) => string[] | null {
+  const { fields, idField, versionField } = resource
   // names and types in parallel arrays, walked by index: this runs for every record of every page
   const typed = Object.entries(fields).filter(([, type]) => type === 'number' || type === 'integer' || type === 'boolean' || type === 'tags' || type === 'timestamp')
   const names = typed.map(([field]) => field)
@@ -66,13 +73,20 @@ export function mistypedFieldsOf(fields: FieldTypes): (record: SourceRecord) => 
       const value = values[names[i]!]
       if (value !== null && value !== undefined && !fitsType(value, types[i]!)) (wrong ??= []).push(names[i]!)
     }
+    if (unstorableKey(record.id) && !wrong?.includes(idField)) (wrong ??= []).push(idField)
+    if (unstorableKey(record.version) && !wrong?.includes(versionField)) (wrong ??= []).push(versionField)
     return wrong
   }
 }
 
 /** Why a record read by id cannot be judged, naming its fields of another type. */
 export function mistypedMessage(endpoint: string, record: SourceRecord, wrong: readonly string[], fields: FieldTypes): string {
-  return `${endpoint}: record "${record.id}" holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have)`
+  return `${endpoint}: record ${quotedKey(record.id)} holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have${wrong.some(unstorableText(record)) ? '; an id or version holding a NUL or an unpaired UTF-16 surrogate is no key a store keeps exactly as given' : ''})`
+}
+
+/** Whether a field named mistyped is the record's id or version held as text no store keeps exactly. */
+function unstorableText(record: SourceRecord): (field: string) => boolean {
+  return (field) => typeof record.fields[field] === 'string' && unstorableKey(record.fields[field] as string)
 }
 
 /** Whether a normalised value (not null) is of its declared type, for the types a stored value can betray. */

@@ -18,7 +18,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const unique = [...new Set(ids)]
   const records = new Map<string, SourceRecord>()
   const failed: { id: string; message: string }[] = []
-  const mistyped = mistypedFieldsOf(ctx.fields)
+  const mistyped = mistypedFieldsOf(ctx)
   const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
   const refusal = queryable.length === 0 ? null : ((await ctx.catalogue.recent()).table?.idRefusal ?? null)

@@ -180,7 +180,7 @@ class SqlReadSession implements ReadSession {
 
   /** The page judge of a filter: a walk asks with one filter page after page, so it is made once. */
   #judgeOf(filter: ReadPageRequest['filter']): ReturnType<typeof createPageJudge> {
-    if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx.fields, filter, this.#loose) }
+    if (this.#judge?.filter !== filter) this.#judge = { filter, judge: createPageJudge(this.ctx, filter, this.#loose) }
     return this.#judge.judge
   }
 
