@@ -65,7 +65,12 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   const changed = after ? differs(record, after) : 'the record could not be read back'
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
-    return guarantee('holds', `a write with a stale version was refused (${outcome.status ?? outcome.reason}); the record is unchanged`)
+    // Whether the version moves on every write takes a real write to learn; the executor halts at the first
+    // target whose version did not move (effect_unverified), so that is said rather than vouched for.
+    return guarantee(
+      'holds',
+      `a write with a stale version was refused (${outcome.status ?? outcome.reason}); the record is unchanged. Not probed: that the version moves on every write (it takes a real write); an operation halts at its first target whose version did not move`,
+    )
   }
   if (outcome.kind === 'written')
     return guarantee(

@@ -8,6 +8,10 @@ import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
+import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
+import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
+
+export { rereadOne, type Reread }
 
 /** Everything one target's execution needs; built once per operation. */
 export interface TargetContext {
@@ -46,7 +50,6 @@ export type StepResult =
   /** The target was not pending, or this executor no longer holds the lease: nothing was sent. */
   | { readonly kind: 'not_claimed' }
 
-const DEFAULT_RETRY_AFTER_SECONDS = 1
 
 /**
  * One target: recorded `in_flight` (durably, under the lease) before any upstream call; re-read and checked
@@ -219,6 +222,9 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
     const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, before: record, rendered })
     if (verdict.kind === 'unverified')
       return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before })
+    // Halts: a lagging read or a version that does not move would leave every later target as unprovable.
+    if (verdict.kind === 'unmoved')
+      return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before }, { halt: { rule: 'effect_unverified', message: `target "${id}": ${verdict.message}` } })
     // Halts: against an upstream that applies writes later, no further target's effect could be checked either.
     if (verdict.kind === 'pending') {
       const message = `${outcome.kind === 'unknown' ? outcome.message : ''}; ${verdict.message}: reconcile the operation once the upstream has applied it`
@@ -248,51 +254,6 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
   }
 }
 
-type Verdict =
-  | { readonly kind: 'holds'; readonly after: SourceRecord; readonly version: string }
-  /** `version`: the record's, where it was seen after the write (what a compensation needs to restore it) */
-  | { readonly kind: 'contradicted'; readonly message: string; readonly after: Readonly<Record<string, unknown>> | null; readonly version?: string }
-  | { readonly kind: 'unverified'; readonly message: string }
-  /** accepted to be applied later (202), and not visible yet: neither proven nor contradicted */
-  | { readonly kind: 'pending'; readonly message: string }
-
-/**
- * What an accepted write did, judged on the whole record: the status is one the action expects; the answer is
- * the target (another record contradicts it); the set fields hold the approved values; every other field is as
- * it was. An answer that does not carry the record (an empty 204, a body without it, a partial body that
- * leaves fields out) is never taken on its status: the record is re-read by id and judged.
- */
-async function verifyWritten(
-  ctx: TargetContext,
-  w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
-): Promise<Verdict> {
-  const { id, rendered, outcome } = w
-  if (outcome.otherRecordId !== undefined)
-    return { kind: 'contradicted', message: `the upstream answered with record ${quotedKey(outcome.otherRecordId)}, not the target "${id}"`, after: null }
-  const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
-  if (outcome.record) {
-    const check = judge(outcome.record)
-    if (check.kind === 'holds') return { kind: 'holds', after: outcome.record, version: outcome.newVersion ?? outcome.record.version }
-    // A body that leaves fields out may be a summary, not an erasure: only the record itself can tell.
-    if (!check.vanishedOnly) return { kind: 'contradicted', message: check.message, after: outcome.record.fields, version: outcome.newVersion ?? outcome.record.version }
-  }
-  const reread = await rereadOne(ctx.connector, id, 'after')
-  const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
-  // The upstream answered the re-read, but not with a well-formed target record: after our write, that is
-  // what our write left (halting is the safe reading; carrying on could repeat it on every target).
-  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300)
-    return { kind: 'contradicted', message: `the record read back is not the record it was: ${reread.message}`, after: null }
-  if (reread.kind !== 'found')
-    return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) but ${carried}, and re-reading it failed (${reread.kind === 'missing' ? 'it no longer exists' : reread.message})` }
-  const after = reread.record
-  const stated = outcome.newVersion ?? outcome.record?.version
-  if (stated !== undefined && !sameVersion(after.version, stated))
-    return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) at version ${stated}, but re-read the record is already at version ${after.version}: someone wrote after us, so our effect cannot be checked` }
-  const check = judge(after)
-  if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }
-  return { kind: 'holds', after, version: after.version }
-}
-
 /**
  * A success status the action does not expect (200 where it declared 204, a 207): the upstream does not behave
  * as approved, so its answer is not taken as the record and the operation halts at this target. But the write
@@ -311,75 +272,16 @@ async function judgeUnexpected(ctx: TargetContext, prepared: PreparedWrite, unex
   }
   const after = reread.record
   const check = judgeRecord(ctx, record, rendered, after)
+  if (unmoved(record, after.version)) {
+    const message = `${unexpected}; ${unmovedVerdict(after.version, check.kind === 'holds', `${status}`).message}`
+    return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message, before }, halt(message))
+  }
   if (check.kind === 'holds') {
     const message = `${unexpected}; re-read, the record holds the approved effect at version ${after.version}`
     return done({ state: 'succeeded', reason: 'unexpected_status', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
   }
   const message = `${unexpected}; re-read, ${check.message}`
   return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
-}
-
-/**
- * What a write the upstream accepted to apply later (202) did. Its answer only says what the upstream means to
- * do, so the record is re-read at once: holding the effect, the write is proven; holding the approved values at
- * a new version but with something else changed, the write landed and did more (contradicted); anything else
- * (not applied yet, not readable) is pending, for a reconciliation once the upstream has applied it.
- */
-async function verifyAccepted(ctx: TargetContext, w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite }): Promise<Verdict> {
-  const reread = await rereadOne(ctx.connector, w.id, 'after')
-  if (reread.kind !== 'found') return { kind: 'pending', message: reread.kind === 'missing' ? `re-read at once, "${w.id}" was not found` : reread.message }
-  const after = reread.record
-  const check = judgeRecord(ctx, w.before, w.rendered, after)
-  if (check.kind === 'holds') return { kind: 'holds', after, version: after.version }
-  const landed = !sameVersion(after.version, w.before.version) && checkRecordFields(after.fields, w.rendered.expect.fields, ctx.fieldTypes).kind === 'holds'
-  if (landed) return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }
-  return { kind: 'pending', message: `re-read at once, the record does not hold the approved effect yet (${check.message})` }
-}
-
-/**
- * A record read after a write, judged whole: every expected field present with its approved value, and every
- * field outside the exempt paths as it was `before`.
- */
-function judgeRecord(ctx: TargetContext, before: SourceRecord, rendered: RenderedWrite, after: SourceRecord): UntouchedCheck {
-  const absent = Object.keys(rendered.expect.fields).filter((f) => !Object.hasOwn(after.fields, f))
-  if (absent.length > 0)
-    return { kind: 'contradicted', message: `the record has no field ${absent.map((f) => `"${f}"`).join(', ')} (unexpected shape); the approved effect sets it`, vanishedOnly: true }
-  const fields = checkRecordFields(after.fields, rendered.expect.fields, ctx.fieldTypes)
-  if (fields.kind === 'contradicted') return { ...fields, vanishedOnly: false }
-  return checkUntouched(representationOf(before), representationOf(after), rendered.exempt ?? Object.keys(rendered.set))
-}
-
-/** The whole record as the upstream sent it, or its fields where the connector has nothing more. */
-function representationOf(record: SourceRecord): unknown {
-  return record.representation ?? record.fields
-}
-
-export type Reread =
-  | { readonly kind: 'found'; readonly record: SourceRecord }
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
-
-/** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
-export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
-  try {
-    return rereadOf(await connector.readByIds([id]), id, when)
-  } catch (error) {
-    return { kind: 'failed', message: failedRead(id, when, messageOf(error)) }
-  }
-}
-
-function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: string, when: 'before' | 'after'): Reread {
-  const record = result.records.get(id)
-  if (record) return { kind: 'found', record }
-  const failure = result.failed.find((f) => f.id === id)
-  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
-  if (failure) return { kind: 'failed', message: failedRead(id, when, failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
-  return { kind: 'missing' }
-}
-
-function failedRead(id: string, when: 'before' | 'after', why: string): string {
-  return when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`
 }
 
 function show(value: unknown): string {

@@ -46,6 +46,7 @@ export const STOP_RULE_NAMES = [
   'authorization_failure',
   'effect_contradicted',
   'effect_pending',
+  'effect_unverified',
   'consecutive_errors',
   'validation_failures',
   'rate_limit_retries',

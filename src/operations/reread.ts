@@ -1,0 +1,37 @@
+import type { Connector, SourceRecord } from '../connectors/index.js'
+
+/** Seconds a target waits after a 429 that named no Retry-After. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1
+
+/** A record read by id around a write: found, gone, unreadable, or rate limited. */
+export type Reread =
+  | { readonly kind: 'found'; readonly record: SourceRecord }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+
+/** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
+export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
+  try {
+    return rereadOf(await connector.readByIds([id]), id, when)
+  } catch (error) {
+    return { kind: 'failed', message: failedRead(id, when, messageOf(error)) }
+  }
+}
+
+export function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id: string, when: 'before' | 'after'): Reread {
+  const record = result.records.get(id)
+  if (record) return { kind: 'found', record }
+  const failure = result.failed.find((f) => f.id === id)
+  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
+  if (failure) return { kind: 'failed', message: failedRead(id, when, failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
+  return { kind: 'missing' }
+}
+
+function failedRead(id: string, when: 'before' | 'after', why: string): string {
+  return when === 'before' ? `re-reading "${id}" before the write failed: ${why}; nothing was written` : `re-reading "${id}" after the write failed: ${why}`
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
