@@ -62,15 +62,22 @@ function failures(samples: readonly SourceSample[]): string[] {
   return out
 }
 
+/** The config lines refused pages blame (an end signal a read past it disproved names its total or has_more key). */
+function blamed(samples: readonly SourceSample[]): string[] {
+  const keys = samples.flatMap((s) => s.results.flatMap((r) => (r.kind === 'refused' && r.configKey !== undefined ? [r.configKey] : [])))
+  return [...new Set(keys)]
+}
+
 function reachable(samples: readonly SourceSample[]): Guarantee {
   const failed = failures(samples)
   const read = samples.reduce((n, s) => n + s.records.length, 0)
+  const keys = blamed(samples)
   return {
     name: 'pages_read',
     promise: 'every source answers list reads with a page Warrant can parse',
     status: failed.length === 0 ? 'holds' : 'fails_closed',
     detail: failed.length === 0 ? `${read} records in ${samples.reduce((n, s) => n + s.results.length, 0)} pages from ${samples.length} source(s)` : failed.join('; '),
-    config_keys: failed.length === 0 ? [] : ['connector.sources', 'connector.list'],
+    config_keys: failed.length === 0 ? [] : keys.length > 0 ? keys : ['connector.sources', 'connector.list'],
   }
 }
 
@@ -145,6 +152,11 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
   const promise = "a total the upstream gives agrees with what a walk finds"
   const declared = resource.connector.kind === 'http' && hasTotal(resource.connector.list)
   if (!declared) return { name: 'totals', promise, status: 'not_applicable', detail: 'no total declared', config_keys: [] }
+  // The connector reads one page past an end signalled on a full page: a total that ended a walk too early
+  // (a count of one page) shows as a refusal naming it, never as a walk the same total ended.
+  const disproved = blamed(samples).filter((k) => k === 'connector.list.total_path' || k === 'connector.list.total_header')
+  if (disproved.length > 0)
+    return { name: 'totals', promise, status: 'fails_closed', detail: `a read past the end the total signalled found more records: ${failures(samples).join('; ')}`, config_keys: [...disproved, 'connector.list.total_kind'] }
   const wrong: string[] = []
   let compared = 0
   for (const s of samples) {

@@ -76,7 +76,8 @@ export type ReadPageResult =
   /** A failure that may clear with time (no answer, a timeout, a 5xx): the same request can be tried again later. */
   | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
   /** A permanent failure: the same request would fail the same way (a 4xx, a redirect, an answer of the wrong shape). */
-  | { readonly kind: 'refused'; readonly message: string; readonly status?: number }
+  /** `configKey`: the config line that misreads the upstream, where one is to blame (`connector.list.total_path`). */
+  | { readonly kind: 'refused'; readonly message: string; readonly status?: number; readonly configKey?: string }
   /** The credential may not read this source (401, 403): part of the scope is outside its visibility. */
   | { readonly kind: 'forbidden'; readonly message: string; readonly status: number }
   /** The upstream will not go further for this query (a result cap, or an empty page while its total says more remain). */

@@ -148,7 +148,8 @@ export function positionQuery(pagination: PaginationConfig, position: PagePositi
  * The position after a page, or null when the upstream says the source is exhausted: no next cursor or
  * link, `has_more: false`, an offset or page past `total`, or (offset/page styles with neither has_more nor
  * total) an empty page. A short page alone never ends a walk. A page that cannot be advanced past, or a next
- * link outside the base URL, is a problem, never an end.
+ * link outside the base URL, is a problem, never an end. An end on a page with items is tested by one read past
+ * it (`pastEnd`), before the page says it is the last.
  */
 export function advance(position: PagePosition, facts: PageFacts, base: URL): Advance {
   const { received, hasMore, total, next } = facts
@@ -188,6 +189,42 @@ export function advance(position: PagePosition, facts: PageFacts, base: URL): Ad
         ? { next: { style: 'offset', offset: position.offset + received } }
         : { next: { style: 'page', page: position.page + 1, seen: position.seen + received } }
     }
+  }
+}
+
+/** What ended a walk on a page that still had items: `has_more` false, or the total reached. */
+export type EndSignal = 'has_more' | 'total'
+
+/**
+ * Where to read once more after a page that `advance` called the last, to test the signal that ended it; null
+ * where nothing but a marker ended it (no next cursor or link: there is no position to ask), or the page was
+ * empty. Only `has_more: false` and a reached total can end a walk on a page with items, and both are numbers
+ * the config may point at the wrong field: a count of this page, or a flag that means something else.
+ */
+export function pastEnd(position: PagePosition, facts: PageFacts, base: URL): { readonly position: PagePosition; readonly signal: EndSignal } | null {
+  const { received, hasMore, next } = facts
+  if (received === 0) return null
+  const signal: EndSignal = hasMore === false ? 'has_more' : 'total'
+  switch (position.style) {
+    case 'cursor':
+      return hasMore === false && next !== null ? { position: { style: 'cursor', cursor: next }, signal } : null
+    case 'link': {
+      if (hasMore !== false || next === null) return null
+      let url: URL
+      try {
+        url = new URL(next, facts.requestUrl)
+      } catch {
+        return null
+      }
+      // a link outside the base is never followed, not even to test an end
+      return isWithinBase(base, url) ? { position: { style: 'link', url }, signal } : null
+    }
+    case 'keyset':
+      return hasMore === false && facts.lastKey !== undefined && facts.lastKey !== null ? { position: { style: 'keyset', key: facts.lastKey }, signal } : null
+    case 'offset':
+      return { position: { style: 'offset', offset: position.offset + received }, signal }
+    case 'page':
+      return { position: { style: 'page', page: position.page + 1, seen: position.seen + received }, signal }
   }
 }
 

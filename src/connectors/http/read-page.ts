@@ -4,7 +4,8 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
-import { advance, decodePosition, encodePosition, overlaps, type PagePosition } from './pagination.js'
+import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
+import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { fieldPath, toRecord } from './record.js'
 import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, rateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
@@ -22,6 +23,19 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
+  const read = await readAt(ctx, request, base, position, false)
+  if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
+  if (read.kind !== 'page' || !('end' in read)) return read
+  // The end came on a full page: one read past it, the only test of a total or has_more that may count
+  // something else (this page, another flag). Costs one request per walk, only when its last page is full.
+  const { end, ...ended } = read
+  const past = await readAt(ctx, { ...request, position: encodePosition(end.position) }, base, end.position, true)
+  return settleEnd(ctx, request.source, ended, end, past)
+}
+
+/** One list request at `position`; `confirming`: the read past a signalled end, which only counts the items. */
+async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, position: PagePosition, confirming: boolean): Promise<Interpreted> {
+  const list = ctx.config.list
   // a read that re-checks the previous page's last record asks for one more, so the page keeps its size
   const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
   const url = sent.url
@@ -36,10 +50,13 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   }
 
   const result = await ctx.send(spec)
-  const page = interpret(ctx, request, position, url, base, result, sent)
-  ctx.report(spec, result, page.kind)
+  const page = interpret(ctx, request, position, url, base, result, sent, confirming)
+  ctx.report(spec, result, page.kind === 'past_end' ? (page.received === 0 ? 'page' : 'past_end') : page.kind)
   return page
 }
+
+/** A page the upstream called the last while it was full carries the read that tests it. */
+type Interpreted = ReadPageResult | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end: EndToConfirm }) | PastEnd
 
 /** An id carried in a page position fits the 2048 base64url characters a position may hold. */
 const MAX_CARRIED_ID_BYTES = 1536
@@ -52,7 +69,8 @@ function interpret(
   base: URL,
   result: UpstreamExchange,
   sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated' | 'sizeSent'>,
-): ReadPageResult {
+  confirming: boolean,
+): Interpreted {
   const list = ctx.config.list
   const source = request.source
   const failure = failureMessage(ctx, source, result)
@@ -106,6 +124,8 @@ function interpret(
       }
     rawItems = rawItems.slice(1)
   }
+  // past a signalled end only the count matters: any item there means the signal did not count this list
+  if (confirming) return { kind: 'past_end', received: rawItems.length }
 
   const signals = readPagingSignals(list, payload, parsed.value, headers)
   if ('problem' in signals) return unexpected(signals.problem)
@@ -129,9 +149,8 @@ function interpret(
   // Only the boundary record came back (an upstream capping pages at one item): the check passed but cannot
   // move the walk on, so the next read starts at the offset itself, unchecked, and says so.
   const boundaryOnly = overlaps(position) && rawItems.length === 0 && hasMore !== false && (pagedTotal === undefined || position.offset < pagedTotal)
-  const step = boundaryOnly
-    ? { next: { style: 'offset' as const, offset: position.offset } }
-    : advance(position, { received: rawItems.length, hasMore, total: pagedTotal, next: marker ?? null, requestUrl: url, lastKey }, base)
+  const facts = { received: rawItems.length, hasMore, total: pagedTotal, next: marker ?? null, requestUrl: url, lastKey }
+  const step = boundaryOnly ? { next: { style: 'offset' as const, offset: position.offset } } : advance(position, facts, base)
   if ('problem' in step)
     return step.capped
       ? { kind: 'result_limit', message: `source "${source}": ${step.problem}`, ...(reached === undefined ? {} : { limit: reached }) }
@@ -160,14 +179,12 @@ function interpret(
     return unexpected(
       `page ${position.page} starts with the same record ("${firstId}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
     )
-  // offset pages overlap by one record, so the next read can tell whether the data moved in between
-  const following =
-    step.next?.style === 'offset' && lastId !== undefined
-      ? { ...step.next, lastId }
-      : step.next?.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES
-        ? { ...step.next, firstId }
-        : step.next
+  const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
+  // an end on a full page is tested by one read past it (a page without a page size sent counts as full)
+  const full = rawItems.length > 0 && (!sent.sizeSent || rawItems.length >= request.pageSize)
+  const beyond = following === null && full ? pastEnd(position, facts, base) : null
+  const end = beyond === null ? {} : { end: { ...beyond, position: carrying(beyond.position, lastId, firstId), received: rawItems.length } }
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 
   const failedParts = partFailure(ctx, source, payload)
@@ -189,7 +206,15 @@ function interpret(
         : {}),
     ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
+    ...end,
   }
+}
+
+/** Offset pages overlap by one record, so the next read can tell whether the data moved in between; page reads carry the first id. */
+function carrying(next: PagePosition, lastId: string | undefined, firstId: string | undefined): PagePosition {
+  if (next.style === 'offset' && lastId !== undefined) return { ...next, lastId }
+  if (next.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES) return { ...next, firstId }
+  return next
 }
 
 /**

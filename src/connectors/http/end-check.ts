@@ -1,0 +1,50 @@
+import type { ReadPageResult } from '../connector.js'
+import type { HttpContext } from './context.js'
+import type { EndSignal, PagePosition } from './pagination.js'
+import { totalKey } from './paging-signals.js'
+
+/**
+ * A walk's end signalled on a full page, and the read that tests it. A total or a has_more flag is a number the
+ * config may point at the wrong field (`{items, count}` where `count` is this page's size; a `more` flag that
+ * means something else): trusted on a full page, it would end the walk after the first page and call it whole.
+ */
+export interface EndToConfirm {
+  /** Where the walk would have gone on, with the page's last id so the read past the end re-checks it. */
+  readonly position: PagePosition
+  readonly signal: EndSignal
+  /** The items of the page that ended the walk, before any local filter. */
+  readonly received: number
+}
+
+/** What the read past a signalled end found: the items there, before any local filter. */
+export interface PastEnd {
+  readonly kind: 'past_end'
+  readonly received: number
+}
+
+type Page = Extract<ReadPageResult, { kind: 'page' }>
+
+/**
+ * The page that ended the walk, once the read past it is known. Nothing there: the end holds, the page stands.
+ * Items there: the signal does not count this list, and the source is refused (SOURCE_UNAVAILABLE), never
+ * walked on as if the signal were right, never called complete. A read that failed is that failure: the page
+ * is read again later, the walk is not complete until its end is tested.
+ */
+export function settleEnd(ctx: HttpContext, source: string, ended: Page, end: EndToConfirm, past: ReadPageResult | PastEnd): ReadPageResult {
+  if (past.kind === 'page') return { kind: 'refused', message: `source "${source}": the read past the end gave a page instead of a count` }
+  if (past.kind !== 'past_end') return { ...past, message: `source "${source}": reading one page past the end it signalled on a full page: ${past.message}` }
+  if (past.received === 0) return ended
+  const list = ctx.config.list
+  const more = `on a full page of ${end.received}, yet the page after it has ${past.received} more record(s)`
+  if (end.signal === 'has_more')
+    return {
+      kind: 'refused',
+      message: `source "${source}": unexpected list response: has_more_path "${list.has_more_path}" said no more ${more}: it does not say whether more pages follow; point it at the field that does, or leave it out`,
+      configKey: 'connector.list.has_more_path',
+    }
+  return {
+    kind: 'refused',
+    message: `source "${source}": unexpected list response: ${totalKey(list)} said the end ${more}: it does not count this list (a count of one page?); point it at the number of matching records, or leave it out`,
+    configKey: list.total_path !== undefined ? 'connector.list.total_path' : 'connector.list.total_header',
+  }
+}
