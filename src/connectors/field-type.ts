@@ -9,6 +9,9 @@ import { namesInstant } from '../contract/index.js'
  *
  * One rule for both directions: the http connector judges what it reads with it, and a proposal checks each
  * value a plan would write with it (src/plans/set-types.ts), so a plan never writes what a read would call mistyped.
+ * A date-time without a zone is no instant here: an API (or an agent's parameter) writing local time gives no
+ * way to know which, and reading it as UTC would silently move it by the writer's offset. Only the sql connector,
+ * whose SQLite spells UTC that way, reads it as UTC (src/connectors/sql/page-judge.ts).
  */
 export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
   if (value === null) return true
@@ -23,8 +26,9 @@ export function fitsDeclaredType(value: unknown, type: FieldType): boolean {
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':
-      // filters compare timestamps by the instant they name: a value that names none would silently match nothing
-      return namesInstant(value)
+      // filters compare timestamps by the instant they name: a value that names none would silently match nothing,
+      // and a zoneless one would be compared at a guessed instant (strict: the README's "refused as ambiguous")
+      return namesInstant(value, true)
     case 'tags':
       return Array.isArray(value) && value.every((v) => typeof v === 'string')
   }

@@ -41,12 +41,13 @@ const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22]
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 /**
- * Whether a value names an instant (`instantOf` is not null), answered without building a date for
+ * Whether a value names an instant (`instantOf(value, strict)` is not null), answered without building a date for
  * toISOString's own spelling, which is how nearly every stored timestamp arrives: a walk asks it of every record.
+ * (That spelling carries its `Z`, so the fast path answers the strict question too.)
  */
-export function namesInstant(value: unknown): boolean {
+export function namesInstant(value: unknown, strict = false): boolean {
   if (typeof value !== 'string') return false
-  if (value.length !== 24 || value.charCodeAt(10) !== 84 || value.charCodeAt(23) !== 90) return instantOf(value) !== null
+  if (value.length !== 24 || value.charCodeAt(10) !== 84 || value.charCodeAt(23) !== 90) return instantOf(value, strict) !== null
   if (value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45 || value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58 || value.charCodeAt(19) !== 46) return false
   for (const i of DIGITS) {
     const c = value.charCodeAt(i)

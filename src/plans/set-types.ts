@@ -1,6 +1,6 @@
 import type { FieldType } from '../config/index.js'
 import { fitsDeclaredType } from '../connectors/index.js'
-import { WarrantError } from '../contract/index.js'
+import { instantOf, WarrantError } from '../contract/index.js'
 
 /**
  * A rendered `set` is checked against its fields' declared types when it is proposed, with the connectors' own
@@ -30,7 +30,7 @@ const TAKES: Record<FieldType, string> = {
   number: 'a finite number',
   integer: 'an integer (a safe one, below 2^53)',
   boolean: 'true or false',
-  timestamp: 'an ISO-8601 date or date-time string',
+  timestamp: 'an ISO-8601 date, or a date-time with Z or an offset such as +02:00',
   tags: 'a list of strings',
 }
 
@@ -38,7 +38,7 @@ const TAKES: Record<FieldType, string> = {
 function kindOf(value: unknown, type: FieldType): string {
   if (Array.isArray(value)) return type === 'tags' ? 'a list holding something other than strings' : 'a list'
   if (typeof value === 'number' && (type === 'integer' || type === 'number')) return type === 'integer' && Number.isFinite(value) ? 'a number that is not a safe integer' : 'a number that is not finite'
-  if (typeof value === 'string' && type === 'timestamp') return 'a string that names no instant'
+  if (typeof value === 'string' && type === 'timestamp') return instantOf(value) !== null ? 'a date-time without a zone (ambiguous: add Z or an offset)' : 'a string that names no instant'
   if (typeof value === 'object') return 'an object'
   return `a ${typeof value}`
 }

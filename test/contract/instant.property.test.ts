@@ -29,6 +29,7 @@ describe('timestamps name instants, whatever their spelling', () => {
     fc.assert(
       fc.property(fc.oneof(isoShaped, fc.string({ maxLength: 30 }), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())), (text) => {
         assert.equal(namesInstant(text), instantOf(text) !== null, text)
+        assert.equal(namesInstant(text, true), instantOf(text, true) !== null, text)
       }),
       { numRuns: 5000 },
     )
@@ -37,6 +38,10 @@ describe('timestamps name instants, whatever their spelling', () => {
     assert.equal(namesInstant('1900-02-29T00:00:00.000Z'), false)
     assert.equal(namesInstant('2000-02-29T00:00:00.000Z'), true)
     assert.equal(namesInstant(1717243200), false)
+    // strict: a zoneless date-time names no instant for sure (an http API's local time); a date alone still does
+    assert.equal(namesInstant('2024-06-01T09:00:00', true), false)
+    assert.equal(namesInstant('2024-06-01T09:00:00'), true)
+    assert.equal(namesInstant('2024-06-01', true), true)
   })
 
   it('dates that do not exist, and text that is no timestamp, name none', () => {

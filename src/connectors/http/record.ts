@@ -75,10 +75,12 @@ export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyp
   return `${parts.join(' and ')}; it cannot be judged (fix connector.field_paths or fields, or list the field in absent_means_null if its absence means null)`
 }
 
-/** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly, an id no store keeps. */
+/** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly, an id no store keeps, a zoneless time. */
 const UNSAFE_HINT: Partial<Record<FieldType, string>> = {
   integer: ' (or as an integer past 2^53, which a JSON number cannot carry exactly: have the upstream send it as a string)',
   number: ' (or, for the id, as an integer past 2^53, which a JSON number cannot carry exactly)',
+  // a local time: the zone it means is not in it, and guessing UTC would move it by the upstream's offset
+  timestamp: ' (or as a date-time without a zone, which names no instant for sure: have the upstream send Z or an offset)',
 }
 
 const KEY_HINT = ' (or as text holding a NUL or an unpaired UTF-16 surrogate, which no store keeps exactly as given)'
