@@ -126,6 +126,10 @@ async function openPostgres(
   })
   // An idle client whose server goes away emits 'error' on the pool; unhandled, that would end the process.
   pool.on('error', (err) => options.log?.warn({ err, store: location.display }, 'idle PostgreSQL connection failed'))
+  // The pool listens only while a client is idle: a backend killed while a client is checked out (a failover,
+  // pg_terminate_backend) emits 'error' on that client, and unheard it ends the process. The query in flight
+  // fails on its own, and the store's callers handle that like any other store error.
+  pool.on('connect', (client) => client.on('error', (err) => options.log?.warn({ err, store: location.display }, 'PostgreSQL connection failed while in use')))
   try {
     const client = await pool.connect()
     client.release()
