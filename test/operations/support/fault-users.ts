@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
+import { startUpstream, type SeenRequest } from '../../connectors/http/upstream-server.js'
 import type { User } from './users-upstream.js'
-import { userIdOf } from './users-upstream.js'
+import { userIdOf, usersPage } from './users-upstream.js'
 
 /** What one PATCH's handler can do: apply it (If-Match checked), answer anything, or drop the connection. */
 export interface WriteTools {
@@ -43,15 +43,9 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers })
     res.end(text)
   }
-  const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
-    if (req.method === 'GET' && url.pathname === '/users') {
-      const limit = Math.min(Number(url.searchParams.get('limit') ?? 100), 500)
-      const after = url.searchParams.get('cursor') ?? ''
-      const ids = [...users.keys()].sort().filter((id) => id > after)
-      const items = ids.slice(0, limit).map((id) => users.get(id))
-      return send(res, 200, { items, next_cursor: ids.length > limit ? ids[limit - 1] : null })
-    }
+  const handle = async (req: SeenRequest, res: ServerResponse) => {
+    const { url, body } = req
+    if (req.method === 'GET' && url.pathname === '/users') return send(res, 200, usersPage(users, url))
     const match = /^\/users\/([^/]+)$/.exec(url.pathname)
     if (!match) return send(res, 404, { error: 'no route' })
     const id = decodeURIComponent(match[1]!)
@@ -77,19 +71,15 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
     }
     return send(res, 405, { error: 'method not allowed' })
   }
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      handle(req, Buffer.concat(chunks).toString('utf8'), res).catch((error: unknown) => {
-        if (!res.headersSent) send(res, 500, { error: String(error) })
-      })
-    })
+  const server = await startUpstream(async (req, res) => {
+    try {
+      await handle(req, res)
+    } catch (error) {
+      if (!res.headersSent) send(res, 500, { error: String(error) })
+    }
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: server.origin,
     users,
     writeLog,
     writes,
@@ -105,10 +95,6 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
     set onRead(fn) {
       state.onRead = fn
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
+    close: () => server.close(),
   }
 }

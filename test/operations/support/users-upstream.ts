@@ -40,6 +40,14 @@ export interface UsersUpstream {
   close(): Promise<void>
 }
 
+/** One page of the users list: `limit` (at most 500) users in id order after `cursor`, and the next cursor. */
+export function usersPage(users: ReadonlyMap<string, User>, url: URL): { items: User[]; next_cursor: string | null } {
+  const limit = Math.min(Number(url.searchParams.get('limit') ?? 100), 500)
+  const after = url.searchParams.get('cursor') ?? ''
+  const ids = [...users.keys()].sort().filter((id) => id > after)
+  return { items: ids.slice(0, limit).map((id) => users.get(id)!), next_cursor: ids.length > limit ? ids[limit - 1]! : null }
+}
+
 export const userIdOf = (i: number) => `usr_${String(i).padStart(4, '0')}`
 
 export async function startUsersUpstream(count: number): Promise<UsersUpstream> {
@@ -64,13 +72,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
       const items = url.searchParams.get('ids')!.split(',').flatMap((id) => (users.has(id) ? [users.get(id)] : []))
       return send(res, 200, { items })
     }
-    if (req.method === 'GET' && url.pathname === '/users') {
-      const limit = Math.min(Number(url.searchParams.get('limit') ?? 100), 500)
-      const after = url.searchParams.get('cursor') ?? ''
-      const ids = [...users.keys()].sort().filter((id) => id > after)
-      const items = ids.slice(0, limit).map((id) => users.get(id))
-      return send(res, 200, { items, next_cursor: ids.length > limit ? ids[limit - 1] : null })
-    }
+    if (req.method === 'GET' && url.pathname === '/users') return send(res, 200, usersPage(users, url))
     const match = /^\/users\/([^/]+)$/.exec(url.pathname)
     if (!match) return send(res, 404, { error: 'no route' })
     const id = decodeURIComponent(match[1]!)
