@@ -348,7 +348,9 @@ describe('credential isolation: the upstream secret appears in no output and now
     // the broken source makes the search incomplete: exit 5, documented for scripts
     await cli(['search', 'echoes', '--json'], 5)
     await cli(['select', 'accounts', '-f', 'status=past_due', '--json'])
-    await cli(['operation', 'show', operationId, '--json'])
+    // `operation show` exits as `watch` does: 0 only when every target succeeded, 3 when it finished otherwise
+    const { state } = await gateway.store.db.selectFrom('operations').select('state').where('id', '=', operationId).executeTakeFirstOrThrow()
+    await cli(['operation', 'show', operationId, '--json'], state === 'succeeded' ? 0 : 3)
     await cli(['operation', 'results', operationId])
     await cli(['token', 'list'])
     const exported = await cli(['audit', 'export'])
