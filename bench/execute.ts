@@ -185,7 +185,7 @@ export async function benchExecuteHttp(count: number, runs: number): Promise<Fig
     // then trusts each batch's read instead of reading every target again alone)
     const probe = await runWarrant(['check', 'users', '--write-probe', [...upstream.users.keys()][0]!, '--json', '--config', configPath], dir.path)
     if (!probe.stdout.includes('"write_probe.set_role"')) throw new Error(`the write probe did not run: ${probe.stdout}${probe.stderr}`)
-    const served = await startServe(configPath)
+    const served = await startServe(configPath, { compiled: true })
     child = served.child
     return await measureExecution({
       label: `over HTTP, concurrency ${CONCURRENCY} (warrant serve, SQLite store, get.batch, after a write probe that held)`,
@@ -253,7 +253,7 @@ export async function benchExecuteSql(rows: number, runs: number): Promise<Figur
     lite.prepare(PAST_DUE_ACTIVE).run()
     const count = (lite.prepare(PAST_DUE_COUNT).get() as { n: number }).n
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
-    const served = await startServe(workspace.configPath)
+    const served = await startServe(workspace.configPath, { compiled: true })
     child = served.child
     // each run, Warrant's or the bare loop's, pauses the past-due subscriptions or resumes them
     const turns = pauseAndResume()
@@ -326,7 +326,7 @@ export async function benchExecuteSqlPostgres(rows: number, runs: number): Promi
     await pool.query(PAST_DUE_ACTIVE)
     const count = Number((await pool.query(PAST_DUE_COUNT)).rows[0].n)
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection', 'resume_collection'] }, 2)
-    const served = await startServe(workspace.configPath)
+    const served = await startServe(workspace.configPath, { compiled: true })
     child = served.child
     const turns = pauseAndResume()
     return await measureExecution({
@@ -383,7 +383,7 @@ export async function benchHealthUnderLoad(rows: number): Promise<Figure> {
   let child: ChildProcess | null = null
   try {
     const { agentToken, reviewerTokens } = await issueTokens(workspace.configPath, { resource: 'subscriptions', actions: ['pause_collection'] }, 2)
-    const served = await startServe(workspace.configPath)
+    const served = await startServe(workspace.configPath, { compiled: true })
     child = served.child
     const { agent, reviewers } = callersOf(served, agentToken, reviewerTokens)
     const action = { type: 'pause_collection', reason: 'bench under load' }

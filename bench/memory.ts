@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { createCliWorkspace } from '../test/support/cli-config.js'
 import { caller } from '../test/operations/support/flow.js'
 import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
@@ -20,12 +18,11 @@ function residentMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /**
- * Peak RSS of `warrant serve` as installed (`bin/warrant.js`, the compiled build, rebuilt from the sources first)
+ * Peak RSS of `warrant serve` as installed (`bin/warrant.js`, the compiled build, which bench/run.ts rebuilds from the sources first)
  * while an agent freezes every one of `count` SQLite rows into its SQLite store over the HTTP API; `runs` fresh
  * processes, each measured once (a process's high-water mark cannot be reset).
  */
 export async function benchFreezeRss(count: number, runs: number): Promise<FreezeRss[]> {
-  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' })
   const workspace = await createCliWorkspace({ count, edit: (raw) => (raw.server = { host: '127.0.0.1', port: 0 }) })
   const out: FreezeRss[] = []
   try {

@@ -85,7 +85,7 @@ export async function benchSearchHttp(count: number, runs: number): Promise<Figu
   const ws = await createCliWorkspace({ count })
   const resource = demoConfig(`sqlite:${join(ws.dir, 'unused.db')}`, `sqlite:${join(ws.dir, 'demo.db')}`).resources.subscriptions!
   const { agentToken } = await issueTokens(ws.configPath, { resource: 'subscriptions', actions: [] })
-  const served = await startServe(ws.configPath)
+  const served = await startServe(ws.configPath, { compiled: true })
   const agent = caller(served.base, agentToken)
   try {
     const api = async () => {
