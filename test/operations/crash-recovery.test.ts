@@ -1,51 +1,20 @@
 import assert from 'node:assert/strict'
-import type { ChildProcess } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { createStore } from '../../src/store/index.js'
-import { createTempDir, createTestPostgresDatabase, STORE_KINDS } from '../support/stores.js'
-import { allResults, caller, selectProposeApprove, waitForOperation } from './support/flow.js'
-import { issueUsersTokens, startServe, stopServe as stop } from './support/serve-process.js'
-import { startUsersUpstream, usersResourceConfig } from './support/users-upstream.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { allResults, caller, waitForOperation } from './support/flow.js'
+import { stopServe as stop } from './support/serve-process.js'
+import { startServedOperation } from './support/served-operation.js'
 
 const TARGETS = 120
 
 for (const kind of STORE_KINDS) {
   describe(`a gateway killed with SIGKILL mid-operation (${kind} store)`, () => {
     test('after a restart no id was written twice, in-flight targets are unknown, the rest succeeded', { timeout: 180_000 }, async () => {
-      const upstream = await startUsersUpstream(TARGETS)
-      upstream.onWrite = () => ({ delayMs: 30 })
-      const dir = await createTempDir('warrant-crash-')
-      const pg = kind === 'postgres' ? await createTestPostgresDatabase() : null
-      const storeUrl = pg ? pg.url : `sqlite:${join(dir.path, 'warrant.db')}`
-      const configPath = join(dir.path, 'warrant.json')
-      writeFileSync(
-        configPath,
-        JSON.stringify({
-          store: storeUrl,
-          server: { host: '127.0.0.1', port: 0 },
-          // no settle window: the test waits until the upstream has finished every write it received
-          execution: { concurrency: 4, batch_size: 20, lease_seconds: 1, reconcile_settle_seconds: 0 },
-          resources: { users: usersResourceConfig(upstream.origin) },
-        }),
-      )
-      const children: ChildProcess[] = []
+      const served = await startServedOperation({ kind, targets: TARGETS, leaseSeconds: 1, writesBefore: 40 })
+      const { upstream, storeUrl, operationId, agentToken } = served
       try {
-        // Tokens first, in the store both processes will use.
-        const { agentToken, reviewerToken } = await issueUsersTokens(configPath)
-
-        const first = await startServe(configPath)
-        children.push(first.child)
-        const agent = caller(first.base, agentToken)
-        const { selection } = await selectProposeApprove(agent, [caller(first.base, reviewerToken)], 'users', { filter: { status: 'active' } }, { type: 'set_role', role: 'viewer' })
-        assert.equal(selection.count, TARGETS)
-        const commit = await agent('POST', '/v1/resources/users/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action: { type: 'set_role', role: 'viewer' } }, { 'idempotency-key': `crash-${kind}` })
-        assert.equal(commit.status, 202, JSON.stringify(commit.body))
-        const operationId: string = commit.body.operation_id
-
-        while (upstream.totalWrites() < 40) await new Promise((r) => setTimeout(r, 5))
-        await stop(first.child, 'SIGKILL')
+        await stop(served.first, 'SIGKILL')
         await new Promise((r) => setTimeout(r, 150)) // the upstream finishes the writes it had received
 
         const store = await createStore({ url: storeUrl })
@@ -55,8 +24,7 @@ for (const kind of STORE_KINDS) {
         assert.ok(inFlightAtKill.size >= 1, 'the kill caught targets in flight')
         assert.ok(atKill.some((t) => t.state === 'pending'), 'the kill came mid-operation')
 
-        const second = await startServe(configPath)
-        children.push(second.child)
+        const second = await served.startAnother()
         const agentAgain = caller(second.base, agentToken)
         const operation = await waitForOperation(agentAgain, operationId, 120_000)
 
@@ -77,10 +45,7 @@ for (const kind of STORE_KINDS) {
         assert.equal(reconciled.body.operation.counts.succeeded, upstream.writes.size, 'the ledger now says exactly what the upstream holds')
         assert.equal(upstream.totalWrites(), upstream.writes.size, 'reconciliation wrote nothing')
       } finally {
-        for (const child of children) await stop(child, 'SIGTERM')
-        await upstream.close()
-        await pg?.drop()
-        await dir.drop()
+        await served.close()
       }
     })
   })

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict'
-import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { createStore } from '../../src/store/index.js'
-import { createTempDir, createTestPostgresDatabase, STORE_KINDS } from '../support/stores.js'
-import { allResults, caller, selectProposeApprove, waitForOperation } from './support/flow.js'
-import { issueUsersTokens, startServe, stopServe } from './support/serve-process.js'
-import { startUsersUpstream, usersResourceConfig } from './support/users-upstream.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { allResults, caller, waitForOperation } from './support/flow.js'
+import { startServedOperation } from './support/served-operation.js'
 
 const TARGETS = 120
 
@@ -17,37 +13,12 @@ const TARGETS = 120
 for (const kind of STORE_KINDS) {
   describe(`warrant serve stopped with SIGTERM mid-operation (${kind} store)`, () => {
     test('exits cleanly with no target in flight or unknown; the next process finishes the rest, each written once', { timeout: 180_000 }, async () => {
-      const upstream = await startUsersUpstream(TARGETS)
-      upstream.onWrite = () => ({ delayMs: 30 })
-      const dir = await createTempDir('warrant-sigterm-')
-      const pg = kind === 'postgres' ? await createTestPostgresDatabase() : null
-      const storeUrl = pg ? pg.url : `sqlite:${join(dir.path, 'warrant.db')}`
-      const configPath = join(dir.path, 'warrant.json')
-      writeFileSync(
-        configPath,
-        JSON.stringify({
-          store: storeUrl,
-          server: { host: '127.0.0.1', port: 0 },
-          // a long lease: the next process must not need the old one to expire (a stopped process releases it)
-          execution: { concurrency: 4, batch_size: 20, lease_seconds: 60, reconcile_settle_seconds: 0 },
-          resources: { users: usersResourceConfig(upstream.origin) },
-        }),
-      )
-      const children: ChildProcess[] = []
+      // a long lease: the next process must not need the old one to expire (a stopped process releases it)
+      const served = await startServedOperation({ kind, targets: TARGETS, leaseSeconds: 60, writesBefore: 40 })
+      const { upstream, storeUrl, operationId, agentToken, first } = served
       try {
-        const { agentToken, reviewerToken } = await issueUsersTokens(configPath)
-        const first = await startServe(configPath)
-        children.push(first.child)
-        const agent = caller(first.base, agentToken)
-        const { selection } = await selectProposeApprove(agent, [caller(first.base, reviewerToken)], 'users', { filter: { status: 'active' } }, { type: 'set_role', role: 'viewer' })
-        assert.equal(selection.count, TARGETS)
-        const commit = await agent('POST', '/v1/resources/users/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action: { type: 'set_role', role: 'viewer' } }, { 'idempotency-key': `sigterm-${kind}` })
-        assert.equal(commit.status, 202, JSON.stringify(commit.body))
-        const operationId: string = commit.body.operation_id
-
-        while (upstream.totalWrites() < 40) await new Promise((r) => setTimeout(r, 5))
-        const exited = once(first.child, 'exit')
-        first.child.kill('SIGTERM')
+        const exited = once(first, 'exit')
+        first.kill('SIGTERM')
         const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null]
         assert.deepEqual([code, signal], [0, null], 'a stop is a clean exit')
 
@@ -63,8 +34,7 @@ for (const kind of STORE_KINDS) {
         assert.equal(states.get('succeeded'), upstream.totalWrites(), 'the ledger holds exactly the writes the upstream received')
         assert.equal(lease.lease_owner, null, 'the stopped process released its lease')
 
-        const second = await startServe(configPath)
-        children.push(second.child)
+        const second = await served.startAnother()
         const agentAgain = caller(second.base, agentToken)
         // within the old lease's 60 s: only a released lease lets the next process start at once
         const operation = await waitForOperation(agentAgain, operationId, 45_000)
@@ -75,10 +45,7 @@ for (const kind of STORE_KINDS) {
         const succeeded = await allResults(agentAgain, operationId, 'succeeded')
         assert.ok(succeeded.every((r) => upstream.users.get(r.id)!.role === 'viewer'))
       } finally {
-        for (const child of children) await stopServe(child, 'SIGTERM')
-        await upstream.close()
-        await pg?.drop()
-        await dir.drop()
+        await served.close()
       }
     })
   })
