@@ -59,7 +59,8 @@ const bulkActions = createRoute({
       required: true,
       content: {
         'application/json': {
-          schema: z.object({
+          // strict as the service's schema: a stripped key (`dry_run: true`) would never reach its check, and the commit ran
+          schema: z.strictObject({
             selection_id: z.string(),
             expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
             action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
