@@ -15,7 +15,8 @@ const errors = (codes: readonly number[]) =>
 const idParam = z.string().min(1).max(200)
 const instant = z.iso.datetime({ offset: true })
 
-export const auditQuerySchema = z.object({
+// strict: an unknown parameter (`operation=`) would be dropped and the whole log answered as if filtered
+export const auditQuerySchema = z.strictObject({
   operation_id: idParam.optional(),
   plan_id: idParam.optional(),
   selection_id: idParam.optional(),
