@@ -78,6 +78,11 @@ export function asWarrantError(error: unknown): WarrantError | null {
     if (error.status === 400) return new WarrantError('invalid_request', /json/i.test(message) ? `malformed JSON body: ${message}` : message)
     if (error.status === 401) return new WarrantError('unauthenticated', message)
     if (error.status === 404) return new WarrantError('not_found', message)
+    // every /v1 body is declared JSON only: the route's media-type gate answers 415 with no word of what to send
+    if (error.status === 415)
+      return new WarrantError('invalid_request', 'the request body must be JSON, sent with Content-Type: application/json; this request was sent with another Content-Type or none', {
+        field: 'content-type',
+      })
     return new WarrantError('invalid_request', message)
   }
   return null
