@@ -4,9 +4,14 @@ import { duplicateKeyOf, WarrantError } from '../contract/index.js'
 /**
  * Refuses a JSON body that names one key twice (`{"status": "a", "status": "b"}`): a JSON parser keeps the
  * last, so the request would silently ask another question than the one written. Malformed JSON is left to the
- * route, which refuses it with its own message.
+ * route, which refuses it with its own message. A query parameter given twice (`?outcome=failed&outcome=skipped`)
+ * is refused for the same reason: no /v1 parameter takes a list, and the route's schema would answer about a type.
  */
 export const refuseDuplicateKeys: MiddlewareHandler = async (c, next) => {
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (values.length > 1)
+      throw new WarrantError('invalid_request', `query parameter "${name}" is given ${values.length} times; give it once (no parameter here takes a list)`, { field: name, count: values.length })
+  }
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
     const text = await c.req.text()
     const duplicate = duplicateKeyIn(text)

@@ -139,7 +139,8 @@ export const recordChangeSchema = z
   })
   .meta({ id: 'RecordChange' })
 
-export const changesQuerySchema = z.object({
+/** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
+export const changesQuerySchema = z.strictObject({
   cursor: z.string().max(4096).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 })

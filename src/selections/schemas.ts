@@ -114,7 +114,8 @@ export const selectionViewSchema = z
   .meta({ id: 'Selection' })
 export type SelectionView = z.infer<typeof selectionViewSchema>
 
-export const memberPageQuerySchema = z.object({
+/** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
+export const memberPageQuerySchema = z.strictObject({
   cursor: z.string().max(4096).optional().describe('next_cursor of the previous page, exactly as given'),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 })

@@ -79,7 +79,10 @@ for (const kind of STORE_KINDS) {
     })
 
     test('a bad query is 400 invalid_request naming the parameter', async () => {
-      for (const query of ['level=everything', 'limit=0', 'limit=5000', 'cursor=abc', 'since=yesterday', 'plan_id=']) {
+      // an instant outside years 0000..9999 in UTC has no stored spelling to compare with: `+010000-…` sorted before
+      // every stored `2025-…`, so `since` in year 10000 answered the whole log and `until` there nothing
+      const outside = [`since=${encodeURIComponent('9999-12-31T23:59:59-14:00')}`, `until=${encodeURIComponent('9999-12-31T23:00:00-01:00')}`, `until=${encodeURIComponent('0000-01-01T00:00:00+14:00')}`]
+      for (const query of ['level=everything', 'limit=0', 'limit=5000', 'cursor=abc', 'since=yesterday', 'plan_id=', ...outside]) {
         const { status, body } = await get(`/v1/audit?${query}`, 'reviewer')
         assert.equal(status, 400, query)
         assert.equal(body.error.code, 'invalid_request', query)

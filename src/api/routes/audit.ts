@@ -13,9 +13,15 @@ const errors = (codes: readonly number[]) =>
   Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 
 const idParam = z.string().min(1).max(200)
-const instant = z.iso.datetime({ offset: true })
+// Stored timestamps are toISOString() UTC and compared as text: an instant outside years 0000..9999 in UTC has no
+// such spelling (`+010000-…` sorts before `2025-…`), so it is refused rather than compared wrongly.
+const instant = z.iso
+  .datetime({ offset: true })
+  // zod runs a refinement after a failed format too: a value that is no date is left to that failure
+  .refine((value) => Number.isNaN(Date.parse(value)) || /^\d{4}-/.test(new Date(value).toISOString()), 'the instant falls outside years 0000..9999 in UTC')
 
-export const auditQuerySchema = z.object({
+// strict: an unknown parameter (`operation=`) would be dropped and the whole log answered as if filtered
+export const auditQuerySchema = z.strictObject({
   operation_id: idParam.optional(),
   plan_id: idParam.optional(),
   selection_id: idParam.optional(),

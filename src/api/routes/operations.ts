@@ -59,7 +59,8 @@ const bulkActions = createRoute({
       required: true,
       content: {
         'application/json': {
-          schema: z.object({
+          // strict as the service's schema: a stripped key (`dry_run: true`) would never reach its check, and the commit ran
+          schema: z.strictObject({
             selection_id: z.string(),
             expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
             action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
@@ -77,7 +78,7 @@ const getOperation = createRoute({
   summary: 'An operation: state, counts per outcome, halt reason, stop rules',
   request: {
     params: idParam,
-    query: z.object({
+    query: z.strictObject({
       wait_ms: z.coerce.number().int().min(0).max(30_000).optional().describe('wait up to this long for the operation to finish before answering (as get_operation does on MCP)'),
     }),
   },
@@ -90,7 +91,8 @@ const listResults = createRoute({
   summary: 'Per-target outcomes in member order, paged by cursor, optionally one outcome',
   request: {
     params: idParam,
-    query: z.object({
+    // strict: an unknown parameter (`state=failed`) would be dropped and every outcome answered
+    query: z.strictObject({
       outcome: z.enum(TARGET_STATES).optional(),
       cursor: z.string().max(1000).optional(),
       limit: z.coerce.number().int().min(1).max(1000).optional().describe('results per page, 1..1000; default 100'),

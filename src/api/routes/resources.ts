@@ -41,7 +41,7 @@ const readOne = createRoute({
   summary: "One record's review fields; every field not returned is named with its reason",
   request: {
     params: resourceParam.extend({ id: z.string().min(1).max(512) }),
-    query: z.object({ fields: z.string().optional().describe('comma-separated review fields') }),
+    query: z.strictObject({ fields: z.string().optional().describe('comma-separated review fields') }),
   },
   responses: {
     200: { description: 'the record', content: { 'application/json': { schema: recordViewSchema } } },

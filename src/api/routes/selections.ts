@@ -60,7 +60,7 @@ const exportManifest = createRoute({
   method: 'get',
   path: '/v1/selections/{id}/export',
   summary: 'The whole manifest, streamed: CSV (header row of review fields) or NDJSON (one member per line)',
-  request: { params: selectionParam, query: z.object({ format: exportFormatSchema.default('csv') }) },
+  request: { params: selectionParam, query: z.strictObject({ format: exportFormatSchema.default('csv') }) },
   responses: {
     200: {
       description: 'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is',
