@@ -43,6 +43,29 @@ describe('query parameters on /v1: unknown or repeated ones are refused, naming 
     }
   })
 
+  test('a route that takes no parameters refuses one, naming it, and does nothing', async () => {
+    const agent = fx.as('agent')
+    const search = await agent('POST', '/v1/resources/subscriptions/search?filter=status:active', { filter: {} })
+    assert.equal(search.status, 400, JSON.stringify(search.body).slice(0, 200))
+    assert.match(search.body.error.message, /"filter"/)
+    for (const [who, path] of [
+      ['agent', '/v1/resources?verbose=1'],
+      ['agent', `/v1/plans/${plan.plan_id}?expand=changes`],
+      ['agent', `/v1/selections/${selection.selection_id}?fields=status`],
+      ['reviewer', '/v1/audit/verify?since=2024-01-01T00:00:00Z'],
+    ] as const) {
+      const answer = await fx.as(who)('GET', path)
+      assert.equal(answer.status, 400, `${path}: ${JSON.stringify(answer.body).slice(0, 200)}`)
+      assert.equal(answer.body.error.code, 'invalid_request')
+    }
+    const selectionsBefore = await fx.gateway.store.db.selectFrom('selections').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    const refused = await agent('POST', '/v1/resources/subscriptions/selections?dry_run=true', { filter: { status: 'past_due' } })
+    assert.equal(refused.status, 400, JSON.stringify(refused.body).slice(0, 200))
+    assert.match(refused.body.error.message, /"dry_run"/)
+    const selectionsAfter = await fx.gateway.store.db.selectFrom('selections').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    assert.equal(Number(selectionsAfter.n), Number(selectionsBefore.n), 'the refused request froze nothing')
+  })
+
   test('a parameter given twice is 400 invalid_request saying so', async () => {
     for (const [who, path, name] of [
       ['agent', `/v1/operations/${operation}/results?outcome=succeeded&outcome=failed`, 'outcome'],

@@ -1,8 +1,9 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import { CHAIN_PROBLEMS, type AuditLog } from '../../audit/index.js'
 import { WarrantError, type Actor } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
 
 export interface AuditRouteDeps {
@@ -80,7 +81,7 @@ export const verifyResultSchema = z
   ])
   .meta({ id: 'AuditVerifyResult' })
 
-const listEvents = createRoute({
+const listEvents = v1Route({
   method: 'get',
   path: '/v1/audit',
   summary: 'Audit events in seq order, filtered and paged (reviewers and admins)',
@@ -91,7 +92,7 @@ const listEvents = createRoute({
   },
 })
 
-const verifyChain = createRoute({
+const verifyChain = v1Route({
   method: 'get',
   path: '/v1/audit/verify',
   summary: 'Recompute the hash chain; names the first bad row (reviewers and admins)',

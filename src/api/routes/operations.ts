@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import {
   commitReceiptSchema,
@@ -10,6 +10,7 @@ import {
   type OperationService,
 } from '../../operations/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
 
 export interface OperationRouteDeps {
@@ -27,7 +28,7 @@ const receipt = {
   200: { description: 'the operation this Idempotency-Key already names (same request)', content: { 'application/json': { schema: commitReceiptSchema } } },
 }
 
-const commitPlan = createRoute({
+const commitPlan = v1Route({
   method: 'post',
   path: '/v1/plans/{id}/commit',
   summary: 'Commit an approved plan; the executor writes target by target and records each outcome',
@@ -48,7 +49,7 @@ const commitPlan = createRoute({
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })
 
-const bulkActions = createRoute({
+const bulkActions = v1Route({
   method: 'post',
   path: '/v1/resources/{resource}/bulk-actions',
   summary: "The article's commit form: a frozen selection, its digest and the canonical action it was approved for",
@@ -72,7 +73,7 @@ const bulkActions = createRoute({
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })
 
-const getOperation = createRoute({
+const getOperation = v1Route({
   method: 'get',
   path: '/v1/operations/{id}',
   summary: 'An operation: state, counts per outcome, halt reason, stop rules',
@@ -85,7 +86,7 @@ const getOperation = createRoute({
   responses: { 200: { description: 'the operation', content: { 'application/json': { schema: operationViewSchema } } }, ...errors([401, 403, 404]) },
 })
 
-const listResults = createRoute({
+const listResults = v1Route({
   method: 'get',
   path: '/v1/operations/{id}/results',
   summary: 'Per-target outcomes in member order, paged by cursor, optionally one outcome',
@@ -101,7 +102,7 @@ const listResults = createRoute({
   responses: { 200: { description: 'a page of results', content: { 'application/json': { schema: resultsPageSchema } } }, ...errors([400, 401, 403, 404]) },
 })
 
-const reconcile = createRoute({
+const reconcile = v1Route({
   method: 'post',
   path: '/v1/operations/{id}/reconcile',
   summary: 'Re-read every unknown target and record what the upstream now holds (never writes)',
@@ -109,7 +110,7 @@ const reconcile = createRoute({
   responses: { 200: { description: 'what was found', content: { 'application/json': { schema: reconcileReportSchema } } }, ...errors([401, 403, 404]) },
 })
 
-const compensation = createRoute({
+const compensation = v1Route({
   method: 'post',
   path: '/v1/operations/{id}/compensation',
   summary: "Propose a plan restoring each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it needs approval like any plan",

@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import type { Gateway } from '../../gateway/index.js'
 import {
@@ -11,13 +11,14 @@ import {
   proposePlanRequestSchema,
 } from '../../plans/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
 
 const errors = (codes: readonly number[]) =>
   Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 const idParam = z.object({ id: z.string().min(1).max(200) })
 
-const propose = createRoute({
+const propose = v1Route({
   method: 'post',
   path: '/v1/selections/{id}/plans',
   summary: 'Propose one action on a frozen selection: before → after per field, plan digest, the approval the policy requires',
@@ -29,7 +30,7 @@ const propose = createRoute({
   },
 })
 
-const show = createRoute({
+const show = v1Route({
   method: 'get',
   path: '/v1/plans/{id}',
   summary: 'A plan and its approval state: who approved, until when, who is still needed',
@@ -37,7 +38,7 @@ const show = createRoute({
   responses: { 200: { description: 'the plan', content: { 'application/json': { schema: planViewSchema } } }, ...errors([401, 403, 404]) },
 })
 
-const changes = createRoute({
+const changes = v1Route({
   method: 'get',
   path: '/v1/plans/{id}/changes',
   summary: 'Per-record before → after, page by page, in the selection order',
@@ -45,7 +46,7 @@ const changes = createRoute({
   responses: { 200: { description: 'a page of record changes', content: { 'application/json': { schema: changesPageSchema } } }, ...errors([400, 401, 403, 404]) },
 })
 
-const approve = createRoute({
+const approve = v1Route({
   method: 'post',
   path: '/v1/plans/{id}/approvals',
   summary: 'A reviewer approves or rejects the exact plan digest they saw',

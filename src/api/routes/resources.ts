@@ -1,10 +1,11 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { inScope, WarrantError, type Actor } from '../../contract/index.js'
 import { z } from 'zod'
 import { envelopeSchema } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { v1Route } from './v1-route.js'
 import { streamEnvelope } from '../envelope-stream.js'
 import { errorBodySchema } from '../error-mapping.js'
 
@@ -12,7 +13,7 @@ const resourceParam = z.object({ resource: z.string().min(1).max(64) })
 const errors = (codes: readonly number[]) =>
   Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 
-const listResources = createRoute({
+const listResources = v1Route({
   method: 'get',
   path: '/v1/resources',
   summary: "Each resource in the token's scope: environment, review and denied fields, and the actions the token may use",
@@ -21,7 +22,7 @@ const listResources = createRoute({
   },
 })
 
-const search = createRoute({
+const search = v1Route({
   method: 'post',
   path: '/v1/resources/{resource}/search',
   summary: 'Search a resource; the envelope says whether the result is complete',
@@ -35,7 +36,7 @@ const search = createRoute({
   },
 })
 
-const readOne = createRoute({
+const readOne = v1Route({
   method: 'get',
   path: '/v1/resources/{resource}/records/{id}',
   summary: "One record's review fields; every field not returned is named with its reason",

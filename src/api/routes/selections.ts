@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import type { Gateway } from '../../gateway/index.js'
 import {
@@ -12,13 +12,14 @@ import {
   selectionViewSchema,
 } from '../../selections/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
 
 const errors = (codes: readonly number[]) =>
   Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 const selectionParam = z.object({ id: z.string().min(1).max(200) })
 
-const create = createRoute({
+const create = v1Route({
   method: 'post',
   path: '/v1/resources/{resource}/selections',
   summary: 'Freeze a selection: exact members (id, version) in id order, a digest, exclusions per rule, groups, completeness',
@@ -32,7 +33,7 @@ const create = createRoute({
   },
 })
 
-const show = createRoute({
+const show = v1Route({
   method: 'get',
   path: '/v1/selections/{id}',
   summary: 'A selection: resource, environment, selector, count, digest, exclusions, groups, completeness, first page',
@@ -40,7 +41,7 @@ const show = createRoute({
   responses: { 200: { description: 'the selection', content: { 'application/json': { schema: selectionViewSchema } } }, ...errors([401, 403, 404]) },
 })
 
-const records = createRoute({
+const records = v1Route({
   method: 'get',
   path: '/v1/selections/{id}/records',
   summary: 'A page of members in frozen order; paging never changes the set',
@@ -48,7 +49,7 @@ const records = createRoute({
   responses: { 200: { description: 'a page of members', content: { 'application/json': { schema: memberPageSchema } } }, ...errors([400, 401, 403, 404]) },
 })
 
-const excluded = createRoute({
+const excluded = v1Route({
   method: 'get',
   path: '/v1/selections/{id}/excluded',
   summary: 'A page of the records one exclusion rule removed',
@@ -56,7 +57,7 @@ const excluded = createRoute({
   responses: { 200: { description: 'a page of excluded records', content: { 'application/json': { schema: excludedPageSchema } } }, ...errors([400, 401, 403, 404]) },
 })
 
-const exportManifest = createRoute({
+const exportManifest = v1Route({
   method: 'get',
   path: '/v1/selections/{id}/export',
   summary: 'The whole manifest, streamed: CSV (header row of review fields) or NDJSON (one member per line)',
@@ -72,7 +73,7 @@ const exportManifest = createRoute({
 
 const recoveryViewSchema = selectionViewSchema.extend({ created: z.boolean().describe('false when this principal had already recovered that selection: the same recovery is returned') }).meta({ id: 'RecoveryView' })
 
-const recover = createRoute({
+const recover = v1Route({
   method: 'post',
   path: '/v1/selections/{id}/recover',
   summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete once its walk reads every one of them',
