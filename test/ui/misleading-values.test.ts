@@ -48,3 +48,32 @@ describe('review pages: values that would read as something else are shown as wh
     assert.match(await row.innerText(), /Acme \[U\+202E\]gnp\.exe\[U\+202C\] Ltd/)
   })
 })
+
+describe('review pages: the confirmation after a decision tells the plan as it is now', () => {
+  let fx: GatewayFixture
+  let browser: Browser
+  before(async () => {
+    fx = await startDemoGateway({ store: 'sqlite', count: 300 })
+    browser = await launchBrowser()
+  })
+  after(async () => {
+    await browser?.close()
+    await fx?.close()
+  })
+
+  test('reloading the page an approval redirected to, after another reviewer rejected the plan, never says it may be committed', async () => {
+    const plan = await proposePlan(fx, (await createSelection(fx, { filter: { status: 'past_due', region: 'us' } })).selection_id, { type: 'pause_collection', params: { reason: 'r' } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
+    await Promise.all([page.waitForURL(/decided=approve/), page.getByTestId('approve').click()])
+    assert.match(await page.getByTestId('flash').innerText(), /The plan is approved: the agent may commit it/)
+
+    const rejected = await fx.as('reviewer2')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'reject', expected_plan_digest: plan.plan_digest })
+    assert.equal(rejected.status, 201, JSON.stringify(rejected.body))
+    await page.reload()
+    assert.equal(await page.getByTestId('plan-state').innerText(), 'rejected')
+    const flash = await page.getByTestId('flash').innerText()
+    assert.doesNotMatch(flash, /approved: the agent may commit it/)
+    assert.match(flash, /rejected/)
+  })
+})

@@ -60,10 +60,15 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
           decided === 'reject'
             ? { kind: 'ok', title: 'Your rejection is recorded.', text: 'The plan takes no more decisions and cannot be committed.' }
             : {
-                kind: 'ok',
+                // The URL outlives the decision (a reload, the history): what follows is read from the plan as it is now.
+                kind: plan.state === 'approved' || plan.state === 'pending' ? 'ok' : 'warn',
                 title: 'Your approval is recorded.',
-                text: `It is bound to plan digest ${mine.plan_digest} and valid until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
-                  plan.approval_state.still_needed > 0 ? `${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve.` : 'The plan is approved: the agent may commit it.'
+                text: `It is bound to plan digest ${mine.plan_digest} and ${mine.valid ? 'valid' : 'no longer counts; it was valid'} until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
+                  plan.state === 'approved'
+                    ? 'The plan is approved: the agent may commit it.'
+                    : plan.state === 'pending'
+                      ? `${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve.`
+                      : `The plan is now ${plan.state}: nothing more can be committed on this approval.`
                 }`,
               }
     }
