@@ -20,6 +20,8 @@ describe('review pages: values that would read as something else are shown as wh
       ids = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'eu' order by id limit 2").all() as { id: string }[]).map((r) => r.id)
       // An upstream value with a right-to-left override: "Acme gnp.exe Ltd" would read as "Acme exe.png Ltd".
       db.prepare('update subscriptions set customer_name = ? where id = ?').run('Acme \u202Egnp.exe\u202C Ltd', ids[0])
+      // One unbroken value of 5,000 characters, wider than any screen.
+      db.prepare('update subscriptions set customer_name = ? where id = ?').run('W'.repeat(5000), ids[1])
     } finally {
       db.close()
     }
@@ -46,6 +48,23 @@ describe('review pages: values that would read as something else are shown as wh
     assert.match(await page.getByTestId('exclusions').innerText(), /tags contain legal_hold\[U\+200B\]/)
     const row = page.getByTestId('manifest').locator('tbody tr', { hasText: ids[0]! })
     assert.match(await row.innerText(), /Acme \[U\+202E\]gnp\.exe\[U\+202C\] Ltd/)
+  })
+
+  test('a very long value, in a record or an action parameter, wraps: what each record receives stays on the screen', async () => {
+    const selection = await createSelection(fx, { filter: { status: 'past_due', region: 'eu' } })
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: `${'R'.repeat(1900)}, then cancel` } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
+    const width = await page.evaluate(() => window.innerWidth)
+    assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= width, 'the page itself does not scroll sideways')
+    // The manifest scrolls sideways in its own box (ten columns and the change are wider than a screen), but only
+    // a little: unwrapped, the 5,000-character name made it 45,000 pixels wide, the change far out of sight.
+    const table = await page.getByTestId('manifest').evaluate((t) => ({ wide: t.scrollWidth, box: t.parentElement!.clientWidth }))
+    assert.ok(table.wide < 1.5 * table.box, `the manifest is ${table.wide}px wide in a ${table.box}px box`)
+    for (const th of await page.getByTestId('manifest').locator('thead th').all()) assert.ok((await th.boundingBox())!.width < width / 2)
+    const glance = await page.getByTestId('glance').boundingBox()
+    assert.ok(glance && glance.x + glance.width <= width)
+    assert.match(await page.getByTestId('glance').innerText(), /then cancel \(reversible\)/)
   })
 })
 
