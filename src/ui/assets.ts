@@ -27,7 +27,10 @@ p { margin: 0.4rem 0 0.8rem; }
 .site .brand { font-weight: 700; color: var(--ink); text-decoration: none; }
 .site nav { display: flex; flex-wrap: wrap; gap: 0.5rem 1rem; align-items: center; }
 .site form { margin: 0; }
-main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; }
+main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; overflow-wrap: break-word; }
+/* A value wider than the screen wraps anywhere: unbroken, it pushed the columns after it (what each record
+   receives) thousands of pixels to the right. Only long values, so short ones never break mid-word on a phone. */
+.long { overflow-wrap: anywhere; }
 footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: 0.875rem; }
 .muted { color: var(--muted); }
 .small { font-size: 0.875rem; }
@@ -52,7 +55,7 @@ footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: va
 
 .glance { display: grid; grid-template-columns: max-content 1fr; gap: 0.3rem 1rem; margin: 0.5rem 0 0.5rem; padding: 0.75rem 1rem; border: 1px solid var(--line); border-radius: 6px; }
 .glance dt { font-weight: 700; }
-.glance dd { margin: 0; }
+.glance dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; margin: 0.5rem 0; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }

@@ -142,8 +142,12 @@ export function Val(props: { value: unknown }) {
   if (v === null || v === undefined) return <span class="empty">empty</span>
   if (v === '') return <span class="empty">"" (empty text)</span>
   if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
-  return <>{scalarText(v)}</>
+  const text = scalarText(v)
+  return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
 }
+
+/** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
+const LONG_VALUE = 40
 
 export function Change(props: { field: string; before: unknown; after: unknown }) {
   const same = JSON.stringify(props.before ?? null) === JSON.stringify(props.after ?? null)

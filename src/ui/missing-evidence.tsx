@@ -2,7 +2,7 @@ import type { Child } from 'hono/jsx'
 import { REASON_TEXT, type IncompleteReason } from '../contract/index.js'
 import type { SelectionView } from '../selections/index.js'
 import { CsrfField, Notice, type Viewer, When, paths } from './components.js'
-import { count, plural } from './format.js'
+import { count, plural, revealed } from './format.js'
 
 /** A reason in words and its code, with what the walk reported about it. */
 function Reason(props: { reason: IncompleteReason }) {
@@ -11,8 +11,8 @@ function Reason(props: { reason: IncompleteReason }) {
     <li data-testid={`reason-${r.code}`}>
       <strong>{REASON_TEXT[r.code] ?? r.code}</strong> <code>{r.code}</code>
       <div class="small">
-        {sentence(r.message)}
-        {r.source ? ` Source: ${r.source}.` : ''}
+        {sentence(revealed(r.message))}
+        {r.source ? ` Source: ${revealed(r.source)}.` : ''}
         {r.limit ? ` Limit: ${r.limit.name} = ${count(r.limit.value)}.` : ''}
         {r.retry_after_seconds !== undefined ? ` Retry after ${r.retry_after_seconds} s.` : ''}
         {r.upstream_status !== undefined ? ` Upstream status ${r.upstream_status}.` : ''}
@@ -34,7 +34,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
       <ul class="clauses">
         {s.warnings.map((w) => (
           <li>
-            <code>{w.code}</code>: {w.message}
+            <code>{w.code}</code>: {revealed(w.message)}
             {w.fields ? ` (${w.fields.map((f) => `${f.field}: ${f.reason}`).join('; ')})` : ''}
           </li>
         ))}

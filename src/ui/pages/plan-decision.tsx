@@ -20,6 +20,7 @@ function blockers(d: PlanPageData): { code: string; text: string }[] {
       code: 'expired',
       text: `The selection expired ${relative(selection.expires_at)} (${selection.expires_at}); the plan died with it. The agent must create a new selection and propose the action again.`,
     })
+  out.push(...d.configChanged)
   if (selection.digest !== plan.selection_digest)
     out.push({ code: 'digest_mismatch', text: 'The selection no longer has the digest this plan was made on: the reviewed set changed. The plan cannot be approved.' })
   if (plan.state === 'rejected') out.push({ code: 'rejected', text: 'This plan was rejected; it takes no more decisions. The agent can propose a new plan.' })
@@ -39,7 +40,8 @@ export function DecisionSection(props: { d: PlanPageData }) {
   const canApprove = why.length === 0 && p.state === 'pending'
   const open = d.selection.state !== 'expired' && d.selection.digest === p.selection_digest && p.proposed_by !== d.viewer.actor.principal && planInActionScope(d.viewer.actor, p)
   // Rejecting an approved plan withdraws the approval before a commit; a plan on an incomplete selection can be rejected, never approved.
-  const canReject = open && ((p.state === 'approved' && d.selection.complete) || (p.state === 'pending' && !d.selection.complete))
+  // So can a pending plan the config no longer lets run: nobody can approve it into a commit, and a rejection ends it.
+  const canReject = open && ((p.state === 'approved' && d.selection.complete) || (p.state === 'pending' && (!d.selection.complete || d.configChanged.length > 0)))
   const s = p.approval_state
   return (
     <section class="decision" aria-labelledby="decision">

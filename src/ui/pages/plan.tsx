@@ -13,7 +13,10 @@ export interface PlanPageData {
   readonly plan: PlanView
   readonly selection: SelectionView
   readonly page: MemberPage
-  readonly changes: ChangesPage
+  /** Null when the writes can no longer be rendered (the action was removed from the config). */
+  readonly changes: ChangesPage | null
+  /** What changed in the config since the proposal that stops this plan from ever being committed. */
+  readonly configChanged: readonly { readonly code: string; readonly text: string }[]
   readonly nav: ManifestNav
   readonly operations: readonly OperationView[]
   readonly deliveries: readonly WebhookDelivery[]

@@ -4,6 +4,7 @@ import { WarrantError } from '../../contract/index.js'
 import { paths } from '../components.js'
 import { plural, relative } from '../format.js'
 import { AuditPage } from '../pages/audit.js'
+import type { ChangesPage } from '../../plans/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
@@ -30,10 +31,25 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     const memberCursor = c.req.query('m') || undefined
     const changesCursor = c.req.query('c') || undefined
     const page = await gateway.selections.page(actor, plan.selection_id, { cursor: memberCursor, limit })
-    const changes = await gateway.plans.changes(actor, planId, { cursor: changesCursor, limit })
+    // The config may have changed since the proposal; the commit refuses such a plan, so the reviewer must be told
+    // why it cannot run, and still see it to reject it (its writes can no longer be rendered without the action).
+    const configChanged: PlanPageData['configChanged'][number][] = []
+    let changes: ChangesPage | null = null
+    try {
+      changes = await gateway.plans.changes(actor, planId, { cursor: changesCursor, limit })
+    } catch (error) {
+      if (!(error instanceof WarrantError) || error.code !== 'conflict') throw error
+      configChanged.push({ code: 'action_removed', text: `${error.message}: what each record would receive can no longer be shown.` })
+    }
+    const environmentNow = gateway.catalogue.get(plan.resource).environment
+    if (environmentNow !== plan.environment)
+      configChanged.push({
+        code: 'environment_changed',
+        text: `The resource now writes to ${environmentNow}, not to ${plan.environment}, the environment this plan was proposed for: it cannot be committed.`,
+      })
     const base = paths.plan(planId) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
     const next = page.next_cursor
-      ? `${paths.plan(planId)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor, ...(changes.next_cursor ? { c: changes.next_cursor } : {}) })}#records-manifest`
+      ? `${paths.plan(planId)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor, ...(changes?.next_cursor ? { c: changes.next_cursor } : {}) })}#records-manifest`
       : null
     let shown = notice ?? null
     const decided = c.req.query('decided')
@@ -44,10 +60,15 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
           decided === 'reject'
             ? { kind: 'ok', title: 'Your rejection is recorded.', text: 'The plan takes no more decisions and cannot be committed.' }
             : {
-                kind: 'ok',
+                // The URL outlives the decision (a reload, the history): what follows is read from the plan as it is now.
+                kind: plan.state === 'approved' || plan.state === 'pending' ? 'ok' : 'warn',
                 title: 'Your approval is recorded.',
-                text: `It is bound to plan digest ${mine.plan_digest} and valid until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
-                  plan.approval_state.still_needed > 0 ? `${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve.` : 'The plan is approved: the agent may commit it.'
+                text: `It is bound to plan digest ${mine.plan_digest} and ${mine.valid ? 'valid' : 'no longer counts; it was valid'} until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
+                  plan.state === 'approved'
+                    ? 'The plan is approved: the agent may commit it.'
+                    : plan.state === 'pending'
+                      ? `${plural(plan.approval_state.still_needed, 'more distinct reviewer')} must approve.`
+                      : `The plan is now ${plan.state}: nothing more can be committed on this approval.`
                 }`,
               }
     }
@@ -61,6 +82,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
         selection,
         page,
         changes,
+        configChanged,
         nav: { base, limit, paged: memberCursor !== undefined, next },
         operations: await queue.operationsOf(actor, planId),
         deliveries: await gateway.notifications.deliveries({ plan_id: planId }),
