@@ -7,6 +7,7 @@ import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
+import { assertConfigUnchanged } from './config-drift.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -122,6 +123,8 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     })
 
   const policy = policyNow(ctx.catalogue, row, selection.count)
+  // Saying no to a plan the config moved under stays possible; approving one that no commit can run is not.
+  if (request.decision === 'approve') assertConfigUnchanged(ctx, row, plan, policy)
   const now = ctx.clock()
   const decidedAt = now.toISOString()
   const ttlEnd = new Date(now.getTime() + policy.ttl_minutes * 60_000).toISOString()

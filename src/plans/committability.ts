@@ -1,8 +1,8 @@
-import { type Actor, WarrantError, digestOf } from '../contract/index.js'
-import { actionConfigOf } from './actions.js'
+import { type Actor, WarrantError } from '../contract/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers } from './approval-decisions.js'
 import { policyNow, standingStillApplies } from './approval-policy.js'
 import { COMPENSATE, planInActionScope } from './compensation.js'
+import { assertConfigUnchanged } from './config-drift.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { CommittablePlan } from './plan-service.js'
 
@@ -43,13 +43,9 @@ export async function assertCommittable(
   ctx.selections.assertUsable(selection)
 
   const resource = ctx.catalogue.get(row.resource)
-  if (resource.environment !== row.environment)
-    throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was approved for`, { plan_id: planId })
   const plan = toRecord(row)
-  const actionConfig = actionConfigOf(ctx, plan)
   const policy = policyNow(ctx.catalogue, row, selection.count)
-  if (digestOf(actionConfig) !== policy.action_definition_digest)
-    throw new WarrantError('conflict', `action "${action.type}" was redefined in the config since this plan was proposed; propose and review it again`, { plan_id: planId })
+  const actionConfig = assertConfigUnchanged(ctx, row, plan, policy)
 
   const now = ctx.nowIso()
   if (policy.reviewers_needed === 0) {

@@ -78,6 +78,34 @@ for (const kind of STORE_KINDS) {
       await assert.rejects(redefined.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message) && e.details?.plan_id === plan.plan_id)
     })
 
+    test('an approval of a plan the config moved under is refused (409 conflict) and changes nothing; a rejection is still taken', async () => {
+      const selection = await fx.gateway.selections.create(agent, 'subscriptions', { filter: { status: 'past_due', region: 'eu', tenant: 'initech' } })
+      const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: PAUSE })
+      assert.equal(plan.approval.reviewers_needed, 1)
+      const decide = (plans: PlanService, decision: 'approve' | 'reject') => plans.decide(reviewer, plan.plan_id, { decision, expected_plan_digest: plan.plan_digest })
+      const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
+      await assert.rejects(decide(moved, 'approve'), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message))
+      const removed = plansOver(
+        changed(fx.gateway.catalogue, (r) => {
+          const { pause_collection: _gone, ...rest } = r.config.actions
+          return { ...r, config: { ...r.config, actions: rest } }
+        }),
+      )
+      await assert.rejects(decide(removed, 'approve'), (e: any) => e.code === 'conflict' && /no longer configured/.test(e.message))
+      const redefined = plansOver(
+        changed(fx.gateway.catalogue, (r) => {
+          const pause = r.config.actions.pause_collection!
+          return { ...r, config: { ...r.config, actions: { ...r.config.actions, pause_collection: { ...pause, set: { ...pause.set, collection: 'canceled' } } } } }
+        }),
+      )
+      await assert.rejects(decide(redefined, 'approve'), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message))
+      const approvals = await fx.gateway.store.db.selectFrom('approvals').selectAll().where('plan_id', '=', plan.plan_id).execute()
+      assert.deepEqual(approvals, [], 'no refused approval was recorded')
+      assert.equal((await fx.gateway.plans.load(agent, plan.plan_id)).state, 'pending')
+      const rejected = await decide(moved, 'reject')
+      assert.equal(rejected.plan_state, 'rejected')
+    })
+
     test('a standing approval is re-checked at commit: removed, narrowed below the count, or now flagging a member', async () => {
       const { selection, plan } = await approvedPlan(GLOBEX.filter)
       assert.equal(plan.approval.standing_approval, 'globex-past-due-eu', 'no reviewer was needed')
