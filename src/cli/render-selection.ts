@@ -59,6 +59,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
       'This plan can be reviewed, NEVER approved or committed. To act on the records that were returned:',
       `  warrant recover ${plan.selection_id}   (a complete selection of exactly those records), then plan on it`,
     )
+  for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${d.message}. It can be rejected, never approved or committed.`)
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)

@@ -5,26 +5,39 @@ import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
+import type { ConfigDrift } from './schemas.js'
 
 /**
- * The action a plan runs, as the config holds it now; a `conflict` when the config moved under the plan since it
- * was proposed: the resource writes to another environment, or the action was removed or redefined. A commit
- * refuses such a plan, so an approval of it is refused too: it would tell the reviewer and the agent that a
- * plan is approved and may be committed when no commit can run it.
+ * How the config moved under a plan since it was proposed, each way (none: an empty list): the resource writes to
+ * another environment, the action was removed or redefined. No commit runs such a plan, so no approval of it is
+ * taken either, and its view says why (a reviewer can still reject it).
+ */
+export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ConfigDrift[] {
+  const drift: ConfigDrift[] = []
+  const resource = ctx.catalogue.get(row.resource)
+  if (resource.environment !== row.environment)
+    drift.push({ code: 'environment_changed', message: `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for` })
+  let actionConfig: ActionConfig | null = null
+  try {
+    actionConfig = actionConfigOf(ctx, plan)
+  } catch (error) {
+    if (!(error instanceof WarrantError) || error.code !== 'conflict') throw error
+    drift.push({ code: 'action_removed', message: error.message })
+  }
+  if (actionConfig !== null && digestOf(actionConfig) !== policy.action_definition_digest)
+    drift.push({ code: 'action_redefined', message: `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again` })
+  return drift
+}
+
+/**
+ * The action a plan runs, as the config holds it now; 409 `conflict` naming the drift when the config moved under
+ * the plan (see `configDriftOf`).
  *
  * @example
  * const actionConfig = assertConfigUnchanged(ctx, row, toRecord(row), policyNow(ctx.catalogue, row, count))
  */
 export function assertConfigUnchanged(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ActionConfig {
-  const resource = ctx.catalogue.get(row.resource)
-  if (resource.environment !== row.environment)
-    throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for`, {
-      plan_id: row.id,
-      environment: resource.environment,
-      plan_environment: row.environment,
-    })
-  const actionConfig = actionConfigOf(ctx, plan)
-  if (digestOf(actionConfig) !== policy.action_definition_digest)
-    throw new WarrantError('conflict', `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again`, { plan_id: row.id })
-  return actionConfig
+  const drift = configDriftOf(ctx, row, plan, policy)
+  if (drift.length > 0) throw new WarrantError('conflict', drift.map((d) => d.message).join('; '), { plan_id: row.id, config_drift: drift.map((d) => d.code) })
+  return actionConfigOf(ctx, plan)
 }

@@ -5,6 +5,7 @@ import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } fro
 import { policyNow } from './approval-policy.js'
 import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
+import { configDriftOf } from './config-drift.js'
 import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
 import type { PlanView } from './schemas.js'
 
@@ -26,6 +27,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     // A plan whose action was removed from the config must still be viewable, to be rejected or understood.
     config = null
   }
+  const drift = state === 'committed' || state === 'rejected' ? [] : configDriftOf(ctx, row, plan, policy)
   const expiredAt = state === 'pending' ? approvalExpiredAt(row, entries, policy, now) : null
   const still = state === 'rejected' || state === 'expired' || state === 'committed' ? 0 : Math.max(0, policy.reviewers_needed - approvers.length)
   return {
@@ -48,7 +50,10 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
       expired: expiredAt !== null,
       expired_at: expiredAt,
       rejected_by: rejection ? { principal: rejection.principal, name: rejection.name, decided_at: rejection.decided_at, comment: rejection.comment } : null,
-      who_can_approve: !selection.complete
+      who_can_approve:
+        drift.length > 0
+          ? `nobody: ${drift.map((d) => d.message).join('; ')}; it can be rejected, never approved or committed`
+        : !selection.complete
         ? `nobody: the selection is incomplete and can be reviewed, never approved; recover it with POST /v1/selections/${selection.selection_id}/recover`
         : policy.reviewers_needed === 0
           ? `nobody needs to: standing approval "${policy.standing_approval}" covers this plan`
@@ -56,6 +61,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     },
     approvals: entries.map((e) => ({ ...e })),
     state,
+    config_drift: drift,
     proposed_by: row.proposed_by,
     created_at: row.created_at,
     expires_at: row.expires_at,

@@ -69,6 +69,14 @@ export const approvalEntrySchema = z
   })
   .meta({ id: 'ApprovalEntry' })
 
+export const configDriftSchema = z
+  .object({
+    code: z.enum(['environment_changed', 'action_removed', 'action_redefined']),
+    message: z.string(),
+  })
+  .describe('one way the config moved under the plan since it was proposed')
+export type ConfigDrift = z.infer<typeof configDriftSchema>
+
 export const planViewSchema = z
   .object({
     plan_id: z.string(),
@@ -107,6 +115,9 @@ export const planViewSchema = z
     }),
     approvals: z.array(approvalEntrySchema),
     state: z.enum(['pending', 'approved', 'rejected', 'expired', 'committed']),
+    config_drift: z
+      .array(configDriftSchema)
+      .describe('how the config moved under the plan since it was proposed (empty: it did not); while any, no approval or commit of it is taken: reject it and propose again'),
     proposed_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable().describe("the selection's expiry: the plan dies with it"),

@@ -99,6 +99,13 @@ for (const kind of STORE_KINDS) {
         }),
       )
       await assert.rejects(decide(redefined, 'approve'), (e: any) => e.code === 'conflict' && /was redefined/.test(e.message))
+      // the view says so, on every surface that renders it, before anyone tries
+      assert.deepEqual((await fx.gateway.plans.view(agent, plan.plan_id)).config_drift, [])
+      for (const [plans, code] of [[moved, 'environment_changed'], [removed, 'action_removed'], [redefined, 'action_redefined']] as const) {
+        const view = await plans.view(agent, plan.plan_id)
+        assert.deepEqual(view.config_drift.map((d) => d.code), [code])
+        assert.match(view.approval_state.who_can_approve, /^nobody: /)
+      }
       const approvals = await fx.gateway.store.db.selectFrom('approvals').selectAll().where('plan_id', '=', plan.plan_id).execute()
       assert.deepEqual(approvals, [], 'no refused approval was recorded')
       assert.equal((await fx.gateway.plans.load(agent, plan.plan_id)).state, 'pending')

@@ -31,22 +31,19 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     const memberCursor = c.req.query('m') || undefined
     const changesCursor = c.req.query('c') || undefined
     const page = await gateway.selections.page(actor, plan.selection_id, { cursor: memberCursor, limit })
-    // The config may have changed since the proposal; the commit refuses such a plan, so the reviewer must be told
-    // why it cannot run, and still see it to reject it (its writes can no longer be rendered without the action).
-    const configChanged: PlanPageData['configChanged'][number][] = []
+    // The config may have changed since the proposal (the plan view names how); no approval or commit is then taken,
+    // so the reviewer is told why, and still sees the plan to reject it.
     let changes: ChangesPage | null = null
     try {
       changes = await gateway.plans.changes(actor, planId, { cursor: changesCursor, limit })
     } catch (error) {
-      if (!(error instanceof WarrantError) || error.code !== 'conflict') throw error
-      configChanged.push({ code: 'action_removed', text: `${error.message}: what each record would receive can no longer be shown.` })
+      // the action is gone: what each record would receive cannot be rendered without it
+      if (!(error instanceof WarrantError) || error.code !== 'conflict' || !plan.config_drift.some((d) => d.code === 'action_removed')) throw error
     }
-    const environmentNow = gateway.catalogue.get(plan.resource).environment
-    if (environmentNow !== plan.environment)
-      configChanged.push({
-        code: 'environment_changed',
-        text: `The resource now writes to ${environmentNow}, not to ${plan.environment}, the environment this plan was proposed for: it cannot be committed.`,
-      })
+    const configChanged: PlanPageData['configChanged'][number][] = plan.config_drift.map((d) => ({
+      code: d.code,
+      text: `${d.message}: it can be rejected, never approved or committed${d.code === 'action_removed' ? '; what each record would receive can no longer be shown' : ''}.`,
+    }))
     const base = paths.plan(planId) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
     const next = page.next_cursor
       ? `${paths.plan(planId)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor, ...(changes?.next_cursor ? { c: changes.next_cursor } : {}) })}#records-manifest`
