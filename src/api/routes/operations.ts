@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http'
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import { z } from 'zod'
 import {
   commitReceiptSchema,
@@ -9,6 +11,7 @@ import {
   TARGET_STATES,
   type OperationService,
 } from '../../operations/index.js'
+import { WarrantError } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
@@ -129,7 +132,7 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
     // The service refuses a missing digest too: a body sent without a JSON content type skips the route's schema.
     const body = (c.req.valid('json') as { expected_digest?: string } | undefined) ?? {}
     const result = await operations.commitPlan(c.get('actor'), c.req.valid('param').id, {
-      idempotencyKey: c.req.header('idempotency-key') ?? null,
+      idempotencyKey: idempotencyKeyOf(c),
       expectedDigest: body.expected_digest ?? null,
     })
     return result.created ? c.json(result, 202) : c.json(result, 200)
@@ -137,7 +140,7 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
 
   app.openapi(bulkActions, async (c) => {
     const result = await operations.commitBulkAction(c.get('actor'), c.req.valid('param').resource, {
-      idempotencyKey: c.req.header('idempotency-key') ?? null,
+      idempotencyKey: idempotencyKeyOf(c),
       body: c.req.valid('json'),
     })
     return result.created ? c.json(result, 202) : c.json(result, 200)
@@ -169,4 +172,15 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
     // the operation's open compensation plan, proposed before: the same object, not a new one
     return proposal.created === false ? c.json(proposal, 200) : c.json(proposal, 201)
   })
+}
+
+/**
+ * The request's Idempotency-Key. Sent twice, a header reaches the app as one value joined by ", " (`k1, k2`), a
+ * key neither sender meant that would name an operation of its own: refused, naming the header.
+ */
+function idempotencyKeyOf(c: Context<ApiEnv>): string | null {
+  const distinct = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.headersDistinct?.['idempotency-key']
+  if (distinct !== undefined && distinct.length > 1)
+    throw new WarrantError('invalid_request', `the Idempotency-Key header is given ${distinct.length} times; send one key`, { field: 'idempotency-key', count: distinct.length })
+  return c.req.header('idempotency-key') ?? null
 }
