@@ -83,7 +83,8 @@ export const readSelection = defineTool({
     const what = args.part === 'excluded' ? `records excluded by rule "${(page as ExcludedPage).rule}"` : 'members'
     const head = page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'
     const next = page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'
-    return `${head}: ${plural(page.records.length, 'record')} of the ${page.count} ${what} of selection ${page.selection_id}; ${next}. The selection is frozen: pages never change.`
+    const partial = page.complete ? '' : ' The selection\'s inventory was incomplete: these are only the records its walk returned, not every record the filter matches; show incomplete_reasons to the person.'
+    return `${completenessLabel(page)} selection: ${head}: ${plural(page.records.length, 'record')} of the ${page.count} ${what} of selection ${page.selection_id}; ${next}. The selection is frozen: pages never change.${partial}`
   },
 })
 
