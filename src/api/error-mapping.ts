@@ -17,7 +17,7 @@ export const errorBodySchema = z
 
 /** A zod failure as `invalid_request`, naming each path that is wrong. */
 export function fromZodError(error: z.ZodError, where = 'request'): WarrantError {
-  const problems = error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }))
+  const problems = problemsOf(error.issues, [])
   return new WarrantError('invalid_request', `invalid ${where}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { problems })
 }
 
@@ -49,4 +49,43 @@ export function asWarrantError(error: unknown): WarrantError | null {
     return new WarrantError('invalid_request', message)
   }
   return null
+}
+
+type Issue = z.core.$ZodIssue
+type Problem = { readonly path: string; readonly message: string }
+
+/**
+ * Each issue as a path and a message. A union's failure (a filter condition: a value, or an object of operators)
+ * is zod's bare "Invalid input": it is replaced by what the branch the value's type fits says (`in`: too many
+ * items), or, when no branch fits, by the types that would.
+ */
+function problemsOf(issues: readonly Issue[], base: readonly PropertyKey[]): Problem[] {
+  return issues.flatMap((issue) => {
+    const path = [...base, ...issue.path]
+    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      const fitting = issue.errors.filter((branch) => !branch.every(wrongTypeHere))
+      if (fitting.length === 1) return problemsOf(fitting[0]!, path)
+      if (fitting.length === 0) {
+        const received = issue.errors.flat().map((i) => /received (\w+)/.exec(i.message)?.[1]).find(Boolean)
+        const message = `Invalid input: expected ${[...new Set(issue.errors.flatMap(typesExpected))].join(' or ')}${received ? `, received ${received}` : ''}`
+        return [{ path: pathText(path), message }]
+      }
+    }
+    return [{ path: pathText(path), message: issue.message }]
+  })
+}
+
+/** Whether an issue says only that the value at this very place is of another type. */
+function wrongTypeHere(issue: Issue): boolean {
+  if (issue.path.length > 0) return false
+  if (issue.code === 'invalid_type') return true
+  return issue.code === 'invalid_union' && issue.errors.every((branch) => branch.every(wrongTypeHere))
+}
+
+function typesExpected(branch: readonly Issue[]): string[] {
+  return branch.flatMap((i) => (i.code === 'invalid_type' ? [i.expected] : i.code === 'invalid_union' ? i.errors.flatMap(typesExpected) : []))
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.') || '(root)'
 }
