@@ -1,9 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import { asWarrantError, fromZodError } from '../api/error-mapping.js'
 import { inspectJson } from '../api/input-guard.js'
-import type { Actor } from '../contract/index.js'
+import { type Actor, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { auditToolCall } from './audit.js'
 import { toolInputSchema, toolOutputSchema } from './json-schema.js'
@@ -41,7 +42,8 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const { gateway, actor } = options
   const server = new WarrantMcpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const who = typeof actor === 'function' ? actor : async () => actor
-  for (const tool of WARRANT_TOOLS) register(server, tool, gateway, who)
+  const runners = new Map(WARRANT_TOOLS.map((tool) => [tool.name, register(server, tool, gateway, who)] as const))
+  answerEveryCall(server, runners, gateway, who)
   // The SDK advertises `tools.listChanged: true` once a tool is registered; this server never sends
   // notifications/tools/list_changed (the tools are fixed before it connects), so it must not claim to.
   server.server.registerCapabilities({ tools: { listChanged: undefined } })
@@ -90,7 +92,26 @@ class WarrantMcpServer extends McpServer {
   }
 }
 
-function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>): void {
+/** What a tool call runs with besides its arguments: the HTTP request's headers, when it came over HTTP. */
+interface CallExtra {
+  readonly requestInfo?: { readonly headers?: Record<string, string | string[] | undefined> }
+}
+
+type ToolRunner = (raw: unknown, extra: CallExtra) => Promise<ToolAnswer | ToolRefusal>
+
+function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>): ToolRunner {
+  const run: ToolRunner = (raw, extra) =>
+    audited(gateway, who, tool.name, raw, async (context) => {
+      // Arguments an LLM wrote as a list or a string: name them, rather than zod's "(root)"
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+        throw new WarrantError('invalid_request', `invalid ${tool.name} arguments: arguments must be a JSON object of named arguments, not ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`, { field: 'arguments' })
+      // The same door as HTTP (stdio has no other): NUL, lone surrogates, __proto__ keys, nesting depth
+      inspectJson(raw, 'arguments')
+      const parsed = tool.input.safeParse(raw)
+      if (!parsed.success) throw fromZodError(parsed.error, `${tool.name} arguments`)
+      const value = await tool.run(parsed.data, context)
+      return answer(value as object, tool.summarize(value, parsed.data, context), { structured: server.structuredFor(extra.requestInfo?.headers) })
+    })
   const registered = server.registerTool(
     tool.name,
     {
@@ -100,26 +121,49 @@ function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gatew
       outputSchema: toolOutputSchema(),
       annotations: tool.annotations,
     },
-    async (raw, extra) => {
-      let result: ToolAnswer | ToolRefusal
-      let actor: Actor | null = null
-      try {
-        actor = await who()
-        const context: ToolContext = { gateway, actor }
-        // The same door as HTTP (stdio has no other): NUL, lone surrogates, __proto__ keys, nesting depth
-        inspectJson(raw, 'arguments')
-        const parsed = tool.input.safeParse(raw)
-        if (!parsed.success) throw fromZodError(parsed.error, `${tool.name} arguments`)
-        const value = await tool.run(parsed.data, context)
-        result = answer(value as object, tool.summarize(value, parsed.data, context), { structured: server.structuredFor(extra.requestInfo?.headers) })
-      } catch (error) {
-        result = refusal(error, gateway.log, tool.name)
-        gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
-      }
-      await auditToolCall(gateway, actor, tool.name, raw, result)
-      return result
-    },
+    (raw, extra) => run(raw, extra),
   )
   // The SDK lists `execution: {taskSupport: "forbidden"}` for every tool, which is what its absence means.
   registered.execution = undefined
+  return run
+}
+
+/** One tool call, answered or refused, and its audit row either way. */
+async function audited(gateway: Gateway, who: () => Promise<Actor>, name: string, raw: unknown, work: (context: ToolContext) => Promise<ToolAnswer>): Promise<ToolAnswer | ToolRefusal> {
+  let result: ToolAnswer | ToolRefusal
+  let actor: Actor | null = null
+  try {
+    actor = await who()
+    result = await work({ gateway, actor })
+  } catch (error) {
+    result = refusal(error, gateway.log, name)
+    gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
+  }
+  await auditToolCall(gateway, actor, name, raw, result)
+  return result
+}
+
+/**
+ * tools/call with its params as sent. The SDK parses params itself first, and answers a caller's mistake there
+ * as JSON-RPC -32603 "Internal error" (arguments that are not an object, a name that is not a string), or an
+ * unknown tool as an error with no code and no audit row; keeping the params aside (the SDK's own check then
+ * sees a well-formed call) lets every one of them be refused like a bad argument: a code, a message, a row.
+ */
+const ANY_TOOL_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown().transform((sent) => ({ name: 'tools/call', sent })) })
+
+/** A tool name as the MCP specification spells them: anything else is not put into an audit row's action. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
+
+function answerEveryCall(server: WarrantMcpServer, runners: ReadonlyMap<string, ToolRunner>, gateway: Gateway, who: () => Promise<Actor>): void {
+  server.server.setRequestHandler(ANY_TOOL_CALL, (request, extra) => {
+    const sent = request.params.sent
+    const params = sent !== null && typeof sent === 'object' && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {}
+    const { name, arguments: raw = {} } = params
+    const run = typeof name === 'string' ? runners.get(name) : undefined
+    if (run) return run(raw, extra)
+    return audited(gateway, who, typeof name === 'string' && TOOL_NAME.test(name) ? name : '(unknown tool)', raw, async () => {
+      if (typeof name !== 'string') throw new WarrantError('invalid_request', 'invalid tools/call: name must be the name of a tool, as a string; tools/list lists them', { field: 'name' })
+      throw new WarrantError('not_found', `no tool "${name.slice(0, 128)}"; the tools are: ${[...runners.keys()].join(', ')}. No tool approves: a person approves on the review page.`, { tool: name.slice(0, 128) })
+    })
+  })
 }

@@ -1,15 +1,20 @@
 import { Transform, type Readable, type Writable } from 'node:stream'
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { duplicateKeyIn } from '../api/unique-keys.js'
 
 /**
- * stdin for the stdio transport, minus any message that names one key twice: that one is answered here with a
- * JSON-RPC error (the refusal HTTP gives), because the SDK's JSON.parse would keep only the last of the two
- * and the tool would answer another question than the one asked.
+ * stdin for the stdio transport, minus any line it cannot take as the message written, each answered here with
+ * a JSON-RPC error (what HTTP answers): one naming a key twice (the SDK's JSON.parse would keep only the last of
+ * the two, and the tool would answer another question than the one asked), one that is not JSON (-32700), and
+ * JSON that is not a JSON-RPC message (-32600). The SDK drops the last two with no answer and no log, so a
+ * client waiting for that id would wait forever. Blank lines carry nothing and are skipped.
  *
  * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout), process.stdout)
  */
 export function withoutDuplicateKeys(input: Readable, output: Writable): Readable {
   let pending = ''
+  const answer = (id: unknown, code: number, message: string, data?: unknown) =>
+    output.write(`${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code, message, ...(data === undefined ? {} : { data }) } })}\n`)
   const lines = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       pending += chunk.toString('utf8')
@@ -17,12 +22,20 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
       while ((newline = pending.indexOf('\n')) >= 0) {
         const line = pending.slice(0, newline + 1)
         pending = pending.slice(newline + 1)
-        const refusal = duplicateKeyIn(line)
-        if (!refusal) this.push(line)
-        else {
-          const id = (JSON.parse(line) as { id?: unknown } | null)?.id
-          output.write(`${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: -32602, message: `${refusal.code}: ${refusal.message}`, data: refusal.toBody() } })}\n`)
+        if (line.trim() === '') continue
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(line)
+        } catch {
+          answer(null, -32700, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
+          continue
         }
+        const id = (parsed as { id?: unknown } | null)?.id
+        const refusal = duplicateKeyIn(line)
+        if (refusal) answer(id, -32602, `${refusal.code}: ${refusal.message}`, refusal.toBody())
+        else if (!JSONRPCMessageSchema.safeParse(parsed).success)
+          answer(id, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a method with an id of string or number, or a result or error for one)')
+        else this.push(line)
       }
       done()
     },

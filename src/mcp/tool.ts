@@ -53,3 +53,18 @@ export const RULES_BRIEF =
   'Only complete: true proves absence; show incomplete_reasons before any approval; never invent cursors, ids, digests.'
 
 export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+
+/**
+ * Refuses an argument the chosen `part` does not read (`uses`: argument → the parts that read it). Ignored, it
+ * would answer another question than the one asked: a cursor given with the overview answered the overview's
+ * first page again, however often the agent followed it, and an invented cursor passed unnoticed.
+ *
+ * @example z.strictObject({...}).superRefine(readOnlyBy({ cursor: ['records'] }))
+ */
+export function readOnlyBy(uses: Readonly<Record<string, readonly string[]>>) {
+  return (args: Readonly<Record<string, unknown>>, ctx: z.RefinementCtx): void => {
+    for (const [field, parts] of Object.entries(uses))
+      if (args[field] !== undefined && !parts.includes(String(args.part)))
+        ctx.addIssue({ code: 'custom', path: [field], message: `${field} is read only with part ${parts.map((p) => `"${p}"`).join(' or ')}, not with part "${String(args.part)}"; give that part or leave ${field} out` })
+  }
+}

@@ -177,6 +177,10 @@ export async function proposeCompensation(
   targets: readonly CompensationTargetInput[],
 ): Promise<PlanProposal> {
   const resource = ctx.catalogue.get(source.resource)
+  // The before-values were read where the operation wrote; the new selection and plan would take the resource's
+  // current environment, so the commit's environment check could not catch a resource pointed elsewhere since.
+  if (resource.environment !== source.environment)
+    throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${source.environment}" operation ${operationId} wrote to; its before-values belong there, so no compensation is proposed here`, { operation_id: operationId })
   // Compensating writes through the action the operation wrote through: the token must be allowed that action.
   const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
   scoped(actor, resource.name, writeAction)

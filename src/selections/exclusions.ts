@@ -57,6 +57,8 @@ export async function excludedPage(
     rule: rule.rule,
     filter: rule.filter,
     count: rule.count,
+    complete: selection.complete,
+    incomplete_reasons: [...selection.completeness.incomplete_reasons],
     records: page.map((m) => memberView(m, selection.fields)),
     next_cursor: nextCursor(ctx, selectionId, list, page, limit, rule.count),
     page: { returned: page.length, limit, ordering: MEMBER_ORDERING },

@@ -120,11 +120,21 @@ export const memberPageQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 })
 
+/**
+ * Every page of a selection's records repeats whether its inventory was complete: a page alone, read by
+ * someone who never saw the overview, must not pass a cut-short walk off as every record the filter matches.
+ */
+const pageCompleteness = {
+  complete: z.boolean().describe("the selection's inventory: false means these are only the records a cut-short walk returned, not every record the filter matches"),
+  incomplete_reasons: z.array(incompleteReasonSchema).describe("why the selection's inventory is incomplete; empty when complete"),
+}
+
 export const memberPageSchema = z
   .object({
     selection_id: z.string(),
     count: z.number().int().nonnegative(),
     digest: z.string(),
+    ...pageCompleteness,
     records: z.array(selectionMemberSchema),
     next_cursor: z.string().nullable().describe('null on the last page'),
     page: z.object({ returned: z.number().int().nonnegative(), limit: z.number().int().positive(), ordering: z.string() }),
@@ -140,6 +150,7 @@ export const excludedPageSchema = z
     rule: z.string(),
     filter: filterSchema,
     count: z.number().int().nonnegative(),
+    ...pageCompleteness,
     records: z.array(selectionMemberSchema).describe('records this rule removed (ord is the position among them)'),
     next_cursor: z.string().nullable(),
     page: z.object({ returned: z.number().int().nonnegative(), limit: z.number().int().positive(), ordering: z.string() }),

@@ -62,6 +62,8 @@ export async function memberPage(ctx: SelectionContext, actor: Actor, selectionI
     selection_id: selectionId,
     count: selection.count,
     digest: selection.digest,
+    complete: selection.complete,
+    incomplete_reasons: [...selection.completeness.incomplete_reasons],
     records: page.map((m) => memberView(m, selection.fields)),
     next_cursor: nextCursor(ctx, selectionId, 'members', page, limit, selection.count),
     page: { returned: page.length, limit, ordering: MEMBER_ORDERING },

@@ -11,7 +11,7 @@ import {
 } from '../../operations/index.js'
 import { actionRequestSchema, type PlanProposal, planProposalSchema } from '../../plans/index.js'
 import { plural } from '../summaries.js'
-import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
+import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { planSummary } from './plans.js'
 import { resourceNameSchema } from './resources.js'
 import { selectionIdSchema } from './selections.js'
@@ -79,8 +79,9 @@ const getOperationInput = z
     outcome: z.enum(TARGET_STATES).optional().describe('results: only this outcome'),
     cursor: z.string().max(1000).optional().describe('next_cursor of the previous page'),
     limit: z.number().int().min(1).max(1000).optional().describe('results: per page, default 100'),
-    wait_ms: z.number().int().min(0).max(30_000).default(0).describe('overview: wait up to this long for it to finish'),
+    wait_ms: z.number().int().min(0).max(30_000).optional().describe('overview: wait up to this long for it to finish'),
   })
+  .superRefine(readOnlyBy({ outcome: ['results'], cursor: ['results'], limit: ['results'], wait_ms: ['overview'] }))
 
 /** The operation's summary: finished or not first, then counts per outcome and the halt reason. */
 export function operationSummary(op: OperationView): string {
@@ -113,7 +114,7 @@ export const getOperation = defineTool({
         ...(args.limit ? { limit: args.limit } : {}),
       })
     const view = await gateway.operations.get(actor, args.operation_id)
-    if (args.wait_ms > 0 && !FINISHED_STATES.has(view.state)) {
+    if (args.wait_ms !== undefined && args.wait_ms > 0 && !FINISHED_STATES.has(view.state)) {
       await gateway.operations.waitFor(args.operation_id, args.wait_ms)
       return gateway.operations.get(actor, args.operation_id)
     }

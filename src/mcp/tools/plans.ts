@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema } from '../../plans/index.js'
 import { plural } from '../summaries.js'
-import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
+import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
 
 export const planIdSchema = z.string().min(1).max(200).describe('from propose_change')
@@ -58,8 +58,8 @@ const getPlanInput = z.strictObject({
   plan_id: planIdSchema,
   part: z.enum(['overview', 'changes']).default('overview').describe("overview; changes: a page of before → after"),
   cursor: z.string().max(4096).optional().describe('next_cursor of the previous page'),
-  limit: z.number().int().min(1).max(1000).default(100).describe('records per page'),
-})
+  limit: z.number().int().min(1).max(1000).optional().describe('records per page, default 100'),
+}).superRefine(readOnlyBy({ cursor: ['changes'], limit: ['changes'] }))
 
 export const getPlan = defineTool({
   name: 'get_plan',
@@ -70,7 +70,7 @@ export const getPlan = defineTool({
   output: z.union([planViewSchema, changesPageSchema]),
   annotations: { ...READ_ONLY },
   async run(args, { gateway, actor }): Promise<PlanView | ChangesPage> {
-    if (args.part === 'changes') return gateway.plans.changes(actor, args.plan_id, { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit })
+    if (args.part === 'changes') return gateway.plans.changes(actor, args.plan_id, { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit ?? 100 })
     return gateway.plans.view(actor, args.plan_id)
   },
   summarize(answer, args) {

@@ -10,7 +10,7 @@ import {
   selectionViewSchema,
 } from '../../selections/index.js'
 import { completenessLabel, continuationHint, plural, warningsClause } from '../summaries.js'
-import { defineTool, READ_ONLY, RULES_BRIEF } from '../tool.js'
+import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { resourceNameSchema } from './resources.js'
 
 export const selectionIdSchema = z.string().min(1).max(200).describe('from create_selection')
@@ -56,8 +56,10 @@ const readSelectionInput = z.strictObject({
     .describe('overview; records: a page of members; excluded: a page one rule removed'),
   rule: ruleNameSchema.optional().describe('for excluded: the rule'),
   cursor: z.string().max(4096).optional().describe('next_cursor of the previous page'),
-  limit: z.number().int().min(1).max(1000).default(100).describe('records per page'),
-}).refine((args) => args.part !== 'excluded' || args.rule !== undefined, { path: ['rule'], message: 'required when part is "excluded"' })
+  limit: z.number().int().min(1).max(1000).optional().describe('records per page, default 100'),
+})
+  .refine((args) => args.part !== 'excluded' || args.rule !== undefined, { path: ['rule'], message: 'required when part is "excluded"' })
+  .superRefine(readOnlyBy({ rule: ['excluded'], cursor: ['records', 'excluded'], limit: ['records', 'excluded'] }))
 
 type ReadSelectionAnswer = SelectionView | MemberPage | ExcludedPage
 
@@ -70,7 +72,7 @@ export const readSelection = defineTool({
   output: z.union([selectionViewSchema, memberPageSchema, excludedPageSchema]),
   annotations: { ...READ_ONLY },
   async run(args, { gateway, actor }): Promise<ReadSelectionAnswer> {
-    const page = { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit }
+    const page = { ...(args.cursor === undefined ? {} : { cursor: args.cursor }), limit: args.limit ?? 100 }
     if (args.part === 'records') return gateway.selections.page(actor, args.selection_id, page)
     if (args.part === 'excluded') {
       return gateway.selections.excluded(actor, args.selection_id, { rule: args.rule!, ...page })
@@ -83,7 +85,8 @@ export const readSelection = defineTool({
     const what = args.part === 'excluded' ? `records excluded by rule "${(page as ExcludedPage).rule}"` : 'members'
     const head = page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'
     const next = page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'
-    return `${head}: ${plural(page.records.length, 'record')} of the ${page.count} ${what} of selection ${page.selection_id}; ${next}. The selection is frozen: pages never change.`
+    const partial = page.complete ? '' : ' The selection\'s inventory was incomplete: these are only the records its walk returned, not every record the filter matches; show incomplete_reasons to the person.'
+    return `${completenessLabel(page)} selection: ${head}: ${plural(page.records.length, 'record')} of the ${page.count} ${what} of selection ${page.selection_id}; ${next}. The selection is frozen: pages never change.${partial}`
   },
 })
 

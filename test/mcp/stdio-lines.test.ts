@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict'
+import { PassThrough } from 'node:stream'
+import { describe, test } from 'node:test'
+import { withoutDuplicateKeys } from '../../src/mcp/index.js'
+
+/** Feeds lines through the stdio door; returns what reaches the SDK and what was answered on stdout. */
+async function through(lines: readonly string[]): Promise<{ passed: string[]; answered: any[] }> {
+  const input = new PassThrough()
+  const output = new PassThrough()
+  let answered = ''
+  output.on('data', (c: Buffer) => (answered += c))
+  const door = withoutDuplicateKeys(input, output)
+  let passed = ''
+  door.on('data', (c: Buffer) => (passed += c))
+  const ended = new Promise((resolve) => door.on('end', resolve))
+  input.end(lines.map((l) => `${l}\n`).join(''))
+  await ended
+  return { passed: passed.split('\n').filter(Boolean), answered: answered.split('\n').filter(Boolean).map((l) => JSON.parse(l)) }
+}
+
+/**
+ * A line on stdin that is not a JSON-RPC message is answered, as over HTTP: -32700 for a line that is not JSON,
+ * -32600 for JSON that is not a JSON-RPC message (with its id when it has one). Before: the SDK's stdio
+ * transport dropped it without a word, on stdout or stderr, and a client waiting for that id waited forever.
+ */
+describe('stdio: a line that is not a JSON-RPC message is answered, never dropped in silence', () => {
+  test('not JSON is -32700, id null; JSON that is not JSON-RPC is -32600 with its id; good lines pass', async () => {
+    const good = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' })
+    const { passed, answered } = await through(['this is not json', '{"jsonrpc":"2.0","id":3}', '[]', '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}', '', good])
+    assert.deepEqual(passed, [good])
+    assert.deepEqual(
+      answered.map((a) => [a.jsonrpc, a.id, a.error.code]),
+      [
+        ['2.0', null, -32700],
+        ['2.0', 3, -32600],
+        ['2.0', null, -32600],
+        ['2.0', null, -32600],
+      ],
+    )
+    assert.ok(answered.every((a) => typeof a.error.message === 'string' && a.error.message.length > 0))
+  })
+
+  test('a key named twice is still refused, and a notification or a response passes', async () => {
+    const notification = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })
+    const response = JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} })
+    const { passed, answered } = await through(['{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":1,"a":2}}', notification, response])
+    assert.deepEqual(passed, [notification, response])
+    assert.deepEqual(answered.map((a) => [a.id, a.error.code]), [[4, -32602]])
+  })
+})
