@@ -28,7 +28,7 @@ describe('a wrong filter condition is refused saying what is wrong with it', () 
       [{ id: { in: Array.from({ length: 10_001 }, (_, i) => `sub_${i}`) } }, 'filter.id.in', /10000/],
       [{ amount_due: { gte: [1] } }, 'filter.amount_due.gte', /expected string, number or boolean, received array/],
       [{ tags: { contains: 5 } }, 'filter.tags.contains', /expected string, received number/],
-      [{ id: ['sub_1', 'sub_2'] }, 'filter.id', /expected string or number or boolean or object, received array/],
+      [{ id: ['sub_1', 'sub_2'] }, 'filter.id', /expected string, number, boolean or object, received array/],
     ]
     for (const [filter, path, message] of cases) {
       for (const tool of ['search', 'create_selection']) {
