@@ -1,6 +1,6 @@
 import { type Actor, WarrantError, canonicalJson } from '../contract/index.js'
 import { actionConfigOf, renderWrite } from './actions.js'
-import { type PlanContext, loadRow, scoped, toRecord } from './plan-context.js'
+import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { ChangesPage, PlanView } from './schemas.js'
 
 /** Distinct values listed per field in a change summary; beyond it the summary says it is incomplete. */
@@ -64,11 +64,14 @@ export async function changesPage(ctx: PlanContext, actor: Actor, planId: string
   const plan = toRecord(row)
   const config = actionConfigOf(ctx, plan)
   const page = await ctx.selections.members(row.selection_id, after, limit)
+  const selection = await selectionOf(ctx, row)
   const last = page[page.length - 1]
   return {
     plan_id: planId,
     plan_digest: row.plan_digest,
     target_count: total,
+    complete: selection.complete,
+    incomplete_reasons: [...selection.completeness.incomplete_reasons],
     changes: page.map((m) => {
       const rendered = renderWrite(ctx, plan, config, { id: m.id, version: m.version })
       return { ord: m.ord, id: m.id, version: m.version, changes: Object.entries(rendered.set).map(([field, after]) => ({ field, before: m.fields[field] ?? null, after })) }

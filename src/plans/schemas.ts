@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { filterSchema } from '../contract/index.js'
+import { pageCompleteness } from '../selections/index.js'
 
 /**
  * Plan and approval request and response shapes, on every surface. Field names are part of the contract.
@@ -161,6 +162,8 @@ export const changesPageSchema = z
     plan_id: z.string(),
     plan_digest: z.string(),
     target_count: z.number().int().nonnegative(),
+    // the plan's selection's: a page of changes read alone must not pass a cut-short walk off as every matching record
+    ...pageCompleteness,
     changes: z.array(recordChangeSchema),
     next_cursor: z.string().nullable(),
   })

@@ -12,6 +12,7 @@ export {
   memberPageSchema,
   excludedPageQuerySchema,
   excludedPageSchema,
+  pageCompleteness,
   exportFormatSchema,
   ruleNameSchema,
   type SelectionRequestInput,

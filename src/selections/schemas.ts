@@ -124,7 +124,7 @@ export const memberPageQuerySchema = z.strictObject({
  * Every page of a selection's records repeats whether its inventory was complete: a page alone, read by
  * someone who never saw the overview, must not pass a cut-short walk off as every record the filter matches.
  */
-const pageCompleteness = {
+export const pageCompleteness = {
   complete: z.boolean().describe("the selection's inventory: false means these are only the records a cut-short walk returned, not every record the filter matches"),
   incomplete_reasons: z.array(incompleteReasonSchema).describe("why the selection's inventory is incomplete; empty when complete"),
 }

@@ -42,6 +42,23 @@ describe('member and excluded pages carry their selection\'s completeness', () =
     }
   })
 
+  test("a plan's per-record changes on an incomplete selection: complete: false with the reasons, and its text opens INCOMPLETE", async () => {
+    const selection = assertAnswered(await callTool(client, 'create_selection', { ...request, budget: { max_items: 12 } }))
+    const plan = assertAnswered(await callTool(client, 'propose_change', { selection_id: selection.selection_id, action: { type: 'pause_collection', params: { reason: 'pages' } } }))
+    const result = await callTool(client, 'get_plan', { plan_id: plan.plan_id, part: 'changes' })
+    const page = assertAnswered(result)
+    assert.equal(page.complete, false)
+    assert.deepEqual(page.incomplete_reasons, selection.incomplete_reasons)
+    assert.match(text(result), /^INCOMPLETE \(CLIENT_LIMIT_REACHED: max_items=12\) selection: LAST PAGE/)
+    assert.match(text(result), /never be approved or committed/)
+    assertSameAsHttp(page, await asAgent(`/v1/plans/${plan.plan_id}/changes`))
+    const complete = assertAnswered(await callTool(client, 'create_selection', request))
+    const completePlan = assertAnswered(await callTool(client, 'propose_change', { selection_id: complete.selection_id, action: { type: 'pause_collection', params: { reason: 'pages' } } }))
+    const completePage = await callTool(client, 'get_plan', { plan_id: completePlan.plan_id, part: 'changes' })
+    assert.equal(assertAnswered(completePage).complete, true)
+    assert.match(text(completePage), /^COMPLETE selection: (LAST PAGE|MORE PAGES)/)
+  })
+
   test('a complete selection: its pages say complete: true', async () => {
     const selection = assertAnswered(await callTool(client, 'create_selection', request))
     assert.equal(selection.complete, true)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema } from '../../plans/index.js'
-import { plural } from '../summaries.js'
+import { completenessLabel, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
 
@@ -76,6 +76,7 @@ export const getPlan = defineTool({
   summarize(answer, args) {
     if (args.part === 'overview') return planSummary(answer as PlanView)
     const page = answer as ChangesPage
-    return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: per-record changes of ${plural(page.changes.length, 'record')} of the ${page.target_count} targets of plan ${page.plan_id} (plan_digest ${page.plan_digest}); ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.`
+    const partial = page.complete ? '' : " The plan's selection is incomplete: these are only the records its walk returned, not every record the filter matches, and the plan can never be approved or committed; show incomplete_reasons to the person."
+    return `${completenessLabel(page)} selection: ${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: per-record changes of ${plural(page.changes.length, 'record')} of the ${page.target_count} targets of plan ${page.plan_id} (plan_digest ${page.plan_digest}); ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.${partial}`
   },
 })
