@@ -109,7 +109,12 @@ function interpret(
   if (!parsed.ok) return { kind: 'refused', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
 
   const payload = ctx.redact.deep(parsed.value)
-  const unexpected = (why: string): ReadPageResult => ({ kind: 'refused', status, message: `source "${source}": unexpected list response: ${why}` })
+  const unexpected = (why: string, configKey?: string): ReadPageResult => ({
+    kind: 'refused',
+    status,
+    message: `source "${source}": unexpected list response: ${why}`,
+    ...(configKey === undefined ? {} : { configKey }),
+  })
   const listed = readPath(payload, list.items_path)
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
@@ -137,6 +142,7 @@ function interpret(
   if (marker === undefined && hasMore !== false && !short)
     return unexpected(
       `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
+      list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path',
     )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
   const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
