@@ -2,6 +2,8 @@ import type { ResourceConfig } from '../config/index.js'
 import type { Connector, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
+import { pageOrigin } from './page-origin.js'
+import { shortPages } from './short-pages.js'
 import { upstreamFilters } from './upstream-filters.js'
 import { probeWrites } from './write-probe.js'
 
@@ -26,8 +28,8 @@ export interface CheckOptions {
 const DEFAULTS = { pages: 3, pageSize: 50 }
 
 /**
- * Probes one resource, read-only: a few pages of each source, the first page again, each filter clause the
- * upstream is to apply, a read by id, and the write configuration. Says which guarantees hold and which config lines break the others.
+ * Probes one resource, read-only: a few pages of each source, the first page again, a first page too small to
+ * be capped, the page before the first page number, each filter clause the upstream is to apply, a read by id, and the write configuration. Says which guarantees hold and which config lines break the others.
  *
  * @example const report = await checkResource({ name: 'subscriptions', config, connector })
  */
@@ -38,6 +40,8 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
   const guarantees: Guarantee[] = [
     ...readGuarantees(options.config, samples),
     ...(await upstreamFilters(options.config, options.connector, samples, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) })),
+    await shortPages(options.config, options.connector, samples, options.signal),
+    await pageOrigin(options.config, options.connector, samples, pageSize, options.signal),
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
     await fieldTypes(options.connector),

@@ -152,7 +152,7 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
   const promise = "a total the upstream gives agrees with what a walk finds"
   const declared = resource.connector.kind === 'http' && hasTotal(resource.connector.list)
   if (!declared) return { name: 'totals', promise, status: 'not_applicable', detail: 'no total declared', config_keys: [] }
-  // The connector reads one page past an end signalled on a full page: a total that ended a walk too early
+  // The connector reads one page past an end signalled on a page with items: a total that ended a walk too early
   // (a count of one page) shows as a refusal naming it, never as a walk the same total ended.
   const disproved = blamed(samples).filter((k) => k === 'connector.list.total_path' || k === 'connector.list.total_header')
   if (disproved.length > 0)

@@ -4,9 +4,10 @@ import type { EndSignal, PagePosition } from './pagination.js'
 import { totalKey } from './paging-signals.js'
 
 /**
- * A walk's end signalled on a full page, and the read that tests it. A total or a has_more flag is a number the
- * config may point at the wrong field (`{items, count}` where `count` is this page's size; a `more` flag that
- * means something else): trusted on a full page, it would end the walk after the first page and call it whole.
+ * A walk's end signalled on a page with items, and the read that tests it. A total or a has_more flag is a number
+ * the config may point at the wrong field (`{items, count}` where `count` is this page's size; a `more` flag that
+ * means something else): trusted, it would end the walk after the first page and call it whole. A page shorter
+ * than asked proves no end either: the upstream may cap its pages below the size asked.
  */
 export interface EndToConfirm {
   /** Where the walk would have gone on, with the page's last id so the read past the end re-checks it. */
@@ -32,10 +33,10 @@ type Page = Extract<ReadPageResult, { kind: 'page' }>
  */
 export function settleEnd(ctx: HttpContext, source: string, ended: Page, end: EndToConfirm, past: ReadPageResult | PastEnd): ReadPageResult {
   if (past.kind === 'page') return { kind: 'refused', message: `source "${source}": the read past the end gave a page instead of a count` }
-  if (past.kind !== 'past_end') return { ...past, message: `source "${source}": reading one page past the end it signalled on a full page: ${past.message}` }
+  if (past.kind !== 'past_end') return { ...past, message: `source "${source}": reading one page past the end it signalled: ${past.message}` }
   if (past.received === 0) return ended
   const list = ctx.config.list
-  const more = `on a full page of ${end.received}, yet the page after it has ${past.received} more record(s)`
+  const more = `on a page of ${end.received}, yet the page after it has ${past.received} more record(s)`
   if (end.signal === 'has_more')
     return {
       kind: 'refused',

@@ -26,8 +26,8 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   const read = await readAt(ctx, request, base, position, false)
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
   if (read.kind !== 'page' || !('end' in read)) return read
-  // The end came on a full page: one read past it, the only test of a total or has_more that may count
-  // something else (this page, another flag). Costs one request per walk, only when its last page is full.
+  // The end came on a page with items: one read past it, the only test of a total or has_more that may count
+  // something else (this page, another flag). Costs one request per walk so ended.
   const { end, ...ended } = read
   const past = await readAt(ctx, { ...request, position: encodePosition(end.position) }, base, end.position, true)
   return settleEnd(ctx, request.source, ended, end, past)
@@ -55,7 +55,7 @@ async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, pos
   return page
 }
 
-/** A page the upstream called the last while it was full carries the read that tests it. */
+/** A page with items the upstream called the last carries the read that tests it. */
 type Interpreted = ReadPageResult | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end: EndToConfirm }) | PastEnd
 
 /** An id carried in a page position fits the 2048 base64url characters a position may hold. */
@@ -109,7 +109,12 @@ function interpret(
   if (!parsed.ok) return { kind: 'refused', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
 
   const payload = ctx.redact.deep(parsed.value)
-  const unexpected = (why: string): ReadPageResult => ({ kind: 'refused', status, message: `source "${source}": unexpected list response: ${why}` })
+  const unexpected = (why: string, configKey?: string): ReadPageResult => ({
+    kind: 'refused',
+    status,
+    message: `source "${source}": unexpected list response: ${why}`,
+    ...(configKey === undefined ? {} : { configKey }),
+  })
   const listed = readPath(payload, list.items_path)
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
@@ -137,6 +142,7 @@ function interpret(
   if (marker === undefined && hasMore !== false && !short)
     return unexpected(
       `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
+      list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path',
     )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
   const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
@@ -181,9 +187,10 @@ function interpret(
     )
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
-  // an end on a full page is tested by one read past it (a page without a page size sent counts as full)
-  const full = rawItems.length > 0 && (!sent.sizeSent || rawItems.length >= request.pageSize)
-  const beyond = following === null && full ? pastEnd(position, facts, base) : null
+  // an end signalled on a page with items is tested by one read past it, a short page too: an upstream that caps
+  // its pages below the size asked (or ignores page_size_param) answers every page short, so a count of one
+  // page or a flag meaning something else would end the walk after its first page and call it whole
+  const beyond = following === null && rawItems.length > 0 ? pastEnd(position, facts, base) : null
   const end = beyond === null ? {} : { end: { ...beyond, position: carrying(beyond.position, lastId, firstId), received: rawItems.length } }
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
 

@@ -84,12 +84,12 @@ describe('a correct end signal', () => {
     assert.equal(listReads(byFlag()) - before, 11)
   })
 
-  test('a short last page ends the walk without the extra request', async () => {
+  test('a short last page: complete, at one extra request too (a short page proves no end: the upstream may cap its pages)', async () => {
     const before = listReads(short())
     const env = await search(createHttpConnector({ resource: resource(short().origin, { total_path: 'total' }) }))
     assert.equal(env.complete, true)
     assert.equal(env.items.length, 95)
-    assert.equal(listReads(short()) - before, 10)
+    assert.equal(listReads(short()) - before, 11)
   })
 
   test('warrant check vouches for a total whose end it tested', async () => {
@@ -123,4 +123,38 @@ describe('other styles: has_more false on a full page with a position still to a
       assert.ok(env.incomplete_reasons.some((r) => r.message?.includes('has_more_path "more"')), JSON.stringify(env.incomplete_reasons))
     })
   }
+})
+
+// A page shorter than asked is the end only if the upstream sends as many as asked. One that caps its pages (25
+// here, asked for 100: GitHub and Stripe cap at 100 without a word) makes every page short, so a `count` of the
+// page or a `more` flag meaning something else ended the walk after 25 of 100, complete: true.
+describe('an upstream that caps its pages below the size asked', () => {
+  const items = collection(100)
+  let up: TestUpstream
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      const from = Number(req.url.searchParams.get('offset') ?? 0)
+      const page = items.slice(from, from + Math.min(25, Number(req.url.searchParams.get('limit') ?? 10)))
+      sendJson(res, 200, { items: page, count: page.length, more: false, total: 100 })
+    })
+  })
+  after(() => up.close())
+  const capped = (c: ReturnType<typeof createHttpConnector>) =>
+    searchAll(c, { resource: 'items', filter: {}, pageSize: 100 }, { maxPages: 200, deadlineMs: 10_000 }, { scope, cursorCodec: codec }).then((e) => envelopeSchema.parse(e))
+
+  for (const [name, end] of [
+    ['total_path', { total_path: 'count' }],
+    ['has_more_path', { has_more_path: 'more' }],
+  ] as const)
+    test(`${name} on a short page is tested too: not complete with 25 of 100 (was complete: true)`, async () => {
+      const env = await capped(createHttpConnector({ resource: resource(up.origin, end) }))
+      assert.equal(env.complete, false, `complete with ${env.items.length} of 100`)
+      assert.ok(env.incomplete_reasons.some((r) => r.code === 'SOURCE_UNAVAILABLE' && r.message?.includes(`${name} "`)), JSON.stringify(env.incomplete_reasons))
+    })
+
+  test('a right total under the cap: complete, the read past the short last page finding nothing', async () => {
+    const env = await capped(createHttpConnector({ resource: resource(up.origin, { total_path: 'total' }) }))
+    assert.equal(env.complete, true, JSON.stringify(env.incomplete_reasons))
+    assert.equal(env.items.length, 100)
+  })
 })

@@ -82,7 +82,8 @@ describe('offset pagination', () => {
     upstream.seen.length = 0
     const { records, results } = await walk(createHttpConnector({ resource: resource('/with-total', { total_path: 'total' }) }), 'main', 5)
     assert.deepEqual(idsOf(records), ALL_IDS)
-    assert.equal(upstream.seen.at(-1)?.url.searchParams.get('offset'), '20')
+    // the page the total ended (offset 20) is read past once, re-checking its last item: a short page proves no end
+    assert.deepEqual(upstream.seen.slice(-2).map((r) => r.url.searchParams.get('offset')), ['20', '22'])
     assert.ok(results.every((r) => r.kind === 'page' && r.total === 23))
   })
 })

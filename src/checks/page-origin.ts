@@ -1,0 +1,46 @@
+import type { ResourceConfig } from '../config/index.js'
+import type { Connector } from '../connectors/index.js'
+import type { Guarantee } from './guarantee.js'
+import type { SourceSample } from './probe-reads.js'
+
+const promise = 'page-number paging starts at the upstream\'s first page, so no page is left unread before it'
+
+/**
+ * Page-number paging starts at `pagination.first` (default 1). An upstream counting from 0 (Spring's `page=0`)
+ * then has a page before it that no walk reads: its first page of records is missing from every answer, and with
+ * no total to fall short of, the walk ends complete. The page before `first` is read once: records there that are
+ * not the first page's (the first page again, an empty page or a refusal is how an upstream says there is none)
+ * mean the walks start one page late.
+ */
+export async function pageOrigin(config: ResourceConfig, connector: Connector, samples: readonly SourceSample[], pageSize: number, signal?: AbortSignal): Promise<Guarantee> {
+  const name = 'page_origin'
+  const result = (status: Guarantee['status'], detail: string, keys: readonly string[] = []): Guarantee => ({ name, promise, status, detail, config_keys: keys })
+  if (config.connector.kind !== 'http' || config.connector.list.pagination.style !== 'page') return result('not_applicable', 'no page-number paging')
+  const list = config.connector.list
+  const first = list.pagination.style === 'page' ? list.pagination.first : 1
+  const before = first - 1
+  const found: string[] = []
+  for (const sample of samples) {
+    const firstPage = new Set(sample.records.slice(0, sample.firstPageAgain?.length ?? 0).map((r) => r.id))
+    const session = await connector.openSession()
+    try {
+      const page = await session.readPage({ source: sample.source, filter: {}, position: `${before}:0`, pageSize, ...(signal ? { signal } : {}) })
+      if (page.kind === 'unavailable' || page.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${before} could not be read (${page.message})`)
+      if (page.kind !== 'page') continue
+      const records = page.items.length + (page.unjudged?.count ?? 0)
+      const others = page.items.filter((r) => !firstPage.has(r.id))
+      if (others.length > 0 || (page.items.length === 0 && records > 0))
+        found.push(`${sample.source}: page ${before} answers ${records} record(s) that page ${first} does not hold${others[0] ? ` (first: "${others[0].id}")` : ''}`)
+    } finally {
+      await session.close()
+    }
+  }
+  if (found.length === 0) return result('holds', `page ${before} holds no records other than page ${first}'s`)
+  // a declared total is never reached by a walk one page short: it fails closed; without one the walk ends complete
+  const total = list.total_path !== undefined || list.total_header !== undefined
+  return result(
+    total ? 'fails_closed' : 'unsafe',
+    `${found.join('; ')}: the upstream counts pages from ${before}, and every walk starting at page ${first} leaves those records out${total ? ' (the total is then never reached: not complete)' : ', complete'}; set pagination.first: ${before}`,
+    ['connector.list.pagination.first'],
+  )
+}

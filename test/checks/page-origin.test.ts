@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { checkResource } from '../../src/checks/index.js'
+import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { collection, httpResource } from '../connectors/http/fixtures.js'
+import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+
+// Page-number paging starts at `pagination.first`, 1 unless set. An upstream counting from 0 (Spring's `page=0`)
+// under the default had its page 0 read by no walk: 20 of 30 records, complete: true, and `warrant check` said
+// every guarantee held (it samples from the same wrong first page).
+describe('warrant check reads the page before the first page number', () => {
+  const items = collection(30)
+  let up: TestUpstream
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)
+      if (get) {
+        const item = items.find((i) => i.id === get[1])
+        return sendJson(res, item ? 200 : 404, item ?? { error: 'not found' })
+      }
+      const page = Number(req.url.searchParams.get('page') ?? 0)
+      const size = Number(req.url.searchParams.get('size') ?? 10)
+      if (page < 0) return sendJson(res, 400, { error: 'page must not be negative' })
+      sendJson(res, 200, { content: items.slice(page * size, page * size + size), totalElements: items.length })
+    })
+  })
+  after(() => up.close())
+
+  const check = (pagination: Record<string, unknown>, end: Record<string, unknown> = {}) => {
+    const config = httpResource({ sources: [{ name: 'main', base_url: up.origin }], list: { path: '/items', items_path: 'content', page_size_param: 'size', pagination, ...end } })
+    return checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pageSize: 10 })
+  }
+  const originOf = (report: Awaited<ReturnType<typeof check>>) => report.guarantees.find((g) => g.name === 'page_origin')
+
+  test('a 0-based upstream read from page 1, with no total: unsafe, naming pagination.first (was verdict holds)', async () => {
+    const report = await check({ style: 'page' })
+    assert.equal(report.verdict, 'unsafe', JSON.stringify(report.guarantees, null, 2))
+    const g = originOf(report)
+    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.deepEqual(g.config_keys, ['connector.list.pagination.first'])
+    assert.match(g.detail, /page 0 answers 10 record\(s\).*set pagination\.first: 0/)
+  })
+
+  test('with a total the walk never reaches, it fails closed', async () => {
+    assert.equal(originOf(await check({ style: 'page' }, { total_path: 'totalElements' }))?.status, 'fails_closed')
+  })
+
+  test('first: 0 holds (page -1 is refused)', async () => {
+    const report = await check({ style: 'page', first: 0 })
+    assert.equal(originOf(report)?.status, 'holds', JSON.stringify(originOf(report)))
+    assert.equal(report.verdict, 'holds', JSON.stringify(report.guarantees, null, 2))
+  })
+})
