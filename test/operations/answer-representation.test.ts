@@ -62,4 +62,42 @@ for (const kind of STORE_KINDS) describe(`a write answered in another representa
       assert.equal(op.halt_reason.rule, 'effect_contradicted')
       assert.equal(upstream.writeLog.length, 1)
     }))
+
+  // set_role also sets a number field: what a number the upstream answers or stores as a string does
+  const withCredit = (users: Record<string, any>) => {
+    users.fields.credit = 'number'
+    users.actions.set_role.set = { role: '{{params.role}}', credit: 10 }
+    users.actions.set_role.write.body = { role: '{{set.role}}', credit: '{{set.credit}}' }
+  }
+  for (const stored of ['number', 'string'] as const)
+    test(`a set number answered as a string, stored as a ${stored}: ${stored === 'number' ? 'succeeded, the number read back' : 'failed, halted: a read refuses that record'}`, () =>
+      withFaultGateway(
+        kind,
+        2,
+        { concurrency: 1, batch_size: 10 },
+        async ({ upstream, agent, commit, finished }) => {
+          for (const [id, user] of upstream.users) upstream.users.set(id, { ...user, credit: 5 } as any)
+          upstream.onWrite = (t) => {
+            t.apply()
+            const user = upstream.users.get(t.id) as any
+            if (stored === 'string') upstream.users.set(t.id, { ...user, credit: String(user.credit) } as any)
+            t.send(200, { ...user, credit: String(user.credit) })
+          }
+          const id = await commit(`credit-${stored}`)
+          const op = await finished(id)
+          const [first] = await allResults(agent, id)
+          if (stored === 'number') {
+            assert.equal(op.state, 'succeeded', JSON.stringify(op))
+            assert.deepEqual(first.after, { role: 'viewer', credit: 10 }, 'the after the ledger keeps is the record as read')
+          } else {
+            // every later read of the record refuses it (SHAPE_MISMATCH): the write changed the field's type
+            assert.equal(op.state, 'halted', `the record now holds "10" where 10 was approved: ${JSON.stringify(first)}`)
+            assert.equal(op.halt_reason.rule, 'effect_contradicted')
+            assert.match(op.halt_reason.message, /"credit".*another type than number/)
+            assert.equal(upstream.writeLog.length, 1)
+          }
+        },
+        withCredit,
+      ))
 })
+
