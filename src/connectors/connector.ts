@@ -109,7 +109,8 @@ export interface ReadSession {
 export interface ReadByIdsResult {
   readonly records: ReadonlyMap<string, SourceRecord>
   readonly missing: readonly string[]
-  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number }[]
+  /** `retryAfterSeconds`: a 429's `Retry-After`, which a caller reading again honours */
+  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }[]
 }
 
 /** One conditional write: change `set` on `id` only if it still has `expectedVersion` and meets `precondition`. */

@@ -345,7 +345,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
             break
           }
           if (check.kind === 'changed') halt = haltAt(check.rule, check.target, check.message)
-          else halt = rateLimited(batch[0]!, 1, check.message)
+          else halt = rateLimited(batch[0]!, check.retryAfterSeconds ?? 1, check.message)
           if (halt !== null) break
           await pacer.acquire()
           if (abort.signal.aborted) break

@@ -9,7 +9,8 @@ export type MembershipCheck =
   /** `records`: the batch as just read (absent for a compensation, whose batch is not read) */
   | { readonly kind: 'unchanged'; readonly records?: ReadonlyMap<string, SourceRecord> }
   | { readonly kind: 'changed'; readonly rule: StopRuleName; readonly target: OperationTargetRow; readonly message: string }
-  | { readonly kind: 'rate_limited'; readonly message: string }
+  /** `retryAfterSeconds`: the upstream's Retry-After, where the connector passed it on */
+  | { readonly kind: 'rate_limited'; readonly message: string; readonly retryAfterSeconds?: number }
 
 /**
  * Where the selection was read without a consistent snapshot, each bounded batch is re-read right before its
@@ -37,7 +38,7 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
   for (const target of batch) {
     const id = target.record_id
     const failure = failures.get(id)
-    if (failure?.status === 429) return { kind: 'rate_limited', message: failure.message }
+    if (failure?.status === 429) return { kind: 'rate_limited', message: failure.message, ...(failure.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: failure.retryAfterSeconds }) }
     if (failure) return { kind: 'changed', rule: 'membership_unverifiable', target, message: `member "${id}" could not be re-read before its batch (${failure.message}); membership cannot be proven` }
     const record = read.records.get(id)
     if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }

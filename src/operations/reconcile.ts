@@ -67,6 +67,7 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
         failed: targets.map((t) => ({ id: t.record_id, message: error instanceof Error ? error.message : String(error) })),
       }))
 
+  const createdAt = (await deps.db.selectFrom('operations').select('created_at').where('id', '=', operationId).executeTakeFirstOrThrow()).created_at
   for (let afterOrd = -1; ; ) {
     const targets = await targetsInState(deps.db, operationId, 'unknown', afterOrd, CHUNK)
     if (targets.length === 0) break
@@ -75,7 +76,15 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
     const failures = new Map(read.failed.map((f) => [f.id, f.message]))
     for (const target of targets) {
       totals.examined += 1
-      const verdict = judge(deps, execution, target, read.records.get(target.record_id), failures.get(target.record_id), now)
+      let verdict = judge(deps, execution, target, read.records.get(target.record_id), failures.get(target.record_id), now)
+      // the effect at a new version is ours only if no later write of this gateway explains it as well
+      const later = verdict.state === 'succeeded' ? await laterWriteTo(deps.db, operationId, execution.plan.resource, createdAt, target.record_id) : null
+      if (later !== null)
+        verdict = {
+          state: 'unknown',
+          reason: 'reconcile_inconclusive',
+          message: `reconciliation: "${target.record_id}" holds the approved effect at version ${verdict.afterVersion}, but operation ${later} has sent a write to it since: that write explains the change as well as ours, which may or may not have landed`,
+        }
       if (verdict.state === 'unknown') totals.still_unknown += 1
       else if (verdict.state === 'succeeded') totals.succeeded += 1
       else totals.failed += 1
@@ -87,7 +96,6 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
     }
   }
 
-  const createdAt = (await deps.db.selectFrom('operations').select('created_at').where('id', '=', operationId).executeTakeFirstOrThrow()).created_at
   for (let afterOrd = -1; ; ) {
     const page = await targetsInState(deps.db, operationId, 'failed', afterOrd, CHUNK)
     if (page.length === 0) break
@@ -98,7 +106,7 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
     for (const target of concluded) {
       const found = read.records.get(target.record_id)
       if (!found || !appliedNow(deps, execution, target, found)) continue
-      if (await laterWriteTo(deps.db, operationId, execution.plan.resource, createdAt, target.record_id)) continue
+      if ((await laterWriteTo(deps.db, operationId, execution.plan.resource, createdAt, target.record_id)) !== null) continue
       totals.corrected += 1
       await record(deps, operationId, target, 'failed', {
         state: 'succeeded',
@@ -190,11 +198,11 @@ function effectFields(deps: ReconcileDeps, execution: OperationExecution, target
 }
 
 /**
- * Whether another operation (a recovery, a second change, a compensation) may have sent a write to the same
- * record of the same resource since this one was committed: a target of it past `pending`, not skipped,
+ * Another operation (a recovery, a second change, a compensation) that may have sent a write to the same
+ * record of the same resource since this one was committed, or null: a target of it past `pending`, not skipped,
  * last changed after this operation's creation.
  */
-async function laterWriteTo(db: Kysely<Database>, operationId: string, resource: string, createdAt: string, recordId: string): Promise<boolean> {
+async function laterWriteTo(db: Kysely<Database>, operationId: string, resource: string, createdAt: string, recordId: string): Promise<string | null> {
   const row = await db
     .selectFrom('operation_targets as t')
     .innerJoin('operations as o', 'o.id', 't.operation_id')
@@ -206,5 +214,5 @@ async function laterWriteTo(db: Kysely<Database>, operationId: string, resource:
     .where('t.updated_at', '>=', createdAt)
     .where('t.state', 'not in', ['pending', 'skipped'])
     .executeTakeFirst()
-  return row !== undefined
+  return row?.operation_id ?? null
 }

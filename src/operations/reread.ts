@@ -1,6 +1,6 @@
 import type { Connector, SourceRecord } from '../connectors/index.js'
 
-/** Seconds a target waits after a 429 that named no Retry-After. */
+/** Seconds a target waits after a 429 on a read whose connector passed on no Retry-After. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 1
 
 /** A record read by id around a write: found, gone, unreadable, or rate limited. */
@@ -23,7 +23,8 @@ export function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id
   const record = result.records.get(id)
   if (record) return { kind: 'found', record }
   const failure = result.failed.find((f) => f.id === id)
-  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
+  // the upstream's Retry-After where it gave one: retrying sooner only spends the target's retries
+  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: failure.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
   if (failure) return { kind: 'failed', message: failedRead(id, when, failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
   return { kind: 'missing' }
 }

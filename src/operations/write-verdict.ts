@@ -30,13 +30,23 @@ export async function verifyWritten(
   if (outcome.otherRecordId !== undefined)
     return { kind: 'contradicted', message: `the upstream answered with record ${quotedKey(outcome.otherRecordId)}, not the target "${id}"`, after: null }
   const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
+  // What the answer body showed against the approved effect, when it did not prove it.
+  let answered: Extract<Verdict, { kind: 'contradicted' }> | null = null
   // An answer at the version the write started from is the record as it was, or a version that does not move:
   // only a re-read can tell which.
   if (outcome.record && !unmoved(w.before, outcome.newVersion ?? outcome.record.version)) {
     const check = judge(outcome.record)
     if (check.kind === 'holds') return { kind: 'holds', after: outcome.record, version: outcome.newVersion ?? outcome.record.version }
     // A body that leaves fields out may be a summary, not an erasure: only the record itself can tell.
-    if (!check.vanishedOnly) return { kind: 'contradicted', message: check.message, after: outcome.record.fields, version: outcome.newVersion ?? outcome.record.version }
+    if (!check.vanishedOnly) {
+      const contradicted = { kind: 'contradicted' as const, message: check.message, after: outcome.record.fields, version: outcome.newVersion ?? outcome.record.version }
+      // An answer saying the approved values are not there is taken at its word: halting is the safe reading.
+      if (checkRecordFields(outcome.record.fields, rendered.expect.fields, ctx.fieldTypes).kind !== 'holds') return contradicted
+      // One differing only outside the set may be the write endpoint's rendering (numbers as strings, a field
+      // expanded), not a change: `before` came from a read, so only a read compares with it. The answer's
+      // contradiction stands where the record cannot be re-read.
+      answered = contradicted
+    }
   }
   const reread = await rereadOne(ctx.connector, id, 'after')
   const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
@@ -44,12 +54,13 @@ export async function verifyWritten(
   // what our write left (halting is the safe reading; carrying on could repeat it on every target).
   if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300)
     return { kind: 'contradicted', message: `the record read back is not the record it was: ${reread.message}`, after: null }
+  if (reread.kind !== 'found' && answered) return answered
   if (reread.kind !== 'found')
     return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) but ${carried}, and re-reading it failed (${reread.kind === 'missing' ? 'it no longer exists' : reread.message})` }
   const after = reread.record
   const stated = outcome.newVersion ?? outcome.record?.version
   if (stated !== undefined && !unmoved(w.before, stated) && !sameVersion(after.version, stated))
-    return { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) at version ${stated}, but re-read the record is already at version ${after.version}: someone wrote after us, so our effect cannot be checked` }
+    return answered ?? { kind: 'unverified', message: `the upstream accepted the write (${outcome.status}) at version ${stated}, but re-read the record is already at version ${after.version}: someone wrote after us, so our effect cannot be checked` }
   const check = judge(after)
   if (unmoved(w.before, after.version)) return unmovedVerdict(after.version, check.kind === 'holds', `${outcome.status}`)
   if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }

@@ -7,7 +7,7 @@ import { mapBounded } from './bounded-concurrency.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { toRecord } from './record.js'
-import { parseJsonBody, rateLimit } from './upstream-answer.js'
+import { parseJsonBody, readRateLimit, type RateLimit } from './upstream-answer.js'
 import { resolveUnderBase } from './url-guard.js'
 
 type BatchConfig = NonNullable<HttpConnectorConfig['get']['batch']>
@@ -15,8 +15,8 @@ type BatchConfig = NonNullable<HttpConnectorConfig['get']['batch']>
 /** What one source's batch reads said: the records they carried, and the ids a 429 kept from being read. */
 export interface BatchReads {
   readonly records: Map<string, SourceRecord>
-  /** id → the 429's message, for ids no source answered (they are not read again alone: the source said wait) */
-  readonly rateLimited: Map<string, string>
+  /** id → the 429, for ids no source answered (they are not read again alone: the source said wait) */
+  readonly rateLimited: Map<string, RateLimit>
 }
 
 /** Reads one id of one source by `get.path`: the record, or null when that read did not find it whole. */
@@ -36,7 +36,7 @@ export type ReadAlone = (source: string, id: string) => Promise<SourceRecord | n
  */
 export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: readonly string[], readAlone: ReadAlone, signal?: AbortSignal): Promise<BatchReads> {
   const records = new Map<string, SourceRecord>()
-  const rateLimited = new Map<string, string>()
+  const rateLimited = new Map<string, RateLimit>()
   // a comma inside an id would split it in two under the comma encoding: such an id is only read alone
   let remaining = ids.filter((id) => batch.encoding !== 'comma' || !id.includes(','))
   for (const source of ctx.sourceNames) {
@@ -46,7 +46,7 @@ export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: r
     const answers = await mapBounded(chunks, ctx.config.read_concurrency, (chunk) => readBatch(ctx, batch, source, chunk, readAlone, signal))
     answers.forEach((answer, i) => {
       if (answer.kind === 'records') for (const [id, record] of answer.records) records.set(id, record)
-      else if (answer.kind === 'rate_limited') for (const id of chunks[i]!) rateLimited.set(id, answer.message)
+      else if (answer.kind === 'rate_limited') for (const id of chunks[i]!) rateLimited.set(id, answer.limit)
     })
     remaining = remaining.filter((id) => !records.has(id))
   }
@@ -56,7 +56,7 @@ export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: r
 
 type BatchAnswer =
   | { readonly kind: 'records'; readonly records: ReadonlyMap<string, SourceRecord> }
-  | { readonly kind: 'rate_limited'; readonly message: string }
+  | { readonly kind: 'rate_limited'; readonly limit: RateLimit }
   | { readonly kind: 'unanswered' }
 
 async function readBatch(ctx: HttpContext, batch: BatchConfig, source: string, ids: readonly string[], readAlone: ReadAlone, signal?: AbortSignal): Promise<BatchAnswer> {
@@ -106,7 +106,7 @@ function interpret(
   // no answer (a timeout, an unreachable source, a body cut at the byte limit), or not a 2xx
   if (result.kind !== 'response') return unanswered('failed')
   const { status, headers, body } = result
-  if (status === 429) return { answer: { kind: 'rate_limited', message: rateLimit(source, headers).message }, outcome: 'rate_limited' }
+  if (status === 429) return { answer: { kind: 'rate_limited', limit: readRateLimit(source, headers) }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined

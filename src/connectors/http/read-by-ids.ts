@@ -7,14 +7,14 @@ import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
-import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
+import { failureMessage, isRedirect, parseJsonBody, readRateLimit, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
 
 type OneRead =
   | { readonly kind: 'found'; readonly record: SourceRecord }
   | { readonly kind: 'missing' }
-  | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
+  | { readonly kind: 'failed'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
 
 /**
  * Reads records by id through `get.path`, trying the sources in order until one has it. 404 or 410 on every
@@ -26,7 +26,7 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
   const unique = [...new Set(ids)]
   const records = new Map<string, SourceRecord>()
   const missing: string[] = []
-  const failed: { id: string; message: string; status?: number }[] = []
+  const failed: { id: string; message: string; status?: number; retryAfterSeconds?: number }[] = []
   let alone = unique
   const batch = ctx.config.get.batch
   if (batch && unique.length > 1) {
@@ -36,7 +36,7 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
     }
     const read = await readInBatches(ctx, batch, unique, readAlone, signal)
     for (const [id, record] of read.records) records.set(id, record)
-    for (const [id, message] of read.rateLimited) failed.push({ id, message, status: 429 })
+    for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: 429, retryAfterSeconds: limit.retryAfterSeconds })
     alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
   }
   const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
@@ -44,7 +44,13 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
     const id = alone[i]!
     if (read.kind === 'found') records.set(id, read.record)
     else if (read.kind === 'missing') missing.push(id)
-    else failed.push({ id, message: read.message, ...(read.status === undefined ? {} : { status: read.status }) })
+    else
+      failed.push({
+        id,
+        message: read.message,
+        ...(read.status === undefined ? {} : { status: read.status }),
+        ...(read.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: read.retryAfterSeconds }),
+      })
   })
   return { records, missing, failed }
 }
@@ -88,7 +94,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
   const { status, headers, body } = result
   if (status === 404 || status === 410) return { kind: 'missing' }
-  if (status === 429) return { kind: 'failed', status, message: rateLimit(source, headers).message }
+  if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers) }
   if (isRedirect(status)) return { kind: 'failed', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)

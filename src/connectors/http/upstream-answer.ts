@@ -70,6 +70,22 @@ export function rateLimit(source: string, headers: Headers): { readonly retryAft
     : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
 }
 
+/** A 429 answering a read: its message, and the seconds its `Retry-After` asks for where it names them. */
+export interface RateLimit {
+  readonly message: string
+  readonly retryAfterSeconds?: number
+}
+
+/**
+ * A read's 429, passed on to whoever reads again (an operation's re-read before a write): without the header,
+ * the caller keeps its own pause rather than the write's long default.
+ */
+export function readRateLimit(source: string, headers: Headers): RateLimit {
+  const seconds = retryAfterOf(headers)
+  if (seconds === null) return { message: `source "${source}" is rate limiting (429) without a usable Retry-After` }
+  return { message: `source "${source}" is rate limiting (429); retry after ${seconds} s`, retryAfterSeconds: seconds }
+}
+
 /** Statuses that say "not now" rather than "not this request": a timeout, too early, or a server-side failure. */
 export function isTransientStatus(status: number): boolean {
   return status === 408 || status === 425 || (status >= 500 && status <= 599 && status !== 501 && status !== 505)

@@ -166,12 +166,15 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
 
 /**
  * The record a write's answer carries: the target (same id), or another record (its id: a contradicted
- * effect), or neither (a summary such as `{ok, rev}`, a wrapper: the record is re-read).
+ * effect), or neither (a summary such as `{ok, rev}`, a wrapper, a declared field mistyped: the record is re-read).
  */
 function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string | null, rounded: ReadonlySet<number>): { readonly record: SourceRecord | null; readonly otherRecordId?: string } {
   const made = toRecord(ctx, value, etag, ctx.config.get.record_path, rounded)
   if (!('record' in made)) return { record: null }
   if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
+  // a declared field of another type than declared (a number as a string) is not the record as a read takes it:
+  // a read of it would refuse the record (shapeProblem), so the record is re-read and judged as any read is
+  if (made.mistyped.length > 0) return { record: null }
   // a version no store keeps exactly (a NUL, a lone surrogate) is not one to record: the record is re-read and judged
   if (unstorableKey(made.record.version)) return { record: null }
   const representation = readPath(value, ctx.config.get.record_path)

@@ -8,7 +8,7 @@ import { selectRows, timed, toRecord, type ConnectorContext } from './context.js
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionCondition, versionParam } from './version.js'
-import { encodeSet, unmovedVersion, writeRecord } from './write.js'
+import { encodeSet, finalReturning, unmovedVersion, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -41,7 +41,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // validated once for the window: the same set and precondition for every request
   const assignments = encodeSet(ctx, first.set)
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter)
-  const facts = (await ctx.catalogue.recent()).columns
+  const catalogue = await ctx.catalogue.recent()
+  const facts = catalogue.columns
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
@@ -106,7 +107,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
         get readBack() {
           return selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
         },
-        returningIsFinal: facts !== null && !facts.changedAfterUpdate,
+        returningIsFinal: finalReturning(catalogue),
         // the rows the UPDATE wrote, as its triggers left them (not every id of the window: some were not written)
         rereadOf: (returned) => {
           written = returned.map((row) => toRecord(ctx, row).id)
@@ -114,9 +115,13 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
             .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(returned.map((row) => row[ctx.idField]))})`)
             .compile()
         },
-        // a row gone or a version that did not move: the whole window is rolled back, each record then written alone
+        // a row gone, an id held by two rows, or a version that did not move: the whole window is rolled back,
+        // each record then written alone (which refuses the repeated id in its turn)
         accept: (rows) => {
-          const reread = new Set(rows.map((row) => toRecord(ctx, row).id))
+          const ids = rows.map((row) => toRecord(ctx, row).id)
+          const repeated = ids.find((id, i) => ids.indexOf(id) !== i)
+          if (repeated !== undefined) return `more than one row of ${ctx.endpoint} has ${ctx.idField} "${repeated}": the id is not unique`
+          const reread = new Set(ids)
           const gone = written.filter((id) => !reread.has(id))
           if (gone.length > 0) return `record(s) ${gone.map((id) => `"${id}"`).join(', ')} were gone when read back after the UPDATE (a trigger removed them or changed their ${ctx.idField})`
           const unmoved = rows.map((row) => toRecord(ctx, row)).filter((r) => {

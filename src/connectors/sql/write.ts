@@ -4,6 +4,7 @@ import type { FieldType } from '../../config/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { Row } from './backend.js'
+import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
@@ -23,7 +24,8 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter).
   // Read within the max age (a trigger added since is seen within it); null (unreadable) leaves every write on
   // the transaction that reads it back
-  const facts = (await ctx.catalogue.recent()).columns
+  const catalogue = await ctx.catalogue.recent()
+  const facts = catalogue.columns
   const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
@@ -61,7 +63,7 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
       get readBack() {
         return selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
       },
-      returningIsFinal: facts !== null && !facts.changedAfterUpdate,
+      returningIsFinal: finalReturning(catalogue),
       rereadOf: () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile(),
       accept: (rows) => refusal(ctx, request, rows),
     }),
@@ -88,6 +90,16 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   }
   ctx.emit({ method: 'UPDATE', targetId, outcome: 'conflict', durationMs: result.durationMs })
   return explainNoRow(ctx, request, id)
+}
+
+/**
+ * Whether an UPDATE … RETURNING may commit on its own, its rows the answer: nothing changes a row after it (no
+ * UPDATE trigger, rule or view), and the id is proven unique. An id no key proves unique may be shared by a row
+ * inserted since the selection froze (the walk refuses only repeats it saw); committed alone, the statement
+ * would write that row too, which no reviewer approved. Else the rows are read back before COMMIT (`refusal`).
+ */
+export function finalReturning(catalogue: CatalogueFacts): boolean {
+  return catalogue.columns !== null && !catalogue.columns.changedAfterUpdate && catalogue.table?.idUnique === true
 }
 
 /**

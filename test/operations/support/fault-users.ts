@@ -23,7 +23,8 @@ export interface FaultUsers {
   onWrite: (t: WriteTools) => Promise<void> | void
   /** a GET by id: return a user to answer instead of the current one (a lagging replica), or undefined */
   onRead: (id: string) => User | undefined
-  /** a GET by ids list; default: answered */
+  /** a GET by id answered otherwise (a 429, say): status, body and headers, or undefined to answer as usual */
+  onReadAnswer: (id: string) => readonly [number, unknown, Record<string, string>?] | undefined
   close(): Promise<void>
 }
 
@@ -37,6 +38,7 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
       t.send(...t.apply())
     },
     onRead: (_id: string): User | undefined => undefined,
+    onReadAnswer: (_id: string): readonly [number, unknown, Record<string, string>?] | undefined => undefined,
   }
   const send = (res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
     const text = body === undefined ? '' : JSON.stringify(body)
@@ -50,6 +52,8 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
     if (!match) return send(res, 404, { error: 'no route' })
     const id = decodeURIComponent(match[1]!)
     if (req.method === 'GET') {
+      const answer = state.onReadAnswer(id)
+      if (answer) return send(res, answer[0], answer[1], answer[2])
       const user = state.onRead(id) ?? users.get(id)
       return user ? send(res, 200, user) : send(res, 404, { error: 'not found' })
     }
@@ -94,6 +98,12 @@ export async function startFaultUsers(count: number): Promise<FaultUsers> {
     },
     set onRead(fn) {
       state.onRead = fn
+    },
+    get onReadAnswer() {
+      return state.onReadAnswer
+    },
+    set onReadAnswer(fn) {
+      state.onReadAnswer = fn
     },
     close: () => server.close(),
   }
