@@ -139,10 +139,14 @@ export function registerAudit(program: Command): void {
           after = page.next_cursor
         }
         const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
-        const changed = flags.operation ? await allChanged(log, flags.operation) : null
+        // A write without an answer (202 Accepted, a lost connection) may have changed its record: listed beside the
+        // written ones, never left out of the answer to "which records changed?"
+        const writes = flags.operation ? await allChanged(log, flags.operation) : null
+        const changed = writes?.filter((r) => r.outcome !== 'unknown') ?? null
+        const unanswered = writes?.filter((r) => r.outcome === 'unknown') ?? null
 
         if (flags.json) {
-          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed } : { events }
+          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed, writes_without_answer: unanswered } : { events }
           process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
           return
         }
@@ -159,6 +163,10 @@ export function registerAudit(program: Command): void {
         if (changed) {
           process.stdout.write(`records changed (${changed.length}):\n`)
           for (const r of changed) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+          if (unanswered && unanswered.length > 0) {
+            process.stdout.write(`writes without an answer, which may have changed their record (${unanswered.length}):\n`)
+            for (const r of unanswered) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+          }
         }
       } finally {
         await gateway.close()
@@ -169,7 +177,7 @@ export function registerAudit(program: Command): void {
 async function allChanged(log: AuditLog, operationId: string) {
   const records = []
   for (let after: number | null | undefined; after !== null; ) {
-    const page = await log.recordsChanged(operationId, { limit: 5000, ...(after === undefined ? {} : { after_seq: after }) })
+    const page = await log.recordsChanged(operationId, { limit: 5000, include_unknown: true, ...(after === undefined ? {} : { after_seq: after }) })
     records.push(...page.records)
     after = page.next_cursor
   }
