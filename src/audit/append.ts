@@ -1,10 +1,11 @@
 import { sql } from 'kysely'
 import type { Kysely, QueryCreator } from 'kysely'
 import { immediateTransaction, type AuditEventRow, type Database, type Store } from '../store/index.js'
-import { AUDIT_GENESIS_HASH, hashAuditRow, type UnhashedAuditRow } from './chain.js'
+import { WarrantError } from '../contract/index.js'
+import { AUDIT_GENESIS_HASH, hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
 import { CHAIN_HEAD_KEY, chainHeadUpsert, parseChainHead, signHead } from './head.js'
-import type { AuditKeyring } from './keyring.js'
+import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
 export interface AuditLogLogger {
@@ -170,6 +171,15 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
   const head = parseChainHead(found?.head ?? null)
   const last = found && found.seq !== null && found.hash !== null ? { seq: Number(found.seq), hash: found.hash } : undefined
   const tip = head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
+  // An unsigned row after signed ones is what a forger writes: verify would name it `forged` for good. A process
+  // without the key (an operator's shell lacking WARRANT_AUDIT_KEY, an instance started without it) is refused.
+  const signedWith = signingKeyId(tip.hash)
+  if (key === null && signedWith !== null)
+    throw new WarrantError(
+      'conflict',
+      `the audit chain is signed with audit key "${signedWith}" (up to seq ${tip.seq}), but no audit key is configured in this process: an unsigned row would break the chain. Configure the key (audit.key or ${AUDIT_KEY_ENV}) as the gateway that signs it does`,
+      { key_id: signedWith, seq: tip.seq },
+    )
   let seq = tip.seq
   let prev = tip.hash
   const written = rows.map((row): AuditEventRow => {

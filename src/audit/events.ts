@@ -3,7 +3,7 @@ import { canonicalJson, wellFormed, type RunEvent } from '../contract/index.js'
 
 export type { RunEvent }
 import type { UnhashedAuditRow } from './chain.js'
-import { scrubSecrets } from './redact.js'
+import { REDACTED, scrubSecrets } from './redact.js'
 
 /** What an upstream call was made for: the operation, plan and selection it served. */
 export interface CallContext {
@@ -46,16 +46,17 @@ export function runRow(event: RunEvent, now: () => string, denied?: ReadonlySet<
 }
 
 export function callRow(call: CallEvent, now: () => string): NewRow {
+  const endpoint = templateOnly(String(call.endpoint))
   return {
     level: 'call',
     at: now(),
     principal: column(call.principal),
     surface: UPSTREAM_SURFACE,
-    action: column(`${call.method} ${call.endpoint}`)!,
+    action: column(`${call.method} ${endpoint}`)!,
     summary: json({
       source: call.source,
       method: call.method,
-      endpoint: call.endpoint,
+      endpoint,
       status: call.status,
       outcome: call.outcome,
       duration_ms: call.durationMs,
@@ -69,6 +70,28 @@ export function callRow(call: CallEvent, now: () => string): NewRow {
     target_id: column(call.targetId),
     details: null,
   }
+}
+
+/**
+ * The endpoint with every literal query value replaced by `[redacted]`, names and `{placeholders}` kept. An API
+ * that takes its key in the query string is configured with the key in the path (`/items/{id}?api_key=…`; a
+ * connector's credential goes in a header only), and the endpoint a call row records is that path.
+ *
+ * @example templateOnly('/items/{id}?api_key=sk_1&expand={id}') // '/items/{id}?api_key=[redacted]&expand={id}'
+ */
+function templateOnly(endpoint: string): string {
+  const at = endpoint.indexOf('?')
+  if (at < 0) return endpoint
+  const query = endpoint
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      if (eq < 0) return pair
+      const value = pair.slice(eq + 1)
+      return /^\{[^{}]*\}$/.test(value) || value === '' ? pair : `${pair.slice(0, eq)}=${REDACTED}`
+    })
+  return `${endpoint.slice(0, at)}?${query.join('&')}`
 }
 
 /**

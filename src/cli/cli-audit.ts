@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Command } from 'commander'
+import { REDACTED, isSecretKey } from '../audit/index.js'
 import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 
@@ -69,16 +70,46 @@ async function record(invocation: Invocation, failure: unknown, openForAudit: (c
   const ids: Record<string, string> = {}
   for (const arg of command.args) for (const [prefix, key] of ID_PREFIXES) if (typeof arg === 'string' && arg.startsWith(prefix)) ids[key] ??= arg
   const code = failure === null ? null : isWarrantError(failure) ? failure.code : 'internal'
+  const denied = new Set(Object.values(gateway.config.resources).flatMap((r) => r.denied_fields))
   await gateway.audit.record({
     actor: invocation.actor,
     surface: 'cli',
     action: `cli:${commandPath(command)}`,
-    summary: { args: command.args, options, outcome: code === null ? 'ok' : 'refused', ...(code === null ? {} : { error: code }) },
+    summary: { args: command.args, options: withTermsRedacted(options, denied), outcome: code === null ? 'ok' : 'refused', ...(code === null ? {} : { error: code }) },
     ...ids,
     // only a command that succeeded carries what it decided: a refused approval is never an approval
     ...(code === null && invocation.details ? { details: invocation.details } : {}),
   })
   await gateway.audit.flush()
+}
+
+/** The options naming a filter term each: `FIELD OP VALUE`, an exclusion `RULE:FIELD OP VALUE`. */
+const TERM_OPTIONS = { filter: false, exclude: true } as const
+const TERM_FIELD = /^\s*[A-Za-z_][A-Za-z0-9_]*/
+const TERM_OPERATOR = /^\s*(!=|<=|>=|=|<|>|~)?\s*/
+
+/**
+ * The options with the value of every filter term on a denied or secret field replaced by `[redacted]`, field and
+ * operator kept. A term is one string (`notes=…`), so the log's redaction by key never sees the field's name, and
+ * the value went in whole where the HTTP trail keeps `notes: "[redacted]"`. Terms that do not parse are redacted
+ * the same way from their first name on: a refused term is still recorded.
+ */
+function withTermsRedacted(options: Record<string, unknown>, denied: ReadonlySet<string>): Record<string, unknown> {
+  const out = { ...options }
+  for (const [name, ruled] of Object.entries(TERM_OPTIONS)) {
+    const terms = out[name]
+    if (!Array.isArray(terms)) continue
+    out[name] = terms.map((term: unknown) => {
+      if (typeof term !== 'string') return term
+      const colon = ruled ? term.indexOf(':') + 1 : 0
+      const rest = term.slice(colon)
+      const field = TERM_FIELD.exec(rest)?.[0]
+      if (!field || (!denied.has(field.trim()) && !isSecretKey(field.trim()))) return term
+      const operator = TERM_OPERATOR.exec(rest.slice(field.length))?.[0] ?? ''
+      return `${term.slice(0, colon)}${field}${operator}${REDACTED}`
+    })
+  }
+  return out
 }
 
 function commandPath(command: Command): string {

@@ -1,9 +1,12 @@
 import { once } from 'node:events'
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, createWriteStream, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import type { Command } from 'commander'
 import { parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
 import { cliActor } from '../cli-actor.js'
-import { WarrantError } from '../../contract/index.js'
+import { WarrantError, isWarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { createProgress, duration, thousands } from '../progress.js'
 
@@ -60,12 +63,20 @@ export function registerAudit(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('-o, --output <file>', 'write to a file instead of stdout')
     .action(async (flags: { config?: string; output?: string }) => {
+      // before the checkpoint row is appended: a checkpoint signed and then lost is one nobody can verify against
+      if (flags.output) assertWritable(flags.output, 'checkpoint')
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const checkpoint = await gateway.audit.checkpoint(await cliActor(gateway, undefined))
         const text = `${JSON.stringify(checkpoint, null, 2)}\n`
         if (flags.output) {
-          writeFileSync(flags.output, text, { mode: 0o600 })
+          try {
+            writeFileSync(flags.output, text, { mode: 0o600 })
+          } catch (error) {
+            // the row is appended by now: the checkpoint goes to stdout rather than nowhere
+            process.stdout.write(text)
+            throw new WarrantError('invalid_request', `cannot write the checkpoint to ${flags.output} (${(error as Error).message}); it is printed above`)
+          }
           process.stderr.write(`checkpoint of seq ${checkpoint.seq} (key ${checkpoint.key_id}) written to ${flags.output}\n`)
         } else process.stdout.write(text)
       } finally {
@@ -79,19 +90,28 @@ export function registerAudit(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('-o, --output <file>', 'write to a file instead of stdout')
     .action(async (flags: { config?: string; output?: string }) => {
+      if (flags.output) assertWritable(flags.output, 'export')
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const log = gateway.audit
-        const out = flags.output ? createWriteStream(flags.output) : process.stdout
-        let rows = 0
-        for await (const line of log.exportNdjson()) {
-          rows += 1
-          if (!out.write(line)) await once(out, 'drain')
-        }
         if (flags.output) {
-          await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((error?: Error | null) => (error ? reject(error) : resolve())))
-          process.stderr.write(`exported ${rows} rows to ${flags.output}\n`)
+          const file = flags.output
+          let rows = 0
+          const lines = async function* () {
+            for await (const line of log.exportNdjson()) {
+              rows += 1
+              yield line
+            }
+          }
+          // pipeline: a write that fails later (a full disk) is this command's refusal, never an unhandled 'error' event
+          await pipeline(Readable.from(lines()), createWriteStream(file)).catch((error: unknown) => {
+            throw isWarrantError(error) ? error : new WarrantError('invalid_request', `cannot write the export to ${file}: ${(error as Error).message}`)
+          })
+          process.stderr.write(`exported ${rows} rows to ${file}\n`)
+          return
         }
+        const out = process.stdout
+        for await (const line of log.exportNdjson()) if (!out.write(line)) await once(out, 'drain')
       } finally {
         await gateway.close()
       }
@@ -119,10 +139,14 @@ export function registerAudit(program: Command): void {
           after = page.next_cursor
         }
         const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
-        const changed = flags.operation ? await allChanged(log, flags.operation) : null
+        // A write without an answer (202 Accepted, a lost connection) may have changed its record: listed beside the
+        // written ones, never left out of the answer to "which records changed?"
+        const writes = flags.operation ? await allChanged(log, flags.operation) : null
+        const changed = writes?.filter((r) => r.outcome !== 'unknown') ?? null
+        const unanswered = writes?.filter((r) => r.outcome === 'unknown') ?? null
 
         if (flags.json) {
-          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed } : { events }
+          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed, writes_without_answer: unanswered } : { events }
           process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
           return
         }
@@ -139,6 +163,10 @@ export function registerAudit(program: Command): void {
         if (changed) {
           process.stdout.write(`records changed (${changed.length}):\n`)
           for (const r of changed) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+          if (unanswered && unanswered.length > 0) {
+            process.stdout.write(`writes without an answer, which may have changed their record (${unanswered.length}):\n`)
+            for (const r of unanswered) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+          }
         }
       } finally {
         await gateway.close()
@@ -149,11 +177,26 @@ export function registerAudit(program: Command): void {
 async function allChanged(log: AuditLog, operationId: string) {
   const records = []
   for (let after: number | null | undefined; after !== null; ) {
-    const page = await log.recordsChanged(operationId, { limit: 5000, ...(after === undefined ? {} : { after_seq: after }) })
+    const page = await log.recordsChanged(operationId, { limit: 5000, include_unknown: true, ...(after === undefined ? {} : { after_seq: after }) })
     records.push(...page.records)
     after = page.next_cursor
   }
   return records
+}
+
+/**
+ * Refuses an output file that cannot be written (its folder missing or read-only, a directory), naming it, before
+ * anything is read or appended. An existing file is not truncated here: a refusal later must not empty it.
+ */
+function assertWritable(file: string, what: 'export' | 'checkpoint'): void {
+  try {
+    if (!existsSync(file)) accessSync(dirname(resolve(file)), constants.W_OK)
+    else if (statSync(file).isDirectory()) throw new Error('it is a directory')
+    else accessSync(file, constants.W_OK)
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'its folder does not exist' : (error as Error).message
+    throw new WarrantError('invalid_request', `cannot write the ${what} to ${file}: ${reason}`, { output: file })
+  }
 }
 
 function readCheckpointFile(path: string): string {
