@@ -36,6 +36,13 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
   program.hook('preAction', (_root, action) => {
     invocation.command = action
   })
+  let recorded: Promise<void> | null = null
+  const recordOnce = (failure: unknown) =>
+    (recorded ??= record(invocation, failure, openForAudit).catch((error: unknown) => {
+      process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
+    }))
+  // the command answered (its output went to a reader that stopped reading): recorded as it stands
+  unfinished = () => recordOnce(null)
   let failure: unknown = null
   try {
     await current.run(invocation, run)
@@ -43,13 +50,23 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
     failure = error
   }
   try {
-    await record(invocation, failure, openForAudit)
-  } catch (error) {
-    process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
+    await recordOnce(failure)
   } finally {
+    unfinished = null
     await invocation.close?.().catch(() => undefined)
   }
   if (failure !== null) throw failure
+}
+
+let unfinished: (() => Promise<void>) | null = null
+
+/**
+ * Writes the running command's audit row now, before the process exits early: a reader closed stdout
+ * (`warrant search R --json | head`) and there is no one left to answer. Exiting without it left a command that
+ * ran, exit status and all, out of the log.
+ */
+export async function recordBeforeEarlyExit(): Promise<void> {
+  await unfinished?.()
 }
 
 async function record(invocation: Invocation, failure: unknown, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
