@@ -115,6 +115,8 @@ export function registerReconcile(command: Command): void {
             `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${settling}${corrected}${renderOperation(report.operation)}\n`,
           )
         }
+        // as operation show: targets still unknown (or failed) leave an operation that is not whole
+        process.exitCode = operationExitStatus(report.operation)
       })
     })
 }
