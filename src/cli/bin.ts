@@ -12,6 +12,16 @@ for (const stream of [process.stdout, process.stderr])
     void recordBeforeEarlyExit().finally(() => process.exit(process.exitCode ?? 0))
   })
 
+// Ctrl-C or SIGTERM during a walk or a watch: say so, record the command as interrupted, and exit with the
+// shell's status for the signal (130, 143), never one that reads as an answer. serve, mcp and commit --wait stop
+// gracefully on their own handlers: this one then leaves it to them.
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
+  process.on(signal, () => {
+    if (process.listenerCount(signal) > 1) return
+    process.stderr.write(`\nwarrant: interrupted (${signal}): no answer was given\n`)
+    void recordBeforeEarlyExit({ interrupted: true }).finally(() => process.exit(status))
+  })
+
 main(process.argv).then((code) => {
   if (code !== 0) process.exitCode = code
 })

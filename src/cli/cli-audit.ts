@@ -41,8 +41,8 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
     (recorded ??= record(invocation, failure, openForAudit).catch((error: unknown) => {
       process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
     }))
-  // the command answered (its output went to a reader that stopped reading): recorded as it stands
-  unfinished = () => recordOnce(null)
+  // recorded now, before an early exit: a reader that stopped reading (the command answered), or an interrupt
+  unfinished = (interrupted) => recordOnce(interrupted ? INTERRUPTED : null)
   let failure: unknown = null
   try {
     await current.run(invocation, run)
@@ -58,15 +58,17 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
   if (failure !== null) throw failure
 }
 
-let unfinished: (() => Promise<void>) | null = null
+let unfinished: ((interrupted: boolean) => Promise<void>) | null = null
+/** The failure of a command stopped by Ctrl-C or SIGTERM: recorded as `interrupted`, neither ok nor refused. */
+const INTERRUPTED = Symbol('interrupted')
 
 /**
  * Writes the running command's audit row now, before the process exits early: a reader closed stdout
- * (`warrant search R --json | head`) and there is no one left to answer. Exiting without it left a command that
- * ran, exit status and all, out of the log.
+ * (`warrant search R --json | head`) and there is no one left to answer, or the command was `interrupted`
+ * (Ctrl-C). Exiting without it left a command that ran, exit status and all, out of the log.
  */
-export async function recordBeforeEarlyExit(): Promise<void> {
-  await unfinished?.()
+export async function recordBeforeEarlyExit(options: { readonly interrupted?: boolean } = {}): Promise<void> {
+  await unfinished?.(options.interrupted === true)
 }
 
 async function record(invocation: Invocation, failure: unknown, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
@@ -85,12 +87,12 @@ async function record(invocation: Invocation, failure: unknown, openForAudit: (c
   }
   const ids: Record<string, string> = {}
   for (const arg of command.args) for (const [prefix, key] of ID_PREFIXES) if (typeof arg === 'string' && arg.startsWith(prefix)) ids[key] ??= arg
-  const code = failure === null ? null : isWarrantError(failure) ? failure.code : 'internal'
+  const code = failure === null ? null : failure === INTERRUPTED ? 'interrupted' : isWarrantError(failure) ? failure.code : 'internal'
   await gateway.audit.record({
     actor: invocation.actor,
     surface: 'cli',
     action: `cli:${commandPath(command)}`,
-    summary: { args: command.args, options, outcome: code === null ? 'ok' : 'refused', ...(code === null ? {} : { error: code }) },
+    summary: { args: command.args, options, outcome: code === null ? 'ok' : code === 'interrupted' ? code : 'refused', ...(code === null || code === 'interrupted' ? {} : { error: code }) },
     ...ids,
     // only a command that succeeded carries what it decided: a refused approval is never an approval
     ...(code === null && invocation.details ? { details: invocation.details } : {}),

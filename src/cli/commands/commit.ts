@@ -66,7 +66,7 @@ export function registerCommit(program: Command): void {
  * The wait of `commit --wait`, which executes the operation in this process. Ctrl-C (or SIGTERM) stops it the way
  * `warrant serve` stops: the targets in flight are answered and recorded, the rest stay pending for the next
  * gateway, the lease is released. Killed outright instead, the in-flight targets would end `unknown` and the
- * lease would hold the operation until it expired. A second Ctrl-C kills at once.
+ * lease would hold the operation until it expired. A second Ctrl-C exits at once (bin.ts).
  */
 async function waitInterruptibly(gateway: Gateway, operationId: string, options: { readonly timeoutMs: number; readonly progress: Progress }): Promise<OperationView> {
   const interrupt = new AbortController()
@@ -76,7 +76,7 @@ async function waitInterruptibly(gateway: Gateway, operationId: string, options:
   try {
     const view = await watchOperation(gateway, operationId, { ...options, signal: interrupt.signal })
     if (!interrupt.signal.aborted) return view
-    process.stderr.write('warrant: interrupted: stopping after the targets in flight are answered (Ctrl-C again kills at once)\n')
+    process.stderr.write('warrant: interrupted: stopping after the targets in flight are answered (Ctrl-C again exits at once)\n')
     await gateway.operations.close()
     const stopped = await gateway.operations.waitFor(operationId, 1)
     process.stderr.write(`warrant: interrupted: the operation has not finished; its pending targets run in \`warrant serve\` (or the next gateway to start)\n`)
