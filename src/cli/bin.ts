@@ -1,14 +1,25 @@
 #!/usr/bin/env node
 // first: V8 settings must be in place before the modules that allocate are evaluated
 import './heap-settings.js'
+import { recordBeforeEarlyExit } from './cli-audit.js'
 import { main } from './main.js'
 
 // `warrant audit export | head`: the reader closed the pipe because it has what it wanted. Stop quietly, as
-// Unix tools do, rather than crash on the next write with EPIPE.
+// Unix tools do, rather than crash on the next write with EPIPE; the command's audit row is written first.
 for (const stream of [process.stdout, process.stderr])
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0)
-    throw error
+    if (error.code !== 'EPIPE') throw error
+    void recordBeforeEarlyExit().finally(() => process.exit(process.exitCode ?? 0))
+  })
+
+// Ctrl-C or SIGTERM during a walk or a watch: say so, record the command as interrupted, and exit with the
+// shell's status for the signal (130, 143), never one that reads as an answer. serve, mcp and commit --wait stop
+// gracefully on their own handlers: this one then leaves it to them.
+for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
+  process.on(signal, () => {
+    if (process.listenerCount(signal) > 1) return
+    process.stderr.write(`\nwarrant: interrupted (${signal}): no answer was given\n`)
+    void recordBeforeEarlyExit({ interrupted: true }).finally(() => process.exit(status))
   })
 
 main(process.argv).then((code) => {

@@ -17,17 +17,26 @@ export const TOKEN_OPTIONS = [
   ['--token-file <file>', 'read the bearer token from this file'],
 ] as const
 
-/** The token given by flag, file or WARRANT_TOKEN, if any. */
+/**
+ * The token given by flag, file or WARRANT_TOKEN, if any. A flag or file that holds nothing is refused rather
+ * than read as "no token": that would make the command run as the local operator, with every scope, instead of
+ * the principal the flag was meant to name (an empty WARRANT_TOKEN is taken as unset, as shells set it).
+ */
 export function tokenFrom(flags: TokenFlags, env: NodeJS.ProcessEnv = process.env): string | null {
-  if (flags.token ?? flags.asToken) return (flags.token ?? flags.asToken)!.trim()
-  if (flags.tokenFile) {
+  for (const [flag, value] of [['--token', flags.token], ['--as-token', flags.asToken]] as const)
+    if (value !== undefined) {
+      if (value.trim() === '') throw new WarrantError('unauthenticated', `${flag} is empty: give the token itself (or --token-file FILE, WARRANT_TOKEN)`, { field: flag })
+      return value.trim()
+    }
+  if (flags.tokenFile !== undefined) {
     let text: string
     try {
       text = readFileSync(flags.tokenFile, 'utf8')
     } catch (error) {
       throw new WarrantError('unauthenticated', `cannot read --token-file "${flags.tokenFile}": ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
     }
-    return text.trim() || null
+    if (text.trim() === '') throw new WarrantError('unauthenticated', `--token-file "${flags.tokenFile}" is empty: it should hold one token, as \`warrant token create … > FILE\` writes it`, { field: '--token-file' })
+    return text.trim()
   }
   return env.WARRANT_TOKEN?.trim() || null
 }

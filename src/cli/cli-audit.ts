@@ -37,6 +37,13 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
   program.hook('preAction', (_root, action) => {
     invocation.command = action
   })
+  let recorded: Promise<void> | null = null
+  const recordOnce = (failure: unknown) =>
+    (recorded ??= record(invocation, failure, openForAudit).catch((error: unknown) => {
+      process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
+    }))
+  // recorded now, before an early exit: a reader that stopped reading (the command answered), or an interrupt
+  unfinished = (interrupted) => recordOnce(interrupted ? INTERRUPTED : null)
   let failure: unknown = null
   try {
     await current.run(invocation, run)
@@ -44,13 +51,25 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
     failure = error
   }
   try {
-    await record(invocation, failure, openForAudit)
-  } catch (error) {
-    process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
+    await recordOnce(failure)
   } finally {
+    unfinished = null
     await invocation.close?.().catch(() => undefined)
   }
   if (failure !== null) throw failure
+}
+
+let unfinished: ((interrupted: boolean) => Promise<void>) | null = null
+/** The failure of a command stopped by Ctrl-C or SIGTERM: recorded as `interrupted`, neither ok nor refused. */
+const INTERRUPTED = Symbol('interrupted')
+
+/**
+ * Writes the running command's audit row now, before the process exits early: a reader closed stdout
+ * (`warrant search R --json | head`) and there is no one left to answer, or the command was `interrupted`
+ * (Ctrl-C). Exiting without it left a command that ran, exit status and all, out of the log.
+ */
+export async function recordBeforeEarlyExit(options: { readonly interrupted?: boolean } = {}): Promise<void> {
+  await unfinished?.(options.interrupted === true)
 }
 
 async function record(invocation: Invocation, failure: unknown, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
@@ -69,13 +88,13 @@ async function record(invocation: Invocation, failure: unknown, openForAudit: (c
   }
   const ids: Record<string, string> = {}
   for (const arg of command.args) for (const [prefix, key] of ID_PREFIXES) if (typeof arg === 'string' && arg.startsWith(prefix)) ids[key] ??= arg
-  const code = failure === null ? null : isWarrantError(failure) ? failure.code : 'internal'
+  const code = failure === null ? null : failure === INTERRUPTED ? 'interrupted' : isWarrantError(failure) ? failure.code : 'internal'
   const denied = new Set(Object.values(gateway.config.resources).flatMap((r) => r.denied_fields))
   await gateway.audit.record({
     actor: invocation.actor,
     surface: 'cli',
     action: `cli:${commandPath(command)}`,
-    summary: { args: command.args, options: withTermsRedacted(options, denied), outcome: code === null ? 'ok' : 'refused', ...(code === null ? {} : { error: code }) },
+    summary: { args: command.args, options: withTermsRedacted(options, denied), outcome: code === null ? 'ok' : code === 'interrupted' ? code : 'refused', ...(code === null || code === 'interrupted' ? {} : { error: code }) },
     ...ids,
     // only a command that succeeded carries what it decided: a refused approval is never an approval
     ...(code === null && invocation.details ? { details: invocation.details } : {}),

@@ -1,4 +1,5 @@
 import { decide, type Envelope, REASON_TEXT } from '../contract/index.js'
+import { cellText, fitted } from './table-cell.js'
 
 /**
  * The terminal view of an envelope: completeness first, in words, then the records, then how to continue.
@@ -59,16 +60,10 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
 
 function table(items: readonly Record<string, unknown>[], maxRows: number): string[] {
   const columns = Object.keys(items[0] ?? {})
-  const rows = items.slice(0, maxRows).map((item) => columns.map((c) => cell(item[c])))
+  const rows = items.slice(0, maxRows).map((item) => columns.map((c) => cellText(item[c])))
   const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((r) => r[i]!.length))))
-  const line = (cells: readonly string[]) => cells.map((v, i) => v.slice(0, widths[i]).padEnd(widths[i]!)).join('  ')
+  const line = (cells: readonly string[]) => cells.map((v, i) => fitted(v, widths[i]!)).join('  ')
   const out = [line(columns), ...rows.map(line)]
   if (items.length > maxRows) out.push(`… and ${items.length - maxRows} more record(s) in this result (use --json for all of them)`)
   return out
-}
-
-function cell(value: unknown): string {
-  if (value === null || value === undefined) return '-'
-  if (Array.isArray(value)) return value.join(',')
-  return String(value)
 }

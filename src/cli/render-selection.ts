@@ -1,8 +1,7 @@
 import { REASON_TEXT } from '../contract/index.js'
 import type { PlanProposal, PlanView } from '../plans/index.js'
 import type { SelectionView } from '../selections/index.js'
-
-const cell = (value: unknown): string => (value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(',') : typeof value === 'object' ? JSON.stringify(value) : String(value))
+import { cellText as cell, fitted } from './table-cell.js'
 
 /** A selection for a terminal: completeness first, then count, digest, exclusions with counts, groups, records. */
 export function renderSelection(view: SelectionView, maxRows = 20): string {
@@ -40,7 +39,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     const columns = view.fields
     const rows = view.records.slice(0, maxRows).map((r) => columns.map((c) => cell(r.fields[c])))
     const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((row) => row[i]!.length))))
-    const line = (cells: readonly string[]) => `  ${cells.map((v, i) => v.slice(0, widths[i]).padEnd(widths[i]!)).join('  ')}`
+    const line = (cells: readonly string[]) => `  ${cells.map((v, i) => fitted(v, widths[i]!)).join('  ')}`
     lines.push(line(columns), ...rows.map(line))
     if (view.count > maxRows) lines.push(`  … the whole manifest: GET ${view.export_urls.csv} (or --json and the records cursor)`)
   }

@@ -14,10 +14,15 @@ export function operationProgressLine(op: OperationView, elapsedMs: number, done
 }
 
 /**
- * Follows an operation until it finishes or `timeoutMs` passes, reporting each state to `progress`; returns
- * the last view (finished or not: the caller says which). The caller has already checked the actor may read it.
+ * Follows an operation until it finishes, `timeoutMs` passes or `signal` aborts (Ctrl-C), reporting each state
+ * to `progress`; returns the last view (finished or not: the caller says which). The caller has already checked
+ * the actor may read it.
  */
-export async function watchOperation(gateway: Gateway, operationId: string, options: { readonly timeoutMs: number; readonly progress: Progress }): Promise<OperationView> {
+export async function watchOperation(
+  gateway: Gateway,
+  operationId: string,
+  options: { readonly timeoutMs: number; readonly progress: Progress; readonly signal?: AbortSignal },
+): Promise<OperationView> {
   const started = Date.now()
   const deadline = started + options.timeoutMs
   let doneAtStart: number | null = null
@@ -26,7 +31,7 @@ export async function watchOperation(gateway: Gateway, operationId: string, opti
       const view = await gateway.operations.waitFor(operationId, Math.max(1, Math.min(POLL_MS, deadline - Date.now())))
       doneAtStart ??= view.target_count - view.counts.pending - view.counts.in_flight
       options.progress.update(operationProgressLine(view, Date.now() - started, doneAtStart))
-      if (FINISHED_STATES.has(view.state) || Date.now() >= deadline) return view
+      if (FINISHED_STATES.has(view.state) || Date.now() >= deadline || options.signal?.aborted) return view
     }
   } finally {
     options.progress.done()

@@ -47,9 +47,41 @@ export function loadConfigFile(path: string): WarrantConfig {
   try {
     raw = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text)
   } catch (error) {
-    throw new WarrantError('invalid_request', `config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`)
+    const message = (error as Error).message
+    // V8's excerpt of the JSON can hold the file's line breaks: one line, after the place
+    if (path.endsWith('.json')) throw new WarrantError('invalid_request', `config file ${path} is not valid JSON${jsonErrorPlace(text)}: ${message.replace(/\n/g, '\\n')}`)
+    throw new WarrantError('invalid_request', `config file ${path} is not valid YAML: ${message}`)
   }
   return resolvePaths(parseConfig(raw, path), dirname(resolve(path)))
+}
+
+/**
+ * Where JSON.parse stopped, as an editor shows it (` at line 3, column 15`). V8 says "at position 412" for some
+ * errors and only a quoted excerpt for others ("Unexpected token"), where the YAML parser names line and column.
+ * The place is the longest prefix of the text that is still the start of some JSON document: every shorter prefix
+ * fails only for ending early, every longer one for what it holds, so a binary search finds it.
+ */
+function jsonErrorPlace(text: string): string {
+  const endsEarly = (k: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, k))
+      return true
+    } catch (error) {
+      const message = (error as Error).message
+      const at = /at position (\d+)/.exec(message)
+      return /end of JSON input|Unterminated string/i.test(message) || (at !== null && Number(at[1]) >= k)
+    }
+  }
+  let good = 0
+  let bad = text.length
+  while (bad - good > 1) {
+    const mid = (good + bad) >> 1
+    if (endsEarly(mid)) good = mid
+    else bad = mid
+  }
+  const offset = endsEarly(text.length) ? text.length : good
+  const lines = text.slice(0, offset).split('\n')
+  return ` at line ${lines.length}, column ${lines.at(-1)!.length + 1}${offset >= text.length ? ' (the end of the file)' : ''}`
 }
 
 /** Makes relative sqlite URLs and secret files absolute, against `base`. */

@@ -3,6 +3,9 @@ import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { createProgress } from '../progress.js'
+import type { Gateway } from '../../gateway/index.js'
+import type { OperationView } from '../../operations/index.js'
+import type { Progress } from '../progress.js'
 import { watchOperation } from '../watch-operation.js'
 import { operationExitStatus, renderOperation } from './operation.js'
 
@@ -12,7 +15,7 @@ const DEFAULT_WAIT_MS = 60 * 60 * 1000
  * `warrant commit PLAN_ID --key KEY --digest D [--wait]`. Without --wait the operation is recorded and
  * executed by a running `warrant serve` (or the next one to start); with --wait this process executes it
  * and prints the outcome, exiting 0 when every target succeeded, 3 when it finished otherwise, 5 when it was
- * still running as the wait ended; progress goes to stderr.
+ * still running as the wait ended (or was interrupted: see waitInterruptibly); progress goes to stderr.
  */
 export function registerCommit(program: Command): void {
   program
@@ -50,11 +53,36 @@ export function registerCommit(program: Command): void {
           return
         }
         if (!flags.json) process.stdout.write(`${head}\n`)
-        const view = await watchOperation(gateway, receipt.operation_id, { timeoutMs, progress: createProgress({ quiet: flags.quiet }) })
+        const view = await waitInterruptibly(gateway, receipt.operation_id, { timeoutMs, progress: createProgress({ quiet: flags.quiet }) })
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
         process.exitCode = operationExitStatus(view)
       } finally {
         await gateway.close()
       }
     })
+}
+
+/**
+ * The wait of `commit --wait`, which executes the operation in this process. Ctrl-C (or SIGTERM) stops it the way
+ * `warrant serve` stops: the targets in flight are answered and recorded, the rest stay pending for the next
+ * gateway, the lease is released. Killed outright instead, the in-flight targets would end `unknown` and the
+ * lease would hold the operation until it expired. A second Ctrl-C exits at once (bin.ts).
+ */
+async function waitInterruptibly(gateway: Gateway, operationId: string, options: { readonly timeoutMs: number; readonly progress: Progress }): Promise<OperationView> {
+  const interrupt = new AbortController()
+  const stop = () => interrupt.abort()
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  try {
+    const view = await watchOperation(gateway, operationId, { ...options, signal: interrupt.signal })
+    if (!interrupt.signal.aborted) return view
+    process.stderr.write('warrant: interrupted: stopping after the targets in flight are answered (Ctrl-C again exits at once)\n')
+    await gateway.operations.close()
+    const stopped = await gateway.operations.waitFor(operationId, 1)
+    process.stderr.write(`warrant: interrupted: the operation has not finished; its pending targets run in \`warrant serve\` (or the next gateway to start)\n`)
+    return stopped
+  } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+  }
 }

@@ -64,7 +64,7 @@ export function registerOperation(program: Command): void {
       })
     })
 
-  withPrincipalOptions(operation.command('results <operation_id>').description('per-target outcomes in member order'))
+  withPrincipalOptions(operation.command('results <operation_id>').description('per-target outcomes in member order; exit 5 while more pages remain (--all reads them all)'))
     .option('--outcome <outcome>', `only ${TARGET_STATES.join(', ')}`)
     .option('--limit <n>', 'results per page (default 100)', positiveInteger('--limit'))
     .option('--cursor <cursor>', 'continue after a previous page')
@@ -85,7 +85,11 @@ export function registerOperation(program: Command): void {
           for (const r of page.results) process.stdout.write(`${flags.json ? JSON.stringify(r) : renderResult(r)}\n`)
           if (!page.next_cursor) break
           if (!flags.all) {
-            process.stderr.write(`more results: warrant operation results ${id}${flags.outcome ? ` --outcome ${flags.outcome}` : ''} --cursor ${page.next_cursor}  (or --all)\n`)
+            process.stderr.write(
+              `more results: warrant operation results ${id}${flags.outcome ? ` --outcome ${flags.outcome}` : ''}${flags.limit ? ` --limit ${flags.limit}` : ''} --cursor ${page.next_cursor}  (or --all)\n`,
+            )
+            // one page of several is not the list: a script must not take it for every result
+            process.exitCode = EXIT.incomplete
             break
           }
           cursor = page.next_cursor
@@ -111,6 +115,8 @@ export function registerReconcile(command: Command): void {
             `reconciled ${report.examined} unknown target(s): ${report.succeeded} succeeded, ${report.failed} failed, ${report.still_unknown} still unknown\n${settling}${corrected}${renderOperation(report.operation)}\n`,
           )
         }
+        // as operation show: targets still unknown (or failed) leave an operation that is not whole
+        process.exitCode = operationExitStatus(report.operation)
       })
     })
 }

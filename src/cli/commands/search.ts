@@ -1,11 +1,23 @@
 import type { Command } from 'commander'
-import { searchResource } from '../../resources/index.js'
+import { WarrantError } from '../../contract/index.js'
+import { searchRequestSchema, searchResource } from '../../resources/index.js'
 import { EXIT } from '../exit-status.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderEnvelope } from '../render-envelope.js'
 import { collect, positiveInteger } from '../option-values.js'
 
+
+/** The flag that sets each key of the search request. */
+const FLAG_OF: Readonly<Record<string, string>> = {
+  filter: '--filter',
+  fields: '--fields',
+  page_size: '--page-size',
+  cursor: '--cursor',
+  'budget.max_pages': '--max-pages',
+  'budget.max_items': '--max-items',
+  'budget.deadline_ms': '--deadline-ms',
+}
 
 export function registerSearch(program: Command): void {
   program
@@ -24,17 +36,20 @@ export function registerSearch(program: Command): void {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const resource = gateway.catalogue.get(name)
-        const envelope = await searchResource(
-          resource,
-          {
-            filter: parseFilterTerms(flags.filter, resource.config),
-            fields: flags.fields?.split(',').map((f) => f.trim()).filter(Boolean),
-            page_size: flags.pageSize,
-            cursor: flags.cursor,
-            budget: { max_pages: flags.maxPages, max_items: flags.maxItems, deadline_ms: flags.deadlineMs },
-          },
-          { cursorCodec: gateway.cursorCodec },
-        )
+        const request = searchRequestSchema.safeParse({
+          filter: parseFilterTerms(flags.filter, resource.config),
+          fields: flags.fields?.split(',').map((f) => f.trim()).filter(Boolean),
+          page_size: flags.pageSize,
+          cursor: flags.cursor,
+          budget: { max_pages: flags.maxPages, max_items: flags.maxItems, deadline_ms: flags.deadlineMs },
+        })
+        // an option out of the request's bounds is the caller's input, named by its flag: never a bug report
+        if (!request.success) {
+          const issue = request.error.issues[0]!
+          const key = issue.path.join('.')
+          throw new WarrantError('invalid_request', `${FLAG_OF[key] ?? key}: ${issue.message}`, { field: FLAG_OF[key] ?? key })
+        }
+        const envelope = await searchResource(resource, request.data, { cursorCodec: gateway.cursorCodec })
         if (flags.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`)
         else {
           const again = [`warrant search ${name}`, ...flags.filter.map((f) => `--filter '${f}'`), flags.fields ? `--fields ${flags.fields}` : ''].filter(Boolean).join(' ')

@@ -2,6 +2,9 @@ import type { Command } from 'commander'
 import { ROLES, type Role, WarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 
+/** 100 years. */
+const MAX_TTL_DAYS = 36_500
+
 const list = (value: string) => value.split(',').map((v) => v.trim()).filter(Boolean)
 
 export function registerToken(program: Command): void {
@@ -19,7 +22,8 @@ export function registerToken(program: Command): void {
     .option('--json', 'print as JSON')
     .action(async (flags: { role?: string; name?: string; principal?: string; resources?: string[]; actions?: string[]; ttlDays: string; config?: string; json?: boolean }) => {
       const days = Number(flags.ttlDays)
-      if (!(days > 0)) throw new WarrantError('invalid_request', `--ttl-days must be a positive number, not "${flags.ttlDays}"`)
+      // bounded: a larger one (1e12, Infinity) names no date, and failed as a bug ("Invalid time value")
+      if (!(days > 0 && days <= MAX_TTL_DAYS)) throw new WarrantError('invalid_request', `--ttl-days must be a positive number of days up to ${MAX_TTL_DAYS}, not "${flags.ttlDays}"`)
       if (flags.principal !== undefined) {
         const given = (['name', 'role', 'resources', 'actions'] as const).filter((f) => flags[f] !== undefined)
         if (given.length > 0)
