@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
-import { CLI_ENTRY, createCliWorkspace, TSX_LOADER } from '../support/cli-config.js'
+import { createCliWorkspace } from '../support/cli-config.js'
+import { interruptCliWhen } from '../support/cli-interrupt.js'
 
 /**
  * `warrant commit --wait` executes the operation in the CLI's own process. Ctrl-C there killed it mid-window:
@@ -30,24 +30,7 @@ describe('Ctrl-C during warrant commit --wait (sqlite)', () => {
     const approved = await ws.warrant(['approve', plan.plan_id, '--digest', plan.plan_digest, '--token', reviewer])
     assert.equal(approved.code, 0, approved.stderr)
 
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'commit', plan.plan_id, '--key', 'k-int', '--digest', plan.plan_digest, '--wait', '--config', ws.configPath], {
-      cwd: ws.dir,
-      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent', WARRANT_PROGRESS_INTERVAL_MS: '50' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    // interrupt once some targets have been written
-    await new Promise<void>((resolve) =>
-      child.stderr.on('data', (c: Buffer) => {
-        stderr += c.toString()
-        if (/succeeded [1-9]/.test(stderr)) resolve()
-      }),
-    )
-    child.kill('SIGINT')
-    const code = await exited
+    const { code, stdout, stderr } = await interruptCliWhen(ws.dir, ['commit', plan.plan_id, '--key', 'k-int', '--digest', plan.plan_digest, '--wait', '--config', ws.configPath], /succeeded [1-9]/)
     assert.equal(code, 5, `exit ${code}\n${stdout}\n${stderr}`)
     assert.match(stdout, /state: running \(not finished\)|state: pending \(not finished\)/)
     assert.match(stderr, /interrupted/)

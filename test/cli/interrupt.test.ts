@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
-import { CLI_ENTRY, createCliWorkspace, TSX_LOADER } from '../support/cli-config.js'
+import { createCliWorkspace } from '../support/cli-config.js'
+import { interruptCliWhen } from '../support/cli-interrupt.js'
 
 /**
  * Ctrl-C during a long walk killed the CLI where it stood: no line said so, and the command left no audit row
@@ -21,23 +21,7 @@ describe('Ctrl-C during warrant select (sqlite)', () => {
   })
 
   test('exit 130, said on stderr, and a cli:select row marked interrupted', { timeout: 120_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'select', 'subscriptions', '--page-size', '10', '--config', ws.configPath], {
-      cwd: ws.dir,
-      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent', WARRANT_PROGRESS_INTERVAL_MS: '50' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
-    await new Promise<void>((resolve) =>
-      child.stderr.on('data', (c: Buffer) => {
-        stderr += c.toString()
-        if (/[1-9]\d* page\(s\) read/.test(stderr)) resolve()
-      }),
-    )
-    child.kill('SIGINT')
-    const code = await exited
+    const { code, stdout, stderr } = await interruptCliWhen(ws.dir, ['select', 'subscriptions', '--page-size', '10', '--config', ws.configPath], /[1-9]\d* page\(s\) read/)
     assert.equal(code, 130, `exit ${code}\n${stdout}\n${stderr}`)
     assert.equal(stdout, '', 'no answer was printed')
     assert.match(stderr, /warrant: interrupted/)
