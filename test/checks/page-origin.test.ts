@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { checkResource } from '../../src/checks/index.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { collection, httpResource } from '../connectors/http/fixtures.js'
-import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { answerItemById, sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 
 // Page-number paging starts at `pagination.first`, 1 unless set. An upstream counting from 0 (Spring's `page=0`)
 // under the default had its page 0 read by no walk: 20 of 30 records, complete: true, and `warrant check` said
@@ -13,11 +13,7 @@ describe('warrant check reads the page before the first page number', () => {
   let up: TestUpstream
   before(async () => {
     up = await startUpstream((req, res) => {
-      const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)
-      if (get) {
-        const item = items.find((i) => i.id === get[1])
-        return sendJson(res, item ? 200 : 404, item ?? { error: 'not found' })
-      }
+      if (answerItemById(items, req, res)) return
       const page = Number(req.url.searchParams.get('page') ?? 0)
       const size = Number(req.url.searchParams.get('size') ?? 10)
       if (page < 0) return sendJson(res, 400, { error: 'page must not be negative' })

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { checkResource } from '../../src/checks/index.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { collection, httpResource } from '../connectors/http/fixtures.js'
-import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { answerItemById, sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 
 // A walk takes a page shorter than asked, without the next cursor or link at the configured path, as the end of
 // the list (HAL and many APIs leave `next` out on the last page). An upstream that caps its pages below the size
@@ -14,11 +14,7 @@ describe('warrant check asks for a page the upstream cannot shorten', () => {
   let up: TestUpstream
   before(async () => {
     up = await startUpstream((req, res) => {
-      const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)
-      if (get) {
-        const item = items.find((i) => i.id === get[1])
-        return sendJson(res, item ? 200 : 404, item ?? { error: 'not found' })
-      }
+      if (answerItemById(items, req, res)) return
       const from = Number(req.url.searchParams.get('after') ?? 0)
       const page = items.slice(from, from + Math.min(25, Number(req.url.searchParams.get('limit') ?? 10)))
       // the cursor sits at next.token; on the last page there is no `next` at all

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { type McpWorld, assertRefused, callTool, startMcpWorld } from './support.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { type McpWorld, assertRefused, callTool, startMcpWorld, connectAgent } from './support.js'
 
 /**
  * A filter condition is a value or an object of operators (a union): when it is wrong, the refusal says what is
@@ -15,8 +14,7 @@ describe('a wrong filter condition is refused saying what is wrong with it', () 
   let client: Client
   before(async () => {
     world = await startMcpWorld({ count: 50 })
-    client = new Client({ name: 'filter-errors-test', version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
+    client = await connectAgent(world, 'filter-errors-test')
   })
   after(async () => {
     await client?.close()

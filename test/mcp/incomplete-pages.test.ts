@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { type McpWorld, assertAnswered, assertSameAsHttp, callTool, startMcpWorld, text } from './support.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { type McpWorld, assertAnswered, assertSameAsHttp, callTool, startMcpWorld, text, connectAgent } from './support.js'
 
 /**
  * A page of an incomplete selection's members (or of the records a rule excluded) is only part of what the
@@ -15,8 +14,7 @@ describe('member and excluded pages carry their selection\'s completeness', () =
   let client: Client
   before(async () => {
     world = await startMcpWorld({ count: 300 })
-    client = new Client({ name: 'pages-test', version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
+    client = await connectAgent(world, 'pages-test')
   })
   after(async () => {
     await client?.close()

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { type McpWorld, assertAnswered, assertRefused, callTool, startMcpWorld } from './support.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { type McpWorld, assertAnswered, assertRefused, callTool, startMcpWorld, connectAgent } from './support.js'
 
 /**
  * An argument that only pages (cursor, limit, rule, outcome) given with the overview, or a wait given with a
@@ -15,8 +14,7 @@ describe('an argument the chosen part does not use is refused, never ignored', (
   let client: Client
   before(async () => {
     world = await startMcpWorld({ count: 300 })
-    client = new Client({ name: 'part-test', version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
+    client = await connectAgent(world, 'part-test')
   })
   after(async () => {
     await client?.close()

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { WARRANT_TOOLS } from '../../src/mcp/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
@@ -303,4 +304,11 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   assert.equal(again.isError, true)
 
   return { operation, plan, selection }
+}
+
+/** The official MCP client, connected to the world's /mcp endpoint as its agent. */
+export async function connectAgent(world: McpWorld, name: string): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
+  return client
 }

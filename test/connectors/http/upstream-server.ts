@@ -64,6 +64,15 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text)
 }
 
+/** Answers `GET /items/{id}` from `items` (404 when absent); false for any other path, left to the caller. */
+export function answerItemById(items: readonly { readonly id: string }[], req: SeenRequest, res: ServerResponse): boolean {
+  const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)
+  if (!get) return false
+  const item = items.find((i) => i.id === get[1])
+  sendJson(res, item ? 200 : 404, item ?? { error: 'not found' })
+  return true
+}
+
 /** Resolves after `ms`, without keeping the process alive on its own. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
