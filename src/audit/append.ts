@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Kysely, QueryCreator } from 'kysely'
-import { immediateTransaction, type AuditEventRow, type Database, type Store } from '../store/index.js'
+import { immediateTransaction, joinCommits, type AuditEventRow, type Database, type JoinedWrites, type Store } from '../store/index.js'
 import { WarrantError } from '../contract/index.js'
 import { AUDIT_GENESIS_HASH, hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
@@ -66,13 +66,89 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
   async function drain(): Promise<void> {
     try {
       while (queue.length > 0) {
-        const batch = queue.splice(0, maxBatch)
-        await appendBatch(batch)
+        held = store.dialect === 'sqlite' ? await appendTaken() : queue.splice(0, maxBatch)
+        if (held !== null) await appendBatch(held)
+        held = null
       }
     } finally {
       draining = null
     }
   }
+
+  /** Rows out of the queue and not yet written: no row queued after them may join a commit ahead of them. */
+  let held: Pending[] | null = null
+
+  /**
+   * SQLite: the rows are taken from the queue inside the transaction that appends them, once it holds the one
+   * connection. Until then a ledger commit may take them instead (joinCommits), and a batch taken here is never
+   * overtaken by rows queued after it. Returns the batch when its append failed (appendBatch retries it), else null.
+   */
+  async function appendTaken(): Promise<Pending[] | null> {
+    let batch: Pending[] = []
+    try {
+      const rows = await immediateTransaction(db, async (conn) => {
+        // rows a ledger commit took and then rolled back are put back at the head first
+        while (joined !== null) await joined
+        batch = queue.splice(0, maxBatch)
+        return batch.length === 0 ? [] : writeRows(conn, batch.map((p) => p.row), keyring, 'sqlite')
+      })
+      settle(batch, rows)
+      return null
+    } catch {
+      return batch.length > 0 ? batch : queue.splice(0, maxBatch)
+    }
+  }
+
+  /** Rows written inside another module's transaction, settled when it ends (see joinCommits). */
+  let joined: Promise<void> | null = null
+
+  // On SQLite, queued rows join the operations ledger's commits: one sync for a window's outcomes and the audit
+  // rows of its upstream calls instead of one each (on PostgreSQL appends run on other pooled connections, in
+  // parallel with the ledger, and joining would serialise the ledger's two lanes behind the chain's lock).
+  if (store.dialect === 'sqlite')
+    joinCommits(db, {
+      async join(trx): Promise<JoinedWrites | null> {
+        // Not while a drain holds rows it took (they must reach the chain first), nor twice at once.
+        if (held !== null || joined !== null || queue.length === 0) return null
+        const batch = queue.splice(0, maxBatch)
+        if (queue.length === 0 && lingering !== null) {
+          clearTimeout(lingering)
+          lingering = null
+        }
+        let written: AuditEventRow[]
+        // a savepoint: a row the chain refuses (no key on a signed chain) must not undo the ledger's writes
+        await sql`savepoint audit_join`.execute(trx)
+        try {
+          written = await writeRows(trx, batch.map((p) => p.row), keyring, 'sqlite')
+          await sql`release savepoint audit_join`.execute(trx)
+        } catch {
+          await sql`rollback to savepoint audit_join`.execute(trx)
+          await sql`release savepoint audit_join`.execute(trx)
+          // appended on their own, where a refusal is retried, reported and rejected as for any row
+          queue.unshift(...batch)
+          start()
+          return null
+        }
+        let landed!: () => void
+        joined = new Promise<void>((resolve) => (landed = resolve))
+        const end = () => {
+          joined = null
+          landed()
+        }
+        return {
+          committed() {
+            end()
+            settle(batch, written)
+          },
+          rolledBack() {
+            // the ledger's transaction failed: the rows were never written; they go first in the next append
+            queue.unshift(...batch)
+            end()
+            start()
+          },
+        }
+      },
+    })
 
   async function appendBatch(batch: Pending[]): Promise<void> {
     try {
@@ -138,7 +214,7 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
     enqueue,
     async flush() {
       if (queue.length > 0) start()
-      while (draining !== null) await draining
+      while (draining !== null || joined !== null) await (draining ?? joined)
     },
     report,
   }

@@ -1,5 +1,5 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
-import type { Database } from '../store/index.js'
+import { commitJoinerOf, type Database, type JoinedWrites } from '../store/index.js'
 
 /**
  * Group commit for the per-target ledger. Transitions asked for while the previous group commits (the
@@ -122,11 +122,21 @@ class LedgerLane {
         const statements = statementsFor(group.map((p) => p.job), changed, this.dialect)
         // one statement is atomic and durable on its own (autocommit): no BEGIN and COMMIT round trips for it. On
         // SQLite a group's updates are one statement per row, so they always share a transaction (one sync).
-        if (statements.length === 1 && this.dialect === 'postgres') await statements[0]!(this.db)
-        else
-          await this.db.transaction().execute(async (trx) => {
-            for (const statement of statements) await statement(trx)
-          })
+        let joined: JoinedWrites | null = null
+        try {
+          if (statements.length === 1 && this.dialect === 'postgres') await statements[0]!(this.db)
+          else
+            await this.db.transaction().execute(async (trx) => {
+              for (const statement of statements) await statement(trx)
+              // what another module holds ready (the audit rows of the upstream calls that decided these
+              // outcomes) commits with them: one sync where there were two or three (see joinCommits)
+              if (this.dialect === 'sqlite') joined = await (commitJoinerOf(this.db)?.join(trx) ?? null)
+            })
+        } catch (error) {
+          ;(joined as JoinedWrites | null)?.rolledBack(error)
+          throw error
+        }
+        ;(joined as JoinedWrites | null)?.committed()
         group.forEach((p, i) => p.resolve(changed[i]!))
       } catch (error) {
         for (const p of group) p.reject(error)

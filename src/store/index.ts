@@ -68,5 +68,6 @@ export type {
   TokensTable,
 } from './schema.js'
 export { immediateTransaction } from './immediate-transaction.js'
+export { commitJoinerOf, joinCommits, type CommitJoiner, type JoinedWrites } from './shared-commit.js'
 export { withKeyedLock } from './keyed-lock.js'
 export { inSlices } from './event-loop-slices.js'

@@ -3,9 +3,7 @@ import { describe, test } from 'node:test'
 import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from '../../src/operations/ledger.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { createHarness } from './support/harness.js'
-
-const OWNER = 'instance-under-test'
-const NOW = '2031-01-02T03:04:05.006Z'
+import { OWNER, NOW, seedOperation } from './support/seed-operation.js'
 
 /**
  * The ledger commits the transitions asked for together in one transaction, and the outcomes of one
@@ -14,32 +12,6 @@ const NOW = '2031-01-02T03:04:05.006Z'
  * outcome has none), a target no longer in flight untouched, and a target answered twice in one group changed
  * only by the first answer.
  */
-/** A running operation held by OWNER, with `count` pending targets (ords 1..count). */
-async function seedOperation(h: Awaited<ReturnType<typeof createHarness>>, operationId: string, count: number): Promise<void> {
-  const db = h.store.db
-  await db
-    .insertInto('operations')
-    .values({
-      id: operationId,
-      plan_id: h.plan.plan_id,
-      idempotency_key: operationId,
-      request_fingerprint: 'f',
-      state: 'running',
-      stop_rules: '{}',
-      counts: '{}',
-      lease_owner: OWNER,
-      lease_expires_at: '2999-01-01T00:00:00.000Z',
-      created_by: 'test',
-      created_at: NOW,
-      updated_at: NOW,
-    })
-    .execute()
-  await db
-    .insertInto('operation_targets')
-    .values(Array.from({ length: count }, (_, i) => ({ operation_id: operationId, ord: i + 1, record_id: `r${i + 1}`, expected_version: '1', state: 'pending', before: '{"kept":true}', updated_at: NOW })))
-    .execute()
-}
-
 describe('ledger group commit (postgres store): in-flight marks do not wait behind outcomes', () => {
   test('a window is claimed while the outcomes before it still wait for their commit', async () => {
     const h = await createHarness('postgres', { count: 1 })
