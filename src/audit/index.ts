@@ -31,6 +31,8 @@ export { AUDIT_KEY_ENV, createAuditKeyFile, loadAuditKeyring, parseAuditKeys, ty
 export { assertChainKeyConfigured, auditKeySourceLabel } from './key-check.js'
 export { CHAIN_HEAD_KEY, checkHead, readChainHead, type ChainHead } from './head.js'
 export { REDACTED, isSecretKey, scrubSecrets } from './redact.js'
+export { EXPORT_FORMAT, type ExportEnd } from './export.js'
+export { verifyAuditExport, type ExportVerifyResult } from './verify-export.js'
 export { CHAIN_PROBLEMS, VERIFY_PAGE_SIZE, verifyAuditChain, type ChainGuarantee, type ChainProblem, type VerifyOptions, type VerifyResult } from './verify.js'
 export { markRequestAudited, withRequestAudit } from './request-scope.js'
 export { boundedSummary } from './summary.js'
