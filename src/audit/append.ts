@@ -2,9 +2,9 @@ import { sql } from 'kysely'
 import type { Kysely, QueryCreator } from 'kysely'
 import { immediateTransaction, joinCommits, type AuditEventRow, type Database, type JoinedWrites, type Store } from '../store/index.js'
 import { WarrantError } from '../contract/index.js'
-import { AUDIT_GENESIS_HASH, hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
+import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, chainHeadUpsert, parseChainHead, signHead } from './head.js'
+import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, parseChainHead, signHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -246,7 +246,7 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
   const found = tips[0]
   const head = parseChainHead(found?.head ?? null)
   const last = found && found.seq !== null && found.hash !== null ? { seq: Number(found.seq), hash: found.hash } : undefined
-  const tip = head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
+  const tip = chainTip(head, last)
   // An unsigned row after signed ones is what a forger writes: verify would name it `forged` for good. A process
   // without the key (an operator's shell lacking WARRANT_AUDIT_KEY, an instance started without it) is refused.
   const signedWith = signingKeyId(tip.hash)

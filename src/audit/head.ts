@@ -1,5 +1,6 @@
 import type { Kysely, QueryCreator } from 'kysely'
 import type { Database } from '../store/index.js'
+import { AUDIT_GENESIS_HASH } from './chain.js'
 import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /**
@@ -29,6 +30,14 @@ export function checkHead(head: ChainHead, keyring: AuditKeyring | null): 'ok' |
   const key = keyring?.get(head.key_id)
   if (!key) return 'unknown_key'
   return sameHex(signHead(head, key).mac!, head.mac) ? 'ok' : 'mismatch'
+}
+
+/**
+ * Where the next append continues from: the head when it is ahead of the last row (rows removed from the end
+ * stay a visible gap), else the last row, else nothing (`seq` 0, the genesis hash).
+ */
+export function chainTip(head: ChainHead | null, last: { seq: number; hash: string } | undefined): ChainHead {
+  return head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {

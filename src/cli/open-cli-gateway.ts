@@ -15,6 +15,8 @@ export async function openCliGateway(flags: {
   readonly config?: string
   readonly logLevel?: string
   readonly executors?: boolean | 'commits'
+  /** Refuse a store whose audit chain is signed with a key this process lacks (serve, mcp: see GatewayOptions). */
+  readonly requireAuditKey?: boolean
   /** Also told of every upstream call (after the audit log): `warrant check` reads what its probes answered. */
   readonly onCall?: (call: UpstreamCall) => void
 }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
@@ -26,6 +28,7 @@ export async function openCliGateway(flags: {
   const opened = await openGateway({
     config,
     executors: flags.executors ?? false,
+    ...(flags.requireAuditKey ? { requireAuditKey: true } : {}),
     log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }),
     ...(flags.onCall ? { onCall: flags.onCall } : {}),
   })

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { WarrantConfig } from '../config/index.js'
-import { createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
+import { assertChainKeyConfigured, createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
 import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
@@ -59,6 +59,12 @@ export interface GatewayOptions {
    * its commits. Default true; short-lived CLI commands pass false (their commits run in `warrant serve`).
    */
   readonly executors?: boolean | 'commits'
+  /**
+   * Refuse to open when this process could not continue the store's audit chain as it is signed (no key, or a key
+   * without the id that signed its end): set by the long-running surfaces (serve, mcp), whose every request is
+   * audited. A short command still opens such a store (`warrant audit verify` says what it finds).
+   */
+  readonly requireAuditKey?: boolean
   /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
   readonly instanceId?: string
   /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window) and the operations' (leases, ledger times, reconciliation's settle window); tests pin and move it. */
@@ -83,6 +89,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
     const keyring = loadAuditKeyring(options.config.audit?.key, options.env ?? process.env)
+    // before anything appends (resumed operations record their ends)
+    if (options.requireAuditKey) await assertChainKeyConfigured(store.db, keyring, options.config.audit?.key)
     const deniedFields = Object.values(options.config.resources).flatMap((r) => r.denied_fields)
     const audit = observeAudit(createAuditLog({ store, log, keyring, deniedFields }), telemetry)
     // Every upstream call is logged, with the operation and selection it served when made inside one.

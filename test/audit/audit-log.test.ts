@@ -258,7 +258,10 @@ for (const kind of STORE_KINDS) {
       test('the export is one line per row, in order, verifiable without the database', async () => {
         const lines: string[] = []
         for await (const line of audit.exportNdjson()) lines.push(line)
+        // the last line holds the chain head the rows end at
+        const end = JSON.parse(lines.pop()!) as { format: string; rows: number; head: { seq: number; hash: string } }
         assert.equal(lines.length, last)
+        assert.deepEqual([end.format, end.rows, end.head.seq, end.head.hash], ['warrant-audit-export/1', last, last, (JSON.parse(lines.at(-1)!) as AuditEventRow).hash])
         let prev = AUDIT_GENESIS_HASH
         lines.forEach((line, i) => {
           assert.ok(line.endsWith('\n'))

@@ -69,6 +69,7 @@ describe('warrant audit (CLI, sqlite store)', () => {
 
     assert.equal(exported.code, 0, exported.stderr)
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
+    assert.equal(lines.pop().format, 'warrant-audit-export/1', 'the export ends with the chain head')
     assert.deepEqual(lines.map((l) => l.seq), [1, 2, 3, 4, 5])
     assert.ok(lines.every((l) => hashAuditRow(l) === l.hash))
 

@@ -8,6 +8,7 @@ import { parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery } from
 import { cliActor } from '../cli-actor.js'
 import { WarrantError, isWarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
+import { reportVerifyResult, verifyExportFile } from './audit-verify-output.js'
 import { createProgress, duration, thousands } from '../progress.js'
 
 const PAGE = 500
@@ -24,10 +25,12 @@ export function registerAudit(program: Command): void {
     .description('recompute the hash chain; exits 0 when intact, 3 naming the first bad row when not')
     .option('-c, --config <file>', 'config file')
     .option('--checkpoint <file>', 'a checkpoint exported by `warrant audit checkpoint`: the chain must still hold it')
+    .option('--file <export>', 'verify a file written by `warrant audit export` instead of the store (the key: --config\'s audit.key, else WARRANT_AUDIT_KEY)')
     .option('--json', 'print the result as JSON')
     .option('-q, --quiet', 'no progress line on stderr')
-    .action(async (flags: { config?: string; checkpoint?: string; json?: boolean; quiet?: boolean }) => {
+    .action(async (flags: { config?: string; checkpoint?: string; file?: string; json?: boolean; quiet?: boolean }) => {
       const checkpoint = flags.checkpoint === undefined ? undefined : parseCheckpoint(readCheckpointFile(flags.checkpoint), flags.checkpoint)
+      if (flags.file !== undefined) return verifyExportFile(flags.file, flags, checkpoint)
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const log = gateway.audit
@@ -37,21 +40,8 @@ export function registerAudit(program: Command): void {
         const result = await log
           .verify({ ...(checkpoint ? { checkpoint } : {}), onProgress: (p) => progress.update(`verifying the audit chain: ${thousands(p.rows)}${p.head_seq === null ? '' : ` of ~${thousands(p.head_seq)}`} rows · ${duration(Date.now() - started)}`) })
           .finally(() => progress.done())
-        if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-        if (result.ok) {
-          if (!flags.json) {
-            process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
-            process.stdout.write(`guarantee: ${result.guarantee}${result.key_ids.length > 0 ? ` (key ${result.key_ids.join(', ')})` : ''}${result.checkpoint ? `; checkpoint at seq ${result.checkpoint.seq} holds` : ''}\n${result.statement}\n`)
-          }
-          return
-        }
-        if (!flags.json) {
-          process.stdout.write(`audit log BROKEN at seq ${result.first_bad_seq} (${result.problem}): ${result.message}\n`)
-          const row = await gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
-          process.stdout.write(row ? `row ${row.seq} as stored: ${JSON.stringify(row)}\n` : `no row is stored at seq ${result.first_bad_seq}\n`)
-          process.stdout.write(`${result.rows_checked} rows before it verified\n`)
-        }
-        throw new WarrantError('conflict', `audit chain broken at seq ${result.first_bad_seq}: ${result.problem}`, result)
+        const row = result.ok ? undefined : await gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
+        reportVerifyResult(result, flags, () => (row ? `row ${row.seq} as stored: ${JSON.stringify(row)}` : `no row is stored at seq ${result.ok ? '' : result.first_bad_seq}`))
       } finally {
         await gateway.close()
       }
