@@ -1,24 +1,8 @@
 import { type Clause, type Filter, clausesOf } from '../contract/index.js'
+import { revealed } from './reveal.js'
 
 /** Listed values of an `in` clause before "and N more". */
 const IN_SHOWN = 12
-
-/**
- * Characters that show as nothing or as a plain space (zero-width, joiners, controls, no-break and other spaces,
- * fillers), or that reorder the text after them (bidi overrides, embeddings, isolates and marks).
- */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800]/gu
-
-/**
- * Text from an agent or an upstream as a reviewer must read it: each unseen character as its code point, and
- * spaces at either end too. Otherwise "legal_hold" plus a zero-width space reads as the rule that removes the
- * legal-hold records (it removes none), and a right-to-left override turns "waiver" into "reviaw".
- */
-export function revealed(text: string): string {
-  return text
-    .replace(UNSEEN, (ch) => `[U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
-    .replace(/^ +| +$/g, (spaces) => '[U+0020]'.repeat(spaces.length))
-}
 
 /** A scalar as a reviewer reads it. */
 export function scalarText(value: unknown): string {

@@ -1,6 +1,7 @@
 import { planInActionScope } from '../../plans/index.js'
 import { CsrfField, Notice, Pill, When, paths } from '../components.js'
 import { plural, relative } from '../format.js'
+import { revealed } from '../reveal.js'
 import type { PlanPageData } from './plan.js'
 
 /** Why this viewer cannot approve this plan now, in words; empty when the Approve button is offered. */
@@ -66,15 +67,15 @@ export function DecisionSection(props: { d: PlanPageData }) {
         <ul class="clauses" data-testid="approved-by">
           {s.approved_by.map((a) => (
             <li>
-              Approved by <strong>{a.name ?? a.principal}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
+              Approved by <strong>{revealed(a.name ?? a.principal)}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
             </li>
           ))}
         </ul>
       ) : null}
       {s.rejected_by ? (
         <p>
-          Rejected by <strong>{s.rejected_by.name ?? s.rejected_by.principal}</strong> at <When iso={s.rejected_by.decided_at} />
-          {s.rejected_by.comment ? `: “${s.rejected_by.comment}”` : ''}
+          Rejected by <strong>{revealed(s.rejected_by.name ?? s.rejected_by.principal)}</strong> at <When iso={s.rejected_by.decided_at} />
+          {s.rejected_by.comment ? `: “${revealed(s.rejected_by.comment)}”` : ''}
         </p>
       ) : null}
       {p.approvals.some((a) => !a.valid) ? (
@@ -85,7 +86,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
               .filter((a) => !a.valid)
               .map((a) => (
                 <li>
-                  {a.decision} by {a.name ?? a.principal} at <When iso={a.decided_at} />
+                  {a.decision} by {revealed(a.name ?? a.principal)} at <When iso={a.decided_at} />
                   {a.expires_at ? <> (lapsed <When iso={a.expires_at} />)</> : null}
                 </li>
               ))}

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import Database from 'better-sqlite3'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { createSelection, launchBrowser, newContext, proposePlan, signIn, waitForOperation } from './support.js'
+
+/** Characters a reader cannot see, or that reorder what they see: never on a page as themselves. */
+const HIDDEN = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/
+
+/** The whole of the page's main content as HTML (closed details and attributes included), and as read. */
+async function shown(page: Page): Promise<{ html: string; text: string }> {
+  return { html: await page.locator('main').innerHTML(), text: await page.locator('main').innerText() }
+}
+
+describe('operation and audit pages: upstream- and agent-supplied text is shown as what it is', () => {
+  let fx: GatewayFixture
+  let browser: Browser
+  // "acct<RLO>exe.txt" renders as "accttxt.exe"; "a<ZWSP>b" renders as "ab", another record's id.
+  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '']
+  before(async () => {
+    fx = await startDemoGateway({ store: 'sqlite', count: 300 })
+    browser = await launchBrowser()
+    const db = new Database(fx.upstreamUrl.replace(/^sqlite:/, ''))
+    try {
+      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 3").all() as { id: string }[]).map((r) => r.id)
+      db.prepare('update subscriptions set id = ? where id = ?').run(ids[0], found[0])
+      db.prepare('update subscriptions set id = ? where id = ?').run(ids[1], found[1])
+      ids[2] = found[2]!
+      // The upstream refuses this one write with a message holding an override: "quota <RLO>deliveries<PDF>" reads "quota seirevileddeliveries"-like.
+      db.exec(`create trigger refuse_one before update on subscriptions when old.id = '${found[2]}' begin select raise(abort, 'quota \u202Edeliveries\u202C exceeded'); end`)
+    } finally {
+      db.close()
+    }
+  })
+  after(async () => {
+    await browser?.close()
+    await fx?.close()
+  })
+
+  test('target ids, upstream errors and decision comments are revealed on the operation page and both audit levels', async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: ids } } })
+    assert.equal(selection.count, 3, JSON.stringify(selection))
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'r' } })
+    const approved = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'checked \u202Eevol\u202C ok' })
+    assert.equal(approved.status, 201, JSON.stringify(approved.body))
+    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `reveal-${plan.plan_id}` })
+    assert.equal(commit.status, 202, JSON.stringify(commit.body))
+    const operation = await waitForOperation(fx, commit.body.operation_id)
+    assert.equal(operation.counts.failed, 1, JSON.stringify(operation))
+
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/operations/${operation.operation_id}`)
+    let main = await shown(page)
+    assert.doesNotMatch(main.html, HIDDEN, 'operation page: no invisible or reordering character reaches the page as itself')
+    const targets = await page.getByTestId('targets').innerText()
+    assert.match(targets, /acct\[U\+202E\]exe\.txt/)
+    assert.match(targets, /a\[U\+200B\]b/)
+    assert.match(targets, /quota \[U\+202E\]deliveries\[U\+202C\] exceeded/)
+
+    await page.goto(`${fx.base}/review/plans/${plan.plan_id}/audit?operation=${encodeURIComponent(operation.operation_id)}`)
+    main = await shown(page)
+    assert.doesNotMatch(main.html, HIDDEN, 'audit page: no invisible or reordering character reaches the page as itself')
+    assert.match(await page.getByTestId('run-events').innerText(), /checked \[U\+202E\]evol\[U\+202C\] ok/)
+    const calls = await page.getByTestId('call-events').innerText()
+    assert.match(calls, /acct\[U\+202E\]exe\.txt/)
+    assert.match(calls, /a\[U\+200B\]b/)
+    await page.context().close()
+  })
+
+  test("a rejecting reviewer's comment is revealed on the plan page", async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[2]] } } })
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'r' } })
+    const rejected = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'reject', expected_plan_digest: plan.plan_digest, comment: 'fine, \u202Eevorppa\u202C later' })
+    assert.equal(rejected.status, 201, JSON.stringify(rejected.body))
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
+    assert.doesNotMatch((await shown(page)).html, HIDDEN)
+    assert.match((await shown(page)).text, /fine, \[U\+202E\]evorppa\[U\+202C\] later/)
+    await page.context().close()
+  })
+})
