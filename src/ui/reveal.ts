@@ -8,10 +8,13 @@ const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u
  * Text from an agent or an upstream as a reviewer must read it: each unseen character as its code point, and
  * spaces at either end too. Otherwise "legal_hold" plus a zero-width space reads as the rule that removes the
  * legal-hold records (it removes none), and a right-to-left override turns "waiver" into "reviaw".
+ * A space stays a space only alone between two other characters: HTML collapses a run of spaces into one, so
+ * "Acme  Ltd" would read as another customer's "Acme Ltd"; each space of a run is marked instead, on every page
+ * and in attributes alike (a stylesheet's white-space rule would not reach a title or a copied value).
  * Every page shows such text through this one function, so a value reads the same wherever it appears.
  */
 export function revealed(text: string): string {
   return text
     .replace(UNSEEN, (ch) => `[U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
-    .replace(/^ +| +$/g, (spaces) => '[U+0020]'.repeat(spaces.length))
+    .replace(/^ +| +$| {2,}/g, (spaces) => '[U+0020]'.repeat(spaces.length))
 }

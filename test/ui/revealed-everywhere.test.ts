@@ -17,16 +17,19 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   let fx: GatewayFixture
   let browser: Browser
   // "acct<RLO>exe.txt" renders as "accttxt.exe"; "a<ZWSP>b" renders as "ab", another record's id.
-  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '']
+  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '', '']
   before(async () => {
     fx = await startDemoGateway({ store: 'sqlite', count: 300 })
     browser = await launchBrowser()
     const db = new Database(fx.upstreamUrl.replace(/^sqlite:/, ''))
     try {
-      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 3").all() as { id: string }[]).map((r) => r.id)
+      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 4").all() as { id: string }[]).map((r) => r.id)
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[0], found[0])
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[1], found[1])
       ids[2] = found[2]!
+      ids[3] = found[3]!
+      // Two spaces inside a name: HTML collapses them, so it would read as another customer's "Acme Ltd".
+      db.prepare('update subscriptions set customer_name = ? where id = ?').run('Acme  Ltd', ids[3])
       // The upstream refuses this one write with a message holding an override: "quota <RLO>deliveries<PDF>" reads "quota seirevileddeliveries"-like.
       db.exec(`create trigger refuse_one before update on subscriptions when old.id = '${found[2]}' begin select raise(abort, 'quota \u202Edeliveries\u202C exceeded'); end`)
     } finally {
@@ -39,7 +42,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   })
 
   test('target ids, upstream errors and decision comments are revealed on the operation page and both audit levels', async () => {
-    const selection = await createSelection(fx, { filter: { id: { in: ids } } })
+    const selection = await createSelection(fx, { filter: { id: { in: ids.slice(0, 3) } } })
     assert.equal(selection.count, 3, JSON.stringify(selection))
     const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'r' } })
     const approved = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'checked \u202Eevol\u202C ok' })
@@ -77,6 +80,28 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
     assert.doesNotMatch((await shown(page)).html, HIDDEN)
     assert.match((await shown(page)).text, /fine, \[U\+202E\]evorppa\[U\+202C\] later/)
+    await page.context().close()
+  })
+
+  test('a run of spaces inside a value is shown space by space on the selection, plan, operation and audit pages, never collapsed into one', async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] }, customer_name: 'Acme  Ltd' } })
+    assert.equal(selection.count, 1)
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'credit  hold' } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
+    assert.match((await shown(page)).text, /customer_name is Acme\[U\+0020\]\[U\+0020\]Ltd/)
+    await page.goto(`${fx.base}/review/plans/${plan.plan_id}`)
+    assert.match(await page.getByTestId('glance').innerText(), /pause_reason → credit\[U\+0020\]\[U\+0020\]hold/)
+    assert.match(await page.getByTestId('manifest').innerText(), /Acme\[U\+0020\]\[U\+0020\]Ltd/)
+    const approved = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'ok  go' })
+    assert.equal(approved.status, 201, JSON.stringify(approved.body))
+    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `spaces-${plan.plan_id}` })
+    assert.equal(commit.status, 202, JSON.stringify(commit.body))
+    await waitForOperation(fx, commit.body.operation_id)
+    await page.goto(`${fx.base}/review/operations/${commit.body.operation_id}`)
+    assert.match(await page.getByTestId('targets').innerText(), /pause_reason: "" \(empty text\)\s*→\s*credit\[U\+0020\]\[U\+0020\]hold/)
+    await page.goto(`${fx.base}/review/plans/${plan.plan_id}/audit`)
+    assert.match(await page.getByTestId('run-events').innerText(), /comment: “ok\[U\+0020\]\[U\+0020\]go”/)
     await page.context().close()
   })
 })
