@@ -150,6 +150,15 @@ export function Val(props: { value: unknown }) {
 /** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
 const LONG_VALUE = 40
 
+/**
+ * A record's id as the upstream gave it: revealed, and wrapped anywhere once long. An unwrapped id of thousands
+ * of characters made its table as wide, the outcome and the change beside it far out of sight.
+ */
+export function RecordId(props: { id: string }) {
+  const text = revealed(props.id)
+  return <code class={text.length > LONG_VALUE ? 'long' : undefined}>{text}</code>
+}
+
 export function Change(props: { field: string; before: unknown; after: unknown }) {
   const same = JSON.stringify(props.before ?? null) === JSON.stringify(props.after ?? null)
   return (

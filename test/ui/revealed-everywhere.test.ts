@@ -17,17 +17,21 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   let fx: GatewayFixture
   let browser: Browser
   // "acct<RLO>exe.txt" renders as "accttxt.exe"; "a<ZWSP>b" renders as "ab", another record's id.
-  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '', '']
+  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '', '', `acct_${'9'.repeat(3000)}`]
   before(async () => {
     fx = await startDemoGateway({ store: 'sqlite', count: 300 })
     browser = await launchBrowser()
     const db = new Database(fx.upstreamUrl.replace(/^sqlite:/, ''))
     try {
-      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 4").all() as { id: string }[]).map((r) => r.id)
+      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 5").all() as { id: string }[]).map((r) => r.id)
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[0], found[0])
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[1], found[1])
       ids[2] = found[2]!
       ids[3] = found[3]!
+      // One unbroken id of 3,000 characters, wider than any screen.
+      db.prepare('update subscriptions set id = ? where id = ?').run(ids[4], found[4])
+      // ...whose write the upstream refuses with one unbroken word of 2,000 characters.
+      db.exec(`create trigger refuse_long before update on subscriptions when old.id = '${ids[4]}' begin select raise(abort, '${'E'.repeat(2000)}'); end`)
       // Two spaces inside a name: HTML collapses them, so it would read as another customer's "Acme Ltd".
       db.prepare('update subscriptions set customer_name = ? where id = ?').run('Acme  Ltd', ids[3])
       // The upstream refuses this one write with a message holding an override: "quota <RLO>deliveries<PDF>" reads "quota seirevileddeliveries"-like.
@@ -102,6 +106,28 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     assert.match(await page.getByTestId('targets').innerText(), /pause_reason: "" \(empty text\)\s*→\s*credit\[U\+0020\]\[U\+0020\]hold/)
     await page.goto(`${fx.base}/review/plans/${plan.plan_id}/audit`)
     assert.match(await page.getByTestId('run-events').innerText(), /comment: “ok\[U\+0020\]\[U\+0020\]go”/)
+    await page.context().close()
+  })
+
+  test('a very long record id, upstream error or comment wraps in the operation and audit tables: the outcome and the change stay on the screen', async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[4]] } } })
+    assert.equal(selection.count, 1)
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'r' } })
+    // A comment of one unbroken word, as long as the form takes.
+    assert.equal((await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'Y'.repeat(4000) })).status, 201)
+    const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `long-${plan.plan_id}` })
+    assert.equal(commit.status, 202, JSON.stringify(commit.body))
+    assert.equal((await waitForOperation(fx, commit.body.operation_id)).counts.failed, 1)
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/operations/${commit.body.operation_id}`)
+    const width = (testid: string) => page.getByTestId(testid).evaluate((t) => ({ wide: t.scrollWidth, box: t.parentElement!.clientWidth }))
+    let table = await width('targets')
+    assert.ok(table.wide < 1.5 * table.box, `the operation's targets table is ${table.wide}px wide in a ${table.box}px box`)
+    await page.goto(`${fx.base}/review/plans/${plan.plan_id}/audit?operation=${encodeURIComponent(commit.body.operation_id)}`)
+    table = await width('call-events')
+    assert.ok(table.wide < 1.5 * table.box, `the audit's call table is ${table.wide}px wide in a ${table.box}px box`)
+    table = await width('run-events')
+    assert.ok(table.wide < 1.5 * table.box, `the audit's run table is ${table.wide}px wide in a ${table.box}px box`)
     await page.context().close()
   })
 })

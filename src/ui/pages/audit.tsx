@@ -2,7 +2,7 @@ import type { AuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import type { Child } from 'hono/jsx'
-import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, type Viewer, When, Who, paths } from '../components.js'
+import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, RecordId, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural, shortDigest } from '../format.js'
 import { revealed } from '../reveal.js'
 
@@ -53,10 +53,11 @@ function What(props: { event: AuditEntry }) {
   // Comments, refusals and counts' names come from people and upstreams: revealed like every value on these pages.
   return (
     <>
-      {parts.filter(Boolean).map(revealed).join(' · ') || <span class="muted">—</span>}
+      {/* wrapped anywhere: a comment of one long word would widen the table past its other columns */}
+      {parts.filter(Boolean).length > 0 ? <span class="long">{parts.filter(Boolean).map(revealed).join(' · ')}</span> : <span class="muted">—</span>}
       <details>
         <summary class="small">Recorded summary</summary>
-        <code class="small">{revealed(JSON.stringify(props.event.summary))}</code>
+        <code class="small long">{revealed(JSON.stringify(props.event.summary))}</code>
       </details>
     </>
   )
@@ -154,7 +155,7 @@ export function AuditPage(d: AuditPageData) {
                           <code>{revealed(e.action)}</code>
                           {typeof s.source === 'string' ? <div class="small muted">{revealed(s.source)}</div> : null}
                         </th>
-                        <td>{e.target_id ? <code>{revealed(e.target_id)}</code> : <span class="muted">—</span>}</td>
+                        <td>{e.target_id ? <RecordId id={e.target_id} /> : <span class="muted">—</span>}</td>
                         <td class="num">{typeof s.status === 'number' ? s.status : <span class="empty">none</span>}</td>
                         <td>{typeof s.outcome === 'string' ? revealed(s.outcome) : '—'}</td>
                       </ChainRow>

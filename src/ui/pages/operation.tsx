@@ -1,6 +1,6 @@
 import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
-import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
 
@@ -146,7 +146,7 @@ export function OperationPage(d: OperationPageData) {
               <tr class={t.outcome === 'failed' || t.outcome === 'unknown' ? 'failed' : ''}>
                 <td class="num">{count(t.ord)}</td>
                 <th scope="row">
-                  <code>{revealed(t.id)}</code>
+                  <RecordId id={t.id} />
                 </th>
                 <td>
                   <Pill state={t.outcome} />
@@ -154,8 +154,9 @@ export function OperationPage(d: OperationPageData) {
                 </td>
                 <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
                 <td>
-                  {t.error ? <span>{revealed(t.error)}</span> : null}
-                  {t.reason ? <div class="small">{revealed(t.reason)}</div> : null}
+                  {/* wrapped anywhere: an upstream's message of one long word would push the change out of sight */}
+                  {t.error ? <span class="long">{revealed(t.error)}</span> : null}
+                  {t.reason ? <div class="small long">{revealed(t.reason)}</div> : null}
                   {!t.error && !t.reason ? <span class="muted">—</span> : null}
                 </td>
                 <td>
