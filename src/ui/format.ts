@@ -4,13 +4,27 @@ import { revealed } from './reveal.js'
 /** Listed values of an `in` clause before "and N more". */
 const IN_SHOWN = 12
 
+/** What the pages write for an empty value (here and in `Val`): text that reads as one of them is not shown bare. */
+const EMPTY_MARKS: ReadonlySet<string> = new Set(['(empty)', '"" (empty text)', '(none)', 'empty', 'none'])
+/** The quoted form below, so text that already reads like it is quoted in turn. */
+const QUOTED_TEXT = /^".*" \(text\)$/
+
+/**
+ * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark. Otherwise an agent's
+ * reason '"" (empty text)' reads exactly as the plan that clears the field, and an owner "empty" as no owner.
+ */
+function textValue(text: string): string {
+  const shown = revealed(text)
+  return EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) ? `${JSON.stringify(shown)} (text)` : shown
+}
+
 /** A scalar as a reviewer reads it. */
 export function scalarText(value: unknown): string {
   if (value === null || value === undefined) return '(empty)'
   if (value === '') return '"" (empty text)'
   if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map(scalarText).join(', ')
   if (typeof value === 'object') return revealed(JSON.stringify(value))
-  return revealed(String(value))
+  return typeof value === 'string' ? textValue(value) : revealed(String(value))
 }
 
 /** One clause in words: "status is past_due", "tags contain disputed", "amount_due is at least 100". */

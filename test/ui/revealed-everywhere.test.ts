@@ -28,6 +28,8 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[1], found[1])
       ids[2] = found[2]!
       ids[3] = found[3]!
+      // An owner that is the text "empty": it must not read as a record with no owner.
+      db.prepare('update subscriptions set owner = ? where id = ?').run('empty', ids[2])
       // One unbroken id of 3,000 characters, wider than any screen.
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[4], found[4])
       // ...whose write the upstream refuses with one unbroken word of 2,000 characters.
@@ -128,6 +130,21 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     assert.ok(table.wide < 1.5 * table.box, `the audit's call table is ${table.wide}px wide in a ${table.box}px box`)
     table = await width('run-events')
     assert.ok(table.wide < 1.5 * table.box, `the audit's run table is ${table.wide}px wide in a ${table.box}px box`)
+    await page.context().close()
+  })
+
+  test('a text value that reads like the mark of an empty value is shown quoted, as text: "" (empty text) set by a plan is not a cleared field', async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[2]] } } })
+    // resume_collection clears pause_reason, and its glance reads 'pause_reason → "" (empty text)'; this sets it to the words.
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: '"" (empty text)' } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
+    const glance = await page.getByTestId('glance').innerText()
+    assert.doesNotMatch(glance, /pause_reason → "" \(empty text\)(,|\s*\(|$)/m, glance)
+    assert.match(glance, /pause_reason → "\\"\\" \(empty text\)" \(text\)/)
+    const headers = await page.getByTestId('manifest').locator('thead th').allInnerTexts()
+    const owner = await page.getByTestId('manifest').locator('tbody tr').first().locator('th, td').nth(headers.indexOf('owner')).innerText()
+    assert.equal(owner, '"empty" (text)')
     await page.context().close()
   })
 })
