@@ -147,4 +147,19 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     assert.equal(owner, '"empty" (text)')
     await page.context().close()
   })
+
+  test('an error page echoing a crafted address reveals what the address holds', async () => {
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2')
+    // A link a reviewer is sent: its 404 and not-found pages repeat the address, override and all.
+    for (const path of ['/review/approved%E2%80%AEgnp.exe', '/review/plans/plan_%E2%80%AEdevorppa']) {
+      const response = await page.goto(`${fx.base}${path}`)
+      assert.equal(response?.status(), 404, path)
+      const main = await shown(page)
+      assert.doesNotMatch(main.html, HIDDEN, path)
+      assert.match(main.text, /\[U\+202E\]/, path)
+    }
+    await page.context().close()
+  })
 })
+
