@@ -23,11 +23,13 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     browser = await launchBrowser()
     const db = new Database(fx.upstreamUrl.replace(/^sqlite:/, ''))
     try {
-      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 5").all() as { id: string }[]).map((r) => r.id)
+      const found = (db.prepare("select id from subscriptions where status = 'past_due' and region = 'us' and collection = 'active' order by id limit 6").all() as { id: string }[]).map((r) => r.id)
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[0], found[0])
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[1], found[1])
       ids[2] = found[2]!
       ids[3] = found[3]!
+      // The highest id, which the SQLite snapshot names (max_id=…): the Where section repeats it.
+      db.prepare('update subscriptions set id = ? where id = ?').run('zzz\u202Etxt.exe', found[5])
       // An owner that is the text "empty": it must not read as a record with no owner.
       db.prepare('update subscriptions set owner = ? where id = ?').run('empty', ids[2])
       // One unbroken id of 3,000 characters, wider than any screen.
@@ -159,6 +161,16 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
       assert.doesNotMatch(main.html, HIDDEN, path)
       assert.match(main.text, /\[U\+202E\]/, path)
     }
+    await page.context().close()
+  })
+
+  test("the Where section reveals what the upstream reported about the read (the snapshot names the highest id)", async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
+    const main = await shown(page)
+    assert.doesNotMatch(main.html, HIDDEN)
+    assert.match(main.text, /max_id=zzz\[U\+202E\]txt\.exe/)
     await page.context().close()
   })
 })

@@ -99,14 +99,14 @@ export function DecisionSection(props: { d: PlanPageData }) {
           <input type="hidden" name="plan_digest" value={p.plan_digest} />
           <p class="small">
             Your decision is bound to plan digest <code class="digest" title={p.plan_digest}>{p.plan_digest}</code>: this exact manifest of {plural(p.target_count, 'record')},
-            this action, in <strong>{p.environment}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
+            this action, in <strong>{revealed(p.environment)}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
           </p>
           <label for="comment">Comment (optional, recorded with your decision)</label>
           <textarea id="comment" name="comment" maxlength={4000}></textarea>
           <div class="actions">
             {canApprove ? (
               <button type="submit" name="decision" value="approve" class="approve" data-testid="approve">
-                Approve {p.action.type} on {plural(p.target_count, 'record')} in {p.environment}
+                Approve {p.action.type} on {plural(p.target_count, 'record')} in {revealed(p.environment)}
               </button>
             ) : null}
             <button type="submit" name="decision" value="reject" class="reject" data-testid="reject">
