@@ -84,7 +84,8 @@ export function SelectorSection(props: { selection: SelectionView; id?: string }
                 <th scope="row">
                   <code>{e.rule}</code>
                 </th>
-                <td>{filterClauses(e.filter).join(' and ') || 'every record'}</td>
+                {/* wrapped anywhere: an agent's condition of one long word pushed the count of removed records out of sight */}
+                <td class="long">{filterClauses(e.filter).join(' and ') || 'every record'}</td>
                 <td>
                   <strong data-testid={`excluded-count-${e.rule}`}>{count(e.count)}</strong>{' '}
                   {e.count > 0 ? <a href={paths.excluded(s.selection_id, e.rule)}>see {e.count === 1 ? 'it' : 'them'}</a> : <span class="muted">(none)</span>}

@@ -173,5 +173,16 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     assert.match(main.text, /max_id=zzz\[U\+202E\]txt\.exe/)
     await page.context().close()
   })
+
+  test("an exclusion rule's long condition wraps: the count of records it removed stays on the screen", async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } }, exclude: [{ rule: 'long_rule', filter: { customer_name: 'Q'.repeat(3000) } }] })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
+    const table = await page.getByTestId('exclusions').evaluate((t) => ({ wide: t.scrollWidth, box: t.parentElement!.clientWidth }))
+    assert.ok(table.wide < 1.5 * table.box, `the exclusions table is ${table.wide}px wide in a ${table.box}px box`)
+    const removed = (await page.getByTestId('excluded-count-long_rule').boundingBox())!
+    assert.ok(removed.x + removed.width <= (await page.evaluate(() => window.innerWidth)), 'the count of removed records is on the screen')
+    await page.context().close()
+  })
 })
 
