@@ -1,8 +1,11 @@
 /**
  * Characters that show as nothing or as a plain space (zero-width, joiners, controls, no-break and other spaces,
- * fillers), or that reorder the text after them (bidi overrides, embeddings, isolates and marks).
+ * fillers), or that reorder the text after them (bidi overrides, embeddings, isolates and marks); and the
+ * combining marks that draw nothing (variation selectors, the grapheme joiner, Khmer inherent vowels, Mongolian
+ * variation selectors): "legal_hold" plus U+FE0F reads as "legal_hold" and is another tag.
  */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800]/gu
+const UNSEEN =
+  /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800\u034F\u17B4\u17B5\u180B-\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu
 
 /**
  * Text from an agent or an upstream as a reviewer must read it: each unseen character as its code point, and

@@ -184,5 +184,18 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     assert.ok(removed.x + removed.width <= (await page.evaluate(() => window.innerWidth)), 'the count of removed records is on the screen')
     await page.context().close()
   })
+
+  test('invisible combining marks (variation selectors, the grapheme joiner) are revealed too: "legal_hold" plus one is another tag', async () => {
+    const marks = ['\uFE0F', '\u034F', '\u{E0100}', '\u17B4', '\u180B']
+    const selection = await createSelection(fx, {
+      filter: { id: { in: [ids[3]] } },
+      exclude: marks.map((m, i) => ({ rule: `hold_${i}`, filter: { tags: { contains: `legal_hold${m}` } } })),
+    })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
+    const text = await page.getByTestId('exclusions').innerText()
+    for (const code of ['FE0F', '034F', 'E0100', '17B4', '180B']) assert.match(text, new RegExp(`legal_hold\\[U\\+${code}\\]`), code)
+    await page.context().close()
+  })
 })
 
