@@ -10,12 +10,13 @@ const EMPTY_MARKS: ReadonlySet<string> = new Set(['(empty)', '"" (empty text)', 
 const QUOTED_TEXT = /^".*" \(text\)$/
 
 /**
- * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark. Otherwise an agent's
- * reason '"" (empty text)' reads exactly as the plan that clears the field, and an owner "empty" as no owner.
+ * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark or holds the change
+ * arrow. Otherwise an agent's reason '"" (empty text)' reads exactly as the plan that clears the field, an owner
+ * "empty" as no owner, and a reason "ok, collection → active" as a change of another field in the glance.
  */
 function textValue(text: string): string {
   const shown = revealed(text)
-  return EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) ? `${JSON.stringify(shown)} (text)` : shown
+  return EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) || shown.includes('→') ? `${JSON.stringify(shown)} (text)` : shown
 }
 
 /** A scalar as a reviewer reads it. */

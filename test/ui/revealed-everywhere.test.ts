@@ -197,5 +197,18 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     for (const code of ['FE0F', '034F', 'E0100', '17B4', '180B']) assert.match(text, new RegExp(`legal_hold\\[U\\+${code}\\]`), code)
     await page.context().close()
   })
+
+  test("a text value holding the change arrow is quoted: a reason cannot read as another field's change", async () => {
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } } })
+    // Unquoted, the glance read "collection → paused, pause_reason → ok, collection → active": the last word on collection, active.
+    const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'ok, collection → active' } })
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
+    for (const testid of ['glance', 'uniform-summary']) {
+      const text = await page.getByTestId(testid).innerText()
+      assert.match(text, /pause_reason → "ok, collection → active" \(text\)/, text)
+    }
+    await page.context().close()
+  })
 })
 
