@@ -1,6 +1,7 @@
 import type { Child } from 'hono/jsx'
 import type { Actor, IncompleteReason } from '../contract/index.js'
 import { count, looksLikeProduction, plural, relative, scalarText, utc } from './format.js'
+import { revealed } from './reveal.js'
 
 /** What every signed-in page knows about the viewer. */
 export interface Viewer {
@@ -14,7 +15,7 @@ export interface Viewer {
 export function Who(props: { viewer: Viewer; principal: string | null | undefined }) {
   if (!props.principal) return <span class="empty">nobody</span>
   const name = props.viewer.names.get(props.principal)
-  return <span title={props.principal}>{name ?? props.principal}</span>
+  return <span title={revealed(props.principal)}>{revealed(name ?? props.principal)}</span>
 }
 
 export const paths = {
@@ -86,10 +87,10 @@ export function EnvBanner(props: { environment: string; resource: string; what?:
     <section class={`env${looksLikeProduction(props.environment) ? ' prod' : ''}`} aria-label="Environment">
       <span class="label">{props.label ?? 'Writes land in'}</span>
       <span class="name" data-testid="environment">
-        {props.environment}
+        {revealed(props.environment)}
       </span>
       <span class="what">
-        Resource <strong>{props.resource}</strong>
+        Resource <strong>{revealed(props.resource)}</strong>
         {props.what ? <> · {props.what}</> : null}
       </span>
     </section>
@@ -148,6 +149,15 @@ export function Val(props: { value: unknown }) {
 
 /** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
 const LONG_VALUE = 40
+
+/**
+ * A record's id as the upstream gave it: revealed, and wrapped anywhere once long. An unwrapped id of thousands
+ * of characters made its table as wide, the outcome and the change beside it far out of sight.
+ */
+export function RecordId(props: { id: string }) {
+  const text = revealed(props.id)
+  return <code class={text.length > LONG_VALUE ? 'long' : undefined}>{text}</code>
+}
 
 export function Change(props: { field: string; before: unknown; after: unknown }) {
   const same = JSON.stringify(props.before ?? null) === JSON.stringify(props.after ?? null)

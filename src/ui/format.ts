@@ -1,23 +1,22 @@
 import { type Clause, type Filter, clausesOf } from '../contract/index.js'
+import { revealed } from './reveal.js'
 
 /** Listed values of an `in` clause before "and N more". */
 const IN_SHOWN = 12
 
-/**
- * Characters that show as nothing or as a plain space (zero-width, joiners, controls, no-break and other spaces,
- * fillers), or that reorder the text after them (bidi overrides, embeddings, isolates and marks).
- */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800]/gu
+/** What the pages write for an empty value (here and in `Val`): text that reads as one of them is not shown bare. */
+const EMPTY_MARKS: ReadonlySet<string> = new Set(['(empty)', '"" (empty text)', '(none)', 'empty', 'none'])
+/** The quoted form below, so text that already reads like it is quoted in turn. */
+const QUOTED_TEXT = /^".*" \(text\)$/
 
 /**
- * Text from an agent or an upstream as a reviewer must read it: each unseen character as its code point, and
- * spaces at either end too. Otherwise "legal_hold" plus a zero-width space reads as the rule that removes the
- * legal-hold records (it removes none), and a right-to-left override turns "waiver" into "reviaw".
+ * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark or holds the change
+ * arrow. Otherwise an agent's reason '"" (empty text)' reads exactly as the plan that clears the field, an owner
+ * "empty" as no owner, and a reason "ok, collection → active" as a change of another field in the glance.
  */
-export function revealed(text: string): string {
-  return text
-    .replace(UNSEEN, (ch) => `[U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
-    .replace(/^ +| +$/g, (spaces) => '[U+0020]'.repeat(spaces.length))
+function textValue(text: string): string {
+  const shown = revealed(text)
+  return EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) || shown.includes('→') ? `${JSON.stringify(shown)} (text)` : shown
 }
 
 /** A scalar as a reviewer reads it. */
@@ -26,7 +25,7 @@ export function scalarText(value: unknown): string {
   if (value === '') return '"" (empty text)'
   if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map(scalarText).join(', ')
   if (typeof value === 'object') return revealed(JSON.stringify(value))
-  return revealed(String(value))
+  return typeof value === 'string' ? textValue(value) : revealed(String(value))
 }
 
 /** One clause in words: "status is past_due", "tags contain disputed", "amount_due is at least 100". */

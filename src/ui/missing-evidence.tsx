@@ -2,7 +2,8 @@ import type { Child } from 'hono/jsx'
 import { REASON_TEXT, type IncompleteReason } from '../contract/index.js'
 import type { SelectionView } from '../selections/index.js'
 import { CsrfField, Notice, type Viewer, When, paths } from './components.js'
-import { count, plural, revealed } from './format.js'
+import { count, plural } from './format.js'
+import { revealed } from './reveal.js'
 
 /** A reason in words and its code, with what the walk reported about it. */
 function Reason(props: { reason: IncompleteReason }) {

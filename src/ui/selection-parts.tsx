@@ -2,6 +2,7 @@ import type { ChangesPage } from '../plans/index.js'
 import type { MemberPage, SelectionView } from '../selections/index.js'
 import { Change, DataTable, PageLinks, RecordCells, Val, paths } from './components.js'
 import { count, filterClauses, plural } from './format.js'
+import { revealed } from './reveal.js'
 
 /** Rows per manifest page the reviewer can pick. */
 export const PAGE_SIZES = [25, 50, 100, 250, 500] as const
@@ -16,20 +17,21 @@ export function WhereSection(props: { selection: SelectionView; id?: string }) {
       <dl class="facts">
         <dt>Environment</dt>
         <dd>
-          <strong>{s.environment}</strong>
+          <strong>{revealed(s.environment)}</strong>
         </dd>
         <dt>Resource</dt>
         <dd>
-          <code>{s.resource}</code>
+          <code>{revealed(s.resource)}</code>
         </dd>
         <dt>Visible to the credential</dt>
-        <dd>{s.scope.visibility}</dd>
+        <dd>{revealed(s.scope.visibility)}</dd>
         <dt>Sources read</dt>
-        <dd>{s.scope.sources && s.scope.sources.length > 0 ? s.scope.sources.join(', ') : <span class="empty">not reported</span>}</dd>
+        <dd>{s.scope.sources && s.scope.sources.length > 0 ? revealed(s.scope.sources.join(', ')) : <span class="empty">not reported</span>}</dd>
         <dt>Snapshot</dt>
         <dd>
           {s.consistent_snapshot
-            ? `consistent snapshot${s.scope.snapshot ? ` (${s.scope.snapshot})` : ''}`
+            ? // the snapshot's text comes from the upstream (a SQLite snapshot names its highest id)
+              `consistent snapshot${s.scope.snapshot ? ` (${revealed(s.scope.snapshot)})` : ''}`
             : 'no consistent snapshot: records were read page by page, and each write re-checks its record'}
         </dd>
       </dl>
@@ -82,7 +84,8 @@ export function SelectorSection(props: { selection: SelectionView; id?: string }
                 <th scope="row">
                   <code>{e.rule}</code>
                 </th>
-                <td>{filterClauses(e.filter).join(' and ') || 'every record'}</td>
+                {/* wrapped anywhere: an agent's condition of one long word pushed the count of removed records out of sight */}
+                <td class="long">{filterClauses(e.filter).join(' and ') || 'every record'}</td>
                 <td>
                   <strong data-testid={`excluded-count-${e.rule}`}>{count(e.count)}</strong>{' '}
                   {e.count > 0 ? <a href={paths.excluded(s.selection_id, e.rule)}>see {e.count === 1 ? 'it' : 'them'}</a> : <span class="muted">(none)</span>}

@@ -2,8 +2,9 @@ import type { AuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import type { Child } from 'hono/jsx'
-import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, type Viewer, When, Who, paths } from '../components.js'
+import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, RecordId, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural, shortDigest } from '../format.js'
+import { revealed } from '../reveal.js'
 
 export interface AuditPageData {
   readonly viewer: Viewer
@@ -21,11 +22,11 @@ const record = (value: unknown): Record<string, unknown> => (value && typeof val
 /** Who acted, from the event's principal and the actor the log recorded with it. */
 function Actor(props: { viewer: Viewer; event: AuditEntry }) {
   const actor = record(record(props.event.details).actor)
-  if (!props.event.principal) return <span class="muted">gateway ({props.event.surface})</span>
+  if (!props.event.principal) return <span class="muted">gateway ({revealed(props.event.surface)})</span>
   return (
     <>
       <Who viewer={props.viewer} principal={props.event.principal} />
-      {typeof actor.role === 'string' ? <span class="small muted"> {actor.role}</span> : null}
+      {typeof actor.role === 'string' ? <span class="small muted"> {revealed(actor.role)}</span> : null}
     </>
   )
 }
@@ -49,12 +50,14 @@ function What(props: { event: AuditEntry }) {
     )
   const halt = record(summary.halt_reason)
   if (typeof halt.rule === 'string') parts.push(`halted: ${halt.rule}`)
+  // Comments, refusals and counts' names come from people and upstreams: revealed like every value on these pages.
   return (
     <>
-      {parts.filter(Boolean).join(' · ') || <span class="muted">—</span>}
+      {/* wrapped anywhere: a comment of one long word would widen the table past its other columns */}
+      {parts.filter(Boolean).length > 0 ? <span class="long">{parts.filter(Boolean).map(revealed).join(' · ')}</span> : <span class="muted">—</span>}
       <details>
         <summary class="small">Recorded summary</summary>
-        <code class="small">{JSON.stringify(props.event.summary)}</code>
+        <code class="small long">{revealed(JSON.stringify(props.event.summary))}</code>
       </details>
     </>
   )
@@ -108,9 +111,9 @@ export function AuditPage(d: AuditPageData) {
               <td>
                 <Actor viewer={d.viewer} event={e} />
               </td>
-              <td>{e.surface}</td>
+              <td>{revealed(e.surface)}</td>
               <th scope="row">
-                <code>{e.action}</code>
+                <code>{revealed(e.action)}</code>
               </th>
               <td>
                 <What event={e} />
@@ -130,7 +133,7 @@ export function AuditPage(d: AuditPageData) {
                 {d.operations.map((o) => (
                   <li>
                     <a href={`${paths.planAudit(p.plan_id)}?operation=${encodeURIComponent(o.operation_id)}#calls`} aria-current={d.calls?.operationId === o.operation_id ? 'page' : undefined}>
-                      {o.operation_id}
+                      {revealed(o.operation_id)}
                     </a>{' '}
                     <span class="small muted">({o.state})</span>
                   </li>
@@ -149,12 +152,12 @@ export function AuditPage(d: AuditPageData) {
                     return (
                       <ChainRow event={e}>
                         <th scope="row">
-                          <code>{e.action}</code>
-                          {typeof s.source === 'string' ? <div class="small muted">{s.source}</div> : null}
+                          <code>{revealed(e.action)}</code>
+                          {typeof s.source === 'string' ? <div class="small muted">{revealed(s.source)}</div> : null}
                         </th>
-                        <td>{e.target_id ? <code>{e.target_id}</code> : <span class="muted">—</span>}</td>
+                        <td>{e.target_id ? <RecordId id={e.target_id} /> : <span class="muted">—</span>}</td>
                         <td class="num">{typeof s.status === 'number' ? s.status : <span class="empty">none</span>}</td>
-                        <td>{typeof s.outcome === 'string' ? s.outcome : '—'}</td>
+                        <td>{typeof s.outcome === 'string' ? revealed(s.outcome) : '—'}</td>
                       </ChainRow>
                     )
                   })}

@@ -1,4 +1,5 @@
 import { Layout, Notice, type Viewer, paths } from '../components.js'
+import { revealed } from '../reveal.js'
 
 export function SignInPage(d: { csrf: string; next: string; problem?: { title: string; text: string } | null }) {
   return (
@@ -35,7 +36,8 @@ export function ErrorPage(d: { viewer?: Viewer | null; status: number; code: str
       <h1>{d.title}</h1>
       <Notice kind="error" testid="error">
         <p>
-          {d.message} <code>{d.code}</code> <span class="muted">(HTTP {d.status})</span>
+          {/* a refusal can repeat what it refused (an address, an id): revealed like any value from outside */}
+          {revealed(d.message)} <code>{d.code}</code> <span class="muted">(HTTP {d.status})</span>
         </p>
       </Notice>
       <p>

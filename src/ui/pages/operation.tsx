@@ -1,7 +1,8 @@
 import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
-import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural } from '../format.js'
+import { revealed } from '../reveal.js'
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
 export const FINISHED: ReadonlySet<string> = FINISHED_STATES
@@ -99,8 +100,8 @@ export function OperationPage(d: OperationPageData) {
         {o.halt_reason ? (
           <Notice kind="error" title={`Halted by the stop rule “${o.halt_reason.rule}”`} testid="halt-reason">
             <p>
-              {o.halt_reason.message}
-              {o.halt_reason.target_id ? ` (at target ${o.halt_reason.target_id}${o.halt_reason.ord !== null ? `, #${count(o.halt_reason.ord)}` : ''})` : ''}, <When iso={o.halt_reason.at} />.
+              {revealed(o.halt_reason.message)}
+              {o.halt_reason.target_id ? ` (at target ${revealed(o.halt_reason.target_id)}${o.halt_reason.ord !== null ? `, #${count(o.halt_reason.ord)}` : ''})` : ''}, <When iso={o.halt_reason.at} />.
               Later targets stay pending: nothing more is written.
             </p>
           </Notice>
@@ -145,7 +146,7 @@ export function OperationPage(d: OperationPageData) {
               <tr class={t.outcome === 'failed' || t.outcome === 'unknown' ? 'failed' : ''}>
                 <td class="num">{count(t.ord)}</td>
                 <th scope="row">
-                  <code>{t.id}</code>
+                  <RecordId id={t.id} />
                 </th>
                 <td>
                   <Pill state={t.outcome} />
@@ -153,8 +154,9 @@ export function OperationPage(d: OperationPageData) {
                 </td>
                 <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
                 <td>
-                  {t.error ? <span>{t.error}</span> : null}
-                  {t.reason ? <div class="small">{t.reason}</div> : null}
+                  {/* wrapped anywhere: an upstream's message of one long word would push the change out of sight */}
+                  {t.error ? <span class="long">{revealed(t.error)}</span> : null}
+                  {t.reason ? <div class="small long">{revealed(t.reason)}</div> : null}
                   {!t.error && !t.reason ? <span class="muted">—</span> : null}
                 </td>
                 <td>

@@ -1,6 +1,7 @@
 import { planInActionScope } from '../../plans/index.js'
 import { CsrfField, Notice, Pill, When, paths } from '../components.js'
 import { plural, relative } from '../format.js'
+import { revealed } from '../reveal.js'
 import type { PlanPageData } from './plan.js'
 
 /** Why this viewer cannot approve this plan now, in words; empty when the Approve button is offered. */
@@ -66,15 +67,15 @@ export function DecisionSection(props: { d: PlanPageData }) {
         <ul class="clauses" data-testid="approved-by">
           {s.approved_by.map((a) => (
             <li>
-              Approved by <strong>{a.name ?? a.principal}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
+              Approved by <strong>{revealed(a.name ?? a.principal)}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
             </li>
           ))}
         </ul>
       ) : null}
       {s.rejected_by ? (
         <p>
-          Rejected by <strong>{s.rejected_by.name ?? s.rejected_by.principal}</strong> at <When iso={s.rejected_by.decided_at} />
-          {s.rejected_by.comment ? `: “${s.rejected_by.comment}”` : ''}
+          Rejected by <strong>{revealed(s.rejected_by.name ?? s.rejected_by.principal)}</strong> at <When iso={s.rejected_by.decided_at} />
+          {s.rejected_by.comment ? `: “${revealed(s.rejected_by.comment)}”` : ''}
         </p>
       ) : null}
       {p.approvals.some((a) => !a.valid) ? (
@@ -85,7 +86,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
               .filter((a) => !a.valid)
               .map((a) => (
                 <li>
-                  {a.decision} by {a.name ?? a.principal} at <When iso={a.decided_at} />
+                  {a.decision} by {revealed(a.name ?? a.principal)} at <When iso={a.decided_at} />
                   {a.expires_at ? <> (lapsed <When iso={a.expires_at} />)</> : null}
                 </li>
               ))}
@@ -98,14 +99,14 @@ export function DecisionSection(props: { d: PlanPageData }) {
           <input type="hidden" name="plan_digest" value={p.plan_digest} />
           <p class="small">
             Your decision is bound to plan digest <code class="digest" title={p.plan_digest}>{p.plan_digest}</code>: this exact manifest of {plural(p.target_count, 'record')},
-            this action, in <strong>{p.environment}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
+            this action, in <strong>{revealed(p.environment)}</strong>. An approval lasts {p.approval.ttl_minutes} minutes, never past the selection's expiry.
           </p>
           <label for="comment">Comment (optional, recorded with your decision)</label>
           <textarea id="comment" name="comment" maxlength={4000}></textarea>
           <div class="actions">
             {canApprove ? (
               <button type="submit" name="decision" value="approve" class="approve" data-testid="approve">
-                Approve {p.action.type} on {plural(p.target_count, 'record')} in {p.environment}
+                Approve {p.action.type} on {plural(p.target_count, 'record')} in {revealed(p.environment)}
               </button>
             ) : null}
             <button type="submit" name="decision" value="reject" class="reject" data-testid="reject">

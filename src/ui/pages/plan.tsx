@@ -4,6 +4,7 @@ import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { count, filterText, plural, scalarText } from '../format.js'
+import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
@@ -35,7 +36,7 @@ function Glance(props: { d: PlanPageData }) {
         <a href="#where">1. Where</a>
       </dt>
       <dd>
-        {plan.environment} · <code>{plan.resource}</code>
+        {revealed(plan.environment)} · <code>{revealed(plan.resource)}</code>
       </dd>
       <dt>
         <a href="#selector">2. Selector</a>

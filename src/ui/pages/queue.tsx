@@ -1,6 +1,7 @@
 import type { PlanView } from '../../plans/index.js'
 import { DataTable, Layout, Notice, Pill, type Viewer, When, Who, paths } from '../components.js'
 import { count, looksLikeProduction, plural, relative } from '../format.js'
+import { revealed } from '../reveal.js'
 
 /** The earliest moment something lapses: the selection (and the plan with it), or a counted approval. */
 function nextExpiry(plan: PlanView): { at: string | null; what: string } {
@@ -43,7 +44,7 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                     <code>{p.plan_id}</code>, <When iso={p.created_at} />
                   </div>
                 </th>
-                <td>{looksLikeProduction(p.environment) ? <strong>{p.environment}</strong> : p.environment}</td>
+                <td>{looksLikeProduction(p.environment) ? <strong>{revealed(p.environment)}</strong> : revealed(p.environment)}</td>
                 <td>
                   <code>{p.resource}</code>
                 </td>
@@ -78,7 +79,7 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                 <td>
                   <Pill state={p.state} />
                 </td>
-                <td>{p.environment}</td>
+                <td>{revealed(p.environment)}</td>
                 <td>
                   <code>{p.action.type}</code>
                 </td>
