@@ -4,6 +4,7 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
+import { evidenceOfMore } from './more-evidence.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
@@ -193,6 +194,17 @@ function interpret(
   const beyond = following === null && rawItems.length > 0 ? pastEnd(position, facts, base) : null
   const end = beyond === null ? {} : { end: { ...beyond, position: carrying(beyond.position, lastId, firstId), received: rawItems.length } }
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
+  // An end for lack of a next cursor or link is only as good as the path it was looked for at: an answer that
+  // says elsewhere that more follow (a cursor under another key, hasMore: true) is a config that misses it.
+  const said = following === null && hasMore !== false && markerStyle(list.pagination.style) ? evidenceOfMore(list, payload, headers) : null
+  if (said !== null) {
+    const where = markerKey(list)
+    const fix = where === null ? 'set pagination to how this upstream pages' : 'set it to where this upstream writes what follows'
+    return unexpected(
+      `the walk would end here for lack of a ${list.pagination.style === 'cursor' ? 'cursor' : 'next link'} at ${where ?? 'a Link header rel="next" (pagination.style "link_header")'}, yet the answer says more follow: ${said}; ${fix}`,
+      list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : list.pagination.style === 'next_link' ? 'connector.list.pagination.path' : 'connector.list.pagination',
+    )
+  }
 
   const failedParts = partFailure(ctx, source, payload)
   if (typeof failedParts === 'string' && failedParts.startsWith('!')) return unexpected(failedParts.slice(1))
@@ -215,6 +227,11 @@ function interpret(
     ...(unjudged ? { unjudged } : {}),
     ...end,
   }
+}
+
+/** Styles whose end is the absence of a next marker (a cursor, a body link, a Link header). */
+function markerStyle(style: string): boolean {
+  return style === 'cursor' || style === 'next_link' || style === 'link_header'
 }
 
 /** Offset pages overlap by one record, so the next read can tell whether the data moved in between; page reads carry the first id. */
