@@ -24,13 +24,15 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
-  const read = await readAt(ctx, request, base, position, false)
+  // an upstream that caps its pages answers no more than its cap: asking for more only hides which pages are full
+  const asked = list.max_page_size === undefined ? request : { ...request, pageSize: Math.min(request.pageSize, list.max_page_size) }
+  const read = await readAt(ctx, asked, base, position, false)
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
   if (read.kind !== 'page' || !('end' in read)) return read
   // The end came on a page with items: one read past it, the only test of a total or has_more that may count
   // something else (this page, another flag). Costs one request per walk so ended.
   const { end, ...ended } = read
-  const past = await readAt(ctx, { ...request, position: encodePosition(end.position) }, base, end.position, true)
+  const past = await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true)
   return settleEnd(ctx, request.source, ended, end, past)
 }
 
@@ -38,7 +40,9 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
 async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, position: PagePosition, confirming: boolean): Promise<Interpreted> {
   const list = ctx.config.list
   // a read that re-checks the previous page's last record asks for one more, so the page keeps its size
-  const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
+  const overlap = overlaps(position) ? 1 : 0
+  const size = Math.min(request.pageSize + overlap, list.max_page_size ?? Infinity)
+  const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, size)
   const url = sent.url
   const spec: CallSpec = {
     source: request.source,
@@ -142,7 +146,7 @@ function interpret(
   const short = rawItems.length === 0 || (sent.sizeSent && rawItems.length < request.pageSize)
   if (marker === undefined && hasMore !== false && !short)
     return unexpected(
-      `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
+      `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page${rawItems.length === list.max_page_size ? ` (max_page_size ${list.max_page_size})` : ''}, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
       list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path',
     )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
