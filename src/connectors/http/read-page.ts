@@ -126,6 +126,12 @@ function interpret(
   if (overlaps(position)) {
     const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
     const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : quotedKey(first.record.id)
+    // the previous page's first record where its last should be: the offset went unheeded, the same page came back
+    if (first !== null && 'record' in first && position.firstId !== undefined && wellFormed(first.record.id) === position.firstId && list.pagination.style === 'offset')
+      return unexpected(
+        `the read at offset ${position.offset - 1} starts with the record the page before started with (${found}), not with its last ("${position.lastId}"): the upstream answered the same page again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
+        'connector.list.pagination.offset_param',
+      )
     // the position carries the id as UTF-8, where a lone surrogate became U+FFFD (such a record is unjudged anyway)
     if (first === null || 'problem' in first || wellFormed(first.record.id) !== position.lastId)
       return {
@@ -240,7 +246,9 @@ function markerStyle(style: string): boolean {
 
 /** Offset pages overlap by one record, so the next read can tell whether the data moved in between; page reads carry the first id. */
 function carrying(next: PagePosition, lastId: string | undefined, firstId: string | undefined): PagePosition {
-  if (next.style === 'offset' && lastId !== undefined) return { ...next, lastId }
+  if (next.style === 'offset' && lastId !== undefined)
+    // a one-record page starts and ends with the same record: its first tells nothing more
+    return firstId !== undefined && firstId !== lastId && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES ? { ...next, lastId, firstId } : { ...next, lastId }
   if (next.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES) return { ...next, firstId }
   return next
 }
