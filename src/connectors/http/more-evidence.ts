@@ -28,6 +28,9 @@ const MARKER_KEYS = new Set([
 /** Keys that say, as `true`, that more follow. */
 const FLAG_KEYS = new Set(['hasmore', 'hasnext', 'hasnextpage', 'hasmorepages', 'hasmoreitems', 'moreavailable'])
 
+/** Response headers that carry what follows: GitLab's `X-Next-Page`, `X-Next-Cursor`, Cosmos DB's `x-ms-continuation`. */
+const NEXT_HEADER = /^x-(ms-)?(next($|-)|continuation($|-token$))/
+
 /** How deep the body is searched: `meta.paging.next` is as far as any envelope nests its paging signals. */
 const MAX_DEPTH = 3
 
@@ -50,6 +53,7 @@ export function evidenceOfMore(list: HttpConnectorConfig['list'], payload: unkno
       if (other.length > 0 && target !== '') found.push(`a Link header with rel="${other[0]}" (${clip(target)})`)
     }
   }
+  for (const [name, value] of headers) if (NEXT_HEADER.test(name) && value.trim() !== '') found.push(`header ${name}: ${clip(value)}`)
   return found.length === 0 ? null : found.slice(0, 3).join('; ')
 }
 

@@ -150,7 +150,15 @@ function interpret(
   // An absent marker (not null, not "") is the end only where the end is plain anyway: an empty or short page,
   // or has_more false. On a full page it is a path the answer does not have, and the first page is not the list.
   const short = rawItems.length === 0 || (sent.sizeSent && rawItems.length < request.pageSize)
-  if (marker === undefined && hasMore !== false && !short)
+  // Past the first page the walk came by a Link header, so the upstream pages by it, and one that leaves it out
+  // of its last page (full when the list is an exact multiple) has said where it ends.
+  const linked = list.pagination.style === 'link_header' && request.position !== null
+  if (marker === undefined && hasMore !== false && !short && list.pagination.style === 'link_header' && !linked)
+    return unexpected(
+      'the answer to a full first page has no Link header, so its end cannot be told from an upstream that pages some other way; set pagination to how this upstream pages (a Link header without rel="next" ends the walk)',
+      'connector.list.pagination',
+    )
+  if (marker === undefined && hasMore !== false && !short && !linked)
     return unexpected(
       `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page${rawItems.length === list.max_page_size ? ` (max_page_size ${list.max_page_size})` : ''}, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
       list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path',
