@@ -43,7 +43,11 @@ const normalized = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '')
 export function evidenceOfMore(list: HttpConnectorConfig['list'], payload: unknown, headers: Headers): string | null {
   const items = readPath(payload, list.items_path)
   const found: string[] = []
-  search(payload, '', 1, items, found)
+  const denied = { said: false }
+  search(payload, '', 1, items, found, denied)
+  // An answer that says "no more" under a has-more key (Zendesk: `meta.has_more: false` beside a `links.next` it
+  // always writes) has said where it ends: only a flag that is true still counts against it.
+  if (denied.said) found.splice(0, found.length, ...found.filter((f) => f.endsWith('is true')))
   const link = headers.get('link')
   if (link !== null) {
     for (const { target, rels } of parseLinkHeader(link)) {
@@ -57,12 +61,13 @@ export function evidenceOfMore(list: HttpConnectorConfig['list'], payload: unkno
   return found.length === 0 ? null : found.slice(0, 3).join('; ')
 }
 
-function search(value: unknown, at: string, depth: number, items: unknown, found: string[]): void {
+function search(value: unknown, at: string, depth: number, items: unknown, found: string[], denied: { said: boolean }): void {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value === items) return
   for (const [key, child] of Object.entries(value)) {
     const path = at === '' ? key : `${at}.${key}`
     const name = normalized(key)
     if (child === items) continue
+    if (FLAG_KEYS.has(name) && child === false) denied.said = true
     if (FLAG_KEYS.has(name) && child === true) found.push(`"${path}" is true`)
     else if (MARKER_KEYS.has(name) && isMarker(child)) found.push(`"${path}" holds ${clip(String(child))}`)
     else if (MARKER_KEYS.has(name) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
@@ -70,7 +75,7 @@ function search(value: unknown, at: string, depth: number, items: unknown, found
       const href = (child as Record<string, unknown>).href ?? (child as Record<string, unknown>).url
       if (isMarker(href)) found.push(`"${path}.${Object.hasOwn(child, 'href') ? 'href' : 'url'}" holds ${clip(String(href))}`)
     }
-    if (depth < MAX_DEPTH) search(child, path, depth + 1, items, found)
+    if (depth < MAX_DEPTH) search(child, path, depth + 1, items, found, denied)
   }
 }
 

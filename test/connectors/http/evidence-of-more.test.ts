@@ -56,6 +56,9 @@ describe('an answer that says more follow where the config does not look', () =>
           return sendJson(res, 200, { results, hasMore: more })
         case 'rel':
           return sendJson(res, 200, { results }, more ? { link: `<${next}>; rel="next-page", </v2/tickets?style=rel>; rel="first"` } : {})
+        case 'zendesk':
+          // links.next is always written; meta.has_more says whether to follow it
+          return sendJson(res, 200, { results, links: { next }, meta: { has_more: more, after_cursor: more ? String(to) : null } })
         case 'hal':
           return sendJson(res, 200, { results, _links: { self: { href: req.rawUrl }, ...(more ? { next: { href: next } } : {}) } })
       }
@@ -88,6 +91,8 @@ describe('an answer that says more follow where the config does not look', () =>
     const lists = [
       { query: { style: 'token' }, has_more_path: 'hasMore', pagination: { style: 'cursor', param: 'page_token', next_cursor_path: 'paging.nextPageToken' } },
       { query: { style: 'hal' }, pagination: { style: 'next_link', path: '_links.next.href' } },
+      // a next link beside has_more: false is the end the flag says, not evidence of more
+      { query: { style: 'zendesk' }, pagination: { style: 'cursor', param: 'page_token', next_cursor_path: 'meta.after_cursor' } },
     ]
     for (const list of lists) {
       const envelope = await search(connectorAt(upstream.origin, list))
