@@ -77,6 +77,14 @@ export const httpConnectorSchema = z.strictObject({
       .default([])
       .describe('filter clauses the upstream can apply, per field and operator; every item is still re-checked here'),
     page_size_param: z.string().optional(),
+    max_page_size: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "the most records the upstream answers per page, whatever is asked (GitHub, Stripe: 100): a page of that length is full, so a full page without the next cursor or link at the configured path is refused, never taken for the end; pages ask for no more",
+      ),
     method: z.enum(['GET', 'POST']).default('GET').describe('POST for search endpoints that take the query in a JSON body'),
     body: templateValue
       .optional()

@@ -122,6 +122,10 @@ export async function walkInventory(
   let proven = false
   let unchecked = false
   const deadlineAt = startedAt + limits.deadlineMs
+  // Positions each source's current pass has read from. One given again after the walk moved past it is a loop
+  // (cursors p1 → p2 → p1): the same requests answer the same pages forever, neither the end nor data that moved.
+  // The position just read, given again, is not: a connector may answer an empty page and stay where it is.
+  const visited = new Map<string, Set<string>>()
 
   try {
     snapshot = session.snapshot
@@ -174,13 +178,17 @@ export async function walkInventory(
 
         pagesRead += 1
         if (result.unchecked) unchecked = true
+        const passed = source.position === null ? new Set<string>() : (visited.get(source.source) ?? new Set<string>())
+        if (source.position !== null) passed.add(source.position)
+        visited.set(source.source, passed)
+        const looped = result.next !== null && result.next !== source.position && passed.has(result.next)
         const fresh = await seenFilter.fresh(source.source, result.items)
         // a restarted pass reads again what the seen filter already holds: those are not the data moving
         if (source.restarts === 0) tallyDuplicates(duplicates, source.source, result.items, fresh)
         if (fresh.length > 0) returned += fresh.length
         // The walk will read the next page of this source whatever the caller does with this one (unless the
         // caller fails or leaves): it is asked for now, so the upstream answers while the caller works.
-        if (result.next !== null && mode === 'walk' && pagesRead < limits.maxPages && returned < limits.maxItems && deadlineAt - clock.now() > 0)
+        if (result.next !== null && !looped && mode === 'walk' && pagesRead < limits.maxPages && returned < limits.maxItems && deadlineAt - clock.now() > 0)
           readAhead.start(
             { source: source.source, filter, position: result.next, pageSize: Math.max(1, Math.min(pageSize, limits.maxItems - returned)) },
             deadlineAt - clock.now(),
@@ -198,7 +206,13 @@ export async function walkInventory(
             },
             result.upstreamIncomplete.message,
           )
-        if (result.next === null) source.finished = true
+        if (looped)
+          finishWith(
+            source,
+            { code: 'SOURCE_UNAVAILABLE' },
+            `source "${source.source}" gave a next position it had already given in this walk (${JSON.stringify(result.next!.slice(0, 80))}): its paging loops, so the walk cannot advance; is the configured next cursor or link the one that moves on?`,
+          )
+        else if (result.next === null) source.finished = true
         else source.position = result.next
         afterPage(source, result.items.length, result.total, result.next === null)
       }

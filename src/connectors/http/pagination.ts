@@ -11,9 +11,10 @@ export type PagePosition =
   | { readonly style: 'cursor'; readonly cursor: string | null }
   /**
    * `lastId`: the id of the record just before `offset` when the previous page was read. The next read starts one
-   * record earlier and must find that record there; otherwise the data moved under the walk.
+   * record earlier and must find that record there; otherwise the data moved under the walk. `firstId`: the id of
+   * the previous page's first record, when it differs; found there instead, the upstream answered that page again.
    */
-  | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string }
+  | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string; readonly firstId?: string }
   /**
    * `firstId`: the id of the previous page's first record. A page that starts with it again is the same page again
    * (an upstream that ignores the page parameter), never the next one.
@@ -56,11 +57,12 @@ export function decodePosition(pagination: PaginationConfig, position: string | 
       return { style: 'cursor', cursor: position }
     case 'offset':
       if (position === null) return { style: 'offset', offset: 0 }
-      const m = /^(0|[1-9][0-9]{0,15})(?::([A-Za-z0-9_-]{1,2048}))?$/.exec(position)
+      const m = /^(0|[1-9][0-9]{0,15})(?::([A-Za-z0-9_-]{1,2048})(?::([A-Za-z0-9_-]{1,2048}))?)?$/.exec(position)
       if (!m) return invalid('expected an offset')
       const offset = Number(m[1])
       if (m[2] === undefined || offset === 0) return { style: 'offset', offset }
-      return { style: 'offset', offset, lastId: Buffer.from(m[2], 'base64url').toString('utf8') }
+      const lastId = Buffer.from(m[2], 'base64url').toString('utf8')
+      return m[3] === undefined ? { style: 'offset', offset, lastId } : { style: 'offset', offset, lastId, firstId: Buffer.from(m[3], 'base64url').toString('utf8') }
     case 'page': {
       if (position === null) return { style: 'page', page: pagination.first, seen: 0 }
       const m = /^(-?[0-9]{1,15}):([0-9]{1,15})(?::([A-Za-z0-9_-]{1,2048}))?$/.exec(position)
@@ -98,8 +100,11 @@ export function encodePosition(position: PagePosition): string | null {
   switch (position.style) {
     case 'cursor':
       return position.cursor
-    case 'offset':
-      return position.lastId === undefined ? String(position.offset) : `${position.offset}:${Buffer.from(position.lastId, 'utf8').toString('base64url')}`
+    case 'offset': {
+      if (position.lastId === undefined) return String(position.offset)
+      const first = position.firstId === undefined ? '' : `:${Buffer.from(position.firstId, 'utf8').toString('base64url')}`
+      return `${position.offset}:${Buffer.from(position.lastId, 'utf8').toString('base64url')}${first}`
+    }
     case 'page':
       return position.firstId === undefined ? `${position.page}:${position.seen}` : `${position.page}:${position.seen}:${Buffer.from(position.firstId, 'utf8').toString('base64url')}`
     case 'link':

@@ -11,8 +11,8 @@ export interface PagingSignals {
   readonly hasMore?: boolean
   readonly total?: number
   /**
-   * The next cursor or link as the upstream wrote it: null for an explicit end (null, "", no `rel="next"`),
-   * undefined when the key at the declared path is not in the answer at all.
+   * The next cursor or link as the upstream wrote it: null for an explicit end (null, "", a Link header without
+   * `rel="next"`), undefined when the key at the declared path (or any Link header) is not in the answer at all.
    */
   readonly marker: string | null | undefined
   /** The upstream's own flag (`incomplete_flag`) says the page was cut short. */
@@ -75,9 +75,12 @@ function nextMarker(list: HttpConnectorConfig['list'], raw: unknown, headers: He
       return markerText(readPath(raw, pagination.next_cursor_path))
     case 'next_link':
       return markerText(readPath(raw, pagination.path))
-    case 'link_header':
-      // a Link header without rel="next" is how this style says "the end"
-      return nextLinkOf(headers.get('link'))
+    case 'link_header': {
+      // a Link header without rel="next" is how this style says "the end"; no Link header at all is the marker
+      // absent, as a cursor path the answer lacks: an upstream paging some other way sends none on any page
+      const header = headers.get('link')
+      return header === null ? undefined : nextLinkOf(header)
+    }
     default:
       return null
   }

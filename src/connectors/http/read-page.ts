@@ -4,6 +4,7 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
+import { evidenceOfMore } from './more-evidence.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
@@ -23,13 +24,15 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (!Number.isInteger(request.pageSize) || request.pageSize < 1)
     throw new WarrantError('invalid_request', `pageSize must be a positive integer, not ${request.pageSize}`)
   const position = decodePosition(list.pagination, request.position, base)
-  const read = await readAt(ctx, request, base, position, false)
+  // an upstream that caps its pages answers no more than its cap: asking for more only hides which pages are full
+  const asked = list.max_page_size === undefined ? request : { ...request, pageSize: Math.min(request.pageSize, list.max_page_size) }
+  const read = await readAt(ctx, asked, base, position, false)
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
   if (read.kind !== 'page' || !('end' in read)) return read
   // The end came on a page with items: one read past it, the only test of a total or has_more that may count
   // something else (this page, another flag). Costs one request per walk so ended.
   const { end, ...ended } = read
-  const past = await readAt(ctx, { ...request, position: encodePosition(end.position) }, base, end.position, true)
+  const past = await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true)
   return settleEnd(ctx, request.source, ended, end, past)
 }
 
@@ -37,7 +40,9 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
 async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, position: PagePosition, confirming: boolean): Promise<Interpreted> {
   const list = ctx.config.list
   // a read that re-checks the previous page's last record asks for one more, so the page keeps its size
-  const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, request.pageSize + (overlaps(position) ? 1 : 0))
+  const overlap = overlaps(position) ? 1 : 0
+  const size = Math.min(request.pageSize + overlap, list.max_page_size ?? Infinity)
+  const sent = buildListRequest(ctx.config, ctx.resource.fields, base, position, request.filter, size)
   const url = sent.url
   const spec: CallSpec = {
     source: request.source,
@@ -121,6 +126,12 @@ function interpret(
   if (overlaps(position)) {
     const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
     const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : quotedKey(first.record.id)
+    // the previous page's first record where its last should be: the offset went unheeded, the same page came back
+    if (first !== null && 'record' in first && position.firstId !== undefined && wellFormed(first.record.id) === position.firstId && list.pagination.style === 'offset')
+      return unexpected(
+        `the read at offset ${position.offset - 1} starts with the record the page before started with (${found}), not with its last ("${position.lastId}"): the upstream answered the same page again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
+        'connector.list.pagination.offset_param',
+      )
     // the position carries the id as UTF-8, where a lone surrogate became U+FFFD (such a record is unjudged anyway)
     if (first === null || 'problem' in first || wellFormed(first.record.id) !== position.lastId)
       return {
@@ -139,9 +150,17 @@ function interpret(
   // An absent marker (not null, not "") is the end only where the end is plain anyway: an empty or short page,
   // or has_more false. On a full page it is a path the answer does not have, and the first page is not the list.
   const short = rawItems.length === 0 || (sent.sizeSent && rawItems.length < request.pageSize)
-  if (marker === undefined && hasMore !== false && !short)
+  // Past the first page the walk came by a Link header, so the upstream pages by it, and one that leaves it out
+  // of its last page (full when the list is an exact multiple) has said where it ends.
+  const linked = list.pagination.style === 'link_header' && request.position !== null
+  if (marker === undefined && hasMore !== false && !short && list.pagination.style === 'link_header' && !linked)
     return unexpected(
-      `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
+      'the answer to a full first page has no Link header, so its end cannot be told from an upstream that pages some other way; set pagination to how this upstream pages (a Link header without rel="next" ends the walk)',
+      'connector.list.pagination',
+    )
+  if (marker === undefined && hasMore !== false && !short && !linked)
+    return unexpected(
+      `${markerKey(list)} holds no ${list.pagination.style === 'cursor' ? 'cursor' : 'link'} in the answer to a full page${rawItems.length === list.max_page_size ? ` (max_page_size ${list.max_page_size})` : ''}, so its end cannot be told from a misread path; set it to where this upstream writes what follows (an explicit null or "" there ends the walk)`,
       list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path',
     )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
@@ -193,6 +212,17 @@ function interpret(
   const beyond = following === null && rawItems.length > 0 ? pastEnd(position, facts, base) : null
   const end = beyond === null ? {} : { end: { ...beyond, position: carrying(beyond.position, lastId, firstId), received: rawItems.length } }
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
+  // An end for lack of a next cursor or link is only as good as the path it was looked for at: an answer that
+  // says elsewhere that more follow (a cursor under another key, hasMore: true) is a config that misses it.
+  const said = following === null && hasMore !== false && markerStyle(list.pagination.style) ? evidenceOfMore(list, payload, headers) : null
+  if (said !== null) {
+    const where = markerKey(list)
+    const fix = where === null ? 'set pagination to how this upstream pages' : 'set it to where this upstream writes what follows'
+    return unexpected(
+      `the walk would end here for lack of a ${list.pagination.style === 'cursor' ? 'cursor' : 'next link'} at ${where ?? 'a Link header rel="next" (pagination.style "link_header")'}, yet the answer says more follow: ${said}; ${fix}`,
+      list.pagination.style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : list.pagination.style === 'next_link' ? 'connector.list.pagination.path' : 'connector.list.pagination',
+    )
+  }
 
   const failedParts = partFailure(ctx, source, payload)
   if (typeof failedParts === 'string' && failedParts.startsWith('!')) return unexpected(failedParts.slice(1))
@@ -217,9 +247,16 @@ function interpret(
   }
 }
 
+/** Styles whose end is the absence of a next marker (a cursor, a body link, a Link header). */
+function markerStyle(style: string): boolean {
+  return style === 'cursor' || style === 'next_link' || style === 'link_header'
+}
+
 /** Offset pages overlap by one record, so the next read can tell whether the data moved in between; page reads carry the first id. */
 function carrying(next: PagePosition, lastId: string | undefined, firstId: string | undefined): PagePosition {
-  if (next.style === 'offset' && lastId !== undefined) return { ...next, lastId }
+  if (next.style === 'offset' && lastId !== undefined)
+    // a one-record page starts and ends with the same record: its first tells nothing more
+    return firstId !== undefined && firstId !== lastId && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES ? { ...next, lastId, firstId } : { ...next, lastId }
   if (next.style === 'page' && firstId !== undefined && Buffer.byteLength(firstId) <= MAX_CARRIED_ID_BYTES) return { ...next, firstId }
   return next
 }
