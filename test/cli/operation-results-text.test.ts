@@ -65,4 +65,14 @@ describe('warrant operation results: an empty list says so; upstream text is esc
     const json = await ws.warrant(['operation', 'results', operationId, '--json'])
     assert.ok(json.stdout.trimEnd().split('\n').some((l) => JSON.parse(l).id === FORGED_ID))
   })
+
+  // the same id, as `warrant audit query --operation` lists the events and the records changed
+  test('audit query --operation: a record id never draws a line of its own nor reaches the terminal as an escape', async () => {
+    const r = await ws.warrant(['audit', 'query', '--operation', operationId])
+    assert.equal(r.code, 0, r.stderr)
+    assert.doesNotMatch(r.stdout, /^\s+9\s+sub_forged/m, 'no line drawn from a value')
+    assert.doesNotMatch(r.stdout, /\x1b/, 'no escape sequence reaches the terminal')
+    assert.match(r.stdout, /target=sub_\\u001b\[31mred\\n/, 'the event names the id escaped')
+    assert.match(r.stdout, /^ {2}sub_\\u001b\[31mred\\n {6}9 {2}sub_forged {2}succeeded {2}UPDATE/m, 'records changed names it escaped')
+  })
 })
