@@ -73,9 +73,9 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
     lines.push(`  ${s.field}: ${s.before.map((b) => `${cell(JSON.stringify(b.value))} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
   }
   lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
-  for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${a.name ?? a.principal} at ${a.approved_at}, valid until ${a.expires_at}`)
+  for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${cell(a.name ?? a.principal)} at ${a.approved_at}, valid until ${a.expires_at}`)
   if (plan.approval_state.expired) lines.push(`  APPROVAL EXPIRED at ${plan.approval_state.expired_at}: a reviewer must approve again before a commit`)
-  if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal}`)
+  if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${cell(plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal)}`)
   if (!plan.selection.complete) lines.push(`  who can approve: ${plan.approval_state.who_can_approve}`)
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)
