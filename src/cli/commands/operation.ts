@@ -19,8 +19,12 @@ export function renderOperation(op: OperationView): string {
     `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
     `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
   ]
+  // the halt names a record id and quotes the upstream's last error: escaped, so neither draws lines of its own
   if (op.halt_reason)
-    lines.push(`  HALTED by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at ${op.halt_reason.target_id} (ord ${op.halt_reason.ord})` : ''}: ${op.halt_reason.message}`, '  later targets stay pending: they were not written')
+    lines.push(
+      `  HALTED by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at ${cellText(op.halt_reason.target_id)} (ord ${op.halt_reason.ord})` : ''}: ${cellText(op.halt_reason.message)}`,
+      '  later targets stay pending: they were not written',
+    )
   if (c.unknown > 0) lines.push(`  ${c.unknown} unknown: no durable answer; never retried blindly. Review them, then: warrant operation reconcile ${op.operation_id}`)
   lines.push(`  results: warrant operation results ${op.operation_id} [--outcome failed|skipped|unknown|…]  (HTTP ${op.results_url})`)
   return lines.join('\n')
