@@ -33,7 +33,9 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   if (view.groups.length > 0) {
     lines.push('Groups:')
     for (const g of view.groups)
-      lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
+      // a bare label reads as a list that failed to print: none is said in words
+      if (g.values.length === 0 && g.complete) lines.push(`  ${g.field}: none (no member)`)
+      else lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
   }
   if (view.records.length > 0) {
     lines.push('', `Records (first ${Math.min(maxRows, view.records.length)} of ${view.count}, in frozen order):`)
@@ -66,7 +68,8 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   lines.push(`  action:       ${plan.action.type} ${JSON.stringify(plan.action.params)}: ${plan.action.description}`)
   lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
-  lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
+  if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
+  else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
   for (const s of plan.changes.summary) {
     const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : JSON.stringify(s.after)
     // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are
