@@ -2,6 +2,7 @@
 // first: V8 settings must be in place before the modules that allocate are evaluated
 import './heap-settings.js'
 import { recordBeforeEarlyExit } from './cli-audit.js'
+import { runInterruptCleanups } from './interrupt.js'
 import { main } from './main.js'
 
 // `warrant audit export | head`: the reader closed the pipe because it has what it wanted. Stop quietly, as
@@ -13,13 +14,17 @@ for (const stream of [process.stdout, process.stderr])
   })
 
 // Ctrl-C or SIGTERM during a walk or a watch: say so, record the command as interrupted, and exit with the
-// shell's status for the signal (130, 143), never one that reads as an answer. serve, mcp and commit --wait stop
-// gracefully on their own handlers: this one then leaves it to them.
+// shell's status for the signal (130, 143), never one that reads as an answer. The command first undoes what only
+// it would ever undo (select: the selection it was building). serve, mcp and commit --wait stop gracefully on
+// their own handlers: this one then leaves it to them.
+const CLEANUP_MS = 10_000
 for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
   process.on(signal, () => {
     if (process.listenerCount(signal) > 1) return
     process.stderr.write(`\nwarrant: interrupted (${signal}): no answer was given\n`)
-    void recordBeforeEarlyExit({ interrupted: true }).finally(() => process.exit(status))
+    // the row is marked interrupted first: the command's own failure (its aborted call) then finds it written
+    const recorded = recordBeforeEarlyExit({ interrupted: true })
+    void Promise.allSettled([recorded, runInterruptCleanups(signal, CLEANUP_MS)]).finally(() => process.exit(status))
   })
 
 main(process.argv).then((code) => {

@@ -13,6 +13,6 @@ export const EXIT = {
   refused: 3,
   /** An upstream or the store could not be reached. */
   upstream: 4,
-  /** The answer is incomplete: a partial search or selection, one page of several, or an operation still running when the wait ended. */
+  /** The answer is incomplete: a partial search or selection, a plan on one (never approvable), one page of several, or an operation still running when the wait ended. */
   incomplete: 5,
 } as const

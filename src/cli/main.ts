@@ -14,6 +14,7 @@ import { registerToken } from './commands/token.js'
 import { registerCheck } from './commands/check.js'
 import { auditedInvocation } from './cli-audit.js'
 import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
+import { wasInterrupted } from './interrupt.js'
 
 /**
  * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
@@ -48,6 +49,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2
+    // the command stopped because it was interrupted: bin.ts said so and exits with the signal's status
+    if (wasInterrupted()) return 1
     if (isWarrantError(error)) {
       process.stderr.write(`warrant: ${error.code}: ${error.message}\n`)
       return exitCodeOf(error.code)

@@ -26,14 +26,15 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
     else lines.push(`INCOMPLETE: ${n} record(s) returned by this call, ${total} so far by the whole walk, from ${where}, and more may exist. complete: false`)
     for (const r of envelope.incomplete_reasons) {
       const extra = [r.source ? `source ${r.source}` : null, r.limit ? `${r.limit.name}=${r.limit.value}` : null].filter(Boolean).join(', ')
-      lines.push(`  - ${r.code}${extra ? ` (${extra})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
+      // a reason's message may quote the upstream (a 503's body): escaped as a table cell, never interpreted
+      lines.push(`  - ${r.code}${extra ? ` (${cellText(extra)})` : ''}: ${cellText(r.message || REASON_TEXT[r.code])}`)
     }
     if (found === 0) lines.push('An empty INCOMPLETE result proves nothing about absence.')
   }
   lines.push(
     `Snapshot: ${envelope.scope.consistent_snapshot ? `consistent (${envelope.scope.snapshot})` : envelope.scope.stability === 'proven' ? 'none, but the walk proved no record moved past it unseen' : 'not consistent: records may have moved during the walk'}`,
   )
-  for (const w of envelope.warnings) lines.push(`Warning ${w.code}: ${w.message}`)
+  for (const w of envelope.warnings) lines.push(`Warning ${w.code}: ${cellText(w.message)}`)
   lines.push(`Visibility: ${envelope.scope.visibility}`)
   if (n > 0) {
     lines.push('')
@@ -48,7 +49,7 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
       if (c.kind === 'retry_with_deadline') lines.push(`Continue with a deadline of at least ${c.minimum_deadline_ms} ms:`)
       else lines.push('Continue the same walk with:')
       lines.push(`  ${options.resumeCommand ? options.resumeCommand(cursor) : cursor}`)
-    } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${c.message}`)
+    } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${cellText(c.message)}`)
   }
   // Said where it decides something: an empty result (is the absence proven?) or an incomplete one (it is not).
   if (found === 0 || !envelope.complete) {

@@ -11,8 +11,9 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   else {
     lines.push(`INCOMPLETE: selection ${view.selection_id} froze ${view.count} record(s) of ${where}, and more may match. complete: false`)
     lines.push('It can be reviewed, NEVER committed. Why:')
-    for (const r of view.incomplete_reasons) lines.push(`  - ${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}: ${r.message || REASON_TEXT[r.code]}`)
-    if (view.recovery) lines.push(`Recovery: ${view.recovery.message}: POST ${view.recovery.path}`)
+    // a reason's message may quote the upstream (a 503's body): escaped as a table cell, never interpreted
+    for (const r of view.incomplete_reasons) lines.push(`  - ${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}: ${cell(r.message || REASON_TEXT[r.code])}`)
+    if (view.recovery) lines.push(`Recovery: ${cell(view.recovery.message)}: POST ${view.recovery.path}`)
   }
   if (view.recovery_of)
     lines.push(`Recovers selection ${view.recovery_of}: the explicit ids it returned (${view.complete ? 'every one read again' : `its own walk did not read them all: recover ${view.recovery_of} again`}).`)
@@ -21,7 +22,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   lines.push(`  expires:  ${view.expires_at}${view.state === 'expired' ? ' (EXPIRED)' : ''}`)
   lines.push(`  snapshot: ${view.consistent_snapshot ? `consistent (${view.scope.snapshot})` : 'NOT consistent: each batch is re-read before it is written at commit'}`)
   lines.push(`  selector: ${JSON.stringify(view.selector.filter)}`)
-  for (const w of view.warnings) lines.push(`Warning ${w.code}: ${w.message}`)
+  for (const w of view.warnings) lines.push(`Warning ${w.code}: ${cell(w.message)}`)
   lines.push('')
   if (view.exclusions.length === 0) lines.push('Exclusions: none (no exclusion rule was given)')
   else {
@@ -32,7 +33,9 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   if (view.groups.length > 0) {
     lines.push('Groups:')
     for (const g of view.groups)
-      lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
+      // a bare label reads as a list that failed to print: none is said in words
+      if (g.values.length === 0 && g.complete) lines.push(`  ${g.field}: none (no member)`)
+      else lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
   }
   if (view.records.length > 0) {
     lines.push('', `Records (first ${Math.min(maxRows, view.records.length)} of ${view.count}, in frozen order):`)
@@ -58,22 +61,24 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
       'This plan can be reviewed, NEVER approved or committed. To act on the records that were returned:',
       `  warrant recover ${plan.selection_id}   (a complete selection of exactly those records), then plan on it`,
     )
-  for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${d.message}. It can be rejected, never approved or committed.`)
+  for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${cell(d.message)}. It can be rejected, never approved or committed.`)
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
   lines.push(`  action:       ${plan.action.type} ${JSON.stringify(plan.action.params)}: ${plan.action.description}`)
   lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
-  lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
+  if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
+  else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
   for (const s of plan.changes.summary) {
     const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : JSON.stringify(s.after)
-    lines.push(`  ${s.field}: ${s.before.map((b) => `${JSON.stringify(b.value)} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
+    // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are
+    lines.push(`  ${s.field}: ${s.before.map((b) => `${cell(JSON.stringify(b.value))} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
   }
   lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
-  for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${a.name ?? a.principal} at ${a.approved_at}, valid until ${a.expires_at}`)
+  for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${cell(a.name ?? a.principal)} at ${a.approved_at}, valid until ${a.expires_at}`)
   if (plan.approval_state.expired) lines.push(`  APPROVAL EXPIRED at ${plan.approval_state.expired_at}: a reviewer must approve again before a commit`)
-  if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal}`)
+  if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${cell(plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal)}`)
   if (!plan.selection.complete) lines.push(`  who can approve: ${plan.approval_state.who_can_approve}`)
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)

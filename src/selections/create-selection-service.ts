@@ -57,7 +57,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
   }
 
   return {
-    create: async (actor, resourceName, request, options) => view(ctx, actor, await createFromRequest(ctx, actor, resourceName, request, options?.onProgress)),
+    create: async (actor, resourceName, request, options) => view(ctx, actor, await createFromRequest(ctx, actor, resourceName, request, options?.onProgress, options?.signal)),
     load: (actor, selectionId) => load(ctx, actor, selectionId),
     isExpired: (selection, now) => isExpired(ctx, selection, now),
     members: (selectionId, afterOrd, limit) => members(ctx, selectionId, afterOrd, limit),

@@ -109,9 +109,15 @@ export interface FreezeProgress {
 export interface SelectionService {
   /**
    * Walks the inventory, freezes members and exclusions, and returns the selection view (first page included).
-   * `onProgress` hears after each page is frozen (for a person watching a long walk).
+   * `onProgress` hears after each page is frozen (for a person watching a long walk). `signal` stops the walk
+   * (Ctrl-C in the CLI): the call rejects with its reason and the selection built so far is removed.
    */
-  create(actor: Actor, resource: string, request: SelectionRequest, options?: { readonly onProgress?: (progress: FreezeProgress) => void }): Promise<SelectionView>
+  create(
+    actor: Actor,
+    resource: string,
+    request: SelectionRequest,
+    options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal },
+  ): Promise<SelectionView>
   /** The stored selection, or `not_found`; `forbidden` when the actor's scope does not cover its resource. */
   load(actor: Actor, selectionId: string): Promise<SelectionRecord>
   /** True when the selection is past its expiry at `now` (ISO). */

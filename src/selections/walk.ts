@@ -23,12 +23,21 @@ export interface FreezeRequest {
   readonly budget: Budget
   readonly origin: SelectionOrigin | null
   readonly onProgress?: (progress: FreezeProgress) => void
+  /** The caller stopped waiting (Ctrl-C): the walk stops and what it built is discarded, as on any failure. */
+  readonly signal?: AbortSignal
   /** Freeze only if no equal selection was frozen meanwhile; else that one's id is returned and this walk discarded. */
   readonly once?: FreezeOnce
 }
 
 /** Validates a client's selection request, walks and freezes it; returns the new selection's id. */
-export async function createFromRequest(ctx: SelectionContext, actor: Actor, resourceName: string, request: SelectionRequest, onProgress?: (progress: FreezeProgress) => void): Promise<string> {
+export async function createFromRequest(
+  ctx: SelectionContext,
+  actor: Actor,
+  resourceName: string,
+  request: SelectionRequest,
+  onProgress?: (progress: FreezeProgress) => void,
+  signal?: AbortSignal,
+): Promise<string> {
   const resource = ctx.catalogue.get(resourceName)
   assertInScope(actor, resourceName)
   const parsed = parseRequest(selectionRequestSchema, request, 'selection request')
@@ -47,6 +56,7 @@ export async function createFromRequest(ctx: SelectionContext, actor: Actor, res
     },
     origin: null,
     ...(onProgress ? { onProgress } : {}),
+    ...(signal ? { signal } : {}),
   })
 }
 
@@ -67,6 +77,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
         scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
         cursorCodec: ctx.cursorCodec,
         seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
+        ...(request.signal ? { signal: request.signal } : {}),
       },
       async (page) => {
         const kept: FrozenRow[] = []
@@ -78,6 +89,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
           else kept.push(row)
         }
         await writer.write(kept, excluded)
+        request.signal?.throwIfAborted()
         if (request.onProgress) {
           progress.pages += 1
           progress.examined += page.length
@@ -88,6 +100,8 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       },
     )
     const digest = await writer.finish()
+    // past the walk, but not yet frozen: a stop now still leaves nothing behind
+    request.signal?.throwIfAborted()
     reportWalk(resource.telemetry, resource.name, summary)
     resource.telemetry?.observe('warrant_selection_members', { resource: resource.name }, writer.count)
     const completeness: SelectionCompleteness = {

@@ -66,16 +66,22 @@ describe('warrant search and select: the filter grammar refuses what it cannot r
     assert.match(empty.stdout, /For a change based on absence: proceed\./)
   })
 
-  test('select exits 5 on an incomplete selection, and plan says it cannot be approved instead of suggesting approve', async () => {
+  // plan on an incomplete selection exited 0, as for a plan that can be approved: `warrant plan … && warrant approve …`
+  // read it as done. The plan is reviewable, never approvable or committable: exit 5, as select on it.
+  test('select and plan exit 5 on an incomplete selection, and plan says it cannot be approved instead of suggesting approve', async () => {
     const selected = await ws.warrant(['select', 'subscriptions', '-f', 'status=past_due', '--max-pages', '1', '--page-size', '50', '--json'])
     assert.equal(selected.code, 5, selected.stderr)
     const selection = JSON.parse(selected.stdout)
     assert.equal(selection.complete, false)
     const planned = await ws.warrant(['plan', selection.selection_id, '--action', 'pause_collection', '--param', 'reason=x'])
-    assert.equal(planned.code, 0, planned.stderr)
+    assert.equal(planned.code, 5, planned.stderr)
     assert.match(planned.stdout, /INCOMPLETE selection sel_\S+: more records may match/)
     assert.match(planned.stdout, /NEVER approved or committed/)
     assert.match(planned.stdout, new RegExp(`warrant recover ${selection.selection_id}`))
     assert.doesNotMatch(planned.stdout, /warrant approve/)
+    // the same plan again (as JSON: the data, unchanged) still exits 5
+    const again = await ws.warrant(['plan', selection.selection_id, '--action', 'pause_collection', '--param', 'reason=x', '--json'])
+    assert.equal(again.code, 5, again.stderr)
+    assert.equal(JSON.parse(again.stdout).selection.complete, false)
   })
 })

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process'
 import { CLI_ENTRY, TSX_LOADER } from './cli-config.js'
 
 /**
- * `warrant ARGS` as a real process, sent SIGINT once its stderr (progress lines every 50 ms) matches `ready`;
- * resolves with its exit code and everything it wrote.
+ * `warrant ARGS` as a real process, sent SIGINT (or `signal`) once its stderr (progress lines every 50 ms) matches
+ * `ready`; resolves with its exit code and everything it wrote.
  */
-export async function interruptCliWhen(dir: string, args: readonly string[], ready: RegExp): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function interruptCliWhen(dir: string, args: readonly string[], ready: RegExp, signal: NodeJS.Signals = 'SIGINT'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
     cwd: dir,
     env: { ...process.env, WARRANT_LOG_LEVEL: 'silent', WARRANT_PROGRESS_INTERVAL_MS: '50' },
@@ -21,7 +21,7 @@ export async function interruptCliWhen(dir: string, args: readonly string[], rea
       if (ready.test(stderr)) resolve()
     }),
   )
-  child.kill('SIGINT')
+  child.kill(signal)
   const code = await exited
   return { code, stdout, stderr }
 }

@@ -3,6 +3,7 @@ import { WarrantError } from '../../contract/index.js'
 import { TOKEN_OPTIONS, tokenFrom, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { noteCliDetails } from '../cli-audit.js'
+import { cellText } from '../table-cell.js'
 
 /**
  * `warrant approve PLAN_ID --digest D`: a reviewer's decision from the terminal. The CLI has the store, but an
@@ -36,7 +37,7 @@ export function registerApprove(program: Command): void {
       noteCliDetails({ decision: result.decision, decided_by: actor.principal, comment: flags.comment ?? null, plan_digest: result.plan_digest, approval_id: result.approval_id, counted: result.counted })
       if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
       else {
-        const who = `${actor.name} (${actor.principal})`
+        const who = `${cellText(actor.name)} (${actor.principal})`
         const lines =
           result.decision === 'approve'
             ? [

@@ -10,6 +10,7 @@ import { WarrantError, isWarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { reportVerifyResult, verifyExportFile } from './audit-verify-output.js'
 import { createProgress, duration, thousands } from '../progress.js'
+import { cellText as cell } from '../table-cell.js'
 
 const PAGE = 500
 
@@ -140,28 +141,37 @@ export function registerAudit(program: Command): void {
           process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
           return
         }
+        // Ids, names and endpoints are text from upstreams and callers: escaped as table cells are, so a line break in
+        // a record id cannot draw a line no event has, nor an escape sequence reach the terminal.
         if (events.length === 0) process.stdout.write('no audit events match\n')
         for (const e of events)
-          process.stdout.write(`${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${e.action}${e.target_id ? `  target=${e.target_id}` : ''}  ${JSON.stringify(e.summary)}\n`)
+          process.stdout.write(
+            `${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${cell(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${cell(e.action)}${e.target_id ? `  target=${cell(e.target_id)}` : ''}  ${cell(JSON.stringify(e.summary))}\n`,
+          )
         if (whoAsked) {
           process.stdout.write(`\nwho asked (operation ${whoAsked.operation_id}, plans ${whoAsked.plan_ids.join(', ') || '-'}, selections ${whoAsked.selection_ids.join(', ') || '-'}):\n`)
-          for (const r of whoAsked.requesters) process.stdout.write(`  ${r.principal ?? '(gateway)'} ${r.name ? `"${r.name}" ` : ''}${r.role ?? ''} via ${r.surfaces.join(', ')}: ${r.actions.join(', ')}\n`)
+          for (const r of whoAsked.requesters) process.stdout.write(`  ${cell(r.principal ?? '(gateway)')} ${r.name ? `"${cell(r.name)}" ` : ''}${r.role ?? ''} via ${r.surfaces.join(', ')}: ${cell(r.actions.join(', '))}\n`)
           process.stdout.write('approvals:\n')
           if (whoAsked.approvals.length === 0) process.stdout.write('  none recorded\n')
-          for (const a of whoAsked.approvals) process.stdout.write(`  ${a.at}  ${a.decision} by ${a.principal ?? '-'}${a.name ? ` "${a.name}"` : ''} (${a.role ?? '?'}) via ${a.surface}, plan ${a.plan_id ?? '-'}\n`)
+          for (const a of whoAsked.approvals) process.stdout.write(`  ${a.at}  ${a.decision} by ${cell(a.principal ?? '-')}${a.name ? ` "${cell(a.name)}"` : ''} (${a.role ?? '?'}) via ${a.surface}, plan ${a.plan_id ?? '-'}\n`)
         }
         if (changed) {
           process.stdout.write(`records changed (${changed.length}):\n`)
-          for (const r of changed) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+          for (const r of changed) process.stdout.write(writeLine(r))
           if (unanswered && unanswered.length > 0) {
             process.stdout.write(`writes without an answer, which may have changed their record (${unanswered.length}):\n`)
-            for (const r of unanswered) process.stdout.write(`  ${r.target_id ?? '-'}  ${r.method} ${r.endpoint}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`)
+            for (const r of unanswered) process.stdout.write(writeLine(r))
           }
         }
       } finally {
         await gateway.close()
       }
     })
+}
+
+/** One upstream write of an operation: the record, the call, its outcome. */
+function writeLine(r: Awaited<ReturnType<typeof allChanged>>[number]): string {
+  return `  ${cell(r.target_id ?? '-')}  ${cell(r.method)} ${cell(r.endpoint)}  ${r.outcome}${r.status === null ? '' : ` ${r.status}`}  ${r.at}\n`
 }
 
 async function allChanged(log: AuditLog, operationId: string) {

@@ -7,6 +7,7 @@ import { positiveInteger } from '../option-values.js'
 import { EXIT } from '../exit-status.js'
 import { createProgress } from '../progress.js'
 import { watchOperation } from '../watch-operation.js'
+import { cellText } from '../table-cell.js'
 
 /** An operation in a few lines: where, what, the state, and every outcome counted separately. */
 export function renderOperation(op: OperationView): string {
@@ -18,8 +19,12 @@ export function renderOperation(op: OperationView): string {
     `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
     `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
   ]
+  // the halt names a record id and quotes the upstream's last error: escaped, so neither draws lines of its own
   if (op.halt_reason)
-    lines.push(`  HALTED by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at ${op.halt_reason.target_id} (ord ${op.halt_reason.ord})` : ''}: ${op.halt_reason.message}`, '  later targets stay pending: they were not written')
+    lines.push(
+      `  HALTED by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at ${cellText(op.halt_reason.target_id)} (ord ${op.halt_reason.ord})` : ''}: ${cellText(op.halt_reason.message)}`,
+      '  later targets stay pending: they were not written',
+    )
   if (c.unknown > 0) lines.push(`  ${c.unknown} unknown: no durable answer; never retried blindly. Review them, then: warrant operation reconcile ${op.operation_id}`)
   lines.push(`  results: warrant operation results ${op.operation_id} [--outcome failed|skipped|unknown|…]  (HTTP ${op.results_url})`)
   return lines.join('\n')
@@ -31,10 +36,11 @@ export function operationExitStatus(op: OperationView): number {
   return op.state === 'succeeded' ? EXIT.ok : EXIT.refused
 }
 
+/** One result on one line: the id, the reason and the upstream's error are its text, escaped as table cells are. */
 function renderResult(r: TargetResult): string {
-  const change = r.before || r.after ? `  ${JSON.stringify(r.before)} → ${JSON.stringify(r.after)}` : ''
-  const why = [r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; ')
-  return `${String(r.ord).padStart(7)}  ${r.id}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
+  const change = r.before || r.after ? `  ${cellText(JSON.stringify(r.before))} → ${cellText(JSON.stringify(r.after))}` : ''
+  const why = cellText([r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; '))
+  return `${String(r.ord).padStart(7)}  ${cellText(r.id)}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }
 
 export function registerOperation(program: Command): void {
@@ -76,6 +82,7 @@ export function registerOperation(program: Command): void {
       await withCliGateway(flags, async (gateway) => {
         const actor = await cliActor(gateway, flags)
         let cursor = flags.cursor
+        let listed = 0
         for (;;) {
           const page = await gateway.operations.results(actor, id, {
             ...(flags.outcome ? { outcome: flags.outcome as TargetState } : {}),
@@ -83,7 +90,13 @@ export function registerOperation(program: Command): void {
             ...(flags.limit ? { limit: flags.limit } : {}),
           })
           for (const r of page.results) process.stdout.write(`${flags.json ? JSON.stringify(r) : renderResult(r)}\n`)
-          if (!page.next_cursor) break
+          listed += page.results.length
+          if (!page.next_cursor) {
+            // nothing printed reads the same as a command that broke: a person is told there is none (JSON lines: none)
+            if (listed === 0 && !flags.json)
+              process.stdout.write(`no results${flags.outcome ? ` with outcome ${flags.outcome}` : ''}: operation ${id}${flags.cursor ? ' has none after this cursor' : ' has none to list'}\n`)
+            break
+          }
           if (!flags.all) {
             process.stderr.write(
               `more results: warrant operation results ${id}${flags.outcome ? ` --outcome ${flags.outcome}` : ''}${flags.limit ? ` --limit ${flags.limit}` : ''} --cursor ${page.next_cursor}  (or --all)\n`,

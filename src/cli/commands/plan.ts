@@ -4,6 +4,7 @@ import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
 import { collect } from '../option-values.js'
+import { EXIT } from '../exit-status.js'
 
 
 /** `--param k=v`, typed by the action's declared parameter types (number, boolean, string). */
@@ -44,6 +45,8 @@ export function registerPlan(program: Command): void {
       const declared = gateway.catalogue.get(selection.resource).config.actions[flags.action]?.params ?? {}
       const plan = await gateway.plans.propose(actor, selectionId, { action: { type: flags.action, params: parseParams(flags.param, declared) } })
       process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
+      // a plan on an incomplete selection is reviewable, never approvable or committable: `plan && approve` must stop
+      if (!plan.selection.complete) process.exitCode = EXIT.incomplete
     } finally {
       await gateway.close()
     }

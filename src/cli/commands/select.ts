@@ -8,6 +8,7 @@ import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderSelection } from '../render-selection.js'
 import { collect, positiveInteger } from '../option-values.js'
+import { onInterrupt } from '../interrupt.js'
 
 
 /**
@@ -64,13 +65,28 @@ export function registerSelect(program: Command): void {
         progress.update(`selecting from ${name}: reading the first page…`)
         const onProgress = (p: FreezeProgress) =>
           progress.update(`selecting from ${name}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(Date.now() - started)}`)
-        const view = await gateway.selections.create(actor, name, {
+        // Ctrl-C: the walk stops and removes the selection it was building (only this one: another gateway on the
+        // same store may be building its own). Left `building`, its row and members would stay in the store forever.
+        const stop = new AbortController()
+        const creating = gateway.selections.create(actor, name, {
           filter,
           exclude,
           ...(flags.fields ? { fields: flags.fields.split(',').map((f) => f.trim()).filter(Boolean) } : {}),
           ...(flags.pageSize === undefined ? {} : { page_size: flags.pageSize }),
           budget,
-        }, { onProgress }).finally(() => progress.done())
+        }, { onProgress, signal: stop.signal })
+        const forget = onInterrupt(async (reason) => {
+          stop.abort(reason)
+          // frozen just before the signal: no one was given its id, so it is removed too (unless a plan names it)
+          const view = await creating.catch(() => null)
+          if (view) await gateway.selections.discardUnused(view.selection_id)
+        })
+        const view = await creating.finally(() => {
+          forget()
+          progress.done()
+        })
+        // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
+        stop.signal.throwIfAborted()
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       } finally {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { ROLES, type Role, WarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
+import { cellText } from '../table-cell.js'
 
 /** 100 years. */
 const MAX_TTL_DAYS = 36_500
@@ -50,7 +51,7 @@ export function registerToken(program: Command): void {
         if (flags.json) process.stdout.write(`${JSON.stringify(issued, null, 2)}\n`)
         else {
           process.stdout.write(`${issued.token}\n`)
-          process.stderr.write(`(${issued.role} "${issued.name}", token ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
+          process.stderr.write(`(${issued.role} "${cellText(issued.name)}", token ${issued.token_id}, expires ${issued.expires_at}; shown once)\n`)
         }
       } finally {
         await gateway.close()
@@ -63,8 +64,12 @@ export function registerToken(program: Command): void {
     .action(async (flags: { config?: string }) => {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
-        for (const t of await gateway.principals.list())
-          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  principal=${t.name}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
+        const tokens = await gateway.principals.list()
+        // nothing printed reads the same as a command that broke
+        if (tokens.length === 0) process.stdout.write('no tokens: none was created yet (warrant token create)\n')
+        // a principal's name is its creator's text: escaped, so it cannot draw a token line of its own
+        for (const t of tokens)
+          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  principal=${cellText(t.name)}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
       } finally {
         await gateway.close()
       }
