@@ -145,7 +145,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   /** Counts a 429 for a target; returns the halt when it exceeded its retries, else pauses every write. */
   const rateLimited = (target: OperationTargetRow, retryAfterSeconds: number, message: string): HaltReason | null => {
-    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, message)
+    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, retryAfterSeconds, message)
     if (exceeded) return exceeded
     telemetry.add('warrant_executor_rate_pauses_total', { resource })
     pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
