@@ -83,3 +83,18 @@ describe('a Retry-After longer than max_retry_after_seconds halts the operation'
       )
   })
 })
+
+/**
+ * A Retry-After that is neither seconds nor an HTTP-date (`x 2030`) was read by Date.parse as 1 January 2030:
+ * the operation halted saying the upstream asked for years. It is an unusable header: the halt (a bound of
+ * 1 s, below the 60 s a write's 429 waits without one) says so, and names no seconds the upstream never sent.
+ */
+describe('an unusable Retry-After is not taken as a date', () => {
+  test('a write answered 429 with Retry-After "x 2030": the halt says the header was unusable', () =>
+    withFaultGateway('sqlite', 2, { concurrency: 1, batch_size: 10, max_retry_after_seconds: 1 }, async (ctx) => {
+      ctx.upstream.onWrite = (t) => (t.n === 1 ? t.send(429, { error: 'slow down' }, { 'retry-after': 'x 2030' }) : t.send(...t.apply()))
+      const run = await haltedRun(ctx, 'garbage-date')
+      assertHaltedOnRetryAfter(run, ctx, /without a usable Retry-After; waiting 60 s/, 1)
+      assert.doesNotMatch(run.op.halt_reason.message, /retry after \d+ s/)
+    }))
+})
