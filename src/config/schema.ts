@@ -221,6 +221,15 @@ export const configSchema = z.strictObject({
       halt_after_consecutive_errors: z.number().int().positive().default(5),
       halt_after_validation_failures: z.number().int().positive().default(10),
       batch_size: z.number().int().positive().default(50),
+      max_retry_after_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(86_400)
+        .default(300)
+        .describe(
+          'the longest pause an upstream\'s Retry-After (429) may impose on an operation: one asking for longer halts it (retry_after_too_long), its target pending, rather than leave it running unseen for a day',
+        ),
       lease_seconds: z.number().positive().default(30).describe('how long an executor holds an operation without renewing its lease'),
       reconcile_settle_seconds: z
         .number()
@@ -231,7 +240,7 @@ export const configSchema = z.strictObject({
           'how long after the gateway stopped waiting for a write (a timeout, a lost answer, a crash) an upstream may still apply it: until then reconcile never concludes "not applied" from a record still at its version',
         ),
     })
-    .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50, lease_seconds: 30, reconcile_settle_seconds: 300 }),
+    .default({ concurrency: 4, halt_after_consecutive_errors: 5, halt_after_validation_failures: 10, batch_size: 50, max_retry_after_seconds: 300, lease_seconds: 30, reconcile_settle_seconds: 300 }),
   resources: z.record(fieldName, resourceSchema),
   notifications: notificationsSchema.describe('outbound webhooks for reviewers; default none'),
   audit: z

@@ -1,7 +1,7 @@
-import { SYSTEM_ACTOR, type Actor, type FieldTypeNames, type RunEvent } from '../contract/index.js'
-import { callContext, type Connector, type SourceRecord } from '../connectors/index.js'
-import type { RenderedWrite } from '../plans/plan-service.js'
-import type { OperationTargetRow, Store } from '../store/index.js'
+import { SYSTEM_ACTOR } from '../contract/index.js'
+import { callContext, type SourceRecord } from '../connectors/index.js'
+import type { OperationTargetRow } from '../store/index.js'
+import type { ExecutorDeps, OperationRunner } from './executor-deps.js'
 import { keepLease, releaseLease } from './lease.js'
 import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
@@ -12,53 +12,9 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
-import { provenBy, type VersionProof } from './version-proof.js'
+import { provenBy } from './version-proof.js'
 
-/** The few log methods the executor uses; a pino logger fits. */
-export interface ExecutorLog {
-  info(fields: object, message: string): void
-  warn(fields: object, message: string): void
-  error(fields: object, message: string): void
-}
-
-export interface ExecutorDeps {
-  readonly store: Store
-  /** This instance's lease owner name. */
-  readonly owner: string
-  readonly leaseMs: number
-  readonly connectorFor: (resource: string) => Connector
-  readonly renderWrite: (execution: OperationExecution, target: { readonly id: string; readonly version: string | null }) => RenderedWrite
-  readonly hiddenFields: (resource: string) => ReadonlySet<string>
-  /** The resource's declared field types, for the filters the executor evaluates (precondition, membership). */
-  readonly fieldTypes: (resource: string) => FieldTypeNames
-  readonly clock: () => Date
-  /** How the pacer lets time pass (a real timer by default); with `clock`, what a test drives virtually. */
-  readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
-  readonly log: ExecutorLog
-  /** The run-level audit log, if any: the executor records what it decided (recovered, halted, finished). */
-  readonly audit?: RunRecorder
-  /** Metrics and spans: one span per operation run, one per target (see target-step). */
-  readonly telemetry?: Telemetry
-  /**
-   * The write probe that vouches, for this operation's action, that the upstream refuses a stale version
-   * (version-proof.ts), or null. With one, a target read with its batch or window is not read again alone.
-   */
-  readonly versionProof?: (execution: OperationExecution) => Promise<VersionProof | null>
-}
-
-/** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */
-export interface RunRecorder {
-  record(event: RunEvent): Promise<unknown>
-}
-
-/** One operation being executed by this process. */
-export interface OperationRunner {
-  readonly operationId: string
-  /** Settles when the runner has stopped (finished, halted, lost its lease, or was stopped). */
-  readonly done: Promise<void>
-  /** Stops starting targets; those in flight finish and are recorded; the lease is released. */
-  stop(): void
-}
+export type { ExecutorDeps, ExecutorLog, OperationRunner, RunRecorder } from './executor-deps.js'
 
 /**
  * Starts executing an operation whose lease `deps.owner` holds. Targets start in member order, at most
@@ -145,7 +101,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   /** Counts a 429 for a target; returns the halt when it exceeded its retries, else pauses every write. */
   const rateLimited = (target: OperationTargetRow, retryAfterSeconds: number, message: string): HaltReason | null => {
-    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, message)
+    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, retryAfterSeconds, message)
     if (exceeded) return exceeded
     telemetry.add('warrant_executor_rate_pauses_total', { resource })
     pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
@@ -156,17 +112,17 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   const commits = trackOutcomeCommits(() => abort.abort())
 
   /** One target's turn: its outcome feeds the stop rules; a 429 puts it back (`retry`) or halts. */
-  const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => void, claimed = false, read?: Reread): Promise<void> => {
+  const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => Promise<void>, claimed = false, read?: Reread): Promise<void> => {
     await observe(target, await executeTarget(ctx, target, claimed, read), retry)
   }
-  const observe = async (target: OperationTargetRow, result: StepResult, retry: (t: OperationTargetRow) => void): Promise<void> => {
+  const observe = async (target: OperationTargetRow, result: StepResult, retry: (t: OperationTargetRow) => Promise<void>): Promise<void> => {
     if (result.kind === 'not_claimed') return
     if (result.kind === 'recorded') commits.track(result.committed)
     if (result.kind === 'rate_limited') {
       const stop = rateLimited(target, result.retryAfterSeconds, result.message)
       await result.returned
       if (stop) halt ??= stop
-      else retry(target)
+      else await retry(target)
       return
     }
     const fired = tracker.observe(result.observed)
@@ -227,6 +183,19 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         })
       })().finally(() => (claiming = null)))
     /**
+     * After a 429 paused the operation: the targets it put back go first, in member order, ahead of any window
+     * claimed meanwhile, which goes back to pending unstarted (else a later target would be written before an
+     * earlier one, past a halt the earlier one's retries would call, and it would sit in flight, never sent,
+     * through the pause: a crash would make it `unknown`). Nothing is claimed again until the pause ends.
+     */
+    const putBack = async (retried: readonly OperationTargetRow[]) => {
+      await (claiming as Promise<void> | null)?.catch(() => undefined)
+      const ahead = claimed.splice(0)
+      for (const t of ahead) reads.delete(t.ord)
+      if (ahead.length > 0) await releaseUnstarted(db, operationId, ahead.map((t) => t.ord), now())
+      queue.unshift(...retried, ...ahead)
+    }
+    /**
      * Where the connector writes a window as one statement (`writeWindow`, with the version enforced by the
      * write): one loop writes each claimed window whole, while the next is claimed and read. The window is
      * the resource's `write_window` targets (default: `concurrency`, so no more are in flight than target by
@@ -237,7 +206,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
       while (running()) {
         await topUp()
         if (claimed.length === 0) {
-          if (queue.length > 0) await claim()
+          if (queue.length > 0) await pacer.resumed().then(claim)
           else if (claiming !== null) await claiming
           else if (fetching !== null) await fetching
           else if (exhausted) return
@@ -268,23 +237,15 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
           }),
         )
         const retried: OperationTargetRow[] = []
-        for (const [i, result] of results.entries()) await observe(chunk[i]!, result, (t) => retried.push(t))
-        if (retried.length > 0) {
-          // A 429 paused the operation and put its targets back: they go first, in member order, ahead of the
-          // window claimed meanwhile, which goes back to pending unstarted (else a later target would be
-          // written before an earlier one, and past a halt the earlier one's retries would call).
-          await (claiming as Promise<void> | null)?.catch(() => undefined)
-          const ahead = claimed.splice(0)
-          for (const t of ahead) reads.delete(t.ord)
-          if (ahead.length > 0) await releaseUnstarted(db, operationId, ahead.map((t) => t.ord), now())
-          queue.unshift(...retried, ...ahead)
-        }
+        for (const [i, result] of results.entries()) await observe(chunk[i]!, result, async (t) => void retried.push(t))
+        if (retried.length > 0) await putBack(retried)
       }
     }
     const worker = async () => {
       while (running()) {
         await topUp()
         if (claimed.length < window && queue.length > 0) {
+          await pacer.resumed()
           const next = claim()
           if (claimed.length === 0) await next
           else next.catch(() => undefined)
@@ -308,7 +269,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
         const read = reads.get(target.ord)
         reads.delete(target.ord)
         // a 429 put the target back to pending: it is claimed (and read) again with a later window
-        await step(target, (t) => queue.unshift(t), true, read)
+        await step(target, (t) => putBack([t]), true, read)
       }
     }
     try {

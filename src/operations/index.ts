@@ -1,6 +1,6 @@
 export { createOperationService, type OperationServiceOptions } from './operation-service.js'
 export { canonicalAction } from './commit.js'
-export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, type ObservedOutcome } from './stop-rules.js'
+export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, DEFAULT_MAX_RETRY_AFTER_SECONDS, type ObservedOutcome } from './stop-rules.js'
 export { checkStatus, checkRecordFields, checkUntouched, type EffectCheck, type UntouchedCheck } from './effect.js'
 export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
 export { claimOperations, renewLease, releaseLease } from './lease.js'

@@ -41,6 +41,18 @@ export class Pacer {
     this.#pausedUntil = Math.max(this.#pausedUntil, this.now() + ms)
   }
 
+  /**
+   * Resolves once no pause holds (or the executor is stopping), taking no slot: the executor claims targets
+   * (puts them in flight) only then, so a Retry-After pause never holds a target in flight that is not sent.
+   */
+  async resumed(): Promise<void> {
+    for (;;) {
+      const wait = this.#pausedUntil - this.now()
+      if (this.signal.aborted || wait <= 0) return
+      await this.wait(Math.min(wait, 1000), this.signal)
+    }
+  }
+
   /** Resolves when the next write may start (or at once once the executor is stopping). */
   acquire(): Promise<void> {
     const slot = this.#chain.then(async () => {

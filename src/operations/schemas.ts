@@ -39,6 +39,7 @@ export const stopRulesSchema = z
     halt_after_consecutive_errors: z.number().int(),
     halt_after_validation_failures: z.number().int(),
     max_rate_limit_retries: z.number().int(),
+    max_retry_after_seconds: z.number().int().optional(),
     revalidate_membership_per_batch: z.boolean(),
     batch_size: z.number().int(),
     concurrency: z.number().int(),

@@ -3,6 +3,8 @@ import type { HaltReason, StopRuleName, StopRules, TargetState } from './types.j
 
 /** A target answering 429 more often than this halts the operation rather than waiting forever. */
 export const DEFAULT_MAX_RATE_LIMIT_RETRIES = 10
+/** The longest Retry-After pause an operation takes when its stop rules name none (committed before the rule). */
+export const DEFAULT_MAX_RETRY_AFTER_SECONDS = 300
 
 /**
  * The stop rules an operation will run under, fixed at commit from the execution config and the selection:
@@ -15,6 +17,7 @@ export function fixStopRules(execution: WarrantConfig['execution'], consistentSn
     halt_after_consecutive_errors: execution.halt_after_consecutive_errors,
     halt_after_validation_failures: execution.halt_after_validation_failures,
     max_rate_limit_retries: DEFAULT_MAX_RATE_LIMIT_RETRIES,
+    max_retry_after_seconds: execution.max_retry_after_seconds ?? DEFAULT_MAX_RETRY_AFTER_SECONDS,
     revalidate_membership_per_batch: !consistentSnapshot,
     batch_size: execution.batch_size,
     concurrency: execution.concurrency,
@@ -53,8 +56,21 @@ export class StopRuleTracker {
     this.#validationFailures = validationFailuresSoFar
   }
 
-  /** Counts a 429 for the target at `ord`; the halt once it was rate limited more than `max_rate_limit_retries` times. */
-  rateLimited(target: { readonly ord: number; readonly id: string }, message: string): HaltReason | null {
+  /**
+   * Counts a 429 for the target at `ord`; the halt once it was rate limited more than `max_rate_limit_retries`
+   * times, or at once when it asks for a longer pause than `max_retry_after_seconds`: an upstream asking for a
+   * day (or a date a year ahead) would leave the operation `running` that long with nobody told.
+   */
+  rateLimited(target: { readonly ord: number; readonly id: string }, retryAfterSeconds: number, message: string): HaltReason | null {
+    const longest = this.rules.max_retry_after_seconds ?? DEFAULT_MAX_RETRY_AFTER_SECONDS
+    if (retryAfterSeconds > longest)
+      return {
+        rule: 'retry_after_too_long',
+        target_id: target.id,
+        ord: target.ord,
+        message: `${message}: a pause of ${retryAfterSeconds} s is more than execution.max_retry_after_seconds (${longest} s); halted rather than wait, nothing was written to this target and it stays pending with every later one`,
+        at: this.now(),
+      }
     const hits = (this.#rateLimitHits.get(target.ord) ?? 0) + 1
     this.#rateLimitHits.set(target.ord, hits)
     if (hits <= this.rules.max_rate_limit_retries) return null

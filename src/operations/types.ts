@@ -35,6 +35,11 @@ export interface StopRules {
   readonly halt_after_validation_failures: number
   /** A target answered 429 more often than this halts the operation (it stays pending: nothing was done). */
   readonly max_rate_limit_retries: number
+  /**
+   * A 429 whose Retry-After asks for a longer pause than this (seconds) halts the operation (its target stays
+   * pending). Absent on operations committed before it existed: DEFAULT_MAX_RETRY_AFTER_SECONDS applies.
+   */
+  readonly max_retry_after_seconds?: number
   /** Without a consistent snapshot, each batch's members are re-read before any write of the batch. */
   readonly revalidate_membership_per_batch: boolean
   readonly batch_size: number
@@ -50,6 +55,7 @@ export const STOP_RULE_NAMES = [
   'consecutive_errors',
   'validation_failures',
   'rate_limit_retries',
+  'retry_after_too_long',
   'membership_changed',
   'membership_unverifiable',
 ] as const
