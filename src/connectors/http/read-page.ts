@@ -143,7 +143,7 @@ function interpret(
   // past a signalled end only the count matters: any item there means the signal did not count this list
   if (confirming) return { kind: 'past_end', received: rawItems.length }
 
-  const signals = readPagingSignals(list, payload, parsed.value, headers)
+  const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
   if ('problem' in signals) return unexpected(signals.problem)
   const { hasMore, total, marker } = signals
   if (marker !== null && marker !== undefined && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
