@@ -22,10 +22,12 @@ export async function shortPages(config: ResourceConfig, connector: Connector, s
   if (config.connector.kind !== 'http') return result('not_applicable', 'the upstream is a table: a page is never taken for the end by its size')
   const list = config.connector.list
   const style = list.pagination.style
-  if (style !== 'cursor' && style !== 'next_link') return result('not_applicable', `${style} pagination ends a walk only on an empty page or a tested end signal`)
+  // link_header ends a walk like a missing cursor: a short page without a Link header, or one without rel="next"
+  if (style !== 'cursor' && style !== 'next_link' && style !== 'link_header')
+    return result('not_applicable', `${style} pagination ends a walk only on an empty page or a tested end signal`)
   const sizeSent = list.page_size_param !== undefined || (list.method === 'POST' && list.body !== undefined && scanTemplate(list.body).placeholders.includes('page_size'))
   if (!sizeSent) return result('not_applicable', 'no page size is sent: only an empty page is short')
-  const marker = style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : 'connector.list.pagination.path'
+  const marker = style === 'cursor' ? 'connector.list.pagination.next_cursor_path' : style === 'next_link' ? 'connector.list.pagination.path' : 'connector.list.pagination'
   const sizeKey = list.page_size_param !== undefined ? 'connector.list.page_size_param' : 'connector.list.body'
 
   const problems: string[] = []
@@ -41,7 +43,9 @@ export async function shortPages(config: ResourceConfig, connector: Connector, s
       if (page.kind === 'refused' && page.configKey === marker) problems.push(`${sample.source}: asked for ${SMALL_PAGE} records: ${page.message}`)
       else if (page.kind !== 'page') return result('unknown', `${sample.source}: a first page of ${SMALL_PAGE} records could not be read (${page.kind}: ${page.message})`)
       else if (page.next === null && (!sample.exhausted || page.items.length + (page.unjudged?.count ?? 0) < known))
-        problems.push(`${sample.source}: asked for ${SMALL_PAGE} records, the answer read as the end of a list the sample found more records in`)
+        problems.push(
+          `${sample.source}: asked for ${SMALL_PAGE} records, the answer read as the end of a list the sample found more records in${style === 'link_header' ? ' (its Link header names no rel="next")' : ''}`,
+        )
     } finally {
       await session.close()
     }
@@ -53,5 +57,5 @@ export async function shortPages(config: ResourceConfig, connector: Connector, s
       [marker, sizeKey],
     )
   if (tested === 0) return result('unknown', `no source has more than ${SMALL_PAGE} records to tell a short page from the end`)
-  return result('holds', `a first page of ${SMALL_PAGE} records said where the list goes on, on ${tested} source(s)`)
+  return result('holds', `a first page of ${SMALL_PAGE} records said where the list goes on${style === 'link_header' ? ' (a Link header rel="next")' : ''}, on ${tested} source(s)`)
 }

@@ -13,8 +13,10 @@ export type PagePosition =
    * `lastId`: the id of the record just before `offset` when the previous page was read. The next read starts one
    * record earlier and must find that record there; otherwise the data moved under the walk. `firstId`: the id of
    * the previous page's first record, when it differs; found there instead, the upstream answered that page again.
+   * `boundaryId` (never with `lastId`): the record a read found just before `offset` with nothing after it, so this
+   * read starts at `offset` itself; starting with that record again, it is the same record, not the next.
    */
-  | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string; readonly firstId?: string }
+  | { readonly style: 'offset'; readonly offset: number; readonly lastId?: string; readonly firstId?: string; readonly boundaryId?: string }
   /**
    * `firstId`: the id of the previous page's first record. A page that starts with it again is the same page again
    * (an upstream that ignores the page parameter), never the next one.
@@ -57,6 +59,8 @@ export function decodePosition(pagination: PaginationConfig, position: string | 
       return { style: 'cursor', cursor: position }
     case 'offset':
       if (position === null) return { style: 'offset', offset: 0 }
+      const boundary = /^([1-9][0-9]{0,15})~([A-Za-z0-9_-]{1,2048})$/.exec(position)
+      if (boundary) return { style: 'offset', offset: Number(boundary[1]), boundaryId: Buffer.from(boundary[2]!, 'base64url').toString('utf8') }
       const m = /^(0|[1-9][0-9]{0,15})(?::([A-Za-z0-9_-]{1,2048})(?::([A-Za-z0-9_-]{1,2048}))?)?$/.exec(position)
       if (!m) return invalid('expected an offset')
       const offset = Number(m[1])
@@ -101,7 +105,8 @@ export function encodePosition(position: PagePosition): string | null {
     case 'cursor':
       return position.cursor
     case 'offset': {
-      if (position.lastId === undefined) return String(position.offset)
+      if (position.lastId === undefined)
+        return position.boundaryId === undefined || position.offset === 0 ? String(position.offset) : `${position.offset}~${Buffer.from(position.boundaryId, 'utf8').toString('base64url')}`
       const first = position.firstId === undefined ? '' : `:${Buffer.from(position.firstId, 'utf8').toString('base64url')}`
       return `${position.offset}:${Buffer.from(position.lastId, 'utf8').toString('base64url')}${first}`
     }

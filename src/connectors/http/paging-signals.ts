@@ -23,7 +23,13 @@ export interface PagingSignals {
  * Reads the signals. `payload` is the redacted body; `raw` the body as sent, for the marker: one that carries
  * the credential is refused by the caller, never passed on altered.
  */
-export function readPagingSignals(list: HttpConnectorConfig['list'], payload: unknown, raw: unknown, headers: Headers): PagingSignals | { readonly problem: string } {
+export function readPagingSignals(
+  list: HttpConnectorConfig['list'],
+  payload: unknown,
+  raw: unknown,
+  headers: Headers,
+  rounded: ReadonlySet<number> = new Set(),
+): PagingSignals | { readonly problem: string } {
   const problem = (why: string) => ({ problem: why })
   let hasMore: boolean | undefined
   if (list.has_more_path !== undefined) {
@@ -43,6 +49,12 @@ export function readPagingSignals(list: HttpConnectorConfig['list'], payload: un
     if (value !== null && /^\d+$/.test(value.trim())) total = Number(value.trim())
     else if (value !== null) return problem(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
   }
+  // a 64-bit cursor JSON.parse rounded names a position the upstream never gave: the walk would resume elsewhere
+  const key = markerKey(list)
+  const cursor = list.pagination.style === 'cursor' ? list.pagination.next_cursor_path : list.pagination.style === 'next_link' ? list.pagination.path : undefined
+  const written = cursor === undefined ? undefined : readPath(raw, cursor)
+  if (typeof written === 'number' && rounded.has(written))
+    return problem(`${key} holds a number past 2^53, which a JSON number cannot carry exactly, so the position it names is not known; point it at the cursor's string form (such as next_cursor_str), or have the upstream send it as a string`)
   let flagged = false
   if (list.incomplete_flag !== undefined) {
     const value = readPath(payload, list.incomplete_flag.path)

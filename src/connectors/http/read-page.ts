@@ -140,10 +140,19 @@ function interpret(
       }
     rawItems = rawItems.slice(1)
   }
+  // after a read that found only the record before `offset`: this one, at `offset` itself, must not start with it
+  if (position.style === 'offset' && position.boundaryId !== undefined && rawItems.length > 0 && list.pagination.style === 'offset') {
+    const first = toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
+    if ('record' in first && wellFormed(first.record.id) === position.boundaryId)
+      return unexpected(
+        `the read at offset ${position.offset} starts with ${quotedKey(first.record.id)}, the record the read before found just before that offset: the upstream answered the same record again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
+        'connector.list.pagination.offset_param',
+      )
+  }
   // past a signalled end only the count matters: any item there means the signal did not count this list
   if (confirming) return { kind: 'past_end', received: rawItems.length }
 
-  const signals = readPagingSignals(list, payload, parsed.value, headers)
+  const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
   if ('problem' in signals) return unexpected(signals.problem)
   const { hasMore, total, marker } = signals
   if (marker !== null && marker !== undefined && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
@@ -175,7 +184,7 @@ function interpret(
   // move the walk on, so the next read starts at the offset itself, unchecked, and says so.
   const boundaryOnly = overlaps(position) && rawItems.length === 0 && hasMore !== false && (pagedTotal === undefined || position.offset < pagedTotal)
   const facts = { received: rawItems.length, hasMore, total: pagedTotal, next: marker ?? null, requestUrl: url, lastKey }
-  const step = boundaryOnly ? { next: { style: 'offset' as const, offset: position.offset } } : advance(position, facts, base)
+  const step = boundaryOnly ? { next: { style: 'offset' as const, offset: position.offset, boundaryId: position.lastId } } : advance(position, facts, base)
   if ('problem' in step)
     return step.capped
       ? { kind: 'result_limit', message: `source "${source}": ${step.problem}`, ...(reached === undefined ? {} : { limit: reached }) }

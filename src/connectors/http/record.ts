@@ -57,7 +57,12 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
   if (id === null || id === '') return { problem: `an item has no usable id field "${idField}"${at(ctx, idField)}`, field: idField }
   // an id or version no store keeps exactly as given (a lone surrogate, a NUL) names no record once frozen
   if (unstorableKey(id) && !mistyped.includes(idField)) mistyped.push(idField)
-  const version = versionOf(ctx, doc, fields, etagHeader)
+  const version = versionOf(ctx, doc, fields, etagHeader, rounded)
+  if (version === ROUNDED)
+    return {
+      problem: `item ${quotedKey(id)} carries its version as a number past 2^53, which a JSON number cannot carry exactly: it names no version for sure (have the upstream send it as a string or an ETag header)`,
+      field: versionFieldName(ctx),
+    }
   if (version === null) {
     const field = versionFieldName(ctx)
     return { problem: `item ${quotedKey(id)} has no usable version field "${field}"${at(ctx, field)}`, field }
@@ -106,12 +111,18 @@ function at(ctx: HttpContext, field: string): string {
   return path === field ? '' : ` at "${path}"`
 }
 
-function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown>, etagHeader: string | null): string | null {
+/** An undeclared version member JSON.parse rounded: frozen, it would be a version the record never had. */
+const ROUNDED = Symbol('rounded version')
+
+function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown>, etagHeader: string | null, rounded: ReadonlySet<number>): string | null | typeof ROUNDED {
   const version = ctx.config.version
   if (version.from === 'field') return scalarText(fields[version.field])
   if (etagHeader !== null) return ctx.redact.text(etagHeader)
   for (const name of LIST_ETAG_FIELDS) {
-    const value = scalarText(readPath(doc, name))
+    const member = readPath(doc, name)
+    // 9007199254740995 reads as …996: an If-Match with it would match the record's next version, not this one
+    if (typeof member === 'number' && rounded.has(member)) return ROUNDED
+    const value = scalarText(member)
     // an undeclared member: a tag no store keeps exactly is no usable version (not a mistyped declared field)
     if (value !== null) return unstorableKey(value) ? null : value
   }
