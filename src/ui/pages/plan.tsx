@@ -232,13 +232,13 @@ function NotificationsSection(props: { deliveries: readonly WebhookDelivery[]; e
           {props.deliveries.map((x) => (
             <tr class={x.state === 'failed' ? 'failed' : ''}>
               <th scope="row">{x.event}</th>
-              <td>{x.webhook}</td>
+              <td>{revealed(x.webhook)}</td>
               <td>
                 <Pill state={x.state} />
                 {x.state === 'pending' && x.next_attempt_at ? <span class="small muted"> next <When iso={x.next_attempt_at} /></span> : null}
               </td>
               <td class="num">{count(x.attempts)}</td>
-              <td>{x.last_error ? x.last_error : <span class="muted">none</span>}</td>
+              <td>{x.last_error ? <span class="long">{revealed(x.last_error)}</span> : <span class="muted">none</span>}</td>
               <td>
                 <When iso={x.updated_at} />
               </td>
