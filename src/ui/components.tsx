@@ -1,6 +1,8 @@
 import type { Child } from 'hono/jsx'
 import type { Actor, IncompleteReason } from '../contract/index.js'
-import { count, looksLikeProduction, plural, relative, scalarText, utc } from './format.js'
+import type { FieldType } from '../config/index.js'
+import { canonicalJson } from '../contract/index.js'
+import { type FieldTypes, count, looksLikeProduction, plural, relative, scalarText, utc } from './format.js'
 import { revealed } from './reveal.js'
 
 /** What every signed-in page knows about the viewer. */
@@ -138,12 +140,15 @@ export function Pill(props: { state: string; testid?: string }) {
 }
 
 /** A value in a table cell; empty values say so rather than showing nothing. */
-export function Val(props: { value: unknown }) {
+/** A value as `scalarText` reads it; `type`, its field's declared type where the page knows it. */
+export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   const v = props.value
-  if (v === null || v === undefined) return <span class="empty">empty</span>
+  // absent: the upstream's answer did not carry the field at all; empty: it carried null
+  if (v === undefined) return <span class="empty">absent</span>
+  if (v === null) return <span class="empty">empty</span>
   if (v === '') return <span class="empty">"" (empty text)</span>
   if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
-  const text = scalarText(v)
+  const text = scalarText(v, props.type)
   return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
 }
 
@@ -159,16 +164,17 @@ export function RecordId(props: { id: string }) {
   return <code class={text.length > LONG_VALUE ? 'long' : undefined}>{text}</code>
 }
 
-export function Change(props: { field: string; before: unknown; after: unknown }) {
-  const same = JSON.stringify(props.before ?? null) === JSON.stringify(props.after ?? null)
+export function Change(props: { field: string; before: unknown; after: unknown; type?: FieldType | undefined }) {
+  // an absent value is not "already" an empty one: the answer did not say the field is empty
+  const same = props.before !== undefined && props.after !== undefined && canonicalJson(props.before) === canonicalJson(props.after)
   return (
     <div class="change">
-      <code>{props.field}</code>: <Val value={props.before} />
+      <code>{props.field}</code>: <Val value={props.before} type={props.type} />
       <span class="arrow" aria-label="becomes">
         →
       </span>
       <span class="after">
-        <Val value={props.after} />
+        <Val value={props.after} type={props.type} />
       </span>
       {same ? <span class="muted small"> (already)</span> : null}
     </div>
@@ -216,18 +222,18 @@ export function DataTable(props: { label: string; columns: readonly Column[]; te
 }
 
 /** A record's cells in manifest order: its ordinal, then its review fields, the first one naming the row. */
-export function RecordCells(props: { ord: number; fields: readonly string[]; values: Readonly<Record<string, unknown>> }) {
+export function RecordCells(props: { ord: number; fields: readonly string[]; values: Readonly<Record<string, unknown>>; types: FieldTypes }) {
   return (
     <>
       <td class="num">{count(props.ord)}</td>
       {props.fields.map((f, i) =>
         i === 0 ? (
           <th scope="row">
-            <Val value={props.values[f]} />
+            <Val value={props.values[f]} type={props.types[f]} />
           </th>
         ) : (
           <td>
-            <Val value={props.values[f]} />
+            <Val value={props.values[f]} type={props.types[f]} />
           </td>
         ),
       )}

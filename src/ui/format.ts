@@ -1,30 +1,47 @@
-import { type Clause, type Filter, clausesOf } from '../contract/index.js'
+import type { FieldType } from '../config/index.js'
+import { type Clause, type Filter, clausesOf, decimalOf } from '../contract/index.js'
 import { revealed } from './reveal.js'
 
 /** Listed values of an `in` clause before "and N more". */
 const IN_SHOWN = 12
 
-/** What the pages write for an empty value (here and in `Val`): text that reads as one of them is not shown bare. */
-const EMPTY_MARKS: ReadonlySet<string> = new Set(['(empty)', '"" (empty text)', '(none)', 'empty', 'none'])
+/** What the pages write for an empty or absent value (here and in `Val`): text that reads as one of them is not shown bare. */
+const EMPTY_MARKS: ReadonlySet<string> = new Set(['(empty)', '"" (empty text)', '(none)', 'empty', 'none', '(absent)', 'absent'])
 /** The quoted form below, so text that already reads like it is quoted in turn. */
 const QUOTED_TEXT = /^".*" \(text\)$/
+/** Text that reads as a value of another kind: a number in any spelling, a boolean, an object or a list. */
+const OTHER_KIND = /^(?:[+-]?(?:Infinity|NaN)|true|false|null)$|^[[{]/
+
+/** A field's declared type where the page knows it: a number field may hold its exact digits as text. */
+export type FieldTypes = Readonly<Record<string, FieldType>>
 
 /**
- * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark or holds the change
- * arrow. Otherwise an agent's reason '"" (empty text)' reads exactly as the plan that clears the field, an owner
- * "empty" as no owner, and a reason "ok, collection → active" as a change of another field in the glance.
+ * Text as a reviewer reads it: revealed, and quoted when it would read as an empty value's mark, as a value of
+ * another kind, as a list, or holds the change arrow. Otherwise an agent's reason '"" (empty text)' reads exactly
+ * as the plan that clears the field, an owner "empty" as no owner, a reason "ok, collection → active" as a change
+ * of another field in the glance, the text "100" as the number 100 (a filter on it matches no number), and the one
+ * tag "a, b" as the two tags a and b (", " is what separates a list's values).
  */
 function textValue(text: string): string {
   const shown = revealed(text)
-  return EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) || shown.includes('→') ? `${JSON.stringify(shown)} (text)` : shown
+  const quoted =
+    EMPTY_MARKS.has(shown) || QUOTED_TEXT.test(shown) || shown.includes('→') || shown.includes(', ') || OTHER_KIND.test(shown) || decimalOf(shown) !== null
+  return quoted ? `${JSON.stringify(shown)} (text)` : shown
 }
 
-/** A scalar as a reviewer reads it. */
-export function scalarText(value: unknown): string {
-  if (value === null || value === undefined) return '(empty)'
+/**
+ * A value as a reviewer reads it. `type`, the field's declared type where known: a number or integer field
+ * holding a decimal as text holds the number itself, its exact digits (a 64-bit integer, a numeric(40, 2) the sql
+ * connector keeps as read, since a double would round it), so it is shown as that number, unquoted.
+ * Absent (`undefined`, a field the upstream's answer did not carry) and empty (null) read differently.
+ */
+export function scalarText(value: unknown, type?: FieldType): string {
+  if (value === undefined) return '(absent)'
+  if (value === null) return '(empty)'
   if (value === '') return '"" (empty text)'
-  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map(scalarText).join(', ')
+  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map((v) => scalarText(v)).join(', ')
   if (typeof value === 'object') return revealed(JSON.stringify(value))
+  if (typeof value === 'string' && (type === 'number' || type === 'integer') && decimalOf(value) !== null && value.trim() === value) return value
   return typeof value === 'string' ? textValue(value) : revealed(String(value))
 }
 
@@ -37,7 +54,7 @@ export function clauseText(c: Clause): string {
     case 'in':
     case 'not_in': {
       const list = v as readonly unknown[]
-      const shown = list.slice(0, IN_SHOWN).map(scalarText).join(', ')
+      const shown = list.slice(0, IN_SHOWN).map((x) => scalarText(x)).join(', ')
       const more = list.length > IN_SHOWN ? ` and ${(list.length - IN_SHOWN).toLocaleString('en-US')} more` : ''
       return list.length === 1
         ? `${c.field} ${c.op === 'in' ? 'is' : 'is not'} ${shown}`

@@ -14,7 +14,7 @@ function Reason(props: { reason: IncompleteReason }) {
       <div class="small">
         {sentence(revealed(r.message))}
         {r.source ? ` Source: ${revealed(r.source)}.` : ''}
-        {r.limit ? ` Limit: ${r.limit.name} = ${count(r.limit.value)}.` : ''}
+        {r.limit ? ` Limit: ${revealed(r.limit.name)} = ${count(r.limit.value)}.` : ''}
         {r.retry_after_seconds !== undefined ? ` Retry after ${r.retry_after_seconds} s.` : ''}
         {r.upstream_status !== undefined ? ` Upstream status ${r.upstream_status}.` : ''}
       </div>
@@ -36,7 +36,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
         {s.warnings.map((w) => (
           <li>
             <code>{w.code}</code>: {revealed(w.message)}
-            {w.fields ? ` (${w.fields.map((f) => `${f.field}: ${f.reason}`).join('; ')})` : ''}
+            {w.fields ? ` (${w.fields.map((f) => `${revealed(f.field)}: ${revealed(f.reason)}`).join('; ')})` : ''}
           </li>
         ))}
       </ul>
@@ -82,7 +82,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
           The walk's own continuation: <code>{s.continuation.kind}</code>
           {s.continuation.kind === 'retry_with_deadline' ? ` (at least ${count(s.continuation.minimum_deadline_ms)} ms)` : ''}
           {s.continuation.kind === 'retry_after' ? ` (after ${s.continuation.retry_after_seconds} s)` : ''}
-          {s.continuation.kind === 'narrow_query' ? `: ${s.continuation.message}` : ''}.
+          {s.continuation.kind === 'narrow_query' ? `: ${revealed(s.continuation.message)}` : ''}.
         </p>
       ) : null}
       {warnings}

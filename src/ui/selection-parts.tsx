@@ -1,7 +1,7 @@
 import type { ChangesPage } from '../plans/index.js'
 import type { MemberPage, SelectionView } from '../selections/index.js'
 import { Change, DataTable, PageLinks, RecordCells, Val, paths } from './components.js'
-import { count, filterClauses, plural } from './format.js'
+import { type FieldTypes, count, filterClauses, plural } from './format.js'
 import { revealed } from './reveal.js'
 
 /** Rows per manifest page the reviewer can pick. */
@@ -116,6 +116,8 @@ export function RecordsSection(props: {
   page: MemberPage
   changes?: ChangesPage | null
   nav: ManifestNav
+  /** The resource's declared field types: a number field may hold its exact digits as text. */
+  types: FieldTypes
   id?: string
   heading?: string
 }) {
@@ -153,7 +155,7 @@ export function RecordsSection(props: {
                 {g.values.map((v) => (
                   <tr>
                     <th scope="row">
-                      <Val value={v.value} />
+                      <Val value={v.value} type={props.types[g.field]} />
                     </th>
                     <td class="num">{count(v.count)}</td>
                   </tr>
@@ -206,11 +208,11 @@ export function RecordsSection(props: {
       >
         {records.map((r) => (
           <tr>
-            <RecordCells ord={r.ord} fields={s.fields} values={r.fields} />
+            <RecordCells ord={r.ord} fields={s.fields} values={r.fields} types={props.types} />
             {props.changes ? (
               <td>
                 {(byOrd.get(r.ord) ?? []).map((c) => (
-                  <Change field={c.field} before={c.before} after={c.after} />
+                  <Change field={c.field} before={c.before} after={c.after} type={props.types[c.field]} />
                 ))}
               </td>
             ) : null}

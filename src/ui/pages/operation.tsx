@@ -1,7 +1,7 @@
 import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
-import { count, plural } from '../format.js'
+import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
@@ -24,6 +24,8 @@ export interface OperationPageData {
   readonly base: string
   readonly paged: boolean
   readonly next: string | null
+  /** The resource's declared field types: a number field may hold its exact digits as text. */
+  readonly types: FieldTypes
   readonly notice?: Flash | null
 }
 
@@ -161,7 +163,7 @@ export function OperationPage(d: OperationPageData) {
                 </td>
                 <td>
                   {t.after ? (
-                    changedFields(t.before, t.after).map((f) => <Change field={f} before={t.before?.[f]} after={t.after?.[f]} />)
+                    changedFields(t.before, t.after).map((f) => <Change field={f} before={t.before?.[f]} after={t.after?.[f]} type={d.types[f]} />)
                   ) : (
                     <>
                       <span class="muted">{t.outcome === 'unknown' ? 'no durable answer' : 'not written'}</span>
@@ -171,7 +173,7 @@ export function OperationPage(d: OperationPageData) {
                           {Object.entries(t.before).map(([f, v], i) => (
                             <>
                               {i > 0 ? ', ' : ''}
-                              <code>{f}</code> = <Val value={v} />
+                              <code>{f}</code> = <Val value={v} type={d.types[f]} />
                             </>
                           ))}
                         </div>

@@ -3,7 +3,7 @@ import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
-import { count, filterText, plural, scalarText } from '../format.js'
+import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
 import { MissingSection } from '../missing-evidence.js'
@@ -19,6 +19,8 @@ export interface PlanPageData {
   /** What changed in the config since the proposal that stops this plan from ever being committed. */
   readonly configChanged: readonly { readonly code: string; readonly text: string }[]
   readonly nav: ManifestNav
+  /** The resource's declared field types: a number field may hold its exact digits as text. */
+  readonly types: FieldTypes
   readonly operations: readonly OperationView[]
   readonly deliveries: readonly WebhookDelivery[]
   readonly notificationsEnabled: boolean
@@ -59,7 +61,7 @@ function Glance(props: { d: PlanPageData }) {
       </dt>
       <dd>
         <code>{plan.action.type}</code>
-        {plan.changes.uniform && summary.length > 0 ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after)}`).join(', ')}` : ': values differ per record'}
+        {plan.changes.uniform && summary.length > 0 ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after, props.d.types[s.field])}`).join(', ')}` : ': values differ per record'}
         {plan.reversible ? ' (reversible)' : ' (not reversible)'}
       </dd>
       <dt>
@@ -70,7 +72,7 @@ function Glance(props: { d: PlanPageData }) {
   )
 }
 
-function EffectSection(props: { plan: PlanView }) {
+function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
   return (
@@ -99,7 +101,7 @@ function EffectSection(props: { plan: PlanView }) {
             {p.changes.summary.map((s, i) => (
               <>
                 {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> → {scalarText(s.after)}
+                <code>{s.field}</code> → {scalarText(s.after, props.types[s.field])}
               </>
             ))}
             .
@@ -123,7 +125,7 @@ function EffectSection(props: { plan: PlanView }) {
               {s.before.map((b, i) => (
                 <>
                   {i > 0 ? ', ' : ''}
-                  <Val value={b.value} /> ({count(b.count)})
+                  <Val value={b.value} type={props.types[s.field]} /> ({count(b.count)})
                 </>
               ))}
               {s.before_complete ? '' : ', and other values'}
@@ -134,14 +136,14 @@ function EffectSection(props: { plan: PlanView }) {
                   <>
                     {i > 0 ? ', ' : ''}
                     <strong>
-                      <Val value={a.value} />
+                      <Val value={a.value} type={props.types[s.field]} />
                     </strong>{' '}
                     ({count(a.count)})
                   </>
                 ))
               ) : (
                 <strong>
-                  <Val value={s.after} />
+                  <Val value={s.after} type={props.types[s.field]} />
                 </strong>
               )}
             </td>
@@ -232,13 +234,13 @@ function NotificationsSection(props: { deliveries: readonly WebhookDelivery[]; e
           {props.deliveries.map((x) => (
             <tr class={x.state === 'failed' ? 'failed' : ''}>
               <th scope="row">{x.event}</th>
-              <td>{x.webhook}</td>
+              <td>{revealed(x.webhook)}</td>
               <td>
                 <Pill state={x.state} />
                 {x.state === 'pending' && x.next_attempt_at ? <span class="small muted"> next <When iso={x.next_attempt_at} /></span> : null}
               </td>
               <td class="num">{count(x.attempts)}</td>
-              <td>{x.last_error ? x.last_error : <span class="muted">none</span>}</td>
+              <td>{x.last_error ? <span class="long">{revealed(x.last_error)}</span> : <span class="muted">none</span>}</td>
               <td>
                 <When iso={x.updated_at} />
               </td>
@@ -276,8 +278,8 @@ export function PlanPage(d: PlanPageData) {
       <Glance d={d} />
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />
-      <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} />
-      <EffectSection plan={p} />
+      <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
+      <EffectSection plan={p} types={d.types} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />
       <DecisionSection d={d} />
       <OperationsSection operations={d.operations} />

@@ -1,11 +1,11 @@
 import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
 import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
-import { count, filterText, plural } from '../format.js'
+import { type FieldTypes, count, filterText, plural } from '../format.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
 /** A selection on its own (no action yet): where, selector, records, what is missing, and the recovery choices. */
-export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; notice?: Flash | null }) {
+export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; types: FieldTypes; notice?: Flash | null }) {
   const s = d.selection
   return (
     <Layout title={`Selection of ${plural(s.count, 'record')} in ${s.environment}`} viewer={d.viewer}>
@@ -22,14 +22,14 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
       </p>
       <WhereSection selection={s} />
       <SelectorSection selection={s} />
-      <RecordsSection selection={s} page={d.page} nav={d.nav} />
+      <RecordsSection selection={s} page={d.page} nav={d.nav} types={d.types} />
       <MissingSection selection={s} viewer={d.viewer} heading="4. What is missing" />
     </Layout>
   )
 }
 
 /** The records one exclusion rule removed, paged by cursor. */
-export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; base: string; paged: boolean; next: string | null }) {
+export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; types: FieldTypes; base: string; paged: boolean; next: string | null }) {
   const s = d.selection
   const records = d.page.records
   const first = records[0]
@@ -54,7 +54,7 @@ export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; 
         <DataTable label={`Records removed by ${d.page.rule}`} testid="excluded" columns={[{ num: '#' }, ...s.fields]}>
           {records.map((r) => (
             <tr>
-              <RecordCells ord={r.ord} fields={s.fields} values={r.fields} />
+              <RecordCells ord={r.ord} fields={s.fields} values={r.fields} types={d.types} />
             </tr>
           ))}
         </DataTable>

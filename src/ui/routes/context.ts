@@ -5,6 +5,7 @@ import type { Gateway } from '../../gateway/index.js'
 import { markRequestAudited } from '../../audit/index.js'
 import type { ReviewSession } from '../../review/index.js'
 import type { Viewer } from '../components.js'
+import type { FieldTypes } from '../format.js'
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
 
 export type UiEnv = { Variables: { viewer: Viewer; session: ReviewSession } }
@@ -40,6 +41,15 @@ export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
 export async function html(c: Ctx, node: unknown, status: ContentfulStatusCode = 200): Promise<Response> {
   const body = `<!doctype html>${await (node as { toString(): string | Promise<string> }).toString()}`
   return c.body(body, status, { 'content-type': 'text/html; charset=utf-8' })
+}
+
+/**
+ * The declared field types of a resource, as the config holds them now (none for a resource no longer configured):
+ * a number field may hold its exact digits as text, which the pages then show as the number, not as text.
+ */
+export function fieldTypesOf(gateway: Gateway, resource: string | null | undefined): FieldTypes {
+  const config = resource ? gateway.config.resources[resource] : undefined
+  return config?.fields ?? {}
 }
 
 /** A manifest page size from the query; anything not offered falls back to the default rather than failing. */

@@ -8,7 +8,7 @@ import type { ChangesPage } from '../../plans/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, html, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, pageSize } from './context.js'
 
 /** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
 export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
@@ -81,6 +81,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
         changes,
         configChanged,
         nav: { base, limit, paged: memberCursor !== undefined, next },
+        types: fieldTypesOf(gateway, plan.resource),
         operations: await queue.operationsOf(actor, planId),
         deliveries: await gateway.notifications.deliveries({ plan_id: planId }),
         notificationsEnabled: gateway.notifications.enabled,

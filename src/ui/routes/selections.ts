@@ -7,7 +7,7 @@ import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, html, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, pageSize } from './context.js'
 
 /** The choices the retry form offers; anything else is refused, so a forged form cannot ask for an hour-long walk plus one. */
 const RETRY_DEADLINES_S = [120, 600, 1800, 3600]
@@ -26,7 +26,7 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const base = paths.selection(id) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
     const next = page.next_cursor ? `${paths.selection(id)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor })}#records-manifest` : null
     const notice = c.req.query('created') === '1' ? { kind: 'ok' as const, title: 'A new selection was created.', text: `Its digest is ${selection.digest}.` } : null
-    return html(c, SelectionPage({ viewer, selection, page, nav: { base, limit, paged: cursor !== undefined, next }, notice }))
+    return html(c, SelectionPage({ viewer, selection, page, nav: { base, limit, paged: cursor !== undefined, next }, types: fieldTypesOf(gateway, selection.resource), notice }))
   })
 
   ui.get('/selections/:id/excluded', async (c) => {
@@ -37,7 +37,7 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const selection = await gateway.selections.view(viewer.actor, id)
     const page = await gateway.selections.excluded(viewer.actor, id, { rule, cursor, limit: 100 })
     const base = paths.excluded(id, rule)
-    return html(c, ExcludedPageView({ viewer, selection, page, base, paged: cursor !== undefined, next: page.next_cursor ? `${base}&cursor=${encodeURIComponent(page.next_cursor)}` : null }))
+    return html(c, ExcludedPageView({ viewer, selection, page, types: fieldTypesOf(gateway, selection.resource), base, paged: cursor !== undefined, next: page.next_cursor ? `${base}&cursor=${encodeURIComponent(page.next_cursor)}` : null }))
   })
 
   ui.get('/selections/:id/export', async (c) => {
