@@ -15,7 +15,7 @@ for (const stream of [process.stdout, process.stderr])
 
 // Ctrl-C or SIGTERM during a walk or a watch: say so, record the command as interrupted, and exit with the
 // shell's status for the signal (130, 143), never one that reads as an answer. The command first undoes what only
-// it would ever undo (select: the selection it was building). serve, mcp and commit --wait stop gracefully on
+// it would ever undo (select, recover: the selection it was building). serve, mcp and commit --wait stop gracefully on
 // their own handlers: this one then leaves it to them.
 const CLEANUP_MS = 10_000
 for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
