@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { z } from 'zod'
 import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError } from '../contract/index.js'
 import { isUniqueViolation, type Store } from '../store/index.js'
+import { newPrincipalName, principalName } from './principal-name.js'
 
 export const scopesSchema = z.object({
   resources: z.union([z.literal('*'), z.array(z.string())]),
@@ -60,14 +61,6 @@ export function hashToken(token: string): string {
 
 const DEFAULT_TTL_MS = 30 * 24 * 60 * 60 * 1000
 
-/** A principal's name as stored: trimmed, never empty (an empty name would be one shared, nameless principal). */
-function principalName(raw: string): string {
-  const name = raw.trim()
-  if (!name) throw new WarrantError('invalid_request', 'a principal needs a name: the person or service that holds the token', { field: 'name' })
-  if (name.length > 200) throw new WarrantError('invalid_request', 'a principal name is at most 200 characters', { field: 'name' })
-  return name
-}
-
 /** How stale a token's `last_used_at` may be: it is written at most once a minute. */
 export const LAST_USED_RESOLUTION_MS = 60_000
 
@@ -114,7 +107,7 @@ export function createPrincipalStore(store: Store) {
     /** A new principal and its first token; `conflict` when the name is taken (a person is one principal). */
     async issue(options: IssueOptions): Promise<IssuedToken> {
       if (!ROLES.includes(options.role)) throw new WarrantError('invalid_request', `role must be one of ${ROLES.join(', ')}`, { field: 'role' })
-      const name = principalName(options.name)
+      const name = newPrincipalName(options.name)
       const scopes = options.scopes ?? { resources: '*', actions: options.role === 'agent' ? [] : '*' }
       const principal = { id: `prn_${randomUUID()}`, name, role: options.role, scopes }
       const taken = (existing: string) =>

@@ -2,6 +2,7 @@
 // first: V8 settings must be in place before the modules that allocate are evaluated
 import './heap-settings.js'
 import { recordBeforeEarlyExit } from './cli-audit.js'
+import { EXIT } from './exit-status.js'
 import { runInterruptCleanups } from './interrupt.js'
 import { main } from './main.js'
 
@@ -15,7 +16,7 @@ for (const stream of [process.stdout, process.stderr])
 
 // Ctrl-C or SIGTERM during a walk or a watch: say so, record the command as interrupted, and exit with the
 // shell's status for the signal (130, 143), never one that reads as an answer. The command first undoes what only
-// it would ever undo (select: the selection it was building). serve, mcp and commit --wait stop gracefully on
+// it would ever undo (select, recover: the selection it was building). serve, mcp and commit --wait stop gracefully on
 // their own handlers: this one then leaves it to them.
 const CLEANUP_MS = 10_000
 for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
@@ -27,6 +28,19 @@ for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
     void Promise.allSettled([recorded, runInterruptCleanups(signal, CLEANUP_MS)]).finally(() => process.exit(status))
   })
 
+// A command whose promise never settles while nothing is left to run (a write never acknowledged, a promise whose
+// resolver was dropped): Node would exit on its own, status 0 and no output, which a script reads as success. It is
+// a bug, said as one: a line, the command's audit row (internal), and the internal-error status.
+let settled = false
+process.on('beforeExit', () => {
+  if (settled) return
+  settled = true
+  const failure = new Error('the command ended without an answer: it was waiting for something that can no longer happen')
+  process.stderr.write(`warrant: internal error: ${failure.message}\n(this is a bug in Warrant; nothing it printed is a whole answer)\n`)
+  void recordBeforeEarlyExit({ failed: failure }).finally(() => process.exit(EXIT.internal))
+})
+
 main(process.argv).then((code) => {
+  settled = true
   if (code !== 0) process.exitCode = code
 })

@@ -42,8 +42,9 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
     (recorded ??= record(invocation, failure, openForAudit).catch((error: unknown) => {
       process.stderr.write(`warrant: the audit row of this command could not be written: ${(error as Error).message}\n`)
     }))
-  // recorded now, before an early exit: a reader that stopped reading (the command answered), or an interrupt
-  unfinished = (interrupted) => recordOnce(interrupted ? INTERRUPTED : null)
+  // recorded now, before an early exit: a reader that stopped reading (the command answered), an interrupt, or a
+  // command that never settled
+  unfinished = (failure) => recordOnce(failure)
   let failure: unknown = null
   try {
     await current.run(invocation, run)
@@ -59,17 +60,18 @@ export async function auditedInvocation(program: Command, run: () => Promise<voi
   if (failure !== null) throw failure
 }
 
-let unfinished: ((interrupted: boolean) => Promise<void>) | null = null
+let unfinished: ((failure: unknown) => Promise<void>) | null = null
 /** The failure of a command stopped by Ctrl-C or SIGTERM: recorded as `interrupted`, neither ok nor refused. */
 const INTERRUPTED = Symbol('interrupted')
 
 /**
  * Writes the running command's audit row now, before the process exits early: a reader closed stdout
- * (`warrant search R --json | head`) and there is no one left to answer, or the command was `interrupted`
- * (Ctrl-C). Exiting without it left a command that ran, exit status and all, out of the log.
+ * (`warrant search R --json | head`) and there is no one left to answer, the command was `interrupted`
+ * (Ctrl-C), or it `failed` (it never settled: recorded as a bug, `internal`). Exiting without it left a command that
+ * ran, exit status and all, out of the log.
  */
-export async function recordBeforeEarlyExit(options: { readonly interrupted?: boolean } = {}): Promise<void> {
-  await unfinished?.(options.interrupted === true)
+export async function recordBeforeEarlyExit(options: { readonly interrupted?: boolean; readonly failed?: Error } = {}): Promise<void> {
+  await unfinished?.(options.interrupted === true ? INTERRUPTED : (options.failed ?? null))
 }
 
 async function record(invocation: Invocation, failure: unknown, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * What a command must undo before Ctrl-C or SIGTERM ends the process (bin.ts exits right after): `warrant select`
- * removes the selection it was building, which nothing else would ever finish or remove. Each command registers
- * only what it started itself: another process's work on a shared store is never touched from here.
+ * and `warrant recover` remove the selection they were building, which nothing else would ever finish or remove.
+ * Each command registers only what it started itself: another process's work on a shared store is never touched.
  */
 
 type Cleanup = (reason: Error) => Promise<void>

@@ -44,7 +44,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       async () => {
         await program.parseAsync(argv as string[], { from: 'node' })
       },
-      async (config) => (await openAuditGateway({ config })).gateway,
+      // read-only: a refusal on a store this process cannot continue is still reported (its row then fails, said on stderr)
+      async (config) => (await openAuditGateway({ config, readOnly: true })).gateway,
     )
     return 0
   } catch (error) {

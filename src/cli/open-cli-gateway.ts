@@ -10,13 +10,19 @@ import { resolveConfigPath } from './config-path.js'
  * is created and filled first, so every command works on a fresh clone. `executors: true` for the
  * long-running commands (serve, mcp): they resume and execute operations; `'commits'` for `commit --wait`
  * (only its own); a short command never picks up someone else's operation only to stop it when it exits.
+ * Every command but a reading one (`readOnly`) is refused before it acts when this process could not continue the
+ * store's signed audit chain (no key, or not the key that signed it): it would act (an approval, a token) and only
+ * its audit row would fail. The check is on by default, so a new command that writes cannot forget it.
  */
 export async function openCliGateway(flags: {
   readonly config?: string
   readonly logLevel?: string
   readonly executors?: boolean | 'commits'
-  /** Refuse a store whose audit chain is signed with a key this process lacks (serve, mcp: see GatewayOptions). */
-  readonly requireAuditKey?: boolean
+  /**
+   * The command only reads (search, show, list, audit verify/query/export): it may open a store whose signed chain
+   * it cannot continue, and says what it finds. Without it, such a store is refused (GatewayOptions.requireAuditKey).
+   */
+  readonly readOnly?: boolean
   /** Also told of every upstream call (after the audit log): `warrant check` reads what its probes answered. */
   readonly onCall?: (call: UpstreamCall) => void
 }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
@@ -28,7 +34,7 @@ export async function openCliGateway(flags: {
   const opened = await openGateway({
     config,
     executors: flags.executors ?? false,
-    ...(flags.requireAuditKey ? { requireAuditKey: true } : {}),
+    requireAuditKey: flags.readOnly !== true,
     log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }),
     ...(flags.onCall ? { onCall: flags.onCall } : {}),
   })
@@ -43,8 +49,11 @@ export async function openCliGateway(flags: {
  *
  * @example await withCliGateway(flags, async (gateway) => gateway.operations.get(actor, id))
  */
-export async function withCliGateway<T>(flags: { readonly config?: string; readonly onCall?: (call: UpstreamCall) => void }, run: (gateway: Gateway) => Promise<T>): Promise<T> {
-  const { gateway } = await openCliGateway({ config: flags.config, ...(flags.onCall ? { onCall: flags.onCall } : {}) })
+export async function withCliGateway<T>(
+  flags: { readonly config?: string; readonly readOnly?: boolean; readonly onCall?: (call: UpstreamCall) => void },
+  run: (gateway: Gateway) => Promise<T>,
+): Promise<T> {
+  const { gateway } = await openCliGateway({ config: flags.config, ...(flags.readOnly ? { readOnly: true } : {}), ...(flags.onCall ? { onCall: flags.onCall } : {}) })
   try {
     return await run(gateway)
   } finally {

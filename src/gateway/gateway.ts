@@ -62,7 +62,8 @@ export interface GatewayOptions {
   /**
    * Refuse to open when this process could not continue the store's audit chain as it is signed (no key, or a key
    * without the id that signed its end): set by the long-running surfaces (serve, mcp), whose every request is
-   * audited. A short command still opens such a store (`warrant audit verify` says what it finds).
+   * audited, and by every CLI command that changes state. A reading command still opens such a store
+   * (`warrant audit verify` says what it finds).
    */
   readonly requireAuditKey?: boolean
   /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */

@@ -65,8 +65,8 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),
     exportStream: (actor, selectionId, format) => exportStream(ctx, actor, selectionId, format),
-    recover: async (actor, selectionId) => {
-      const recovery = await recover(ctx, actor, selectionId)
+    recover: async (actor, selectionId, options) => {
+      const recovery = await recover(ctx, actor, selectionId, options?.signal)
       return { ...(await view(ctx, actor, recovery.id)), created: recovery.created }
     },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),

@@ -26,7 +26,7 @@ export function recoveryLink(selection: SelectionRecord): SelectionView['recover
  * Freezes a new selection over exactly the ids an earlier one returned; returns its id, and whether this call
  * created it (false: the recovery this principal already made, or one made at the same moment).
  */
-export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<{ readonly id: string; readonly created: boolean }> {
+export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly created: boolean }> {
   const old = await load(ctx, actor, selectionId)
   const resource = ctx.catalogue.get(old.resource)
   assertInScope(actor, resource.name)
@@ -65,6 +65,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
   for (let after = 0; ; ) {
     const page = await members(ctx, selectionId, after, 1000)
     for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? numericId(selectionId, m.id) : m.id)
+    signal?.throwIfAborted()
     if (page.length < 1000) break
     after = page[page.length - 1]!.ord
   }
@@ -77,6 +78,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
     pageSize: 1000,
     budget: SELECTION_DEFAULT_BUDGET,
     origin: { kind: 'recovery', selection_id: selectionId },
+    ...(signal ? { signal } : {}),
     once: {
       key: `recovery:${selectionId}:${actor.principal}`,
       existing: async (db) => {

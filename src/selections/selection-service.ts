@@ -132,8 +132,12 @@ export interface SelectionService {
   excluded(actor: Actor, selectionId: string, query: { readonly rule: string; readonly cursor?: string; readonly limit?: number }): Promise<ExcludedPage>
   /** The whole manifest, streamed page by page (memory does not grow with the selection). */
   exportStream(actor: Actor, selectionId: string, format: ExportFormat): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
-  /** A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and fields. */
-  recover(actor: Actor, selectionId: string): Promise<SelectionView & { readonly created: boolean }>
+  /**
+   * A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and
+   * fields. `signal` stops its walk as `create`'s does (Ctrl-C in the CLI): the call rejects with its reason and the
+   * selection it was building is removed.
+   */
+  recover(actor: Actor, selectionId: string, options?: { readonly signal?: AbortSignal }): Promise<SelectionView & { readonly created: boolean }>
   /**
    * A complete selection of exactly these targets, frozen from an operation's ledger (no upstream read):
    * ordered by id, versions as given, member fields = the values we wrote. For compensation plans.

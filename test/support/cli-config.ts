@@ -30,13 +30,19 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
     configPath,
     /** Runs `warrant ARGS --config <this workspace>` as a real subprocess. */
     warrant: (args: readonly string[]) => runWarrant([...args, '--config', configPath], dir.path),
+    /** The same, with `env` added to (or, undefined, removed from) its environment. */
+    warrantWith: (args: readonly string[], env: Readonly<Record<string, string | undefined>>) => runWarrant([...args, '--config', configPath], dir.path, env),
     drop: () => dir.drop(),
   }
 }
 
-/** `warrant ARGS` as a real subprocess in `cwd`, the way an operator runs it: its exit code and output. */
-export async function runWarrant(args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `warrant ARGS` as a real subprocess in `cwd`, the way an operator runs it: its exit code and output. `extraEnv` adds to (or, undefined, removes from) its environment. */
+export async function runWarrant(args: readonly string[], cwd: string, extraEnv: Readonly<Record<string, string | undefined>> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, WARRANT_LOG_LEVEL: 'silent' }
+  for (const [name, value] of Object.entries(extraEnv)) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
   delete env.WARRANT_TOKEN
   delete env.WARRANT_CONFIG
   try {

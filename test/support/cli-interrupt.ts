@@ -25,3 +25,42 @@ export async function interruptCliWhen(dir: string, args: readonly string[], rea
   const code = await exited
   return { code, stdout, stderr }
 }
+
+/**
+ * `warrant ARGS` as a real process, sent `signal` once `ready()` (polled every 10 ms, e.g. a look at the store) says
+ * the moment has come: for a command that prints nothing while it works. Resolves with its exit code and output;
+ * `interrupted` is false when the process exited before `ready()` ever held.
+ */
+export async function interruptCliOnceReady(
+  dir: string,
+  args: readonly string[],
+  ready: () => Promise<boolean>,
+  signal: NodeJS.Signals = 'SIGINT',
+): Promise<{ code: number | null; stdout: string; stderr: string; interrupted: boolean }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], {
+    cwd: dir,
+    env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  let exitedYet = false
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      exitedYet = true
+      resolve(code)
+    }),
+  )
+  let interrupted = false
+  while (!exitedYet) {
+    if (await ready()) {
+      interrupted = child.kill(signal)
+      break
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  const code = await exited
+  return { code, stdout, stderr, interrupted }
+}

@@ -32,7 +32,7 @@ export function registerAudit(program: Command): void {
     .action(async (flags: { config?: string; checkpoint?: string; file?: string; json?: boolean; quiet?: boolean }) => {
       const checkpoint = flags.checkpoint === undefined ? undefined : parseCheckpoint(readCheckpointFile(flags.checkpoint), flags.checkpoint)
       if (flags.file !== undefined) return verifyExportFile(flags.file, flags, checkpoint)
-      const { gateway } = await openCliGateway({ config: flags.config })
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const log = gateway.audit
         const progress = createProgress({ quiet: flags.quiet })
@@ -82,7 +82,7 @@ export function registerAudit(program: Command): void {
     .option('-o, --output <file>', 'write to a file instead of stdout')
     .action(async (flags: { config?: string; output?: string }) => {
       if (flags.output) assertWritable(flags.output, 'export')
-      const { gateway } = await openCliGateway({ config: flags.config })
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const log = gateway.audit
         if (flags.output) {
@@ -119,7 +119,7 @@ export function registerAudit(program: Command): void {
     .action(async (flags: { config?: string; operation?: string; plan?: string; principal?: string; json?: boolean }) => {
       const given = [flags.operation, flags.plan, flags.principal].filter((v) => v !== undefined)
       if (given.length !== 1) throw new WarrantError('invalid_request', 'give exactly one of --operation, --plan or --principal')
-      const { gateway } = await openCliGateway({ config: flags.config })
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const log = gateway.audit
         const filter: AuditQuery = flags.operation ? { operation_id: flags.operation } : flags.plan ? { plan_id: flags.plan } : { principal: flags.principal! }

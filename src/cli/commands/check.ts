@@ -21,7 +21,7 @@ export function registerCheck(program: Command): void {
     .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
       // the connector's calls, as the probes make them: what a batch read by ids answered is only in them
       const calls: UpstreamCall[] = []
-      const report = await withCliGateway({ ...flags, onCall: (call) => calls.push(call) }, async (gateway) => {
+      const report = await withCliGateway({ ...flags, readOnly: flags.writeProbe === undefined, onCall: (call) => calls.push(call) }, async (gateway) => {
         // The operator holds the config: naming its resources here reveals nothing (the API's not_found does not)
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import type { PlanProposal } from '../../plans/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
+import { onInterrupt } from '../interrupt.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { renderPlan, renderSelection } from '../render-selection.js'
 import { registerReconcile } from './operation.js'
@@ -20,7 +21,21 @@ export function registerFollowUps(program: Command): void {
     .option('--json', 'print exactly what POST /v1/selections/{id}/recover returns')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
       await withCliGateway(flags, async (gateway) => {
-        const view = await gateway.selections.recover(await cliActor(gateway, flags), id)
+        const actor = await cliActor(gateway, flags)
+        // Ctrl-C: the walk stops and removes the recovery it was building, as `warrant select` does (only this one:
+        // another gateway may be building its own). Left `building`, its row and members would stay forever.
+        const stop = new AbortController()
+        const recovering = gateway.selections.recover(actor, id, { signal: stop.signal })
+        const forget = onInterrupt(async (reason) => {
+          stop.abort(reason)
+          // frozen by this call just before the signal: no one was given its id, so it goes too (unless a plan names
+          // it). An earlier recovery handed back (created: false) is an answer someone already has: it stays.
+          const view = await recovering.catch(() => null)
+          if (view?.created) await gateway.selections.discardUnused(view.selection_id)
+        })
+        const view = await recovering.finally(forget)
+        // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
+        stop.signal.throwIfAborted()
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       })

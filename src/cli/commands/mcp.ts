@@ -27,7 +27,7 @@ export function registerMcp(program: Command): void {
       // stdout is the protocol channel: anything that logs through console goes to stderr instead.
       for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
       const token = readMcpToken(flags)
-      const { gateway } = await openCliGateway({ config: flags.config, executors: true, requireAuditKey: true })
+      const { gateway } = await openCliGateway({ config: flags.config, executors: true })
       let closing: Promise<void> | null = null
       const shutdown = () => (closing ??= (async () => {
         await server?.close().catch(() => undefined)

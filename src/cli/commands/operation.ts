@@ -49,7 +49,7 @@ export function registerOperation(program: Command): void {
   withPrincipalOptions(operation.command('show <operation_id>').description('state, counts per outcome, halt reason'))
     .option('--json', 'print as JSON')
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
-      await withCliGateway(flags, async (gateway) => {
+      await withCliGateway({ ...flags, readOnly: true }, async (gateway) => {
         const view = await gateway.operations.get(await cliActor(gateway, flags), id)
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
         // as watch and commit --wait: a script reading `show` must not take a partial operation for a whole one
@@ -62,7 +62,7 @@ export function registerOperation(program: Command): void {
     .option('-q, --quiet', 'no progress line')
     .option('--json', 'print the final view as JSON')
     .action(async (id: string, flags: TokenFlags & { config?: string; timeoutMs?: number; quiet?: boolean; json?: boolean }) => {
-      await withCliGateway(flags, async (gateway) => {
+      await withCliGateway({ ...flags, readOnly: true }, async (gateway) => {
         await gateway.operations.get(await cliActor(gateway, flags), id)
         const view = await watchOperation(gateway, id, { timeoutMs: flags.timeoutMs ?? 24 * 3_600_000, progress: createProgress({ quiet: flags.quiet }) })
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderOperation(view)}\n`)
@@ -79,7 +79,7 @@ export function registerOperation(program: Command): void {
     .action(async (id: string, flags: TokenFlags & { config?: string; outcome?: string; limit?: number; cursor?: string; all?: boolean; json?: boolean }) => {
       if (flags.outcome !== undefined && !(TARGET_STATES as readonly string[]).includes(flags.outcome))
         throw new WarrantError('invalid_request', `--outcome must be one of ${TARGET_STATES.join(', ')}, not "${flags.outcome}"`)
-      await withCliGateway(flags, async (gateway) => {
+      await withCliGateway({ ...flags, readOnly: true }, async (gateway) => {
         const actor = await cliActor(gateway, flags)
         let cursor = flags.cursor
         let listed = 0

@@ -33,7 +33,7 @@ export function registerSearch(program: Command): void {
     .option('--cursor <cursor>', 'continue an earlier walk with its continuation cursor')
     .option('--json', 'print the envelope as JSON')
     .action(async (name: string, flags: { config?: string; filter: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; cursor?: string; json?: boolean }) => {
-      const { gateway } = await openCliGateway({ config: flags.config })
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const resource = gateway.catalogue.get(name)
         const request = searchRequestSchema.safeParse({

@@ -15,7 +15,7 @@ export function registerServe(program: Command): void {
     .option('-p, --port <n>', 'port (default: from the config, 8787)', (v) => parsePort(v))
     .option('--host <host>', 'interface to listen on (default: from the config, 127.0.0.1)')
     .action(async (flags: { config?: string; port?: number; host?: string }) => {
-      const { gateway, config, demo, configPath } = await openCliGateway({ config: flags.config, logLevel: 'info', executors: true, requireAuditKey: true })
+      const { gateway, config, demo, configPath } = await openCliGateway({ config: flags.config, logLevel: 'info', executors: true })
       const firstTokens = (await gateway.principals.count()) === 0 ? await issueDemoTokens(gateway, config) : null
       const app = createApp({ gateway })
       const host = flags.host ?? config.server.host

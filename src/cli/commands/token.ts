@@ -62,7 +62,7 @@ export function registerToken(program: Command): void {
     .description('list tokens with the principal each belongs to (never their values)')
     .option('-c, --config <file>', 'config file')
     .action(async (flags: { config?: string }) => {
-      const { gateway } = await openCliGateway({ config: flags.config })
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const tokens = await gateway.principals.list()
         // nothing printed reads the same as a command that broke
