@@ -1,11 +1,13 @@
 import type { MiddlewareHandler } from 'hono'
 import { duplicateKeyOf, WarrantError } from '../contract/index.js'
+import { roundedNumberIn } from './exact-numbers.js'
 
 /**
  * Refuses a JSON body that names one key twice (`{"status": "a", "status": "b"}`): a JSON parser keeps the
  * last, so the request would silently ask another question than the one written. Malformed JSON is left to the
  * route, which refuses it with its own message. A query parameter given twice (`?outcome=failed&outcome=skipped`)
  * is refused for the same reason: no /v1 parameter takes a list, and the route's schema would answer about a type.
+ * A number JSON would round (9007199254740993 read as …992) is refused too: see {@link roundedNumberIn}.
  */
 export const refuseDuplicateKeys: MiddlewareHandler = async (c, next) => {
   for (const [name, values] of Object.entries(c.req.queries())) {
@@ -14,10 +16,18 @@ export const refuseDuplicateKeys: MiddlewareHandler = async (c, next) => {
   }
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
     const text = await c.req.text()
-    const duplicate = duplicateKeyIn(text)
-    if (duplicate) throw duplicate
+    const refusal = unfaithfulJsonIn(text)
+    if (refusal) throw refusal
   }
   await next()
+}
+
+/**
+ * The refusal for a JSON text that `JSON.parse` would turn into another request than the one written (a key
+ * named twice, a number a double does not hold), or null. Every surface taking JSON asks it before parsing.
+ */
+export function unfaithfulJsonIn(text: string): WarrantError | null {
+  return duplicateKeyIn(text) ?? roundedNumberIn(text)
 }
 
 /** The refusal for a JSON text naming a key twice, or null (also null for text that is not JSON). */

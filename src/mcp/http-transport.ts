@@ -4,7 +4,7 @@ import { type ApiEnv, authenticate } from '../api/authenticate.js'
 import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
-import { duplicateKeyIn } from '../api/unique-keys.js'
+import { unfaithfulJsonIn } from '../api/unique-keys.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -36,10 +36,11 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
     const server = createMcpServer({ gateway, actor: c.get('actor') })
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
-      // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last.
+      // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last,
+      // and a number it would round.
       const text = await c.req.text()
-      const duplicate = duplicateKeyIn(text)
-      if (duplicate) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${duplicate.code}: ${duplicate.message}`, data: duplicate.toBody() }, id: requestId(text) }, 400)
+      const refusal = unfaithfulJsonIn(text)
+      if (refusal) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${refusal.code}: ${refusal.message}`, data: refusal.toBody() }, id: requestId(text) }, 400)
       let parsedBody: unknown
       try {
         parsedBody = JSON.parse(text)

@@ -1,13 +1,14 @@
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
-import { duplicateKeyIn } from '../api/unique-keys.js'
+import { unfaithfulJsonIn } from '../api/unique-keys.js'
 
 /**
  * stdin for the stdio transport, minus any line it cannot take as the message written, each answered here with
  * a JSON-RPC error (what HTTP answers): one naming a key twice (the SDK's JSON.parse would keep only the last of
- * the two, and the tool would answer another question than the one asked), one that is not JSON (-32700), and
- * JSON that is not a JSON-RPC message (-32600). The SDK drops the last two with no answer and no log, so a
- * client waiting for that id would wait forever. Blank lines carry nothing and are skipped.
+ * the two, and the tool would answer another question than the one asked) or a number JSON.parse would round
+ * (the tool would act on a value nobody sent), one that is not JSON (-32700), and JSON that is not a JSON-RPC
+ * message (-32600). The SDK drops the last two with no answer and no log, so a client waiting for that id would
+ * wait forever. Blank lines carry nothing and are skipped.
  *
  * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout), process.stdout)
  */
@@ -31,7 +32,7 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
           continue
         }
         const id = (parsed as { id?: unknown } | null)?.id
-        const refusal = duplicateKeyIn(line)
+        const refusal = unfaithfulJsonIn(line)
         if (refusal) answer(id, -32602, `${refusal.code}: ${refusal.message}`, refusal.toBody())
         else if (!JSONRPCMessageSchema.safeParse(parsed).success)
           answer(id, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a method with an id of string or number, or a result or error for one)')

@@ -36,7 +36,7 @@ export interface McpWorld {
  * whatever MCP server the test starts (a `warrant mcp` subprocess, or `/mcp` on the same server). A second
  * resource, `archive`, exists so that a resource outside the agent's scope can be named.
  */
-export async function startMcpWorld(options: { readonly count?: number; readonly clock?: () => Date } = {}): Promise<McpWorld> {
+export async function startMcpWorld(options: { readonly count?: number; readonly clock?: () => Date; readonly edit?: (config: Record<string, any>) => void } = {}): Promise<McpWorld> {
   let raw: Record<string, any> = {}
   const fx = await startDemoGateway({
     store: 'sqlite',
@@ -44,6 +44,7 @@ export async function startMcpWorld(options: { readonly count?: number; readonly
     clock: options.clock,
     edit: (config) => {
       config.resources.archive = { ...structuredClone(config.resources.subscriptions), description: 'The same table, as a resource the agent token does not cover', standing_approvals: [] }
+      options.edit?.(config)
       raw = config
     },
   })

@@ -1,4 +1,4 @@
-import { holdsRounded } from './rounded-numbers.js'
+import { holdsRounded } from '../../contract/index.js'
 import type { HttpConnectorConfig } from '../../config/schema.js'
 import { canonicalJson } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'

@@ -1,4 +1,4 @@
-import { holdsRounded } from './rounded-numbers.js'
+import { holdsRounded } from '../../contract/index.js'
 import { isWarrantError, quotedKey } from '../../contract/index.js'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { mapBounded } from './bounded-concurrency.js'

@@ -1,4 +1,4 @@
-import { roundedNumbersOf } from './rounded-numbers.js'
+import { roundedNumbersOf } from '../../contract/index.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'

@@ -1,4 +1,4 @@
-import { holdsRounded } from './rounded-numbers.js'
+import { holdsRounded } from '../../contract/index.js'
 import type { ResourceConfig } from '../../config/schema.js'
 import { unstorableKey, WarrantError } from '../../contract/index.js'
 import type { HttpWrite, SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
