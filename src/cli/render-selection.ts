@@ -70,6 +70,9 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
   else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
+  const changing = plan.changes.changing
+  if (changing !== null && plan.target_count > 0 && changing < plan.target_count)
+    lines.push(changing === 0 ? `  NO RECORD CHANGES: all ${plan.target_count} already hold every value it sets` : `  ${changing} of ${plan.target_count} record(s) change; the others already hold every value it sets`)
   for (const s of plan.changes.summary) {
     const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : JSON.stringify(s.after)
     // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are

@@ -11,6 +11,8 @@ export interface StoredChanges {
   readonly summary: PlanView['changes']['summary']
   readonly uniform: boolean
   readonly failing_now: number | null
+  /** Targets the write changes (absent in plans stored before it was counted). */
+  readonly changing?: number | null
 }
 
 /** Before and after values of one field over every target. */

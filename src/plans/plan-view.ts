@@ -39,7 +39,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> 
     plan_digest: row.plan_digest,
     selection_digest: row.selection_digest,
     target_count: Number(row.target_count),
-    changes: { summary: changes.summary, uniform: changes.uniform, changes_url: `/v1/plans/${row.id}/changes` },
+    changes: { summary: changes.summary, uniform: changes.uniform, changing: changes.changing ?? null, changes_url: `/v1/plans/${row.id}/changes` },
     precondition: { filter: row.compensates ? {} : (config?.precondition ?? {}), failing_now: changes.failing_now, per_target: row.compensates !== null },
     reversible: config?.reversible ?? false,
     approval: { required: policy.required, reviewers_needed: policy.reviewers_needed, reason: policy.reason, standing_approval: policy.standing_approval, ttl_minutes: policy.ttl_minutes },

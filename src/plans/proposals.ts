@@ -132,6 +132,9 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   // and counts the targets that no longer hold it (skipped at write time), or says it does not know.
   const current = p.compensates ? p.current : undefined
   let moved: number | null = p.compensates ? (current ? 0 : null) : null
+  // Targets whose write changes something: a record already holding every value set is written for nothing,
+  // and a reviewer must not read a change there. An absent field is not "already" the value (nobody said so).
+  let changing: number | null = 0
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
@@ -139,6 +142,9 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     if (!p.compensates) assertSettable(p.action.type, p.resource.config.fields, rendered.set)
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
+    const held = p.compensates ? now : member.fields
+    if (!held) changing = null
+    else if (changing !== null && Object.entries(rendered.set).some(([f, after]) => !(f in held) || canonicalJson(held[f] ?? null) !== canonicalJson(after ?? null))) changing += 1
     for (const [field, after] of Object.entries(rendered.set)) {
       let tally = tallies.get(field)
       if (!tally) tallies.set(field, (tally = new FieldTally()))
@@ -162,7 +168,7 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
 
   const summary = [...tallies.entries()].map(([field, t]) => t.summary(field))
   const uniform = summary.every((s) => s.after_values === undefined)
-  return { changes: { summary, uniform, failing_now: p.compensates ? moved : failing }, policy: decidePolicy(p, candidates, flagged) }
+  return { changes: { summary, uniform, failing_now: p.compensates ? moved : failing, changing }, policy: decidePolicy(p, candidates, flagged) }
 }
 
 /**

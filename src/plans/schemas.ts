@@ -91,6 +91,14 @@ export const planViewSchema = z
     changes: z.object({
       summary: z.array(changeSummarySchema),
       uniform: z.boolean().describe('every target gets the same change'),
+      changing: z
+        .number()
+        .int()
+        .nonnegative()
+        .nullable()
+        .describe(
+          'targets the write changes: at least one value it sets differs from what the record holds (as frozen; for a compensation, as read when it was proposed). The others already hold every value set. null when unknown',
+        ),
       changes_url: z.string().describe('per-record before → after, page by page'),
     }),
     precondition: z.object({

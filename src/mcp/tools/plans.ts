@@ -33,7 +33,15 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   else
     approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${plan.approval.reason}); ${a.still_needed} still needed; ${a.who_can_approve}. Give the person the review page ${plan.review_url} and wait; check with get_plan. ${NO_APPROVING}`
   const skipped = plan.precondition.failing_now ? ` ${plural(plan.precondition.failing_now, 'member')} already fail the precondition and would be skipped.` : ''
-  return `${evidence}: ${what} ${approval}${skipped}`
+  const changing = plan.changes.changing
+  // a change every target already holds is no change: say so, so the agent does not report one
+  const held =
+    changing === null || changing === plan.target_count
+      ? ''
+      : changing === 0
+        ? ` NO TARGET CHANGES: all ${plan.target_count} already hold every value the action sets.`
+        : ` ${changing} of ${plan.target_count} targets change; the others already hold every value the action sets.`
+  return `${evidence}: ${what} ${approval}${skipped}${held}`
 }
 
 export const proposeChange = defineTool({

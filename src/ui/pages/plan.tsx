@@ -61,8 +61,11 @@ function Glance(props: { d: PlanPageData }) {
       </dt>
       <dd>
         <code>{plan.action.type}</code>
-        {plan.changes.uniform && summary.length > 0 ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after, props.d.types[s.field])}`).join(', ')}` : ': values differ per record'}
+        {plan.changes.uniform && summary.length > 0
+          ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after, props.d.types[s.field])}${alreadyHeld(s.unchanged, plan.target_count)}`).join(', ')}`
+          : ': values differ per record'}
         {plan.reversible ? ' (reversible)' : ' (not reversible)'}
+        <ChangingCount plan={plan} />
       </dd>
       <dt>
         <a href="#missing">5. Missing</a>
@@ -70,6 +73,27 @@ function Glance(props: { d: PlanPageData }) {
       <dd>{selection.complete ? 'nothing: the inventory is complete' : <strong>evidence is missing: {selection.incomplete_reasons.map((r) => r.code).join(', ')}</strong>}</dd>
     </dl>
   )
+}
+
+/** How many of the targets already hold a uniform set value, so a value nobody's record changes to is not read as a change. */
+function alreadyHeld(unchanged: number, targets: number): string {
+  if (unchanged === 0 || targets === 0) return ''
+  if (unchanged >= targets) return targets === 1 ? ' (the record already holds it)' : ` (all ${count(targets)} already hold it)`
+  return ` (${count(unchanged)} already hold${unchanged === 1 ? 's' : ''} it)`
+}
+
+/** How many targets the write actually changes; said loudly when none does. Nothing when unknown. */
+function ChangingCount(props: { plan: PlanView }) {
+  const { changing } = props.plan.changes
+  const targets = props.plan.target_count
+  if (changing === null || targets === 0) return null
+  if (changing === 0)
+    return (
+      <strong data-testid="changing">
+        ; no record changes: {targets === 1 ? 'the record already holds' : `all ${count(targets)} already hold`} every value it sets
+      </strong>
+    )
+  return <span data-testid="changing">; {`${count(changing)} of ${plural(targets, 'record')} change${changing === 1 ? 's' : ''}`}</span>
 }
 
 function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
@@ -94,7 +118,20 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
           ))}
         </dl>
       ) : null}
-      {p.changes.uniform && p.changes.summary.length > 0 ? (
+      {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 ? (
+        <p data-testid="uniform-summary">
+          <strong>
+            None of the {plural(p.target_count, 'record')} changes: every one already holds{' '}
+            {p.changes.summary.map((s, i) => (
+              <>
+                {i > 0 ? '; ' : ''}
+                <code>{s.field}</code> = {scalarText(s.after, props.types[s.field])}
+              </>
+            ))}
+            . Committing would write nothing new.
+          </strong>
+        </p>
+      ) : p.changes.uniform && p.changes.summary.length > 0 ? (
         <p data-testid="uniform-summary">
           <strong>
             Every one of the {plural(p.target_count, 'record')} gets the same change:{' '}
@@ -106,6 +143,9 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
             ))}
             .
           </strong>
+          {p.changes.changing !== null && p.changes.changing < p.target_count
+            ? ` ${p.target_count - p.changes.changing === 1 ? 'One of them already holds' : `${count(p.target_count - p.changes.changing)} of them already hold`} every value it sets: ${plural(p.changes.changing, 'record')} actually change${p.changes.changing === 1 ? 's' : ''}.`
+            : ''}
         </p>
       ) : (
         <p>Records receive different values; each record's before → after is in the manifest above.</p>
