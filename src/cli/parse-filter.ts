@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { type FieldCondition, type Filter, WarrantError, isReservedKey } from '../contract/index.js'
+import { type FieldCondition, type Filter, WarrantError, doubleHolds, isReservedKey } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
 
 /** The `--filter` term grammar, printed with every refusal so a typo is answered with what is accepted. */
@@ -87,6 +87,9 @@ function coerce(text: string, type: string | undefined, term: string): string | 
   if (type === 'number' || type === 'integer') {
     const n = Number(text)
     if (text.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not a number`, { filter: term })
+    // a rounded bound asks about another value than the one written
+    if (!doubleHolds(text.trim()))
+      throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not a number a double holds exactly (it would be read as ${n}); give at most 15 significant digits`, { filter: term })
     return n
   }
   if (type === 'boolean') {

@@ -28,6 +28,17 @@ export function holdsRounded(value: unknown, rounded: ReadonlySet<number>): bool
   return false
 }
 
+/**
+ * Whether the double `Number(text)` makes of a decimal text is the value written (a text that is not a plain
+ * decimal, such as "0x10", is not judged here: true). `Number("9007199254740993")` is 9007199254740992: false.
+ */
+export function doubleHolds(text: string): boolean {
+  // up to 15 characters and no exponent: at most 15 significant digits, within range, always exact
+  if (text.length < 16 && !/[eE]/.test(text)) return true
+  const written = decimalOf(text)
+  return written === null || written === decimalOf(String(Number(text)))
+}
+
 /** A number literal `JSON.parse` reads as another value: its path, its text, and the value it becomes. */
 export interface RoundedLiteral {
   readonly path: string
@@ -49,10 +60,7 @@ export function roundedLiteralOf(text: string): RoundedLiteral | null {
   let found: RoundedLiteral | null = null
   walkJsonText(text, {
     number: (path, literal) => {
-      // up to 15 characters and no exponent: at most 15 significant digits, within range, always exact
-      if (literal.length < 16 && !/[eE]/.test(literal)) return false
-      const read = String(Number(literal))
-      if (decimalOf(literal) !== decimalOf(read)) found = { path, literal, read_as: read }
+      if (!doubleHolds(literal)) found = { path, literal, read_as: String(Number(literal)) }
       return found !== null
     },
   })

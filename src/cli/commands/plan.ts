@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { WarrantError } from '../../contract/index.js'
+import { WarrantError, doubleHolds } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
@@ -19,6 +19,9 @@ export function parseParams(terms: readonly string[], declared: Readonly<Record<
     if (type === 'number') {
       const n = Number(raw)
       if (raw.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not a number`, { param: key })
+      // the plan would write the rounded value, one nobody gave (HTTP and MCP refuse it too)
+      if (!doubleHolds(raw.trim()))
+        throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not a number a double holds exactly (it would be read as ${n}); give at most 15 significant digits`, { param: key })
       params[key] = n
     } else if (type === 'boolean') {
       if (raw !== 'true' && raw !== 'false') throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not true or false`, { param: key })
