@@ -157,7 +157,11 @@ export type WriteOutcome =
   | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
-  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string }
+  /**
+   * `defaulted`: the upstream named no usable wait (no Retry-After, or one that is neither seconds nor an
+   * HTTP-date); `retryAfterSeconds` is then the connector's default, which the executor caps at its bound.
+   */
+  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true }
   | {
       readonly kind: 'unknown'
       readonly message: string

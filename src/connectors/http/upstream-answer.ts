@@ -70,6 +70,17 @@ export function rateLimit(source: string, headers: Headers): { readonly retryAft
     : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
 }
 
+/**
+ * A write's 429: the seconds its Retry-After asks for, or (none usable) the default marked `defaulted`, whose
+ * message names no wait: the executor caps the default at `execution.max_retry_after_seconds` and says so.
+ */
+export function writeRateLimit(source: string, headers: Headers): { readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true } {
+  const parsed = parseRetryAfter(headers.get('retry-after'))
+  return parsed === null
+    ? { retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `source "${source}" is rate limiting (429) without a usable Retry-After`, defaulted: true }
+    : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
+}
+
 /** A 429 answering a read: its message, and the seconds its `Retry-After` asks for where it names them. */
 export interface RateLimit {
   readonly message: string
