@@ -100,7 +100,20 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   let halt: HaltReason | null = null
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
-  const rateLimited = createRatePause({ rules, tracker, pacer, telemetry, resource })
+  const pause = createRatePause({
+    db,
+    operationId,
+    owner,
+    rules,
+    tracker,
+    pacer,
+    telemetry,
+    resource,
+    now,
+    onError: (error) => deps.log.warn({ err: error, operation_id: operationId }, 'could not record the Retry-After pause on the operation; its view will not show it'),
+  })
+  pause.resumeFrom(row)
+  const rateLimited = pause.rateLimited
 
   // the first outcome the store fails to commit stops the run; the run ends once every outcome has committed
   const commits = trackOutcomeCommits(() => abort.abort())
@@ -329,6 +342,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     }
   } finally {
     await commits.settled()
+    await pause.settled()
     lease.stop()
   }
   const failed = commits.failure()

@@ -164,6 +164,8 @@ export async function finishOperation(
       counts: JSON.stringify(end.counts),
       lease_owner: null,
       lease_expires_at: null,
+      paused_until: null,
+      pause_reason: null,
       updated_at: end.now,
       finished_at: end.now,
     })
