@@ -109,3 +109,30 @@ describe('a write 429 without a usable Retry-After waits the default, at most th
         assert.equal(ctx.upstream.users.get(FIRST)!.role, 'viewer')
       }))
 })
+
+/**
+ * A Retry-After HTTP-date was compared with the process's Date.now(), not the gateway's clock: under an
+ * injected clock (tests, a gateway whose clock is given) the same header meant another pause than the one the
+ * executor waits by. With the gateway's clock an hour ahead of the process's, a date 2 s ahead of the gateway's
+ * clock read as an hour (halted, retry_after_too_long); it is now 2 s, waited out, and the write goes through.
+ */
+describe('a Retry-After HTTP-date is read against the gateway clock', () => {
+  test('gateway clock an hour ahead, Retry-After its now + 2 s: paused about 2 s, then written', () => {
+    const OFFSET = 3_600_000
+    const clock = () => new Date(Date.now() + OFFSET)
+    return withFaultGateway(
+      'sqlite',
+      2,
+      { concurrency: 1, batch_size: 10 },
+      async (ctx) => {
+        ctx.upstream.onWrite = (t) => (t.n === 1 ? t.send(429, { error: 'slow down' }, { 'retry-after': new Date(clock().getTime() + 2_000).toUTCString() }) : t.send(...t.apply()))
+        const id = await ctx.commit('clock-date')
+        const op = await ctx.finished(id)
+        assert.equal(op.state, 'succeeded', JSON.stringify(op.halt_reason))
+        assert.deepEqual(ctx.upstream.writeLog, [FIRST, FIRST, userIdOf(2)])
+      },
+      undefined,
+      clock,
+    )
+  })
+})

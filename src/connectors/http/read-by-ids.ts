@@ -94,7 +94,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
   const { status, headers, body } = result
   if (status === 404 || status === 410) return { kind: 'missing' }
-  if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers) }
+  if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers, ctx.now()) }
   if (isRedirect(status)) return { kind: 'failed', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
