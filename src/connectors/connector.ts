@@ -109,7 +109,7 @@ export interface ReadSession {
 export interface ReadByIdsResult {
   readonly records: ReadonlyMap<string, SourceRecord>
   readonly missing: readonly string[]
-  /** `retryAfterSeconds`: a 429's `Retry-After`, which a caller reading again honours */
+  /** `retryAfterSeconds`: a 429's `Retry-After` (or a 503's: the same "come back then"), which a caller reading again honours */
   readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }[]
 }
 
