@@ -6,6 +6,7 @@ import { operationProgressLine } from '../../src/cli/watch-operation.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { userIdOf } from './support/users-upstream.js'
 import { withFaultGateway } from './support/fault-gateway.js'
+import { AGENT, createHarness } from './support/harness.js'
 
 /**
  * A Retry-After pause under the bound was invisible: for up to `max_retry_after_seconds` (300 s by default) the
@@ -54,3 +55,46 @@ for (const kind of STORE_KINDS)
         assert.deepEqual(after, { paused_until: null, pause_reason: null }, 'cleared once writes resumed')
       }))
   })
+
+/**
+ * The pause is on the row: an executor stopped during it (a restart, the gateway closing) leaves it there, and
+ * the instance that resumes the operation shows it and waits out the rest before writing, rather than read
+ * `running` and send the refused write again at once.
+ */
+describe('a pause outlives its executor', () => {
+  test('closed mid-pause: another instance shows the same pause and writes only after it ends', async () => {
+    const h = await createHarness('sqlite', { count: 2, execution: { concurrency: 1 } })
+    try {
+      h.upstream.retryAfterSeconds = 3
+      let retriedAt = 0
+      h.upstream.behaviour = (id, call) => {
+        if (id === 'u0000' && call === 1) return 'rate_limited'
+        if (id === 'u0000' && call === 2) retriedAt = Date.now()
+        return 'success'
+      }
+      const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-outlive' })
+      const id = receipt.operation_id
+      let first = await h.operations.get(AGENT, id)
+      for (let i = 0; i < 100 && !first.paused; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        first = await h.operations.get(AGENT, id)
+      }
+      assert.ok(first.paused, 'paused on the first instance')
+      await h.operations.close()
+      const other = h.instance()
+      try {
+        const seen = await other.get(AGENT, id)
+        assert.deepEqual(seen.paused, first.paused, 'the same pause, read from the row')
+        await other.recover()
+        const view = await other.waitFor(id, 20_000)
+        assert.equal(view.state, 'succeeded', JSON.stringify(view))
+        assert.ok(retriedAt >= Date.parse(first.paused.until) - 5, `retried at ${new Date(retriedAt).toISOString()}, pause until ${first.paused.until}`)
+        assert.equal(view.paused, null)
+      } finally {
+        await other.close()
+      }
+    } finally {
+      await h.close()
+    }
+  })
+})
