@@ -1,6 +1,7 @@
 import type { Gateway } from '../gateway/index.js'
 import { FINISHED_STATES, type OperationView } from '../operations/index.js'
 import { duration, type Progress, thousands } from './progress.js'
+import { cellText } from './table-cell.js'
 
 const POLL_MS = 500
 
@@ -10,7 +11,8 @@ export function operationProgressLine(op: OperationView, elapsedMs: number, done
   const done = op.target_count - c.pending - c.in_flight
   const rate = elapsedMs > 0 ? ((done - doneAtStart) * 1000) / elapsedMs : 0
   const left = rate > 0 && done < op.target_count ? ` · ~${duration(((op.target_count - done) / rate) * 1000)} left` : ''
-  return `${op.state}: ${thousands(done)}/${thousands(op.target_count)} targets · succeeded ${thousands(c.succeeded)}, failed ${thousands(c.failed)}, skipped ${thousands(c.skipped)}, unknown ${thousands(c.unknown)} · ${rate.toFixed(1)}/s · ${duration(elapsedMs)}${left}`
+  const paused = op.paused ? ` · paused until ${op.paused.until} (${cellText(op.paused.reason)})` : ''
+  return `${op.state}${paused}: ${thousands(done)}/${thousands(op.target_count)} targets · succeeded ${thousands(c.succeeded)}, failed ${thousands(c.failed)}, skipped ${thousands(c.skipped)}, unknown ${thousands(c.unknown)} · ${rate.toFixed(1)}/s · ${duration(elapsedMs)}${left}`
 }
 
 /**

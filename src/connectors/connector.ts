@@ -109,7 +109,7 @@ export interface ReadSession {
 export interface ReadByIdsResult {
   readonly records: ReadonlyMap<string, SourceRecord>
   readonly missing: readonly string[]
-  /** `retryAfterSeconds`: a 429's `Retry-After`, which a caller reading again honours */
+  /** `retryAfterSeconds`: a 429's `Retry-After` (or a 503's: the same "come back then"), which a caller reading again honours */
   readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }[]
 }
 
@@ -157,7 +157,11 @@ export type WriteOutcome =
   | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
-  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string }
+  /**
+   * `defaulted`: the upstream named no usable wait (no Retry-After, or one that is neither seconds nor an
+   * HTTP-date); `retryAfterSeconds` is then the connector's default, which the executor caps at its bound.
+   */
+  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true }
   | {
       readonly kind: 'unknown'
       readonly message: string

@@ -68,7 +68,7 @@ export interface GatewayOptions {
   readonly requireAuditKey?: boolean
   /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
   readonly instanceId?: string
-  /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window) and the operations' (leases, ledger times, reconciliation's settle window); tests pin and move it. */
+  /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window), the operations' (leases, ledger times, reconciliation's settle window, Retry-After pauses) and the http connectors' (a Retry-After HTTP-date is read against it); tests pin and move it. */
   readonly clock?: () => Date
 }
 
@@ -100,7 +100,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       reportUpstreamCall(telemetry, call)
       options.onCall?.(call)
     }
-    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall, telemetry })
+    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall, telemetry, ...(options.clock ? { clock: options.clock } : {}) })
     const cursorCodec = createCursorCodec({ key })
     const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes })
     // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the

@@ -7,6 +7,7 @@ import { countTargets, countValidationFailures, finalState, finishOperation, loa
 import { checkBatchMembership } from './membership.js'
 import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
+import { createRatePause } from './rate-pause.js'
 import { StopRuleTracker } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
@@ -99,14 +100,20 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
   let halt: HaltReason | null = null
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
-  /** Counts a 429 for a target; returns the halt when it exceeded its retries, else pauses every write. */
-  const rateLimited = (target: OperationTargetRow, retryAfterSeconds: number, message: string): HaltReason | null => {
-    const exceeded = tracker.rateLimited({ ord: target.ord, id: target.record_id }, retryAfterSeconds, message)
-    if (exceeded) return exceeded
-    telemetry.add('warrant_executor_rate_pauses_total', { resource })
-    pacer.pause(Math.max(0, retryAfterSeconds) * 1000)
-    return null
-  }
+  const pause = createRatePause({
+    db,
+    operationId,
+    owner,
+    rules,
+    tracker,
+    pacer,
+    telemetry,
+    resource,
+    now,
+    onError: (error) => deps.log.warn({ err: error, operation_id: operationId }, 'could not record the Retry-After pause on the operation; its view will not show it'),
+  })
+  pause.resumeFrom(row)
+  const rateLimited = pause.rateLimited
 
   // the first outcome the store fails to commit stops the run; the run ends once every outcome has committed
   const commits = trackOutcomeCommits(() => abort.abort())
@@ -119,7 +126,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     if (result.kind === 'not_claimed') return
     if (result.kind === 'recorded') commits.track(result.committed)
     if (result.kind === 'rate_limited') {
-      const stop = rateLimited(target, result.retryAfterSeconds, result.message)
+      const stop = rateLimited(target, result)
       await result.returned
       if (stop) halt ??= stop
       else await retry(target)
@@ -306,7 +313,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
             break
           }
           if (check.kind === 'changed') halt = haltAt(check.rule, check.target, check.message)
-          else halt = rateLimited(batch[0]!, check.retryAfterSeconds ?? 1, check.message)
+          else halt = rateLimited(batch[0]!, check.retryAfterSeconds === undefined ? { retryAfterSeconds: 1, message: check.message, defaulted: true } : { retryAfterSeconds: check.retryAfterSeconds, message: check.message })
           if (halt !== null) break
           await pacer.acquire()
           if (abort.signal.aborted) break
@@ -335,6 +342,7 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     }
   } finally {
     await commits.settled()
+    await pause.settled()
     lease.stop()
   }
   const failed = commits.failure()

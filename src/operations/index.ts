@@ -35,4 +35,5 @@ export {
   type StopRules,
   type StopRuleName,
   type HaltReason,
+  type OperationPause,
 } from './types.js'

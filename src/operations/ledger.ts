@@ -65,9 +65,9 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight', linger: true })
 }
 
-/** in_flight → pending, for a durable "not done" (a 429 before or instead of the write). */
-export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string): Promise<boolean> {
-  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: 429, updated_at: now }
+/** in_flight → pending, for a durable "not done" (a 429, or a 503 with Retry-After, before or instead of the write). */
+export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status = 429): Promise<boolean> {
+  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: status, updated_at: now }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
 }
 
@@ -164,6 +164,8 @@ export async function finishOperation(
       counts: JSON.stringify(end.counts),
       lease_owner: null,
       lease_expires_at: null,
+      paused_until: null,
+      pause_reason: null,
       updated_at: end.now,
       finished_at: end.now,
     })

@@ -2,6 +2,7 @@ import { type FieldTypeNames, matchesFilter } from '../contract/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { sameVersion } from './effect.js'
+import { asksToWait } from './reread.js'
 import type { OperationExecution, StopRuleName } from './types.js'
 
 /** What re-reading a batch before writing it found. */
@@ -9,7 +10,7 @@ export type MembershipCheck =
   /** `records`: the batch as just read (absent for a compensation, whose batch is not read) */
   | { readonly kind: 'unchanged'; readonly records?: ReadonlyMap<string, SourceRecord> }
   | { readonly kind: 'changed'; readonly rule: StopRuleName; readonly target: OperationTargetRow; readonly message: string }
-  /** `retryAfterSeconds`: the upstream's Retry-After, where the connector passed it on */
+  /** a 429, or a 503 with Retry-After; `retryAfterSeconds`: the upstream's Retry-After, where the connector passed it on */
   | { readonly kind: 'rate_limited'; readonly message: string; readonly retryAfterSeconds?: number }
 
 /**
@@ -38,7 +39,7 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
   for (const target of batch) {
     const id = target.record_id
     const failure = failures.get(id)
-    if (failure?.status === 429) return { kind: 'rate_limited', message: failure.message, ...(failure.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: failure.retryAfterSeconds }) }
+    if (failure && asksToWait(failure)) return { kind: 'rate_limited', message: failure.message, ...(failure.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: failure.retryAfterSeconds }) }
     if (failure) return { kind: 'changed', rule: 'membership_unverifiable', target, message: `member "${id}" could not be re-read before its batch (${failure.message}); membership cannot be proven` }
     const record = read.records.get(id)
     if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }

@@ -141,7 +141,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
       throw new WarrantError('forbidden', `operation "${operationId}" is on resource "${execution.plan.resource}", outside this token's scope`, { resource: execution.plan.resource })
     return { row, execution }
   }
-  const view = async (row: OperationRow) => operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id))
+  const view = async (row: OperationRow) => operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), now())
 
   return {
     async commitPlan(actor, planId, request) {

@@ -24,7 +24,11 @@ export class Pacer {
   #nextAt = 0
   #pausedUntil = 0
   #chain: Promise<void> = Promise.resolve()
+  /** a pause was set and its end not yet seen */
+  #pauseHeld = false
   readonly #interval: number
+  /** Called once each time a pause is found over (no pause holds and a slot or claim goes ahead). */
+  onResumed: (() => void) | null = null
 
   /** `now` and `wait` are the executor's clock and its way to let time pass: a test drives both virtually. */
   constructor(
@@ -39,6 +43,18 @@ export class Pacer {
   /** Pauses every later slot for `ms` from now. */
   pause(ms: number): void {
     this.#pausedUntil = Math.max(this.#pausedUntil, this.now() + ms)
+    this.#pauseHeld = true
+  }
+
+  /** When the pause in force ends (epoch ms); in the past when none holds. */
+  pausedUntil(): number {
+    return this.#pausedUntil
+  }
+
+  #resumedNow(): void {
+    if (!this.#pauseHeld || this.signal.aborted) return
+    this.#pauseHeld = false
+    this.onResumed?.()
   }
 
   /**
@@ -48,7 +64,8 @@ export class Pacer {
   async resumed(): Promise<void> {
     for (;;) {
       const wait = this.#pausedUntil - this.now()
-      if (this.signal.aborted || wait <= 0) return
+      if (this.signal.aborted) return
+      if (wait <= 0) return this.#resumedNow()
       await this.wait(Math.min(wait, 1000), this.signal)
     }
   }
@@ -62,6 +79,7 @@ export class Pacer {
         if (wait <= 0) break
         await this.wait(Math.min(wait, 1000), this.signal)
       }
+      if (this.#pausedUntil <= this.now()) this.#resumedNow()
       this.#nextAt = this.now() + this.#interval
     })
     this.#chain = slot.catch(() => undefined)

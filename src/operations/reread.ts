@@ -8,7 +8,8 @@ export type Reread =
   | { readonly kind: 'found'; readonly record: SourceRecord }
   | { readonly kind: 'missing' }
   | { readonly kind: 'failed'; readonly message: string; readonly status?: number }
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+  /** `defaulted`: the upstream named no wait; `retryAfterSeconds` is ours (at most the operation's bound). `status`: 429, or 503 */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number }
 
 /** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
 export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
@@ -24,9 +25,21 @@ export function rereadOf(result: Awaited<ReturnType<Connector['readByIds']>>, id
   if (record) return { kind: 'found', record }
   const failure = result.failed.find((f) => f.id === id)
   // the upstream's Retry-After where it gave one: retrying sooner only spends the target's retries
-  if (failure?.status === 429) return { kind: 'rate_limited', retryAfterSeconds: failure.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}` }
+  if (failure && asksToWait(failure))
+    return failure.retryAfterSeconds === undefined
+      ? { kind: 'rate_limited', retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `re-reading "${id}": ${failure.message}`, defaulted: true }
+      : { kind: 'rate_limited', retryAfterSeconds: failure.retryAfterSeconds, message: `re-reading "${id}": ${failure.message}`, status: failure.status! }
   if (failure) return { kind: 'failed', message: failedRead(id, when, failure.message), ...(failure.status === undefined ? {} : { status: failure.status }) }
   return { kind: 'missing' }
+}
+
+/**
+ * A read that asked to be repeated later: a 429, or a 503 naming when (Retry-After). Either pauses the
+ * operation and is read again, within the same bounds and retries; a 503 without a Retry-After is a failure,
+ * as before (it says nothing of when to come back).
+ */
+export function asksToWait(failure: { readonly status?: number; readonly retryAfterSeconds?: number }): boolean {
+  return failure.status === 429 || (failure.status === 503 && failure.retryAfterSeconds !== undefined)
 }
 
 function failedRead(id: string, when: 'before' | 'after', why: string): string {

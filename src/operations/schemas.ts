@@ -62,6 +62,16 @@ export const operationViewSchema = z
     target_count: z.number().int(),
     counts: countsSchema,
     halt_reason: haltReasonSchema.nullable(),
+    paused: z
+      .object({
+        until: z.string().describe('no write is sent before this instant'),
+        reason: z.string().describe("the upstream's answer that asked to wait (its 429 and Retry-After)"),
+        target_id: z.string().nullable(),
+        ord: z.number().int().nullable(),
+        since: z.string(),
+      })
+      .nullable()
+      .describe('a running operation waiting because an upstream asked it to (Retry-After, at most stop_rules.max_retry_after_seconds); null when writes are going on or it has finished'),
     stop_rules: stopRulesSchema.nullable(),
     created_by: z.string(),
     created_at: z.string(),

@@ -46,7 +46,7 @@ export type StepResult =
    */
   | { readonly kind: 'recorded'; readonly observed: ObservedOutcome; readonly committed: Promise<boolean> }
   /** A 429: the whole operation pauses; the target is pending again (nothing was done) once `returned` settles. */
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly returned: Promise<boolean> }
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly returned: Promise<boolean> }
   /** The target was not pending, or this executor no longer holds the lease: nothing was sent. */
   | { readonly kind: 'not_claimed' }
 
@@ -92,7 +92,7 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
 export function settle(ctx: TargetContext, target: OperationTargetRow, step: Attempt): StepResult {
   if (step.kind === 'rate_limited') {
     // not awaited here: the caller pauses every later write first, then waits for the target to be pending again
-    return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now()) }
+    return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now(), step.status) }
   }
   const committed = recordOutcome(ctx.db, ctx.operationId, target.ord, step.outcome, ctx.now())
   ;(ctx.telemetry ?? NO_TELEMETRY).add('warrant_operation_targets_total', { resource: ctx.execution.plan.resource, outcome: step.outcome.state })
@@ -102,7 +102,8 @@ export function settle(ctx: TargetContext, target: OperationTargetRow, step: Att
 /** How one target's attempt ended, before the ledger records it. */
 export type Attempt =
   | { readonly kind: 'done'; readonly outcome: TargetOutcome; readonly observed: ObservedOutcome }
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+  /** `defaulted`: the upstream named no usable wait; `retryAfterSeconds` is the connector's default. `status`: the upstream's (429, 503) */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number }
 
 export function callContextOf(ctx: TargetContext) {
   const { plan, selection } = ctx.execution
@@ -248,7 +249,7 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
         { halt: { rule: 'authorization_failure', message: `target "${id}": ${outcome.message}` } },
       )
     case 'rate_limited':
-      return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message }
+      return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
     case 'unknown':
       return done({ state: 'unknown', reason: 'upstream_unknown', upstream_status: outcome.status ?? null, message: outcome.message, before })
   }

@@ -103,6 +103,16 @@ export interface CommitReceipt {
   readonly created: boolean
 }
 
+/** A Retry-After pause in force on a running operation. */
+export interface OperationPause {
+  readonly until: string
+  /** the upstream's own words: its 429 (or 503) and the Retry-After it sent */
+  readonly reason: string
+  readonly target_id: string | null
+  readonly ord: number | null
+  readonly since: string
+}
+
 export interface OperationView {
   readonly operation_id: string
   readonly plan_id: string
@@ -115,6 +125,8 @@ export interface OperationView {
   readonly target_count: number
   readonly counts: TargetCounts
   readonly halt_reason: HaltReason | null
+  /** writes are paused because an upstream asked to wait (429 and Retry-After): until when, and why */
+  readonly paused: OperationPause | null
   readonly stop_rules: StopRules | null
   readonly created_by: string
   readonly created_at: string

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { WarrantError } from '../contract/index.js'
 import type { OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts } from './ledger.js'
-import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
+import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
 export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
 export const resultsUrl = (id: string) => `${operationUrl(id)}/results`
@@ -11,8 +11,11 @@ export function parseExecution(row: OperationRow): OperationExecution | null {
   return row.execution === null ? null : (JSON.parse(row.execution) as OperationExecution)
 }
 
-/** The operation as every surface shows it. `liveCounts` while it runs; the stored counts once it has finished. */
-export function operationView(row: OperationRow, liveCounts: TargetCounts | null): OperationView {
+/**
+ * The operation as every surface shows it. `liveCounts` while it runs; the stored counts once it has finished.
+ * `now`: a pause whose end has passed is not shown (its executor may have stopped before clearing it).
+ */
+export function operationView(row: OperationRow, liveCounts: TargetCounts | null, now?: string): OperationView {
   const execution = parseExecution(row)
   const counts = liveCounts ?? { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<TargetCounts>) }
   return {
@@ -27,6 +30,7 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
     target_count: Object.values(counts).reduce((a, b) => a + b, 0),
     counts,
     halt_reason: row.halt_reason === null ? null : (JSON.parse(row.halt_reason) as HaltReason),
+    paused: pauseOf(row, now),
     stop_rules: JSON.parse(row.stop_rules) as StopRules,
     created_by: row.created_by,
     created_at: row.created_at,
@@ -35,6 +39,13 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
     results_url: resultsUrl(row.id),
     operation_url: operationUrl(row.id),
   }
+}
+
+function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {
+  if (FINISHED_STATES.has(row.state) || row.paused_until === null || row.pause_reason === null) return null
+  if (now !== undefined && Date.parse(row.paused_until) <= Date.parse(now)) return null
+  const why = JSON.parse(row.pause_reason) as Omit<OperationPause, 'until'>
+  return { until: row.paused_until, reason: why.reason, target_id: why.target_id ?? null, ord: why.ord ?? null, since: why.since }
 }
 
 export function isFinished(row: OperationRow): boolean {

@@ -29,6 +29,8 @@ export interface CatalogueOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Metrics and spans: each connector's walk pages are measured and traced. */
   readonly telemetry?: Telemetry
+  /** The gateway's clock, given to each connector (a Retry-After HTTP-date is read against it). */
+  readonly clock?: () => Date
 }
 
 /** The sql connector's own default pool size, kept as a floor. */
@@ -45,7 +47,7 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
   // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
   const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
   for (const [name, config] of Object.entries(options.config.resources)) {
-    const connector = createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections })
+    const connector = createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) })
     resources.set(name, {
       name,
       config,

@@ -14,6 +14,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0004_review_sessions_and_webhook_deliveries': { up: atomically(addReviewSessionsAndWebhookDeliveries) },
   '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
   '0006_unique_principal_names': { up: atomically(makePrincipalNamesUnique) },
+  '0007_operation_pause': { up: atomically(addOperationPause) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -372,4 +373,15 @@ async function makePrincipalNamesUnique(db: Kysely<any>): Promise<void> {
   }
   // On the folded name, so two creates of "Alice" and "alice" racing each other cannot both commit.
   await db.schema.createIndex('principals_name_uq').on('principals').expression(sql`lower(name)`).unique().execute()
+}
+
+/**
+ * A running operation paused because an upstream asked it to wait (429 with Retry-After): until when, and why
+ * (JSON: the upstream's message, the target, since when). On the row, not only in the executor's memory, so
+ * every instance's view says it is paused, and an executor resuming it after a restart waits out the rest.
+ * Null when no pause holds.
+ */
+async function addOperationPause(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('operations').addColumn('paused_until', 'text').execute()
+  await db.schema.alterTable('operations').addColumn('pause_reason', 'text').execute()
 }

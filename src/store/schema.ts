@@ -122,6 +122,9 @@ export interface OperationsTable {
   lease_expires_at: IsoTimestamp | null
   /** what the operation executes, frozen at commit (plan, action config, selector); see migration 0003 */
   execution: JsonText | null
+  /** a Retry-After pause in force: until when, and why (JSON: message, target_id, ord, since); see migration 0007 */
+  paused_until: IsoTimestamp | null
+  pause_reason: JsonText | null
   created_by: string
   created_at: IsoTimestamp
   updated_at: IsoTimestamp

@@ -163,6 +163,12 @@ export const SCRIPT = `
         if (waiting) waiting.textContent = format((op.counts.pending || 0) + (op.counts.in_flight || 0));
         var state = root.querySelector('[data-state]');
         if (state) { state.textContent = op.state; state.className = 'pill ' + op.state; }
+        var paused = root.querySelector('[data-paused]');
+        if (paused) {
+          paused.hidden = !op.paused;
+          var why = paused.querySelector('[data-paused-text]');
+          if (why) why.textContent = op.paused ? 'No write is sent before ' + op.paused.until + '. ' + op.paused.reason : '';
+        }
         var bar = root.querySelector('progress');
         if (bar) bar.value = op.target_count - (op.counts.pending || 0) - (op.counts.in_flight || 0);
         if (status) status.textContent = 'Updated ' + new Date().toISOString().slice(11, 19) + ' UTC';

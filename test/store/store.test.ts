@@ -422,6 +422,8 @@ for (const kind of STORE_KINDS) {
           lease_owner: 'gw-a',
           lease_expires_at: T1,
           execution: null,
+          paused_until: T1,
+          pause_reason: JSON.stringify({ reason: 'source "main" is rate limiting (429); retry after 5 s' }),
           created_by: 'agent_1',
           created_at: T0,
           updated_at: T1,

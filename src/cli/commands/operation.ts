@@ -19,6 +19,9 @@ export function renderOperation(op: OperationView): string {
     `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
     `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
   ]
+  // the upstream's words, escaped as the halt's are
+  if (op.paused)
+    lines.push(`  PAUSED until ${op.paused.until}: the upstream asked to wait (${cellText(op.paused.reason)}); no write is sent before then`)
   // the halt names a record id and quotes the upstream's last error: escaped, so neither draws lines of its own
   if (op.halt_reason)
     lines.push(

@@ -31,6 +31,8 @@ export interface HttpContext {
   send(spec: CallSpec): Promise<UpstreamExchange>
   /** Reports one finished call to the listener: status and outcome only, never a URL, header or body. */
   report(spec: CallSpec, result: UpstreamExchange, outcome: string): void
+  /** The gateway's clock (epoch ms): a Retry-After HTTP-date is read against it, the clock the executor waits by. */
+  now(): number
 }
 
 export interface ContextParts {
@@ -41,6 +43,8 @@ export interface ContextParts {
   readonly redact: Redactor
   readonly client: UpstreamClient
   readonly onCall?: UpstreamCallListener
+  /** default: the process's clock */
+  readonly clock?: () => Date
 }
 
 export function createContext(parts: ContextParts): HttpContext {
@@ -68,6 +72,7 @@ export function createContext(parts: ContextParts): HttpContext {
         ...(spec.signal ? { signal: spec.signal } : {}),
       })
     },
+    now: () => (parts.clock ? parts.clock().getTime() : Date.now()),
     report(spec, result, outcome) {
       parts.onCall?.({
         source: spec.source,

@@ -20,6 +20,8 @@ export interface HttpConnectorOptions {
   readonly onCall?: UpstreamCallListener
   /** A fetch to send the requests with (e.g. one with a proxy dispatcher); default node:http with kept-alive connections. */
   readonly fetch?: typeof fetch
+  /** The gateway's clock, which a Retry-After HTTP-date is read against; default the process's. */
+  readonly clock?: () => Date
 }
 
 /**
@@ -65,6 +67,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     redact: createRedactor(secret),
     client,
     ...(options.onCall ? { onCall: options.onCall } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   })
 
   return {

@@ -106,7 +106,7 @@ function interpret(
   // no answer (a timeout, an unreachable source, a body cut at the byte limit), or not a 2xx
   if (result.kind !== 'response') return unanswered('failed')
   const { status, headers, body } = result
-  if (status === 429) return { answer: { kind: 'rate_limited', limit: readRateLimit(source, headers) }, outcome: 'rate_limited' }
+  if (status === 429) return { answer: { kind: 'rate_limited', limit: readRateLimit(source, headers, ctx.now()) }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined

@@ -7,7 +7,7 @@ import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
-import { failureMessage, isRedirect, parseJsonBody, readRateLimit, statusMessage } from './upstream-answer.js'
+import { failureMessage, isRedirect, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
 
@@ -94,8 +94,14 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
   const { status, headers, body } = result
   if (status === 404 || status === 410) return { kind: 'missing' }
-  if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers) }
+  if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers, ctx.now()) }
   if (isRedirect(status)) return { kind: 'failed', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }
+  if (status === 503) {
+    // "unavailable, come back then": passed on like a 429's, so the caller (an operation) waits and reads again
+    const wait = retryAfterOf(headers, ctx.now())
+    const message = statusMessage(ctx, source, status, body)
+    return wait === null ? { kind: 'failed', status, message } : { kind: 'failed', status, message: `${message}; retry after ${wait} s`, retryAfterSeconds: wait }
+  }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }

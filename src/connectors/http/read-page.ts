@@ -90,7 +90,7 @@ function interpret(
   if (request.position !== null && list.cursor_expired.status.includes(status) && expiryCodeMatches(ctx, parsed))
     return { kind: 'cursor_expired', message: `${statusMessage(ctx, source, status, body)}; the position expired and the walk must start again` }
   if (status === 429) {
-    const { retryAfterSeconds, message } = rateLimit(source, headers)
+    const { retryAfterSeconds, message } = rateLimit(source, headers, ctx.now())
     return { kind: 'rate_limited', retryAfterSeconds, message }
   }
   if (status === 401 || status === 403)
@@ -107,7 +107,7 @@ function interpret(
       ...(reached === undefined ? {} : { limit: reached }),
     }
   if (isTransientStatus(status)) {
-    const wait = retryAfterOf(headers)
+    const wait = retryAfterOf(headers, ctx.now())
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }

@@ -1,4 +1,4 @@
-/** What a 429 without a usable `Retry-After` is taken to ask for. */
+/** What a 429 without a usable `Retry-After` is taken to ask for (an operation's write: at most its max_retry_after_seconds). */
 export const DEFAULT_RETRY_AFTER_SECONDS = 60
 
 /**

@@ -60,13 +60,24 @@ export function statusMessage(ctx: HttpContext, source: string, status: number, 
 }
 
 /** Seconds to wait after a 429, with a sentence that says where the number came from. */
-export function rateLimit(source: string, headers: Headers): { readonly retryAfterSeconds: number; readonly message: string } {
-  const parsed = parseRetryAfter(headers.get('retry-after'))
+export function rateLimit(source: string, headers: Headers, now: number): { readonly retryAfterSeconds: number; readonly message: string } {
+  const parsed = parseRetryAfter(headers.get('retry-after'), now)
   return parsed === null
     ? {
         retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS,
         message: `source "${source}" is rate limiting (429) without a usable Retry-After; waiting ${DEFAULT_RETRY_AFTER_SECONDS} s`,
       }
+    : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
+}
+
+/**
+ * A write's 429: the seconds its Retry-After asks for, or (none usable) the default marked `defaulted`, whose
+ * message names no wait: the executor caps the default at `execution.max_retry_after_seconds` and says so.
+ */
+export function writeRateLimit(source: string, headers: Headers, now: number): { readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true } {
+  const parsed = parseRetryAfter(headers.get('retry-after'), now)
+  return parsed === null
+    ? { retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS, message: `source "${source}" is rate limiting (429) without a usable Retry-After`, defaulted: true }
     : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
 }
 
@@ -80,8 +91,8 @@ export interface RateLimit {
  * A read's 429, passed on to whoever reads again (an operation's re-read before a write): without the header,
  * the caller keeps its own pause rather than the write's long default.
  */
-export function readRateLimit(source: string, headers: Headers): RateLimit {
-  const seconds = retryAfterOf(headers)
+export function readRateLimit(source: string, headers: Headers, now: number): RateLimit {
+  const seconds = retryAfterOf(headers, now)
   if (seconds === null) return { message: `source "${source}" is rate limiting (429) without a usable Retry-After` }
   return { message: `source "${source}" is rate limiting (429); retry after ${seconds} s`, retryAfterSeconds: seconds }
 }
@@ -91,9 +102,13 @@ export function isTransientStatus(status: number): boolean {
   return status === 408 || status === 425 || (status >= 500 && status <= 599 && status !== 501 && status !== 505)
 }
 
-/** The seconds a `Retry-After` header asks for, or null when there is none (the walk then backs off on its own). */
-export function retryAfterOf(headers: Headers): number | null {
-  return parseRetryAfter(headers.get('retry-after'))
+/**
+ * The seconds a `Retry-After` header asks for, or null when there is none (the walk then backs off on its own).
+ * `now`: the connector's clock (HttpContext.now), the one the gateway waits by, so an HTTP-date means the same
+ * pause to both.
+ */
+export function retryAfterOf(headers: Headers, now: number): number | null {
+  return parseRetryAfter(headers.get('retry-after'), now)
 }
 
 export function isRedirect(status: number): boolean {

@@ -8,7 +8,7 @@ import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
-import { failureMessage, isRedirect, parseJsonBody, rateLimit, statusMessage } from './upstream-answer.js'
+import { failureMessage, isRedirect, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
@@ -156,7 +156,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     return { kind: 'conflict', reason: 'version_changed', status, message: `${message('refused the version (If-Match) with')}${weak ? WEAK_412 : ''}` }
   if (status === 409) return { kind: 'conflict', reason: 'precondition_failed', status, message: message('reported a conflict:') }
   if (status === 401 || status === 403) return { kind: 'unauthorized', status, message: message('refused the credential with') }
-  if (status === 429) return { kind: 'rate_limited', status, ...rateLimit(source, headers) }
+  if (status === 429) return { kind: 'rate_limited', status, ...writeRateLimit(source, headers, ctx.now()) }
   if (isRedirect(status))
     return { kind: 'unknown', status, message: `source "${source}" answered the write with a redirect (${status}), which is never followed` }
   if (status >= 400 && status < 500)

@@ -90,9 +90,10 @@ export function operationSummary(op: OperationView): string {
   const counts = TARGET_STATES.filter((s) => c[s] > 0).map((s) => `${c[s]} ${s}`).join(', ') || 'no targets'
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
   const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${op.halt_reason.target_id}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
+  const paused = op.paused ? ` Paused until ${op.paused.until}: the upstream asked to wait (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
-  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${halt}${unknown}${next}`
+  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${halt}${unknown}${next}`
 }
 
 export const getOperation = defineTool({

@@ -99,6 +99,14 @@ export function OperationPage(d: OperationPageData) {
             <span class="small muted"> · {OUTCOME_WORDS.pending}</span>
           </li>
         </ul>
+        {/* kept in the page while it runs, so the live update can show a pause that starts later, or clear one */}
+        {finished ? null : (
+          <div data-paused hidden={o.paused === null}>
+            <Notice kind="warn" title="Paused: the upstream asked to wait." testid="paused">
+              <p data-paused-text>{o.paused ? `No write is sent before ${o.paused.until}. ${revealed(o.paused.reason)}` : ''}</p>
+            </Notice>
+          </div>
+        )}
         {o.halt_reason ? (
           <Notice kind="error" title={`Halted by the stop rule “${o.halt_reason.rule}”`} testid="halt-reason">
             <p>

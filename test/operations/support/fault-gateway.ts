@@ -20,6 +20,8 @@ export async function withFaultGateway(
   execution: Record<string, unknown>,
   body: (ctx: FaultGateway) => Promise<void>,
   resource: (config: Record<string, any>) => void = () => undefined,
+  /** the gateway's clock (see GatewayOptions.clock); real time by default */
+  clock?: () => Date,
 ): Promise<void> {
   const upstream = await startFaultUsers(count)
   let fx: GatewayFixture | undefined
@@ -27,6 +29,7 @@ export async function withFaultGateway(
     fx = await startDemoGateway({
       store: kind,
       count: 50,
+      ...(clock ? { clock } : {}),
       edit: (config) => {
         const users = usersResourceConfig(upstream.origin, {}) as Record<string, any>
         resource(users)
