@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, parseChainHead, signHead } from './head.js'
+import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -255,6 +255,16 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
       'conflict',
       `the audit chain is signed with audit key "${signedWith}" (up to seq ${tip.seq}), but no audit key is configured in this process: an unsigned row would break the chain. Configure the key (audit.key or ${AUDIT_KEY_ENV}) as the gateway that signs it does`,
       { key_id: signedWith, seq: tip.seq },
+    )
+  // A key with the chain's id but another secret (a lost key file written anew under its date-based id) would sign
+  // rows the chain's own key cannot verify, and verify would then call the older rows forged. Startup refuses such a
+  // key (assertChainKeyConfigured); this catches every other writer (a reading command's own row, a refusal's row)
+  // for one HMAC: the signed head must verify with the key of its id.
+  if (head && checkHead(head, keyring) === 'mismatch')
+    throw new WarrantError(
+      'conflict',
+      `the audit chain's head (seq ${head.seq}) is signed with audit key "${head.key_id}", and the configured key of that id does not verify it: the key was replaced or the head altered. Nothing was appended; restore the key that signed the chain, then run \`warrant audit verify\``,
+      { key_id: head.key_id, seq: head.seq },
     )
   let seq = tip.seq
   let prev = tip.hash

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { WarrantConfig } from '../config/index.js'
-import { assertChainKeyConfigured, createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
+import { assertChainKeyConfigured, assertKeyFileCreatable, createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
 import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
@@ -89,6 +89,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
+    // a lost key file of a signed chain is not written anew (`create: true`): a new key would not verify the chain
+    await assertKeyFileCreatable(store.db, options.config.audit?.key)
     const keyring = loadAuditKeyring(options.config.audit?.key, options.env ?? process.env)
     // before anything appends (resumed operations record their ends)
     if (options.requireAuditKey) await assertChainKeyConfigured(store.db, keyring, options.config.audit?.key)

@@ -66,7 +66,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),
     exportStream: (actor, selectionId, format) => exportStream(ctx, actor, selectionId, format),
     recover: async (actor, selectionId, options) => {
-      const recovery = await recover(ctx, actor, selectionId, options?.signal)
+      const recovery = await recover(ctx, actor, selectionId, options?.signal, options?.onProgress)
       return { ...(await view(ctx, actor, recovery.id)), created: recovery.created }
     },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),

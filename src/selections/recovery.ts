@@ -2,7 +2,7 @@ import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { load, members } from './load.js'
 import type { SelectionView } from './schemas.js'
-import type { SelectionRecord } from './selection-service.js'
+import type { FreezeProgress, SelectionRecord } from './selection-service.js'
 import { SELECTION_DEFAULT_BUDGET, freezeFromWalk } from './walk.js'
 
 /** A recovery is a filter `{id: {in: [...]}}`, and a filter's `in` holds at most this many values. */
@@ -26,7 +26,13 @@ export function recoveryLink(selection: SelectionRecord): SelectionView['recover
  * Freezes a new selection over exactly the ids an earlier one returned; returns its id, and whether this call
  * created it (false: the recovery this principal already made, or one made at the same moment).
  */
-export async function recover(ctx: SelectionContext, actor: Actor, selectionId: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly created: boolean }> {
+export async function recover(
+  ctx: SelectionContext,
+  actor: Actor,
+  selectionId: string,
+  signal?: AbortSignal,
+  onProgress?: (progress: FreezeProgress) => void,
+): Promise<{ readonly id: string; readonly created: boolean }> {
   const old = await load(ctx, actor, selectionId)
   const resource = ctx.catalogue.get(old.resource)
   assertInScope(actor, resource.name)
@@ -79,6 +85,7 @@ export async function recover(ctx: SelectionContext, actor: Actor, selectionId: 
     budget: SELECTION_DEFAULT_BUDGET,
     origin: { kind: 'recovery', selection_id: selectionId },
     ...(signal ? { signal } : {}),
+    ...(onProgress ? { onProgress } : {}),
     once: {
       key: `recovery:${selectionId}:${actor.principal}`,
       existing: async (db) => {

@@ -134,10 +134,14 @@ export interface SelectionService {
   exportStream(actor: Actor, selectionId: string, format: ExportFormat): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
   /**
    * A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and
-   * fields. `signal` stops its walk as `create`'s does (Ctrl-C in the CLI): the call rejects with its reason and the
-   * selection it was building is removed.
+   * fields. `onProgress` and `signal` as `create`'s (its walk can be as long): the call rejects with the signal's reason
+   * and the selection it was building is removed.
    */
-  recover(actor: Actor, selectionId: string, options?: { readonly signal?: AbortSignal }): Promise<SelectionView & { readonly created: boolean }>
+  recover(
+    actor: Actor,
+    selectionId: string,
+    options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal },
+  ): Promise<SelectionView & { readonly created: boolean }>
   /**
    * A complete selection of exactly these targets, frozen from an operation's ledger (no upstream read):
    * ordered by id, versions as given, member fields = the values we wrote. For compensation plans.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import { sql } from 'kysely'
 import { parseAuditKeys, verifyAuditChain } from '../../src/audit/index.js'
 import { createStore, type Store } from '../../src/store/index.js'
 import { createCliWorkspace } from '../support/cli-config.js'
@@ -20,6 +21,14 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
     const ws = await createCliWorkspace({ count: 60, edit: (raw) => void delete raw.audit })
     const keyed = (args: string[]) => ws.warrantWith(args, { WARRANT_AUDIT_KEY: K1 })
     const keyless = (args: string[]) => ws.warrantWith(args, { WARRANT_AUDIT_KEY: undefined })
+    const withUpstream = async <T>(run: (db: Store['db']) => Promise<T>): Promise<T> => {
+      const demo = await createStore({ url: `sqlite:${join(ws.dir, 'demo.db')}` })
+      try {
+        return await run(demo.db)
+      } finally {
+        await demo.close()
+      }
+    }
     const withStore = async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
       const store = await createStore({ url: `sqlite:${join(ws.dir, 'warrant.db')}` })
       try {
@@ -50,7 +59,12 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
           operations: (await store.db.selectFrom('operations').select('id').execute()).length,
           principals: (await store.db.selectFrom('principals').select('id').execute()).length,
           tokens: (await store.db.selectFrom('tokens').select(['id', 'revoked_at']).execute()).map((t) => `${t.id}:${t.revoked_at ?? ''}`).sort(),
+          // the chain head, and the write probes' results (`check --write-probe` keeps them here)
+          kv: (await store.db.selectFrom('kv').select(['key', 'value']).execute()).map((r) => `${r.key}=${r.value}`).sort(),
+          // the upstream: a write probe sends a write to it
+          upstream: await withUpstream((demo) => sql<Record<string, unknown>>`select * from subscriptions order by id`.execute(demo).then((r) => JSON.stringify(r.rows))),
         }))
+      const probeId = await withUpstream(async (demo) => (await sql<{ id: string }>`select id from subscriptions order by id limit 1`.execute(demo)).rows[0]!.id)
       const before = await snapshot()
 
       const writes: [string, string[]][] = [
@@ -64,6 +78,8 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
         ['token create --principal', ['token', 'create', '--principal', 'rev']],
         ['token revoke', ['token', 'revoke', reviewer.token_id]],
         ['audit checkpoint', ['audit', 'checkpoint']],
+        // it sends a write upstream and keeps its result in the store
+        ['check --write-probe', ['check', 'subscriptions', '--write-probe', probeId]],
       ]
       for (const [name, args] of writes) {
         const run = await keyless(args)
@@ -80,6 +96,14 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
       assert.match(list.stdout, /principal=rev/)
       const search = await keyless(['search', 'subscriptions', '--filter', 'status=past_due'])
       assert.equal(search.code, 0, search.stderr)
+      // `check` without a write probe only reads: it runs (exit 0 all hold, 4 could not tell, 5 failing closed)
+      const check = await keyless(['check', 'subscriptions'])
+      assert.ok([0, 4, 5].includes(check.code), `check: exit ${check.code}\n${check.stdout}\n${check.stderr}`)
+      assert.match(check.stdout, /check subscriptions/, check.stderr)
+      // with the key, the write probe runs and keeps its result
+      const probed = await keyed(['check', 'subscriptions', '--write-probe', probeId])
+      assert.ok([0, 4, 5].includes(probed.code), `check --write-probe with the key: exit ${probed.code}\n${probed.stdout}\n${probed.stderr}`)
+      assert.ok((await withStore((store) => store.db.selectFrom('kv').select('key').execute())).some((r) => r.key.startsWith('version_proof:subscriptions:')), 'its result is kept')
       const verify = await keyless(['audit', 'verify'])
       assert.equal(verify.code, 3, verify.stderr)
       assert.match(verify.stdout, /unverifiable/)

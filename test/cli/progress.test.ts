@@ -56,6 +56,28 @@ describe('progress on long work: a live line on a terminal, lines on stderr off 
     assert.equal(quiet.stderr, '')
   })
 
+  test('warrant recover: progress lines on stderr through a pipe, as select has; none with --quiet', async () => {
+    // an incomplete selection (its walk stopped after 2 pages), then its recovery: a walk of its own, as long
+    const incomplete = async (region: string) => {
+      const selected = await ws.warrant(['select', 'subscriptions', '-f', `region=${region}`, '--page-size', '50', '--max-pages', '2', '--json', '--quiet'])
+      assert.equal(selected.code, 5, selected.stderr)
+      return JSON.parse(selected.stdout).selection_id as string
+    }
+    const id = await incomplete('eu')
+    const piped = await ws.warrant(['recover', id])
+    assert.equal(piped.code, 0, piped.stderr)
+    assert.match(piped.stdout, /^COMPLETE: selection/)
+    const lines = piped.stderr.trim().split('\n')
+    assert.ok(lines.length >= 2, `no progress line during the recovery's walk: ${JSON.stringify(piped.stderr)}`)
+    assert.equal(lines[0], `recovering ${id} from subscriptions: reading the first page…`)
+    assert.match(lines.at(-1)!, new RegExp(`^recovering ${id} from subscriptions: \\d+ page\\(s\\) read, 100 record\\(s\\) examined, 100 member\\(s\\) frozen, 0 excluded · \\d+s$`))
+    assert.ok(!piped.stderr.includes('\r'), 'no terminal control off a terminal')
+    const quiet = await ws.warrant(['recover', await incomplete('us'), '--quiet'])
+    assert.equal(quiet.code, 0, quiet.stderr)
+    assert.match(quiet.stdout, /^COMPLETE: selection/)
+    assert.equal(quiet.stderr, '')
+  })
+
   test('warrant select on a terminal: one live line redrawn in place, cleared before the answer', async () => {
     const tty = await inTerminal(['select', 'subscriptions', '-f', 'status=past_due', '--page-size', '50'])
     assert.equal(tty.code, 0, tty.output)

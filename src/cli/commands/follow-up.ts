@@ -3,6 +3,8 @@ import type { PlanProposal } from '../../plans/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
 import { onInterrupt } from '../interrupt.js'
+import { createProgress, duration, thousands } from '../progress.js'
+import type { FreezeProgress } from '../../selections/index.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { renderPlan, renderSelection } from '../render-selection.js'
 import { registerReconcile } from './operation.js'
@@ -19,13 +21,22 @@ export function registerFollowUps(program: Command): void {
       .description('make the complete selection of exactly the records an incomplete selection returned (it can then be planned, approved and committed)'),
   )
     .option('--json', 'print exactly what POST /v1/selections/{id}/recover returns')
-    .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
+    .option('-q, --quiet', 'no progress line on stderr')
+    .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean; quiet?: boolean }) => {
       await withCliGateway(flags, async (gateway) => {
         const actor = await cliActor(gateway, flags)
+        // its walk can be as long as the selection's own: the same progress line as `warrant select` (stderr)
+        const progress = createProgress({ quiet: flags.quiet })
+        const started = Date.now()
+        const resource = (await gateway.selections.load(actor, id)).resource
+        const walking = `recovering ${id} from ${resource}`
+        progress.update(`${walking}: reading the first page…`)
+        const onProgress = (p: FreezeProgress) =>
+          progress.update(`${walking}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(Date.now() - started)}`)
         // Ctrl-C: the walk stops and removes the recovery it was building, as `warrant select` does (only this one:
         // another gateway may be building its own). Left `building`, its row and members would stay forever.
         const stop = new AbortController()
-        const recovering = gateway.selections.recover(actor, id, { signal: stop.signal })
+        const recovering = gateway.selections.recover(actor, id, { onProgress, signal: stop.signal })
         const forget = onInterrupt(async (reason) => {
           stop.abort(reason)
           // frozen by this call just before the signal: no one was given its id, so it goes too (unless a plan names
@@ -33,7 +44,10 @@ export function registerFollowUps(program: Command): void {
           const view = await recovering.catch(() => null)
           if (view?.created) await gateway.selections.discardUnused(view.selection_id)
         })
-        const view = await recovering.finally(forget)
+        const view = await recovering.finally(() => {
+          forget()
+          progress.done()
+        })
         // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
         stop.signal.throwIfAborted()
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
