@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createStore, type Store } from '../../src/store/index.js'
 import { createCliWorkspace } from '../support/cli-config.js'
+import { insertForeignBuildingSelection } from '../support/building-selection.js'
 import { interruptCliOnceReady } from '../support/cli-interrupt.js'
 import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/stores.js'
 
@@ -51,29 +52,7 @@ for (const kind of STORE_KINDS)
         // another instance's recovery of the same selection, mid-walk: its row must survive this process's interrupt
         const other = `sel_other_recovery_${signal.toLowerCase()}`
         const known = await withStore(async (store) => {
-          const now = new Date().toISOString()
-          await store.db
-            .insertInto('selections')
-            .values({
-              id: other,
-              resource: 'subscriptions',
-              environment: 'demo',
-              selector: '{"filter":{},"exclude":[]}',
-              fields: '[]',
-              count: 0,
-              digest: '',
-              complete: 0,
-              completeness: '{}',
-              consistent_snapshot: 0,
-              exclusions: '[]',
-              groups: '[]',
-              created_by: 'prn_someone_else',
-              created_at: now,
-              expires_at: new Date(Date.now() + 3_600_000).toISOString(),
-              state: 'building',
-              origin,
-            })
-            .execute()
+          await insertForeignBuildingSelection(store, other, { createdBy: 'prn_someone_else', origin })
           return new Set((await store.db.selectFrom('selections').select('id').execute()).map((r) => r.id))
         })
         const watcher = await createStore({ url: storeUrl })

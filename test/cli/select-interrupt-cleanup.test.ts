@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createStore, type Store } from '../../src/store/index.js'
 import { createCliWorkspace } from '../support/cli-config.js'
+import { insertForeignBuildingSelection } from '../support/building-selection.js'
 import { interruptCliWhen } from '../support/cli-interrupt.js'
 import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/stores.js'
 
@@ -50,29 +51,7 @@ for (const kind of STORE_KINDS)
           await withStore(async (store) => {
             await store.migrate()
             before = await store.db.selectFrom('selections').select('id').execute()
-            const now = new Date().toISOString()
-            await store.db
-              .insertInto('selections')
-              .values({
-                id: other,
-                resource: 'subscriptions',
-                environment: 'demo',
-                selector: '{"filter":{},"exclude":[]}',
-                fields: '[]',
-                count: 0,
-                digest: '',
-                complete: 0,
-                completeness: '{}',
-                consistent_snapshot: 0,
-                exclusions: '[]',
-                groups: '[]',
-                created_by: null,
-                created_at: now,
-                expires_at: new Date(Date.now() + 3_600_000).toISOString(),
-                state: 'building',
-                origin: null,
-              })
-              .execute()
+            await insertForeignBuildingSelection(store, other, { createdBy: null, origin: null })
           })
           return interruptCliWhen(ws.dir, ['select', 'subscriptions', '--page-size', '10', '--config', ws.configPath], /[1-9]\d* page\(s\) read/, signal)
         }
