@@ -1,5 +1,5 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
-import { commitJoinerOf, type Database, type JoinedWrites } from '../store/index.js'
+import { commitJoinerOf, syncedSqliteCommit, unsyncedSqliteCommit, type Database, type JoinedWrites } from '../store/index.js'
 
 /**
  * Group commit for the per-target ledger. Transitions asked for while the previous group commits (the
@@ -125,13 +125,20 @@ class LedgerLane {
         let joined: JoinedWrites | null = null
         try {
           if (statements.length === 1 && this.dialect === 'postgres') await statements[0]!(this.db)
-          else
-            await this.db.transaction().execute(async (trx) => {
+          else {
+            const work = async (trx: Transaction<Database>) => {
               for (const statement of statements) await statement(trx)
               // what another module holds ready (the audit rows of the upstream calls that decided these
               // outcomes) commits with them: one sync where there were two or three (see joinCommits)
               if (this.dialect === 'sqlite') joined = await (commitJoinerOf(this.db)?.join(trx) ?? null)
-            })
+            }
+            if (this.dialect === 'postgres') await this.db.transaction().execute(work)
+            // On SQLite a group of outcomes alone commits without its own sync: the next in-flight mark's synced
+            // commit, which comes before any further upstream call, makes it durable (see unsyncedSqliteCommit).
+            // A group holding a mark is synced, the setting made FULL again right before it.
+            else if (group.some((p) => p.job.kind === 'in_flight')) await syncedSqliteCommit(this.db, work)
+            else await unsyncedSqliteCommit(this.db, work)
+          }
         } catch (error) {
           ;(joined as JoinedWrites | null)?.rolledBack(error)
           throw error
