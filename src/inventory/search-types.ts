@@ -41,6 +41,12 @@ export interface SearchOptions {
   readonly signal?: AbortSignal
   /** `walk` (default): read to a terminal state or a budget. `page`: read one upstream page, then hand back a cursor. */
   readonly mode?: 'walk' | 'page'
+  /**
+   * The longest wait after a 429 or 503 the walk names in a `retry_after` continuation (its own backoff never
+   * passes it; an upstream asking for longer ends that source); default 300 s, and never past the cursor's age.
+   * The gateway passes `execution.max_retry_after_seconds`.
+   */
+  readonly maxRetryAfterSeconds?: number
 }
 
 /** A record as the walk returns it: the connector's record plus the source it came from (ids are per source). */

@@ -8,7 +8,7 @@ import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
 import { afterFailure, afterPage, afterThrow } from './source-step.js'
-import { addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
+import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
  * The walk behind `searchAll`: every source of a connector to a terminal state, within the caller's budgets.
@@ -122,6 +122,8 @@ export async function walkInventory(
   let proven = false
   let unchecked = false
   const deadlineAt = startedAt + limits.deadlineMs
+  // a continuation waited past its cursor's age could never be followed
+  const maxWait = Math.max(0, Math.min(options.maxRetryAfterSeconds ?? DEFAULT_MAX_WAIT_SECONDS, Math.floor(options.cursorCodec.maxAgeMs / 1000) - 1))
   // Positions each source's current pass has read from. One given again after the walk moved past it is a loop
   // (cursors p1 → p2 → p1): the same requests answer the same pages forever, neither the end nor data that moved.
   // The position just read, given again, is not: a connector may answer an empty page and stay where it is.
@@ -162,12 +164,12 @@ export async function walkInventory(
           break walk
         }
         if (read.kind === 'threw') {
-          afterThrow(source, read.message, failures)
+          afterThrow(source, read.message, failures, maxWait)
           break
         }
         const result = read.result
         if (result.kind !== 'page') {
-          const next = afterFailure(source, result, restartable.has(source.source), failures)
+          const next = afterFailure(source, result, restartable.has(source.source), failures, maxWait)
           if (next.kind === 'rate_limited') {
             stop = { kind: 'rate_limited', source: source.source, seconds: next.seconds, message: next.message }
             break walk

@@ -71,6 +71,7 @@ export async function walkResource(
       },
       cursorCodec: deps.cursorCodec,
       mode: parsed.mode,
+      ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
       ...(deps.signal ? { signal: deps.signal } : {}),
     },
     (page) => onPage(page.map((r) => resource.policy.project(r.fields, fields))),
