@@ -56,5 +56,7 @@ export type WalkedRecord = SourceRecord & { readonly source: string }
 export type WalkSummary = Omit<Envelope<WalkedRecord>, 'items'>
 
 export const DEFAULT_PAGE_SIZE = 100
+/** The longest continuation cursor a search request takes back: a walk never hands out a longer one. */
+export const MAX_CURSOR_CHARS = 16_384
 export const MAX_PAGE_SIZE = 10_000
 export const DEFAULT_BUDGET: Required<Budget> = { maxPages: 1000, maxItems: 100_000, deadlineMs: 30_000 }

@@ -3,7 +3,7 @@ import type { Connector, ReadSession } from '../connectors/connector.js'
 import type { DecodedCursor } from './cursor-codec.js'
 import { queryFingerprint } from './query-fingerprint.js'
 import { messageOf, readWithDeadline, type Read } from './read-with-deadline.js'
-import type { Budget, SearchOptions, SearchQuery, WalkedRecord, WalkSummary } from './search-types.js'
+import { MAX_CURSOR_CHARS, type Budget, type SearchOptions, type SearchQuery, type WalkedRecord, type WalkSummary } from './search-types.js'
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
@@ -255,7 +255,7 @@ export async function walkInventory(
     }
   }
 
-  return walkOutcome({
+  const finished = {
     connector,
     options,
     clock,
@@ -272,7 +272,31 @@ export async function walkInventory(
     stop,
     returned,
     pagesRead,
-  })
+  }
+  return fittingOutcome(finished)
+}
+
+/**
+ * The outcome, its continuation no longer than a request takes back. An upstream's next position travels in it
+ * whole: one too long (a scroll id over many shards) made a continuation nothing could follow. The longest such
+ * position's source is ended and named, until the continuation fits; the other sources still continue.
+ */
+function fittingOutcome(walk: Parameters<typeof walkOutcome>[0] & { readonly progress: MutableProgress[]; readonly failures: Failure[] }): WalkSummary {
+  for (;;) {
+    const outcome = walkOutcome(walk)
+    const cursor = outcome.continuation !== null && 'cursor' in outcome.continuation ? outcome.continuation.cursor : undefined
+    const carried = walk.progress.filter((s) => !s.finished && s.position !== null).sort((a, b) => b.position!.length - a.position!.length)[0]
+    if (cursor === undefined || cursor.length <= MAX_CURSOR_CHARS || carried === undefined) return outcome
+    finishWith(
+      carried,
+      { code: 'SOURCE_UNAVAILABLE' },
+      `source "${carried.source}" gave a next position of ${carried.position!.length} characters, too long for a continuation a request can send back (${MAX_CURSOR_CHARS} characters), so the rest of its records cannot be read by continuing; a walk that reads it through in one call (a larger budget) can`,
+    )
+    // a finished source's position is never read again: the continuation does not carry it
+    carried.position = null
+    // a source ended here is not to be retried: its transient failure no longer asks for a wait
+    for (let i = walk.failures.length - 1; i >= 0; i--) if (walk.failures[i]!.source === carried.source) walk.failures.splice(i, 1)
+  }
 }
 
 /**
