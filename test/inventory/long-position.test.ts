@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { searchRequestSchema } from '../../src/resources/index.js'
-import { collection, httpResource } from '../connectors/http/fixtures.js'
+import { collection } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { walker } from './helpers.js'
+import { httpWalker } from './helpers.js'
 
 /**
  * An upstream's next cursor travels inside the walk's continuation, which a caller sends back in a request that
@@ -29,17 +28,7 @@ describe('a continuation never carries more than a request may send back (real l
   })
 
   test('a next position too long to carry ends its source SOURCE_UNAVAILABLE; the continuation fits a request and still resumes the other source', async () => {
-    const walk = walker(
-      createHttpConnector({
-        resource: httpResource({
-          sources: [
-            { name: 'long', base_url: long.origin },
-            { name: 'short', base_url: short.origin },
-          ],
-          list: { path: '/items', pagination: { style: 'cursor' } },
-        }),
-      }),
-    )
+    const walk = httpWalker({ long: long.origin, short: short.origin })
     // one page: the walk stops at its budget holding the long source's cursor
     const first = await walk({ pageSize: 5 }, { maxPages: 1 })
     const cursor = (first.continuation as { cursor?: string } | null)?.cursor

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
-import { createHttpConnector } from '../../src/connectors/http/index.js'
-import { collection, httpResource } from '../connectors/http/fixtures.js'
+import { collection } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { walker } from './helpers.js'
+import { httpWalker } from './helpers.js'
 
 /**
  * What a walk tells its caller to wait after an upstream's 429 or 503, read from real loopback upstreams. The
@@ -33,18 +32,7 @@ describe('the wait a walk names after a 429 or 503 (real loopback upstreams)', (
   })
 
   // the upstreams listen only once `before` ran: the connector is built per test
-  const search = (options: { maxRetryAfterSeconds?: number } = {}) =>
-    walker(
-      createHttpConnector({
-        resource: httpResource({
-          sources: [
-            { name: 'limited', base_url: limited.origin },
-            { name: 'healthy', base_url: healthy.origin },
-          ],
-          list: { path: '/items', pagination: { style: 'cursor' } },
-        }),
-      }),
-    )({}, { deadlineMs: 30_000 }, options)
+  const search = (options: { maxRetryAfterSeconds?: number } = {}) => httpWalker({ limited: limited.origin, healthy: healthy.origin })({}, { deadlineMs: 30_000 }, options)
 
   test('a 429 without a usable Retry-After (none, negative, garbage) names the walk\'s backoff, bounded by the configured maximum, promptly', async () => {
     for (const retryAfter of [undefined, '-5', 'soon', '1.5']) {
