@@ -228,7 +228,7 @@ export const configSchema = z.strictObject({
         .max(86_400)
         .default(300)
         .describe(
-          'the longest pause an upstream\'s Retry-After (429) may impose on an operation: one asking for longer halts it (retry_after_too_long), its target pending, rather than leave it running unseen for a day',
+          'the longest pause an upstream\'s Retry-After (429) may impose on an operation: one asking for longer halts it (retry_after_too_long), its target pending, rather than leave it running unseen for a day; also the longest wait a walk (search, selection) names after a 429 or 503: its own backoff stays under it, and a source asking for longer ends SOURCE_UNAVAILABLE',
         ),
       lease_seconds: z.number().positive().default(30).describe('how long an executor holds an operation without renewing its lease'),
       reconcile_settle_seconds: z

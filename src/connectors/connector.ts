@@ -72,7 +72,8 @@ export type ReadPageResult =
       /** On a `checked` session: this page's start could not be checked against the previous page's last record. */
       readonly unchecked?: boolean
     }
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string }
+  /** `retryAfterSeconds`: the wait the upstream named; absent when it named none usable (the walk then backs off on its own) */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds?: number; readonly message: string }
   /** A failure that may clear with time (no answer, a timeout, a 5xx): the same request can be tried again later. */
   | { readonly kind: 'unavailable'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
   /** A permanent failure: the same request would fail the same way (a 4xx, a redirect, an answer of the wrong shape). */

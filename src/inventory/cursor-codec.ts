@@ -99,6 +99,8 @@ export interface CursorCodec {
    * const token = `${ord}.${codec.sign(`list/${selectionId}/${ord}`)}`
    */
   sign(text: string): string
+  /** How long a cursor it encodes may be followed: a walk never names a wait past it. */
+  readonly maxAgeMs: number
 }
 
 export interface CursorCodecOptions {
@@ -168,6 +170,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   const sign = (payloadText: string): Buffer => createHmac('sha256', key).update(payloadText, 'utf8').digest()
 
   return {
+    maxAgeMs,
     encode(state) {
       const payload: Payload = {
         v: CURSOR_VERSION,

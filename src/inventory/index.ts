@@ -6,6 +6,7 @@ export {
   DEFAULT_BUDGET,
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
+  MAX_CURSOR_CHARS,
   type SearchQuery,
   type Budget,
   type SearchScope,

@@ -11,6 +11,7 @@ export {
   DEFAULT_BUDGET,
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
+  MAX_CURSOR_CHARS,
   type Budget,
   type SearchOptions,
   type SearchQuery,

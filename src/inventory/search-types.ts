@@ -41,6 +41,12 @@ export interface SearchOptions {
   readonly signal?: AbortSignal
   /** `walk` (default): read to a terminal state or a budget. `page`: read one upstream page, then hand back a cursor. */
   readonly mode?: 'walk' | 'page'
+  /**
+   * The longest wait after a 429 or 503 the walk names in a `retry_after` continuation (its own backoff never
+   * passes it; an upstream asking for longer ends that source); default 300 s, and never past the cursor's age.
+   * The gateway passes `execution.max_retry_after_seconds`.
+   */
+  readonly maxRetryAfterSeconds?: number
 }
 
 /** A record as the walk returns it: the connector's record plus the source it came from (ids are per source). */
@@ -50,5 +56,7 @@ export type WalkedRecord = SourceRecord & { readonly source: string }
 export type WalkSummary = Omit<Envelope<WalkedRecord>, 'items'>
 
 export const DEFAULT_PAGE_SIZE = 100
+/** The longest continuation cursor a search request takes back: a walk never hands out a longer one. */
+export const MAX_CURSOR_CHARS = 16_384
 export const MAX_PAGE_SIZE = 10_000
 export const DEFAULT_BUDGET: Required<Budget> = { maxPages: 1000, maxItems: 100_000, deadlineMs: 30_000 }

@@ -20,17 +20,23 @@ export function afterFailure(
   result: Exclude<ReadPageResult, { kind: 'page' }>,
   restartable: boolean,
   failures: Failure[],
+  maxWait: number,
 ): StepAfter {
   switch (result.kind) {
-    case 'rate_limited':
+    case 'rate_limited': {
       source.attempts += 1
       if (source.attempts > MAX_ATTEMPTS) {
         finishWith(source, { code: 'SOURCE_UNAVAILABLE', status: 429 }, `${result.message}; it rate limited the walk ${source.attempts} times in a row, so the walk gave up on it`)
         return { kind: 'leave' }
       }
-      return { kind: 'rate_limited', seconds: Math.max(0, result.retryAfterSeconds), message: result.message }
+      if (tooLong(source, result.message, 429, result.retryAfterSeconds, maxWait)) return { kind: 'leave' }
+      const named = result.retryAfterSeconds !== undefined
+      const seconds = named ? Math.max(0, result.retryAfterSeconds!) : backoffSeconds(source.attempts, maxWait)
+      return { kind: 'rate_limited', seconds, message: named ? result.message : `${result.message}; backing off ${seconds} s` }
+    }
     case 'unavailable':
-      return transient(source, result.message, result.status, result.retryAfterSeconds, failures)
+      if (tooLong(source, result.message, result.status, result.retryAfterSeconds, maxWait)) return { kind: 'leave' }
+      return transient(source, result.message, result.status, result.retryAfterSeconds, failures, maxWait)
     case 'refused':
       finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(result.status === undefined ? {} : { status: result.status }) }, result.message)
       return { kind: 'leave' }
@@ -65,17 +71,31 @@ export function afterFailure(
 }
 
 /** A read that threw: the connector could not say what happened, so it may clear with time. */
-export function afterThrow(source: MutableProgress, message: string, failures: Failure[]): StepAfter {
-  return transient(source, `the read of source "${source.source}" failed: ${message}`, undefined, undefined, failures)
+export function afterThrow(source: MutableProgress, message: string, failures: Failure[], maxWait: number): StepAfter {
+  return transient(source, `the read of source "${source.source}" failed: ${message}`, undefined, undefined, failures, maxWait)
 }
 
-function transient(source: MutableProgress, message: string, status: number | undefined, retryAfter: number | undefined, failures: Failure[]): StepAfter {
+/**
+ * A wait the upstream named past the walk's bound ends the source: a continuation that must wait a day (or past
+ * the cursor's age, when it could never be followed) is no continuation, and an absurd number is not a date.
+ */
+function tooLong(source: MutableProgress, message: string, status: number | undefined, asked: number | undefined, maxWait: number): boolean {
+  if (asked === undefined || asked <= maxWait) return false
+  finishWith(
+    source,
+    { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }) },
+    `${message}: it asks the walk to wait ${asked} s, more than the longest wait a walk names (${maxWait} s: execution.max_retry_after_seconds, within the cursor's age), so the walk gave up on it`,
+  )
+  return true
+}
+
+function transient(source: MutableProgress, message: string, status: number | undefined, retryAfter: number | undefined, failures: Failure[], maxWait: number): StepAfter {
   source.attempts += 1
   if (source.attempts > MAX_ATTEMPTS) {
     finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }) }, `${message}; it failed ${source.attempts} times in a row, so the walk gave up on it`)
     return { kind: 'leave' }
   }
-  failures.push({ source: source.source, message, ...(status === undefined ? {} : { status }), retryAfterSeconds: retryAfter ?? backoffSeconds(source.attempts) })
+  failures.push({ source: source.source, message, ...(status === undefined ? {} : { status }), retryAfterSeconds: retryAfter ?? backoffSeconds(source.attempts, maxWait) })
   return { kind: 'leave' }
 }
 

@@ -3,12 +3,12 @@ import type { Connector, ReadSession } from '../connectors/connector.js'
 import type { DecodedCursor } from './cursor-codec.js'
 import { queryFingerprint } from './query-fingerprint.js'
 import { messageOf, readWithDeadline, type Read } from './read-with-deadline.js'
-import type { Budget, SearchOptions, SearchQuery, WalkedRecord, WalkSummary } from './search-types.js'
+import { MAX_CURSOR_CHARS, type Budget, type SearchOptions, type SearchQuery, type WalkedRecord, type WalkSummary } from './search-types.js'
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
 import { afterFailure, afterPage, afterThrow } from './source-step.js'
-import { addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
+import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
  * The walk behind `searchAll`: every source of a connector to a terminal state, within the caller's budgets.
@@ -122,6 +122,8 @@ export async function walkInventory(
   let proven = false
   let unchecked = false
   const deadlineAt = startedAt + limits.deadlineMs
+  // a continuation waited past its cursor's age could never be followed
+  const maxWait = Math.max(0, Math.min(options.maxRetryAfterSeconds ?? DEFAULT_MAX_WAIT_SECONDS, Math.floor(options.cursorCodec.maxAgeMs / 1000) - 1))
   // Positions each source's current pass has read from. One given again after the walk moved past it is a loop
   // (cursors p1 → p2 → p1): the same requests answer the same pages forever, neither the end nor data that moved.
   // The position just read, given again, is not: a connector may answer an empty page and stay where it is.
@@ -162,12 +164,12 @@ export async function walkInventory(
           break walk
         }
         if (read.kind === 'threw') {
-          afterThrow(source, read.message, failures)
+          afterThrow(source, read.message, failures, maxWait)
           break
         }
         const result = read.result
         if (result.kind !== 'page') {
-          const next = afterFailure(source, result, restartable.has(source.source), failures)
+          const next = afterFailure(source, result, restartable.has(source.source), failures, maxWait)
           if (next.kind === 'rate_limited') {
             stop = { kind: 'rate_limited', source: source.source, seconds: next.seconds, message: next.message }
             break walk
@@ -253,7 +255,7 @@ export async function walkInventory(
     }
   }
 
-  return walkOutcome({
+  const finished = {
     connector,
     options,
     clock,
@@ -270,7 +272,31 @@ export async function walkInventory(
     stop,
     returned,
     pagesRead,
-  })
+  }
+  return fittingOutcome(finished)
+}
+
+/**
+ * The outcome, its continuation no longer than a request takes back. An upstream's next position travels in it
+ * whole: one too long (a scroll id over many shards) made a continuation nothing could follow. The longest such
+ * position's source is ended and named, until the continuation fits; the other sources still continue.
+ */
+function fittingOutcome(walk: Parameters<typeof walkOutcome>[0] & { readonly progress: MutableProgress[]; readonly failures: Failure[] }): WalkSummary {
+  for (;;) {
+    const outcome = walkOutcome(walk)
+    const cursor = outcome.continuation !== null && 'cursor' in outcome.continuation ? outcome.continuation.cursor : undefined
+    const carried = walk.progress.filter((s) => !s.finished && s.position !== null).sort((a, b) => b.position!.length - a.position!.length)[0]
+    if (cursor === undefined || cursor.length <= MAX_CURSOR_CHARS || carried === undefined) return outcome
+    finishWith(
+      carried,
+      { code: 'SOURCE_UNAVAILABLE' },
+      `source "${carried.source}" gave a next position of ${carried.position!.length} characters, too long for a continuation a request can send back (${MAX_CURSOR_CHARS} characters), so the rest of its records cannot be read by continuing; a walk that reads it through in one call (a larger budget) can`,
+    )
+    // a finished source's position is never read again: the continuation does not carry it
+    carried.position = null
+    // a source ended here is not to be retried: its transient failure no longer asks for a wait
+    for (let i = walk.failures.length - 1; i >= 0; i--) if (walk.failures[i]!.source === carried.source) walk.failures.splice(i, 1)
+  }
 }
 
 /**

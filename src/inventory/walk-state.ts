@@ -35,9 +35,15 @@ export interface Failure {
 /** Transient failures of one source in a row before the walk stops retrying it: no sequence of continuations loops. */
 export const MAX_ATTEMPTS = 5
 
-/** Waits between attempts when the upstream gives no Retry-After: 2, 4, 8, 16, 32 s. */
-export function backoffSeconds(attempts: number): number {
-  return Math.min(300, 2 ** Math.max(1, attempts))
+/**
+ * The longest wait a walk names by default (`execution.max_retry_after_seconds`'s default): an upstream asking
+ * for more ends the source instead, so no continuation promises a wait of a day (or one past the cursor's age).
+ */
+export const DEFAULT_MAX_WAIT_SECONDS = 300
+
+/** Waits between attempts when the upstream names none (a 5xx, a 429 without Retry-After): 2, 4, 8, 16, 32 s, at most `maxWait`. */
+export function backoffSeconds(attempts: number, maxWait: number): number {
+  return Math.min(maxWait, 2 ** Math.max(1, attempts))
 }
 
 /** One gap of a kind per source: a source cut short on every page is still one reason. */

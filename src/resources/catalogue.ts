@@ -13,6 +13,8 @@ export interface Resource {
   readonly policy: FieldPolicy
   /** Where walks of this resource report how they ended; absent, nothing is reported. */
   readonly telemetry?: Telemetry
+  /** `execution.max_retry_after_seconds`: the longest wait after a 429 or 503 a walk of it names (SearchOptions). */
+  readonly maxRetryAfterSeconds?: number
 }
 
 export interface Catalogue {
@@ -54,6 +56,7 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
       environment: environmentLabel(config.environment),
       connector: options.telemetry ? instrumentConnector(connector, name, options.telemetry) : connector,
       policy: createFieldPolicy(config),
+      maxRetryAfterSeconds: options.config.execution.max_retry_after_seconds,
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     })
   }

@@ -77,6 +77,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
         scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
         cursorCodec: ctx.cursorCodec,
         seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
+        ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
         ...(request.signal ? { signal: request.signal } : {}),
       },
       async (page) => {

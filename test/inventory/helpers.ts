@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { TRUNCATING_REASONS, envelopeSchema, type Envelope } from '../../src/contract/index.js'
 import type { Connector } from '../../src/connectors/connector.js'
+import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { httpResource } from '../connectors/http/fixtures.js'
 import {
   createCursorCodec,
   searchAll,
@@ -102,4 +104,16 @@ export function waitingClock(base: { now(): number } = { now: () => Date.now() }
       skipped += Math.max(0, Date.parse(c.not_before) - (base.now() + skipped))
     },
   }
+}
+
+/** `walker` over the http connector, one cursor-paged source per name (`name → origin`), each listing `/items`. */
+export function httpWalker(sources: Readonly<Record<string, string>>): Walk {
+  return walker(
+    createHttpConnector({
+      resource: httpResource({
+        sources: Object.entries(sources).map(([name, base_url]) => ({ name, base_url })),
+        list: { path: '/items', pagination: { style: 'cursor' } },
+      }),
+    }),
+  )
 }

@@ -7,16 +7,19 @@ import { mapBounded } from './bounded-concurrency.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { toRecord } from './record.js'
-import { parseJsonBody, readRateLimit, type RateLimit } from './upstream-answer.js'
+import { parseJsonBody, readRateLimit, retryAfterOf, statusMessage, type RateLimit } from './upstream-answer.js'
 import { resolveUnderBase } from './url-guard.js'
 
 type BatchConfig = NonNullable<HttpConnectorConfig['get']['batch']>
 
+/** A 429, or a 503 with a usable Retry-After: the source said when to come back. */
+export type BatchWait = RateLimit & { readonly status: number }
+
 /** What one source's batch reads said: the records they carried, and the ids a 429 kept from being read. */
 export interface BatchReads {
   readonly records: Map<string, SourceRecord>
-  /** id → the 429, for ids no source answered (they are not read again alone: the source said wait) */
-  readonly rateLimited: Map<string, RateLimit>
+  /** id → the 429 (or 503 naming a wait), for ids no source answered (they are not read again alone: the source said wait) */
+  readonly rateLimited: Map<string, BatchWait>
 }
 
 /** Reads one id of one source by `get.path`: the record, or null when that read did not find it whole. */
@@ -28,7 +31,7 @@ export type ReadAlone = (source: string, id: string) => Promise<SourceRecord | n
  * out proves nothing (a list may page, or filter out what a read by id still finds), so the caller reads it
  * alone; so is every id of an answer that cannot be a by-ids answer: a failure, a body that is not the
  * configured shape, or a record that was not asked for (an upstream that ignores `ids_param` answers its
- * first page instead).
+ * first page instead). A 429, or a 503 naming its wait, is not read alone: its ids fail with that wait.
  *
  * A list endpoint may answer a summary of each record. The write path trusts a record read here as whole (a
  * replacing write sends it back; the check after a write compares every field of it), so one record of every
@@ -36,7 +39,7 @@ export type ReadAlone = (source: string, id: string) => Promise<SourceRecord | n
  */
 export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: readonly string[], readAlone: ReadAlone, signal?: AbortSignal): Promise<BatchReads> {
   const records = new Map<string, SourceRecord>()
-  const rateLimited = new Map<string, RateLimit>()
+  const rateLimited = new Map<string, BatchWait>()
   // a comma inside an id would split it in two under the comma encoding: such an id is only read alone
   let remaining = ids.filter((id) => batch.encoding !== 'comma' || !id.includes(','))
   for (const source of ctx.sourceNames) {
@@ -56,7 +59,7 @@ export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: r
 
 type BatchAnswer =
   | { readonly kind: 'records'; readonly records: ReadonlyMap<string, SourceRecord> }
-  | { readonly kind: 'rate_limited'; readonly limit: RateLimit }
+  | { readonly kind: 'rate_limited'; readonly limit: BatchWait }
   | { readonly kind: 'unanswered' }
 
 async function readBatch(ctx: HttpContext, batch: BatchConfig, source: string, ids: readonly string[], readAlone: ReadAlone, signal?: AbortSignal): Promise<BatchAnswer> {
@@ -106,7 +109,12 @@ function interpret(
   // no answer (a timeout, an unreachable source, a body cut at the byte limit), or not a 2xx
   if (result.kind !== 'response') return unanswered('failed')
   const { status, headers, body } = result
-  if (status === 429) return { answer: { kind: 'rate_limited', limit: readRateLimit(source, headers, ctx.now()) }, outcome: 'rate_limited' }
+  if (status === 429) return { answer: { kind: 'rate_limited', limit: { status, ...readRateLimit(source, headers, ctx.now()) } }, outcome: 'rate_limited' }
+  // "unavailable, come back then", as a read by id and an operation take it: the batch's ids are not sent again
+  // one request each (up to max_ids × read_concurrency) to a source that just named its wait
+  const wait = status === 503 ? retryAfterOf(headers, ctx.now()) : null
+  if (wait !== null)
+    return { answer: { kind: 'rate_limited', limit: { status, message: `${statusMessage(ctx, source, status, body)}; retry after ${wait} s`, retryAfterSeconds: wait } }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined

@@ -36,7 +36,7 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
     }
     const read = await readInBatches(ctx, batch, unique, readAlone, signal)
     for (const [id, record] of read.records) records.set(id, record)
-    for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: 429, retryAfterSeconds: limit.retryAfterSeconds })
+    for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
     alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
   }
   const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))

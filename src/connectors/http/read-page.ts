@@ -9,7 +9,7 @@ import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { fieldPath, toRecord } from './record.js'
-import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, rateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
+import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 /**
@@ -89,10 +89,8 @@ function interpret(
 
   if (request.position !== null && list.cursor_expired.status.includes(status) && expiryCodeMatches(ctx, parsed))
     return { kind: 'cursor_expired', message: `${statusMessage(ctx, source, status, body)}; the position expired and the walk must start again` }
-  if (status === 429) {
-    const { retryAfterSeconds, message } = rateLimit(source, headers, ctx.now())
-    return { kind: 'rate_limited', retryAfterSeconds, message }
-  }
+  // without a usable Retry-After no wait is named: the walk backs off as after a 5xx, never the write's 60 s
+  if (status === 429) return { kind: 'rate_limited', ...readRateLimit(source, headers, ctx.now()) }
   if (status === 401 || status === 403)
     return { kind: 'forbidden', status, message: `${statusMessage(ctx, source, status, body)}; the credential may not read this source` }
   if (isRedirect(status))

@@ -59,17 +59,6 @@ export function statusMessage(ctx: HttpContext, source: string, status: number, 
   return `source "${source}" ${what} ${status}${snippet ? `: ${snippet}` : ''}`
 }
 
-/** Seconds to wait after a 429, with a sentence that says where the number came from. */
-export function rateLimit(source: string, headers: Headers, now: number): { readonly retryAfterSeconds: number; readonly message: string } {
-  const parsed = parseRetryAfter(headers.get('retry-after'), now)
-  return parsed === null
-    ? {
-        retryAfterSeconds: DEFAULT_RETRY_AFTER_SECONDS,
-        message: `source "${source}" is rate limiting (429) without a usable Retry-After; waiting ${DEFAULT_RETRY_AFTER_SECONDS} s`,
-      }
-    : { retryAfterSeconds: parsed, message: `source "${source}" is rate limiting (429); retry after ${parsed} s` }
-}
-
 /**
  * A write's 429: the seconds its Retry-After asks for, or (none usable) the default marked `defaulted`, whose
  * message names no wait: the executor caps the default at `execution.max_retry_after_seconds` and says so.

@@ -13,7 +13,7 @@ import { sendJson, startUpstream, type TestUpstream } from './upstream-server.js
  * unlike the demo's.
  */
 
-type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'down' | 'mirror' | 'gone' | 'multiple' | 'html' | 'object' | 'etag'
+type Mode = 'honest' | 'hides' | 'ignores' | 'summary' | 'twice' | 'mistyped' | 'limited' | 'unavailable' | 'down' | 'mirror' | 'gone' | 'multiple' | 'html' | 'object' | 'etag'
 
 const ITEMS = collection(40).map((item) => ({ ...item, notes: { created_by: `admin-${item.id}`, tags: ['a', item.id] } }))
 const byId = new Map<string, Record<string, unknown>>(ITEMS.map((item) => [item.id, item]))
@@ -67,6 +67,8 @@ describe('http get.batch', () => {
           return wrap(held.map((r) => (r.id === 'r003' ? { ...r, amount: 'thirty' } : r.id === 'r004' ? { ...r, status: undefined } : r)))
         case 'limited':
           return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': '3' })
+        case 'unavailable':
+          return sendJson(res, 503, { error: 'maintenance' }, { 'retry-after': '5' })
         case 'down':
           return sendJson(res, 500, { error: 'down' })
       }
@@ -231,6 +233,24 @@ describe('http get.batch', () => {
     assert.deepEqual(upstream.seen.map((r) => r.url.pathname), ['/a/lookup', '/b/lookup'])
 
     // a later source that has them answers: they are found, not rate limited
+    mode.b = 'mirror'
+    const mirrored = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
+    assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])
+  })
+
+  it('a 503 with a usable Retry-After is taken as a 429: each id fails 503 with the wait, none is read alone (or reported missing); a later source that has them answers', async () => {
+    mode.a = 'unavailable'
+    const { conn, calls } = connector()
+    const result = await conn.readByIds(ids(4))
+    assert.deepEqual(calls.map((c) => [c.endpoint, c.status, c.outcome]), [['/lookup', 503, 'rate_limited']], 'the source said "come back in 5 s": not asked again once per id')
+    assert.deepEqual(result.missing, [])
+    assert.deepEqual(result.failed.map((f) => [f.id, f.status, f.retryAfterSeconds]), ids(4).map((id) => [id, 503, 5]))
+    assert.match(result.failed[0]!.message, /source "a" answered 503.*retry after 5 s/)
+    assert.deepEqual(alone(), [])
+
+    // b has nothing by batch: the ids stay failed with a's answer, never missing
+    const two = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
+    assert.deepEqual([two.missing, two.failed.map((f) => f.status)], [[], [503, 503, 503]])
     mode.b = 'mirror'
     const mirrored = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
     assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])

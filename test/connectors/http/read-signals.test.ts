@@ -177,7 +177,7 @@ describe('http read signals', () => {
     const { conn } = connectorAt(upstream.origin, { path: '/limited', query: { ra: when } })
     const result = await firstPage(conn)
     assert.equal(result.kind, 'rate_limited')
-    const seconds = result.kind === 'rate_limited' ? result.retryAfterSeconds : -1
+    const seconds = result.kind === 'rate_limited' ? (result.retryAfterSeconds ?? -1) : -1
     // the date has whole seconds, and the request takes real time (up to seconds on two busy cores)
     assert.ok(seconds >= 110 && seconds <= 121, `got ${seconds}`)
   })
