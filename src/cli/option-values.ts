@@ -1,4 +1,4 @@
-import { WarrantError } from '../contract/index.js'
+import { WarrantError, decimalOf, doubleHolds } from '../contract/index.js'
 
 /** For repeatable options (`--filter a --filter b`): every value, in order. */
 export const collect = (value: string, previous: readonly string[]): string[] => [...previous, value]
@@ -14,3 +14,24 @@ export const positiveInteger =
     if (!Number.isInteger(n) || n < 1) throw new WarrantError('invalid_request', `${name} must be a whole number above 0, not "${value}"`)
     return n
   }
+
+/**
+ * A number given as text on the command line (`--param amount=…`, `-f amount_due>=…`), read as the decimal
+ * written or refused: the reason, or the number. Number() reads more than decimals, and each of these would
+ * act on a value other than the one the user sees: "0x10" (16: a code? a hex amount?), "Infinity" (no JSON
+ * number carries it; a plan would write null), 1e400 (Infinity), 1e-400 (zero), 9007199254740993 (…992).
+ * HTTP and MCP take JSON, which has none of these spellings, and refuse the rounded ones alike. "-0" is zero:
+ * one zero is kept, so the plan and its digest do not depend on the sign.
+ */
+export function decimalArgument(text: string): { readonly value: number } | { readonly problem: string } {
+  if (decimalOf(text) === null)
+    return { problem: 'is not a decimal number: write digits, such as 16, -2.5 or 1e3 (no 0x, 0b or 0o, Infinity, NaN, or _ or , between digits)' }
+  const n = Number(text)
+  if (!doubleHolds(text.trim())) {
+    const outOfRange = !Number.isFinite(n) || n === 0
+    return {
+      problem: `is not a number a double holds exactly (it would be read as ${n}); ${outOfRange ? 'it is out of a double\'s range (about 1.8e308 at most, and no nonzero value below 5e-324)' : 'give at most 15 significant digits'}`,
+    }
+  }
+  return { value: n === 0 ? 0 : n }
+}

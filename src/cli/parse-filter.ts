@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
-import { type FieldCondition, type Filter, WarrantError, doubleHolds, isReservedKey } from '../contract/index.js'
+import { type FieldCondition, type Filter, WarrantError, isReservedKey } from '../contract/index.js'
+import { decimalArgument } from './option-values.js'
 import type { ResourceConfig } from '../config/index.js'
 
 /** The `--filter` term grammar, printed with every refusal so a typo is answered with what is accepted. */
@@ -85,12 +86,10 @@ function combine(field: string, key: string, previous: unknown, next: unknown, f
 
 function coerce(text: string, type: string | undefined, term: string): string | number | boolean {
   if (type === 'number' || type === 'integer') {
-    const n = Number(text)
-    if (text.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not a number`, { filter: term })
-    // a rounded bound asks about another value than the one written
-    if (!doubleHolds(text.trim()))
-      throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not a number a double holds exactly (it would be read as ${n}); give at most 15 significant digits`, { filter: term })
-    return n
+    // a rounded or reinterpreted bound ("0x10" as 16) asks about another value than the one written
+    const read = decimalArgument(text)
+    if ('problem' in read) throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" ${read.problem}`, { filter: term })
+    return read.value
   }
   if (type === 'boolean') {
     if (text !== 'true' && text !== 'false') throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not true or false`, { filter: term })

@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { WarrantError, protoKeyPaths } from '../contract/index.js'
 import { checkResource } from './check-resource.js'
+import { roundedConfigNumbers, type ConfigProblem } from './exact-numbers.js'
 import { configSchema, type WarrantConfig } from './schema.js'
 
 const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)'
@@ -24,12 +25,11 @@ export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
   // YAML and JSON both make "__proto__" an own key, which the schema's records would drop without a word
   const reserved = protoKeyPaths(raw).map((key) => ({ key, message: RESERVED_MESSAGE }))
   if (result.success && reserved.length === 0) return result.data
-  const problems = [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))]
-  throw new WarrantError(
-    'invalid_request',
-    `${origin} is not a valid Warrant config:\n${problems.map((p) => `  - ${p.key}: ${p.message}`).join('\n')}`,
-    { problems },
-  )
+  throw invalidConfig(origin, [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))])
+}
+
+function invalidConfig(origin: string, problems: readonly ConfigProblem[]): WarrantError {
+  return new WarrantError('invalid_request', `${origin} is not a valid Warrant config:\n${problems.map((p) => `  - ${p.key}: ${p.message}`).join('\n')}`, { problems })
 }
 
 /**
@@ -52,6 +52,9 @@ export function loadConfigFile(path: string): WarrantConfig {
     if (path.endsWith('.json')) throw new WarrantError('invalid_request', `config file ${path} is not valid JSON${jsonErrorPlace(text)}: ${message.replace(/\n/g, '\\n')}`)
     throw new WarrantError('invalid_request', `config file ${path} is not valid YAML: ${message}`)
   }
+  // before the schema: a rounded number is a valid config that says another thing than the file
+  const rounded = roundedConfigNumbers(text, path.endsWith('.json'))
+  if (rounded.length > 0) throw invalidConfig(path, rounded)
   return resolvePaths(parseConfig(raw, path), dirname(resolve(path)))
 }
 

@@ -2,19 +2,28 @@ import { decimalOf } from './decimal.js'
 import { walkJsonText } from './json-text.js'
 
 const NONE: ReadonlySet<number> = new Set()
-/** A run of 16 digits and points: every literal with more significant digits than a double keeps has one. */
-const LONG_RUN = /\d[\d.]{15}/
+/**
+ * A literal a double may not hold: a run of 16 digits and points (every literal with more significant digits
+ * than a double keeps has one), or an exponent of 3 or more digits ending the literal. Without either, a literal
+ * has at most 15 significant digits and lies within 1e±114, inside a double's normal range, where a double holds
+ * every such decimal; 1e400 (Infinity), 1e-400 (zero) and 1.23456789e-320 (a subnormal, fewer digits) have one.
+ * The exponent must be followed by what may follow a number in JSON: hex in a string ("3e123f", a UUID's
+ * "…3e123-…", a hash's "…3e123\"") would otherwise send most bodies with ids or hashes to the slow scan.
+ */
+const MAY_ROUND = /\d(?:[\d.]{15}|[eE][+-]?\d{3,}(?:[\s,\]}]|$))/
 /** Strings (skipped, whatever they hold) and number literals of a JSON text, in order. */
 const TOKENS = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g
 
 /** The doubles `JSON.parse` made of literals of `text` it could not hold exactly. */
 export function roundedNumbersOf(text: string): ReadonlySet<number> {
-  if (!LONG_RUN.test(text)) return NONE
+  if (!MAY_ROUND.test(text)) return NONE
   let rounded: Set<number> | null = null
   for (const [token] of text.matchAll(TOKENS)) {
-    if (token.charCodeAt(0) === 34 || token.length < 16) continue
-    const n = Number(token)
-    if (decimalOf(token) !== decimalOf(String(n))) (rounded ??= new Set()).add(n)
+    // a string, or a short literal without an exponent (see doubleHolds)
+    if (token.charCodeAt(0) === 34 || doubleHolds(token)) continue
+    // Infinity, or zero for a nonzero literal: a field holding zero in such a body may be that literal, and is
+    // treated as rounded (the set compares 0 and -0 as one)
+    (rounded ??= new Set()).add(Number(token))
   }
   return rounded ?? NONE
 }
@@ -34,7 +43,7 @@ export function holdsRounded(value: unknown, rounded: ReadonlySet<number>): bool
  */
 export function doubleHolds(text: string): boolean {
   // up to 15 characters and no exponent: at most 15 significant digits, within range, always exact
-  if (text.length < 16 && !/[eE]/.test(text)) return true
+  if (text.length < 16 && text.indexOf('e') === -1 && text.indexOf('E') === -1) return true
   const written = decimalOf(text)
   return written === null || written === decimalOf(String(Number(text)))
 }
@@ -55,8 +64,8 @@ export interface RoundedLiteral {
  * @example roundedLiteralOf('{"a":[9007199254740993]}') // { path: 'a.0', literal: '9007199254740993', read_as: '9007199254740992' }
  */
 export function roundedLiteralOf(text: string): RoundedLiteral | null {
-  // most bodies hold no long run of digits and no exponent: nothing to walk
-  if (!LONG_RUN.test(text) && !/\d[eE]/.test(text)) return null
+  // most bodies hold no long run of digits and no 3-digit exponent: nothing to walk
+  if (!MAY_ROUND.test(text)) return null
   let found: RoundedLiteral | null = null
   walkJsonText(text, {
     number: (path, literal) => {

@@ -141,6 +141,39 @@ describe('config', () => {
     writeFileSync(badJson, '{"resources": ')
     assert.throws(() => loadConfigFile(badJson), /not valid JSON/)
   })
+
+  /**
+   * A config number the parser reads as another value: 9007199254740993 became 9007199254740992, 1e-400 zero and
+   * 12345678901234567.89 …68 without a word, so a precondition (or a value an action sets, a standing approval's
+   * selector) held another number than the one the operator wrote; `.inf` and 1e400 were refused as "Invalid
+   * input". Each is now refused naming its key, the literal and the value it would be.
+   */
+  test('a number the YAML or JSON parser would read as another value is refused by key, saying what it would be read as', () => {
+    const demo = readFileSync(demoPath, 'utf8')
+    const precondition = 'precondition: { status: past_due, collection: active }'
+    assert.ok(demo.includes(precondition))
+    const file = join(dir.path, 'numbers.yaml')
+    const cases = [
+      ['9007199254740993', '9007199254740992'],
+      ['12345678901234567.89', '12345678901234568'],
+      ['1e-400', '0'],
+      ['1e400', 'Infinity'],
+      ['-.inf', '-Infinity'],
+      ['.nan', 'NaN'],
+    ]
+    for (const [literal, readAs] of cases) {
+      writeFileSync(file, demo.replace(precondition, `precondition: { status: past_due, collection: active, amount_due: { gte: ${literal} } }`))
+      assert.deepEqual(problemKeys(() => loadConfigFile(file)), ['resources.subscriptions.actions.pause_collection.precondition.amount_due.gte'], literal)
+      assert.throws(() => loadConfigFile(file), (e: Error) => e.message.includes(`the number ${literal} is not one a JSON number (a double) holds exactly; it would be read as ${readAs}`))
+    }
+    // JSON, in a value an action sets; digits a double holds load
+    const json = join(dir.path, 'numbers.json')
+    const config = JSON.stringify(parseConfigInput())
+    writeFileSync(json, config.replace('"collection":"paused"', '"collection":"paused","amount_due":9007199254740993'))
+    assert.deepEqual(problemKeys(() => loadConfigFile(json)), ['resources.subscriptions.actions.pause_collection.set.amount_due'])
+    writeFileSync(json, config.replace('"collection":"paused"', '"collection":"paused","amount_due":9007199254740991'))
+    assert.equal(loadConfigFile(json).resources.subscriptions!.actions.pause_collection!.set.amount_due, 9007199254740991)
+  })
 })
 
 /** The demo config as raw data, before defaults, so each test can break one key. */

@@ -1,9 +1,9 @@
 import type { Command } from 'commander'
-import { WarrantError, doubleHolds } from '../../contract/index.js'
+import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
-import { collect } from '../option-values.js'
+import { collect, decimalArgument } from '../option-values.js'
 import { EXIT } from '../exit-status.js'
 
 
@@ -17,12 +17,10 @@ export function parseParams(terms: readonly string[], declared: Readonly<Record<
     const raw = term.slice(eq + 1)
     const type = declared[key]?.type
     if (type === 'number') {
-      const n = Number(raw)
-      if (raw.trim() === '' || Number.isNaN(n)) throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not a number`, { param: key })
-      // the plan would write the rounded value, one nobody gave (HTTP and MCP refuse it too)
-      if (!doubleHolds(raw.trim()))
-        throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not a number a double holds exactly (it would be read as ${n}); give at most 15 significant digits`, { param: key })
-      params[key] = n
+      // the plan would write another value than the one given (HTTP and MCP refuse rounded numbers too)
+      const read = decimalArgument(raw)
+      if ('problem' in read) throw new WarrantError('invalid_request', `--param ${key}: "${raw}" ${read.problem}`, { param: key })
+      params[key] = read.value
     } else if (type === 'boolean') {
       if (raw !== 'true' && raw !== 'false') throw new WarrantError('invalid_request', `--param ${key}: "${raw}" is not true or false`, { param: key })
       params[key] = raw === 'true'

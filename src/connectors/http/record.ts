@@ -83,7 +83,7 @@ export function shapeProblem(ctx: HttpContext, absent: readonly string[], mistyp
 /** Where a value of the declared type can still be refused: an integer a JSON number cannot carry exactly, an id no store keeps, a zoneless time. */
 const UNSAFE_HINT: Partial<Record<FieldType, string>> = {
   integer: ' (or as an integer past 2^53, which a JSON number cannot carry exactly: have the upstream send it as a string)',
-  number: ' (or, for the id, as an integer past 2^53, which a JSON number cannot carry exactly)',
+  number: ' (or as a literal a JSON number cannot carry exactly: more than 15 significant digits, an integer past 2^53, or out of a double\'s range such as 1e400 or 1e-400; have the upstream send it as a string)',
   // a local time: the zone it means is not in it, and guessing UTC would move it by the upstream's offset
   timestamp: ' (or as a date-time without a zone, which names no instant for sure: have the upstream send Z or an offset)',
 }

@@ -81,7 +81,8 @@ export function mistypedFieldsOf(resource: ResourceKeys): (record: SourceRecord)
 
 /** Why a record read by id cannot be judged, naming its fields of another type. */
 export function mistypedMessage(endpoint: string, record: SourceRecord, wrong: readonly string[], fields: FieldTypes): string {
-  return `${endpoint}: record ${quotedKey(record.id)} holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have${wrong.some(unstorableText(record)) ? '; an id or version holding a NUL or an unpaired UTF-16 surrogate is no key a store keeps exactly as given' : ''})`
+  const infinite = wrong.some((f) => typeof record.fields[f] === 'number')
+  return `${endpoint}: record ${quotedKey(record.id)} holds ${wrong.map((f) => `"${f}" as another type than ${fields[f]}`).join(', ')}; it cannot be judged (correct the stored values, or declare each field as the type its values have${infinite ? '; Infinity or NaN is no number JSON carries' : ''}${wrong.some(unstorableText(record)) ? '; an id or version holding a NUL or an unpaired UTF-16 surrogate is no key a store keeps exactly as given' : ''})`
 }
 
 /** Whether a field named mistyped is the record's id or version held as text no store keeps exactly. */
@@ -94,8 +95,9 @@ function fitsType(value: unknown, type: FieldTypes[string]): boolean {
   switch (type) {
     case 'number':
     case 'integer':
-      // a number, or the exact digits of one a double cannot hold
-      return typeof value === 'number' || (typeof value === 'string' && decimalOf(value) !== null)
+      // a finite number, or the exact digits of one a double cannot hold. A float column keeps Infinity and NaN
+      // (SQLite's 9e999, PostgreSQL's 'NaN'): no JSON number carries them, they would be shown and frozen as null
+      return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && decimalOf(value) !== null)
     case 'boolean':
       return typeof value === 'boolean'
     case 'tags':
