@@ -132,8 +132,9 @@ function mysqlKind(declared: string): ColumnKind {
  * Why a filter on a field declared `type` cannot be trusted on a column of this type, or null. Only pairs the
  * engine compares otherwise than the declaration says: a number in a text column compares as text ("500" is
  * above "4900" there, and MySQL reads "N/A" as 0), a boolean in a text column as text, a timestamp in a number
- * column as a number. A string field may sit on any column (an integer id declared string is common): values
- * are shown as text and equality still holds.
+ * column as a number, a string in a date or timestamp column as the engine's own spelling of the date. A string
+ * field may sit on any other column (an integer id declared string is common): values are shown as text and
+ * equality still holds.
  */
 export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialectName): string | null {
   const { kind } = column
@@ -148,7 +149,9 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'tags':
       return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${describe(kind)} there, not a JSON list of tags`
     case 'string':
-      return null
+      // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
+      // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
+      return column.secondDigits !== null && kind !== 'untyped' ? 'the database compares its values as dates and times, not as the text a record shows' : null
   }
 }
 

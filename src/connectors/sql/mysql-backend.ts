@@ -2,6 +2,7 @@ import { Kysely, MysqlDialect, type CompiledQuery } from 'kysely'
 import mysql, { type Pool, type PoolOptions, type ResultSetHeader } from 'mysql2'
 import type { PoolConnection as PromiseConnection } from 'mysql2/promise'
 import { messageOf, NotCommittedError } from './errors.js'
+import { mysqlTypeCast } from './mysql-dates.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
@@ -25,6 +26,8 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
     charset: 'utf8mb4',
     // DATETIME values are read and written as UTC instants; TIMESTAMP columns follow the session time zone below
     timezone: 'Z',
+    // dates that name no day (MariaDB's '0000-00-00') are shown as stored, never as another day
+    typeCast: mysqlTypeCast,
     supportBigNumbers: true,
     // Affected rows are the rows the WHERE matched, not only those whose values changed: a write that sets a
     // field to the value it already had still matched id, version and precondition. (mysql2's default too;

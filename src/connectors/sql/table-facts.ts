@@ -92,8 +92,20 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     writeRefusal: transactional
       ? null
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
-    idRefusal: subMillisecond(endpoint, idField, type, digits),
+    idRefusal: bytesId(endpoint, idField, type) ?? subMillisecond(endpoint, idField, type, digits),
   }
+}
+
+const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
+
+/**
+ * A MySQL/MariaDB id column of bytes is read as a Buffer: an id would be the bytes decoded as UTF-8 (0xFF00 and
+ * 0xFE00 both "\uFFFD\0", one key for two rows, neither found by it again) and a walk's position a Buffer no
+ * page can resume from. Refused rather than keyed on a hex form, which would not be the id the table shows.
+ */
+function bytesId(endpoint: string, idField: string, type: string): string | null {
+  if (!MYSQL_BYTES.has(type)) return null
+  return `id column "${idField}" of ${endpoint} is ${type}, which holds bytes, not text: its ids would be read as UTF-8 text (bytes that are none would lose their value, two rows could share one id) and no walk could resume from them, so no record of it is read or written; choose another id column, or key the table by text (a VARCHAR, or a generated column holding hex(${idField}) under a unique index)`
 }
 
 /** The facts as what the connector refuses or checks, each with the fix (`warrant check` reports them). */

@@ -1,7 +1,7 @@
 import { sql, type SqlBool } from 'kysely'
-import { WarrantError } from '../../contract/index.js'
+import { canonicalJson, sameAsDeclared, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
-import type { WriteOutcome, WriteRequest } from '../connector.js'
+import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -111,9 +111,44 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   // read back in the UPDATE's transaction: a trigger removed the row it had just written
   if (rows.length === 0) return `record "${request.id}" was gone when read back after the UPDATE (a trigger removed it or changed its ${ctx.idField})`
   if (rows.length !== 1) return `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique`
-  const version = toRecord(ctx, rows[0]!).version
-  if (sameVersion(ctx, version, request.expectedVersion)) return unmovedVersion(ctx, request.id, version)
+  const record = toRecord(ctx, rows[0]!)
+  if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
+  // MySQL reads every write back before COMMIT, so there it can always be refused; elsewhere RETURNING commits
+  // on its own where nothing changes the row, and the executor's effect check judges the value answered
+  return ctx.dialect === 'mysql' ? otherwiseKept(ctx, request, record) : undefined
+}
+
+/**
+ * A set field the row read back does not hold as asked, said as why the write is refused; undefined when every
+ * one does. MySQL and MariaDB keep some values otherwise without failing the UPDATE (a DECIMAL(10,2) rounds 1.234,
+ * a CHAR drops trailing spaces, a DATETIME cuts milliseconds; without STRICT in sql_mode a value too long is cut
+ * and a number out of range clamped), and so may a BEFORE UPDATE trigger: committed, the record would hold a value
+ * no one approved. Compared as the executor judges a written record: a timestamp by instant, a number by value.
+ */
+function otherwiseKept(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord): string | undefined {
+  for (const [field, asked] of Object.entries(request.set)) {
+    const kept = record.fields[field] ?? null
+    if (sameJson(kept, asked) || sameAsDeclared(kept, asked, ctx.fields[field])) continue
+    return `column "${field}" of record "${request.id}" would hold ${show(kept)} where ${show(asked)} was asked: the column rounds, cuts or converts the value (its type, the server's sql_mode, or a trigger); store a value the column keeps as it is, or change the column`
+  }
   return undefined
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  try {
+    return canonicalJson(a) === canonicalJson(b ?? null)
+  } catch {
+    return false
+  }
+}
+
+function show(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
 }
 
 /** A write after which the version is the expected one: the column rounded the next version back, or a trigger put it back. */
