@@ -459,5 +459,18 @@ for (const kind of STORE_KINDS) {
       const committable = await fx.gateway.plans.assertCommittable(agent, p.plan_id, p.plan_digest)
       assert.equal(committable.approvals.length, 2)
     })
+
+    test('a double click: two approvals by one reviewer at once are one row, one id, one count', async () => {
+      const sel = await select(fx, { filter: { region: 'us' } })
+      const p = await propose(fx, sel.selection_id, RESUME)
+      assert.equal(p.approval.reviewers_needed, 2)
+      const both = await Promise.all([approve(fx, 'reviewer', p), approve(fx, 'reviewer', p)])
+      assert.deepEqual(both.map((r) => r.status).sort(), [200, 201], JSON.stringify(both.map((r) => r.body)))
+      assert.equal(both[0]!.body.approval_id, both[1]!.body.approval_id)
+      const view = await fx.as('agent')('GET', `/v1/plans/${p.plan_id}`)
+      assert.equal(view.body.approvals.length, 1)
+      assert.equal(view.body.state, 'pending')
+      assert.equal(view.body.approval_state.still_needed, 1)
+    })
   })
 }
