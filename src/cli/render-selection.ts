@@ -65,7 +65,8 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
-  lines.push(`  action:       ${plan.action.type} ${JSON.stringify(plan.action.params)}: ${plan.action.description}`)
+  // the parameters are the agent's: JSON leaves zero-width, bidi and look-alike letters as they are
+  lines.push(`  action:       ${plan.action.type} ${cell(JSON.stringify(plan.action.params))}: ${plan.action.description}`)
   lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')

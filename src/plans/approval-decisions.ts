@@ -138,19 +138,27 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     const current = await locked.executeTakeFirstOrThrow()
     if (current.state === 'committed' || current.state === 'rejected')
       throw new WarrantError('conflict', `plan ${planId} is already ${current.state}; it takes no more decisions`, { plan_id: planId, state: current.state })
-    const before = await trx
-      .selectFrom('approvals')
-      .select(sql<number>`count(*)`.as('n'))
-      .where('plan_id', '=', planId)
-      .where('principal', '=', actor.principal)
-      .where('decision', '=', 'approve')
-      .where('plan_digest', '=', row.plan_digest)
-      .where('expires_at', '>', decidedAt)
-      .executeTakeFirstOrThrow()
-    await trx
-      .insertInto('approvals')
-      .values({ id: approvalId, plan_id: planId, plan_digest: row.plan_digest, decision: request.decision, principal: actor.principal, comment: request.comment ?? null, decided_at: decidedAt, expires_at: expiresAt })
-      .execute()
+    // A second approval by a reviewer whose approval of this digest still stands is that approval, not another
+    // row: two rows read as two approvals in every list, and a retried click or a second tab must not seem to add
+    // a reviewer. Once it has lapsed, approving again is a new approval (with a new expiry).
+    const standing =
+      request.decision === 'approve'
+        ? await trx
+            .selectFrom('approvals')
+            .select(['id', 'decided_at', 'expires_at', 'comment'])
+            .where('plan_id', '=', planId)
+            .where('principal', '=', actor.principal)
+            .where('decision', '=', 'approve')
+            .where('plan_digest', '=', row.plan_digest)
+            .where('expires_at', '>', decidedAt)
+            .orderBy('decided_at', 'desc')
+            .executeTakeFirst()
+        : undefined
+    if (!standing)
+      await trx
+        .insertInto('approvals')
+        .values({ id: approvalId, plan_id: planId, plan_digest: row.plan_digest, decision: request.decision, principal: actor.principal, comment: request.comment ?? null, decided_at: decidedAt, expires_at: expiresAt })
+        .execute()
     let state: PlanRow['state']
     if (request.decision === 'reject') state = 'rejected'
     else {
@@ -169,7 +177,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
       state = Number(approvers.n) >= policy.reviewers_needed ? 'approved' : 'pending'
     }
     await trx.updateTable('plans').set({ state }).where('id', '=', planId).execute()
-    return { state, counted: request.decision === 'approve' && Number(before.n) === 0 }
+    return { state, standing }
   })
 
   const after = await approvalsOf(ctx, await loadRow(ctx, planId), decidedAt)
@@ -181,8 +189,11 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     // The decision is recorded either way; a since-removed action only blanks the echoed precondition.
     precondition = {}
   }
+  // A repeated approval answers with the approval that stands: its id, time, expiry and comment, not the request's.
+  const standing = outcome.standing
+  const at = standing?.decided_at ?? decidedAt
   return {
-    approval_id: approvalId,
+    approval_id: standing?.id ?? approvalId,
     plan_id: planId,
     plan_digest: row.plan_digest,
     selection_id: row.selection_id,
@@ -194,12 +205,12 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     decision: request.decision,
     approved_by: request.decision === 'approve' ? actor.principal : null,
     approved_by_name: request.decision === 'approve' ? actor.name : null,
-    approved_at: request.decision === 'approve' ? decidedAt : null,
+    approved_at: request.decision === 'approve' ? at : null,
     rejected_by: request.decision === 'reject' ? actor.principal : null,
-    decided_at: decidedAt,
-    expires_at: expiresAt,
-    comment: request.comment ?? null,
-    counted: outcome.counted,
+    decided_at: at,
+    expires_at: standing ? standing.expires_at : expiresAt,
+    comment: standing ? standing.comment : (request.comment ?? null),
+    counted: request.decision === 'approve' && !standing,
     plan_state: outcome.state,
     still_needed: still,
   }

@@ -197,7 +197,11 @@ export const approvalResultSchema = z
     decided_at: z.string(),
     expires_at: z.string().nullable().describe('never later than the selection'),
     comment: z.string().nullable(),
-    counted: z.boolean().describe('false when this reviewer had already approved: one reviewer never counts twice'),
+    counted: z
+      .boolean()
+      .describe(
+        'false when this reviewer already has a standing approval of this digest: nothing new is recorded, and the answer (HTTP 200) is that approval, with its own id, time, expiry and comment; one reviewer never counts twice',
+      ),
     plan_state: z.enum(['pending', 'approved', 'rejected', 'expired', 'committed']),
     still_needed: z.number().int().nonnegative(),
   })

@@ -167,7 +167,7 @@ export const SCRIPT = `
         if (paused) {
           paused.hidden = !op.paused;
           var why = paused.querySelector('[data-paused-text]');
-          if (why) why.textContent = op.paused ? 'No write is sent before ' + op.paused.until + '. ' + op.paused.reason : '';
+          if (why) why.textContent = op.paused_text || '';
         }
         var bar = root.querySelector('progress');
         if (bar) bar.value = op.target_count - (op.counts.pending || 0) - (op.counts.in_flight || 0);

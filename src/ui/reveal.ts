@@ -1,3 +1,5 @@
+import { codePointName, markMixedScript } from '../contract/index.js'
+
 /**
  * Characters that show as nothing or as a plain space (zero-width, joiners, controls, no-break and other spaces,
  * fillers), or that reorder the text after them (bidi overrides, embeddings, isolates and marks); and the
@@ -14,10 +16,12 @@ const UNSEEN =
  * A space stays a space only alone between two other characters: HTML collapses a run of spaces into one, so
  * "Acme  Ltd" would read as another customer's "Acme Ltd"; each space of a run is marked instead, on every page
  * and in attributes alike (a stylesheet's white-space rule would not reach a title or a copied value).
+ * A letter of another script inside a word shows as its code point too: "аdmin" with a Cyrillic "а" reads
+ * "[U+0430]dmin", never "admin"; a whole word in one script (Russian, Greek, Japanese) reads as written.
  * Every page shows such text through this one function, so a value reads the same wherever it appears.
  */
 export function revealed(text: string): string {
-  return text
-    .replace(UNSEEN, (ch) => `[U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`)
+  return markMixedScript(text, (ch) => `[${codePointName(ch)}]`)
+    .replace(UNSEEN, (ch) => `[${codePointName(ch)}]`)
     .replace(/^ +| +$| {2,}/g, (spaces) => '[U+0020]'.repeat(spaces.length))
 }

@@ -48,13 +48,17 @@ for (const kind of STORE_KINDS) {
       const second = await approve(alicePhone)
       assert.equal(second.code, 0, second.stderr)
       assert.deepEqual(pick(JSON.parse(second.stdout)), { counted: false, plan_state: 'pending', still_needed: 1, approved_by_name: 'alice' })
+      // the approval that stands, not a second one: its id, time and expiry
+      const [one, two] = [JSON.parse(first.stdout), JSON.parse(second.stdout)]
+      assert.deepEqual([two.approval_id, two.decided_at, two.expires_at], [one.approval_id, one.decided_at, one.expires_at])
       const human = await warrant(['approve', plan.plan_id, '--digest', plan.plan_digest, '--token-file', alicePhone])
-      assert.match(human.stdout, /you had already approved: one reviewer counts once/)
+      assert.match(human.stdout, /^ALREADY APPROVED by alice \(\S+\) at \S+: nothing new was recorded; one reviewer counts once$/m)
       assert.match(human.stdout, /plan state: {2}pending; 1 more distinct reviewer\(s\) needed/)
 
       const served = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
       assert.equal(served.body.state, 'pending', 'one person with two tokens is one reviewer')
       assert.deepEqual(served.body.approval_state.approved_by.map((a: any) => a.name), ['alice'])
+      assert.equal(served.body.approvals.length, 1, 'three approvals by alice are one row')
       const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `one-person-${kind}` })
       assert.equal(commit.status, 403, JSON.stringify(commit.body))
 

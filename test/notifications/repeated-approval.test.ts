@@ -48,8 +48,8 @@ for (const kind of STORE_KINDS) {
         decisions.map((d) => [d.status, d.body.counted, d.body.plan_state]),
         [
           [201, true, 'approved'],
-          [201, false, 'approved'],
-          [201, false, 'approved'],
+          [200, false, 'approved'],
+          [200, false, 'approved'],
         ],
       )
       await fx.gateway.notifications.flush()

@@ -188,8 +188,10 @@ for (const kind of STORE_KINDS) {
       assert.equal(view.body.approvals[0].valid, true)
 
       const twice = await approve(fx, 'reviewer', plan)
-      assert.equal(twice.status, 201)
+      assert.equal(twice.status, 200, 'nothing new recorded: the approval that stands')
       assert.equal(twice.body.counted, false)
+      assert.deepEqual([twice.body.approval_id, twice.body.expires_at], [res.body.approval_id, res.body.expires_at])
+      assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.approvals.length, 1)
 
       const committable = await fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest)
       assert.equal(committable.plan.plan_id, plan.plan_id)
@@ -443,7 +445,9 @@ for (const kind of STORE_KINDS) {
       assert.equal(one.body.plan_state, 'pending')
       assert.equal(one.body.still_needed, 1)
       const same = await approve(fx, 'reviewer', p)
+      assert.equal(same.status, 200)
       assert.equal(same.body.counted, false)
+      assert.equal(same.body.approval_id, one.body.approval_id)
       assert.equal(same.body.plan_state, 'pending')
       await assert.rejects(fx.gateway.plans.assertCommittable(agent, p.plan_id), (e: any) => e.code === 'not_approved' && /needs 2/.test(e.message))
       const view = await fx.as('agent')('GET', `/v1/plans/${p.plan_id}`)
@@ -454,6 +458,19 @@ for (const kind of STORE_KINDS) {
       assert.equal(two.body.still_needed, 0)
       const committable = await fx.gateway.plans.assertCommittable(agent, p.plan_id, p.plan_digest)
       assert.equal(committable.approvals.length, 2)
+    })
+
+    test('a double click: two approvals by one reviewer at once are one row, one id, one count', async () => {
+      const sel = await select(fx, { filter: { region: 'us' } })
+      const p = await propose(fx, sel.selection_id, RESUME)
+      assert.equal(p.approval.reviewers_needed, 2)
+      const both = await Promise.all([approve(fx, 'reviewer', p), approve(fx, 'reviewer', p)])
+      assert.deepEqual(both.map((r) => r.status).sort(), [200, 201], JSON.stringify(both.map((r) => r.body)))
+      assert.equal(both[0]!.body.approval_id, both[1]!.body.approval_id)
+      const view = await fx.as('agent')('GET', `/v1/plans/${p.plan_id}`)
+      assert.equal(view.body.approvals.length, 1)
+      assert.equal(view.body.state, 'pending')
+      assert.equal(view.body.approval_state.still_needed, 1)
     })
   })
 }

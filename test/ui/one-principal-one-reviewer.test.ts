@@ -46,8 +46,11 @@ for (const kind of STORE_KINDS) {
       assert.match(await phone.getByTestId('approvals-needed').innerText(), /1 valid approval of 2 needed: 1 more distinct reviewer still needed/)
       assert.match(await phone.getByTestId('cannot-approve').innerText(), /You have approved this plan; 1 more distinct reviewer must approve it/)
       assert.equal(await phone.getByTestId('approve').count(), 0)
+      // The stale click recorded nothing new, and the page says so rather than "Your approval is recorded".
+      assert.match(await phone.locator('.notice').first().innerText(), /You had already approved this plan at \S+; nothing new was recorded and it still counts once/)
       const served = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
       assert.equal(served.body.state, 'pending')
+      assert.equal(served.body.approvals.length, 1, `one approval row, not one per click: ${JSON.stringify(served.body.approvals)}`)
 
       const bob = await (await newContext(browser)).newPage()
       await signIn(bob, fx, 'reviewer2', path)

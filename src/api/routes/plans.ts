@@ -53,6 +53,7 @@ const approve = v1Route({
   request: { params: idParam, body: { required: true, content: { 'application/json': { schema: approvalRequestSchema } } } },
   responses: {
     201: { description: 'the decision, recorded', content: { 'application/json': { schema: approvalResultSchema } } },
+    200: { description: 'this reviewer had already approved this digest and that approval stands: it, unchanged (counted: false)', content: { 'application/json': { schema: approvalResultSchema } } },
     ...errors([400, 401, 403, 404, 409, 410]),
   },
 })
@@ -70,5 +71,8 @@ export function registerPlanRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): 
     return c.json(await gateway.plans.changes(c.get('actor'), c.req.valid('param').id, { ...(cursor === undefined ? {} : { cursor }), limit }), 200)
   })
 
-  app.openapi(approve, async (c) => c.json(await gateway.plans.decide(c.get('actor'), c.req.valid('param').id, c.req.valid('json')), 201))
+  app.openapi(approve, async (c) => {
+    const result = await gateway.plans.decide(c.get('actor'), c.req.valid('param').id, c.req.valid('json'))
+    return result.counted || result.decision === 'reject' ? c.json(result, 201) : c.json(result, 200)
+  })
 }

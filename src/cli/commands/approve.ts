@@ -41,9 +41,10 @@ export function registerApprove(program: Command): void {
         const lines =
           result.decision === 'approve'
             ? [
+                ...(result.counted ? [] : [`ALREADY APPROVED by ${who} at ${result.decided_at}: nothing new was recorded; one reviewer counts once`]),
                 `APPROVED by ${who}: plan ${result.plan_id}, ${result.action.type} on ${result.target_count} record(s) of ${result.resource} in ${result.environment}`,
                 `  plan digest: ${result.plan_digest}`,
-                `  valid until: ${result.expires_at}${result.counted ? '' : ' (you had already approved: one reviewer counts once)'}`,
+                `  valid until: ${result.expires_at}`,
                 `  plan state:  ${result.plan_state}${result.still_needed > 0 ? `; ${result.still_needed} more distinct reviewer(s) needed` : ''}`,
               ]
             : [`REJECTED by ${who}: plan ${result.plan_id} (${result.plan_digest}); it can no longer be approved or committed`]

@@ -15,6 +15,14 @@ const OUTCOME_WORDS: Record<string, string> = {
   pending: 'not attempted (yet)',
 }
 
+/**
+ * The pause as one sentence, the reason revealed: it quotes the upstream (a 503's body), so it may carry markup,
+ * zero-width or bidi characters. The page and its live update both show this text (the script only sets it).
+ */
+export function pausedText(paused: OperationView['paused']): string {
+  return paused ? `No write is sent before ${paused.until}. ${revealed(paused.reason)}` : ''
+}
+
 export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
@@ -103,7 +111,7 @@ export function OperationPage(d: OperationPageData) {
         {finished ? null : (
           <div data-paused hidden={o.paused === null}>
             <Notice kind="warn" title="Paused: the upstream asked to wait." testid="paused">
-              <p data-paused-text>{o.paused ? `No write is sent before ${o.paused.until}. ${revealed(o.paused.reason)}` : ''}</p>
+              <p data-paused-text>{pausedText(o.paused)}</p>
             </Notice>
           </div>
         )}

@@ -59,7 +59,10 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
             : {
                 // The URL outlives the decision (a reload, the history): what follows is read from the plan as it is now.
                 kind: plan.state === 'approved' || plan.state === 'pending' ? 'ok' : 'warn',
-                title: 'Your approval is recorded.',
+                title:
+                  c.req.query('again') === '1'
+                    ? `You had already approved this plan at ${mine.decided_at}; nothing new was recorded and it still counts once.`
+                    : 'Your approval is recorded.',
                 text: `It is bound to plan digest ${mine.plan_digest} and ${mine.valid ? 'valid' : 'no longer counts; it was valid'} until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
                   plan.state === 'approved'
                     ? 'The plan is approved: the agent may commit it.'
@@ -107,10 +110,11 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
       await recordUi(actor, `ui:${decision}`, {
         plan_id: planId,
         selection_id: result.selection_id,
-        summary: { status: 201, plan_state: result.plan_state, still_needed: result.still_needed, target_count: result.target_count, environment: result.environment },
+        summary: { status: result.counted || decision === 'reject' ? 201 : 200, plan_state: result.plan_state, still_needed: result.still_needed, target_count: result.target_count, environment: result.environment },
         details: { decision, decided_by: actor.principal, comment: comment ?? null, plan_digest: result.plan_digest, approval_id: result.approval_id, expires_at: result.expires_at },
       })
-      return c.redirect(`${paths.plan(planId)}?decided=${decision}#decision`, 303)
+      // A second tab or a repeated click approves nothing new: the page says that approval is the one that stands.
+      return c.redirect(`${paths.plan(planId)}?decided=${decision}${decision === 'approve' && !result.counted ? '&again=1' : ''}#decision`, 303)
     } catch (error) {
       if (!(error instanceof WarrantError)) throw error
       await recordUi(actor, `ui:${decision}`, {
