@@ -5,22 +5,9 @@ import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, pick, sameVersion } from './effect.js'
 import { refreshFinished, targetsInState } from './ledger.js'
 import type { ExecutorDeps } from './executor.js'
-import type { OperationExecution, TargetState } from './types.js'
+import type { OperationExecution, ReconcileTotals, TargetState } from './types.js'
 
 const CHUNK = 100
-
-export interface ReconcileTotals {
-  readonly examined: number
-  readonly succeeded: number
-  readonly failed: number
-  readonly still_unknown: number
-  /** of still_unknown: still at their version, inside the settle window (the write may still land) */
-  readonly settling: number
-  /** when the last settling target's window ends: reconcile again after it; null when none is settling */
-  readonly settles_at: string | null
-  /** earlier "not applied" conclusions found wrong: the record now holds the approved effect */
-  readonly corrected: number
-}
 
 export interface ReconcileDeps {
   readonly db: Kysely<Database>

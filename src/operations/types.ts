@@ -164,18 +164,23 @@ export interface ResultsQuery {
   readonly limit?: number
 }
 
-/** What a reconciliation of the `unknown` targets found. */
-export interface ReconcileReport {
-  readonly operation: OperationView
+/** What a reconciliation of the `unknown` targets counted. */
+export interface ReconcileTotals {
   readonly examined: number
   readonly succeeded: number
   readonly failed: number
   readonly still_unknown: number
-  /** of still_unknown: still at their version inside the settle window; reconcile again after settles_at */
+  /** of still_unknown: still at their version, inside the settle window (the write may still land) */
   readonly settling: number
+  /** when the last settling target's window ends: reconcile again after it; null when none is settling */
   readonly settles_at: string | null
-  /** earlier "not applied" conclusions corrected to succeeded: the record now holds the approved effect */
+  /** earlier "not applied" conclusions found wrong, corrected to succeeded: the record now holds the approved effect */
   readonly corrected: number
+}
+
+/** What a reconciliation of the `unknown` targets found, with the operation as it stands after it. */
+export interface ReconcileReport extends ReconcileTotals {
+  readonly operation: OperationView
 }
 
 /** The body of the article's `POST /v1/resources/{resource}/bulk-actions`. */

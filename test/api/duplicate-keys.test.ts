@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
 import { duplicateKeyOf } from '../../src/contract/index.js'
-import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
-import { startMcpWorld, type McpWorld } from '../mcp/support.js'
+import { postMcpText, startMcpLineSession, startMcpWorld, type McpWorld } from '../mcp/support.js'
 
 describe('a filter key given twice is refused on HTTP and MCP, as on the CLI', () => {
   let world: McpWorld
@@ -39,13 +37,7 @@ describe('a filter key given twice is refused on HTTP and MCP, as on the CLI', (
   })
 
   test('MCP over HTTP answers a JSON-RPC error naming the key; the tool is never called', async () => {
-    const call = (body: string) =>
-      fetch(`${world.fx.base}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${world.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body,
-      })
-    const response = await call('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"status":"past_due","status":"active"}}}}')
+    const response = await postMcpText(world, '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"status":"past_due","status":"active"}}}}')
     assert.equal(response.status, 400)
     const body = (await response.json()) as any
     assert.equal(body.id, 7)
@@ -53,39 +45,13 @@ describe('a filter key given twice is refused on HTTP and MCP, as on the CLI', (
   })
 
   test('MCP over stdio answers the same error for that message and keeps serving the next one', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath], {
-      env: { ...process.env, WARRANT_TOKEN: world.agentToken, WARRANT_LOG_LEVEL: 'silent' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    const lines: any[] = []
-    let buffer = ''
-    const waiters: (() => void)[] = []
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString()
-      for (let i; (i = buffer.indexOf('\n')) >= 0; ) {
-        lines.push(JSON.parse(buffer.slice(0, i)))
-        buffer = buffer.slice(i + 1)
-        waiters.splice(0).forEach((w) => w())
-      }
-    })
-    const answer = async (id: number) => {
-      for (;;) {
-        const found = lines.find((l) => l.id === id)
-        if (found) return found
-        await new Promise<void>((resolve) => waiters.push(resolve))
-      }
-    }
-    const send = (text: string) => child.stdin.write(`${text}\n`)
-    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
-    await answer(1)
-    send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+    const { send, answer, end } = await startMcpLineSession(world)
     send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"status":"past_due","status":"active"}}}}')
     const refused = await answer(2)
     assert.match(refused.error.message, /key "status" appears twice/)
     send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'search', arguments: { resource: 'subscriptions', filter: { status: 'active' }, budget: { max_pages: 1 } } } }))
     const served = await answer(3)
     assert.ok(served.result.structuredContent.items.every((i: any) => i.status === 'active'))
-    child.stdin.end()
-    await new Promise((resolve) => child.once('exit', resolve))
+    await end()
   })
 })

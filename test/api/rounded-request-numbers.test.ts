@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { roundedLiteralOf } from '../../src/contract/index.js'
-import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
-import { type McpWorld, startMcpWorld } from '../mcp/support.js'
+import { connectAgent, type McpWorld, postMcpText, startMcpLineSession, startMcpWorld } from '../mcp/support.js'
 
 /**
  * A request's JSON is parsed into doubles: 9007199254740993 is read as 9007199254740992, 1e400 as Infinity. A
@@ -82,19 +78,14 @@ describe('a request number JSON would round is refused on every surface, nothing
 
   test('MCP over HTTP: a rounded number in tool arguments is a JSON-RPC error naming the path; the tool is never called', async () => {
     const count = await selectionsCount()
-    const response = await fetch(`${world.fx.base}/mcp`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${world.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"create_selection","arguments":{"resource":"subscriptions","filter":{"amount_due":{"gte":9007199254740993}}}}}',
-    })
+    const response = await postMcpText(world, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"create_selection","arguments":{"resource":"subscriptions","filter":{"amount_due":{"gte":9007199254740993}}}}}')
     assert.equal(response.status, 400)
     const body = (await response.json()) as any
     assert.equal(body.id, 9)
     assert.match(body.error.message, /invalid_request: .*the number 9007199254740993 at "params\.arguments\.filter\.amount_due\.gte"/)
     assert.equal(await selectionsCount(), count)
     // an exact request through the SDK client is served as before
-    const client = new Client({ name: 'rounded', version: '1' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
+    const client = await connectAgent(world, 'rounded')
     try {
       const served: any = await client.callTool({ name: 'search', arguments: { resource: 'subscriptions', filter: { amount_due: { gte: 9007199254740992 } }, budget: { max_pages: 1 } } })
       assert.notEqual(served.isError, true, JSON.stringify(served))
@@ -104,33 +95,8 @@ describe('a request number JSON would round is refused on every surface, nothing
   })
 
   test('MCP over stdio: the same refusal for that line, and the next message is served', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath], {
-      env: { ...process.env, WARRANT_TOKEN: world.agentToken, WARRANT_LOG_LEVEL: 'silent' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    const lines: any[] = []
-    let buffer = ''
-    const waiters: (() => void)[] = []
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString()
-      for (let i; (i = buffer.indexOf('\n')) >= 0; ) {
-        lines.push(JSON.parse(buffer.slice(0, i)))
-        buffer = buffer.slice(i + 1)
-        waiters.splice(0).forEach((w) => w())
-      }
-    })
-    const answer = async (id: number) => {
-      for (;;) {
-        const found = lines.find((l) => l.id === id)
-        if (found) return found
-        await new Promise<void>((resolve) => waiters.push(resolve))
-      }
-    }
-    const send = (text: string) => child.stdin.write(`${text}\n`)
+    const { send, answer, end } = await startMcpLineSession(world)
     try {
-      send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
-      await answer(1)
-      send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
       const count = await plansOf(selectionId)
       send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"propose_change","arguments":{"selection_id":"${selectionId}","action":{"type":"pause_collection","params":{"reason":"x","n":12345678901234567890}}}}}`)
       const refused = await answer(2)
@@ -141,8 +107,7 @@ describe('a request number JSON would round is refused on every surface, nothing
       const served = await answer(3)
       assert.ok(served.result.structuredContent.items.every((i: any) => i.status === 'active'))
     } finally {
-      child.stdin.end()
-      await new Promise((resolve) => child.once('exit', resolve))
+      await end()
     }
   })
 })

@@ -1,37 +1,13 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { CHAIN_HEAD_KEY } from '../../src/audit/index.js'
-import { createStore, type Store } from '../../src/store/index.js'
-import { stopServe } from '../operations/support/serve-process.js'
-import { CLI_ENTRY, TSX_LOADER, createCliWorkspace } from '../support/cli-config.js'
+import { serverEnvWith, startUntilListening } from '../operations/support/serve-process.js'
+import { createCliWorkspace } from '../support/cli-config.js'
 
-/** `warrant serve` as a real process: resolves when it exits, or when it says it listens (then it is stopped). */
-function serve(configPath: string, cwd: string): Promise<{ code: number | null; listened: boolean; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, WARRANT_LOG_LEVEL: 'warn' }
-  delete env.WARRANT_AUDIT_KEY
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--config', configPath, '--port', '0'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  let listened = false
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`neither listened nor exited:\n${stdout}\n${stderr}`)), 60_000)
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-      if (!listened && /API:\s+http/.test(stdout)) {
-        listened = true
-        void stopServe(child, 'SIGTERM')
-      }
-    })
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, listened, stdout, stderr })
-    })
-  })
-}
+/** `warrant serve` as a real process from a shell without WARRANT_AUDIT_KEY: how it exited, or that it listened. */
+const serve = (configPath: string, cwd: string) => startUntilListening(['serve', '--config', configPath, '--port', '0'], cwd, serverEnvWith({}))
 
 /**
  * With `audit.key: { file, create: true }`, a lost key file was written anew at the next start: a new random secret
@@ -46,15 +22,7 @@ describe('a lost audit key file, recreated or replaced under the same id (real p
   test('not created for a signed chain; a different secret under the same id refused; the right key starts', { timeout: 300_000 }, async () => {
     const ws = await createCliWorkspace({ count: 5 })
     const keyPath = join(ws.dir, 'audit.key')
-    const withStore = async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
-      const store = await createStore({ url: `sqlite:${join(ws.dir, 'warrant.db')}` })
-      try {
-        return await run(store)
-      } finally {
-        await store.close()
-      }
-    }
-    const rowCount = () => withStore(async (store) => (await store.db.selectFrom('audit_events').select('seq').execute()).length)
+    const rowCount = () => ws.withStore(async (store) => (await store.db.selectFrom('audit_events').select('seq').execute()).length)
     try {
       // a first write creates the key file and signs the chain with it
       const first = await ws.warrant(['token', 'create', '--role', 'agent', '--name', 'bot'])
@@ -101,7 +69,7 @@ describe('a lost audit key file, recreated or replaced under the same id (real p
       assert.equal(verify.code, 0, `${verify.stdout}\n${verify.stderr}`)
 
       // the signed head is checked too: a head whose signature the key does not verify is refused
-      await withStore(async (store) => {
+      await ws.withStore(async (store) => {
         const value = JSON.parse((await store.db.selectFrom('kv').select('value').where('key', '=', CHAIN_HEAD_KEY).executeTakeFirstOrThrow()).value) as { mac: string }
         value.mac = `${value.mac.startsWith('0') ? '1' : '0'}${value.mac.slice(1)}`
         await store.db.updateTable('kv').set({ value: JSON.stringify(value) }).where('key', '=', CHAIN_HEAD_KEY).execute()

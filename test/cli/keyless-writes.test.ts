@@ -29,14 +29,6 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
         await demo.close()
       }
     }
-    const withStore = async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
-      const store = await createStore({ url: `sqlite:${join(ws.dir, 'warrant.db')}` })
-      try {
-        return await run(store)
-      } finally {
-        await store.close()
-      }
-    }
     try {
       // the server's side, with the key: a reviewer, a selection, a plan awaiting review
       const created = await keyed(['token', 'create', '--role', 'reviewer', '--name', 'rev', '--json'])
@@ -51,7 +43,7 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
       const plan = JSON.parse(planned.stdout) as { plan_id: string; plan_digest: string }
 
       const snapshot = () =>
-        withStore(async (store) => ({
+        ws.withStore(async (store) => ({
           audit: (await store.db.selectFrom('audit_events').select('seq').execute()).length,
           selections: (await store.db.selectFrom('selections').select('id').execute()).length,
           plans: (await store.db.selectFrom('plans').select(['id', 'state']).execute()).map((p) => `${p.id}:${p.state}`).sort(),
@@ -103,12 +95,12 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
       // with the key, the write probe runs and keeps its result
       const probed = await keyed(['check', 'subscriptions', '--write-probe', probeId])
       assert.ok([0, 4, 5].includes(probed.code), `check --write-probe with the key: exit ${probed.code}\n${probed.stdout}\n${probed.stderr}`)
-      assert.ok((await withStore((store) => store.db.selectFrom('kv').select('key').execute())).some((r) => r.key.startsWith('version_proof:subscriptions:')), 'its result is kept')
+      assert.ok((await ws.withStore((store) => store.db.selectFrom('kv').select('key').execute())).some((r) => r.key.startsWith('version_proof:subscriptions:')), 'its result is kept')
       const verify = await keyless(['audit', 'verify'])
       assert.equal(verify.code, 3, verify.stderr)
       assert.match(verify.stdout, /unverifiable/)
 
-      const chain = await withStore((store) => verifyAuditChain(store.db, { keyring: parseAuditKeys(K1, 'test') }))
+      const chain = await ws.withStore((store) => verifyAuditChain(store.db, { keyring: parseAuditKeys(K1, 'test') }))
       assert.ok(chain.ok && chain.guarantee === 'signed', JSON.stringify(chain))
     } finally {
       await ws.drop()

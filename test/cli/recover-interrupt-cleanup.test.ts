@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createStore, type Store } from '../../src/store/index.js'
-import { createCliWorkspace } from '../support/cli-config.js'
+import { createStore } from '../../src/store/index.js'
+import { type CliWorkspace, createCliWorkspaceOn } from '../support/cli-config.js'
 import { insertForeignBuildingSelection } from '../support/building-selection.js'
 import { interruptCliOnceReady } from '../support/cli-interrupt.js'
-import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/stores.js'
+import { STORE_KINDS } from '../support/stores.js'
 
 /**
  * Ctrl-C (or SIGTERM) during `warrant recover SEL` exited with the recovery's row still `building`, and the members
@@ -14,19 +14,10 @@ import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../s
  */
 for (const kind of STORE_KINDS)
   describe(`an interrupted warrant recover leaves no selection behind (${kind})`, () => {
-    let ws: Awaited<ReturnType<typeof createCliWorkspace>>
-    let pgDb: TestDatabase | null = null
-    let storeUrl: string
+    let ws: CliWorkspace
     let partial = ''
     before(async () => {
-      if (kind === 'postgres') pgDb = await createTestPostgresDatabase()
-      ws = await createCliWorkspace({
-        count: 30_000,
-        edit: (raw) => {
-          if (pgDb) raw.store = pgDb.url
-        },
-      })
-      storeUrl = pgDb ? pgDb.url : `sqlite:${ws.dir}/warrant.db`
+      ws = await createCliWorkspaceOn(kind, { count: 30_000 })
       // the largest selection a recovery takes: 10,000 ids, walked 1,000 a page
       const selected = await ws.warrant(['select', 'subscriptions', '--page-size', '10000', '--max-pages', '1', '--json', '-q'])
       assert.equal(selected.code, 5, selected.stderr)
@@ -34,28 +25,18 @@ for (const kind of STORE_KINDS)
     })
     after(async () => {
       await ws?.drop()
-      await pgDb?.drop()
     })
-
-    const withStore = async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
-      const store = await createStore({ url: storeUrl })
-      try {
-        return await run(store)
-      } finally {
-        await store.close()
-      }
-    }
 
     for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
       test(`${signal} mid-walk: exit ${status}, the audit row says interrupted, and no building row or member of it remains`, { timeout: 180_000 }, async () => {
         const origin = JSON.stringify({ kind: 'recovery', selection_id: partial })
         // another instance's recovery of the same selection, mid-walk: its row must survive this process's interrupt
         const other = `sel_other_recovery_${signal.toLowerCase()}`
-        const known = await withStore(async (store) => {
+        const known = await ws.withStore(async (store) => {
           await insertForeignBuildingSelection(store, other, { createdBy: 'prn_someone_else', origin })
           return new Set((await store.db.selectFrom('selections').select('id').execute()).map((r) => r.id))
         })
-        const watcher = await createStore({ url: storeUrl })
+        const watcher = await createStore({ url: ws.storeUrl })
         let run: Awaited<ReturnType<typeof interruptCliOnceReady>>
         try {
           // interrupted once its own row holds members: the walk is under way, not yet frozen
@@ -78,7 +59,7 @@ for (const kind of STORE_KINDS)
         assert.equal(run.stdout, '', 'no answer was printed')
         assert.match(run.stderr, /warrant: interrupted/)
         assert.doesNotMatch(run.stderr, /internal error/)
-        await withStore(async (store) => {
+        await ws.withStore(async (store) => {
           const rows = await store.db.selectFrom('selections').select(['id', 'state']).execute()
           const left = rows.filter((r) => !known.has(r.id))
           assert.deepEqual(left, [], 'the interrupted recover removed its own selection row')

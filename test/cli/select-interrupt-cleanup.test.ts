@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createStore, type Store } from '../../src/store/index.js'
-import { createCliWorkspace } from '../support/cli-config.js'
+import { type CliWorkspace, createCliWorkspaceOn } from '../support/cli-config.js'
 import { insertForeignBuildingSelection } from '../support/building-selection.js'
 import { interruptCliWhen } from '../support/cli-interrupt.js'
-import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../support/stores.js'
+import { STORE_KINDS } from '../support/stores.js'
 
 /**
  * Ctrl-C (or SIGTERM) during `warrant select` exited with the row it had inserted still `building`, and every
@@ -15,32 +14,13 @@ import { createTestPostgresDatabase, STORE_KINDS, type TestDatabase } from '../s
  */
 for (const kind of STORE_KINDS)
   describe(`an interrupted warrant select leaves no selection behind (${kind})`, () => {
-    let ws: Awaited<ReturnType<typeof createCliWorkspace>>
-    let pgDb: TestDatabase | null = null
-    let storeUrl: string
+    let ws: CliWorkspace
     before(async () => {
-      if (kind === 'postgres') pgDb = await createTestPostgresDatabase()
-      ws = await createCliWorkspace({
-        count: 20_000,
-        edit: (raw) => {
-          if (pgDb) raw.store = pgDb.url
-        },
-      })
-      storeUrl = pgDb ? pgDb.url : `sqlite:${ws.dir}/warrant.db`
+      ws = await createCliWorkspaceOn(kind, { count: 20_000 })
     })
     after(async () => {
       await ws?.drop()
-      await pgDb?.drop()
     })
-
-    const withStore = async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
-      const store = await createStore({ url: storeUrl })
-      try {
-        return await run(store)
-      } finally {
-        await store.close()
-      }
-    }
 
     for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const)
       test(`${signal}: exit ${status}, the audit row says interrupted, and no building row or member of it remains`, { timeout: 120_000 }, async () => {
@@ -48,7 +28,7 @@ for (const kind of STORE_KINDS)
         const other = `sel_other_instance_${signal.toLowerCase()}`
         let before: { id: string }[] = []
         const interruptedRun = async () => {
-          await withStore(async (store) => {
+          await ws.withStore(async (store) => {
             await store.migrate()
             before = await store.db.selectFrom('selections').select('id').execute()
             await insertForeignBuildingSelection(store, other, { createdBy: null, origin: null })
@@ -60,7 +40,7 @@ for (const kind of STORE_KINDS)
         assert.equal(stdout, '', 'no answer was printed')
         assert.match(stderr, /warrant: interrupted/)
         assert.doesNotMatch(stderr, /internal error/)
-        await withStore(async (store) => {
+        await ws.withStore(async (store) => {
           const known = new Set([...before.map((r) => r.id), other])
           const rows = await store.db.selectFrom('selections').select(['id', 'state']).execute()
           const left = rows.filter((r) => !known.has(r.id))

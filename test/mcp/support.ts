@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -6,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { WARRANT_TOOLS } from '../../src/mcp/index.js'
+import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 
 /** The tools an agent has, in the order of the flow. None approves. */
@@ -312,4 +314,59 @@ export async function connectAgent(world: McpWorld, name: string): Promise<Clien
   const client = new Client({ name, version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${world.agentToken}` } } }))
   return client
+}
+
+/**
+ * A raw JSON-RPC POST to the world's /mcp as its agent, the body sent as written (a literal JSON.stringify could
+ * not write, a key given twice): the HTTP response, unread.
+ */
+export function postMcpText(world: McpWorld, body: string): Promise<Response> {
+  return fetch(`${world.fx.base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${world.agentToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body,
+  })
+}
+
+/**
+ * `warrant mcp` over stdio as a real subprocess, as the world's agent, spoken to in raw lines (sent as written), and
+ * already initialised: `answer(id)` waits for the message with that id; `end()` closes stdin and waits for the exit.
+ */
+export async function startMcpLineSession(world: McpWorld): Promise<{ send(text: string): void; answer(id: number): Promise<any>; end(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath], {
+    env: { ...process.env, WARRANT_TOKEN: world.agentToken, WARRANT_LOG_LEVEL: 'silent' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  const lines: any[] = []
+  let buffer = ''
+  const waiters: (() => void)[] = []
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString()
+    for (let i; (i = buffer.indexOf('\n')) >= 0; ) {
+      lines.push(JSON.parse(buffer.slice(0, i)))
+      buffer = buffer.slice(i + 1)
+      waiters.splice(0).forEach((w) => w())
+    }
+  })
+  const answer = async (id: number) => {
+    for (;;) {
+      const found = lines.find((l) => l.id === id)
+      if (found) return found
+      await new Promise<void>((resolve) => waiters.push(resolve))
+    }
+  }
+  const send = (text: string) => void child.stdin.write(`${text}\n`)
+  const end = async () => {
+    child.stdin.end()
+    await new Promise((resolve) => child.once('exit', resolve))
+  }
+  try {
+    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
+    await answer(1)
+    send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+  } catch (error) {
+    await end()
+    throw error
+  }
+  return { send, answer, end }
 }

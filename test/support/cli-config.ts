@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { ensureDemoData } from '../../src/demo/index.js'
-import { createTempDir } from './stores.js'
+import { createStore, type Store } from '../../src/store/index.js'
+import { createTempDir, createTestPostgresDatabase, type StoreKind } from './stores.js'
 
 const run = promisify(execFile)
 const ROOT = new URL('../..', import.meta.url).pathname
@@ -25,14 +26,51 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
   const configPath = join(dir.path, 'warrant.json')
   writeFileSync(configPath, JSON.stringify(raw, null, 2))
   await ensureDemoData({ url: `sqlite:${join(dir.path, 'demo.db')}`, count: options.count ?? 3000 })
+  // the config's store URL as a process outside the folder reaches it (a relative sqlite path is the folder's)
+  const storeUrl: string = String(raw.store).startsWith('sqlite:./') ? `sqlite:${join(dir.path, String(raw.store).slice('sqlite:'.length))}` : String(raw.store)
   return {
     dir: dir.path,
     configPath,
+    storeUrl,
+    /** Runs `run` on the workspace's store, opened for it and closed after (a look, or a change, behind the CLI's back). */
+    withStore: async <T>(run: (store: Store) => Promise<T>): Promise<T> => {
+      const store = await createStore({ url: storeUrl })
+      try {
+        return await run(store)
+      } finally {
+        await store.close()
+      }
+    },
     /** Runs `warrant ARGS --config <this workspace>` as a real subprocess. */
     warrant: (args: readonly string[]) => runWarrant([...args, '--config', configPath], dir.path),
     /** The same, with `env` added to (or, undefined, removed from) its environment. */
     warrantWith: (args: readonly string[], env: Readonly<Record<string, string | undefined>>) => runWarrant([...args, '--config', configPath], dir.path, env),
     drop: () => dir.drop(),
+  }
+}
+
+export type CliWorkspace = Awaited<ReturnType<typeof createCliWorkspace>>
+
+/** A CLI workspace whose store is of `kind`: its SQLite file, or a fresh PostgreSQL database dropped with it. */
+export async function createCliWorkspaceOn(kind: StoreKind, options: { readonly count?: number } = {}): Promise<CliWorkspace> {
+  const pg = kind === 'postgres' ? await createTestPostgresDatabase() : null
+  try {
+    const ws = await createCliWorkspace({
+      ...options,
+      edit: (raw) => {
+        if (pg) raw.store = pg.url
+      },
+    })
+    return {
+      ...ws,
+      drop: async () => {
+        await ws.drop()
+        await pg?.drop()
+      },
+    }
+  } catch (error) {
+    await pg?.drop()
+    throw error
   }
 }
 

@@ -1,8 +1,7 @@
 import { resourceSchema, type ResourceConfig } from '../../../src/config/schema.js'
 import type { Filter } from '../../../src/contract/index.js'
-import type { ServerResponse } from 'node:http'
 import type { Connector, ReadPageResult, SourceRecord, UpstreamCall } from '../../../src/connectors/connector.js'
-import { startUpstream, type TestUpstream } from './upstream-server.js'
+import { startRawJsonUpstream, type TestUpstream } from './upstream-server.js'
 
 export interface Item {
   readonly id: string
@@ -88,19 +87,15 @@ export function idsOf(records: readonly SourceRecord[]): string[] {
  * whose `id` member comes first and is that id (quoted or not).
  */
 export function startRawItemsUpstream(items: readonly string[]): Promise<TestUpstream> {
-  const sendRaw = (res: ServerResponse, text: string) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
-    res.end(text)
-  }
-  return startUpstream((req, res) => {
+  return startRawJsonUpstream((req) => {
     if (req.url.pathname === '/items') {
       const skip = Number(req.url.searchParams.get('skip') ?? 0)
       const limit = Number(req.url.searchParams.get('limit') ?? 2)
-      return sendRaw(res, `{"items":[${items.slice(skip, skip + limit).join(',')}]}`)
+      return `{"items":[${items.slice(skip, skip + limit).join(',')}]}`
     }
     const id = req.url.pathname.slice('/items/'.length)
     const item = items.find((text) => text.startsWith(`{"id":${id},`) || text.startsWith(`{"id":"${id}",`))
-    return sendRaw(res, item ?? '{"error":"not_found"}')
+    return item ?? '{"error":"not_found"}'
   })
 }
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { ServerResponse } from 'node:http'
 import { createHttpConnector } from '../../../src/connectors/http/index.js'
 import { httpResource } from './fixtures.js'
-import { startUpstream, type TestUpstream } from './upstream-server.js'
+import { startRawJsonUpstream, type TestUpstream } from './upstream-server.js'
 
 /**
  * An upstream whose next cursor is a 64-bit integer written as a JSON number (as Twitter's v1.1 `next_cursor`
@@ -14,15 +13,11 @@ import { startUpstream, type TestUpstream } from './upstream-server.js'
 describe('http connector: a next cursor past 2^53 written as a JSON number', () => {
   let upstream: TestUpstream
   before(async () => {
-    const send = (res: ServerResponse, text: string) => {
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(text)
-    }
-    upstream = await startUpstream((req, res) => {
+    upstream = await startRawJsonUpstream((req) => {
       const cursor = req.url.searchParams.get('cursor')
-      if (cursor === null) return send(res, '{"users":[{"id":"a","status":"x","amount":1,"version":1}],"next_cursor":9007199254740993,"next_cursor_str":"9007199254740993"}')
-      if (cursor === '9007199254740993') return send(res, '{"users":[{"id":"b","status":"x","amount":1,"version":1}],"next_cursor":0,"next_cursor_str":"0"}')
-      return send(res, '{"users":[],"next_cursor":null,"next_cursor_str":null}')
+      if (cursor === null) return '{"users":[{"id":"a","status":"x","amount":1,"version":1}],"next_cursor":9007199254740993,"next_cursor_str":"9007199254740993"}'
+      if (cursor === '9007199254740993') return '{"users":[{"id":"b","status":"x","amount":1,"version":1}],"next_cursor":0,"next_cursor_str":"0"}'
+      return '{"users":[],"next_cursor":null,"next_cursor_str":null}'
     })
   })
   after(() => upstream.close())

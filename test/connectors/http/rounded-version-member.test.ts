@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { ServerResponse } from 'node:http'
 import { createHttpConnector } from '../../../src/connectors/http/index.js'
 import { httpResource, idsOf, walk } from './fixtures.js'
-import { startUpstream, type TestUpstream } from './upstream-server.js'
+import { startRawJsonUpstream, type TestUpstream } from './upstream-server.js'
 
 /**
  * An upstream versioned by ETag (`version.from: etag`) that sends no ETag header on its list and writes each
@@ -20,13 +19,9 @@ const ITEMS: Record<string, string> = {
 describe('http connector: a version member past 2^53 (version from etag, no ETag header)', () => {
   let upstream: TestUpstream
   before(async () => {
-    const send = (res: ServerResponse, text: string) => {
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(text)
-    }
-    upstream = await startUpstream((req, res) => {
-      if (req.url.pathname === '/v2/things') return send(res, `{"data":{"rows":[${Object.values(ITEMS).join(',')}]},"after":null}`)
-      return send(res, ITEMS[req.url.pathname.slice('/v2/things/'.length)] ?? '{}')
+    upstream = await startRawJsonUpstream((req) => {
+      if (req.url.pathname === '/v2/things') return `{"data":{"rows":[${Object.values(ITEMS).join(',')}]},"after":null}`
+      return ITEMS[req.url.pathname.slice('/v2/things/'.length)] ?? '{}'
     })
   })
   after(() => upstream.close())

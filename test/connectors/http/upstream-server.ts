@@ -64,6 +64,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text)
 }
 
+/** Sends JSON text as the test wrote it, literals and all (JSON.stringify could not write 9007199254740993). */
+export function sendRawJson(res: ServerResponse, text: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+/** An upstream answering every request 200 with the JSON text `answer` writes for it, literals and all. */
+export function startRawJsonUpstream(answer: (req: SeenRequest) => string): Promise<TestUpstream> {
+  return startUpstream((req, res) => sendRawJson(res, answer(req)))
+}
+
 /** Answers `GET /items/{id}` from `items` (404 when absent); false for any other path, left to the caller. */
 export function answerItemById(items: readonly { readonly id: string }[], req: SeenRequest, res: ServerResponse): boolean {
   const get = /^\/items\/([^/]+)$/.exec(req.url.pathname)

@@ -38,6 +38,39 @@ export async function startServe(configPath: string, options: { readonly compile
   return { child, base }
 }
 
+/**
+ * `warrant ARGS` (serve, mcp) as a real process in `cwd`: resolves when it exits, or when it says it listens (then it
+ * is stopped), with whether it listened and everything it wrote. Its stdin stays open, as a client's would.
+ */
+export function startUntilListening(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; listened: boolean; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  let listened = false
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`neither listened nor exited:\n${stdout}\n${stderr}`)), 60_000)
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      if (!listened && /API:\s+http/.test(stdout)) {
+        listened = true
+        void stopServe(child, 'SIGTERM')
+      }
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      resolve({ code, listened, stdout, stderr })
+    })
+  })
+}
+
+/** A server's environment as an operator's shell gives it: warnings logged, and WARRANT_AUDIT_KEY only where `extra` sets it. */
+export function serverEnvWith(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, WARRANT_LOG_LEVEL: 'warn', ...extra }
+  if (!('WARRANT_AUDIT_KEY' in extra)) delete env.WARRANT_AUDIT_KEY
+  return env
+}
+
 export async function stopServe(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = once(child, 'exit')
