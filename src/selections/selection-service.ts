@@ -109,7 +109,8 @@ export interface FreezeProgress {
 export interface SelectionService {
   /**
    * Walks the inventory, freezes members and exclusions, and returns the selection view (first page included).
-   * `onProgress` hears after each page is frozen (for a person watching a long walk). `signal` stops the walk
+   * `onProgress` hears once as the walk starts (`pages: 0`) and after each page is frozen (for a person watching a
+   * long walk). `signal` stops the walk
    * (Ctrl-C in the CLI): the call rejects with its reason and the selection built so far is removed.
    */
   create(
@@ -135,7 +136,8 @@ export interface SelectionService {
   /**
    * A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and
    * fields. `onProgress` and `signal` as `create`'s (its walk can be as long): the call rejects with the signal's reason
-   * and the selection it was building is removed.
+   * and the selection it was building is removed. An earlier recovery handed back (`created: false`) walks nothing, so
+   * `onProgress` is never called.
    */
   recover(
     actor: Actor,

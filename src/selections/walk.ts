@@ -69,6 +69,8 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   try {
     const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule), resource.config.group_by)
     const progress = { pages: 0, examined: 0, members: 0, excluded: 0 }
+    // the walk starts now (no page yet): a recovery handed an earlier one never gets here, so never says it reads
+    request.onProgress?.({ ...progress })
     const summary = await walkInventory(
       resource.connector,
       { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },
