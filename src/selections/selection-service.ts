@@ -13,6 +13,7 @@ import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './sc
  *   (expired is computed at read time from `expires_at`).
  * - `create` resolves to the `SelectionView` (was `unknown`); new: `view`, `page`, `excluded`, `exportStream`,
  *   `recover`, `createFromTargets` (for compensation plans), `assertUsable`.
+ * - `reapAbandoned`; `load` of a selection still building or failed is `conflict` (409) saying so (was `not_found`).
  */
 
 export interface ExclusionRule {
@@ -164,4 +165,9 @@ export interface SelectionService {
    * moment won (a compensation's): kept only if a plan names it.
    */
   discardUnused(selectionId: string): Promise<void>
+  /**
+   * Marks `failed`, with the reason, every selection whose builder is gone (killed mid-walk: its lease ended, or its
+   * process of this machine no longer runs) and removes its members; returns the ids. Run at open and on a sweep.
+   */
+  reapAbandoned(): Promise<string[]>
 }

@@ -1,5 +1,6 @@
 import { Migrator, sql } from 'kysely'
 import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import { addSelectionBuilder } from './migration-selection-builder.js'
 
 /**
  * The store's schema history, one set for SQLite and PostgreSQL. Only portable types are used: `text` for
@@ -15,6 +16,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
   '0006_unique_principal_names': { up: atomically(makePrincipalNamesUnique) },
   '0007_operation_pause': { up: atomically(addOperationPause) },
+  '0008_selection_builder': { up: atomically(addSelectionBuilder) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
