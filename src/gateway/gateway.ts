@@ -86,6 +86,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   })
   try {
     const outcome = await store.migrate()
+    // a store a newer Warrant migrated is no bug of ours: refused as the conflict it is, before anything is written
+    if (outcome.error?.newer) throw new WarrantError('conflict', outcome.error.message, { newer_migrations: outcome.error.newer })
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
