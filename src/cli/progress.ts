@@ -56,3 +56,9 @@ export function duration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000))
   return s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`
 }
+
+/** A selection's walk in words (select, recover): `pages: 0` is the walk starting, before its first page arrives. */
+export function freezeProgressLine(what: string, p: { readonly pages: number; readonly examined: number; readonly members: number; readonly excluded: number }, elapsedMs: number): string {
+  if (p.pages === 0) return `${what}: reading the first page…`
+  return `${what}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(elapsedMs)}`
+}

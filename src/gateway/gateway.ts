@@ -11,7 +11,7 @@ import { createOperationService, type OperationService } from '../operations/ind
 import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
 import { createReviewService, type ReviewService } from '../review/index.js'
 import { WarrantError } from '../contract/index.js'
-import { createStore, InvalidStoreUrlError, type Store } from '../store/index.js'
+import { createStore, defaultOwner, InvalidStoreUrlError, type Store } from '../store/index.js'
 import { createTelemetry, type GatewayTelemetry } from '../telemetry/index.js'
 import { createLogger, type Logger } from './logger.js'
 import { observeAudit, observeDecisions, reportUpstreamCall, storeCounts } from './observe-telemetry.js'
@@ -66,7 +66,7 @@ export interface GatewayOptions {
    * (`warrant audit verify` says what it finds).
    */
   readonly requireAuditKey?: boolean
-  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see operations/instance-owner.ts). */
+  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see store/instance-owner.ts). */
   readonly instanceId?: string
   /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window), the operations' (leases, ledger times, reconciliation's settle window, Retry-After pauses) and the http connectors' (a Retry-After HTTP-date is read against it); tests pin and move it. */
   readonly clock?: () => Date
@@ -86,6 +86,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   })
   try {
     const outcome = await store.migrate()
+    // a store a newer Warrant migrated is no bug of ours: refused as the conflict it is, before anything is written
+    if (outcome.error?.newer) throw new WarrantError('conflict', outcome.error.message, { newer_migrations: outcome.error.newer })
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })
@@ -104,7 +106,15 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const catalogue = createCatalogue({ config: options.config, env: options.env, onCall, telemetry, ...(options.clock ? { clock: options.clock } : {}) })
     const cursorCodec = createCursorCodec({ key })
-    const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes })
+    const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID ?? defaultOwner()
+    const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes, owner: instanceId })
+    // Selections another process was building when it died (SIGKILL, a crash) are marked failed, their members removed.
+    const reap = () =>
+      selections
+        .reapAbandoned()
+        .then((ids) => (ids.length > 0 ? log.warn({ selection_ids: ids }, 'selections whose builder is gone were marked failed and their members removed') : undefined))
+        .catch((error: unknown) => log.warn({ err: error }, 'looking for abandoned selections failed; the next sweep retries'))
+    await reap()
     // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the
     // services stay free of delivery code: the plan service is observed, and so is the executor's run recorder.
     // Read at each use: the server's real address is known only once it listens (see Gateway.listeningAt).
@@ -119,7 +129,6 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       sweep: (options.executors ?? true) === true,
     })
     const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
-    const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID
     const operations = createOperationService({
       store,
       catalogue,
@@ -131,11 +140,14 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       cursorKey: key,
       executors: options.executors ?? true,
       telemetry,
-      ...(instanceId ? { instanceId } : {}),
+      instanceId,
       ...(options.clock ? { clock: options.clock } : {}),
     })
     // After every service exists: unfinished operations resume (their in-flight targets become unknown).
     await operations.recover()
+    // a long-running gateway also finds builds that die while it runs (a CLI select killed on the same store)
+    const reaper = (options.executors ?? true) === true ? setInterval(() => void reap(), SELECTION_SWEEP_MS) : null
+    reaper?.unref?.()
     const principals = createPrincipalStore(store)
     return {
       config: options.config,
@@ -155,6 +167,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
         listening = address
       },
       async close() {
+        if (reaper !== null) clearInterval(reaper)
         // Executors first: in-flight targets finish and are recorded, leases are released.
         await operations.close()
         await notifications.close()
@@ -168,6 +181,9 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     throw error
   }
 }
+
+/** How often a serving gateway looks for selections whose builder died. */
+const SELECTION_SWEEP_MS = 15_000
 
 async function signingKey(store: Store): Promise<string> {
   await store.db

@@ -15,6 +15,10 @@ export interface SelectionContext {
   readonly nowIso: () => string
   readonly defaultTtlMinutes: number
   readonly firstPageSize: number
+  /** This process's lease-owner name, recorded as the builder of each selection it freezes. */
+  readonly owner: string
+  /** How long a builder is taken for alive after its last renewal (see build-lease.ts). */
+  readonly buildLeaseMs: number
 }
 
 export function assertInScope(actor: Actor, resource: string): void {

@@ -1,6 +1,7 @@
 import type { CursorCodec } from '../inventory/index.js'
 import type { Catalogue } from '../resources/index.js'
-import type { Store } from '../store/index.js'
+import { defaultOwner, type Store } from '../store/index.js'
+import { DEFAULT_BUILD_LEASE_MS, reapAbandoned } from './build-lease.js'
 import { createFromTargets } from './compensation.js'
 import type { SelectionContext } from './context.js'
 import { excludedPage } from './exclusions.js'
@@ -29,6 +30,10 @@ export interface SelectionServiceOptions {
   readonly defaultTtlMinutes?: number
   /** Members in the first page of a view; default 100. */
   readonly firstPageSize?: number
+  /** This process's lease-owner name (recorded as each selection's builder); default host:pid:random:machine. */
+  readonly owner?: string
+  /** A builder's lease on the selection it builds (see build-lease.ts); default 30 s. */
+  readonly buildLeaseMs?: number
 }
 
 /**
@@ -54,6 +59,8 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     nowIso: () => clock().toISOString(),
     defaultTtlMinutes: options.defaultTtlMinutes ?? 30,
     firstPageSize: options.firstPageSize ?? 100,
+    owner: options.owner ?? defaultOwner(),
+    buildLeaseMs: options.buildLeaseMs ?? DEFAULT_BUILD_LEASE_MS,
   }
 
   return {
@@ -72,5 +79,6 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),
     discardUnused: (selectionId) => discardUnused(ctx, selectionId),
+    reapAbandoned: () => reapAbandoned(ctx),
   }
 }

@@ -1,13 +1,19 @@
 import { type Actor, WarrantError } from '../contract/index.js'
 import type { SelectionRow } from '../store/index.js'
+import { failedSelection, reapAbandoned, stillBuilding } from './build-lease.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import type { SelectionCompleteness, SelectionMember, SelectionOrigin, SelectionRecord } from './selection-service.js'
 
 export async function loadRow(ctx: SelectionContext, selectionId: string): Promise<SelectionRow> {
   const row = await ctx.db.selectFrom('selections').selectAll().where('id', '=', selectionId).executeTakeFirst()
+  if (!row) throw new WarrantError('not_found', `no selection "${selectionId}"`, { selection_id: selectionId })
   // A selection still building (or abandoned mid-build) has no digest yet; serving it would expose a partial set.
-  if (!row || row.state === 'building' || row.state === 'failed')
-    throw new WarrantError('not_found', `no selection "${selectionId}"`, { selection_id: selectionId })
+  // One whose builder is gone is marked failed here, so the answer says why it will never be served.
+  if (row.state === 'building') {
+    if ((await reapAbandoned(ctx, selectionId)).length === 0) throw stillBuilding(selectionId, row.builder)
+    return loadRow(ctx, selectionId)
+  }
+  if (row.state === 'failed') throw failedSelection(selectionId, row.failure)
   return row
 }
 

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import { withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { Resource } from '../resources/index.js'
+import { lostBuild } from './build-lease.js'
 import type { SelectionContext } from './context.js'
 import type { MemberWriter } from './member-writer.js'
 import type { ExclusionRule, SelectionCompleteness, SelectionOrigin } from './selection-service.js'
@@ -53,6 +54,9 @@ export async function insertBuilding(
       expires_at: expiryFor(ctx, resource, started),
       state: 'building',
       origin: origin === null ? null : JSON.stringify(origin),
+      // whose walk this is, alive until then (renewed by keepBuilding): a builder that dies is known by this
+      builder: ctx.owner,
+      lease_until: new Date(ctx.clock().getTime() + ctx.buildLeaseMs).toISOString(),
     })
     .execute()
 }
@@ -82,9 +86,16 @@ export async function freezeRow(
         exclusions: JSON.stringify(exclude.map((r) => ({ rule: r.rule, filter: r.filter, count: writer.exclusionCounts.get(r.rule) ?? 0 }))),
         groups: JSON.stringify(groups),
         state: 'frozen',
+        lease_until: null,
       })
       .where('id', '=', id)
-      .execute()
+      // still ours to finish: a row another process marked failed (our lease had ended) had its members removed
+      .where('state', '=', 'building')
+      .where('builder', '=', ctx.owner)
+      .executeTakeFirst()
+      .then((result) => {
+        if (Number(result.numUpdatedRows) !== 1) throw lostBuild(id)
+      })
   if (!once) {
     await mark(ctx.db)
     return id

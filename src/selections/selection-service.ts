@@ -13,6 +13,7 @@ import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './sc
  *   (expired is computed at read time from `expires_at`).
  * - `create` resolves to the `SelectionView` (was `unknown`); new: `view`, `page`, `excluded`, `exportStream`,
  *   `recover`, `createFromTargets` (for compensation plans), `assertUsable`.
+ * - `reapAbandoned`; `load` of a selection still building or failed is `conflict` (409) saying so (was `not_found`).
  */
 
 export interface ExclusionRule {
@@ -109,7 +110,8 @@ export interface FreezeProgress {
 export interface SelectionService {
   /**
    * Walks the inventory, freezes members and exclusions, and returns the selection view (first page included).
-   * `onProgress` hears after each page is frozen (for a person watching a long walk). `signal` stops the walk
+   * `onProgress` hears once as the walk starts (`pages: 0`) and after each page is frozen (for a person watching a
+   * long walk). `signal` stops the walk
    * (Ctrl-C in the CLI): the call rejects with its reason and the selection built so far is removed.
    */
   create(
@@ -135,7 +137,8 @@ export interface SelectionService {
   /**
    * A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and
    * fields. `onProgress` and `signal` as `create`'s (its walk can be as long): the call rejects with the signal's reason
-   * and the selection it was building is removed.
+   * and the selection it was building is removed. An earlier recovery handed back (`created: false`) walks nothing, so
+   * `onProgress` is never called.
    */
   recover(
     actor: Actor,
@@ -162,4 +165,9 @@ export interface SelectionService {
    * moment won (a compensation's): kept only if a plan names it.
    */
   discardUnused(selectionId: string): Promise<void>
+  /**
+   * Marks `failed`, with the reason, every selection whose builder is gone (killed mid-walk: its lease ended, or its
+   * process of this machine no longer runs) and removes its members; returns the ids. Run at open and on a sweep.
+   */
+  reapAbandoned(): Promise<string[]>
 }

@@ -2,6 +2,7 @@ import type { Actor, Filter } from '../contract/index.js'
 import { type Budget, walkInventory } from '../inventory/index.js'
 import type { Resource } from '../resources/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
+import { keepBuilding } from './build-lease.js'
 import { checkExclusionRules, firstMatchingRule } from './exclusions.js'
 import { storeSeenFilter } from './freeze.js'
 import { type FrozenRow, MemberWriter } from './member-writer.js'
@@ -66,9 +67,14 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   const started = ctx.clock()
   const stored = storedFieldsOf(resource.config, request.fields)
   await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin)
+  const lease = keepBuilding(ctx, id)
+  // the caller's stop (Ctrl-C) or the lease lost to another process that declared this build abandoned
+  const signal = request.signal ? AbortSignal.any([request.signal, lease.lost]) : lease.lost
   try {
     const writer = new MemberWriter(ctx.store, id, request.exclude.map((r) => r.rule), resource.config.group_by)
     const progress = { pages: 0, examined: 0, members: 0, excluded: 0 }
+    // the walk starts now (no page yet): a recovery handed an earlier one never gets here, so never says it reads
+    request.onProgress?.({ ...progress })
     const summary = await walkInventory(
       resource.connector,
       { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },
@@ -78,7 +84,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
         cursorCodec: ctx.cursorCodec,
         seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
         ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
-        ...(request.signal ? { signal: request.signal } : {}),
+        signal,
       },
       async (page) => {
         const kept: FrozenRow[] = []
@@ -90,7 +96,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
           else kept.push(row)
         }
         await writer.write(kept, excluded)
-        request.signal?.throwIfAborted()
+        signal.throwIfAborted()
         if (request.onProgress) {
           progress.pages += 1
           progress.examined += page.length
@@ -102,7 +108,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
     )
     const digest = await writer.finish()
     // past the walk, but not yet frozen: a stop now still leaves nothing behind
-    request.signal?.throwIfAborted()
+    signal.throwIfAborted()
     reportWalk(resource.telemetry, resource.name, summary)
     resource.telemetry?.observe('warrant_selection_members', { resource: resource.name }, writer.count)
     const completeness: SelectionCompleteness = {
@@ -119,5 +125,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   } catch (error) {
     await discard(ctx, id)
     throw error
+  } finally {
+    lease.stop()
   }
 }

@@ -1,5 +1,7 @@
 import { Migrator, sql } from 'kysely'
 import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import { addSelectionBuilder } from './migration-selection-builder.js'
+import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
  * The store's schema history, one set for SQLite and PostgreSQL. Only portable types are used: `text` for
@@ -15,6 +17,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
   '0006_unique_principal_names': { up: atomically(makePrincipalNamesUnique) },
   '0007_operation_pause': { up: atomically(addOperationPause) },
+  '0008_selection_builder': { up: atomically(addSelectionBuilder) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -29,6 +32,8 @@ export interface MigrationFailure {
   readonly migration: string | null
   readonly message: string
   readonly cause: unknown
+  /** set when the store holds migrations this code does not know (a newer Warrant migrated it): nothing ran */
+  readonly newer?: readonly string[]
 }
 
 export interface MigrateOptions {
@@ -50,6 +55,11 @@ const MIGRATION_LOCK_TABLE = 'warrant_migration_lock'
  */
 export async function migrateToLatest(options: MigrateOptions): Promise<MigrationOutcome> {
   const migrations = options.migrations ?? storeMigrations
+  const newer = await migrationsUnknownHere(options.db, MIGRATION_TABLE, migrations)
+  if (newer.length > 0) {
+    const message = newerStoreMessage(newer, migrations)
+    return { applied: [], error: { migration: null, message, cause: new Error(message), newer } }
+  }
   const provider: MigrationProvider = { getMigrations: async () => ({ ...migrations }) }
   const migrator = new Migrator({
     db: options.db,

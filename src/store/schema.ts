@@ -47,6 +47,12 @@ export interface SelectionsTable {
   state: SelectionState
   /** JSON: `{kind: 'recovery', selection_id}` or `{kind: 'compensation', operation_id, plan_id}`; null for a plain selection (0002) */
   origin: JsonText | null
+  /** the lease owner (host:pid:random:machine) of the process that built it; null on rows from before 0008 */
+  builder: string | null
+  /** while `building`: the builder is known alive until then (it renews it); null once frozen or failed (0008) */
+  lease_until: IsoTimestamp | null
+  /** why a `failed` selection never finished (its builder died, its lease ran out); null otherwise (0008) */
+  failure: string | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */

@@ -21,7 +21,18 @@ describe('the whole flow from the CLI: recover, compensate, reconcile (real subp
     assert.equal(recovered.code, 0, recovered.stderr)
     assert.match(recovered.stdout, /^COMPLETE: selection sel_\S+ froze 40 record\(s\)/)
     assert.match(recovered.stdout, new RegExp(`Recovers selection ${partial.selection_id}`))
+    const created = /^COMPLETE: selection (sel_\S+) froze/.exec(recovered.stdout)![1]!
+    // Asked again, the same principal is handed the recovery it already made: nothing is read, and the output says
+    // so (it printed "reading the first page" and the same lines as a new recovery, as if a walk had happened).
+    const again = await ws.warrant(['recover', partial.selection_id])
+    assert.equal(again.code, 0, again.stderr)
+    assert.doesNotMatch(again.stderr, /reading the first page|page\(s\) read/, 'no walk happened, so no progress of one')
+    assert.match(again.stdout, new RegExp(`^COMPLETE: selection ${created} froze 40 record\\(s\\)`))
+    assert.match(again.stdout, new RegExp(`already recovered: selection ${created}, made earlier by this principal, is returned; nothing was read again`))
+    assert.doesNotMatch(recovered.stdout, /already recovered/, 'a new recovery does not say so')
     const json = JSON.parse((await ws.warrant(['recover', partial.selection_id, '--json'])).stdout)
+    assert.equal(json.selection_id, created)
+    assert.equal(json.created, false)
     assert.equal(json.recovery_of, partial.selection_id)
     assert.equal(json.complete, true)
     const missing = await ws.warrant(['recover', 'sel_nope'])

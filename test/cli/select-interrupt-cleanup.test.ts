@@ -53,4 +53,48 @@ for (const kind of STORE_KINDS)
           assert.equal(JSON.parse(audit[audit.length - 1]!.summary).outcome, 'interrupted')
         })
       })
+
+    /**
+     * SIGKILL runs no cleanup: the killed select's row stayed `building` forever, with every member it had frozen,
+     * and looking its id up said only `not_found`. The next process to open the store learns the builder is gone
+     * (a process of this machine that no longer runs; elsewhere, a lease it stopped renewing), marks the selection
+     * `failed` with that reason and removes its members; a plan on it is refused saying why. Another process's build
+     * whose lease is live stays `building`; one whose lease ended is failed too.
+     */
+    test('SIGKILL mid-walk: the next process marks the selection failed with the reason, removes its members, and refuses a plan on it', { timeout: 120_000 }, async () => {
+      const live = 'sel_other_host_live'
+      const gone = 'sel_other_host_gone'
+      const known = await withStore(async (store) => {
+        await store.migrate()
+        const soon = new Date(Date.now() + 3_600_000).toISOString()
+        await insertForeignBuildingSelection(store, live, { createdBy: null, origin: null, builder: 'elsewhere:1:aaaa:bbbb', leaseUntil: soon })
+        await insertForeignBuildingSelection(store, gone, { createdBy: null, origin: null, builder: 'elsewhere:2:cccc:dddd', leaseUntil: new Date(Date.now() - 1000).toISOString() })
+        return new Set((await store.db.selectFrom('selections').select('id').execute()).map((r) => r.id))
+      })
+      const killed = await interruptCliWhen(ws.dir, ['select', 'subscriptions', '--page-size', '10', '--config', ws.configPath], /[1-9]\d* page\(s\) read/, 'SIGKILL')
+      assert.equal(killed.code, null, 'killed by the signal')
+      const id = await withStore(async (store) => {
+        const rows = await store.db.selectFrom('selections').select(['id', 'state']).where('id', 'not in', [...known]).execute()
+        assert.equal(rows.length, 1, JSON.stringify(rows))
+        assert.equal(rows[0]!.state, 'building', 'SIGKILL left its row as it was')
+        return rows[0]!.id
+      })
+      const plan = await ws.warrant(['plan', id, '--action', 'pause_collection', '--param', 'reason=x'])
+      assert.equal(plan.code, 3, `${plan.stdout}\n${plan.stderr}`)
+      assert.match(plan.stderr, /conflict/)
+      assert.match(plan.stderr, new RegExp(`selection ${id} was never finished: its builder, process \\S+ no longer runs`))
+      assert.match(plan.stderr, /can never be reviewed, planned or committed/)
+      assert.doesNotMatch(plan.stderr, /internal error/)
+      await withStore(async (store) => {
+        const rows = await store.db.selectFrom('selections').select(['id', 'state', 'failure']).where('id', 'in', [id, live, gone]).orderBy('id').execute()
+        const byId = new Map(rows.map((r) => [r.id, r]))
+        assert.equal(byId.get(id)?.state, 'failed')
+        assert.match(byId.get(id)?.failure ?? '', /no longer runs .*its members were removed/)
+        assert.equal(byId.get(gone)?.state, 'failed', 'a lease that ended is a builder gone')
+        assert.match(byId.get(gone)?.failure ?? '', /stopped renewing its lease/)
+        assert.equal(byId.get(live)?.state, 'building', 'a live lease on another host is left alone')
+        const members = await store.db.selectFrom('selection_members').select('selection_id').where('selection_id', 'in', [id, gone]).execute()
+        assert.equal(members.length, 0, 'the killed build left no member behind')
+      })
+    })
   })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { describe, test } from 'node:test'
-import { defaultOwner } from '../../src/operations/instance-owner.js'
+import { defaultOwner } from '../../src/store/index.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { AGENT, createHarness, type Harness, type HarnessOptions } from './support/harness.js'
 

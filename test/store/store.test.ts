@@ -356,6 +356,9 @@ for (const kind of STORE_KINDS) {
           expires_at: T1,
           state: 'frozen' as const,
           origin: null,
+          builder: 'host:1:abcd:ef01',
+          lease_until: null,
+          failure: null,
         }
         await db.insertInto('selections').values(selection).execute()
         const readSelection = await db.selectFrom('selections').selectAll().where('id', '=', 'sel_1').executeTakeFirstOrThrow()

@@ -3,7 +3,7 @@ import type { PlanProposal } from '../../plans/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
 import { onInterrupt } from '../interrupt.js'
-import { createProgress, duration, thousands } from '../progress.js'
+import { createProgress, freezeProgressLine } from '../progress.js'
 import type { FreezeProgress } from '../../selections/index.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { renderPlan, renderSelection } from '../render-selection.js'
@@ -29,10 +29,8 @@ export function registerFollowUps(program: Command): void {
         const progress = createProgress({ quiet: flags.quiet })
         const started = Date.now()
         const resource = (await gateway.selections.load(actor, id)).resource
-        const walking = `recovering ${id} from ${resource}`
-        progress.update(`${walking}: reading the first page…`)
-        const onProgress = (p: FreezeProgress) =>
-          progress.update(`${walking}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(Date.now() - started)}`)
+        // first heard as the walk starts: a recovery already made is handed back without one, and says nothing of pages
+        const onProgress = (p: FreezeProgress) => progress.update(freezeProgressLine(`recovering ${id} from ${resource}`, p, Date.now() - started))
         // Ctrl-C: the walk stops and removes the recovery it was building, as `warrant select` does (only this one:
         // another gateway may be building its own). Left `building`, its row and members would stay forever.
         const stop = new AbortController()

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { type Filter, WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
-import { createProgress, duration, thousands } from '../progress.js'
+import { createProgress, freezeProgressLine } from '../progress.js'
 import type { FreezeProgress } from '../../selections/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
@@ -62,9 +62,8 @@ export function registerSelect(program: Command): void {
         }
         const progress = createProgress({ quiet: flags.quiet })
         const started = Date.now()
-        progress.update(`selecting from ${name}: reading the first page…`)
-        const onProgress = (p: FreezeProgress) =>
-          progress.update(`selecting from ${name}: ${thousands(p.pages)} page(s) read, ${thousands(p.examined)} record(s) examined, ${thousands(p.members)} member(s) frozen, ${thousands(p.excluded)} excluded · ${duration(Date.now() - started)}`)
+        const onProgress = (p: FreezeProgress) => progress.update(freezeProgressLine(`selecting from ${name}`, p, Date.now() - started))
+        onProgress({ pages: 0, examined: 0, members: 0, excluded: 0 })
         // Ctrl-C: the walk stops and removes the selection it was building (only this one: another gateway on the
         // same store may be building its own). Left `building`, its row and members would stay in the store forever.
         const stop = new AbortController()

@@ -3,7 +3,7 @@ import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 
 /**
- * Lease owners of this machine. A default owner name is `host:pid:random:machine`, where `machine` hashes the
+ * Lease owners of this machine (an executor's operation lease, a builder's lease on the selection it freezes). A default owner name is `host:pid:random:machine`, where `machine` hashes the
  * kernel's boot id and this process's PID namespace: two owners with the same host and machine part see the same
  * process table, so a pid that no longer runs proves the owner is gone (it was killed or crashed) and its leases
  * can be taken at once instead of after they expire. Anything less certain (another host, another container,
