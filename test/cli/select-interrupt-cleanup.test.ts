@@ -64,7 +64,7 @@ for (const kind of STORE_KINDS)
     test('SIGKILL mid-walk: the next process marks the selection failed with the reason, removes its members, and refuses a plan on it', { timeout: 120_000 }, async () => {
       const live = 'sel_other_host_live'
       const gone = 'sel_other_host_gone'
-      const known = await withStore(async (store) => {
+      const known = await ws.withStore(async (store) => {
         await store.migrate()
         const soon = new Date(Date.now() + 3_600_000).toISOString()
         await insertForeignBuildingSelection(store, live, { createdBy: null, origin: null, builder: 'elsewhere:1:aaaa:bbbb', leaseUntil: soon })
@@ -73,7 +73,7 @@ for (const kind of STORE_KINDS)
       })
       const killed = await interruptCliWhen(ws.dir, ['select', 'subscriptions', '--page-size', '10', '--config', ws.configPath], /[1-9]\d* page\(s\) read/, 'SIGKILL')
       assert.equal(killed.code, null, 'killed by the signal')
-      const id = await withStore(async (store) => {
+      const id = await ws.withStore(async (store) => {
         const rows = await store.db.selectFrom('selections').select(['id', 'state']).where('id', 'not in', [...known]).execute()
         assert.equal(rows.length, 1, JSON.stringify(rows))
         assert.equal(rows[0]!.state, 'building', 'SIGKILL left its row as it was')
@@ -85,7 +85,7 @@ for (const kind of STORE_KINDS)
       assert.match(plan.stderr, new RegExp(`selection ${id} was never finished: its builder, process \\S+ no longer runs`))
       assert.match(plan.stderr, /can never be reviewed, planned or committed/)
       assert.doesNotMatch(plan.stderr, /internal error/)
-      await withStore(async (store) => {
+      await ws.withStore(async (store) => {
         const rows = await store.db.selectFrom('selections').select(['id', 'state', 'failure']).where('id', 'in', [id, live, gone]).orderBy('id').execute()
         const byId = new Map(rows.map((r) => [r.id, r]))
         assert.equal(byId.get(id)?.state, 'failed')

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createStore } from '../../src/store/index.js'
-import { createCliWorkspaceOn } from '../support/cli-store-workspace.js'
+import { type CliWorkspace, createCliWorkspaceOn } from '../support/cli-config.js'
 import { STORE_KINDS } from '../support/stores.js'
 
 /**
@@ -12,32 +11,20 @@ import { STORE_KINDS } from '../support/stores.js'
  */
 for (const kind of STORE_KINDS)
   describe(`a store newer than the code is refused, saying so (${kind})`, () => {
-    let workspace: Awaited<ReturnType<typeof createCliWorkspaceOn>>
+    let ws: CliWorkspace
     before(async () => {
-      workspace = await createCliWorkspaceOn(kind, { count: 50 })
+      ws = await createCliWorkspaceOn(kind, { count: 50 })
     })
     after(async () => {
-      await workspace?.drop()
+      await ws?.drop()
     })
 
     test('every command exits 3 naming the newer migration; no audit row or selection is written', { timeout: 120_000 }, async () => {
-      const { ws, storeUrl } = workspace
       const first = await ws.warrant(['search', 'subscriptions', '-f', 'status=past_due'])
       assert.equal(first.code, 0, first.stderr)
-      const count = async (table: 'audit_events' | 'selections') => {
-        const store = await createStore({ url: storeUrl })
-        try {
-          return Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
-        } finally {
-          await store.close()
-        }
-      }
-      const store = await createStore({ url: storeUrl })
-      try {
-        await store.db.insertInto('warrant_migration' as never).values({ name: '0099_from_the_future', timestamp: new Date().toISOString() } as never).execute()
-      } finally {
-        await store.close()
-      }
+      const count = (table: 'audit_events' | 'selections') =>
+        ws.withStore(async (store) => Number((await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n))
+      await ws.withStore((store) => store.db.insertInto('warrant_migration' as never).values({ name: '0099_from_the_future', timestamp: new Date().toISOString() } as never).execute())
       const audited = await count('audit_events')
       for (const args of [['search', 'subscriptions', '-f', 'status=past_due'], ['select', 'subscriptions', '-f', 'status=past_due']]) {
         const run = await ws.warrant(args)
