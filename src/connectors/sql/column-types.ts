@@ -12,7 +12,7 @@ export interface ColumnType {
   /** The type as the table declares it, for messages. */
   readonly declared: string
   readonly kind: ColumnKind
-  /** An integer column (SQLite INTEGER affinity, PostgreSQL smallint/integer/bigint). */
+  /** An integer column (SQLite INTEGER affinity, PostgreSQL smallint/integer/bigint, MySQL's INT types and YEAR). */
   readonly integer: boolean
   /** Digits of a second a date or timestamp column keeps (0 for whole seconds and for a date); null for any other. */
   readonly secondDigits: number | null
@@ -59,7 +59,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
   for (const row of rows) {
     const declared = String(row.type ?? '')
     const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
-    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' && /^(smallint|integer|bigint)$/.test(declared)
+    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(declared) : MYSQL_INTEGER.has(declared.toLowerCase())
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
     out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality })
@@ -116,6 +116,7 @@ function postgresKind(category: string, declared: string): ColumnKind {
 }
 
 const MYSQL_NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'real', 'bit', 'year'])
+const MYSQL_INTEGER = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'year'])
 const MYSQL_TEXT = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum', 'set'])
 const MYSQL_TEMPORAL = new Set(['date', 'datetime', 'timestamp', 'time'])
 

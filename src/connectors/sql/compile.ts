@@ -158,6 +158,11 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
       if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 else ${compiled} end)`
       return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
+    case 'integer':
+      // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer: it
+      // passes, to be counted as not judged whatever the filter, as a value of another type is
+      if (dialect === 'sqlite') return sql`(${compiled} or typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
+      return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
     default:
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled

@@ -93,8 +93,11 @@ function unstorableText(record: SourceRecord): (field: string) => boolean {
 /** Whether a normalised value (not null) is of its declared type, for the types a stored value can betray. */
 function fitsType(value: unknown, type: FieldTypes[string]): boolean {
   switch (type) {
-    case 'number':
     case 'integer':
+      // a whole number: 1.5 in a numeric, DECIMAL or REAL column (or kept as REAL by SQLite's INTEGER affinity) is
+      // no integer, as the http connector judges it (fitsDeclaredType); exact digits past 2^53 with no fraction are
+      return (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && wholeDecimal(value))
+    case 'number':
       // a finite number, or the exact digits of one a double cannot hold. A float column keeps Infinity and NaN
       // (SQLite's 9e999, PostgreSQL's 'NaN'): no JSON number carries them, they would be shown and frozen as null
       return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && decimalOf(value) !== null)
@@ -108,4 +111,13 @@ function fitsType(value: unknown, type: FieldTypes[string]): boolean {
     default:
       return true
   }
+}
+
+/** Whether decimal text names a whole number ("12345678901234567890", "-3.00"): `decimalOf`'s digits all before the point. */
+function wholeDecimal(text: string): boolean {
+  const form = decimalOf(text)
+  if (form === null) return false
+  if (form === '0') return true
+  const [digits, point] = form.replace(/^-/, '').split('e') as [string, string]
+  return digits.length <= Number(point)
 }
