@@ -89,9 +89,10 @@ class SqlReadSession implements ReadSession {
     const checked = table?.idUnique !== true
     const result = await timed(async () => {
       const rows = await (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after)))
-      // rows without an id are counted once per walk, on its first page (the count travels in the walk's gaps)
-      const idless = this.#idNullable && request.position === null ? await this.#idlessCount(request) : 0
-      return { rows, idless, repeated: checked ? await this.#repeatedId(request, rows) : null }
+      // rows without an id (or, on SQLite, keyed by bytes) are counted once per walk, on its first page (the count
+      // travels in the walk's gaps)
+      const unkeyed = (this.#idNullable || ctx.dialect === 'sqlite') && request.position === null ? await this.#unkeyedCount(request) : NONE_UNKEYED
+      return { rows, unkeyed, repeated: checked ? await this.#repeatedId(request, rows) : null }
     })
     if ('error' in result) {
       this.#state = 'broken'
@@ -101,7 +102,7 @@ class SqlReadSession implements ReadSession {
       return classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
-    const { rows, idless, repeated } = result.value
+    const { rows, unkeyed, repeated } = result.value
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
     if (repeated !== null) return { kind: 'refused', message: repeated }
     const more = rows.length > request.pageSize
@@ -111,7 +112,7 @@ class SqlReadSession implements ReadSession {
     const next = more && last ? encodePosition(last[idField]) : null
     const judged = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
     const { items } = judged
-    const unjudged = idless === 0 ? judged.unjudged : withIdless(judged.unjudged, idless, idField)
+    const unjudged = withUnkeyed(judged.unjudged, unkeyed, idField)
     return unjudged === null ? { kind: 'page', items, next } : { kind: 'page', items, next, unjudged }
   }
 
@@ -145,22 +146,32 @@ class SqlReadSession implements ReadSession {
   /**
    * The rows of the filter that have no id. `id > last` never reaches them, and where NULLs sort first a page
    * would show them as a record "null": they name no record, so the page queries leave them out and the walk
-   * counts them here, the answer not complete (`SHAPE_MISMATCH` naming the id field).
+   * counts them here, the answer not complete (`SHAPE_MISMATCH` naming the id field). So are SQLite's rows whose
+   * id is a blob (any column keeps one): read, its id was the bytes decoded as UTF-8 (x'FFFF' and x'FEFF' one id,
+   * neither found by it again) and a page ending on one left a position no page resumes from. SQLite orders every
+   * blob after all text and numbers, so `id >= x''` is exactly those rows, on the id's index.
    */
-  async #idlessCount(request: ReadPageRequest): Promise<number> {
-    const key = `idless:${this.#asText.size}:${this.#byCodePoint.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
+  async #unkeyedCount(request: ReadPageRequest): Promise<Unkeyed> {
+    const key = `unkeyed:${this.#asText.size}:${this.#byCodePoint.size}:${this.#loose.size}:${JSON.stringify(request.filter)}`
     let compiled = this.#statements.get(key)
     if (!compiled) {
       const { ctx } = this
+      const id = sql.ref(ctx.idField)
       const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
-      let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} is null`)
+      let query =
+        ctx.dialect === 'sqlite'
+          ? ctx.backend.db
+              .selectFrom(ctx.table)
+              .select([sql<number>`sum(${id} is null)`.as('idless'), sql<number>`sum(${id} >= x'')`.as('bytes')])
+              .where(sql<SqlBool>`(${id} is null or ${id} >= x'')`)
+          : ctx.backend.db.selectFrom(ctx.table).select([sql<number>`count(*)`.as('idless'), sql<number>`0`.as('bytes')]).where(sql<SqlBool>`${id} is null`)
       if (where) query = query.where(where)
       compiled = query.compile()
       if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
       this.#statements.set(key, compiled)
     }
     const [count] = await this.handle.run(compiled)
-    return Number(count?.n ?? 0)
+    return { idless: Number(count?.idless ?? 0), bytes: Number(count?.bytes ?? 0) }
   }
 
   /** The rows of the filter whose id equals the slot's, counted by the engine. */
@@ -228,6 +239,8 @@ class SqlReadSession implements ReadSession {
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
     else if (this.#idNullable) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} is not null`)
+    // a SQLite blob id names no record (see #unkeyedCount): counted, never on a page
+    if (ctx.dialect === 'sqlite') query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} < x''`)
     // one row past the page tells whether there is a next page without a count
     const compiled = limited ? query.orderBy(ctx.idField).limit(request.pageSize + 1).compile() : query.orderBy(ctx.idField).compile()
     if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
@@ -309,9 +322,19 @@ function failedSession(ctx: ConnectorContext, message: string): ReadSession {
 type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
 
 /** A page's tally of unjudged records with the rows that have no id added. */
-function withIdless(unjudged: Unjudged | null, idless: number, idField: string): Unjudged {
-  if (unjudged === null) return { count: idless, absent: [], mistyped: [], idless: { field: idField, count: idless } }
-  return { ...unjudged, count: unjudged.count + idless, idless: { field: idField, count: idless } }
+/** Rows of a walk's filter that name no record: without an id, or (SQLite) with bytes for one. */
+interface Unkeyed {
+  readonly idless: number
+  readonly bytes: number
+}
+const NONE_UNKEYED: Unkeyed = { idless: 0, bytes: 0 }
+
+/** A page's tally with the walk's unkeyed rows added: idless ones as such, byte ids as the id of another type. */
+function withUnkeyed(unjudged: Unjudged | null, { idless, bytes }: Unkeyed, idField: string): Unjudged | null {
+  if (idless === 0 && bytes === 0) return unjudged
+  const base = unjudged ?? { count: 0, absent: [], mistyped: [] }
+  const mistyped = bytes === 0 || base.mistyped.includes(idField) ? base.mistyped : [...base.mistyped, idField]
+  return { ...base, count: base.count + idless + bytes, mistyped, ...(idless === 0 ? {} : { idless: { field: idField, count: idless } }) }
 }
 
 /** The compiled page query with the last id read in its slot. */

@@ -48,6 +48,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
   if (dialect === 'postgres') {
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
     return sql`select a.attnotnull as id_notnull, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
+        (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
           and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index
       from pg_attribute a join pg_type t on t.oid = a.atttypid
@@ -78,7 +79,8 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const typname = String(row.id_typname ?? '')
     // timestamp(p): atttypmod is p, or -1 for the default of 6 digits
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
-    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal: subMillisecond(endpoint, idField, String(row.id_type), digits) }
+    const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
+    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -92,20 +94,21 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     writeRefusal: transactional
       ? null
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
-    idRefusal: bytesId(endpoint, idField, type) ?? subMillisecond(endpoint, idField, type, digits),
+    idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : subMillisecond(endpoint, idField, type, digits),
   }
 }
 
 const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
 
 /**
- * A MySQL/MariaDB id column of bytes is read as a Buffer: an id would be the bytes decoded as UTF-8 (0xFF00 and
- * 0xFE00 both "\uFFFD\0", one key for two rows, neither found by it again) and a walk's position a Buffer no
- * page can resume from. Refused rather than keyed on a hex form, which would not be the id the table shows.
+ * An id column of bytes (MySQL/MariaDB BINARY, VARBINARY, BLOB; PostgreSQL bytea or a domain over it) is read as a
+ * Buffer: an id would be the bytes decoded as UTF-8 (0xFFFF and 0xFEFF both "\uFFFD\uFFFD", one key for two rows,
+ * neither found by it again) and a walk's position a Buffer no page can resume from. Refused rather than keyed on
+ * a hex form, which would not be the id the table shows. (SQLite keeps bytes per value, not per column: the
+ * walk counts such rows, see read-session.ts.) `hex`: the engine's expression for the column as hex text.
  */
-function bytesId(endpoint: string, idField: string, type: string): string | null {
-  if (!MYSQL_BYTES.has(type)) return null
-  return `id column "${idField}" of ${endpoint} is ${type}, which holds bytes, not text: its ids would be read as UTF-8 text (bytes that are none would lose their value, two rows could share one id) and no walk could resume from them, so no record of it is read or written; choose another id column, or key the table by text (a VARCHAR, or a generated column holding hex(${idField}) under a unique index)`
+function bytesId(endpoint: string, idField: string, type: string, hex: string): string {
+  return `id column "${idField}" of ${endpoint} is ${type}, which holds bytes, not text: its ids would be read as UTF-8 text (bytes that are none would lose their value, two rows could share one id) and no walk could resume from them, so no record of it is read or written; choose another id column, or key the table by text (a text column, or a generated column holding ${hex} under a unique index)`
 }
 
 /** The facts as what the connector refuses or checks, each with the fix (`warrant check` reports them). */
