@@ -1,5 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
-import type { Connector, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
+import type { Connector, FieldTypeMisfit, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { pageOrigin } from './page-origin.js'
@@ -164,6 +164,17 @@ function versions(config: ResourceConfig, samples: readonly SourceSample[]): Gua
   return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${records.length} records have no version (writes to them are refused)`, config_keys: [key] }
 }
 
+/**
+ * Actions whose precondition uses a field its column compares otherwise than declared: the connector refuses
+ * every write of them (the database would judge the precondition otherwise than the plan did).
+ */
+function misfitPreconditions(actions: readonly [string, ResourceConfig['actions'][string]][], misfits: readonly FieldTypeMisfit[]): { message: string; configKeys: string[] }[] {
+  return actions.flatMap(([name, action]) => {
+    const misfit = misfits.find((m) => Object.hasOwn(action.precondition, m.field))
+    return misfit === undefined ? [] : [{ message: `action "${name}" has a precondition on "${misfit.field}": ${misfit.cause}, so the database would judge it otherwise than the plan`, configKeys: [`actions.${name}.precondition`] }]
+  })
+}
+
 async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
@@ -174,6 +185,7 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     const version = (await connector.versionColumnProblem?.()) ?? null
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
+      ...misfitPreconditions(actions, (await connector.fieldTypeMisfits?.()) ?? []),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
     ]
     if (problems.length > 0)

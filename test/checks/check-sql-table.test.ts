@@ -24,14 +24,14 @@ function tableCase(kind: Kind, setup: readonly string[]) {
     await Promise.all(connectors.map((c) => c.close()))
     await engine?.drop()
   })
-  return async (table: string, fields: Record<string, string> = FIELDS) => {
+  return async (table: string, fields: Record<string, string> = FIELDS, precondition: Record<string, unknown> = {}) => {
     const config = resourceSchema.parse({
       environment: { name: 'test' },
       connector: { kind: 'sql', url: engine.url, table, source: 'things-db' },
       fields,
       version_field: 'version',
       review_fields: ['id', 'status'],
-      actions: { pause: { set: { status: 'paused' } } },
+      actions: { pause: { set: { status: 'paused' }, precondition } },
     })
     const connector = createSqlConnector({ resource: config })
     connectors.push(connector)
@@ -107,3 +107,24 @@ describe('warrant check on a SQLite view (an id no key proves unique)', () => {
     assert.equal(guarantee(report, 'id_column')?.status, 'holds')
   })
 })
+
+// a precondition on a field its column compares otherwise than declared (a string over a DATETIME): the connector
+// refuses every write of that action (test/connectors/sql/misfit-preconditions.test.ts), and check says so
+for (const [kind, column] of [['mysql', 'datetime'], ['postgres', 'timestamptz']] as const) {
+  describe(`warrant check on ${kind}: an action's precondition on a string field over a ${column} column`, () => {
+    const check = tableCase(kind, [`create table things (id varchar(20) primary key, status varchar(20), at ${column}, version integer not null)`])
+    const fields = { ...FIELDS, at: 'string' }
+
+    test('conditional_writes fails closed, naming the action, the field and the config key', async () => {
+      const report = await check('things', fields, { at: '2024-06-01T12:00:00.000Z' })
+      const writes = guarantee(report, 'conditional_writes')
+      assert.equal(writes?.status, 'fails_closed', JSON.stringify(writes))
+      assert.match(writes?.detail ?? '', /action "pause" has a precondition on "at": field "at" is declared string, but column "at" of table things is .*judge it otherwise than the plan \(writes are refused\)/)
+      assert.deepEqual(writes?.config_keys, ['actions.pause.precondition'])
+    })
+
+    test('a precondition on a fitting field: conditional_writes holds', async () => {
+      assert.equal(guarantee(await check('things', fields, { status: 'active' }), 'conditional_writes')?.status, 'holds')
+    })
+  })
+}

@@ -271,11 +271,17 @@ function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: Re
  * the reason no answer to that filter can be trusted; null when every filtered field fits (or the catalogue
  * could not be read: the read itself then says what is wrong).
  */
-export function filterMisfit(fieldsUsed: Iterable<string>, misfits: readonly FieldTypeMisfit[] | null): string | null {
+export function filterMisfit(fieldsUsed: Iterable<string>, misfits: readonly FieldTypeMisfit[] | null, use: 'filter' | 'precondition' = 'filter'): string | null {
   if (misfits === null || misfits.length === 0) return null
   for (const field of fieldsUsed) {
     const misfit = misfits.find((m) => m.field === field)
-    if (misfit) return `${misfit.cause}, so no filter on it can be trusted and none was run; ${MISFIT_FIX}`
+    if (misfit) return `${misfit.cause}, so ${MISFIT_USE[use]}; ${MISFIT_FIX}`
   }
   return null
 }
+
+const MISFIT_USE = {
+  filter: 'no filter on it can be trusted and none was run',
+  // the plan judged the precondition on the values a record shows; the UPDATE would compare the engine's way
+  precondition: 'a precondition on it would be compared by the database otherwise than the plan compared it, and nothing was written',
+} as const

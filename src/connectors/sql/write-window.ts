@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql, type SqlBool } from 'kysely'
 import { canonicalJson, WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
+import { filterMisfit } from './column-types.js'
 import { compileFilter } from './compile.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
@@ -43,6 +44,10 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter)
   const catalogue = await ctx.catalogue.recent()
   const facts = catalogue.columns
+  // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
+  // said it fails, or the reverse: refused before anything is sent, as a filter on it is
+  const misfit = filterMisfit(Object.keys(first.precondition), facts?.misfits ?? null, 'precondition')
+  if (misfit !== null) throw new WarrantError('invalid_request', misfit)
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,

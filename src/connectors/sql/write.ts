@@ -2,6 +2,7 @@ import { sql, type SqlBool } from 'kysely'
 import { canonicalJson, sameAsDeclared, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
+import { filterMisfit } from './column-types.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -26,6 +27,10 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   // the transaction that reads it back
   const catalogue = await ctx.catalogue.recent()
   const facts = catalogue.columns
+  // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
+  // said it fails, or the reverse: refused before anything is sent, as a filter on it is
+  const misfit = filterMisfit(Object.keys(request.precondition), facts?.misfits ?? null, 'precondition')
+  if (misfit !== null) throw new WarrantError('invalid_request', misfit)
   const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
