@@ -209,7 +209,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
-    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect),
+    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
   }
 }
@@ -231,6 +231,25 @@ function coarseVersion(resource: DeclaredTable, column: ColumnType | undefined, 
     `the version column "${field}" of table ${resource.table} is ${column.declared}, which ${keeps}: a write within the same second would leave the version unchanged, ` +
     `and a writer still holding that version would then overwrite the write unseen, so no write to it is made; ` +
     `make the column keep milliseconds (${fix}), or version the resource by an integer column every write moves`
+  )
+}
+
+/**
+ * A `string` version over a column that cannot keep the UUID a write sets as the next version (`nextVersion`): a
+ * server engine's number, date, boolean or JSON column. MySQL without STRICT keeps the UUID's leading digits or a
+ * zero date, a version no one handed out, and the write would be answered as made; in strict mode, and on
+ * PostgreSQL, every write fails. SQLite keeps text in any column, and a PostgreSQL uuid column keeps a UUID.
+ */
+function untextualVersion(resource: DeclaredTable, column: ColumnType | undefined, dialect: SqlDialectName): string | null {
+  if (resource.fields[resource.versionField] !== 'string' || column === undefined || dialect === 'sqlite') return null
+  if (column.kind !== 'numeric' && column.kind !== 'temporal' && column.kind !== 'boolean' && column.kind !== 'json') return null
+  const field = resource.versionField
+  const as = column.kind === 'numeric' && column.integer ? 'integer' : column.kind === 'temporal' ? 'timestamp' : null
+  return (
+    `the version column "${field}" of table ${resource.table} is ${column.declared}, which cannot hold the text versions a string version_field writes (a UUID): ` +
+    `the database would refuse or convert each one, so no write to it is made; declare version_field's field as the column is` +
+    (as === null ? '' : ` (fields.${field}: ${as})`) +
+    `, or version the resource by a text column`
   )
 }
 
