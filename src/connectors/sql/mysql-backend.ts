@@ -132,8 +132,12 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
 }
 
 /**
- * Every new connection: UTC for TIMESTAMP columns, and statement and lock-wait limits (MariaDB's
- * max_statement_time in seconds, else MySQL's max_execution_time in ms, which covers SELECT only).
+ * Every new connection: UTC for TIMESTAMP columns, statement and lock-wait limits (MariaDB's max_statement_time
+ * in seconds, else MySQL's max_execution_time in ms, which covers SELECT only), and a strict sql_mode: without
+ * STRICT a value a column cannot hold is kept as another (text in an INT as its leading digits, a value too long
+ * cut, a zero date) with only a warning. STRICT_ALL_TABLES is added to the session's own mode, the server's other
+ * flags kept; only this session's, never the global one (the server is shared). mysql2 runs a connection's
+ * commands in order, so these run before any statement of ours.
  */
 function prepare(pool: Pool, timeoutMs: number): Pool {
   const seconds = Math.max(1, Math.ceil(timeoutMs / 1000))
@@ -141,6 +145,7 @@ function prepare(pool: Pool, timeoutMs: number): Pool {
     // an idle connection whose server goes away emits 'error'; unhandled, that would end the process
     conn.on('error', () => undefined)
     conn.query("SET time_zone = '+00:00'", () => undefined)
+    conn.query("SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')", () => undefined)
     conn.query(`SET SESSION innodb_lock_wait_timeout = ${seconds}`, () => undefined)
     conn.query(`SET SESSION max_statement_time = ${seconds}`, (error) => {
       if (error) conn.query(`SET SESSION max_execution_time = ${seconds * 1000}`, () => undefined)
