@@ -1,8 +1,9 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { z } from 'zod'
-import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError } from '../contract/index.js'
+import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName } from '../contract/index.js'
 import { isUniqueViolation, type Store } from '../store/index.js'
+import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
 
 export const scopesSchema = z.object({
@@ -112,12 +113,26 @@ export function createPrincipalStore(store: Store) {
       const principal = { id: `prn_${randomUUID()}`, name, role: options.role, scopes }
       const taken = (existing: string) =>
         new WarrantError('conflict', `a principal named "${existing}" already exists; to give it another token, use --principal ${existing} (a new name is a new principal)`, { field: 'name', name, existing })
+      const readsAs = (existing: string) => {
+        const chars = lookalikeCharacters(name).map((ch) => `"${ch}" (${codePointName(ch)})`)
+        return new WarrantError(
+          'conflict',
+          `"${name}" reads as the existing principal "${existing}"${chars.length > 0 ? `: ${chars.join(', ')} ${chars.length === 1 ? 'is' : 'are'} drawn like Latin letters` : ''}; two reviewers must not read as one. Choose a name that reads differently, or use --principal ${existing} to give that principal another token`,
+          { field: 'name', name, existing },
+        )
+      }
       try {
         return await store.db.transaction().execute(async (trx) => {
           // "Alice" beside "alice" reads as the same reviewer on the page, so a name differing only in case is taken
           // too. This check gives the message; the unique index on the name holds against a concurrent create.
           const existing = await trx.selectFrom('principals').select('name').where(sql`lower(name)`, '=', sql`lower(${name})`).executeTakeFirst()
           if (existing) throw taken(existing.name)
+          // All-Cyrillic "соре" beside "cope" is one script, yet reads as the other reviewer: a name whose look-alike
+          // skeleton is taken is taken. Principals are few, so the names are read and compared here; unlike the
+          // case rule, no index holds this against a concurrent create of the two.
+          const skeleton = nameSkeleton(name)
+          const lookalike = (await trx.selectFrom('principals').select('name').execute()).find((p) => nameSkeleton(p.name) === skeleton)
+          if (lookalike) throw readsAs(lookalike.name)
           await trx.insertInto('principals').values({ ...principal, scopes: JSON.stringify(scopes), created_at: store.now(), disabled_at: null }).execute()
           return insertToken(trx, principal, options.ttlMs)
         })

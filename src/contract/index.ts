@@ -62,7 +62,7 @@ export {
 export { decimalOf, compareDecimals } from './decimal.js'
 export { instantOf, namesInstant, canonicalInstant } from './instant.js'
 export { duplicateKeyOf } from './duplicate-keys.js'
-export { markMixedScript, codePointName } from './mixed-script.js'
+export { markMixedScript, mixedScriptCharacters, codePointName } from './mixed-script.js'
 export { roundedNumbersOf, holdsRounded, roundedLiteralOf, doubleHolds, type RoundedLiteral } from './rounded-numbers.js'
 export { ROLES, SURFACES, inScope, SYSTEM_ACTOR, type Role, type Surface, type Scopes, type Actor } from './actor.js'
 export type { RunEvent } from './run-event.js'

@@ -63,6 +63,20 @@ export function markMixedScript(text: string, mark: (ch: string) => string): str
   })
 }
 
+/**
+ * The lookalike characters of the text's mixed-script words, each once, in order: what `markMixedScript` would mark.
+ * A principal's name holding any is refused at creation (src/auth/principal-name.ts).
+ */
+export function mixedScriptCharacters(text: string): string[] {
+  if (!/[^\x00-\x7f]/.test(text)) return []
+  const found = new Set<string>()
+  for (const [word] of text.matchAll(WORD)) {
+    const chars = [...word]
+    for (const i of lookalikesIn(word)) found.add(chars[i]!)
+  }
+  return [...found]
+}
+
 /** `U+0430` for "а": the code point as the pages and the CLI name it. */
 export function codePointName(ch: string): string {
   return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`

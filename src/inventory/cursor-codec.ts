@@ -45,7 +45,18 @@ export interface SourceGap {
   readonly mistyped?: readonly string[]
   /** For SHAPE_MISMATCH: of `count`, the rows whose id column is NULL. */
   readonly idless?: { readonly field: string; readonly count: number }
+  /**
+   * For SOURCE_UNAVAILABLE: why the walk ended the source when it was not refused (see `UNAVAILABLE_ENDINGS`), and
+   * for a wait or repeated failure the seconds a new walk should wait: the reason must not say "the same request
+   * would fail the same way" of an upstream that only asked to be asked later.
+   */
+  readonly ended?: UnavailableEnding
+  readonly wait?: number
 }
+
+/** Ways a walk ends a source it could still read later, or by other means, unlike a refusal. */
+export const UNAVAILABLE_ENDINGS = ['wait_too_long', 'rate_limited_repeatedly', 'failed_repeatedly', 'position_too_long'] as const
+export type UnavailableEnding = (typeof UNAVAILABLE_ENDINGS)[number]
 
 export const GAP_CODES = [
   'RESULT_LIMIT_REACHED',
@@ -126,6 +137,8 @@ const gapSchema = z.strictObject({
   absent: z.array(z.string()).optional(),
   mistyped: z.array(z.string()).optional(),
   idless: z.strictObject({ field: z.string(), count: z.number().int().nonnegative() }).optional(),
+  ended: z.enum(UNAVAILABLE_ENDINGS).optional(),
+  wait: z.number().nonnegative().optional(),
 })
 
 /** The wire payload: short keys, because cursors travel in URLs and tool arguments. */
@@ -262,6 +275,8 @@ function gapOf(g: SourceGap): z.infer<typeof gapSchema> {
     ...(g.absent === undefined ? {} : { absent: [...g.absent] }),
     ...(g.mistyped === undefined ? {} : { mistyped: [...g.mistyped] }),
     ...(g.idless === undefined ? {} : { idless: { field: g.idless.field, count: g.idless.count } }),
+    ...(g.ended === undefined ? {} : { ended: g.ended }),
+    ...(g.wait === undefined ? {} : { wait: g.wait }),
   }
 }
 

@@ -26,7 +26,12 @@ export function afterFailure(
     case 'rate_limited': {
       source.attempts += 1
       if (source.attempts > MAX_ATTEMPTS) {
-        finishWith(source, { code: 'SOURCE_UNAVAILABLE', status: 429 }, `${result.message}; it rate limited the walk ${source.attempts} times in a row, so the walk gave up on it`)
+        const wait = Math.max(0, result.retryAfterSeconds ?? backoffSeconds(source.attempts, maxWait))
+        finishWith(
+          source,
+          { code: 'SOURCE_UNAVAILABLE', status: 429, ended: 'rate_limited_repeatedly', wait },
+          `${result.message}; it rate limited the walk ${source.attempts} times in a row, so the walk gave up on it`,
+        )
         return { kind: 'leave' }
       }
       if (tooLong(source, result.message, 429, result.retryAfterSeconds, maxWait)) return { kind: 'leave' }
@@ -83,7 +88,7 @@ function tooLong(source: MutableProgress, message: string, status: number | unde
   if (asked === undefined || asked <= maxWait) return false
   finishWith(
     source,
-    { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }) },
+    { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }), ended: 'wait_too_long', wait: asked },
     `${message}: it asks the walk to wait ${asked} s, more than the longest wait a walk names (${maxWait} s: execution.max_retry_after_seconds, within the cursor's age), so the walk gave up on it`,
   )
   return true
@@ -92,7 +97,11 @@ function tooLong(source: MutableProgress, message: string, status: number | unde
 function transient(source: MutableProgress, message: string, status: number | undefined, retryAfter: number | undefined, failures: Failure[], maxWait: number): StepAfter {
   source.attempts += 1
   if (source.attempts > MAX_ATTEMPTS) {
-    finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }) }, `${message}; it failed ${source.attempts} times in a row, so the walk gave up on it`)
+    finishWith(
+      source,
+      { code: 'SOURCE_UNAVAILABLE', ...(status === undefined ? {} : { status }), ended: 'failed_repeatedly', wait: Math.max(0, retryAfter ?? backoffSeconds(source.attempts, maxWait)) },
+      `${message}; it failed ${source.attempts} times in a row, so the walk gave up on it`,
+    )
     return { kind: 'leave' }
   }
   failures.push({ source: source.source, message, ...(status === undefined ? {} : { status }), retryAfterSeconds: retryAfter ?? backoffSeconds(source.attempts, maxWait) })

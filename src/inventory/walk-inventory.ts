@@ -289,7 +289,7 @@ function fittingOutcome(walk: Parameters<typeof walkOutcome>[0] & { readonly pro
     if (cursor === undefined || cursor.length <= MAX_CURSOR_CHARS || carried === undefined) return outcome
     finishWith(
       carried,
-      { code: 'SOURCE_UNAVAILABLE' },
+      { code: 'SOURCE_UNAVAILABLE', ended: 'position_too_long' },
       `source "${carried.source}" gave a next position of ${carried.position!.length} characters, too long for a continuation a request can send back (${MAX_CURSOR_CHARS} characters), so the rest of its records cannot be read by continuing; a walk that reads it through in one call (a larger budget) can`,
     )
     // a finished source's position is never read again: the continuation does not carry it

@@ -9,6 +9,7 @@ import type { Connector } from '../connectors/connector.js'
 import type { DecodedCursor, SourceGap, SourceProgress, WalkCursorState } from './cursor-codec.js'
 import type { DuplicateTally } from './seen-filter.js'
 import type { Budget, SearchOptions, SearchScope, WalkedRecord, WalkSummary } from './search-types.js'
+import { unavailableReason } from './unavailable-reason.js'
 import type { Failure, MutableProgress, Stop } from './walk-state.js'
 
 /** Everything a walk leaves behind once its read session is closed. */
@@ -64,7 +65,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
   })
 
   const reasons: IncompleteReason[] = []
-  for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap, source.notes[gap.code]))
+  for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap, source.notes[gap.code], clock.now()))
   for (const failure of failures)
     reasons.push({
       code: 'SOURCE_UNAVAILABLE',
@@ -204,7 +205,7 @@ export function expiredCursorEnvelope(
   }
 }
 
-function gapReason(source: string, gap: SourceGap, note: string | undefined): IncompleteReason {
+function gapReason(source: string, gap: SourceGap, note: string | undefined, now: number): IncompleteReason {
   const said = note === undefined ? '' : `${note}; `
   switch (gap.code) {
     case 'RESULT_LIMIT_REACHED':
@@ -231,12 +232,7 @@ function gapReason(source: string, gap: SourceGap, note: string | undefined): In
         source,
       }
     case 'SOURCE_UNAVAILABLE':
-      return {
-        code: 'SOURCE_UNAVAILABLE',
-        message: `${note ?? `source "${source}" failed earlier in this walk${gap.status === undefined ? '' : ` (it answered ${gap.status})`}`}; the same request would fail the same way, so it is not retried and the rest of its records are missing`,
-        source,
-        ...(gap.status === undefined ? {} : { upstream_status: gap.status }),
-      }
+      return unavailableReason(source, gap, note, now)
     case 'VISIBILITY_RESTRICTED':
       return {
         code: 'VISIBILITY_RESTRICTED',

@@ -112,8 +112,13 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   if (row.state === 'committed' || row.state === 'rejected')
     throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
   const selection = await selectionOf(ctx, row)
+  // One reading of the clock for the check and the decision: read twice, a selection expiring between the two
+  // passed the check and then gave the approval its own expiry, already past, so it was stored lapsed and the
+  // plan stayed pending under a 201. Judged at the decision's own time, that selection is refused 410.
+  const now = ctx.clock()
+  const decidedAt = now.toISOString()
   // Saying no needs no complete inventory, so a plan on an incomplete selection can still be rejected; approving it cannot.
-  if (request.decision === 'approve' || selections.isExpired(selection)) selections.assertUsable(selection)
+  if (request.decision === 'approve' || selections.isExpired(selection, decidedAt)) selections.assertUsable(selection, decidedAt)
   if (selection.digest !== row.selection_digest)
     throw new WarrantError('digest_mismatch', `selection ${selection.selection_id} no longer has the digest this plan was made on`, { plan_id: planId })
   if (request.expected_plan_digest !== row.plan_digest)
@@ -125,8 +130,6 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   const policy = policyNow(ctx.catalogue, row, selection.count)
   // Saying no to a plan the config moved under stays possible; approving one that no commit can run is not.
   if (request.decision === 'approve') assertConfigUnchanged(ctx, row, plan, policy)
-  const now = ctx.clock()
-  const decidedAt = now.toISOString()
   const ttlEnd = new Date(now.getTime() + policy.ttl_minutes * 60_000).toISOString()
   const expiresAt = request.decision === 'approve' ? (ttlEnd < selection.expires_at ? ttlEnd : selection.expires_at) : null
   const approvalId = `apr_${randomBytes(12).toString('hex')}`

@@ -1,5 +1,5 @@
 import { WarrantError } from '../contract/index.js'
-import { deadLocalOwners } from '../store/index.js'
+import { deadLocalOwners, liveLocalOwners } from '../store/index.js'
 import type { SelectionContext } from './context.js'
 
 /**
@@ -11,15 +11,20 @@ import type { SelectionContext } from './context.js'
  * A builder is known gone when its lease has ended, at once when it was a process of this machine that no longer
  * runs (see `deadLocalOwners`), and in any case once the selection would have expired: a selection past its expiry
  * can never be used, and rows written before builders were recorded have only that.
+ *
+ * A lapsed lease alone does not end a build whose builder is proven a live process of this machine (`liveLocalOwners`:
+ * its pid runs and started when its name says, so not a reused pid): its lease lapsed because its event loop was
+ * blocked (a long SQLite statement) or its timer ran late, and it is still walking. Declaring it dead removed the
+ * members under a live walk and recorded a crash that never happened. Its selection's expiry still ends it.
  */
 
 /** The builder is alive until then; renewed every third of it. */
 export const DEFAULT_BUILD_LEASE_MS = 30_000
 
 /** Why a building row is abandoned, in words, or null while its builder may still finish it. */
-function abandonment(row: { builder: string | null; lease_until: string | null; expires_at: string }, now: string, dead: ReadonlySet<string>): string | null {
+function abandonment(row: { builder: string | null; lease_until: string | null; expires_at: string }, now: string, dead: ReadonlySet<string>, live: ReadonlySet<string>): string | null {
   if (row.builder !== null && dead.has(row.builder)) return `its builder, process ${row.builder}, no longer runs (killed or crashed mid-walk)`
-  if (row.lease_until !== null && row.lease_until <= now)
+  if (row.lease_until !== null && row.lease_until <= now && !(row.builder !== null && live.has(row.builder)))
     return `its builder${row.builder === null ? '' : ` (${row.builder})`} stopped renewing its lease, which ended at ${row.lease_until} (killed, crashed or cut off mid-walk)`
   if (row.expires_at <= now) return `it was still being built when it would have expired (${row.expires_at}); its builder never finished it`
   return null
@@ -36,10 +41,12 @@ export async function reapAbandoned(ctx: SelectionContext, onlyId?: string): Pro
   const rows = await query.execute()
   if (rows.length === 0) return []
   const now = ctx.nowIso()
-  const dead = new Set(deadLocalOwners([...new Set(rows.map((r) => r.builder).filter((b): b is string => b !== null))]))
+  const builders = [...new Set(rows.map((r) => r.builder).filter((b): b is string => b !== null))]
+  const dead = new Set(deadLocalOwners(builders))
+  const live = new Set(liveLocalOwners(builders))
   const reaped: string[] = []
   for (const row of rows) {
-    const reason = abandonment(row, now, dead)
+    const reason = abandonment(row, now, dead, live)
     if (reason === null) continue
     // Conditional on the row as read: a builder that renewed its lease meanwhile keeps its selection.
     const marked = await ctx.db

@@ -3,30 +3,69 @@ import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 
 /**
- * Lease owners of this machine (an executor's operation lease, a builder's lease on the selection it freezes). A default owner name is `host:pid:random:machine`, where `machine` hashes the
- * kernel's boot id and this process's PID namespace: two owners with the same host and machine part see the same
- * process table, so a pid that no longer runs proves the owner is gone (it was killed or crashed) and its leases
- * can be taken at once instead of after they expire. Anything less certain (another host, another container,
- * another boot, no /proc) waits for the lease to expire as before; a pid reused by another process only delays.
+ * Lease owners of this machine (an executor's operation lease, a builder's lease on the selection it freezes). A default owner name is `host:pid:random:machine:start`, where `machine` hashes the
+ * kernel's boot id and this process's PID namespace, and `start` is the process's start time (clock ticks since
+ * boot, /proc/PID/stat): two owners with the same host and machine part see the same process table, so a pid that no
+ * longer runs, or now runs a process that started at another time (the pid was reused), proves the owner is gone (it
+ * was killed or crashed) and its leases can be taken at once instead of after they expire; and a pid that runs with
+ * the same start time proves it alive, whatever its lease says (a blocked event loop lets a lease lapse). Anything
+ * less certain (another host, another container, another boot, no /proc, a name without the start of an earlier
+ * version) waits for the lease to expire as before.
  */
 
 const machine = machineKey()
+const selfStart = machine ? processStart(process.pid) : null
 
 /** This process's default lease-owner name. */
 export function defaultOwner(): string {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}${machine ? `:${machine}` : ''}`
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}${machine ? `:${machine}${selfStart ? `:${selfStart}` : ''}` : ''}`
+}
+
+/** A default owner name of a process of this machine: its pid, and its start time when the name carries one. */
+function localProcess(owner: string): { readonly pid: number; readonly start: string | null } | null {
+  if (!machine) return null
+  const parts = owner.split(':')
+  if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== hostname() || parts[3] !== machine) return null
+  const pid = Number(parts[1])
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null
+  return { pid, start: parts[4] ?? null }
 }
 
 /** The owners in `owners` that are processes of this machine no longer running. */
 export function deadLocalOwners(owners: readonly string[], alive: (pid: number) => boolean = pidAlive): string[] {
-  if (!machine) return []
-  const host = hostname()
   return owners.filter((owner) => {
-    const parts = owner.split(':')
-    if (parts.length !== 4 || parts[0] !== host || parts[3] !== machine || parts[1] === String(process.pid)) return false
-    const pid = Number(parts[1])
-    return Number.isSafeInteger(pid) && pid > 0 && !alive(pid)
+    const local = localProcess(owner)
+    if (!local || local.pid === process.pid) return false
+    if (!alive(local.pid)) return true
+    // the pid runs, but a process that started at another time is not the owner: it died and its pid was reused
+    const start = local.start === null ? null : processStart(local.pid)
+    return start !== null && start !== local.start
   })
+}
+
+/**
+ * The owners in `owners` proven to be processes of this machine still running (this one included): the pid runs,
+ * and started when the name says, so it is not a reused pid. A name without a start time is never proven alive.
+ */
+export function liveLocalOwners(owners: readonly string[]): string[] {
+  return owners.filter((owner) => {
+    const local = localProcess(owner)
+    if (!local || local.start === null) return false
+    if (local.pid !== process.pid && !pidAlive(local.pid)) return false
+    return processStart(local.pid) === local.start
+  })
+}
+
+/** A process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or null when unreadable. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // the command name (field 2) is in parentheses and may hold spaces or parentheses: count after the last ")"
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    return start && /^\d+$/.test(start) ? start : null
+  } catch {
+    return null
+  }
 }
 
 function pidAlive(pid: number): boolean {

@@ -44,7 +44,7 @@ describe('principal names with control or invisible format characters', () => {
     }
   })
 
-  test('`warrant token create --name` refuses them: exit 2, the character named, no principal or token created (real process)', { timeout: 180_000 }, async () => {
+  test('`warrant token create --name` refuses them (and a word mixing scripts): exit 2, the character named, no principal or token created (real process)', { timeout: 180_000 }, async () => {
     const ws = await createCliWorkspace({ count: 5 })
     try {
       for (const [what, name, char] of BAD_NAMES.slice(0, 3)) {
@@ -54,6 +54,10 @@ describe('principal names with control or invisible format characters', () => {
         assert.match(run.stderr, /invalid_request: .*control or invisible/, what)
         assert.match(run.stderr, char, what)
       }
+      // a word mixing scripts ("аlice", a Cyrillic "а") passes for another name: refused the same way
+      const mixed = await ws.warrant(['token', 'create', '--role', 'reviewer', '--name', '\u0430lice'])
+      assert.equal(mixed.code, 2, `${mixed.stdout}\n${mixed.stderr}`)
+      assert.match(mixed.stderr, /invalid_request: .*mixes scripts.*U\+0430/)
       const store = await createStore({ url: `sqlite:${join(ws.dir, 'warrant.db')}` })
       try {
         assert.deepEqual(await store.db.selectFrom('principals').select('name').execute(), [])

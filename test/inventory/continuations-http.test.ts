@@ -106,7 +106,7 @@ describe('issue 13: continuations that never loop, reasons that say what happene
     assert.equal(decide(result, 'prove_absence').decision, 'refuse_or_request_review')
   })
 
-  it('(1) a transient failure (503 + Retry-After) gets retry_after with the upstream wait; decide answers retry_later; it ends after a few attempts', async () => {
+  it('(1) a transient failure (503 + Retry-After) gets retry_after with the upstream wait; decide answers retry_later; this walk gives up after a few attempts, naming the wait for a new one', async () => {
     reset()
     usBehaviour.current = () => ({ status: 503, body: { error: 'maintenance' }, headers: { 'retry-after': '17' } })
     let clock = Date.parse('2025-03-08T14:20:11Z')
@@ -125,9 +125,15 @@ describe('issue 13: continuations that never loop, reasons that say what happene
       calls += 1
       assert.ok(calls < 10, 'the retries end')
     }
-    // past a few attempts in a row, the failure is taken as permanent: no continuation, and decide refuses
+    // past a few attempts in a row, this walk gives up on the source: no continuation asks it again. A 503 may
+    // clear with time, so the reason names a wait for a new walk (it said "the same request would fail the same
+    // way", and decide refused as if permanent)
     assert.equal(part.continuation, null)
-    assert.equal(decide(part, 'prove_absence').decision, 'refuse_or_request_review')
+    const ended = part.incomplete_reasons.find((r) => r.source === 'us')!
+    assert.match(ended.message, /failed 6 times in a row, so the walk gave up on it; such a failure may clear with time: .*a new walk can read them after /)
+    assert.doesNotMatch(ended.message, /fail the same way/)
+    assert.equal(ended.retry_after_seconds, 17)
+    assert.equal(decide(part, 'prove_absence').decision, 'retry_later')
     assert.equal(us.seen.length, calls)
     assert.equal(eu.seen.length, 3, 'the source that answered was read once, never again')
   })

@@ -37,6 +37,10 @@ describe('a continuation never carries more than a request may send back (real l
     const reason = first.incomplete_reasons.find((r) => r.source === 'long')
     assert.equal(reason?.code, 'SOURCE_UNAVAILABLE', JSON.stringify(first.incomplete_reasons))
     assert.match(reason!.message, /20000 characters/)
+    // waiting would not change the position the upstream gives: no wait is named, and the text says what can read it
+    assert.doesNotMatch(reason!.message, /fail the same way/)
+    assert.match(reason!.message, /a walk that reads it through in one call \(a larger budget\) can$/)
+    assert.equal(reason?.retry_after_seconds, undefined)
     const rest = await walk({ pageSize: 5, cursor })
     assert.deepEqual(rest.items.map((i) => [i.source, i.id]), ITEMS.map((i) => ['short', i.id]))
     assert.equal(rest.complete, false, 'the long source is still missing its second page')

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, test } from 'node:test'
 import { collection } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { httpWalker } from './helpers.js'
+import { decide } from '../../src/contract/index.js'
+import { followToEnd, httpWalker } from './helpers.js'
 
 /**
  * What a walk tells its caller to wait after an upstream's 429 or 503, read from real loopback upstreams. The
@@ -66,9 +67,16 @@ describe('the wait a walk names after a 429 or 503 (real loopback upstreams)', (
       const reason = envelope.incomplete_reasons.find((r) => r.source === 'limited')
       assert.equal(reason?.code, 'SOURCE_UNAVAILABLE', `${status} ${retryAfter}: ${JSON.stringify(envelope.incomplete_reasons)}`)
       assert.equal(reason?.upstream_status, status)
-      assert.equal(reason?.retry_after_seconds, undefined, 'no wait is promised')
       assert.match(reason!.message, /max_retry_after_seconds/)
       assert.match(reason!.message, /asks the walk to wait \d+ s, more than .* \(300 s/)
+      // a wait is not a refusal: the same request, sent later, would be answered (the text said it "would fail the
+      // same way", and no retry_after_seconds made the envelope say the failure was permanent)
+      assert.doesNotMatch(reason!.message, /fail the same way/)
+      assert.equal(reason?.retry_after_seconds, Number(retryAfter), 'the wait the upstream asked for, for a new walk')
+      const at = Date.now() + Number(retryAfter) * 1000
+      if (at < 8.64e15) assert.match(reason!.message, new RegExp(`a new walk can read them after ${new Date(at).toISOString().slice(0, 13)}`))
+      else assert.match(reason!.message, /a new walk can read them once the upstream's wait is over/)
+      assert.equal(decide(envelope, 'prove_absence').decision, 'retry_later', `${status} ${retryAfter}: ${decide(envelope, 'prove_absence').reason}`)
       assert.equal(envelope.items.length, ITEMS.length, 'the healthy source is still walked')
       assert.equal(envelope.continuation, null, 'nothing is left to continue: the limited source is not asked again')
     }
@@ -76,5 +84,20 @@ describe('the wait a walk names after a 429 or 503 (real loopback upstreams)', (
     answer = { status: 429, retryAfter: '300' }
     const envelope = await search()
     assert.equal((envelope.continuation as { retry_after_seconds: number }).retry_after_seconds, 300)
+  })
+
+  test('an upstream that rate limits the walk time after time ends its source saying the limit lifts with time, not that the request fails the same way', async () => {
+    answer = { status: 429 }
+    // the caller waits out each retry_after and follows, until the walk gives up on the source
+    const { last } = await followToEnd(httpWalker({ limited: limited.origin, healthy: healthy.origin }), {}, { deadlineMs: 30_000 })
+    const reason = last.incomplete_reasons.find((r) => r.source === 'limited')
+    assert.equal(reason?.code, 'SOURCE_UNAVAILABLE', JSON.stringify(last.incomplete_reasons))
+    assert.equal(reason?.upstream_status, 429)
+    assert.match(reason!.message, /rate limited the walk 6 times in a row/)
+    assert.doesNotMatch(reason!.message, /fail the same way/)
+    assert.match(reason!.message, /a rate limit lifts with time/)
+    assert.equal(typeof reason?.retry_after_seconds, 'number', 'the envelope says the failure may clear with time')
+    assert.equal(last.continuation, null, 'this walk does not ask it again')
+    assert.equal(decide(last, 'prove_absence').decision, 'retry_later')
   })
 })

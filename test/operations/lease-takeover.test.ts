@@ -17,9 +17,12 @@ async function withHarness(kind: (typeof STORE_KINDS)[number], options: HarnessO
 
 const HOUR_AHEAD = () => new Date(Date.now() + 3_600_000).toISOString()
 
-/** A lease owner name of this machine, as a process with `pid` would have chosen it. */
+/**
+ * A lease owner name of this machine, as a process with `pid` would have chosen it before names carried the process
+ * start time (this process's start would not be that pid's: a live pid would read as reused).
+ */
 function ownerWithPid(pid: number): string {
-  const parts = defaultOwner().split(':')
+  const parts = defaultOwner().split(':').slice(0, 4)
   parts[1] = String(pid)
   return parts.join(':')
 }

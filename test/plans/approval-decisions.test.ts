@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { createPlanService } from '../../src/plans/index.js'
+import { createSelectionService } from '../../src/selections/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { caller } from '../operations/support/flow.js'
 import { STORE_KINDS } from '../support/stores.js'
@@ -56,6 +58,29 @@ for (const kind of STORE_KINDS) {
         assert.equal(approved.status, 201, JSON.stringify(approved.body))
         assert.equal(approved.body.plan_state, 'approved')
       }
+    })
+
+    test('a selection that expires between the usability check and the decision\'s clock read: 410 naming the expiry, nothing recorded', async () => {
+      // The check read the selection service's clock and the decision read its own a moment later: two clocks two
+      // minutes apart stand for a selection expiring in that moment. The approval was stored already lapsed (its
+      // expiry the selection's, before its own time) and the answer said 201, `counted: true`, plan pending.
+      let now = Date.now()
+      const gw = fx.gateway
+      const selections = createSelectionService({ store: gw.store, catalogue: gw.catalogue, cursorCodec: gw.cursorCodec, clock: () => new Date(now), defaultTtlMinutes: 30 })
+      const plans = createPlanService({ store: gw.store, catalogue: gw.catalogue, selections, clock: () => new Date(now + 120_000), cursorCodec: gw.cursorCodec })
+      const agent = await gw.principals.authenticate(fx.tokens.agent, 'http')
+      const reviewer = await gw.principals.authenticate(fx.tokens.reviewer, 'http')
+      const sel = await selections.create(agent, 'subscriptions', { filter: { status: 'active', region: 'eu' } })
+      const plan = await plans.propose(agent, sel.selection_id, { action: PAUSE })
+      now = Date.parse(sel.expires_at) - 60_000 // the check: a minute to go; the decision's read: a minute past
+      await assert.rejects(plans.decide(reviewer, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest }), (e: any) => {
+        assert.equal(e.code, 'expired')
+        assert.equal(e.status, 410)
+        assert.match(e.message, new RegExp(`expired at ${sel.expires_at}`))
+        return true
+      })
+      assert.equal((await gw.store.db.selectFrom('approvals').select('id').where('plan_id', '=', plan.plan_id).execute()).length, 0, 'nothing recorded')
+      assert.equal((await gw.store.db.selectFrom('plans').select('state').where('id', '=', plan.plan_id).executeTakeFirstOrThrow()).state, 'pending')
     })
   })
 }
