@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type NotificationsConfig, readSecret } from '../config/index.js'
+import { WarrantError } from '../contract/index.js'
 import type { Store, WebhookDeliveryRow, WebhookDeliveryState } from '../store/index.js'
 import { type NotificationEvent, payloadOf } from './events.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
@@ -92,7 +93,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
       try {
         secret = readSecret(w.secret, options.env)
       } catch (error) {
-        throw new Error(`notifications.webhooks[${i}].secret: ${(error as Error).message}`)
+        // A wrong configuration, the operator's to mend: refused before anything is sent, never sent unsigned.
+        throw new WarrantError('invalid_request', `notifications.webhooks[${i}].secret: ${(error as Error).message}`, { field: `notifications.webhooks[${i}].secret` })
       }
     }
     const origin = new URL(w.url).origin
