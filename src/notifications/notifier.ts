@@ -34,7 +34,7 @@ export interface Notifications {
   resume(): Promise<void>
   /** Waits until this process's deliveries have settled (delivered, failed, or waiting for a retry that `close` would abandon). */
   flush(): Promise<void>
-  /** Stops retrying; a delivery still pending stays in the store, and a later `resume` finishes it. */
+  /** Stops retrying; a delivery still pending stays in the store, released, and a later `resume` sends it when due. */
   close(): Promise<void>
 }
 
@@ -119,7 +119,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null }> {
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true }> {
     const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -143,17 +143,34 @@ export function createNotifier(options: NotifierOptions): Notifications {
       return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
-      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.name === 'AbortError' ? 'stopped: the gateway was closing' : (e.cause?.code ?? e.cause?.message ?? e.message)
+      if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
+      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
       return { ok: false, status: null, error: `could not reach the receiver: ${why}`.slice(0, ERROR_TEXT_MAX) }
     }
   }
 
-  /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, leased). */
+  /**
+   * This process stops: the delivery stays pending and its lease ends when its next attempt is due, so the next
+   * gateway (its sweep runs at start) sends it then, not once a dead process's lease would have run out.
+   */
+  async function release(id: string, dueAt: string, lastError?: string): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: dueAt, next_attempt_at: dueAt, updated_at: store.now(), ...(lastError ? { last_error: lastError } : {}) })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .execute()
+  }
+
+  /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
   async function run(hook: Hook, row: { id: string; event: string; payload: string; attempts: number }): Promise<void> {
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
-      if (closed) return
+      if (closed) return release(row.id, store.now())
       const result = await post(hook, row)
       const now = store.now()
+      // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
+      // (the receiver may have had it: the same delivery id lets it de-duplicate).
+      if (result.stopped) return release(row.id, now, 'interrupted: the gateway stopped before the receiver answered; the next gateway sends it again')
       if (result.ok) {
         await db
           .updateTable('webhook_deliveries')
@@ -164,6 +181,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       }
       const final = attempt >= maxAttempts
       const wait = backoff(attempt)
+      const dueAt = later(wait)
       await db
         .updateTable('webhook_deliveries')
         .set({
@@ -172,7 +190,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           last_status: result.status,
           last_error: result.error,
           updated_at: now,
-          next_attempt_at: final ? null : later(wait),
+          next_attempt_at: final ? null : dueAt,
           lease_until: final ? null : later(horizonMs),
         })
         .where('id', '=', row.id)
@@ -186,7 +204,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       try {
         await sleep(wait, undefined, { signal: stopWaiting.signal })
       } catch {
-        return // closing: the delivery stays pending and is resumed later
+        return release(row.id, dueAt)
       }
     }
   }
