@@ -119,7 +119,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true }> {
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true; final?: true }> {
     const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -140,6 +140,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
       await response.body?.cancel().catch(() => undefined)
       if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, error: null }
       const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
+      // 410 is the receiver saying the hook is gone for good (Slack's archived channel): retrying only repeats it.
+      if (response.status === 410) return { ok: false, status: 410, error: 'the receiver answered HTTP 410 (gone: not retried)', final: true }
       return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
@@ -179,7 +181,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           .execute()
         return
       }
-      const final = attempt >= maxAttempts
+      const final = attempt >= maxAttempts || result.final === true
       const wait = backoff(attempt)
       const dueAt = later(wait)
       await db
