@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type NotificationsConfig, readSecret } from '../config/index.js'
-import { WarrantError } from '../contract/index.js'
+import { type RunEvent, WarrantError } from '../contract/index.js'
 import type { Store, WebhookDeliveryRow, WebhookDeliveryState } from '../store/index.js'
 import { type NotificationEvent, payloadOf } from './events.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
@@ -57,7 +57,13 @@ export interface NotifierOptions {
   readonly sweep?: boolean
   /** How long `close` lets requests in flight finish; default 2 s. */
   readonly closeGraceMs?: number
+  /** The audit log: each attempt becomes a run-level `webhook.delivery` row. */
+  readonly audit?: { record(event: RunEvent): Promise<unknown> }
 }
+
+/** What became of one attempt, as its audit row says. */
+type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted'
+type DeliveryRun = { id: string; event: string; payload: string; attempts: number; plan_id: string | null; operation_id: string | null }
 
 interface Hook {
   readonly key: string
@@ -164,22 +170,38 @@ export function createNotifier(options: NotifierOptions): Notifications {
       .execute()
   }
 
+  /**
+   * Whether a reviewer was told is part of the record: each attempt is an audit row (the label, never the URL: a
+   * Slack URL is a secret). A failing audit append is logged; it never stops the delivery.
+   */
+  async function audited(hook: Hook, row: DeliveryRun, attempt: number, outcome: AttemptOutcome, result: { status: number | null; error: string | null }): Promise<void> {
+    if (!options.audit) return
+    const summary = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, outcome, status: result.status, error: result.error }
+    await options.audit
+      .record({ actor: null, surface: 'system', action: 'webhook.delivery', plan_id: row.plan_id, operation_id: row.operation_id, summary })
+      .catch((error: unknown) => log.error({ err: error, delivery_id: row.id }, 'could not record a webhook delivery attempt in the audit log'))
+  }
+
   /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
-  async function run(hook: Hook, row: { id: string; event: string; payload: string; attempts: number }): Promise<void> {
+  async function run(hook: Hook, row: DeliveryRun): Promise<void> {
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
       if (closed) return release(row.id, store.now())
       const result = await post(hook, row)
       const now = store.now()
       // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
       // (the receiver may have had it: the same delivery id lets it de-duplicate).
-      if (result.stopped) return release(row.id, now, 'interrupted: the gateway stopped before the receiver answered; the next gateway sends it again')
+      if (result.stopped) {
+        const error = 'interrupted: the gateway stopped before the receiver answered; the next gateway sends it again'
+        await release(row.id, now, error)
+        return audited(hook, row, attempt, 'interrupted', { status: null, error })
+      }
       if (result.ok) {
         await db
           .updateTable('webhook_deliveries')
           .set({ state: 'delivered', attempts: attempt, last_status: result.status, last_error: null, updated_at: now, next_attempt_at: null, lease_until: null })
           .where('id', '=', row.id)
           .execute()
-        return
+        return audited(hook, row, attempt, 'delivered', result)
       }
       const final = attempt >= maxAttempts || result.final === true
       const wait = backoff(attempt)
@@ -197,6 +219,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
         })
         .where('id', '=', row.id)
         .execute()
+      await audited(hook, row, attempt, final ? 'failed' : 'retrying', result)
       const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
       if (final) {
         log.error(fields, 'webhook delivery failed; no more retries')
@@ -237,7 +260,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           lease_until: later(horizonMs),
         })
         .execute()
-      track(run(hook, { id, event: event.kind, payload, attempts: 0 }))
+      track(run(hook, { id, event: event.kind, payload, attempts: 0, plan_id: event.plan.plan_id, operation_id: 'operation_id' in event ? event.operation_id : null }))
     }
   }
 
@@ -267,7 +290,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           .execute()
         continue
       }
-      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts }))
+      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts, plan_id: row.plan_id, operation_id: row.operation_id }))
     }
   }
 
