@@ -26,8 +26,12 @@ export interface WebhookDelivery {
 export interface Notifications {
   /** Whether any webhook is configured. */
   readonly enabled: boolean
-  /** Records a delivery per interested webhook and sends it in the background. Never throws, never waits. */
-  emit(event: NotificationEvent): void
+  /**
+   * Records a delivery per interested webhook and sends it in the background. Never throws, never waits. An event
+   * still being built (a promise; null: none) is awaited by `close`, so a process that stops right after the
+   * operation ended (`commit --wait`) still records, and within the grace still sends, its notification.
+   */
+  emit(event: NotificationEvent | Promise<NotificationEvent | null>): void
   /** The deliveries about one plan (and its operations), newest first. */
   deliveries(filter: { readonly plan_id: string }): Promise<readonly WebhookDelivery[]>
   /** Claims and resumes pending deliveries another process left (its lease expired). */
@@ -118,6 +122,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
   const stopWaiting = new AbortController()
   const stopRequests = new AbortController()
   let closed = false
+  /** `close` has finished: the store may be gone, nothing more can be recorded. */
+  let finished = false
   let sweeper: NodeJS.Timeout | null = null
 
   const track = (work: Promise<void>) => {
@@ -185,7 +191,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
   /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
   async function run(hook: Hook, row: DeliveryRun): Promise<void> {
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
-      if (closed) return release(row.id, store.now())
+      // A delivery emitted before or while closing gets its first attempt within the grace; never a retry.
+      if (stopRequests.signal.aborted || (closed && attempt > row.attempts + 1)) return release(row.id, store.now())
       const result = await post(hook, row)
       const now = store.now()
       // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
@@ -294,6 +301,11 @@ export function createNotifier(options: NotifierOptions): Notifications {
     }
   }
 
+  /** Until every delivery this process started (and every event still being built) has settled. */
+  async function settle(): Promise<void> {
+    while (inflight.size > 0) await Promise.allSettled([...inflight])
+  }
+
   if (options.sweep && hooks.length > 0) {
     const tick = () => void resume().catch((error: unknown) => log.error({ err: error }, 'resuming webhook deliveries failed'))
     tick()
@@ -305,8 +317,12 @@ export function createNotifier(options: NotifierOptions): Notifications {
     enabled: hooks.length > 0,
 
     emit(event) {
-      if (closed || hooks.length === 0) return
-      track(deliver(event))
+      if (hooks.length === 0) return
+      if (finished) {
+        log.error({}, 'a notification came after the notifier closed; it was not recorded')
+        return
+      }
+      track(Promise.resolve(event).then((built) => (built ? deliver(built) : undefined)))
     },
 
     async deliveries({ plan_id }) {
@@ -316,19 +332,18 @@ export function createNotifier(options: NotifierOptions): Notifications {
 
     resume,
 
-    async flush() {
-      while (inflight.size > 0) await Promise.allSettled([...inflight])
-    },
+    flush: settle,
 
     async close() {
       closed = true
       if (sweeper) clearInterval(sweeper)
       stopWaiting.abort()
-      const settled = Promise.allSettled([...inflight])
       const grace = sleep(options.closeGraceMs ?? 2000, undefined, { ref: false }).then(() => stopRequests.abort())
-      await Promise.race([settled, grace])
+      await Promise.race([settle(), grace])
       stopRequests.abort()
-      await Promise.allSettled([...inflight])
+      // until nothing is left: an event built during the grace adds its delivery after the first snapshot
+      await settle()
+      finished = true
     },
   }
 }
