@@ -14,11 +14,15 @@ export function readSecret(ref: SecretRef, env: NodeJS.ProcessEnv = process.env)
     if (value === undefined || value === '') throw new WarrantError('invalid_request', `secret environment variable ${ref.env} is not set`)
     return value
   }
+  let value: string
   try {
-    return readFileSync(ref.file, 'utf8').trim()
+    value = readFileSync(ref.file, 'utf8').trim()
   } catch {
     throw new WarrantError('invalid_request', `secret file ${ref.file} cannot be read`)
   }
+  // An empty secret is no secret: an HMAC keyed with it is one anyone can compute, a credential with it none.
+  if (value === '') throw new WarrantError('invalid_request', `secret file ${ref.file} is empty`)
+  return value
 }
 
 /** Where a secret comes from, for logs and listings (the value never leaves this module's callers). */

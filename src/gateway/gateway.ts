@@ -127,6 +127,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       env: options.env,
       baseUrl: reviewBase,
       sweep: (options.executors ?? true) === true,
+      audit,
     })
     const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
     const operations = createOperationService({

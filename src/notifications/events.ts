@@ -1,4 +1,5 @@
 import type { NotificationEventKind } from '../config/index.js'
+import { revealed } from '../contract/index.js'
 
 /**
  * What a notification may say about a plan: where, what, how many, and where to look. Never a record, an
@@ -80,7 +81,8 @@ export function sentenceOf(event: NotificationEvent, links: { readonly plan: str
     case 'plan.awaiting_review':
       return `Review needed ${where}: ${what(event.plan)}; ${event.reviewers_needed === 1 ? 'one reviewer' : `${event.reviewers_needed} distinct reviewers`} must approve. ${links.plan}`
     case 'plan.decided': {
-      const by = event.decided_by ? ` by ${event.decided_by}` : ''
+      // A reviewer's name reads as the review pages show it: "аlice" (a Cyrillic а) must not pass for alice in chat.
+      const by = event.decided_by ? ` by ${revealed(event.decided_by)}` : ''
       if (event.decision === 'reject') return `Rejected${by} ${where}: ${what(event.plan)}. ${links.plan}`
       const next = event.plan_state === 'approved' ? 'the plan is approved and may be committed' : `${event.still_needed} more reviewer approval(s) needed`
       return `Approved${by} ${where}: ${what(event.plan)}; ${next}. ${links.plan}`

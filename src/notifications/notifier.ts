@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type NotificationsConfig, readSecret } from '../config/index.js'
+import { type RunEvent, WarrantError } from '../contract/index.js'
 import type { Store, WebhookDeliveryRow, WebhookDeliveryState } from '../store/index.js'
 import { type NotificationEvent, payloadOf } from './events.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
@@ -25,15 +26,19 @@ export interface WebhookDelivery {
 export interface Notifications {
   /** Whether any webhook is configured. */
   readonly enabled: boolean
-  /** Records a delivery per interested webhook and sends it in the background. Never throws, never waits. */
-  emit(event: NotificationEvent): void
+  /**
+   * Records a delivery per interested webhook and sends it in the background. Never throws, never waits. An event
+   * still being built (a promise; null: none) is awaited by `close`, so a process that stops right after the
+   * operation ended (`commit --wait`) still records, and within the grace still sends, its notification.
+   */
+  emit(event: NotificationEvent | Promise<NotificationEvent | null>): void
   /** The deliveries about one plan (and its operations), newest first. */
   deliveries(filter: { readonly plan_id: string }): Promise<readonly WebhookDelivery[]>
   /** Claims and resumes pending deliveries another process left (its lease expired). */
   resume(): Promise<void>
   /** Waits until this process's deliveries have settled (delivered, failed, or waiting for a retry that `close` would abandon). */
   flush(): Promise<void>
-  /** Stops retrying; a delivery still pending stays in the store, and a later `resume` finishes it. */
+  /** Stops retrying; a delivery still pending stays in the store, released, and a later `resume` sends it when due. */
   close(): Promise<void>
 }
 
@@ -56,7 +61,13 @@ export interface NotifierOptions {
   readonly sweep?: boolean
   /** How long `close` lets requests in flight finish; default 2 s. */
   readonly closeGraceMs?: number
+  /** The audit log: each attempt becomes a run-level `webhook.delivery` row. */
+  readonly audit?: { record(event: RunEvent): Promise<unknown> }
 }
+
+/** What became of one attempt, as its audit row says. */
+type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted'
+type DeliveryRun = { id: string; event: string; payload: string; attempts: number; plan_id: string | null; operation_id: string | null }
 
 interface Hook {
   readonly key: string
@@ -92,7 +103,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
       try {
         secret = readSecret(w.secret, options.env)
       } catch (error) {
-        throw new Error(`notifications.webhooks[${i}].secret: ${(error as Error).message}`)
+        // A wrong configuration, the operator's to mend: refused before anything is sent, never sent unsigned.
+        throw new WarrantError('invalid_request', `notifications.webhooks[${i}].secret: ${(error as Error).message}`, { field: `notifications.webhooks[${i}].secret` })
       }
     }
     const origin = new URL(w.url).origin
@@ -110,6 +122,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
   const stopWaiting = new AbortController()
   const stopRequests = new AbortController()
   let closed = false
+  /** `close` has finished: the store may be gone, nothing more can be recorded. */
+  let finished = false
   let sweeper: NodeJS.Timeout | null = null
 
   const track = (work: Promise<void>) => {
@@ -117,7 +131,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null }> {
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true; final?: true }> {
     const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -138,30 +152,67 @@ export function createNotifier(options: NotifierOptions): Notifications {
       await response.body?.cancel().catch(() => undefined)
       if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, error: null }
       const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
+      // 410 is the receiver saying the hook is gone for good (Slack's archived channel): retrying only repeats it.
+      if (response.status === 410) return { ok: false, status: 410, error: 'the receiver answered HTTP 410 (gone: not retried)', final: true }
       return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
-      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : e.name === 'AbortError' ? 'stopped: the gateway was closing' : (e.cause?.code ?? e.cause?.message ?? e.message)
+      if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
+      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
       return { ok: false, status: null, error: `could not reach the receiver: ${why}`.slice(0, ERROR_TEXT_MAX) }
     }
   }
 
-  /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, leased). */
-  async function run(hook: Hook, row: { id: string; event: string; payload: string; attempts: number }): Promise<void> {
+  /**
+   * This process stops: the delivery stays pending and its lease ends when its next attempt is due, so the next
+   * gateway (its sweep runs at start) sends it then, not once a dead process's lease would have run out.
+   */
+  async function release(id: string, dueAt: string, lastError?: string): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: dueAt, next_attempt_at: dueAt, updated_at: store.now(), ...(lastError ? { last_error: lastError } : {}) })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .execute()
+  }
+
+  /**
+   * Whether a reviewer was told is part of the record: each attempt is an audit row (the label, never the URL: a
+   * Slack URL is a secret). A failing audit append is logged; it never stops the delivery.
+   */
+  async function audited(hook: Hook, row: DeliveryRun, attempt: number, outcome: AttemptOutcome, result: { status: number | null; error: string | null }): Promise<void> {
+    if (!options.audit) return
+    const summary = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, outcome, status: result.status, error: result.error }
+    await options.audit
+      .record({ actor: null, surface: 'system', action: 'webhook.delivery', plan_id: row.plan_id, operation_id: row.operation_id, summary })
+      .catch((error: unknown) => log.error({ err: error, delivery_id: row.id }, 'could not record a webhook delivery attempt in the audit log'))
+  }
+
+  /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
+  async function run(hook: Hook, row: DeliveryRun): Promise<void> {
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
-      if (closed) return
+      // A delivery emitted before or while closing gets its first attempt within the grace; never a retry.
+      if (stopRequests.signal.aborted || (closed && attempt > row.attempts + 1)) return release(row.id, store.now())
       const result = await post(hook, row)
       const now = store.now()
+      // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
+      // (the receiver may have had it: the same delivery id lets it de-duplicate).
+      if (result.stopped) {
+        const error = 'interrupted: the gateway stopped before the receiver answered; the next gateway sends it again'
+        await release(row.id, now, error)
+        return audited(hook, row, attempt, 'interrupted', { status: null, error })
+      }
       if (result.ok) {
         await db
           .updateTable('webhook_deliveries')
           .set({ state: 'delivered', attempts: attempt, last_status: result.status, last_error: null, updated_at: now, next_attempt_at: null, lease_until: null })
           .where('id', '=', row.id)
           .execute()
-        return
+        return audited(hook, row, attempt, 'delivered', result)
       }
-      const final = attempt >= maxAttempts
+      const final = attempt >= maxAttempts || result.final === true
       const wait = backoff(attempt)
+      const dueAt = later(wait)
       await db
         .updateTable('webhook_deliveries')
         .set({
@@ -170,11 +221,12 @@ export function createNotifier(options: NotifierOptions): Notifications {
           last_status: result.status,
           last_error: result.error,
           updated_at: now,
-          next_attempt_at: final ? null : later(wait),
+          next_attempt_at: final ? null : dueAt,
           lease_until: final ? null : later(horizonMs),
         })
         .where('id', '=', row.id)
         .execute()
+      await audited(hook, row, attempt, final ? 'failed' : 'retrying', result)
       const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
       if (final) {
         log.error(fields, 'webhook delivery failed; no more retries')
@@ -184,7 +236,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       try {
         await sleep(wait, undefined, { signal: stopWaiting.signal })
       } catch {
-        return // closing: the delivery stays pending and is resumed later
+        return release(row.id, dueAt)
       }
     }
   }
@@ -215,7 +267,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           lease_until: later(horizonMs),
         })
         .execute()
-      track(run(hook, { id, event: event.kind, payload, attempts: 0 }))
+      track(run(hook, { id, event: event.kind, payload, attempts: 0, plan_id: event.plan.plan_id, operation_id: 'operation_id' in event ? event.operation_id : null }))
     }
   }
 
@@ -245,8 +297,13 @@ export function createNotifier(options: NotifierOptions): Notifications {
           .execute()
         continue
       }
-      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts }))
+      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts, plan_id: row.plan_id, operation_id: row.operation_id }))
     }
+  }
+
+  /** Until every delivery this process started (and every event still being built) has settled. */
+  async function settle(): Promise<void> {
+    while (inflight.size > 0) await Promise.allSettled([...inflight])
   }
 
   if (options.sweep && hooks.length > 0) {
@@ -260,8 +317,12 @@ export function createNotifier(options: NotifierOptions): Notifications {
     enabled: hooks.length > 0,
 
     emit(event) {
-      if (closed || hooks.length === 0) return
-      track(deliver(event))
+      if (hooks.length === 0) return
+      if (finished) {
+        log.error({}, 'a notification came after the notifier closed; it was not recorded')
+        return
+      }
+      track(Promise.resolve(event).then((built) => (built ? deliver(built) : undefined)))
     },
 
     async deliveries({ plan_id }) {
@@ -271,19 +332,18 @@ export function createNotifier(options: NotifierOptions): Notifications {
 
     resume,
 
-    async flush() {
-      while (inflight.size > 0) await Promise.allSettled([...inflight])
-    },
+    flush: settle,
 
     async close() {
       closed = true
       if (sweeper) clearInterval(sweeper)
       stopWaiting.abort()
-      const settled = Promise.allSettled([...inflight])
       const grace = sleep(options.closeGraceMs ?? 2000, undefined, { ref: false }).then(() => stopRequests.abort())
-      await Promise.race([settled, grace])
+      await Promise.race([settle(), grace])
       stopRequests.abort()
-      await Promise.allSettled([...inflight])
+      // until nothing is left: an event built during the grace adds its delivery after the first snapshot
+      await settle()
+      finished = true
     },
   }
 }

@@ -3,7 +3,7 @@ import type { RunRecorder } from '../operations/index.js'
 import type { PlanProposal, PlanService } from '../plans/index.js'
 import type { NotificationEvent, PlanFacts } from './events.js'
 
-type Emit = (event: NotificationEvent) => void
+type Emit = (event: NotificationEvent | Promise<NotificationEvent | null>) => void
 
 export interface ObserverLog {
   error(fields: object, message: string): void
@@ -79,19 +79,23 @@ export function observeOperationEnds(recorder: RunRecorder, plans: PlanService, 
         const planId = event.plan_id
         const operationId = event.operation_id
         const summary = (event.summary ?? {}) as { state?: unknown; counts?: unknown; halt_reason?: { rule?: unknown } | null }
-        void plans
-          .load(SYSTEM_ACTOR, planId)
-          .then((plan) =>
-            emit({
+        // Handed over as a promise: the notifier's close waits for it (a CLI closes as soon as the operation ends).
+        emit(
+          plans
+            .load(SYSTEM_ACTOR, planId)
+            .then((plan): NotificationEvent => ({
               kind,
               plan: facts(plan),
               operation_id: operationId,
               state: typeof summary.state === 'string' ? summary.state : kind === 'operation.halted' ? 'halted' : 'finished',
               counts: summary.counts && typeof summary.counts === 'object' ? (summary.counts as Record<string, number>) : {},
               halt_rule: typeof summary.halt_reason?.rule === 'string' ? summary.halt_reason.rule : null,
+            }))
+            .catch((error: unknown) => {
+              log.error({ err: error, operation_id: operationId }, 'could not notify the end of an operation')
+              return null
             }),
-          )
-          .catch((error: unknown) => log.error({ err: error, operation_id: operationId }, 'could not notify the end of an operation'))
+        )
       }
       return recorded
     },

@@ -18,23 +18,33 @@ export function signatureOf(secret: string, timestamp: string, body: string): st
 
 /**
  * For receivers: whether a delivery is authentic and recent. Compares in constant time; refuses a timestamp
- * more than `toleranceSeconds` (default 300) away from `now`.
+ * more than `toleranceSeconds` (default 300) away from `now`. `secret` may list several: while a secret is being
+ * rotated, a receiver accepts the old and the new one (the gateway signs with one), then drops the old. An empty
+ * secret verifies nothing: a signature anyone can compute proves nothing.
  *
  * @example verifySignature({ secret, body, timestamp: req.headers['x-warrant-timestamp'], signature: req.headers['x-warrant-signature'] })
+ * @example verifySignature({ secret: [oldSecret, newSecret], body, timestamp, signature }) // during a rotation
  */
 export function verifySignature(input: {
-  readonly secret: string
+  readonly secret: string | readonly string[]
   readonly body: string
   readonly timestamp: string | null | undefined
   readonly signature: string | null | undefined
   readonly toleranceSeconds?: number
   readonly now?: Date
 }): boolean {
-  const { secret, body, timestamp, signature } = input
+  const { body, timestamp, signature } = input
   if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return false
   const skew = Math.abs((input.now ?? new Date()).getTime() / 1000 - Number(timestamp))
   if (skew > (input.toleranceSeconds ?? 300)) return false
-  const expected = Buffer.from(signatureOf(secret, timestamp, body))
   const given = Buffer.from(signature)
-  return expected.length === given.length && timingSafeEqual(expected, given)
+  const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret
+  // every secret is tried (no early exit), so the time taken does not say which one matched
+  let ok = false
+  for (const secret of secrets) {
+    if (typeof secret !== 'string' || secret === '') continue
+    const expected = Buffer.from(signatureOf(secret, timestamp, body))
+    if (expected.length === given.length && timingSafeEqual(expected, given)) ok = true
+  }
+  return ok
 }

@@ -127,7 +127,7 @@ describe('operation ends', () => {
     const events: NotificationEvent[] = []
     const recorded: unknown[] = []
     const plans = { load: async () => ({ ...PLAN, action: { type: 'pause_collection', params: { reason: 'secret-ish text' } } }) } as unknown as PlanService
-    const recorder = observeOperationEnds({ record: async (e) => recorded.push(e) }, plans, (e) => events.push(e), silent)
+    const recorder = observeOperationEnds({ record: async (e) => recorded.push(e) }, plans, (e) => void Promise.resolve(e).then((built) => built && events.push(built)), silent)
     await recorder.record({
       actor: SYSTEM_ACTOR,
       action: 'operation.halted',

@@ -52,13 +52,14 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
 export type CliWorkspace = Awaited<ReturnType<typeof createCliWorkspace>>
 
 /** A CLI workspace whose store is of `kind`: its SQLite file, or a fresh PostgreSQL database dropped with it. */
-export async function createCliWorkspaceOn(kind: StoreKind, options: { readonly count?: number } = {}): Promise<CliWorkspace> {
+export async function createCliWorkspaceOn(kind: StoreKind, options: { readonly count?: number; readonly edit?: (raw: Record<string, any>) => void } = {}): Promise<CliWorkspace> {
   const pg = kind === 'postgres' ? await createTestPostgresDatabase() : null
   try {
     const ws = await createCliWorkspace({
       ...options,
       edit: (raw) => {
         if (pg) raw.store = pg.url
+        options.edit?.(raw)
       },
     })
     return {

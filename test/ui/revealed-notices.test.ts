@@ -42,6 +42,8 @@ describe('notifications and missing evidence: every text is revealed, like every
   test("a failed webhook's label and last error are revealed on the plan page", async () => {
     const plan = await proposePlan(fx, (await createSelection(fx, { filter: { status: 'past_due', region: 'us' } })).selection_id, { type: 'pause_collection', params: { reason: 'r' } })
     await until(async () => (await fx.gateway.notifications.deliveries({ plan_id: plan.plan_id })).some((d) => d.state === 'failed'), 'the failed delivery')
+    // and its attempt's audit row written: the gateway is not writing when this test writes behind its back
+    await fx.gateway.notifications.flush()
     // A last error kept in the store: the receiver's side decides part of what such a text says.
     const db = new Database(fx.storeUrl.replace(/^sqlite:/, ''))
     try {

@@ -105,16 +105,21 @@ export interface ReceivedHook {
   readonly body: string
 }
 
-/** A webhook receiver on loopback: records every request; `status(path)` decides the answer. */
-export async function startReceiver(status: (path: string) => number = () => 204): Promise<{ url: string; received: ReceivedHook[]; close(): Promise<void> }> {
+/**
+ * A webhook receiver on loopback: records every request; `status(path, n)` decides the answer (`n`: how many
+ * requests came before), and may take its time (a promise): a receiver slow past the timeout, or one that hangs.
+ */
+export async function startReceiver(status: (path: string, n: number) => number | Promise<number> = () => 204): Promise<{ url: string; received: ReceivedHook[]; close(): Promise<void> }> {
   const received: ReceivedHook[] = []
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
+      const n = received.length
       received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
-      res.statusCode = status(req.url ?? '')
-      res.end()
+      void Promise.resolve(status(req.url ?? '', n)).then((code) => {
+        if (res.writable) res.writeHead(code).end()
+      })
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -122,6 +127,9 @@ export async function startReceiver(status: (path: string) => number = () => 204
   return {
     url: `http://127.0.0.1:${port}`,
     received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
   }
 }
