@@ -4,21 +4,27 @@ import { WarrantError } from '../contract/index.js'
 export type SecretRef = { readonly env: string } | { readonly file: string }
 
 /**
- * Resolves a secret reference. The error names where the secret was expected, never its value.
+ * Resolves a secret reference. The error names where the secret was expected, never its value. Leading and
+ * trailing whitespace is dropped from both kinds alike: a value copied from a file (`KEY="$(cat f)"` in an env
+ * file, a mounted Kubernetes secret) often ends in a newline, which an HTTP header cannot carry, so every call
+ * would fail mid-operation; and a value that is only whitespace is no secret, refused here as unset.
  *
  * @example readSecret({ env: 'BILLING_TOKEN' })
  */
 export function readSecret(ref: SecretRef, env: NodeJS.ProcessEnv = process.env): string {
   if ('env' in ref) {
-    const value = env[ref.env]
-    if (value === undefined || value === '') throw new WarrantError('invalid_request', `secret environment variable ${ref.env} is not set`)
+    const value = env[ref.env]?.trim()
+    if (value === undefined || value === '') throw new WarrantError('invalid_request', `secret environment variable ${ref.env} is not set (or holds only whitespace)`)
     return value
   }
+  let value: string
   try {
-    return readFileSync(ref.file, 'utf8').trim()
+    value = readFileSync(ref.file, 'utf8').trim()
   } catch {
     throw new WarrantError('invalid_request', `secret file ${ref.file} cannot be read`)
   }
+  if (value === '') throw new WarrantError('invalid_request', `secret file ${ref.file} is empty (or holds only whitespace)`)
+  return value
 }
 
 /** Where a secret comes from, for logs and listings (the value never leaves this module's callers). */
