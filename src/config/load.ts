@@ -3,7 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { WarrantError, protoKeyPaths } from '../contract/index.js'
-import { checkResource } from './check-resource.js'
+import { caseCollisions, checkResource } from './check-resource.js'
 import { roundedConfigNumbers, type ConfigProblem } from './exact-numbers.js'
 import { configSchema, type WarrantConfig } from './schema.js'
 
@@ -12,6 +12,8 @@ const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (
 /** The config schema with its cross-key rules. */
 export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
   for (const [name, resource] of Object.entries(config.resources)) checkResource(resource, ctx, ['resources', name])
+  for (const { name, earlier } of caseCollisions(Object.keys(config.resources)))
+    ctx.addIssue({ code: 'custom', path: ['resources', name], message: `resource "${name}" differs from "${earlier}" only in case; rename one of them` })
 })
 
 /**

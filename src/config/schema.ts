@@ -131,7 +131,7 @@ export const standingApprovalSchema = z.strictObject({
 export const resourceSchema = z.strictObject({
   description: z.string().default(''),
   environment: z.strictObject({
-    name: z.string().min(1).describe('e.g. billing-prod'),
+    name: z.string().regex(/\S/, 'a name a reviewer can read, e.g. billing-prod (not empty, not only whitespace)').describe('e.g. billing-prod'),
     host: z.string().optional(),
     account: z.string().optional(),
   }),

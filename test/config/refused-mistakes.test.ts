@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { parseConfig } from '../../src/config/index.js'
+import { configProblems, parseConfigInput, problemKeys } from '../support/config-input.js'
+
+// Mistakes a platform engineer makes editing the YAML by hand, each accepted before and found out only
+// mid-operation (or never): every one is refused at load, naming the key and what to write instead.
+
+/** A small http resource to add beside the demo's sql one. */
+function httpResourceInput(): any {
+  return {
+    environment: { name: 'crm-prod' },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'main', base_url: 'http://127.0.0.1:9/' }],
+      list: { path: '/items', pagination: { style: 'cursor' } },
+      get: { path: '/items/{id}' },
+      version: { from: 'field', field: 'rev' },
+    },
+    fields: { id: 'string', status: 'string', rev: 'integer' },
+    review_fields: ['id', 'status'],
+    actions: { close: { set: { status: 'closed' }, write: { path: '/items/{id}' } } },
+  }
+}
+
+describe('config mistakes refused at load', () => {
+  test('an action that sets the version field is refused (the sql write overrode it with the next version; an http one sent it to the upstream)', () => {
+    const sql = parseConfigInput()
+    sql.resources.subscriptions.actions.pause_collection.set.version = 7
+    const [problem] = configProblems(() => parseConfig(sql))
+    assert.equal(problem?.key, 'resources.subscriptions.actions.pause_collection.set.version')
+    assert.match(problem!.message, /version field/)
+
+    const http = parseConfigInput()
+    http.resources.crm = httpResourceInput()
+    http.resources.crm.actions.close.set.rev = 3
+    assert.deepEqual(problemKeys(() => parseConfig(http)), ['resources.crm.actions.close.set.rev'])
+  })
+})
+
+describe('names and labels a reader cannot tell apart', () => {
+  test('two resources, or two actions of one resource, whose names differ only in case are refused', () => {
+    const resources = parseConfigInput()
+    resources.resources.Subscriptions = structuredClone(resources.resources.subscriptions)
+    const [problem] = configProblems(() => parseConfig(resources))
+    assert.equal(problem?.key, 'resources.Subscriptions')
+    assert.match(problem!.message, /"Subscriptions" differs from "subscriptions" only in case/)
+
+    const actions = parseConfigInput()
+    const subs = actions.resources.subscriptions
+    subs.actions.Pause_Collection = structuredClone(subs.actions.pause_collection)
+    assert.deepEqual(problemKeys(() => parseConfig(actions)), ['resources.subscriptions.actions.Pause_Collection'])
+  })
+
+  test('an environment name of only whitespace is refused: every review shows it as the one prominent label', () => {
+    const raw = parseConfigInput()
+    raw.resources.subscriptions.environment.name = '   '
+    assert.deepEqual(problemKeys(() => parseConfig(raw)), ['resources.subscriptions.environment.name'])
+  })
+})
