@@ -58,3 +58,27 @@ describe('names and labels a reader cannot tell apart', () => {
     assert.deepEqual(problemKeys(() => parseConfig(raw)), ['resources.subscriptions.environment.name'])
   })
 })
+
+describe('durations past what a clock or timer can hold', () => {
+  test('a ttl whose expiry no date can hold, a timeout node fires at once, a lease gone before renewal: each refused by key', () => {
+    const cases: [string, (raw: any) => void][] = [
+      // now + 1e12 minutes is no Date: creating a selection threw RangeError mid-request
+      ['selection_ttl_minutes', (raw) => (raw.selection_ttl_minutes = 1e12)],
+      ['resources.subscriptions.selection_ttl_minutes', (raw) => (raw.resources.subscriptions.selection_ttl_minutes = 1e12)],
+      ['resources.subscriptions.approval.ttl_minutes', (raw) => (raw.resources.subscriptions.approval.ttl_minutes = 1e13)],
+      // past 2^31-1 ms node runs a timer after 1 ms: every upstream call timed out at once
+      ['resources.crm.connector.timeout_ms', (raw) => {
+        raw.resources.crm = httpResourceInput()
+        raw.resources.crm.connector.timeout_ms = 3_000_000_000
+      }],
+      // a lease of 0.1 ms is over before its first renewal: another executor takes the operation over mid-write
+      ['execution.lease_seconds', (raw) => (raw.execution = { lease_seconds: 0.0001 })],
+      ['execution.lease_seconds', (raw) => (raw.execution = { lease_seconds: 5e6 })],
+    ]
+    for (const [key, edit] of cases) {
+      const raw = parseConfigInput()
+      edit(raw)
+      assert.deepEqual(problemKeys(() => parseConfig(raw)), [key], key)
+    }
+  })
+})
