@@ -82,3 +82,25 @@ describe('durations past what a clock or timer can hold', () => {
     }
   })
 })
+
+describe('a credential written into the config', () => {
+  test('a fixed query parameter named like a credential (list.query, get.batch.query) is refused, naming connector.credential', () => {
+    for (const [where, edit] of [
+      ['resources.crm.connector.list.query.api_key', (c: any) => (c.list.query = { api_key: 'sk_live_51H8' })],
+      ['resources.crm.connector.list.query.access_token', (c: any) => (c.list.query = { include: 'owner', access_token: 'ya29.a0' })],
+      ['resources.crm.connector.get.batch.query.X-Auth-Token', (c: any) => (c.get.batch = { path: '/items', ids_param: 'ids', query: { 'X-Auth-Token': 't0k' } })],
+    ] as const) {
+      const raw = parseConfigInput()
+      raw.resources.crm = httpResourceInput()
+      edit(raw.resources.crm.connector)
+      const problems = configProblems(() => parseConfig(raw))
+      assert.deepEqual(problems.map((p) => p.key), [where])
+      assert.match(problems[0]!.message, /connector\.credential/)
+    }
+    // parameters that only look alike stay allowed: CouchDB's key, a filter on the author
+    const raw = parseConfigInput()
+    raw.resources.crm = httpResourceInput()
+    raw.resources.crm.connector.list.query = { key: '"a"', author: 'x', include_docs: 'true' }
+    assert.doesNotThrow(() => parseConfig(raw))
+  })
+})
