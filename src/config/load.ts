@@ -6,6 +6,7 @@ import { WarrantError, protoKeyPaths } from '../contract/index.js'
 import { caseCollisions, checkResource } from './check-resource.js'
 import { roundedConfigNumbers, type ConfigProblem } from './exact-numbers.js'
 import { configSchema, type WarrantConfig } from './schema.js'
+import { unknownKeyMessage } from './unknown-keys.js'
 
 const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)'
 
@@ -27,7 +28,15 @@ export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
   // YAML and JSON both make "__proto__" an own key, which the schema's records would drop without a word
   const reserved = protoKeyPaths(raw).map((key) => ({ key, message: RESERVED_MESSAGE }))
   if (result.success && reserved.length === 0) return result.data
-  throw invalidConfig(origin, [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))])
+  throw invalidConfig(origin, [...reserved, ...(result.success ? [] : result.error.issues.flatMap((i) => problemsOf(i, raw)))])
+}
+
+/** One problem per issue; an unknown key is named in the key path, with what to write instead. */
+function problemsOf(issue: z.core.$ZodIssue, raw: unknown): ConfigProblem[] {
+  // a schema's own message for unknown keys (a filter's operators) already says what to write
+  if (issue.code !== 'unrecognized_keys' || !/^Unrecognized keys?:/.test(issue.message)) return [{ key: issue.path.join('.') || '(root)', message: issue.message }]
+  // "__proto__" is named once, as a reserved name (parseConfig)
+  return issue.keys.filter((key) => key !== '__proto__').map((key) => ({ key: [...issue.path, key].join('.'), message: unknownKeyMessage(configSchema, raw, issue.path, key) }))
 }
 
 function invalidConfig(origin: string, problems: readonly ConfigProblem[]): WarrantError {

@@ -42,7 +42,7 @@ describe('config', () => {
 
     const unknownKey = base()
     unknownKey.resources.subscriptions.colour = 'red'
-    assert.deepEqual(problemKeys(() => parseConfig(unknownKey)), ['resources.subscriptions'])
+    assert.deepEqual(problemKeys(() => parseConfig(unknownKey)), ['resources.subscriptions.colour'])
 
     const badConnector = base()
     badConnector.resources.subscriptions.connector = { kind: 'ftp' }
@@ -67,8 +67,8 @@ describe('config', () => {
     const jsonFile = join(dir.path, 'proto.json')
     const config = parseConfigInput()
     writeFileSync(jsonFile, JSON.stringify(config).replace('"review_fields"', '"__proto__":{"x":1},"review_fields"'))
-    // (a strict object also names it as a key it does not know)
-    assert.deepEqual(problemKeys(() => loadConfigFile(jsonFile)), ['resources.subscriptions.__proto__', 'resources.subscriptions'])
+    // named once, though a strict object does not know it either
+    assert.deepEqual(problemKeys(() => loadConfigFile(jsonFile)), ['resources.subscriptions.__proto__'])
     // the same file without it loads
     writeFileSync(jsonFile, JSON.stringify(config))
     assert.equal(loadConfigFile(jsonFile).resources.subscriptions!.connector.kind, 'sql')

@@ -104,3 +104,29 @@ describe('a credential written into the config', () => {
     assert.doesNotThrow(() => parseConfig(raw))
   })
 })
+
+describe('a key the config does not know', () => {
+  test('is named with its full path and what to write instead: the key it is a slip of, the keys allowed there, or why "<<" is not read', () => {
+    const typo = parseConfigInput()
+    typo.execution = { concurency: 8 }
+    typo.resources.subscriptions['review-fields'] = ['id']
+    typo.resources.subscriptions.connector.tabel = 'x'
+    assert.deepEqual(configProblems(() => parseConfig(typo)), [
+      { key: 'execution.concurency', message: 'unknown key "concurency"; did you mean "concurrency"?' },
+      { key: 'resources.subscriptions.connector.tabel', message: 'unknown key "tabel"; did you mean "table"?' },
+      { key: 'resources.subscriptions.review-fields', message: 'unknown key "review-fields"; did you mean "review_fields"?' },
+    ])
+
+    const far = parseConfigInput()
+    far.server.listen = 8080
+    const [problem] = configProblems(() => parseConfig(far))
+    assert.equal(problem?.key, 'server.listen')
+    assert.match(problem!.message, /^unknown key "listen"; the keys here are host, port, public_url, /)
+
+    const merge = parseConfigInput()
+    merge.resources.subscriptions.approval['<<'] = { ttl_minutes: 5 }
+    const [mergeProblem] = configProblems(() => parseConfig(merge))
+    assert.equal(mergeProblem?.key, 'resources.subscriptions.approval.<<')
+    assert.match(mergeProblem!.message, /YAML merge key .* is not read: write the keys out/)
+  })
+})
