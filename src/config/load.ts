@@ -13,6 +13,19 @@ const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (
 /** The config schema with its cross-key rules. */
 export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
   for (const [name, resource] of Object.entries(config.resources)) checkResource(resource, ctx, ['resources', name])
+  // one environment name is one place: the same name on two accounts is a block copied and half edited
+  const accounts = new Map<string, { account: string; resource: string }>()
+  for (const [name, { environment }] of Object.entries(config.resources)) {
+    if (environment.account === undefined) continue
+    const first = accounts.get(environment.name)
+    if (first === undefined) accounts.set(environment.name, { account: environment.account, resource: name })
+    else if (first.account !== environment.account)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['resources', name, 'environment', 'account'],
+        message: `environment "${environment.name}" is account "${first.account}" in resource "${first.resource}", "${environment.account}" here: give one of them another environment name, or correct the account`,
+      })
+  }
   for (const { name, earlier } of caseCollisions(Object.keys(config.resources)))
     ctx.addIssue({ code: 'custom', path: ['resources', name], message: `resource "${name}" differs from "${earlier}" only in case; rename one of them` })
 })

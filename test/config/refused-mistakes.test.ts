@@ -130,3 +130,17 @@ describe('a key the config does not know', () => {
     assert.match(mergeProblem!.message, /YAML merge key .* is not read: write the keys out/)
   })
 })
+
+describe('one environment name, two accounts', () => {
+  test('resources naming the same environment with different accounts are refused (a block copied from prod, half edited)', () => {
+    const raw = parseConfigInput()
+    raw.resources.crm = httpResourceInput()
+    raw.resources.crm.environment = { name: 'billing-demo', account: '9921' }
+    const [problem] = configProblems(() => parseConfig(raw))
+    assert.equal(problem?.key, 'resources.crm.environment.account')
+    assert.match(problem!.message, /environment "billing-demo" is account "4411" in resource "subscriptions"/)
+    // another host in the same environment (a database and an API) is fine, as is an account left unsaid
+    raw.resources.crm.environment = { name: 'billing-demo', host: 'api.example' }
+    assert.doesNotThrow(() => parseConfig(raw))
+  })
+})
