@@ -108,7 +108,12 @@ export const actionSchema = z.strictObject({
   write: writeSchema.optional().describe('for http connectors; sql connectors update by id and version'),
   expect: z
     .strictObject({
-      status: z.array(z.number().int()).default([200, 201, 204]),
+      // a 4xx or 5xx is a refusal or a failure before this list is read: only a success status is checked against it,
+      // so a list without one made every write "unexpected", the operation halting after its first write landed
+      status: z
+        .array(z.number().int().min(200, 'a success status (200-299): a refused or failed write never counts as done').max(299, 'a success status (200-299): a refused or failed write never counts as done'))
+        .min(1, 'at least one success status (200-299), e.g. [200, 204]')
+        .default([200, 201, 204]),
       fields: z.record(fieldName, templateValue).optional().describe('response fields that must hold; default: every field set'),
     })
     .default({ status: [200, 201, 204] }),

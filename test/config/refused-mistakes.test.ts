@@ -144,3 +144,18 @@ describe('one environment name, two accounts', () => {
     assert.doesNotThrow(() => parseConfig(raw))
   })
 })
+
+describe('expect.status', () => {
+  test('an empty list, or a status outside 2xx, is refused: only a success reaches the check, so such a list halted after the first write', () => {
+    for (const [status, key] of [
+      [[], 'resources.crm.actions.close.expect.status'],
+      [[200, 412], 'resources.crm.actions.close.expect.status.1'],
+      [[500], 'resources.crm.actions.close.expect.status.0'],
+    ] as const) {
+      const raw = parseConfigInput()
+      raw.resources.crm = httpResourceInput()
+      raw.resources.crm.actions.close.expect = { status }
+      assert.deepEqual(problemKeys(() => parseConfig(raw)), [key], JSON.stringify(status))
+    }
+  })
+})
