@@ -3,6 +3,24 @@ import type { HttpConnectorConfig, ResourceConfig } from './schema.js'
 
 type Issue = (where: readonly (string | number)[], message: string) => void
 
+/** Query parameter names that carry a credential (api_key, access_token, X-Auth-Token, client_secret, sig). */
+const CREDENTIAL_PARAM = /(api[-_]?key|token|secret|passw(or)?d|signature|credential|(^|[-_])(auth|sig)([-_]|$))/i
+
+/**
+ * A fixed query parameter named like a credential: its value sits in the config file in the clear, goes out in
+ * every URL, and comes back in an upstream's next links, which a walk's cursor carries to the agent (signed, not
+ * encrypted). Warrant sends a credential only in a header, read from the environment or a file.
+ */
+function checkQueryCredentials(query: Readonly<Record<string, string>>, where: readonly (string | number)[], issue: Issue): void {
+  for (const name of Object.keys(query))
+    if (CREDENTIAL_PARAM.test(name))
+      issue(
+        [...where, name],
+        `"${name}" looks like a credential written into the config: it would be sent in every URL and carried in next-page links and cursors. ` +
+          'Declare connector.credential: {header, scheme, secret: {env: NAME}} instead (a credential goes only in a header)',
+      )
+}
+
 /**
  * Rules of an http resource's list request that one key's schema cannot state: a body only with POST, every
  * placeholder known, every upstream filter reachable (a parameter or a body placeholder), encodings that fit
@@ -56,5 +74,7 @@ export function checkHttpList(resource: ResourceConfig, http: HttpConnectorConfi
   }
   for (const name of inBody) if (name.startsWith('filter.') && !declared.has(name)) issue(at('body'), `"{{${name}}}" names no upstream filter; declare it in list.upstream_filters ({ field, op })`)
 
+  checkQueryCredentials(list.query, at('query'), issue)
+  if (http.get.batch) checkQueryCredentials(http.get.batch.query, ['connector', 'get', 'batch', 'query'], issue)
   if (list.pagination.style === 'keyset') mustExist(list.pagination.field ?? resource.id_field, at('pagination', 'field'))
 }

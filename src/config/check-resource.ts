@@ -7,6 +7,21 @@ import type { ResourceConfig } from './schema.js'
  * Rules across keys of one resource that a per-key schema cannot state: every named field exists, no field
  * is both reviewed and denied, actions only set and test declared fields.
  */
+/**
+ * Names that differ only in case, each with the earlier name it collides with. A reviewer reading
+ * "Subscriptions" and "subscriptions", an agent choosing between them, would take one for the other.
+ */
+export function caseCollisions(names: readonly string[]): { name: string; earlier: string }[] {
+  const seen = new Map<string, string>()
+  const out: { name: string; earlier: string }[] = []
+  for (const name of names) {
+    const earlier = seen.get(name.toLowerCase())
+    if (earlier !== undefined) out.push({ name, earlier })
+    else seen.set(name.toLowerCase(), name)
+  }
+  return out
+}
+
 export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, path: readonly (string | number)[]): void {
   const known = new Set(Object.keys(resource.fields))
   const denied = new Set(resource.denied_fields)
@@ -50,15 +65,21 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   }
   if (resource.connector.kind === 'sql' && !resource.version_field)
     issue(['version_field'], 'a sql resource needs version_field: the column that changes on every write')
+  // the version moves by the write itself: a sql write sets the next version over any value, an http upstream stamps its own
+  const versionFields = new Set([resource.version_field, resource.connector.kind === 'http' && resource.connector.version.from === 'field' ? resource.connector.version.field : undefined])
   for (const [name, action] of Object.entries(resource.actions)) {
     for (const field of Object.keys(action.set)) {
       mustExist(field, ['actions', name, 'set', field])
       if (denied.has(field)) issue(['actions', name, 'set', field], `action sets denied field "${field}"`)
       if (field === resource.id_field) issue(['actions', name, 'set', field], 'an action cannot change the id')
+      if (versionFields.has(field))
+        issue(['actions', name, 'set', field], `"${field}" is the version field: every write moves it by itself, so an action cannot set it; remove it from set`)
     }
     checkFilter(action.precondition, ['actions', name, 'precondition'])
     if (resource.connector.kind === 'http' && !action.write) issue(['actions', name, 'write'], 'an action on an http resource needs write: {method, path}')
   }
+  for (const { name, earlier } of caseCollisions(Object.keys(resource.actions)))
+    issue(['actions', name], `action "${name}" differs from "${earlier}" only in case; rename one of them`)
   resource.standing_approvals.forEach((s, i) => {
     if (!resource.actions[s.action]) issue(['standing_approvals', i, 'action'], `unknown action "${s.action}"`)
     checkFilter(s.selector, ['standing_approvals', i, 'selector'])

@@ -3,15 +3,31 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import { WarrantError, protoKeyPaths } from '../contract/index.js'
-import { checkResource } from './check-resource.js'
+import { caseCollisions, checkResource } from './check-resource.js'
 import { roundedConfigNumbers, type ConfigProblem } from './exact-numbers.js'
 import { configSchema, type WarrantConfig } from './schema.js'
+import { unknownKeyMessage } from './unknown-keys.js'
 
 const RESERVED_MESSAGE = 'a reserved name, never a field, parameter or setting (a JavaScript object cannot hold it as its own key)'
 
 /** The config schema with its cross-key rules. */
 export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
   for (const [name, resource] of Object.entries(config.resources)) checkResource(resource, ctx, ['resources', name])
+  // one environment name is one place: the same name on two accounts is a block copied and half edited
+  const accounts = new Map<string, { account: string; resource: string }>()
+  for (const [name, { environment }] of Object.entries(config.resources)) {
+    if (environment.account === undefined) continue
+    const first = accounts.get(environment.name)
+    if (first === undefined) accounts.set(environment.name, { account: environment.account, resource: name })
+    else if (first.account !== environment.account)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['resources', name, 'environment', 'account'],
+        message: `environment "${environment.name}" is account "${first.account}" in resource "${first.resource}", "${environment.account}" here: give one of them another environment name, or correct the account`,
+      })
+  }
+  for (const { name, earlier } of caseCollisions(Object.keys(config.resources)))
+    ctx.addIssue({ code: 'custom', path: ['resources', name], message: `resource "${name}" differs from "${earlier}" only in case; rename one of them` })
 })
 
 /**
@@ -25,7 +41,15 @@ export function parseConfig(raw: unknown, origin = 'config'): WarrantConfig {
   // YAML and JSON both make "__proto__" an own key, which the schema's records would drop without a word
   const reserved = protoKeyPaths(raw).map((key) => ({ key, message: RESERVED_MESSAGE }))
   if (result.success && reserved.length === 0) return result.data
-  throw invalidConfig(origin, [...reserved, ...(result.success ? [] : result.error.issues.map((i) => ({ key: i.path.join('.') || '(root)', message: i.message })))])
+  throw invalidConfig(origin, [...reserved, ...(result.success ? [] : result.error.issues.flatMap((i) => problemsOf(i, raw)))])
+}
+
+/** One problem per issue; an unknown key is named in the key path, with what to write instead. */
+function problemsOf(issue: z.core.$ZodIssue, raw: unknown): ConfigProblem[] {
+  // a schema's own message for unknown keys (a filter's operators) already says what to write
+  if (issue.code !== 'unrecognized_keys' || !/^Unrecognized keys?:/.test(issue.message)) return [{ key: issue.path.join('.') || '(root)', message: issue.message }]
+  // "__proto__" is named once, as a reserved name (parseConfig)
+  return issue.keys.filter((key) => key !== '__proto__').map((key) => ({ key: [...issue.path, key].join('.'), message: unknownKeyMessage(configSchema, raw, issue.path, key) }))
 }
 
 function invalidConfig(origin: string, problems: readonly ConfigProblem[]): WarrantError {

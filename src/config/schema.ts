@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { filterSchema } from '../contract/index.js'
 import { connectorSchema } from './connector-schema.js'
-import { fieldName, fieldTypeSchema, secretRef, templateValue } from './value-schemas.js'
+import { fieldName, fieldTypeSchema, secretRef, templateValue, ttlMinutes } from './value-schemas.js'
 
 export {
   connectorSchema,
@@ -108,7 +108,12 @@ export const actionSchema = z.strictObject({
   write: writeSchema.optional().describe('for http connectors; sql connectors update by id and version'),
   expect: z
     .strictObject({
-      status: z.array(z.number().int()).default([200, 201, 204]),
+      // a 4xx or 5xx is a refusal or a failure before this list is read: only a success status is checked against it,
+      // so a list without one made every write "unexpected", the operation halting after its first write landed
+      status: z
+        .array(z.number().int().min(200, 'a success status (200-299): a refused or failed write never counts as done').max(299, 'a success status (200-299): a refused or failed write never counts as done'))
+        .min(1, 'at least one success status (200-299), e.g. [200, 204]')
+        .default([200, 201, 204]),
       fields: z.record(fieldName, templateValue).optional().describe('response fields that must hold; default: every field set'),
     })
     .default({ status: [200, 201, 204] }),
@@ -131,7 +136,7 @@ export const standingApprovalSchema = z.strictObject({
 export const resourceSchema = z.strictObject({
   description: z.string().default(''),
   environment: z.strictObject({
-    name: z.string().min(1).describe('e.g. billing-prod'),
+    name: z.string().regex(/\S/, 'a name a reviewer can read, e.g. billing-prod (not empty, not only whitespace)').describe('e.g. billing-prod'),
     host: z.string().optional(),
     account: z.string().optional(),
   }),
@@ -148,10 +153,10 @@ export const resourceSchema = z.strictObject({
       restricted: z.boolean().describe('true when the credential sees only part of the scope'),
     })
     .default({ description: 'all records of the source', restricted: false }),
-  selection_ttl_minutes: z.number().positive().optional(),
+  selection_ttl_minutes: ttlMinutes.optional(),
   approval: z
     .strictObject({
-      ttl_minutes: z.number().positive().default(15),
+      ttl_minutes: ttlMinutes.default(15),
       two_reviewers_above: z.number().int().nonnegative().optional().describe('more targets than this need two distinct reviewers'),
     })
     .default({ ttl_minutes: 15 }),
@@ -213,7 +218,7 @@ export const configSchema = z.strictObject({
       allowed_origins: z.array(z.string().min(1)).max(100).optional().describe('browser origins allowed to call /mcp besides the server itself and public_url'),
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
-  selection_ttl_minutes: z.number().positive().default(30),
+  selection_ttl_minutes: ttlMinutes.default(30),
   execution: z
     .strictObject({
       concurrency: z.number().int().min(1).max(64).default(4),
@@ -230,7 +235,11 @@ export const configSchema = z.strictObject({
         .describe(
           'the longest pause an upstream\'s Retry-After (429) may impose on an operation: one asking for longer halts it (retry_after_too_long), its target pending, rather than leave it running unseen for a day; also the longest wait a walk (search, selection) names after a 429 or 503: its own backoff stays under it, and a source asking for longer ends SOURCE_UNAVAILABLE',
         ),
-      lease_seconds: z.number().positive().default(30).describe('how long an executor holds an operation without renewing its lease'),
+      lease_seconds: z
+        .number()
+        .min(0.2, 'at least 0.2: a lease is renewed every third of it, and never more often than every 50 ms, so a shorter one runs out before it is renewed and another executor takes the operation over mid-write')
+        .max(3600, 'at most 3600 (an hour): a crashed executor holds its operation that long')
+        .default(30).describe('how long an executor holds an operation without renewing its lease'),
       reconcile_settle_seconds: z
         .number()
         .min(0)

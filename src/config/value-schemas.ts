@@ -11,7 +11,11 @@ export const secretRef = z
 export const fieldTypeSchema = z.enum(['string', 'number', 'integer', 'boolean', 'tags', 'timestamp'])
 export type FieldType = z.infer<typeof fieldTypeSchema>
 
-export const durationMs = z.number().int().positive()
+/** A timeout in ms: past 2^31-1 node fires a timer after 1 ms, so an hour is the ceiling. */
+export const durationMs = z.number().int().positive().max(3_600_000, 'at most 3600000 (an hour, in milliseconds)')
+
+/** A ttl in minutes: at most a year, so every expiry is a date (now + 1e12 minutes is none: RangeError mid-request). */
+export const ttlMinutes = z.number().positive().max(525_600, 'at most 525600 (a year, in minutes)')
 
 export const templateValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(templateValue), z.record(z.string(), templateValue)]),

@@ -49,7 +49,7 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
   // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
   const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
   for (const [name, config] of Object.entries(options.config.resources)) {
-    const connector = createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) })
+    const connector = connectorOf(name, () => createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) }))
     resources.set(name, {
       name,
       config,
@@ -74,5 +74,16 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
     async close() {
       await Promise.allSettled([...resources.values()].map((r) => r.connector.close()))
     },
+  }
+}
+
+/** Builds a resource's connector; a config error it finds names the resource (`resources.crm.connector.…`). */
+function connectorOf(name: string, build: () => Connector): Connector {
+  try {
+    return build()
+  } catch (error) {
+    if (!(error instanceof WarrantError) || error.code !== 'invalid_request') throw error
+    const where = error.message.startsWith('connector.') ? `resources.${name}.` : `resources.${name}: `
+    throw new WarrantError(error.code, `${where}${error.message}`, error.details)
   }
 }

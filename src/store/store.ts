@@ -111,7 +111,25 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Be
   database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
+  if (!location.memory) assertWritable(database, location.display)
   return database
+}
+
+/**
+ * SQLite opens a file it cannot write (read-only file, folder or file system) read-only without a word, and
+ * the first write then failed deep inside a command as an internal error. Every command writes the store (the
+ * audit log, the signing key), so it is refused here: a header write in a transaction rolled back, nothing kept.
+ */
+function assertWritable(database: BetterSqlite3.Database, display: string): void {
+  try {
+    database.exec(`BEGIN IMMEDIATE; PRAGMA user_version = ${Number(database.pragma('user_version', { simple: true }))}; ROLLBACK`)
+  } catch (cause) {
+    if (database.inTransaction) database.exec('ROLLBACK')
+    // busy (another writer past busy_timeout) says nothing about the file: its writes will wait as any would
+    if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return
+    database.close()
+    throw new WarrantError('upstream_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
+  }
 }
 
 async function openPostgres(

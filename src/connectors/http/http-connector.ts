@@ -53,7 +53,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
   let secret: string | null = null
   let credentialHeader: readonly [string, string] | null = null
   if (config.credential) {
-    secret = readSecret(config.credential.secret, options.env ?? process.env)
+    secret = readSecret(config.credential.secret, options.env ?? process.env, 'connector.credential.secret')
     const value = config.credential.scheme ? `${config.credential.scheme} ${secret}` : secret
     credentialHeader = [config.credential.header, value]
   }

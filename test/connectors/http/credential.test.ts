@@ -74,6 +74,22 @@ describe('http credential', () => {
     assert.equal(upstream.seen[0]?.headers['authorization'], undefined)
   })
 
+  it('a secret from the environment ending in a newline (copied from a file) is sent without it; one of only whitespace is refused', async () => {
+    upstream.seen.length = 0
+    // as `TOKEN="$(cat token)"` keeps in an env file, or a mounted secret: node cannot send a header holding "\n"
+    const connector = createHttpConnector({ resource: resource({ scheme: 'Bearer', secret: { env: 'WARRANT_TEST_HTTP_TOKEN' } }), env: { WARRANT_TEST_HTTP_TOKEN: ` ${SECRET}\n` } })
+    const page = await (await connector.openSession()).readPage({ source: 'main', filter: {}, position: null, pageSize: 10 })
+    assert.equal(page.kind, 'page')
+    assert.equal(upstream.seen[0]?.headers['authorization'], `Bearer ${SECRET}`)
+    assert.throws(() => createHttpConnector({ resource: resource({ secret: { env: 'WARRANT_TEST_BLANK' } }), env: { WARRANT_TEST_BLANK: ' \n' } }), {
+      code: 'invalid_request',
+      message: /WARRANT_TEST_BLANK is not set \(or holds only whitespace\)/,
+    })
+    const blank = join(dir, 'blank-token')
+    await writeFile(blank, '\n')
+    assert.throws(() => createHttpConnector({ resource: resource({ secret: { file: blank } }), env: {} }), { code: 'invalid_request', message: /is empty/ })
+  })
+
   it('a missing secret fails at construction, naming where it was expected', () => {
     assert.throws(() => createHttpConnector({ resource: resource({ secret: { env: 'WARRANT_TEST_UNSET' } }), env: {} }), {
       code: 'invalid_request',

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import { parseConfig } from '../../src/config/index.js'
+import { configProblems, parseConfigInput, problemKeys } from '../support/config-input.js'
+
+// Mistakes a platform engineer makes editing the YAML by hand, each accepted before and found out only
+// mid-operation (or never): every one is refused at load, naming the key and what to write instead.
+
+/** A small http resource to add beside the demo's sql one. */
+function httpResourceInput(): any {
+  return {
+    environment: { name: 'crm-prod' },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'main', base_url: 'http://127.0.0.1:9/' }],
+      list: { path: '/items', pagination: { style: 'cursor' } },
+      get: { path: '/items/{id}' },
+      version: { from: 'field', field: 'rev' },
+    },
+    fields: { id: 'string', status: 'string', rev: 'integer' },
+    review_fields: ['id', 'status'],
+    actions: { close: { set: { status: 'closed' }, write: { path: '/items/{id}' } } },
+  }
+}
+
+describe('config mistakes refused at load', () => {
+  test('an action that sets the version field is refused (the sql write overrode it with the next version; an http one sent it to the upstream)', () => {
+    const sql = parseConfigInput()
+    sql.resources.subscriptions.actions.pause_collection.set.version = 7
+    const [problem] = configProblems(() => parseConfig(sql))
+    assert.equal(problem?.key, 'resources.subscriptions.actions.pause_collection.set.version')
+    assert.match(problem!.message, /version field/)
+
+    const http = parseConfigInput()
+    http.resources.crm = httpResourceInput()
+    http.resources.crm.actions.close.set.rev = 3
+    assert.deepEqual(problemKeys(() => parseConfig(http)), ['resources.crm.actions.close.set.rev'])
+  })
+})
+
+describe('names and labels a reader cannot tell apart', () => {
+  test('two resources, or two actions of one resource, whose names differ only in case are refused', () => {
+    const resources = parseConfigInput()
+    resources.resources.Subscriptions = structuredClone(resources.resources.subscriptions)
+    const [problem] = configProblems(() => parseConfig(resources))
+    assert.equal(problem?.key, 'resources.Subscriptions')
+    assert.match(problem!.message, /"Subscriptions" differs from "subscriptions" only in case/)
+
+    const actions = parseConfigInput()
+    const subs = actions.resources.subscriptions
+    subs.actions.Pause_Collection = structuredClone(subs.actions.pause_collection)
+    assert.deepEqual(problemKeys(() => parseConfig(actions)), ['resources.subscriptions.actions.Pause_Collection'])
+  })
+
+  test('an environment name of only whitespace is refused: every review shows it as the one prominent label', () => {
+    const raw = parseConfigInput()
+    raw.resources.subscriptions.environment.name = '   '
+    assert.deepEqual(problemKeys(() => parseConfig(raw)), ['resources.subscriptions.environment.name'])
+  })
+})
+
+describe('durations past what a clock or timer can hold', () => {
+  test('a ttl whose expiry no date can hold, a timeout node fires at once, a lease gone before renewal: each refused by key', () => {
+    const cases: [string, (raw: any) => void][] = [
+      // now + 1e12 minutes is no Date: creating a selection threw RangeError mid-request
+      ['selection_ttl_minutes', (raw) => (raw.selection_ttl_minutes = 1e12)],
+      ['resources.subscriptions.selection_ttl_minutes', (raw) => (raw.resources.subscriptions.selection_ttl_minutes = 1e12)],
+      ['resources.subscriptions.approval.ttl_minutes', (raw) => (raw.resources.subscriptions.approval.ttl_minutes = 1e13)],
+      // past 2^31-1 ms node runs a timer after 1 ms: every upstream call timed out at once
+      ['resources.crm.connector.timeout_ms', (raw) => {
+        raw.resources.crm = httpResourceInput()
+        raw.resources.crm.connector.timeout_ms = 3_000_000_000
+      }],
+      // a lease of 0.1 ms is over before its first renewal: another executor takes the operation over mid-write
+      ['execution.lease_seconds', (raw) => (raw.execution = { lease_seconds: 0.0001 })],
+      ['execution.lease_seconds', (raw) => (raw.execution = { lease_seconds: 5e6 })],
+    ]
+    for (const [key, edit] of cases) {
+      const raw = parseConfigInput()
+      edit(raw)
+      assert.deepEqual(problemKeys(() => parseConfig(raw)), [key], key)
+    }
+  })
+})
+
+describe('a credential written into the config', () => {
+  test('a fixed query parameter named like a credential (list.query, get.batch.query) is refused, naming connector.credential', () => {
+    for (const [where, edit] of [
+      ['resources.crm.connector.list.query.api_key', (c: any) => (c.list.query = { api_key: 'sk_live_51H8' })],
+      ['resources.crm.connector.list.query.access_token', (c: any) => (c.list.query = { include: 'owner', access_token: 'ya29.a0' })],
+      ['resources.crm.connector.get.batch.query.X-Auth-Token', (c: any) => (c.get.batch = { path: '/items', ids_param: 'ids', query: { 'X-Auth-Token': 't0k' } })],
+    ] as const) {
+      const raw = parseConfigInput()
+      raw.resources.crm = httpResourceInput()
+      edit(raw.resources.crm.connector)
+      const problems = configProblems(() => parseConfig(raw))
+      assert.deepEqual(problems.map((p) => p.key), [where])
+      assert.match(problems[0]!.message, /connector\.credential/)
+    }
+    // parameters that only look alike stay allowed: CouchDB's key, a filter on the author
+    const raw = parseConfigInput()
+    raw.resources.crm = httpResourceInput()
+    raw.resources.crm.connector.list.query = { key: '"a"', author: 'x', include_docs: 'true' }
+    assert.doesNotThrow(() => parseConfig(raw))
+  })
+})
+
+describe('a key the config does not know', () => {
+  test('is named with its full path and what to write instead: the key it is a slip of, the keys allowed there, or why "<<" is not read', () => {
+    const typo = parseConfigInput()
+    typo.execution = { concurency: 8 }
+    typo.resources.subscriptions['review-fields'] = ['id']
+    typo.resources.subscriptions.connector.tabel = 'x'
+    assert.deepEqual(configProblems(() => parseConfig(typo)), [
+      { key: 'execution.concurency', message: 'unknown key "concurency"; did you mean "concurrency"?' },
+      { key: 'resources.subscriptions.connector.tabel', message: 'unknown key "tabel"; did you mean "table"?' },
+      { key: 'resources.subscriptions.review-fields', message: 'unknown key "review-fields"; did you mean "review_fields"?' },
+    ])
+
+    const far = parseConfigInput()
+    far.server.listen = 8080
+    const [problem] = configProblems(() => parseConfig(far))
+    assert.equal(problem?.key, 'server.listen')
+    assert.match(problem!.message, /^unknown key "listen"; the keys here are host, port, public_url, /)
+
+    const merge = parseConfigInput()
+    merge.resources.subscriptions.approval['<<'] = { ttl_minutes: 5 }
+    const [mergeProblem] = configProblems(() => parseConfig(merge))
+    assert.equal(mergeProblem?.key, 'resources.subscriptions.approval.<<')
+    assert.match(mergeProblem!.message, /YAML merge key .* is not read: write the keys out/)
+  })
+})
+
+describe('one environment name, two accounts', () => {
+  test('resources naming the same environment with different accounts are refused (a block copied from prod, half edited)', () => {
+    const raw = parseConfigInput()
+    raw.resources.crm = httpResourceInput()
+    raw.resources.crm.environment = { name: 'billing-demo', account: '9921' }
+    const [problem] = configProblems(() => parseConfig(raw))
+    assert.equal(problem?.key, 'resources.crm.environment.account')
+    assert.match(problem!.message, /environment "billing-demo" is account "4411" in resource "subscriptions"/)
+    // another host in the same environment (a database and an API) is fine, as is an account left unsaid
+    raw.resources.crm.environment = { name: 'billing-demo', host: 'api.example' }
+    assert.doesNotThrow(() => parseConfig(raw))
+  })
+})
+
+describe('expect.status', () => {
+  test('an empty list, or a status outside 2xx, is refused: only a success reaches the check, so such a list halted after the first write', () => {
+    for (const [status, key] of [
+      [[], 'resources.crm.actions.close.expect.status'],
+      [[200, 412], 'resources.crm.actions.close.expect.status.1'],
+      [[500], 'resources.crm.actions.close.expect.status.0'],
+    ] as const) {
+      const raw = parseConfigInput()
+      raw.resources.crm = httpResourceInput()
+      raw.resources.crm.actions.close.expect = { status }
+      assert.deepEqual(problemKeys(() => parseConfig(raw)), [key], JSON.stringify(status))
+    }
+  })
+})
