@@ -21,6 +21,10 @@ import { sql, type Kysely, type Transaction } from 'kysely'
  */
 export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
+    // The argument above holds in WAL mode only (a rollback journal at NORMAL can lose more than a suffix): where
+    // the store could not switch to WAL (a filesystem without shared memory), every commit stays synced.
+    const mode = (await sql<{ journal_mode: string }>`pragma journal_mode`.execute(conn)).rows[0]?.journal_mode
+    if (String(mode).toLowerCase() !== 'wal') return await conn.transaction().execute(work)
     // SQLite refuses to change the setting inside a transaction: before BEGIN, and back after COMMIT or ROLLBACK
     await sql`pragma synchronous = normal`.execute(conn)
     try {

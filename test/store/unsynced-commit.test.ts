@@ -38,6 +38,16 @@ describe('commits with and without their own sync (sqlite store)', () => {
     }
   })
 
+  test('outside WAL mode (a rollback journal) an unsynced commit is synced after all', async () => {
+    const { store, drop } = await createTestStore('sqlite')
+    try {
+      await sql`pragma journal_mode = delete`.execute(store.db)
+      assert.equal(await unsyncedSqliteCommit(store.db, (trx) => synchronousOf(trx)), 2)
+    } finally {
+      await drop()
+    }
+  })
+
   test('a synced commit runs at FULL even when something left the connection at NORMAL', async () => {
     const { store, drop } = await createTestStore('sqlite')
     try {
