@@ -37,8 +37,10 @@ describe('look-alike letters of another script are marked; ordinary non-Latin te
     const selection = await createSelection(fx, { filter: { status: 'past_due', region: 'eu' } })
     // "раyroll hold": Cyrillic "р" and "а"
     const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: '\u0440\u0430yroll hold' } })
-    // a second reviewer whose name passes for alice's: two approvals would read "alice, alice"
-    const lookalike = await fx.gateway.principals.issue({ name: '\u0430lice', role: 'reviewer' })
+    // a second reviewer whose name passes for alice's: two approvals would read "alice, alice". Such a name is
+    // refused at creation now (principal-name-lookalikes.test.ts); one stored before that check still shows
+    const lookalike = await fx.gateway.principals.issue({ name: 'lookalike', role: 'reviewer' })
+    await fx.gateway.store.db.updateTable('principals').set({ name: '\u0430lice' }).where('name', '=', 'lookalike').execute()
     for (const token of [fx.tokens.reviewer, lookalike.token]) {
       const res = await fetch(`${fx.base}/v1/plans/${plan.plan_id}/approvals`, {
         method: 'POST',
