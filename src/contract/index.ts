@@ -61,7 +61,7 @@ export {
 } from './filter.js'
 export { decimalOf, compareDecimals } from './decimal.js'
 export { instantOf, namesInstant, canonicalInstant } from './instant.js'
-export { duplicateKeyOf } from './duplicate-keys.js'
+export { duplicateKeyOf, duplicateKeysOf, type DuplicateKey } from './duplicate-keys.js'
 export { markMixedScript, mixedScriptCharacters, codePointName } from './mixed-script.js'
 export { revealed } from './revealed.js'
 export { roundedNumbersOf, holdsRounded, roundedLiteralOf, doubleHolds, type RoundedLiteral } from './rounded-numbers.js'

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
-import type { Readable } from 'node:stream'
+import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
 import { decodeUtf8, networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
 
@@ -82,10 +82,7 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
 /** Reads an answer's body up to `maxBytes` (after decompression); past it, the connection is dropped unread. */
 function read(res: IncomingMessage, maxBytes: number, finish: (result: UpstreamExchange) => void, fail: (error: unknown) => void, elapsed: () => number): void {
   const status = res.statusCode ?? 0
-  const tooLarge = () => {
-    finish({ kind: 'too_large', status, durationMs: elapsed() })
-    res.destroy()
-  }
+  const tooLarge = () => finish({ kind: 'too_large', status, durationMs: elapsed() })
   res.on('error', fail)
   // a connection that closes before the body is whole (a reset, a body cut under its Content-Length)
   res.on('close', () => {
@@ -93,26 +90,55 @@ function read(res: IncomingMessage, maxBytes: number, finish: (result: UpstreamE
   })
   const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
   const declared = res.headers['content-length']
-  if (encoding === 'identity' && declared !== undefined && Number(declared) > maxBytes) return tooLarge()
-  let body: Readable = res
-  if (encoding !== 'identity') {
-    const decoder = decoderFor(encoding)
-    if (decoder === null) {
-      fail(new Error(`the answer is encoded as "${encoding}", which cannot be decoded`))
-      res.destroy()
-      return
-    }
-    decoder.on('error', fail)
-    body = res.pipe(decoder)
+  if (encoding === 'identity' && declared !== undefined && Number(declared) > maxBytes) {
+    tooLarge()
+    res.destroy()
+    return
+  }
+  const decoder = encoding === 'identity' ? null : decoderFor(encoding)
+  if (encoding !== 'identity' && decoder === null) {
+    fail(new Error(`the answer is encoded as "${encoding}", which cannot be decoded`))
+    res.destroy()
+    return
+  }
+  collectBody(res, decoder, maxBytes, {
+    body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), body: decodeUtf8(bytes), durationMs: elapsed() }),
+    tooLarge,
+    error: fail,
+  })
+}
+
+/**
+ * The body of `source`, through `decoder` when it is compressed, up to `maxBytes` of decoded bytes. Past them
+ * both streams are destroyed: the decoder holds input already received, and a few kilobytes of brotli decode
+ * to a gigabyte, which it went on decoding (and the gateway's CPU with it) after the answer was given up.
+ */
+export function collectBody(
+  source: Readable,
+  decoder: Transform | null,
+  maxBytes: number,
+  on: { readonly body: (bytes: Buffer) => void; readonly tooLarge: () => void; readonly error: (error: unknown) => void },
+): void {
+  let body: Readable = source
+  if (decoder !== null) {
+    decoder.on('error', on.error)
+    body = source.pipe(decoder)
   }
   const chunks: Buffer[] = []
   let total = 0
+  let over = false
   body.on('data', (chunk: Buffer) => {
+    if (over) return
     total += chunk.length
-    if (total > maxBytes) return tooLarge()
-    chunks.push(chunk)
+    if (total <= maxBytes) return void chunks.push(chunk)
+    over = true
+    on.tooLarge()
+    source.destroy()
+    decoder?.destroy()
   })
-  body.on('end', () => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), body: decodeUtf8(Buffer.concat(chunks, total)), durationMs: elapsed() }))
+  body.on('end', () => {
+    if (!over) on.body(Buffer.concat(chunks, total))
+  })
 }
 
 function decoderFor(encoding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {

@@ -119,6 +119,8 @@ function interpret(
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined
   if (!Array.isArray(items) || !parsed.ok) return unanswered('unexpected')
+  // a key named twice: which value the upstream means is unknown, so its records are read alone
+  if (parsed.duplicates.length > 0) return unanswered('duplicate_key')
   const { rounded } = parsed
 
   const asked = new Set(ids)

@@ -7,6 +7,7 @@ import { withRepresentation } from '../representation.js'
 import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
+import { duplicatesProblem } from './duplicate-members.js'
 import { failureMessage, isRedirect, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
@@ -105,6 +106,8 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+  // the whole answer rides along for a replacing write, which would send one value of a key named twice back
+  if (parsed.duplicates.length > 0) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${duplicatesProblem(parsed.duplicates)}` }
   const value = ctx.redact.deep(parsed.value)
   const made = toRecord(ctx, value, headers.get('etag'), ctx.config.get.record_path, parsed.rounded)
   if ('problem' in made) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${made.problem}` }

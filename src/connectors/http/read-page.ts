@@ -8,6 +8,7 @@ import { evidenceOfMore } from './more-evidence.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
+import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
 import { fieldPath, toRecord } from './record.js'
 import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -118,6 +119,9 @@ function interpret(
     message: `source "${source}": unexpected list response: ${why}`,
     ...(configKey === undefined ? {} : { configKey }),
   })
+  // a paging signal, a total or the items array named twice: the page cannot be read as the upstream means it
+  const duplicates = splitByItem(list.items_path, parsed.duplicates)
+  if (duplicates.outside.length > 0) return unexpected(duplicatesProblem(duplicates.outside))
   const listed = readPath(payload, list.items_path)
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
@@ -196,12 +200,14 @@ function interpret(
   let lastId: string | undefined
   // the id of the page's first item: the next page must not start with it again
   let firstId: string | undefined
+  const skipped = listed.length - rawItems.length
   for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = 'record' in made ? made.record.id : undefined
     if (index === 0) firstId = lastId
+    const touched = fieldsTouched(ctx, list.record_path, duplicates.byItem.get(index + skipped) ?? [])
     if ('problem' in made) shape.add([made.field], [])
-    else if (made.absent.length > 0 || made.mistyped.length > 0) shape.add(made.absent, made.mistyped)
+    else if (made.absent.length > 0 || made.mistyped.length > 0 || touched.length > 0) shape.add(made.absent, [...new Set([...made.mistyped, ...touched])])
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
   const unjudged = shape.result()

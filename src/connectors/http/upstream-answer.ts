@@ -1,4 +1,4 @@
-import { roundedNumbersOf } from '../../contract/index.js'
+import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../contract/index.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
@@ -12,9 +12,12 @@ const SNIPPET_CHARS = 200
  * a literal of the body a double cannot hold (a 64-bit integer, a decimal of more than 15 significant digits):
  * `JSON.parse` read 12345678901234567.89 as 12345678901234568 and 2^53 + 1 as 2^53 without a word, so a field
  * holding one of these values shows a number the upstream never sent, and a replacing write would send it back
- * changed. Empty for almost every body (a quick scan finds no run of 16 digits).
+ * changed. Empty for almost every body (a quick scan finds no run of 16 digits). `duplicates` holds the keys an
+ * object names twice: `JSON.parse` kept the last value, the upstream may mean the first (see duplicate-members.ts).
  */
-export function parseJsonBody(body: string | null): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number> } | { readonly ok: false } {
+export function parseJsonBody(
+  body: string | null,
+): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number>; readonly duplicates: readonly DuplicateKey[] } | { readonly ok: false } {
   if (body === null || body.trim() === '') return { ok: false }
   let value: unknown
   try {
@@ -22,7 +25,7 @@ export function parseJsonBody(body: string | null): { readonly ok: true; readonl
   } catch {
     return { ok: false }
   }
-  return { ok: true, value, rounded: roundedNumbersOf(body) }
+  return { ok: true, value, rounded: roundedNumbersOf(body), duplicates: duplicateKeysOf(body, value) }
 }
 
 /** Why an exchange produced no usable answer, naming the source. Null when there is a response to read. */

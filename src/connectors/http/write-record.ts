@@ -147,6 +147,12 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     }
     if (!parsed.ok) return { kind: 'unknown', status, message: `source "${source}" answered ${status} with a body that is not JSON; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
+    // a key named twice (`"role":"member", …, "role":"viewer"`): the answer says neither value for sure, so
+    // nothing of its body is taken as the record or its version; the record is re-read and judged
+    if (parsed.duplicates.length > 0) {
+      const stated = statedVersion(ctx, newVersion, headers, undefined)
+      return { kind: 'written', status, record: null, body: value, ...(stated === null ? {} : { newVersion: stated }) }
+    }
     const stated = statedVersion(ctx, newVersion, headers, value)
     return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag'), parsed.rounded), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
