@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { createSelection, launchBrowser, newContext, proposePlan, signIn } from './support.js'
+import { describe, test } from 'node:test'
+import { createSelection, demoGatewayWithBrowser, newContext, proposePlan, signIn } from './support.js'
 
 describe("a reviewer's comment is recorded as typed, or refused with nothing recorded", () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 1000 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 1000 })
 
-  const freshPlan = async (region: string) => proposePlan(fx, (await createSelection(fx, { filter: { status: 'past_due', region } })).selection_id)
-  const approvalsOf = async (planId: string) => (await fx.as('agent')('GET', `/v1/plans/${planId}`)).body.approvals as { decision: string; comment: string | null }[]
+  const freshPlan = async (region: string) => proposePlan(env.fx, (await createSelection(env.fx, { filter: { status: 'past_due', region } })).selection_id)
+  const approvalsOf = async (planId: string) => (await env.fx.as('agent')('GET', `/v1/plans/${planId}`)).body.approvals as { decision: string; comment: string | null }[]
 
   test('a comment the textarea takes whole (its line breaks count one each) is recorded whole, with its line breaks as typed', async () => {
+    const { fx, browser } = env
     const plan = await freshPlan('eu')
     // 3,990 characters the textarea counts, 20 of them line breaks: the form sends each as CR LF, 4,010 in all.
     const lines = Array.from({ length: 21 }, (_, i) => `${String(i).padStart(2, '0')} ${'x'.repeat(180)}`)
@@ -38,6 +28,7 @@ describe("a reviewer's comment is recorded as typed, or refused with nothing rec
   })
 
   test('a comment over 4,000 characters is refused naming the limit, and no decision is recorded', async () => {
+    const { fx, browser } = env
     const plan = await freshPlan('apac')
     const page = await (await newContext(browser)).newPage()
     await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)

@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { PAUSE, createSelection, launchBrowser, newContext, proposePlan, signIn, waitForOperation } from './support.js'
+import { describe, test } from 'node:test'
+import { PAUSE, createSelection, demoGatewayWithBrowser, newContext, proposePlan, signIn, waitForOperation } from './support.js'
 
 describe("the operation page's targets table says which part of the targets it shows", () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 3000 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 3000 })
 
   test('a page of 100 of 605 targets says "100 of 605", never "every target"; a filter that fits on one page says it shows all of them', async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, { filter: { status: 'past_due' } })
     assert.ok(selection.count > 200, `more than two pages of targets (${selection.count})`)
     const plan = await proposePlan(fx, selection.selection_id, PAUSE)
