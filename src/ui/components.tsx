@@ -62,8 +62,9 @@ export function Layout(props: { title: string; viewer?: Viewer | null; children?
           {viewer ? (
             <nav aria-label="Review pages">
               <a href={paths.queue}>Queue</a>
+              {/* revealed as every other name: one stored before names were checked may hold a look-alike letter or an override */}
               <span class="muted">
-                Signed in as <strong>{viewer.actor.name}</strong> ({viewer.actor.role})
+                Signed in as <strong>{revealed(viewer.actor.name)}</strong> ({viewer.actor.role})
               </span>
               <form method="post" action={paths.signOut}>
                 <input type="hidden" name="csrf" value={viewer.csrf} />

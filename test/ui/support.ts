@@ -3,8 +3,9 @@ import { mkdirSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import { after, before } from 'node:test'
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core'
-import type { GatewayFixture } from '../support/gateway-fixture.js'
+import { type GatewayFixture, type GatewayFixtureOptions, startDemoGateway } from '../support/gateway-fixture.js'
 
 /** Where the browser tests write their screenshots (gitignored; CI keeps the folder). */
 export const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'screenshots')
@@ -24,6 +25,31 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: process.env.WARRANT_TEST_CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
+}
+
+/**
+ * A demo gateway and Chromium for the tests of one describe block: started before them, closed after them.
+ * Read `fx` and `browser` inside a test (they are set by then).
+ */
+export function demoGatewayWithBrowser(options: GatewayFixtureOptions): { readonly fx: GatewayFixture; readonly browser: Browser } {
+  let fx: GatewayFixture | undefined
+  let browser: Browser | undefined
+  before(async () => {
+    fx = await startDemoGateway(options)
+    browser = await launchBrowser()
+  })
+  after(async () => {
+    await browser?.close()
+    await fx?.close()
+  })
+  return {
+    get fx() {
+      return fx ?? assert.fail('the gateway is started before the tests')
+    },
+    get browser() {
+      return browser ?? assert.fail('the browser is launched before the tests')
+    },
+  }
 }
 
 export async function newContext(browser: Browser, width = 1280): Promise<BrowserContext> {

@@ -43,12 +43,33 @@ function changedFields(before: Readonly<Record<string, unknown>> | null, after: 
   return [...keys].sort()
 }
 
+/**
+ * Which part of the targets the table shows: a page is 100 rows, so it names its rows and the total it is part of
+ * (it read "Every target" over the first 100 of 605, and nothing else said the rest existed but a Next link).
+ * Ordinals are manifest positions: under a filter they are not the rows' positions among the filtered targets.
+ */
+function targetsRange(d: OperationPageData): { range: string; caption: string } {
+  const rows = d.results.results
+  const first = rows[0]
+  const last = rows[rows.length - 1]
+  const whole = !d.paged && d.next === null
+  const ended = d.outcome ? ` that ended ${d.outcome}` : ''
+  let range: string
+  if (!first || !last) range = `No target${ended}`
+  else if (whole) range = rows.length === 1 ? `The one target${ended}` : `All ${count(rows.length)} targets${ended}`
+  else if (d.outcome)
+    range = `${count(rows.length)} of the ${plural(d.operation.counts[d.outcome], 'target')}${ended} (#${count(first.ord)}–#${count(last.ord)})`
+  else range = `Targets ${count(first.ord)}–${count(last.ord)} of ${count(d.operation.target_count)}`
+  return { range, caption: `${range}, in manifest order${d.next ? '; more on the next page' : ''}` }
+}
+
 export function OperationPage(d: OperationPageData) {
   const o = d.operation
   const finished = FINISHED.has(o.state)
   const waiting = o.counts.pending + o.counts.in_flight
   const done = o.target_count - waiting
   const outcomeLink = (outcome: TargetState | null) => (outcome ? `${d.base}?outcome=${outcome}` : d.base)
+  const shown = targetsRange(d)
   return (
     <Layout title={`Operation ${o.operation_id}`} viewer={d.viewer}>
       <EnvBanner
@@ -149,6 +170,7 @@ export function OperationPage(d: OperationPageData) {
           </ul>
         </nav>
         <div class="pager">
+          <span data-testid="targets-range">{shown.range}</span>
           <PageLinks first={d.paged ? outcomeLink(d.outcome) : null} next={d.next} />
         </div>
         {d.results.results.length === 0 ? (
@@ -157,7 +179,7 @@ export function OperationPage(d: OperationPageData) {
           <DataTable
             label="Targets"
             testid="targets"
-            caption={`${d.outcome ? `Targets that ended ${d.outcome}` : 'Every target'}, in manifest order`}
+            caption={shown.caption}
             columns={[{ num: '#' }, 'Record', 'Outcome', { num: 'Upstream status' }, 'Reason or error', 'Before → after']}
           >
             {d.results.results.map((t) => (

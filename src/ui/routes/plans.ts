@@ -103,7 +103,11 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     const decision = form.decision === 'approve' || form.decision === 'reject' ? form.decision : null
     if (!decision) throw new WarrantError('invalid_request', 'the form must say approve or reject', { field: 'decision' })
     const digest = typeof form.plan_digest === 'string' ? form.plan_digest : ''
-    const comment = typeof form.comment === 'string' && form.comment.trim() !== '' ? form.comment.trim().slice(0, 4000) : undefined
+    // A form sends each line break of a textarea as CR LF, while its maxlength counted it once: read as typed, a
+    // comment the textarea took whole is never over the limit. One over it is the service's refusal (nothing is
+    // recorded), never cut here: a cut comment was recorded without its last words, and the page said nothing.
+    const typed = typeof form.comment === 'string' ? form.comment.replace(/\r\n?/g, '\n').trim() : ''
+    const comment = typed === '' ? undefined : typed
     try {
       // The same service call as POST /v1/plans/{id}/approvals: the same refusals (incomplete, expired, changed).
       const result = await gateway.plans.decide(actor, planId, { decision, expected_plan_digest: digest, ...(comment === undefined ? {} : { comment }) })
