@@ -176,6 +176,8 @@ export const webhookSchema = z
     url: z
       .url()
       .refine((u) => /^https?:\/\//i.test(u), 'an http or https URL')
+      // fetch refuses such a URL and quotes it whole in its error, which every failed delivery kept
+      .refine((u) => !URL.canParse(u) || new URL(u).username + new URL(u).password === '', 'must not contain credentials (user:password@): no request can carry them; a json webhook is authenticated by its signature (secret)')
       .describe('where the POST goes; a Slack incoming-webhook URL with format "slack"'),
     secret: secretRef.optional().describe('HMAC-SHA256 key for X-Warrant-Signature; required for format json'),
     format: z.enum(['json', 'slack']).default('json'),

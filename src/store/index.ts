@@ -8,7 +8,8 @@
  */
 export { createStore } from './store.js'
 export type { Store, StoreDialect, StoreLog, StoreOptions } from './store.js'
-export { InvalidStoreUrlError, maskPassword, parseStoreUrl } from './store-url.js'
+export { InvalidStoreUrlError, parseStoreUrl } from './store-url.js'
+export { maskPassword } from '../contract/index.js'
 export type { StoreLocation } from './store-url.js'
 export { migrateToLatest, storeMigrations } from './migrations.js'
 export { isUniqueViolation } from './unique-violation.js'

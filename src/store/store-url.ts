@@ -1,4 +1,4 @@
-import { WarrantError } from '../contract/index.js'
+import { maskPassword, WarrantError } from '../contract/index.js'
 
 /** Where the store lives, as read from a store URL. `display` is safe to log: any password is masked. */
 export type StoreLocation =
@@ -88,7 +88,8 @@ function parsePostgres(url: string): StoreLocation {
   }
   const path = parsed.pathname.replace(/^\//, '')
   if (path.includes('/')) {
-    throw new InvalidStoreUrlError(`store URL "${display}" has a path "/${path}"; it must be a single database name`)
+    // the path is not quoted apart: a password with an unencoded "/" reads as a port and a path (`app:12/pw@db`)
+    throw new InvalidStoreUrlError(`store URL "${display}" has a path of more than one segment; it must be a single database name`)
   }
   for (const [part, value] of [
     ['user name', parsed.username],
@@ -102,9 +103,4 @@ function parsePostgres(url: string): StoreLocation {
     }
   }
   return { dialect: 'postgres', connectionString: url, display }
-}
-
-/** Mask the password of `scheme://user:password@host...` so the URL can appear in logs and errors. */
-export function maskPassword(url: string): string {
-  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@:]*):[^/?#]*@/, '$1:***@')
 }

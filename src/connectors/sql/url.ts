@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path'
-import { WarrantError } from '../../contract/index.js'
+import { maskPassword, WarrantError } from '../../contract/index.js'
 
 /** Where an upstream SQL table lives. `display` is safe to log: any password is masked. */
 export type SqlLocation =
@@ -71,11 +71,6 @@ function parseMysql(url: string, password: string | undefined): SqlLocation {
     database,
     display,
   }
-}
-
-/** Masks the password of `scheme://user:password@host…`. */
-export function maskPassword(url: string): string {
-  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^/?#@:]*):[^/?#]*@/, '$1:***@')
 }
 
 function invalid(message: string): WarrantError {
