@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead } from './head.js'
+import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -266,6 +266,8 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
       `the audit chain's head (seq ${head.seq}) is signed with audit key "${head.key_id}", and the configured key of that id does not verify it: the key was replaced or the head altered. Nothing was appended; restore the key that signed the chain, then run \`warrant audit verify\``,
       { key_id: head.key_id, seq: head.seq },
     )
+  const headless = unsignedHeadOverSignedRows(head, last)
+  if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
   let seq = tip.seq
   let prev = tip.hash
   const written = rows.map((row): AuditEventRow => {

@@ -1,6 +1,6 @@
 import type { Kysely, QueryCreator } from 'kysely'
 import type { Database } from '../store/index.js'
-import { AUDIT_GENESIS_HASH } from './chain.js'
+import { AUDIT_GENESIS_HASH, signingKeyId } from './chain.js'
 import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /**
@@ -38,6 +38,17 @@ export function checkHead(head: ChainHead, keyring: AuditKeyring | null): 'ok' |
  */
 export function chainTip(head: ChainHead | null, last: { seq: number; hash: string } | undefined): ChainHead {
   return head && (!last || head.seq >= last.seq) ? head : (last ?? { seq: 0, hash: AUDIT_GENESIS_HASH })
+}
+
+/**
+ * Why a chain may not be continued, or null: its last row is signed but its head is missing or unsigned. Every signed
+ * append writes a signed head with its rows, so such a head was removed or replaced by someone without the key,
+ * typically to hide rows cut from the end; an append continuing from the last row would write a new signed head over
+ * that evidence, and the chain would verify again. Said by the append (nothing written) and at start.
+ */
+export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: number; hash: string } | undefined): string | null {
+  if (!last || signingKeyId(last.hash) === null || (head !== null && head.mac !== undefined && head.key_id !== undefined)) return null
+  return `the store's audit chain is signed up to row ${last.seq}, but its head is ${head === null ? 'missing' : 'not signed'}: every signed append writes a signed head, so it was removed or replaced by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store`
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {

@@ -42,7 +42,7 @@ export interface WhoAsked {
   readonly requesters: Requester[]
   readonly approvals: RecordedApproval[]
   readonly events: AuditEntry[]
-  /** more than {@link WHO_ASKED_LIMIT} events matched; `events` holds the first ones */
+  /** more than {@link WHO_ASKED_LIMIT} events matched: `events` holds the first ones (the rest of the answer covers every one) */
   readonly truncated: boolean
 }
 
@@ -75,9 +75,8 @@ export interface RecordsChanged {
 
 export async function whoAsked(store: Store, operationId: string): Promise<WhoAsked> {
   const db = store.db
-  // One statement: the operation's plans (from its own events and the operations table), their
-  // selections, then every run-level event of the operation, or of those plans and selections that
-  // belongs to no other operation or plan.
+  // The operation's plans (from its own events and the operations table), their selections, then every run-level
+  // event of the operation, or of those plans and selections that belongs to no other operation or plan.
   const planIds = db
     .selectFrom('audit_events')
     .select('plan_id')
@@ -90,22 +89,40 @@ export async function whoAsked(store: Store, operationId: string): Promise<WhoAs
     .where('selection_id', 'is not', null)
     .where((eb) => eb.or([eb('operation_id', '=', operationId), eb('plan_id', 'in', planIds)]))
     .union(db.selectFrom('plans').select('selection_id').where('id', 'in', planIds))
-  const rows = await db
-    .selectFrom('audit_events')
-    .selectAll()
-    .where('level', '=', 'run')
-    .where((eb) =>
-      eb.or([
-        eb('operation_id', '=', operationId),
-        eb.and([eb('operation_id', 'is', null), eb('plan_id', 'in', planIds)]),
-        eb.and([eb('operation_id', 'is', null), eb('plan_id', 'is', null), eb('selection_id', 'in', selectionIds)]),
-      ]),
-    )
-    .orderBy('seq')
-    .limit(WHO_ASKED_LIMIT + 1)
-    .execute()
-  const events = rows.slice(0, WHO_ASKED_LIMIT).map(toEntry)
-  return summariseWhoAsked(operationId, events, rows.length > WHO_ASKED_LIMIT)
+  const page = (after: number) =>
+    db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('level', '=', 'run')
+      .where('seq', '>', after)
+      .where((eb) =>
+        eb.or([
+          eb('operation_id', '=', operationId),
+          eb.and([eb('operation_id', 'is', null), eb('plan_id', 'in', planIds)]),
+          eb.and([eb('operation_id', 'is', null), eb('plan_id', 'is', null), eb('selection_id', 'in', selectionIds)]),
+        ]),
+      )
+      .orderBy('seq')
+      .limit(WHO_ASKED_LIMIT)
+      .execute()
+  // Every event is summarised, a page at a time (one statement when they fit in one): an agent polling the operation
+  // makes thousands of rows, and a summary of the first ones left out everyone who acted after them. Only the
+  // events kept for the answer are capped.
+  const summary = whoAskedSummary()
+  const events: AuditEntry[] = []
+  let truncated = false
+  for (let after = 0; ; ) {
+    const rows = await page(after)
+    for (const row of rows) {
+      const event = toEntry(row)
+      summary.add(event)
+      if (events.length < WHO_ASKED_LIMIT) events.push(event)
+      else truncated = true
+    }
+    if (rows.length < WHO_ASKED_LIMIT) break
+    after = rows[rows.length - 1]!.seq
+  }
+  return { operation_id: operationId, ...summary.result(), events, truncated }
 }
 
 export async function recordsChanged(store: Store, operationId: string, opts: RecordsChangedOptions = {}): Promise<RecordsChanged> {
@@ -152,12 +169,13 @@ function outcomeIn(store: Store, outcomes: readonly string[]) {
   )})`
 }
 
-function summariseWhoAsked(operationId: string, events: AuditEntry[], truncated: boolean): WhoAsked {
+/** Who asked and who approved, gathered event by event in seq order. */
+function whoAskedSummary() {
   const plans = new Set<string>()
   const selections = new Set<string>()
   const approvals: RecordedApproval[] = []
   const requesters = new Map<string, { principal: string | null; name: string | null; role: string | null; surfaces: Set<string>; actions: Set<string>; first_at: string; last_at: string }>()
-  for (const event of events) {
+  function add(event: AuditEntry): void {
     if (event.plan_id) plans.add(event.plan_id)
     if (event.selection_id) selections.add(event.selection_id)
     const details = asRecord(event.details)
@@ -168,7 +186,7 @@ function summariseWhoAsked(operationId: string, events: AuditEntry[], truncated:
     // is the requester's event, never an approval, even in rows written before refusals were marked.
     if (typeof details.decision === 'string' && !isRefusal(event.summary)) {
       approvals.push({ seq: event.seq, at: event.at, plan_id: event.plan_id, decision: details.decision, principal: event.principal, name, role, surface: event.surface, action: event.action, details: event.details })
-      continue
+      return
     }
     const key = event.principal ?? '(system)'
     const seen = requesters.get(key)
@@ -182,15 +200,13 @@ function summariseWhoAsked(operationId: string, events: AuditEntry[], truncated:
       requesters.set(key, { principal: event.principal, name, role, surfaces: new Set([event.surface]), actions: new Set([event.action]), first_at: event.at, last_at: event.at })
     }
   }
-  return {
-    operation_id: operationId,
+  const result = () => ({
     plan_ids: [...plans],
     selection_ids: [...selections],
     requesters: [...requesters.values()].map((r) => ({ ...r, surfaces: [...r.surfaces], actions: [...r.actions] })),
     approvals,
-    events,
-    truncated,
-  }
+  })
+  return { add, result }
 }
 
 function isRefusal(summary: unknown): boolean {

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
-import { chainTip, checkHead, readChainHead, type ChainHead } from './head.js'
+import { chainTip, checkHead, readChainHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring, type AuditKeySource } from './keyring.js'
 
 /** Where the configured key comes from, in the words an operator fixes it with. */
@@ -53,9 +53,12 @@ async function readSignedTip(db: Kysely<Database>): Promise<{ head: ChainHead | 
  * date-based) holds the chain's id with another secret. Such a process would sign rows the chain's key cannot
  * verify, and a later verify would call the older rows forged. So the key must verify the chain's end as stored:
  * the last row's hash (recomputed by the chain code) and the signed head. Either failing is refused; which of the
- * two happened (the key replaced, or the end altered) only `warrant audit verify` with the right key can tell.
+ * two happened (the key replaced, or the end altered) only `warrant audit verify` with the right key can tell. A signed
+ * end without a signed head is refused first (unsignedHeadOverSignedRows): the first append would seal a cut end.
  */
 function assertKeyVerifiesTip(head: ChainHead | null, last: AuditEventRow | undefined, keyring: AuditKeyring, label: string): void {
+  const headless = unsignedHeadOverSignedRows(head, last && { seq: Number(last.seq), hash: last.hash })
+  if (headless !== null) throw new WarrantError('invalid_request', `${headless}. Refused before anything ran`, { seq: Number(last!.seq), head: head === null ? 'missing' : 'unsigned' })
   const failed =
     last && checkRowHash(storedRow(last), keyring) === 'mismatch'
       ? { key_id: signingKeyId(last.hash)!, seq: Number(last.seq), what: `row ${last.seq}'s hash` }

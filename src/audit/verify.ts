@@ -9,7 +9,7 @@ import type { AuditKeyring } from './keyring.js'
  * What was wrong with the first bad row. Beyond the four of a plain hash chain: `forged` (a row or head
  * not signed with the key where the chain is keyed, or a checkpoint not signed with it), `unsigned` (a key
  * is configured but the end of the chain is not signed with it), `unverifiable` (signed with a key this
- * process does not have).
+ * process does not have, or whose key of that id verifies nothing the chain signed with it: the key is in doubt).
  */
 export const CHAIN_PROBLEMS = ['altered', 'removed', 'reordered', 'inserted', 'forged', 'unsigned', 'unverifiable'] as const
 export type ChainProblem = (typeof CHAIN_PROBLEMS)[number]
@@ -140,6 +140,13 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       if (!selfOk) {
         const home = await homeOf(db, row, head, keyring)
         if (home !== null && home !== row.seq) return bad(row.seq, 'reordered', `row ${row.seq} holds the content written as row ${home}`)
+        const claimed = signingKeyId(row.hash)
+        if (claimed !== null && !keyIds.has(claimed) && (await keyVerifiesNothing(db, row.seq, claimed, head, keyring)))
+          return bad(
+            row.seq,
+            'unverifiable',
+            `row ${row.seq} does not verify with the configured audit key "${claimed}", and neither does anything else signed with "${claimed}" (the signed chain head, the later rows): either the configured "${claimed}" is not the key that signed this chain (a key file written anew, another secret under the same id) or the chain was rewritten. Verify with the key that signed it; if that is this key, the rows were altered`,
+          )
         return bad(row.seq, 'altered', `row ${row.seq} does not match its hash: a column was changed after it was written`)
       }
 
@@ -215,6 +222,20 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       statement: statementFor(guarantee, signedFrom, checkpoint),
     }
   }
+}
+
+/**
+ * Whether the configured key of `keyId` verifies nothing else the chain signed with that id (called for the first row
+ * of that id, which it does not verify): the signed head, or a few later rows. Then the key, not the row, is in
+ * doubt, and "a column was changed" would accuse a chain the verifier cannot check (a key file written anew under the
+ * chain's id). A head left unsigned over signed rows is no such doubt: Warrant signs the head with every signed row,
+ * so that chain was rewritten, and stays `altered`.
+ */
+async function keyVerifiesNothing(db: Kysely<Database>, seq: number, keyId: string, head: ChainHead | null, keyring: AuditKeyring | null): Promise<boolean> {
+  if (head === null || head.key_id === undefined || head.mac === undefined) return false
+  if (head.key_id === keyId && checkHead(head, keyring) === 'ok') return false
+  const later = await db.selectFrom('audit_events').selectAll().where('seq', '>', seq).where('hash', 'like', `hmac-sha256:${keyId}:%`).orderBy('seq').limit(8).execute()
+  return !later.some((r) => signingKeyId(r.hash) === keyId && checkRowHash(r, keyring) === 'ok')
 }
 
 /**

@@ -90,6 +90,20 @@ for (const kind of STORE_KINDS) {
       }
     })
 
+    // `at >= since and at < until` with since at or after until matches nothing: the answer was an empty last page,
+    // `next_cursor: null`, which reads as "no events in that range" for a range that holds none by construction
+    test('a since at or after until is 400 naming both; instants compare across offsets', async () => {
+      const range = (since: string, until: string) => `since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}`
+      for (const query of [range('2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z'), range('2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), range('2026-01-01T10:00:00+05:00', '2026-01-01T04:00:00Z')]) {
+        const { status, body } = await get(`/v1/audit?${query}`, 'reviewer')
+        assert.equal(status, 400, query)
+        assert.equal(body.error.code, 'invalid_request', query)
+        assert.match(body.error.message, /since .*until|until .*since/, query)
+      }
+      const later = await get(`/v1/audit?${range('2026-01-01T10:00:00+05:00', '2026-01-01T06:00:00Z')}`, 'reviewer')
+      assert.equal(later.status, 200, JSON.stringify(later.body))
+    })
+
     test('GET /v1/audit/verify returns the verify result', async () => {
       const good = await get('/v1/audit/verify', 'reviewer')
       assert.equal(good.status, 200)

@@ -33,6 +33,12 @@ export const auditQuerySchema = z.strictObject({
   cursor: z.string().regex(/^\d{1,15}$/, 'a cursor is the next_cursor of a previous page').optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional().describe('events per page, 1..1000; default 100'),
 })
+  // `at >= since and at < until` matches nothing when since is not before until: an empty last page would read as
+  // "no events in that range", so such a range is refused (instants compared, whatever their offsets)
+  .refine((q) => q.since === undefined || q.until === undefined || !(Date.parse(q.since) >= Date.parse(q.until)), {
+    message: 'since must be before until (events at or after since and before until): this range holds no instant',
+    path: ['until'],
+  })
 
 export const auditEventSchema = z
   .object({

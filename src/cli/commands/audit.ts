@@ -137,7 +137,8 @@ export function registerAudit(program: Command): void {
         const unanswered = writes?.filter((r) => r.outcome === 'unknown') ?? null
 
         if (flags.json) {
-          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined }, records_changed: changed, writes_without_answer: unanswered } : { events }
+          // `events` is every page read above; the who-asked copy (capped, with its `truncated`) would only repeat it
+          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined, truncated: undefined }, records_changed: changed, writes_without_answer: unanswered } : { events }
           process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
           return
         }
