@@ -28,7 +28,7 @@ describe('a keyset source whose ids repeat across pages (real loopback upstream)
   })
   after(() => upstream.close())
 
-  const search = () =>
+  const search = (budget: { maxPages?: number } = {}) =>
     searchAll(
       createHttpConnector({
         resource: httpResource({
@@ -37,7 +37,7 @@ describe('a keyset source whose ids repeat across pages (real loopback upstream)
         }),
       }),
       { resource: 'items', filter: {}, pageSize: 4 },
-      {},
+      budget,
       { scope, cursorCodec: codec },
     ).then((e) => envelopeSchema.parse(e))
 
@@ -57,5 +57,16 @@ describe('a keyset source whose ids repeat across pages (real loopback upstream)
     assert.deepEqual(envelope.items.map((i) => i['id']), ITEMS.map((i) => i.id))
     assert.match(repeatedReason(envelope).message, /"r004"/)
     assert.equal(decide(envelope, 'prove_absence').decision, 'refuse_or_request_review')
+  })
+
+  // Moved data (the repeated record, without a snapshot) ends the attempt: no continuation. The budget's reason
+  // said "the cursor resumes it" all the same, a cursor the answer did not carry.
+  test('stopped by its page budget: no continuation, and no reason promises a cursor', async () => {
+    const envelope = await search({ maxPages: 2 })
+    assert.equal(envelope.continuation, null)
+    const budget = envelope.incomplete_reasons.find((r) => r.code === 'CLIENT_LIMIT_REACHED')
+    assert.ok(budget, JSON.stringify(envelope.incomplete_reasons))
+    for (const reason of envelope.incomplete_reasons) assert.doesNotMatch(reason.message, /the cursor resumes|with the cursor/, reason.message)
+    assert.match(budget.message, /a new walk/)
   })
 })
