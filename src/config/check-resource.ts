@@ -29,10 +29,16 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   const mustExist = (field: string, where: readonly (string | number)[]) => {
     if (!known.has(field)) issue(where, `unknown field "${field}" (declared fields: ${[...known].join(', ')})`)
   }
-  /** Every field of a config filter exists, and each condition fits its field's type, as a request's must. */
+  /**
+   * Every field of a config filter exists, is not denied, and each condition fits its field's type, as a
+   * request's must. A denied field is refused here as in a request: a precondition's skipped targets, a
+   * standing approval's auto-approved or flagged members would tell an agent, record by record, whether a
+   * secret holds a value it chose.
+   */
   const checkFilter = (filter: Filter, where: readonly (string | number)[]) => {
     for (const c of clausesOf(filter)) {
       mustExist(c.field, [...where, c.field])
+      if (denied.has(c.field)) issue([...where, c.field], `field "${c.field}" is denied: a condition on it would tell an agent its value record by record; remove it`)
       const type = resource.fields[c.field]
       const problem = type === undefined ? null : clauseTypeProblem(c, type)
       if (problem !== null) issue([...where, c.field], problem)
@@ -76,6 +82,9 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
         issue(['actions', name, 'set', field], `"${field}" is the version field: every write moves it by itself, so an action cannot set it; remove it from set`)
     }
     checkFilter(action.precondition, ['actions', name, 'precondition'])
+    // an expected answer on a denied field is a test of it too: each write's outcome would say whether it held
+    for (const field of Object.keys(action.expect.fields ?? {}))
+      if (denied.has(field)) issue(['actions', name, 'expect', 'fields', field], `field "${field}" is denied: an expected value for it would tell an agent its value by each write's outcome; remove it`)
     if (resource.connector.kind === 'http' && !action.write) issue(['actions', name, 'write'], 'an action on an http resource needs write: {method, path}')
   }
   for (const { name, earlier } of caseCollisions(Object.keys(resource.actions)))

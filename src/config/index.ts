@@ -33,4 +33,5 @@ export {
 export { fieldPathOf, versionPathOf } from './field-path.js'
 export { parseConfig, loadConfigFile, resolvePaths, checkedConfigSchema } from './load.js'
 export { readSecret, describeSecret, type SecretRef } from './secret.js'
+export { checkSecrets, secretRefsOf } from './config-secrets.js'
 export { environmentLabel } from './environment.js'

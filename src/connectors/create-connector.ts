@@ -16,6 +16,6 @@ export interface CreateConnectorOptions {
 /** The connector for a resource's declared kind. */
 export function createConnector(options: CreateConnectorOptions): Connector {
   return options.resource.connector.kind === 'sql'
-    ? createSqlConnector({ resource: options.resource, onCall: options.onCall, ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }) })
+    ? createSqlConnector({ resource: options.resource, onCall: options.onCall, env: options.env, ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }) })
     : createHttpConnector({ resource: options.resource, onCall: options.onCall, env: options.env, ...(options.clock ? { clock: options.clock } : {}) })
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import type { WarrantConfig } from '../config/index.js'
+import { existsSync } from 'node:fs'
+import { checkSecrets, type WarrantConfig } from '../config/index.js'
 import { assertChainKeyConfigured, assertKeyFileCreatable, createAuditLog, loadAuditKeyring, type AuditLog } from '../audit/index.js'
 import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
@@ -80,6 +81,7 @@ export interface GatewayOptions {
  */
 export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? createLogger()
+  checkBeforeStore(options.config, options.env ?? process.env)
   const store = await createStore({ url: options.config.store, log, clock: options.clock }).catch((error: unknown) => {
     // a store URL that cannot be used is the configuration's fault: one sentence, not a stack trace
     throw error instanceof InvalidStoreUrlError ? new WarrantError('invalid_request', error.message) : error
@@ -181,6 +183,17 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     await store.close()
     throw error
   }
+}
+
+/**
+ * What the config needs that can be read without a side effect, read before the store is created or migrated,
+ * so a config that cannot run changes nothing: every secret, and the audit key unless it is a file still to be
+ * written (whether it may be depends on the store's chain: `assertKeyFileCreatable`).
+ */
+function checkBeforeStore(config: WarrantConfig, env: NodeJS.ProcessEnv): void {
+  checkSecrets(config, env)
+  const key = config.audit?.key
+  if (!(key !== undefined && 'file' in key && key.create === true && !existsSync(key.file))) loadAuditKeyring(key, env)
 }
 
 /** How often a serving gateway looks for selections whose builder died. */

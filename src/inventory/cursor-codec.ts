@@ -54,8 +54,11 @@ export interface SourceGap {
   readonly wait?: number
 }
 
-/** Ways a walk ends a source it could still read later, or by other means, unlike a refusal. */
-export const UNAVAILABLE_ENDINGS = ['wait_too_long', 'rate_limited_repeatedly', 'failed_repeatedly', 'position_too_long'] as const
+/**
+ * Ways a source's part is cut other than a refusal: ended though it could be read later or by other means, or
+ * (`ids_repeated`) read on to its end with records lost to ids it repeats.
+ */
+export const UNAVAILABLE_ENDINGS = ['wait_too_long', 'rate_limited_repeatedly', 'failed_repeatedly', 'position_too_long', 'ids_repeated'] as const
 export type UnavailableEnding = (typeof UNAVAILABLE_ENDINGS)[number]
 
 export const GAP_CODES = [

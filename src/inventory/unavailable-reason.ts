@@ -11,7 +11,8 @@ const MAX_DATE_MS = 8.64e15
  * failed it time after time, would likely be answered later: the reason names the wait in `retry_after_seconds`
  * (a new walk's, since this walk's continuation never asks the source again) and the time after which to try. A
  * position too long to carry in a continuation is neither: waiting would not change it, reading it through in one
- * call would.
+ * call would. Nor are ids a keyset source repeats: the walk reads on, but rows sharing an id are lost whenever it
+ * walks, until the id is unique.
  *
  * `note` is what the upstream said, known only in the part of the walk where the source ended; `now` dates the
  * wait from then (a later part's reason dates it from its own time, later than needed rather than too soon).
@@ -53,6 +54,14 @@ export function unavailableReason(source: string, gap: SourceGap, note: string |
         message:
           note ??
           `source "${source}" gave a next position too long for a continuation earlier in this walk, so the rest of its records cannot be read by continuing (nor by waiting); a walk that reads it through in one call (a larger budget) can`,
+        source,
+        ...status,
+      }
+    case 'ids_repeated':
+      // not a failure: the source was read on to its end, but a row sharing an id with another is lost
+      return {
+        code: 'SOURCE_UNAVAILABLE',
+        message: `${note ?? `source "${source}" returned records with an id already read earlier in this walk, though it reads in id order`}: its ids are not unique, so rows sharing an id were dropped, and rows past a repeated id may have been skipped. The walk did not stop at them, but which rows were lost cannot be known, and waiting or walking again meets the same ids: make the id unique upstream, or choose a unique field as id_field, before relying on this source being complete`,
         source,
         ...status,
       }

@@ -240,8 +240,8 @@ export async function walkInventory(
         if (dropped)
           addGap(
             source,
-            { code: 'SOURCE_UNAVAILABLE' },
-            `source "${source.source}" returned ${dropped.count} record(s) with an id already read (${dropped.sample.map((id) => `"${id}"`).join(', ')}) though it reads in id order: its ids are not unique, so rows sharing an id were dropped or skipped; make the id column unique, or choose one that is`,
+            { code: 'SOURCE_UNAVAILABLE', ended: 'ids_repeated' },
+            `source "${source.source}" returned ${dropped.count} record(s) with an id already read (${dropped.sample.map((id) => `"${id}"`).join(', ')}) though it reads in id order`,
           )
       }
     proven = provenPart(prior, session, consistentSnapshot) && (consistentSnapshot || !unchecked) && !progress.some((s) => s.gaps.some((g) => g.code === 'SNAPSHOT_INVALIDATED'))

@@ -77,6 +77,8 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
 
   // An expired cursor or moved data ends the attempt: nothing of it may be merged into a continued walk.
   const dead = progress.some((s) => s.gaps.some((g) => g.code === 'CURSOR_EXPIRED' || g.code === 'SNAPSHOT_INVALIDATED'))
+  // how a stopped walk goes on: with the cursor, unless the attempt is dead, when the answer carries none
+  const resume = (how: string) => (dead ? 'no cursor resumes it, since this attempt cannot be completed (see the other reasons): start a new walk' : how)
   // One wait covers every source that must be tried again, and a rate limit that stopped the walk.
   const waits = [...failures.map((f) => f.retryAfterSeconds), ...(stop?.kind === 'rate_limited' ? [stop.seconds] : [])]
   const retryAfter = (): Continuation => {
@@ -97,7 +99,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       case 'max_items':
         reasons.push({
           code: 'CLIENT_LIMIT_REACHED',
-          message: `Warrant stopped the walk at its own ${stop.kind === 'max_pages' ? 'page' : 'item'} budget (${stop.kind} = ${stop.value}); the cursor resumes it`,
+          message: `Warrant stopped the walk at its own ${stop.kind === 'max_pages' ? 'page' : 'item'} budget (${stop.kind} = ${stop.value}); ${resume('the cursor resumes it')}`,
           limit: { name: stop.kind, value: stop.value },
         })
         continuation = { kind: 'next_cursor', cursor }
@@ -105,7 +107,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       case 'deadline':
         reasons.push({
           code: 'TIME_BUDGET_EXCEEDED',
-          message: `the walk's time budget of ${limits.deadlineMs} ms ran out ${stop.inFlight ? `while a page of source "${stop.source}" was being read` : `before source "${stop.source}" was finished`}; the cursor resumes it`,
+          message: `the walk's time budget of ${limits.deadlineMs} ms ran out ${stop.inFlight ? `while a page of source "${stop.source}" was being read` : `before source "${stop.source}" was finished`}; ${resume('the cursor resumes it')}`,
           source: stop.source,
           limit: { name: 'deadline_ms', value: limits.deadlineMs },
         })
@@ -115,7 +117,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       case 'rate_limited':
         reasons.push({
           code: 'RATE_LIMITED',
-          message: `${stop.message}; resume with the cursor after the wait`,
+          message: `${stop.message}; ${resume('resume with the cursor after the wait')}`,
           source: stop.source,
           retry_after_seconds: stop.seconds,
         })

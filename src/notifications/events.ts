@@ -98,12 +98,18 @@ export function sentenceOf(event: NotificationEvent, links: { readonly plan: str
   }
 }
 
+/**
+ * A person's name twice: as stored, which receivers match on, and as the review pages and `text` show it, for a
+ * receiver that composes its own message: "аlice" (a Cyrillic а) in `decided_by` would pass for alice in chat.
+ */
+const named = (field: 'proposed_by' | 'decided_by', name: string | null) => ({ [field]: name, [`${field}_revealed`]: name === null ? null : revealed(name) })
+
 function outcomeOf(event: NotificationEvent): Record<string, unknown> {
   switch (event.kind) {
     case 'plan.awaiting_review':
-      return { plan_state: 'pending', reviewers_needed: event.reviewers_needed, proposed_by: event.proposed_by, expires_at: event.expires_at }
+      return { plan_state: 'pending', reviewers_needed: event.reviewers_needed, ...named('proposed_by', event.proposed_by), expires_at: event.expires_at }
     case 'plan.decided':
-      return { decision: event.decision, decided_by: event.decided_by, plan_state: event.plan_state, still_needed: event.still_needed }
+      return { decision: event.decision, ...named('decided_by', event.decided_by), plan_state: event.plan_state, still_needed: event.still_needed }
     default:
       return { state: event.state, counts: { ...event.counts }, halt_rule: event.halt_rule }
   }

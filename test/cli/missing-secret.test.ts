@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createCliWorkspace, type CliWorkspace } from '../support/cli-config.js'
+import { createCliWorkspace, httpResourceWithSecret, type CliWorkspace } from '../support/cli-config.js'
 
 /**
  * An upstream secret missing from the environment stops `warrant serve` at start, in one line that names the
@@ -12,19 +12,7 @@ describe('a missing upstream secret', () => {
     ws = await createCliWorkspace({
       count: 10,
       edit: (raw) => {
-        raw.resources.crm = {
-          environment: { name: 'crm-prod' },
-          connector: {
-            kind: 'http',
-            sources: [{ name: 'main', base_url: 'http://127.0.0.1:9/' }],
-            credential: { scheme: 'Bearer', secret: { env: 'WARRANT_TEST_CRM_TOKEN' } },
-            list: { path: '/items', pagination: { style: 'cursor' } },
-            get: { path: '/items/{id}' },
-            version: { from: 'field', field: 'rev' },
-          },
-          fields: { id: 'string', status: 'string', rev: 'integer' },
-          review_fields: ['id', 'status'],
-        }
+        raw.resources.crm = httpResourceWithSecret('WARRANT_TEST_CRM_TOKEN')
       },
     })
   })

@@ -30,3 +30,32 @@ describe('notification text shows names as the review pages do', () => {
     for (const text of texts(decidedBy('Алиса'))) assert.ok(text.includes('Approved by Алиса in billing-prod'), text)
   })
 })
+
+/**
+ * A receiver that builds its own chat message from the JSON fields ("Approved by {decided_by}") would show the
+ * raw name, "аlice" passing for alice. The raw field keeps its meaning (receivers match on it); beside it, the
+ * name as the review pages show it, for display.
+ */
+describe('json payload names: raw for matching, revealed for display', () => {
+  const outcome = (event: NotificationEvent) =>
+    payloadOf(event, { format: 'json', deliveryId: 'whd_1', occurredAt: '2030-01-01T00:00:00.000Z', baseUrl: 'https://warrant.example' }).outcome as Record<string, unknown>
+
+  test('decided_by stays the name as stored; decided_by_revealed marks the look-alike letter', () => {
+    const o = outcome(decidedBy('\u0430lice'))
+    assert.equal(o.decided_by, '\u0430lice')
+    assert.equal(o.decided_by_revealed, '[U+0430]lice')
+  })
+
+  test('proposed_by stays the name as stored; proposed_by_revealed marks a bidi override', () => {
+    const o = outcome({ kind: 'plan.awaiting_review', plan: PLAN, reviewers_needed: 1, proposed_by: '\u202Etnega', expires_at: null })
+    assert.equal(o.proposed_by, '\u202Etnega')
+    assert.equal(o.proposed_by_revealed, '[U+202E]tnega')
+  })
+
+  test('a plain name reads the same in both; no name is null in both', () => {
+    assert.equal(outcome(decidedBy('alice')).decided_by_revealed, 'alice')
+    const o = outcome({ kind: 'plan.awaiting_review', plan: PLAN, reviewers_needed: 1, proposed_by: null, expires_at: null })
+    assert.equal(o.proposed_by, null)
+    assert.equal(o.proposed_by_revealed, null)
+  })
+})

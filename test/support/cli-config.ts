@@ -51,6 +51,23 @@ export async function createCliWorkspace(options: { readonly count?: number; rea
 
 export type CliWorkspace = Awaited<ReturnType<typeof createCliWorkspace>>
 
+/** An http resource whose credential is the environment variable `env`, on a port nothing listens on: it refuses only for its secret. */
+export function httpResourceWithSecret(env: string): Record<string, unknown> {
+  return {
+    environment: { name: 'crm-prod' },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'main', base_url: 'http://127.0.0.1:9/' }],
+      credential: { scheme: 'Bearer', secret: { env } },
+      list: { path: '/items', pagination: { style: 'cursor' } },
+      get: { path: '/items/{id}' },
+      version: { from: 'field', field: 'rev' },
+    },
+    fields: { id: 'string', status: 'string', rev: 'integer' },
+    review_fields: ['id', 'status'],
+  }
+}
+
 /** A CLI workspace whose store is of `kind`: its SQLite file, or a fresh PostgreSQL database dropped with it. */
 export async function createCliWorkspaceOn(kind: StoreKind, options: { readonly count?: number; readonly edit?: (raw: Record<string, any>) => void } = {}): Promise<CliWorkspace> {
   const pg = kind === 'postgres' ? await createTestPostgresDatabase() : null

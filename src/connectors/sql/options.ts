@@ -20,6 +20,8 @@ export interface SqlConnectorOptions {
   readonly statementTimeoutMs?: number
   /** The password for a postgres or mysql URL without one; default: `connector.password` resolved by `readSecret`. */
   readonly password?: string
+  /** Where `connector.password` is read from (default `process.env`): the gateway's, as its other secrets are. */
+  readonly env?: NodeJS.ProcessEnv
   /**
    * How old the catalogue facts a write relies on (UPDATE triggers, engine, keys, column types) may be before
    * they are read again, in ms. Default 5 s: a migration is seen by a running operation's writes within this.

@@ -44,7 +44,7 @@ export type { SqlConnector, SqlConnectorOptions } from './options.js'
 export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const resource = resolveSqlResource(options.resource)
   const { config, idField } = resource
-  const password = options.password ?? (config.password ? readSecret(config.password, process.env, 'connector.password') : undefined)
+  const password = options.password ?? (config.password ? readSecret(config.password, options.env ?? process.env, 'connector.password') : undefined)
   const location = parseSqlUrl(config.url, password)
   const table = config.table
   const source = config.source
