@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { filterSchema } from '../contract/index.js'
+import { filterSchema, queryInteger } from '../contract/index.js'
 import { pageCompleteness } from '../selections/index.js'
 
 /**
@@ -162,7 +162,7 @@ export const recordChangeSchema = z
 /** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
 export const changesQuerySchema = z.strictObject({
   cursor: z.string().max(4096).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: queryInteger({ min: 1, max: 1000 }).default(100),
 })
 
 export const changesPageSchema = z

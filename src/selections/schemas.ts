@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { FILTER_DESCRIPTION, continuationSchema, filterSchema, incompleteReasonSchema, scopeSchema, warningSchema } from '../contract/index.js'
+import { FILTER_DESCRIPTION, continuationSchema, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
  * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
@@ -117,7 +117,7 @@ export type SelectionView = z.infer<typeof selectionViewSchema>
 /** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
 export const memberPageQuerySchema = z.strictObject({
   cursor: z.string().max(4096).optional().describe('next_cursor of the previous page, exactly as given'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: queryInteger({ min: 1, max: 1000 }).default(100),
 })
 
 /**

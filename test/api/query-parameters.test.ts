@@ -79,6 +79,26 @@ describe('query parameters on /v1: unknown or repeated ones are refused, naming 
     }
   })
 
+  test('a number parameter written other than in decimal digits is 400 naming it, never read as another number', async () => {
+    // Number() would read 0x10 as 16, 1e2 as 100, " 5" as 5 and 0b11 as 3: a page size or a wait the caller never wrote
+    for (const [who, path, name] of [
+      ['agent', `/v1/selections/${selection.selection_id}/records?limit=0x10`, 'limit'],
+      ['agent', `/v1/selections/${selection.selection_id}/excluded?rule=eu&limit=1e2`, 'limit'],
+      ['agent', `/v1/operations/${operation}/results?limit=%205`, 'limit'],
+      ['agent', `/v1/operations/${operation}?wait_ms=0b11`, 'wait_ms'],
+      ['reviewer', '/v1/audit?limit=2.0', 'limit'],
+      ['reviewer', '/v1/audit?limit=', 'limit'],
+    ] as const) {
+      const answer = await fx.as(who)('GET', path)
+      assert.equal(answer.status, 400, `${path}: ${JSON.stringify(answer.body).slice(0, 200)}`)
+      assert.equal(answer.body.error.code, 'invalid_request')
+      assert.match(JSON.stringify(answer.body.error), new RegExp(`${name}[^]*decimal digits`), path)
+    }
+    const page = await fx.as('agent')('GET', `/v1/selections/${selection.selection_id}/records?limit=1`)
+    assert.equal(page.status, 200)
+    assert.equal(page.body.records.length, 1, 'a decimal limit is still read as written')
+  })
+
   test('the parameters each route documents still work', async () => {
     assert.equal((await fx.as('agent')('GET', `/v1/operations/${operation}/results?outcome=succeeded&limit=2`)).status, 200)
     assert.equal((await fx.as('reviewer')('GET', `/v1/audit?operation_id=${operation}&level=run&limit=5`)).status, 200)

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import { CHAIN_PROBLEMS, type AuditLog } from '../../audit/index.js'
-import { WarrantError, type Actor } from '../../contract/index.js'
+import { WarrantError, queryInteger, type Actor } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
@@ -31,7 +31,7 @@ export const auditQuerySchema = z.strictObject({
   since: instant.optional().describe('ISO timestamp; events at or after it'),
   until: instant.optional().describe('ISO timestamp; events before it'),
   cursor: z.string().regex(/^\d{1,15}$/, 'a cursor is the next_cursor of a previous page').optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional().describe('events per page, 1..1000; default 100'),
+  limit: queryInteger({ min: 1, max: 1000 }).optional().describe('events per page, 1..1000; default 100'),
 })
   // `at >= since and at < until` matches nothing when since is not before until: an empty last page would read as
   // "no events in that range", so such a range is refused (instants compared, whatever their offsets)

@@ -11,7 +11,7 @@ import {
   TARGET_STATES,
   type OperationService,
 } from '../../operations/index.js'
-import { WarrantError } from '../../contract/index.js'
+import { WarrantError, queryInteger } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
@@ -83,7 +83,7 @@ const getOperation = v1Route({
   request: {
     params: idParam,
     query: z.strictObject({
-      wait_ms: z.coerce.number().int().min(0).max(30_000).optional().describe('wait up to this long for the operation to finish before answering (as get_operation does on MCP)'),
+      wait_ms: queryInteger({ min: 0, max: 30_000 }).optional().describe('wait up to this long for the operation to finish before answering (as get_operation does on MCP)'),
     }),
   },
   responses: { 200: { description: 'the operation', content: { 'application/json': { schema: operationViewSchema } } }, ...errors([401, 403, 404]) },
@@ -99,7 +99,7 @@ const listResults = v1Route({
     query: z.strictObject({
       outcome: z.enum(TARGET_STATES).optional(),
       cursor: z.string().max(1000).optional(),
-      limit: z.coerce.number().int().min(1).max(1000).optional().describe('results per page, 1..1000; default 100'),
+      limit: queryInteger({ min: 1, max: 1000 }).optional().describe('results per page, 1..1000; default 100'),
     }),
   },
   responses: { 200: { description: 'a page of results', content: { 'application/json': { schema: resultsPageSchema } } }, ...errors([400, 401, 403, 404]) },
