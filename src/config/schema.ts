@@ -260,7 +260,7 @@ export const configSchema = z.strictObject({
         .union([
           z.strictObject({ env: z.string().min(1) }),
           z.strictObject({ file: z.string().min(1), create: z.boolean().optional().describe('write a new random key file when none exists') }),
-        ])
+        ], { error: 'write where the key lives, { env: NAME } or { file: PATH, create: true }, never the key itself' })
         .optional()
         .describe('the HMAC key(s) the audit chain is signed with, kept outside the store: lines "KEY_ID SECRET", the first signs; default WARRANT_AUDIT_KEY, else unsigned'),
     })

@@ -5,7 +5,10 @@ import { z } from 'zod'
 
 export const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'a field name (letters, digits, _)')
 export const secretRef = z
-  .union([z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) })])
+  .union([z.strictObject({ env: z.string().min(1) }), z.strictObject({ file: z.string().min(1) })], {
+    // zod's own "Invalid input" does not say what to write; this message never quotes the value (it may be the secret)
+    error: 'write where the secret lives, { env: NAME } or { file: PATH }, never the secret itself',
+  })
   .describe('where the secret lives: an environment variable or a secret file; never the secret itself')
 
 export const fieldTypeSchema = z.enum(['string', 'number', 'integer', 'boolean', 'tags', 'timestamp'])

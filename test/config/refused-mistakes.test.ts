@@ -105,6 +105,29 @@ describe('a credential written into the config', () => {
   })
 })
 
+describe('a secret written into the config', () => {
+  test('a secret given as its value (a string, or an object of neither form) is refused saying what to write instead, and the value is never quoted', () => {
+    for (const [secret, key] of [
+      ['sk_live_51H8xyzzy', 'resources.crm.connector.credential.secret'],
+      [{ value: 'sk_live_51H8xyzzy' }, 'resources.crm.connector.credential.secret'],
+    ] as const) {
+      const raw = parseConfigInput()
+      raw.resources.crm = httpResourceInput()
+      raw.resources.crm.connector.credential = { scheme: 'Bearer', secret }
+      const problems = configProblems(() => parseConfig(raw))
+      assert.deepEqual(problems.map((p) => p.key), [key], JSON.stringify(problems))
+      assert.match(problems[0]!.message, /\{ env: [A-Z_]+ \} or \{ file: /)
+      assert.doesNotMatch(JSON.stringify(problems), /sk_live/)
+    }
+    const raw = parseConfigInput()
+    raw.audit = { key: 'k1 sk_audit_secret' }
+    const problems = configProblems(() => parseConfig(raw))
+    assert.deepEqual(problems.map((p) => p.key), ['audit.key'])
+    assert.match(problems[0]!.message, /\{ env: NAME \} or \{ file: PATH, create: true \}/)
+    assert.doesNotMatch(JSON.stringify(problems), /sk_audit/)
+  })
+})
+
 describe('a key the config does not know', () => {
   test('is named with its full path and what to write instead: the key it is a slip of, the keys allowed there, or why "<<" is not read', () => {
     const typo = parseConfigInput()
