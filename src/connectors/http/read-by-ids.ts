@@ -8,7 +8,7 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
 import { duplicatesProblem } from './duplicate-members.js'
-import { failureMessage, isRedirect, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
 
@@ -92,7 +92,10 @@ async function readFrom(ctx: HttpContext, source: string, id: string, signal?: A
 
 function interpret(ctx: HttpContext, source: string, id: string, result: Awaited<ReturnType<HttpContext['send']>>): OneRead {
   const failure = failureMessage(ctx, source, result)
-  if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
+  if (failure !== null || result.kind !== 'response') {
+    const answered = answeredStatus(result)
+    return { kind: 'failed', message: failure ?? `source "${source}" gave no answer`, ...(answered === undefined ? {} : { status: answered }) }
+  }
   const { status, headers, body } = result
   if (status === 404 || status === 410) return { kind: 'missing' }
   if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers, ctx.now()) }

@@ -2,7 +2,7 @@ import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../cont
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
-import type { UpstreamExchange } from './upstream-request.js'
+import type { NetworkReach, UpstreamExchange } from './upstream-request.js'
 
 /** Longest piece of an upstream error body quoted in a message. */
 const SNIPPET_CHARS = 200
@@ -38,10 +38,38 @@ export function failureMessage(ctx: HttpContext, source: string, result: Upstrea
     case 'aborted':
       return `the request to source "${source}" was cancelled by the caller`
     case 'network':
-      return `source "${source}" could not be reached (${ctx.redact.text(result.detail)})`
+      return networkMessage(source, result.reach, ctx.redact.text(result.detail))
     case 'too_large':
       return `the response of source "${source}" (status ${result.status}) was cut at the byte limit (max_response_bytes ${ctx.config.max_response_bytes}); nothing of it was used`
   }
+}
+
+/**
+ * A network failure as far as it got. Only one before any connection says "could not be reached": an upstream
+ * that answered and then cut its body, or closed the connection on a request it received, got the request.
+ */
+function networkMessage(source: string, reach: NetworkReach | null, detail: string): string {
+  switch (reach?.stage) {
+    case undefined:
+      return `source "${source}" gave no answer (${detail})`
+    case 'connecting':
+      return `source "${source}" could not be reached (${detail})`
+    case 'sending':
+      return `the connection to source "${source}" broke while the request was being sent (${detail})`
+    case 'awaiting':
+      return `source "${source}" closed the connection after the request was sent, before answering (${detail})`
+    case 'body': {
+      if (reach.undecodable !== null) return `source "${source}" answered ${reach.status} with a ${reach.undecodable} body that could not be decoded (${detail})`
+      const of = reach.declared === null ? '' : ` of the ${reach.declared} its Content-Length declared`
+      return `source "${source}" answered ${reach.status}, then its body was cut after ${reach.received} bytes${of} (${detail})`
+    }
+  }
+}
+
+/** The status an exchange answered, where one came: a body cut after its status and headers came has one. */
+export function answeredStatus(result: UpstreamExchange): number | undefined {
+  if (result.kind === 'response' || result.kind === 'too_large') return result.status
+  return result.kind === 'network' && result.reach?.stage === 'body' ? result.reach.status : undefined
 }
 
 /**
