@@ -1,4 +1,5 @@
-import { decodeUtf8, networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
+import { textOf } from './body-text.js'
+import { networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
 
 /** The codes zlib (`Z_DATA_ERROR`, `Z_BUF_ERROR`) and brotli (`ERR__ERROR_FORMAT_PADDING_2`) fail with. */
 const DECODER_CODE = /^(Z_[A-Z_]+|ERR__ERROR_[A-Z0-9_]+)$/
@@ -29,7 +30,7 @@ async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Prom
     try {
       const bytes = await readBounded(response, request.maxBytes, count)
       if (bytes === null) return { kind: 'too_large', status: response.status, durationMs: elapsed() }
-      return { kind: 'response', status: response.status, headers: response.headers, body: decodeUtf8(bytes), durationMs: elapsed() }
+      return { kind: 'response', status: response.status, headers: response.headers, ...textOf(bytes, response.headers.get('content-type')), durationMs: elapsed() }
     } catch (error) {
       // the answer came, then its body broke: the upstream received the request (fetch counts decompressed
       // bytes, and a body it cannot decompress fails with zlib's or brotli's code)

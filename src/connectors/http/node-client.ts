@@ -2,7 +2,8 @@ import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
-import { decodeUtf8, networkDetail, type NetworkReach, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
+import { textOf } from './body-text.js'
+import { networkDetail, type NetworkReach, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
 
 /**
  * The connector's default upstream client, on node:http and node:https with kept-alive connections (one agent
@@ -128,7 +129,7 @@ function read(
     return
   }
   collectBody(res, decoder, maxBytes, {
-    body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), body: decodeUtf8(bytes), durationMs: elapsed() }),
+    body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), ...textOf(bytes, res.headers['content-type']), durationMs: elapsed() }),
     tooLarge,
     error: cut,
     undecodable,

@@ -10,7 +10,7 @@ import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePo
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
 import { fieldPath, toRecord } from './record.js'
-import { answeredStatus, failureMessage, isRedirect, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, notJsonMessage, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 /**
@@ -113,7 +113,7 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
-  if (!parsed.ok) return { kind: 'refused', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result) }
 
   const payload = ctx.redact.deep(parsed.value)
   const unexpected = (why: string, configKey?: string): ReadPageResult => ({

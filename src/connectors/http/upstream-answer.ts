@@ -1,4 +1,5 @@
 import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../contract/index.js'
+import { mediaTypeOf } from './body-text.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
@@ -83,6 +84,28 @@ export function bodySnippet(ctx: HttpContext, body: string | null, known: readon
   const flat = ctx.redact.text(scrubbed).replace(/\s+/g, ' ').trim()
   return flat.length > SNIPPET_CHARS ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat
 }
+
+/**
+ * A 2xx answer that gives no JSON, saying what came: a body without text as declared (a charset Warrant does not
+ * read), another content type (a proxy's `text/html` sign-in page), an empty body, or JSON that does not parse.
+ * The body is not quoted: a 2xx body is the record's place, and one that does not parse cannot have its denied
+ * fields found.
+ */
+export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>): string {
+  const { status, body } = result
+  const start = `source "${source}" answered ${status}`
+  if (body === null) return `${start} with a body that cannot be read as text: ${result.unreadable ?? 'it is not UTF-8'}`
+  if (body.trim() === '') return `${start} with an empty body, not JSON`
+  const type = mediaTypeOf(result.headers.get('content-type'))
+  const size = `${Buffer.byteLength(body)} bytes`
+  if (type === null) return `${start} with a body that is not JSON (${size}, no Content-Type)`
+  if (JSON_TYPE.test(type)) return `${start} with a body that is not JSON (${size}, Content-Type ${type})`
+  if (type === 'text/html') return `${start} with an HTML page of ${size}, not JSON (a sign-in or error page of a proxy in front of it?)`
+  return `${start} with a body of type ${type} (${size}), not JSON`
+}
+
+/** `application/json`, `application/problem+json`, `text/json` */
+const JSON_TYPE = /^[\w.-]+\/([\w.-]+\+)?json$/
 
 /** `source "x" answered 503: <snippet>`; `known` as for bodySnippet. */
 export function statusMessage(ctx: HttpContext, source: string, status: number, body: string | null, what = 'answered', known: readonly string[] = []): string {

@@ -8,7 +8,7 @@ import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
-import { answeredStatus, failureMessage, isRedirect, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
@@ -148,7 +148,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
       const stated = statedVersion(ctx, newVersion, headers, undefined)
       return { kind: 'written', status, record: null, ...(stated === null ? {} : { newVersion: stated }) }
     }
-    if (!parsed.ok) return { kind: 'unknown', status, message: `source "${source}" answered ${status} with a body that is not JSON; the write may or may not have happened` }
+    if (!parsed.ok) return { kind: 'unknown', status, message: `${notJsonMessage(source, result)}; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
     // a key named twice (`"role":"member", …, "role":"viewer"`): the answer says neither value for sure, so
     // nothing of its body is taken as the record or its version; the record is re-read and judged
