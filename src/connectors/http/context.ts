@@ -2,6 +2,7 @@ import type { HttpConnectorConfig, ResourceConfig } from '../../config/schema.js
 import { WarrantError } from '../../contract/index.js'
 import type { UpstreamCallListener } from '../connector.js'
 import type { Redactor } from './redaction.js'
+import { answeredStatus } from './upstream-answer.js'
 import type { UpstreamClient, UpstreamExchange } from './upstream-request.js'
 
 /** One request the connector is about to send, with what the call log records about it. */
@@ -80,7 +81,7 @@ export function createContext(parts: ContextParts): HttpContext {
         endpoint: spec.endpoint,
         ...(spec.targetId === undefined ? {} : { targetId: spec.targetId }),
         ...(spec.ids === undefined ? {} : { ids: spec.ids }),
-        status: result.kind === 'response' || result.kind === 'too_large' ? result.status : null,
+        status: answeredStatus(result) ?? null,
         outcome,
         durationMs: result.durationMs,
       })

@@ -1,4 +1,8 @@
-import { decodeUtf8, networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
+import { textOf } from './body-text.js'
+import { networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
+
+/** The codes zlib (`Z_DATA_ERROR`, `Z_BUF_ERROR`) and brotli (`ERR__ERROR_FORMAT_PADDING_2`) fail with. */
+const DECODER_CODE = /^(Z_[A-Z_]+|ERR__ERROR_[A-Z0-9_]+)$/
 
 /**
  * An upstream client over a fetch the embedding application gives (`createHttpConnector({ fetch })`, e.g. one
@@ -22,18 +26,32 @@ async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Prom
       redirect: 'manual',
       signal,
     })
-    const bytes = await readBounded(response, request.maxBytes)
-    if (bytes === null) return { kind: 'too_large', status: response.status, durationMs: elapsed() }
-    return { kind: 'response', status: response.status, headers: response.headers, body: decodeUtf8(bytes), durationMs: elapsed() }
+    const count = { received: 0 }
+    try {
+      const bytes = await readBounded(response, request.maxBytes, count)
+      if (bytes === null) return { kind: 'too_large', status: response.status, durationMs: elapsed() }
+      return { kind: 'response', status: response.status, headers: response.headers, ...textOf(bytes, response.headers.get('content-type')), durationMs: elapsed() }
+    } catch (error) {
+      // the answer came, then its body broke: the upstream received the request (fetch counts decompressed
+      // bytes, and a body it cannot decompress fails with zlib's or brotli's code)
+      if (timeout.aborted || request.signal?.aborted) throw error
+      const detail = networkDetail(error)
+      const encoding = response.headers.get('content-encoding')?.trim().toLowerCase() ?? null
+      const length = response.headers.get('content-length')
+      const declared = length !== null && /^\d+$/.test(length) && encoding === null ? Number(length) : null
+      const undecodable = encoding !== null && DECODER_CODE.test(detail) ? encoding : null
+      return { kind: 'network', detail, durationMs: elapsed(), reach: { stage: 'body', status: response.status, received: count.received, declared, undecodable } }
+    }
   } catch (error) {
     if (timeout.aborted) return { kind: 'timeout', durationMs: elapsed() }
     if (request.signal?.aborted) return { kind: 'aborted', durationMs: elapsed() }
-    return { kind: 'network', detail: networkDetail(error), durationMs: elapsed() }
+    // fetch does not say whether the connection was made or the request sent
+    return { kind: 'network', detail: networkDetail(error), durationMs: elapsed(), reach: null }
   }
 }
 
-/** The body's bytes, or null as soon as it passes `maxBytes` (the rest is not read). */
-async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array | null> {
+/** The body's bytes, or null as soon as it passes `maxBytes` (the rest is not read); `count.received` so far. */
+async function readBounded(response: Response, maxBytes: number, count: { received: number }): Promise<Uint8Array | null> {
   const declared = response.headers.get('content-length')
   if (declared !== null && response.headers.get('content-encoding') === null && Number(declared) > maxBytes) {
     await response.body?.cancel().catch(() => undefined)
@@ -47,6 +65,7 @@ async function readBounded(response: Response, maxBytes: number): Promise<Uint8A
     const { done, value } = await reader.read()
     if (done) break
     total += value.byteLength
+    count.received = total
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined)
       return null

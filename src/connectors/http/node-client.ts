@@ -2,7 +2,8 @@ import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import type { Readable, Transform } from 'node:stream'
 import zlib from 'node:zlib'
-import { decodeUtf8, networkDetail, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
+import { textOf } from './body-text.js'
+import { networkDetail, type NetworkReach, type UpstreamClient, type UpstreamExchange, type UpstreamRequest } from './upstream-request.js'
 
 /**
  * The connector's default upstream client, on node:http and node:https with kept-alive connections (one agent
@@ -10,8 +11,8 @@ import { decodeUtf8, networkDetail, type UpstreamClient, type UpstreamExchange, 
  * Request and Response objects); an operation sends one request per target.
  *
  * Nothing is followed or retried: a redirect is an answer like any other; a connection that fails is a
- * `network` exchange, whatever was sent. A compressed body is decompressed, and `maxBytes` bounds what it
- * decompresses to.
+ * `network` exchange, saying how far it got (never connected, sending, sent, or answered and then its body
+ * cut). A compressed body is decompressed, and `maxBytes` bounds what it decompresses to.
  *
  * @example
  * const client = createNodeClient()
@@ -53,6 +54,8 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     })
     let cause: 'timeout' | 'aborted' | null = null
     let settled = false
+    // how far the request got, for a failure before the answer: connected (TLS done), then wholly written
+    let stage: 'connecting' | 'sending' | 'awaiting' = 'connecting'
     const finish = (result: UpstreamExchange) => {
       if (settled) return
       settled = true
@@ -60,10 +63,10 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
       request.signal?.removeEventListener('abort', onAbort)
       resolve(result)
     }
-    const fail = (error: unknown) => {
+    const fail = (error: unknown, reach: NetworkReach = { stage }) => {
       if (cause === 'timeout') finish({ kind: 'timeout', durationMs: elapsed() })
       else if (cause === 'aborted') finish({ kind: 'aborted', durationMs: elapsed() })
-      else finish({ kind: 'network', detail: networkDetail(error), durationMs: elapsed() })
+      else finish({ kind: 'network', detail: networkDetail(error), durationMs: elapsed(), reach })
     }
     const stop = (why: 'timeout' | 'aborted') => {
       cause ??= why
@@ -73,38 +76,66 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     const timer = setTimeout(() => stop('timeout'), request.timeoutMs)
     const onAbort = () => stop('aborted')
     request.signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', fail)
+    req.on('error', (error) => fail(error))
+    req.on('socket', (socket) => {
+      const connected = () => {
+        if (stage === 'connecting') stage = 'sending'
+      }
+      // a kept-alive socket is connected already; a new one is once its TCP (and TLS) handshake is done
+      if (!socket.connecting) connected()
+      else socket.once(secure ? 'secureConnect' : 'connect', connected)
+    })
+    req.on('finish', () => {
+      stage = 'awaiting'
+    })
     req.on('response', (res) => read(res, request.maxBytes, finish, fail, elapsed))
     req.end(request.body)
   })
 }
 
-/** Reads an answer's body up to `maxBytes` (after decompression); past it, the connection is dropped unread. */
-function read(res: IncomingMessage, maxBytes: number, finish: (result: UpstreamExchange) => void, fail: (error: unknown) => void, elapsed: () => number): void {
+/**
+ * Reads an answer's body up to `maxBytes` (after decompression); past it, the connection is dropped unread. A
+ * failure from here on is the answer's (`reach` stage `body`): the upstream received the request and answered.
+ */
+function read(
+  res: IncomingMessage,
+  maxBytes: number,
+  finish: (result: UpstreamExchange) => void,
+  fail: (error: unknown, reach: NetworkReach) => void,
+  elapsed: () => number,
+): void {
   const status = res.statusCode ?? 0
   const tooLarge = () => finish({ kind: 'too_large', status, durationMs: elapsed() })
-  res.on('error', fail)
+  const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
+  const length = res.headers['content-length']
+  const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
+  let received = 0
+  const cut = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: null })
+  const undecodable = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: encoding })
+  res.on('error', cut)
   // a connection that closes before the body is whole (a reset, a body cut under its Content-Length)
   res.on('close', () => {
-    if (!res.complete) fail(new Error('the connection closed before the answer was complete'))
+    if (!res.complete) cut(new Error('the connection closed before the answer was complete'))
   })
-  const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
-  const declared = res.headers['content-length']
-  if (encoding === 'identity' && declared !== undefined && Number(declared) > maxBytes) {
+  if (encoding === 'identity' && declared !== null && declared > maxBytes) {
     tooLarge()
     res.destroy()
     return
   }
   const decoder = encoding === 'identity' ? null : decoderFor(encoding)
   if (encoding !== 'identity' && decoder === null) {
-    fail(new Error(`the answer is encoded as "${encoding}", which cannot be decoded`))
+    undecodable(new Error('an encoding Warrant does not decode'))
     res.destroy()
     return
   }
   collectBody(res, decoder, maxBytes, {
-    body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), body: decodeUtf8(bytes), durationMs: elapsed() }),
+    body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), ...textOf(bytes, res.headers['content-type']), durationMs: elapsed() }),
     tooLarge,
-    error: fail,
+    error: cut,
+    undecodable,
+    received: (bytes) => {
+      received += bytes
+    },
   })
 }
 
@@ -112,16 +143,25 @@ function read(res: IncomingMessage, maxBytes: number, finish: (result: UpstreamE
  * The body of `source`, through `decoder` when it is compressed, up to `maxBytes` of decoded bytes. Past them
  * both streams are destroyed: the decoder holds input already received, and a few kilobytes of brotli decode
  * to a gigabyte, which it went on decoding (and the gateway's CPU with it) after the answer was given up.
+ * `received` counts the bytes as they come from `source`; `undecodable` is the decoder's failure.
  */
 export function collectBody(
   source: Readable,
   decoder: Transform | null,
   maxBytes: number,
-  on: { readonly body: (bytes: Buffer) => void; readonly tooLarge: () => void; readonly error: (error: unknown) => void },
+  on: {
+    readonly body: (bytes: Buffer) => void
+    readonly tooLarge: () => void
+    readonly error: (error: unknown) => void
+    readonly undecodable?: (error: unknown) => void
+    readonly received?: (bytes: number) => void
+  },
 ): void {
+  const counted = on.received
+  if (counted) source.on('data', (chunk: Buffer) => counted(chunk.length))
   let body: Readable = source
   if (decoder !== null) {
-    decoder.on('error', on.error)
+    decoder.on('error', on.undecodable ?? on.error)
     body = source.pipe(decoder)
   }
   const chunks: Buffer[] = []

@@ -8,7 +8,7 @@ import type { CallSpec, HttpContext } from './context.js'
 import { readPath } from './json-path.js'
 import { shapeProblem, toRecord } from './record.js'
 import { duplicatesProblem } from './duplicate-members.js'
-import { failureMessage, isRedirect, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 
 
@@ -92,7 +92,10 @@ async function readFrom(ctx: HttpContext, source: string, id: string, signal?: A
 
 function interpret(ctx: HttpContext, source: string, id: string, result: Awaited<ReturnType<HttpContext['send']>>): OneRead {
   const failure = failureMessage(ctx, source, result)
-  if (failure !== null || result.kind !== 'response') return { kind: 'failed', message: failure ?? `source "${source}" gave no answer` }
+  if (failure !== null || result.kind !== 'response') {
+    const answered = answeredStatus(result)
+    return { kind: 'failed', message: failure ?? `source "${source}" gave no answer`, ...(answered === undefined ? {} : { status: answered }) }
+  }
   const { status, headers, body } = result
   if (status === 404 || status === 410) return { kind: 'missing' }
   if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers, ctx.now()) }
@@ -105,7 +108,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
-  if (!parsed.ok) return { kind: 'failed', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+  if (!parsed.ok) return { kind: 'failed', status, message: notJsonMessage(source, result) }
   // the whole answer rides along for a replacing write, which would send one value of a key named twice back
   if (parsed.duplicates.length > 0) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${duplicatesProblem(parsed.duplicates)}` }
   const value = ctx.redact.deep(parsed.value)

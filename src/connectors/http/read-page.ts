@@ -10,7 +10,7 @@ import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePo
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
 import { fieldPath, toRecord } from './record.js'
-import { failureMessage, isRedirect, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, notJsonMessage, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
 /**
@@ -82,7 +82,10 @@ function interpret(
   const failure = failureMessage(ctx, source, result)
   // a body cut at the byte limit would be cut again: only a timeout or an unreachable upstream may clear with time
   if (result.kind === 'too_large') return { kind: 'refused', status: result.status, message: failure ?? `source "${source}" answered too much` }
-  if (failure !== null || result.kind !== 'response') return { kind: 'unavailable', message: failure ?? `source "${source}" gave no answer` }
+  if (failure !== null || result.kind !== 'response') {
+    const answered = answeredStatus(result)
+    return { kind: 'unavailable', message: failure ?? `source "${source}" gave no answer`, ...(answered === undefined ? {} : { status: answered }) }
+  }
   const { status, headers, body } = result
   const parsed = parseJsonBody(body)
   // how far the walk of this source got, as the position says: the value of a cap the upstream stopped it at
@@ -110,7 +113,7 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
-  if (!parsed.ok) return { kind: 'refused', status, message: `source "${source}" answered ${status} with a body that is not JSON` }
+  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result) }
 
   const payload = ctx.redact.deep(parsed.value)
   const unexpected = (why: string, configKey?: string): ReadPageResult => ({

@@ -1,8 +1,9 @@
 import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../contract/index.js'
+import { mediaTypeOf } from './body-text.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
-import type { UpstreamExchange } from './upstream-request.js'
+import type { NetworkReach, UpstreamExchange } from './upstream-request.js'
 
 /** Longest piece of an upstream error body quoted in a message. */
 const SNIPPET_CHARS = 200
@@ -38,10 +39,38 @@ export function failureMessage(ctx: HttpContext, source: string, result: Upstrea
     case 'aborted':
       return `the request to source "${source}" was cancelled by the caller`
     case 'network':
-      return `source "${source}" could not be reached (${ctx.redact.text(result.detail)})`
+      return networkMessage(source, result.reach, ctx.redact.text(result.detail))
     case 'too_large':
       return `the response of source "${source}" (status ${result.status}) was cut at the byte limit (max_response_bytes ${ctx.config.max_response_bytes}); nothing of it was used`
   }
+}
+
+/**
+ * A network failure as far as it got. Only one before any connection says "could not be reached": an upstream
+ * that answered and then cut its body, or closed the connection on a request it received, got the request.
+ */
+function networkMessage(source: string, reach: NetworkReach | null, detail: string): string {
+  switch (reach?.stage) {
+    case undefined:
+      return `source "${source}" gave no answer (${detail})`
+    case 'connecting':
+      return `source "${source}" could not be reached (${detail})`
+    case 'sending':
+      return `the connection to source "${source}" broke while the request was being sent (${detail})`
+    case 'awaiting':
+      return `source "${source}" closed the connection after the request was sent, before answering (${detail})`
+    case 'body': {
+      if (reach.undecodable !== null) return `source "${source}" answered ${reach.status} with a ${reach.undecodable} body that could not be decoded (${detail})`
+      const of = reach.declared === null ? '' : ` of the ${reach.declared} its Content-Length declared`
+      return `source "${source}" answered ${reach.status}, then its body was cut after ${reach.received} bytes${of} (${detail})`
+    }
+  }
+}
+
+/** The status an exchange answered, where one came: a body cut after its status and headers came has one. */
+export function answeredStatus(result: UpstreamExchange): number | undefined {
+  if (result.kind === 'response' || result.kind === 'too_large') return result.status
+  return result.kind === 'network' && result.reach?.stage === 'body' ? result.reach.status : undefined
 }
 
 /**
@@ -55,6 +84,28 @@ export function bodySnippet(ctx: HttpContext, body: string | null, known: readon
   const flat = ctx.redact.text(scrubbed).replace(/\s+/g, ' ').trim()
   return flat.length > SNIPPET_CHARS ? `${flat.slice(0, SNIPPET_CHARS)}…` : flat
 }
+
+/**
+ * A 2xx answer that gives no JSON, saying what came: a body without text as declared (a charset Warrant does not
+ * read), another content type (a proxy's `text/html` sign-in page), an empty body, or JSON that does not parse.
+ * The body is not quoted: a 2xx body is the record's place, and one that does not parse cannot have its denied
+ * fields found.
+ */
+export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>): string {
+  const { status, body } = result
+  const start = `source "${source}" answered ${status}`
+  if (body === null) return `${start} with a body that cannot be read as text: ${result.unreadable ?? 'it is not UTF-8'}`
+  if (body.trim() === '') return `${start} with an empty body, not JSON`
+  const type = mediaTypeOf(result.headers.get('content-type'))
+  const size = `${Buffer.byteLength(body)} bytes`
+  if (type === null) return `${start} with a body that is not JSON (${size}, no Content-Type)`
+  if (JSON_TYPE.test(type)) return `${start} with a body that is not JSON (${size}, Content-Type ${type})`
+  if (type === 'text/html') return `${start} with an HTML page of ${size}, not JSON (a sign-in or error page of a proxy in front of it?)`
+  return `${start} with a body of type ${type} (${size}), not JSON`
+}
+
+/** `application/json`, `application/problem+json`, `text/json` */
+const JSON_TYPE = /^[\w.-]+\/([\w.-]+\+)?json$/
 
 /** `source "x" answered 503: <snippet>`; `known` as for bodySnippet. */
 export function statusMessage(ctx: HttpContext, source: string, status: number, body: string | null, what = 'answered', known: readonly string[] = []): string {

@@ -11,14 +11,28 @@ export interface UpstreamRequest {
 
 /**
  * How the exchange ended, before any meaning is given to it. `too_large` means the body passed the byte
- * limit and was dropped unread: a partial body is never parsed. `body` is null when it is not UTF-8.
+ * limit and was dropped unread: a partial body is never parsed. `body` is null when it has no text as its
+ * charset declares it (see bodyText), `unreadable` saying why.
+ * A `network` failure says how far the exchange got (`reach`): an upstream that answered and then cut its body
+ * received the request, and a reviewer told it "could not be reached" reads that nothing was sent.
  */
 export type UpstreamExchange =
-  | { readonly kind: 'response'; readonly status: number; readonly headers: Headers; readonly body: string | null; readonly durationMs: number }
+  | { readonly kind: 'response'; readonly status: number; readonly headers: Headers; readonly body: string | null; readonly unreadable?: string; readonly durationMs: number }
   | { readonly kind: 'too_large'; readonly status: number; readonly durationMs: number }
   | { readonly kind: 'timeout'; readonly durationMs: number }
   | { readonly kind: 'aborted'; readonly durationMs: number }
-  | { readonly kind: 'network'; readonly detail: string; readonly durationMs: number }
+  | { readonly kind: 'network'; readonly detail: string; readonly durationMs: number; readonly reach: NetworkReach | null }
+
+/**
+ * How far a failed exchange got: no connection was made (`connecting`: nothing was sent); the connection broke
+ * while the request was being sent (`sending`); the request was sent and no answer came (`awaiting`); the
+ * answer's status and headers came, then its body broke (`body`: `received` bytes as they came on the wire,
+ * of `declared` by Content-Length where it says, or could not be decompressed from `undecodable`'s encoding).
+ * Null where the client cannot tell (a given fetch failing before the answer).
+ */
+export type NetworkReach =
+  | { readonly stage: 'connecting' | 'sending' | 'awaiting' }
+  | { readonly stage: 'body'; readonly status: number; readonly received: number; readonly declared: number | null; readonly undecodable: string | null }
 
 /**
  * What sends the connector's requests: redirects are returned, never followed; the time limit covers the headers
@@ -29,17 +43,6 @@ export interface UpstreamClient {
   send(request: UpstreamRequest): Promise<UpstreamExchange>
   /** Closes idle kept-alive connections. */
   close(): void
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-/** The text of a body, or null when it is not UTF-8. */
-export function decodeUtf8(bytes: Uint8Array): string | null {
-  try {
-    return utf8.decode(bytes)
-  } catch {
-    return null
-  }
 }
 
 /** A short, credential-free description of a network failure (`ECONNREFUSED`, `ENOTFOUND`…). */

@@ -8,7 +8,7 @@ import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
-import { failureMessage, isRedirect, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
+import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
@@ -130,8 +130,11 @@ function placementText(placement: NonNullable<HttpWrite['version']>): string {
 function interpret(ctx: HttpContext, source: string, id: string, result: UpstreamExchange, newVersion: HttpWrite['newVersion'], denied: readonly string[], weak: boolean): WriteOutcome {
   const failure = failureMessage(ctx, source, result)
   if (failure !== null || result.kind !== 'response') {
-    const status = result.kind === 'too_large' ? { status: result.status } : {}
-    return { kind: 'unknown', ...status, message: `${failure ?? `source "${source}" gave no answer`}; the write may or may not have happened` }
+    // an answer whose status came and whose body was cut or undecodable: the upstream got the write and answered
+    const answered = answeredStatus(result)
+    const why = failure ?? `source "${source}" gave no answer`
+    if (answered === undefined) return { kind: 'unknown', message: `${why}; the write may or may not have happened` }
+    return { kind: 'unknown', status: answered, message: `${why}; the write reached the upstream and may have been applied, but its answer cannot be read` }
   }
   const { status, headers, body } = result
   const parsed = parseJsonBody(body)
@@ -145,7 +148,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
       const stated = statedVersion(ctx, newVersion, headers, undefined)
       return { kind: 'written', status, record: null, ...(stated === null ? {} : { newVersion: stated }) }
     }
-    if (!parsed.ok) return { kind: 'unknown', status, message: `source "${source}" answered ${status} with a body that is not JSON; the write may or may not have happened` }
+    if (!parsed.ok) return { kind: 'unknown', status, message: `${notJsonMessage(source, result)}; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
     // a key named twice (`"role":"member", …, "role":"viewer"`): the answer says neither value for sure, so
     // nothing of its body is taken as the record or its version; the record is re-read and judged

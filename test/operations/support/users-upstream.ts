@@ -18,6 +18,8 @@ export interface WriteDecision {
   readonly hold?: Promise<unknown>
   /** answer 202 Accepted at once, with an empty body, and apply the write only once this settles (a job queue) */
   readonly accept?: Promise<unknown>
+  /** apply the write, answer its status and headers (Content-Length whole), then reset after this many body bytes */
+  readonly cutAfter?: number
 }
 
 /**
@@ -102,7 +104,14 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
         apply()
         return
       }
-      return send(res, ...apply())
+      const [status, answer] = apply()
+      if (decision.cutAfter !== undefined) {
+        const text = JSON.stringify(answer)
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+        res.write(text.slice(0, decision.cutAfter), () => setTimeout(() => res.destroy(), 20))
+        return
+      }
+      return send(res, status, answer)
     }
     return send(res, 405, { error: 'method not allowed' })
   }
