@@ -156,12 +156,19 @@ function idColumn(problems: readonly TableProblem[] | null | undefined): Guarant
 function versions(config: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const promise = 'every record has a version, so a write can be made conditional on it'
   const records = samples.flatMap((s) => s.records)
-  if (records.length === 0) return { name: 'versions', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
-  const empty = records.filter((r) => r.version === '').length
+  // a record with no version never reaches `records`: the pages count it (unjudged, versionless)
+  const empty = samples.reduce((n, s) => n + s.results.reduce((m, r) => m + (r.kind === 'page' ? (r.unjudged?.versionless?.count ?? 0) : 0), 0), 0)
+  const total = records.length + empty
+  if (total === 0) return { name: 'versions', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
   if (empty === 0) return { name: 'versions', promise, status: 'holds', detail: `${records.length} records, each with a version`, config_keys: [] }
-  const key = config.connector.kind === 'http' ? 'connector.version' : 'version_field'
-  // An empty version cannot be sent as If-Match: the executor refuses those targets, it never writes blind.
-  return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${records.length} records have no version (writes to them are refused)`, config_keys: [key] }
+  const connector = config.connector
+  const key = connector.kind === 'http' ? 'connector.version' : 'version_field'
+  const why =
+    connector.kind === 'http' && connector.version.from === 'etag'
+      ? 'version.from is etag, yet the list gives no ETag for them (no ETag header, no etag, _etag or version member of the item); have the list carry each item\'s ETag as an etag member, or set connector.version to {from: field, field: …} naming a field that changes on every write'
+      : `their version field "${connector.kind === 'http' && connector.version.from === 'field' ? connector.version.field : config.version_field}" is null or empty`
+  // frozen with no version, a member would be judged changed against every version read later: never frozen
+  return { name: 'versions', promise, status: 'fails_closed', detail: `${empty} of ${total} records have no version (${why}): selections leave them out and say not complete`, config_keys: [key] }
 }
 
 /**

@@ -6,6 +6,16 @@ export interface IdlessRows {
   readonly count: number
 }
 
+/**
+ * Records a walk left out because they carry no version to freeze: an ETag-versioned list (`version.from: etag`)
+ * whose items have no ETag, or a version field null or empty. `field`: the version field; absent for an
+ * ETag. A selection frozen with an empty version would be judged "changed" against every version read later.
+ */
+export interface VersionlessRecords {
+  readonly field?: string
+  readonly count: number
+}
+
 /** One upstream record as the gateway sees it: an immutable id, its version when read, and its fields. */
 export interface SourceRecord {
   readonly id: string
@@ -68,6 +78,8 @@ export type ReadPageResult =
         readonly mistyped: readonly string[]
         /** of `count`: rows with no id at all (a NULL id column), which name no record */
         readonly idless?: IdlessRows
+        /** of `count`: records with no version to freeze */
+        readonly versionless?: VersionlessRecords
       }
       /** On a `checked` session: this page's start could not be checked against the previous page's last record. */
       readonly unchecked?: boolean

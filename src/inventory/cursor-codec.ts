@@ -45,6 +45,8 @@ export interface SourceGap {
   readonly mistyped?: readonly string[]
   /** For SHAPE_MISMATCH: of `count`, the rows whose id column is NULL. */
   readonly idless?: { readonly field: string; readonly count: number }
+  /** For SHAPE_MISMATCH: of `count`, the records with no version to freeze (`field` absent: no ETag). */
+  readonly versionless?: { readonly field?: string; readonly count: number }
   /**
    * For SOURCE_UNAVAILABLE: why the walk ended the source when it was not refused (see `UNAVAILABLE_ENDINGS`), and
    * for a wait or repeated failure the seconds a new walk should wait: the reason must not say "the same request
@@ -140,6 +142,7 @@ const gapSchema = z.strictObject({
   absent: z.array(z.string()).optional(),
   mistyped: z.array(z.string()).optional(),
   idless: z.strictObject({ field: z.string(), count: z.number().int().nonnegative() }).optional(),
+  versionless: z.strictObject({ field: z.string().optional(), count: z.number().int().nonnegative() }).optional(),
   ended: z.enum(UNAVAILABLE_ENDINGS).optional(),
   wait: z.number().nonnegative().optional(),
 })
@@ -278,6 +281,7 @@ function gapOf(g: SourceGap): z.infer<typeof gapSchema> {
     ...(g.absent === undefined ? {} : { absent: [...g.absent] }),
     ...(g.mistyped === undefined ? {} : { mistyped: [...g.mistyped] }),
     ...(g.idless === undefined ? {} : { idless: { field: g.idless.field, count: g.idless.count } }),
+    ...(g.versionless === undefined ? {} : { versionless: { ...(g.versionless.field === undefined ? {} : { field: g.versionless.field }), count: g.versionless.count } }),
     ...(g.ended === undefined ? {} : { ended: g.ended }),
     ...(g.wait === undefined ? {} : { wait: g.wait }),
   }

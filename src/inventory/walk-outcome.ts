@@ -251,7 +251,8 @@ function shapeReason(source: string, gap: SourceGap): IncompleteReason {
   const mistyped = gap.mistyped ?? []
   const count = gap.count ?? 0
   const idless = gap.idless
-  const judged = count - (idless?.count ?? 0)
+  const versionless = gap.versionless
+  const judged = count - (idless?.count ?? 0) - (versionless?.count ?? 0)
   const what = [
     absent.length > 0 ? `lacked declared field(s) ${absent.join(', ')}` : '',
     mistyped.length > 0 ? `carried field(s) ${mistyped.join(', ')} with another type than declared` : '',
@@ -263,14 +264,23 @@ function shapeReason(source: string, gap: SourceGap): IncompleteReason {
     idless
       ? `${idless.count} row(s) of source "${source}" that meet the filter have no id ("${idless.field}" is NULL): they name no record, so no change could address them, and they are not in the result (give them ids, or filter them out with {"${idless.field}": {"is_null": false}})`
       : '',
+    versionless ? versionlessPart(source, versionless) : '',
   ].filter(Boolean)
   return {
     code: 'SHAPE_MISMATCH',
     message: parts.join('; '),
     source,
-    fields: [...new Set([...absent, ...mistyped, ...(idless ? [idless.field] : [])])].sort(),
+    fields: [...new Set([...absent, ...mistyped, ...(idless ? [idless.field] : []), ...(versionless?.field === undefined ? [] : [versionless.field])])].sort(),
     record_count: count,
   }
+}
+
+/** Records with no version: a change could not be made conditional on the version reviewed, so none is frozen. */
+function versionlessPart(source: string, versionless: NonNullable<SourceGap['versionless']>): string {
+  const lead = `${versionless.count} record(s) of source "${source}" carry no version`
+  if (versionless.field !== undefined)
+    return `${lead} (version field "${versionless.field}" null or empty): no change could be made conditional on the version read, so they are not in the result (fix connector.version.field or version_field, or give those records a version)`
+  return `${lead}: connector.version is {from: etag} and the list answer gives no ETag for them (no ETag header, no etag, _etag or version member), so no change could be made conditional on the version read and they are not in the result (have the list carry each item's ETag as an etag member, or set connector.version to {from: field, field: …} naming a field that changes on every write)`
 }
 
 function visibilityReason(visibility: string): IncompleteReason {

@@ -67,7 +67,7 @@ export function finishWith(source: MutableProgress, gap: SourceGap, note: string
  */
 export function addShapeGap(
   source: MutableProgress,
-  page: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[]; readonly idless?: SourceGap['idless'] },
+  page: { readonly count: number; readonly absent: readonly string[]; readonly mistyped: readonly string[]; readonly idless?: SourceGap['idless']; readonly versionless?: SourceGap['versionless'] },
 ): void {
   if (page.count <= 0) return
   const at = source.gaps.findIndex((g) => g.code === 'SHAPE_MISMATCH')
@@ -79,7 +79,14 @@ export function addShapeGap(
     absent: union(before?.absent, page.absent),
     mistyped: union(before?.mistyped, page.mistyped),
     ...(page.idless || before?.idless ? { idless: { field: page.idless?.field ?? before!.idless!.field, count: (before?.idless?.count ?? 0) + (page.idless?.count ?? 0) } } : {}),
+    ...(page.versionless || before?.versionless ? { versionless: summed(before?.versionless, page.versionless) } : {}),
   }
   if (at < 0) source.gaps.push(gap)
   else source.gaps[at] = gap
+}
+
+/** Two tallies of versionless records as one (the version field is the resource's: the same on every page). */
+function summed(a: SourceGap['versionless'], b: SourceGap['versionless']): NonNullable<SourceGap['versionless']> {
+  const field = b?.field ?? a?.field
+  return { ...(field === undefined ? {} : { field }), count: (a?.count ?? 0) + (b?.count ?? 0) }
 }

@@ -95,6 +95,11 @@ export function sameVersion(stored: string, expected: string): boolean {
   return !Number.isNaN(a) && a === Date.parse(expected)
 }
 
+/** A version as a sentence says it: an empty one (frozen before versionless records were refused) is none, never a blank. */
+export function versionText(version: string): string {
+  return version === '' ? 'no version' : `version ${version}`
+}
+
 /** The named fields of a record, those it has. */
 export function pick(fields: Readonly<Record<string, unknown>> | null | undefined, names: Iterable<string>): Record<string, unknown> | null {
   if (!fields) return null

@@ -1,7 +1,7 @@
 import { type FieldTypeNames, matchesFilter } from '../contract/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
-import { sameVersion } from './effect.js'
+import { sameVersion, versionText } from './effect.js'
 import { asksToWait } from './reread.js'
 import type { OperationExecution, StopRuleName } from './types.js'
 
@@ -43,8 +43,16 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
     if (failure) return { kind: 'changed', rule: 'membership_unverifiable', target, message: `member "${id}" could not be re-read before its batch (${failure.message}); membership cannot be proven` }
     const record = read.records.get(id)
     if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }
+    // frozen with no version: the record read now has one, and whether it changed since cannot be told
+    if (target.expected_version === '')
+      return {
+        kind: 'changed',
+        rule: 'membership_unverifiable',
+        target,
+        message: `member "${id}" was frozen with no version (its list gave none), so whether it changed since the selection cannot be told; make a new selection once the list gives each record's version (version.from etag: an etag member on each item)`,
+      }
     if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
-      return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze` }
+      return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it` }
     if (!matchesFilter(record.fields, filter, types)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer matches the selection's filter` }
     const rule = exclude.find((r) => matchesFilter(record.fields, r.filter, types))
     if (rule) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" now matches exclusion rule "${rule.rule}"` }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { FieldTypeNames } from '../contract/index.js'
 import { callContext, type Connector } from '../connectors/index.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
-import { checkRecordFields, pick, sameVersion } from './effect.js'
+import { checkRecordFields, pick, sameVersion, versionText } from './effect.js'
 import { refreshFinished, targetsInState } from './ledger.js'
 import type { ExecutorDeps } from './executor.js'
 import type { OperationExecution, ReconcileTotals, TargetState } from './types.js'
@@ -157,13 +157,13 @@ function judge(
       return {
         state: 'unknown',
         reason: 'reconcile_settling',
-        message: `reconciliation: "${id}" is still at version ${record.version}, but the gateway stopped waiting for its write only at ${since} and an upstream may still apply it until ${settlesAt} (execution.reconcile_settle_seconds): reconcile after that to conclude`,
+        message: `reconciliation: "${id}" is still at ${versionText(record.version)}, but the gateway stopped waiting for its write only at ${since} and an upstream may still apply it until ${settlesAt} (execution.reconcile_settle_seconds): reconcile after that to conclude`,
         settlesAt,
       }
     return {
       state: 'failed',
       reason: NOT_APPLIED,
-      message: `reconciliation: "${id}" is still at version ${record.version}, the one the selection froze, past the settle window (the gateway stopped waiting at ${since}): the conditional write did not happen`,
+      message: `reconciliation: "${id}" is still at ${versionText(record.version)}, the one the selection froze, past the settle window (the gateway stopped waiting at ${since}): the conditional write did not happen`,
     }
   }
   if (check.kind === 'holds') return { state: 'succeeded', reason: 'reconciled', message: null, after: pick(record.fields, effectFields(deps, execution, target)), afterVersion: record.version }

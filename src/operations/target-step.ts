@@ -3,7 +3,7 @@ import { type FieldTypeNames, isWarrantError, matchesFilter, quotedKey } from '.
 import { callContext, type Connector, type SourceRecord, type WriteOutcome, type WriteRequest } from '../connectors/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
-import { checkRecordFields, checkStatus, checkUntouched, pick, sameValue, sameVersion, type UntouchedCheck } from './effect.js'
+import { checkRecordFields, checkStatus, checkUntouched, pick, sameValue, sameVersion, versionText, type UntouchedCheck } from './effect.js'
 import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
@@ -192,7 +192,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
       before: pick(record.fields, Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))),
     })
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
-    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at version ${record.version}, not the ${target.expected_version} the selection froze; nothing was written` })
+    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written` })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
   const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
   const before = pick(record.fields, setFields)

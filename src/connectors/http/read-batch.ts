@@ -139,7 +139,7 @@ function interpret(
     }
     seen.add(id)
     // a record that is not whole (a declared field absent or mistyped, no version) is judged by its read alone
-    if (made.absent.length > 0 || made.mistyped.length > 0 || made.record.version === '') continue
+    if (made.absent.length > 0 || made.mistyped.length > 0) continue
     const representation = readPath(item, batch.record_path)
     records.set(id, withRepresentation(made.record, representation, holdsRounded(representation, rounded)))
   }

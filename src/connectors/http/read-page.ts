@@ -9,7 +9,7 @@ import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
-import { fieldPath, toRecord } from './record.js'
+import { fieldPath, readId, toRecord } from './record.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 
@@ -129,16 +129,18 @@ function interpret(
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
   if (overlaps(position)) {
-    const first = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
-    const found = first === null ? 'nothing' : 'problem' in first ? 'an unreadable item' : quotedKey(first.record.id)
+    const read = rawItems.length === 0 ? null : toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
+    // a record with no usable version still names where the walk is
+    const first = read === null ? undefined : readId(read)
+    const found = read === null ? 'nothing' : first === undefined ? 'an unreadable item' : quotedKey(first)
     // the previous page's first record where its last should be: the offset went unheeded, the same page came back
-    if (first !== null && 'record' in first && position.firstId !== undefined && wellFormed(first.record.id) === position.firstId && list.pagination.style === 'offset')
+    if (first !== undefined && position.firstId !== undefined && wellFormed(first) === position.firstId && list.pagination.style === 'offset')
       return unexpected(
         `the read at offset ${position.offset - 1} starts with the record the page before started with (${found}), not with its last ("${position.lastId}"): the upstream answered the same page again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
         'connector.list.pagination.offset_param',
       )
     // the position carries the id as UTF-8, where a lone surrogate became U+FFFD (such a record is unjudged anyway)
-    if (first === null || 'problem' in first || wellFormed(first.record.id) !== position.lastId)
+    if (first === undefined || wellFormed(first) !== position.lastId)
       return {
         kind: 'moved',
         message: `source "${source}" moved under the walk: the record just before offset ${position.offset} was "${position.lastId}", now it is ${found}`,
@@ -147,10 +149,10 @@ function interpret(
   }
   // after a read that found only the record before `offset`: this one, at `offset` itself, must not start with it
   if (position.style === 'offset' && position.boundaryId !== undefined && rawItems.length > 0 && list.pagination.style === 'offset') {
-    const first = toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)
-    if ('record' in first && wellFormed(first.record.id) === position.boundaryId)
+    const first = readId(toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded))
+    if (first !== undefined && wellFormed(first) === position.boundaryId)
       return unexpected(
-        `the read at offset ${position.offset} starts with ${quotedKey(first.record.id)}, the record the read before found just before that offset: the upstream answered the same record again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
+        `the read at offset ${position.offset} starts with ${quotedKey(first)}, the record the read before found just before that offset: the upstream answered the same record again; is pagination.offset_param "${list.pagination.offset_param}" the parameter it skips by?`,
         'connector.list.pagination.offset_param',
       )
   }
@@ -206,10 +208,11 @@ function interpret(
   const skipped = listed.length - rawItems.length
   for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
-    lastId = 'record' in made ? made.record.id : undefined
+    lastId = readId(made)
     if (index === 0) firstId = lastId
     const touched = fieldsTouched(ctx, list.record_path, duplicates.byItem.get(index + skipped) ?? [])
-    if ('problem' in made) shape.add([made.field], [])
+    if ('problem' in made && made.versionless) shape.addVersionless(ctx.config.version.from === 'field' ? made.field : undefined)
+    else if ('problem' in made) shape.add([made.field], [])
     else if (made.absent.length > 0 || made.mistyped.length > 0 || touched.length > 0) shape.add(made.absent, [...new Set([...made.mistyped, ...touched])])
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }

@@ -18,13 +18,15 @@ const LIST_ETAG_FIELDS = ['etag', '_etag', 'version'] as const
  */
 export type ReadRecord =
   | { readonly record: SourceRecord; readonly absent: readonly string[]; readonly mistyped: readonly string[] }
-  | { readonly problem: string; readonly field: string }
+  /** `id`: the record's, where only its version is at fault; `versionless`: it has none to freeze (see `VersionlessRecords`) */
+  | { readonly problem: string; readonly field: string; readonly id?: string; readonly versionless?: true }
 
 /**
  * One upstream object as a record. The record lies at `recordPath` inside `item` (`doc` for `rows[].doc`);
  * each declared field is read at its `field_paths` entry (default: its own name); the id and the version are
  * declared fields like any other. The version comes from the configured field or, for `version.from: etag`,
- * the response's ETag header (single reads) or an `etag`/`_etag`/`version` member (lists), else "".
+ * the response's ETag header (single reads) or an `etag`/`_etag`/`version` member (lists). A record with none
+ * (or an empty one) is a problem, never version "": frozen so, every version read later would differ from it.
  * The object must already be redacted. `fields` holds declared fields only, by their declared names.
  * `rounded`: the numbers of the body `JSON.parse` could not hold exactly; a declared field holding one is mistyped.
  */
@@ -62,14 +64,22 @@ export function toRecord(ctx: HttpContext, item: unknown, etagHeader: string | n
     return {
       problem: `item ${quotedKey(id)} carries its version as a number past 2^53, which a JSON number cannot carry exactly: it names no version for sure (have the upstream send it as a string or an ETag header)`,
       field: versionFieldName(ctx),
+      id,
     }
-  if (version === null) {
+  if (version === null || version === '') {
     const field = versionFieldName(ctx)
-    return { problem: `item ${quotedKey(id)} has no usable version field "${field}"${at(ctx, field)}`, field }
+    // an absent declared field is the shape's problem (its path may be wrong); a present one that is empty is no version
+    if (absent.includes(field)) return { problem: `item ${quotedKey(id)} has no usable version field "${field}"${at(ctx, field)}`, field, id }
+    return { problem: `item ${quotedKey(id)} ${versionlessProblem(ctx, etagHeader)}`, field, id, versionless: true }
   }
   const versionField = ctx.config.version.from === 'field' ? ctx.config.version.field : null
   if (versionField !== null && unstorableKey(version) && !mistyped.includes(versionField)) mistyped.push(versionField)
   return { record: { id, version, fields }, absent, mistyped }
+}
+
+/** The id of what was read: a record's, or one whose version alone is at fault (a walk still knows where it is). */
+export function readId(made: ReadRecord): string | undefined {
+  return 'record' in made ? made.record.id : made.id
 }
 
 /** Why a record cannot be judged, naming the fields and the fix. */
@@ -126,7 +136,16 @@ function versionOf(ctx: HttpContext, doc: object, fields: Record<string, unknown
     // an undeclared member: a tag no store keeps exactly is no usable version (not a mistyped declared field)
     if (value !== null) return unstorableKey(value) ? null : value
   }
-  return ''
+  return null
+}
+
+/** Why a record has no version, and the config line that fixes it. */
+function versionlessProblem(ctx: HttpContext, etagHeader: string | null): string {
+  const version = ctx.config.version
+  if (version.from === 'field')
+    return `has no usable version field "${version.field}"${at(ctx, version.field)} (null, empty or not a string or number): no change can be made conditional on it (fix connector.version.field, or give the record a version)`
+  const where = etagHeader === null ? `no ETag header and no ${LIST_ETAG_FIELDS.join(', ')} member` : 'an empty ETag header'
+  return `carries no version: connector.version is {from: etag} and the answer has ${where}, so no change can be made conditional on it (a list answer without per-item ETags needs them as an etag member of each item; else set connector.version to {from: field, field: …} naming a field that changes on every write)`
 }
 
 function versionFieldName(ctx: HttpContext): string {

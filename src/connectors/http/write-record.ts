@@ -179,7 +179,8 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
  */
 function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string | null, rounded: ReadonlySet<number>): { readonly record: SourceRecord | null; readonly otherRecordId?: string } {
   const made = toRecord(ctx, value, etag, ctx.config.get.record_path, rounded)
-  if (!('record' in made)) return { record: null }
+  // an answer naming another record is one even when its version is unusable (no ETag on the answer)
+  if (!('record' in made)) return made.id !== undefined && made.id !== id ? { record: null, otherRecordId: made.id } : { record: null }
   if (made.record.id !== id) return { record: null, otherRecordId: made.record.id }
   // a declared field of another type than declared (a number as a string) is not the record as a read takes it:
   // a read of it would refuse the record (shapeProblem), so the record is re-read and judged as any read is
