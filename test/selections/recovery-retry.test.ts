@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { ServerResponse } from 'node:http'
 import type { Actor } from '../../src/contract/index.js'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService } from '../../src/selections/index.js'
-import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
+import { sendJson, type SeenRequest } from '../connectors/http/upstream-server.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { itemsSelectionService } from './items-service.js'
 
 const AGENT: Actor = { principal: 'prn_test_agent', name: 'agent', role: 'agent', scopes: { resources: '*', actions: '*' }, surface: 'http' }
 let items = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'].map((id) => ({ id, status: 'past_due', version: 1 }))
@@ -25,34 +22,10 @@ function lister(req: SeenRequest, res: ServerResponse) {
 
 for (const kind of STORE_KINDS) {
   describe(`recovery (${kind} store)`, () => {
-    let up: TestUpstream
-    let ts: TestStore
-    let catalogue: Catalogue
-    let selections: SelectionService
-    before(async () => {
-      up = await startUpstream(lister)
-      ts = await createTestStore(kind)
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          items: {
-            environment: { name: 'items-test' },
-            connector: { kind: 'http', sources: [{ name: 'main', base_url: up.origin }], timeout_ms: 2000, list: { path: '/items', pagination: { style: 'cursor' } }, get: { path: '/items/{id}' }, version: { from: 'field', field: 'version' } },
-            fields: { id: 'string', status: 'string', version: 'integer' },
-            review_fields: ['id', 'status'],
-          },
-        },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
-    })
-    after(async () => {
-      await catalogue?.close()
-      await ts?.drop()
-      await up?.close()
-    })
+    const env = itemsSelectionService(kind, lister)
 
     test('a recovery whose own walk failed (503) is walked again when asked again, not handed back incomplete until it expires', async () => {
+      const { selections } = env
       const partial = await selections.create(AGENT, 'items', { filter: { status: 'past_due' }, budget: { max_pages: 1 } })
       assert.equal(partial.complete, false)
       assert.equal(partial.count, 2)
