@@ -8,6 +8,7 @@ import { excludedPage } from './exclusions.js'
 import { load, members } from './load.js'
 import { createPageCursors } from './page-cursor.js'
 import { recover } from './recovery.js'
+import { retry } from './retry.js'
 import { discardUnused } from './selection-row.js'
 import type { SelectionService } from './selection-service.js'
 import { assertUsable, isExpired } from './usability.js'
@@ -75,6 +76,10 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     recover: async (actor, selectionId, options) => {
       const recovery = await recover(ctx, actor, selectionId, options?.signal, options?.onProgress)
       return { ...(await view(ctx, actor, recovery.id)), created: recovery.created }
+    },
+    retry: async (actor, selectionId, request, options) => {
+      const retried = await retry(ctx, actor, selectionId, request.deadline_ms, options?.signal, options?.onProgress)
+      return { ...(await view(ctx, actor, retried.id)), created: retried.created }
     },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),

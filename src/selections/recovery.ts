@@ -48,23 +48,24 @@ export async function recover(
     )
   // The same request is the same object: a complete recovery this principal already made, still frozen and unexpired,
   // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing). Requests
-  // at the same moment both walk; which one is frozen is decided under a lock (`once`), the other discarded.
-  const earlier = (db: SelectionContext['db']) =>
+  // at the same moment all walk; which one is frozen is decided under a lock (`once`), the others discarded.
+  const recoveries = (db: SelectionContext['db']) =>
     db
       .selectFrom('selections')
-      .select('id')
+      .select(['id', 'complete'])
       .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
       .where('created_by', '=', actor.principal)
       .where('state', '=', 'frozen')
-      // an incomplete recovery (its own walk failed) is no answer to retry: the next request walks again
-      .where('complete', '=', 1)
       .where('expires_at', '>', ctx.nowIso())
       .orderBy('created_at')
       .orderBy('id')
-      .executeTakeFirst()
-      .then((row) => row?.id)
-  const found = await earlier(ctx.db)
-  if (found !== undefined) return { id: found, created: false }
+      .execute()
+  const before = await recoveries(ctx.db)
+  const done = before.find((r) => r.complete === 1)
+  if (done) return { id: done.id, created: false }
+  // an incomplete recovery (its own walk failed) is no answer to asking again: this request walks again. One frozen
+  // while this walk ran is this same request's answer, though (all failed together): one object, not one each.
+  const knownIncomplete = new Set(before.map((r) => r.id))
   // Member ids are stored as strings; the filter has to carry them in the id field's own type.
   const idType = resource.config.fields[resource.config.id_field]
   const ids: (string | number)[] = []
@@ -89,9 +90,10 @@ export async function recover(
     once: {
       key: `recovery:${selectionId}:${actor.principal}`,
       existing: async (db) => {
-        const other = await earlier(db)
+        const now = await recoveries(db)
+        const other = now.find((r) => r.complete === 1) ?? now.find((r) => !knownIncomplete.has(r.id))
         raced = other !== undefined
-        return other
+        return other?.id
       },
     },
   })

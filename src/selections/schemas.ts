@@ -71,6 +71,7 @@ export const exclusionSummarySchema = z
 export const selectionOriginSchema = z
   .discriminatedUnion('kind', [
     z.object({ kind: z.literal('recovery'), selection_id: z.string() }),
+    z.object({ kind: z.literal('retry'), selection_id: z.string(), deadline_ms: z.number() }),
     z.object({ kind: z.literal('compensation'), operation_id: z.string(), plan_id: z.string() }),
   ])
   .meta({ id: 'SelectionOrigin' })

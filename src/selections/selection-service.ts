@@ -47,6 +47,8 @@ export interface SelectionMember {
 /** Where a selection came from, when not from a plain request. */
 export type SelectionOrigin =
   | { readonly kind: 'recovery'; readonly selection_id: string }
+  /** The same selector walked again as a new selection, under `deadline_ms` (see `retry`). */
+  | { readonly kind: 'retry'; readonly selection_id: string; readonly deadline_ms: number }
   | { readonly kind: 'compensation'; readonly operation_id: string; readonly plan_id: string }
 
 /** The completeness of the inventory walk behind a selection: the envelope's fields, without items. */
@@ -143,6 +145,18 @@ export interface SelectionService {
   recover(
     actor: Actor,
     selectionId: string,
+    options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal },
+  ): Promise<SelectionView & { readonly created: boolean }>
+  /**
+   * The selection's selector (filter, exclusions, fields) walked again from the start as a new selection, under
+   * `deadline_ms`: how a reviewer retries an incomplete inventory. Once per selection and principal: a complete
+   * retry this principal already made, still frozen and unexpired, is handed back (`created: false`, nothing walked);
+   * of equal retries at the same moment one is frozen, the others handed it. An incomplete earlier retry is walked again.
+   */
+  retry(
+    actor: Actor,
+    selectionId: string,
+    request: { readonly deadline_ms: number },
     options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal },
   ): Promise<SelectionView & { readonly created: boolean }>
   /**

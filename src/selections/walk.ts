@@ -30,7 +30,10 @@ export interface FreezeRequest {
   readonly once?: FreezeOnce
 }
 
-/** Validates a client's selection request, walks and freezes it; returns the new selection's id. */
+/**
+ * Validates a client's selection request, walks and freezes it; returns the new selection's id. `follows`: the
+ * selection it comes from (a retry), frozen once per `once` key.
+ */
 export async function createFromRequest(
   ctx: SelectionContext,
   actor: Actor,
@@ -38,6 +41,7 @@ export async function createFromRequest(
   request: SelectionRequest,
   onProgress?: (progress: FreezeProgress) => void,
   signal?: AbortSignal,
+  follows?: { readonly origin: SelectionOrigin; readonly once: FreezeOnce },
 ): Promise<string> {
   const resource = ctx.catalogue.get(resourceName)
   assertInScope(actor, resourceName)
@@ -55,9 +59,10 @@ export async function createFromRequest(
       maxItems: parsed.budget.max_items ?? SELECTION_DEFAULT_BUDGET.maxItems,
       deadlineMs: parsed.budget.deadline_ms ?? SELECTION_DEFAULT_BUDGET.deadlineMs,
     },
-    origin: null,
+    origin: follows?.origin ?? null,
     ...(onProgress ? { onProgress } : {}),
     ...(signal ? { signal } : {}),
+    ...(follows ? { once: follows.once } : {}),
   })
 }
 

@@ -9,6 +9,7 @@ import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
 import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, pageSize } from './context.js'
+import { alreadyDone } from './selections.js'
 
 /** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
 export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
@@ -73,7 +74,10 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
               }
     }
     if (!shown && c.req.query('proposed') === '1' && plan.proposed_by === actor.principal)
-      shown = { kind: 'info', title: 'You proposed this plan.', text: 'It waits in the queue; another reviewer must approve it.' }
+      shown =
+        alreadyDone(c.req.query('again'))
+          ? { kind: 'info', title: `You had already ${alreadyDone(c.req.query('again'))}; this is the plan made then, and no second plan was made.`, text: `It is ${plan.state}.` }
+          : { kind: 'info', title: 'You proposed this plan.', text: 'It waits in the queue; another reviewer must approve it.' }
     return html(
       c,
       PlanPage({

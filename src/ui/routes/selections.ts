@@ -12,6 +12,18 @@ import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, pageSiz
 /** The choices the retry form offers; anything else is refused, so a forged form cannot ask for an hour-long walk plus one. */
 const RETRY_DEADLINES_S = [120, 600, 1800, 3600]
 
+/** The retry form's deadline in milliseconds; a choice it does not offer is refused. */
+function retryDeadlineMs(field: unknown): number {
+  const seconds = Number(field)
+  if (!RETRY_DEADLINES_S.includes(seconds)) throw new WarrantError('invalid_request', `the deadline must be one of ${RETRY_DEADLINES_S.join(', ')} seconds`, { field: 'deadline_seconds' })
+  return seconds * 1000
+}
+
+/** What a repeated recovery choice had already done, as the notice of the page it lands on says it; null for anything else. */
+export function alreadyDone(query: string | undefined): string | null {
+  return query === 'retry' ? 'retried this inventory' : query === 'recover' ? 'restricted this inventory to the records it returned' : null
+}
+
 /** A selection's page, the records an exclusion rule removed, the manifest export, and the recovery choices. */
 export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
   const { gateway, recordUi } = deps
@@ -25,7 +37,12 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const page = await gateway.selections.page(viewer.actor, id, { cursor, limit })
     const base = paths.selection(id) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
     const next = page.next_cursor ? `${paths.selection(id)}?${new URLSearchParams({ limit: String(limit), m: page.next_cursor })}#records-manifest` : null
-    const notice = c.req.query('created') === '1' ? { kind: 'ok' as const, title: 'A new selection was created.', text: `Its digest is ${selection.digest}.` } : null
+    const notice =
+      c.req.query('created') === '1'
+        ? { kind: 'ok' as const, title: 'A new selection was created.', text: `Its digest is ${selection.digest}.` }
+        : alreadyDone(c.req.query('again'))
+          ? { kind: 'info' as const, title: `You had already ${alreadyDone(c.req.query('again'))}; this is that selection, and no second one was made.`, text: `Its digest is ${selection.digest}.` }
+          : null
     return html(c, SelectionPage({ viewer, selection, page, nav: { base, limit, paged: cursor !== undefined, next }, types: fieldTypesOf(gateway, selection.resource), notice }))
   })
 
@@ -70,28 +87,21 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
         if (plan.selection_id !== selectionId) throw new WarrantError('invalid_request', `plan ${planId} is not on selection ${selectionId}`, { field: 'plan_id' })
         action = { type: plan.action.type, params: plan.action.params as Record<string, string | number | boolean> }
       }
-      let created
-      if (kind === 'recover') created = await gateway.selections.recover(actor, selectionId)
-      else {
-        const seconds = Number(form.deadline_seconds)
-        if (!RETRY_DEADLINES_S.includes(seconds)) throw new WarrantError('invalid_request', `the deadline must be one of ${RETRY_DEADLINES_S.join(', ')} seconds`, { field: 'deadline_seconds' })
-        const old = await gateway.selections.load(actor, selectionId)
-        created = await gateway.selections.create(actor, old.resource, {
-          filter: old.selector.filter,
-          exclude: old.selector.exclude,
-          fields: old.fields,
-          budget: { deadline_ms: seconds * 1000 },
-        })
-      }
+      const created =
+        kind === 'recover'
+          ? await gateway.selections.recover(actor, selectionId)
+          : await gateway.selections.retry(actor, selectionId, { deadline_ms: retryDeadlineMs(form.deadline_seconds) })
       await recordUi(actor, `ui:${kind}_selection`, {
         selection_id: created.selection_id,
         plan_id: planId,
-        summary: { status: 201, from_selection: selectionId, complete: created.complete, count: created.count },
+        summary: { status: created.created ? 201 : 200, from_selection: selectionId, created: created.created, complete: created.complete, count: created.count },
       })
-      if (!action) return c.redirect(`${paths.selection(created.selection_id)}?created=1`, 303)
+      // a form sent again (a second tab, back and send again) is handed the first one's answer, and told so
+      const again = created.created ? '' : `again=${kind}`
+      if (!action) return c.redirect(`${paths.selection(created.selection_id)}?${again || 'created=1'}`, 303)
       const proposal = await gateway.plans.propose(actor, created.selection_id, { action })
       await recordUi(actor, 'ui:propose_plan', { selection_id: created.selection_id, plan_id: proposal.plan_id, summary: { status: proposal.created ? 201 : 200, replaces_plan: planId } })
-      return c.redirect(`${paths.plan(proposal.plan_id)}?proposed=1`, 303)
+      return c.redirect(`${paths.plan(proposal.plan_id)}?proposed=1${again && !proposal.created ? `&${again}` : ''}`, 303)
     } catch (error) {
       if (!(error instanceof WarrantError)) throw error
       await recordUi(actor, `ui:${kind}_selection`, { selection_id: selectionId, plan_id: planId, summary: { status: error.status, error: error.code } })
