@@ -5,7 +5,7 @@ import { assertChainKeyConfigured, assertKeyFileCreatable, createAuditLog, loadA
 import { callContext, type UpstreamCall } from '../connectors/index.js'
 import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
-import { createCatalogue, type Catalogue } from '../resources/index.js'
+import { prepareCatalogue, type Catalogue } from '../resources/index.js'
 import { createSelectionService, type SelectionService } from '../selections/index.js'
 import { createPlanService, type PlanService } from '../plans/index.js'
 import { createOperationService, type OperationService } from '../operations/index.js'
@@ -74,15 +74,20 @@ export interface GatewayOptions {
 }
 
 /**
- * Opens the store (migrating it), builds the resources' connectors, and loads the cursor-signing key, which
- * lives in the store so cursors survive a restart and verify on every instance sharing the database.
+ * Checks the config (its secrets; the resources' connectors, built), then opens the store (migrating it) and loads
+ * the cursor-signing key, which lives in the store so cursors survive a restart and verify on every instance
+ * sharing the database.
  *
  * @example const gateway = await openGateway({ config: loadConfigFile('config/demo.yaml') })
  */
 export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? createLogger()
   checkBeforeStore(options.config, options.env ?? process.env)
-  const store = await createStore({ url: options.config.store, log, clock: options.clock }).catch((error: unknown) => {
+  // Built before the store too: a connector refusing its config (a base_url, a path template, a sql URL) changes
+  // nothing. They report their calls to the audit log, which lives in the store: wired below, once it exists.
+  const connectors = prepareCatalogue({ config: options.config, env: options.env, ...(options.clock ? { clock: options.clock } : {}) })
+  const store = await createStore({ url: options.config.store, log, clock: options.clock }).catch(async (error: unknown) => {
+    await connectors.close()
     // a store URL that cannot be used is the configuration's fault: one sentence, not a stack trace
     throw error instanceof InvalidStoreUrlError ? new WarrantError('invalid_request', error.message) : error
   })
@@ -106,7 +111,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       reportUpstreamCall(telemetry, call)
       options.onCall?.(call)
     }
-    const catalogue = createCatalogue({ config: options.config, env: options.env, onCall, telemetry, ...(options.clock ? { clock: options.clock } : {}) })
+    const catalogue = connectors.wire({ onCall, telemetry })
     const cursorCodec = createCursorCodec({ key })
     const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID ?? defaultOwner()
     const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes, owner: instanceId })
@@ -180,6 +185,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       },
     }
   } catch (error) {
+    await connectors.close()
     await store.close()
     throw error
   }

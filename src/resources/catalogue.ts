@@ -25,14 +25,30 @@ export interface Catalogue {
   close(): Promise<void>
 }
 
-export interface CatalogueOptions {
+export interface CatalogueOptions extends CatalogueWiring {
   readonly config: WarrantConfig
-  readonly onCall?: UpstreamCallListener
   readonly env?: NodeJS.ProcessEnv
-  /** Metrics and spans: each connector's walk pages are measured and traced. */
-  readonly telemetry?: Telemetry
   /** The gateway's clock, given to each connector (a Retry-After HTTP-date is read against it). */
   readonly clock?: () => Date
+}
+
+/** What the connectors report to: known only once the store exists (the audit log lives there). */
+export interface CatalogueWiring {
+  readonly onCall?: UpstreamCallListener
+  /** Metrics and spans: each connector's walk pages are measured and traced. */
+  readonly telemetry?: Telemetry
+}
+
+/**
+ * Every resource's connector, built: whatever a connector refuses in its config (a base_url, a path template, a
+ * sql URL, an id or version field) has been raised, naming the resource, with nothing connected, read or
+ * written. `wire` makes them the catalogue.
+ */
+export interface PreparedCatalogue {
+  /** Call once: the connectors' calls go to `onCall` from now on (none is made before: no one holds them). */
+  wire(wiring: CatalogueWiring): Catalogue
+  /** For a gateway that stops opening (its store refused, a later step failed): the connectors' pools and agents closed, as the wired catalogue's `close` does. */
+  close(): Promise<void>
 }
 
 /** The sql connector's own default pool size, kept as a floor. */
@@ -45,19 +61,52 @@ const SQL_POOL_MIN = 5
  * @example const catalogue = createCatalogue({ config }); catalogue.get('subscriptions').connector
  */
 export function createCatalogue(options: CatalogueOptions): Catalogue {
-  const resources = new Map<string, Resource>()
+  return prepareCatalogue(options).wire(options)
+}
+
+/**
+ * Builds every resource's connector before anything they report to exists, so a gateway refuses a config its
+ * connectors cannot run before it creates or migrates the store (see `openGateway`). Building connects nothing:
+ * an unreachable upstream is found by the first request, never here.
+ *
+ * @example const prepared = prepareCatalogue({ config }); const store = await createStore(…); const catalogue = prepared.wire({ onCall })
+ */
+export function prepareCatalogue(options: Omit<CatalogueOptions, keyof CatalogueWiring>): PreparedCatalogue {
+  const connectors = new Map<string, Connector>()
+  // The connectors are told where to report now; the listener itself is known at `wire`.
+  let listener: UpstreamCallListener | undefined
+  const relay: UpstreamCallListener = (call) => listener?.(call)
   // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
   const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
-  for (const [name, config] of Object.entries(options.config.resources)) {
-    const connector = connectorOf(name, () => createConnector({ resource: config, onCall: options.onCall, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) }))
+  const closeAll = async () => void (await Promise.allSettled([...connectors.values()].map((c) => c.close())))
+  try {
+    for (const [name, config] of Object.entries(options.config.resources))
+      connectors.set(name, connectorOf(name, () => createConnector({ resource: config, onCall: relay, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) })))
+  } catch (error) {
+    void closeAll()
+    throw error
+  }
+  return {
+    wire(wiring) {
+      listener = wiring.onCall
+      return catalogueOf(options.config, connectors, wiring.telemetry, closeAll)
+    },
+    close: closeAll,
+  }
+}
+
+function catalogueOf(config: WarrantConfig, connectors: ReadonlyMap<string, Connector>, telemetry: Telemetry | undefined, close: () => Promise<void>): Catalogue {
+  const resources = new Map<string, Resource>()
+  for (const [name, connector] of connectors) {
+    const resource = config.resources[name]!
     resources.set(name, {
       name,
-      config,
-      environment: environmentLabel(config.environment),
-      connector: options.telemetry ? instrumentConnector(connector, name, options.telemetry) : connector,
-      policy: createFieldPolicy(config),
-      maxRetryAfterSeconds: options.config.execution.max_retry_after_seconds,
-      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+      config: resource,
+      environment: environmentLabel(resource.environment),
+      connector: telemetry ? instrumentConnector(connector, name, telemetry) : connector,
+      policy: createFieldPolicy(resource),
+      maxRetryAfterSeconds: config.execution.max_retry_after_seconds,
+      ...(telemetry ? { telemetry } : {}),
     })
   }
   const names = [...resources.keys()]
@@ -71,9 +120,7 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
       return resource
     },
     list: () => [...resources.values()],
-    async close() {
-      await Promise.allSettled([...resources.values()].map((r) => r.connector.close()))
-    },
+    close,
   }
 }
 

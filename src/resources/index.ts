@@ -1,4 +1,4 @@
-export { createCatalogue, type Catalogue, type CatalogueOptions, type Resource } from './catalogue.js'
+export { createCatalogue, prepareCatalogue, type Catalogue, type CatalogueOptions, type PreparedCatalogue, type Resource } from './catalogue.js'
 export { createFieldPolicy, type FieldPolicy } from './field-policy.js'
 export { searchResource, walkResource, searchRequestSchema, type SearchRequest, type SearchDeps } from './search.js'
 export { readRecord, recordViewSchema, type RecordView } from './read-record.js'

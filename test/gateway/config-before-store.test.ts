@@ -7,10 +7,11 @@ import { createCliWorkspaceOn, httpResourceWithSecret } from '../support/cli-con
 import { STORE_KINDS } from '../support/stores.js'
 
 /**
- * A config missing a secret is refused before the store is touched: `warrant serve` against a fresh store
+ * A config that cannot run is refused before the store is touched: `warrant serve` against a fresh store
  * exits 2 naming the key, and the store has no file (SQLite), no table (PostgreSQL), and no audit key file was
  * written beside it. Was: the store was created and migrated (and the key file written) first, so a wrong
- * config had already changed things by the time it was refused.
+ * config had already changed things by the time it was refused: for a missing secret, and (still after secrets
+ * were read first) for every error a connector finds when it is built.
  */
 const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
   ['an http credential', (raw) => (raw.resources.crm = httpResourceWithSecret('WARRANT_TEST_CRM_TOKEN')), /resources\.crm\.connector\.credential\.secret: secret environment variable WARRANT_TEST_CRM_TOKEN is not set/],
@@ -30,7 +31,35 @@ const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
     /resources\.pgsubs\.connector\.password: secret environment variable WARRANT_TEST_PG_PASSWORD is not set/,
   ],
   ['the audit key', (raw) => (raw.audit = { key: { env: 'WARRANT_TEST_AUDIT_KEY' } }), /audit key environment variable WARRANT_TEST_AUDIT_KEY is not set/],
+  // what the connectors find when they are built
+  [
+    'an http base_url at a metadata address',
+    (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'http://169.254.169.254/latest/'))),
+    /resources\.crm: source "main": base_url points to a link-local or metadata address/,
+  ],
+  ['an http base_url that is not http', (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'ftp://127.0.0.1/'))), /resources\.crm: source "main": base_url must be http or https/],
+  ['an http source declared twice', (raw) => (raw.resources.crm = httpResource((c) => c.sources.push({ ...c.sources[0] }))), /resources\.crm: source "main" is declared twice/],
+  ['an http get.path without {id}', (raw) => (raw.resources.crm = httpResource((c) => (c.get.path = '/items'))), /resources\.crm: http connector: get\.path \/items must contain \{id\}/],
+  ['a sql URL of an unknown scheme', (raw) => (raw.resources.subscriptions.connector.url = 'oracle://127.0.0.1:9/crm'), /resources\.subscriptions: sql connector URL "oracle:\/\/127\.0\.0\.1:9\/crm" has an unsupported scheme/],
+  ['a sqlite URL naming a host', (raw) => (raw.resources.subscriptions.connector.url = 'sqlite://db-host/billing.db'), /resources\.subscriptions: sql connector URL "sqlite:\/\/db-host\/billing\.db" names a host/],
+  ['a mysql URL naming no database', (raw) => (raw.resources.subscriptions.connector.url = 'mysql://root@127.0.0.1:9/'), /resources\.subscriptions: sql connector URL "mysql:\/\/root@127\.0\.0\.1:9\/" does not name one database/],
+  [
+    'a sql version_field of a type no version has',
+    (raw) => {
+      raw.resources.subscriptions.fields.archived = 'boolean'
+      raw.resources.subscriptions.version_field = 'archived'
+    },
+    /resources\.subscriptions: version_field "archived" is a boolean field/,
+  ],
 ]
+
+/** An http resource on a port nothing listens on, `edit` applied to its connector. */
+function httpResource(edit: (connector: Record<string, any>) => void): Record<string, any> {
+  const resource = httpResourceWithSecret('WARRANT_TEST_CRM_TOKEN') as Record<string, any>
+  delete resource.connector.credential
+  edit(resource.connector)
+  return resource
+}
 
 async function tablesIn(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url })
@@ -44,7 +73,7 @@ async function tablesIn(url: string): Promise<number> {
 }
 
 for (const kind of STORE_KINDS)
-  describe(`a config missing a secret leaves a fresh store untouched (${kind})`, () => {
+  describe(`a config that cannot run leaves a fresh store untouched (${kind})`, () => {
     for (const [name, edit, refusal] of cases)
       it(`${name}: serve exits 2 naming it; no store, no migration, no key file`, async () => {
         const ws = await createCliWorkspaceOn(kind, { count: 5, edit })
