@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
 import { describe, test } from 'node:test'
 import { withoutDuplicateKeys } from '../../src/mcp/index.js'
+import { startMcpLineSession, startMcpWorld } from './support.js'
 
 /** Feeds lines through the stdio door; returns what reaches the SDK and what was answered on stdout. */
 async function through(lines: readonly string[]): Promise<{ passed: string[]; answered: any[] }> {
@@ -46,5 +47,46 @@ describe('stdio: a line that is not a JSON-RPC message is answered, never droppe
     const { passed, answered } = await through(['{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":1,"a":2}}', notification, response])
     assert.deepEqual(passed, [notification, response])
     assert.deepEqual(answered.map((a) => [a.id, a.error.code]), [[4, -32602]])
+  })
+})
+
+/**
+ * stdin arrives in chunks of bytes, cut wherever the pipe cut them (64 KB on Linux), not between characters. Before:
+ * each chunk was decoded alone, so a character whose bytes straddled a cut became two U+FFFD, and the tool acted on
+ * a value nobody sent (a selection froze on `customer_name` "…\uFFFD\uFFFD…").
+ */
+describe('stdio: a character cut between two chunks of stdin reaches the tool whole', () => {
+  test('a chunk ending inside a character (é, €, 𝄞) passes the line unchanged', async () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'search', arguments: { resource: 'é€𝄞' } } })
+    const bytes = Buffer.from(`${line}\n`)
+    for (const character of ['é', '€', '𝄞']) {
+      const at = bytes.indexOf(Buffer.from(character)) + 1
+      const input = new PassThrough()
+      const door = withoutDuplicateKeys(input, new PassThrough())
+      let passed = ''
+      door.setEncoding('utf8').on('data', (c: string) => (passed += c))
+      const ended = new Promise((resolve) => door.on('end', resolve))
+      input.write(bytes.subarray(0, at))
+      input.end(bytes.subarray(at))
+      await ended
+      assert.equal(passed, `${line}\n`, `cut inside ${character}`)
+    }
+  })
+
+  test('`warrant mcp` freezes a long non-ASCII filter value as sent', { timeout: 120_000 }, async () => {
+    const world = await startMcpWorld({ count: 50 })
+    const { send, answer, end } = await startMcpLineSession(world)
+    try {
+      // 2 bytes a character, 200 KB a line: stdin's 64 KB chunks cut inside a character about every other time
+      for (const id of [2, 3, 4, 5]) {
+        const value = `${'x'.repeat(id)}${'é'.repeat(100_000)}`
+        send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'create_selection', arguments: { resource: 'subscriptions', filter: { customer_name: value } } } }))
+        const selection = (await answer(id)).result.structuredContent
+        assert.equal(selection.selector.filter.customer_name === value, true, `line ${id}: the value the selection froze is the value sent`)
+      }
+    } finally {
+      await end()
+      await world.close()
+    }
   })
 })

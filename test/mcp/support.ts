@@ -340,8 +340,9 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
   const lines: any[] = []
   let buffer = ''
   const waiters: (() => void)[] = []
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString()
+  // decoded as one stream: a chunk may end inside a character
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk
     for (let i; (i = buffer.indexOf('\n')) >= 0; ) {
       lines.push(JSON.parse(buffer.slice(0, i)))
       buffer = buffer.slice(i + 1)
