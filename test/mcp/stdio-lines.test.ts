@@ -90,3 +90,44 @@ describe('stdio: a character cut between two chunks of stdin reaches the tool wh
     }
   })
 })
+
+/**
+ * A line nested deeper than a call stack goes (JSON.parse reads it) is refused like any too-deep argument, and the
+ * server goes on. Before: the stdin door's walk over the text recursed a level at a time and threw RangeError
+ * outside any handler: `warrant mcp` exited 1, every call in flight unanswered; /mcp sent as text/plain was a 500.
+ */
+describe('a message nested 20,000 deep is refused, never a crash', () => {
+  const deepCall = (id: number) =>
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"customer_name":${'['.repeat(20_000)}${']'.repeat(20_000)}}}}}`
+
+  test('`warrant mcp`: isError invalid_request naming the depth, then the next call is served', { timeout: 120_000 }, async () => {
+    const world = await startMcpWorld({ count: 50 })
+    const { send, answer, end } = await startMcpLineSession(world)
+    try {
+      send(deepCall(2))
+      const refused = (await answer(2)).result
+      assert.equal(refused.isError, true)
+      assert.equal(refused.structuredContent.error.code, 'invalid_request')
+      assert.match(refused.structuredContent.error.message, /nested deeper than 32 levels \(at arguments\.filter\.customer_name/)
+      send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }))
+      assert.equal((await answer(3)).result.structuredContent.resources[0].name, 'subscriptions')
+    } finally {
+      await end()
+      await world.close()
+    }
+  })
+
+  test('/mcp with a content type the JSON door does not read: the transport\'s 415, not a 500', { timeout: 120_000 }, async () => {
+    const world = await startMcpWorld({ count: 50 })
+    try {
+      const response = await fetch(`${world.fx.base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${world.agentToken}`, 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+        body: deepCall(4),
+      })
+      assert.equal(response.status, 415, await response.text())
+    } finally {
+      await world.close()
+    }
+  })
+})
