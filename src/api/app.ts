@@ -46,9 +46,9 @@ export function createApp(options: AppOptions): App {
   // Then the door: size, depth, NUL and lone surrogates refused before any route reads the request.
   for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes })) {
     app.use('/v1/*', guard)
-    app.use('/mcp', guard)
     app.use('/review/*', guard)
   }
+  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true })) app.use('/mcp', guard)
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
   app.use('/v1/*', authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)

@@ -9,6 +9,12 @@ export const MAX_JSON_DEPTH = 32
 
 export interface InputGuardOptions {
   readonly maxBodyBytes?: number
+  /**
+   * Leave the JSON body's text and nesting to the route, which inspects it itself and answers in its own protocol:
+   * /mcp, where a tool's arguments are refused as an `isError` result (as over stdio) and the rest of a message as
+   * a JSON-RPC error with its id. This door's answer there, an HTTP error body, is no JSON-RPC message at all.
+   */
+  readonly routeInspectsJson?: boolean
 }
 
 /**
@@ -39,7 +45,7 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
       refuseBadText(name, `query parameter name`)
       for (const value of values) refuseBadText(value, `query parameter "${name}"`)
     }
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
+    if (!options.routeInspectsJson && c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
       const text = await c.req.text()
       let parsed: unknown
       try {

@@ -6,10 +6,21 @@ export interface JsonTextVisitor {
   number?(path: string, literal: string): boolean
 }
 
+/** An object or array the walk is inside: its path, the keys it named so far (objects), and its next index. */
+interface Open {
+  readonly path: string
+  readonly seen: Set<string> | null
+  index: number
+}
+
 /**
  * Walks a JSON text as written, not as parsed: `JSON.parse` keeps only the last of two equal keys and turns every
  * number into a double, so what the sender wrote is only in the text. Paths join keys and array indexes with
  * dots (`filter.amount_due.in.2`); the top level is "". Expects text `JSON.parse` accepts.
+ *
+ * Why a stack of open containers rather than recursion: `JSON.parse` takes any nesting, and this walk runs on
+ * text before any depth check can see it (a `warrant mcp` stdin line, an /mcp body of any content type), so a
+ * recursive walk threw RangeError on a line nested some 8,000 deep and took the stdio server down with it.
  */
 export function walkJsonText(text: string, visitor: JsonTextVisitor): void {
   let i = 0
@@ -23,41 +34,44 @@ export function walkJsonText(text: string, visitor: JsonTextVisitor): void {
     i += 1
     return JSON.parse(text.slice(start, i)) as string
   }
-  /** True when a visitor stopped the walk. */
-  const value = (path: string): boolean => {
+  const open: Open[] = []
+  let path = ''
+  for (;;) {
+    // one value at `path`: a container is opened (its members come next), a scalar read whole
     skipSpace()
     const c = text[i]
-    if (c === '"') {
-      readString()
-      return false
-    }
     if (c === '{' || c === '[') {
-      const object = c === '{'
-      const seen = new Set<string>()
+      open.push({ path, seen: c === '{' ? new Set() : null, index: 0 })
       i += 1
-      skipSpace()
-      for (let index = 0; text[i] !== (object ? '}' : ']'); index += 1) {
-        let inner = `${path}${path ? '.' : ''}${index}`
-        if (object) {
-          skipSpace()
-          const key = readString()
-          if (visitor.key?.(path, key, seen)) return true
-          seen.add(key)
-          inner = `${path}${path ? '.' : ''}${key}`
-          skipSpace()
-          i += 1 // the colon
-        }
-        if (value(inner)) return true
-        skipSpace()
-        if (text[i] === ',') i += 1
-        skipSpace()
-      }
-      i += 1
-      return false
+    } else if (c === '"') readString()
+    else {
+      const start = i
+      while (i < text.length && !',}] \t\n\r'.includes(text[i]!)) i += 1
+      if (c !== 't' && c !== 'f' && c !== 'n' && visitor.number?.(path, text.slice(start, i)) === true) return
     }
-    const start = i
-    while (i < text.length && !',}] \t\n\r'.includes(text[i]!)) i += 1
-    return c !== 't' && c !== 'f' && c !== 'n' && visitor.number?.(path, text.slice(start, i)) === true
+    // then the next member of the innermost open container, closing each that has none left
+    for (;;) {
+      const top = open[open.length - 1]
+      if (!top) return
+      skipSpace()
+      if (text[i] === ',') i += 1
+      skipSpace()
+      if (text[i] === '}' || text[i] === ']') {
+        i += 1
+        open.pop()
+        continue
+      }
+      const index = top.index
+      top.index += 1
+      if (top.seen) {
+        const key = readString()
+        if (visitor.key?.(top.path, key, top.seen)) return
+        top.seen.add(key)
+        path = `${top.path}${top.path ? '.' : ''}${key}`
+        skipSpace()
+        i += 1 // the colon
+      } else path = `${top.path}${top.path ? '.' : ''}${index}`
+      break
+    }
   }
-  value('')
 }

@@ -5,6 +5,7 @@ import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
 import { unfaithfulJsonIn } from '../api/unique-keys.js'
+import { inspectJson } from '../api/input-guard.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -39,13 +40,20 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
       // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last,
       // and a number it would round.
       const text = await c.req.text()
-      const refusal = unfaithfulJsonIn(text)
-      if (refusal) return c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${refusal.code}: ${refusal.message}`, data: refusal.toBody() }, id: requestId(text) }, 400)
+      const refuse = (refusal: WarrantError) => c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${refusal.code}: ${refusal.message}`, data: refusal.toBody() }, id: requestId(text) }, 400)
+      const unfaithful = unfaithfulJsonIn(text)
+      if (unfaithful) return refuse(unfaithful)
       let parsedBody: unknown
       try {
         parsedBody = JSON.parse(text)
       } catch {
         return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400)
+      }
+      try {
+        inspectOutsideArguments(parsedBody)
+      } catch (error) {
+        if (isWarrantError(error)) return refuse(error)
+        throw error
       }
       await server.connect(transport)
       return await transport.handleRequest(c.req.raw, { parsedBody })
@@ -56,6 +64,18 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
   app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' }, id: null }, 405, { Allow: 'POST' }),
   )
+}
+
+/**
+ * The door's text and nesting checks (NUL, lone surrogates, `__proto__`, depth) on a message, except a tool call's
+ * arguments: the tool refuses those itself, as an `isError` result naming the argument, as over stdio.
+ */
+function inspectOutsideArguments(body: unknown): void {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, params } = (message ?? {}) as { method?: unknown; params?: unknown }
+    const call = method === 'tools/call' && params !== null && typeof params === 'object' && !Array.isArray(params)
+    inspectJson(call ? { ...(message as object), params: { ...params, arguments: undefined } } : message)
+  }
 }
 
 function requestId(text: string): string | number | null {

@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder'
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { unfaithfulJsonIn } from '../api/unique-keys.js'
@@ -14,11 +15,12 @@ import { unfaithfulJsonIn } from '../api/unique-keys.js'
  */
 export function withoutDuplicateKeys(input: Readable, output: Writable): Readable {
   let pending = ''
+  const decoder = new StringDecoder('utf8')
   const answer = (id: unknown, code: number, message: string, data?: unknown) =>
     output.write(`${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code, message, ...(data === undefined ? {} : { data }) } })}\n`)
   const lines = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      pending += chunk.toString('utf8')
+      pending += decoder.write(chunk)
       let newline: number
       while ((newline = pending.indexOf('\n')) >= 0) {
         const line = pending.slice(0, newline + 1)
@@ -41,6 +43,7 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
       done()
     },
     flush(done) {
+      pending += decoder.end()
       if (pending) this.push(pending)
       done()
     },

@@ -21,7 +21,8 @@ describe('a deeply nested body is refused and still recorded', () => {
     ['/v1/resources/subscriptions/search', { authorization: true }],
     ['/mcp', { authorization: true }],
   ] as const) {
-    test(`POST ${path}: 400 and exactly one audit row`, async () => {
+    // /mcp: a tool call's arguments are the tool's to refuse, an isError result (a JSON-RPC answer, 200), as over stdio
+    test(`POST ${path}: refused and exactly one audit row`, async () => {
       const rowsBefore = await runRows()
       const deep = '['.repeat(20_000) + ']'.repeat(20_000)
       const response = await fetch(`${fx.base}${path}`, {
@@ -29,9 +30,13 @@ describe('a deeply nested body is refused and still recorded', () => {
         headers: { ...(extra.authorization ? { authorization: `Bearer ${fx.tokens.agent}` } : {}), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: path === '/mcp' ? `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_resources","arguments":{"x":${deep}}}}` : `{"filter":{},"x":${deep}}`,
       })
-      await response.text()
+      const answer = (await response.json()) as any
       await fx.gateway.audit.flush()
-      assert.ok(response.status >= 400 && response.status < 500, `status ${response.status}`)
+      if (path === '/mcp') {
+        assert.equal(response.status, 200)
+        assert.equal(answer.result.isError, true)
+        assert.equal(answer.result.structuredContent.error.code, 'invalid_request')
+      } else assert.equal(response.status, 400)
       assert.equal(await runRows(), rowsBefore + 1, 'every request leaves a row, refusals included')
       const last = await fx.gateway.store.db.selectFrom('audit_events').select('summary').where('level', '=', 'run').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow()
       assert.match(last.summary, /"unrecorded":"the value cannot be serialised \(nested too deeply\)"/)

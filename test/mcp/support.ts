@@ -340,25 +340,33 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
   const lines: any[] = []
   let buffer = ''
   const waiters: (() => void)[] = []
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString()
+  // decoded as one stream: a chunk may end inside a character
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk
     for (let i; (i = buffer.indexOf('\n')) >= 0; ) {
       lines.push(JSON.parse(buffer.slice(0, i)))
       buffer = buffer.slice(i + 1)
       waiters.splice(0).forEach((w) => w())
     }
   })
+  // a server that dies fails the wait for its answer at once, rather than at the test's timeout
+  let exit: string | null = null
+  child.once('exit', (code, signal) => {
+    exit = `warrant mcp exited (code ${code}, signal ${signal})`
+    waiters.splice(0).forEach((w) => w())
+  })
   const answer = async (id: number) => {
     for (;;) {
       const found = lines.find((l) => l.id === id)
       if (found) return found
+      if (exit) throw new Error(`${exit} before answering id ${id}`)
       await new Promise<void>((resolve) => waiters.push(resolve))
     }
   }
   const send = (text: string) => void child.stdin.write(`${text}\n`)
   const end = async () => {
     child.stdin.end()
-    await new Promise((resolve) => child.once('exit', resolve))
+    if (!exit) await new Promise((resolve) => child.once('exit', resolve))
   }
   try {
     send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
