@@ -3,6 +3,7 @@ import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
 import type { SqlResource } from './resource.js'
+import { hasNoVersion } from './version.js'
 
 type Unjudged = NonNullable<Extract<ReadPageResult, { kind: 'page' }>['unjudged']>
 
@@ -26,7 +27,8 @@ export interface JudgedPage {
  * false, text that is no JSON list contains no tag. So a filter's clauses on such fields let those values
  * through (`compileFilter`'s `judgedInMemory`) and are checked here again on the normalised values, timestamps
  * by instant: a record the SQL let through only for its spelling is dropped if it does not match, and one that
- * names no number, boolean, instant or list is unjudged.
+ * names no number, boolean, instant or list is unjudged. A record the filter matches whose version column is NULL
+ * or '' is counted too (`versionless`): no write could be made conditional on it.
  */
 export function createPageJudge(resource: ResourceKeys, filter: Filter, loose: ReadonlySet<string>): (records: readonly SourceRecord[]) => JudgedPage {
   const mistyped = mistypedFieldsOf(resource)
@@ -38,7 +40,11 @@ export function createPageJudge(resource: ResourceKeys, filter: Filter, loose: R
     for (const record of records) {
       const wrong = mistyped(record)
       if (wrong !== null) shape.add([], wrong)
-      else if (rechecked === null || rechecked(record.fields)) items.push(record)
+      else if (rechecked === null || rechecked(record.fields)) {
+        // a row the filter matches with no version (NULL or ''): frozen, no conditional write could ever match it
+        if (hasNoVersion(record)) shape.addVersionless(resource.versionField)
+        else items.push(record)
+      }
     }
     return { items, unjudged: shape.result() }
   }

@@ -4,6 +4,7 @@ import { selectRows, timed, toRecord, type ConnectorContext } from './context.js
 import { readFailure } from './errors.js'
 import { mistypedFieldsOf, mistypedMessage } from './page-judge.js'
 import { idParam } from './resource.js'
+import { hasNoVersion, noVersionMessage } from './version.js'
 
 // keeps each IN list well under every driver's parameter limit
 const READ_BY_IDS_CHUNK = 500
@@ -11,7 +12,8 @@ const READ_BY_IDS_CHUNK = 500
 /**
  * Reads records by id outside any session, in chunks. An id that cannot be one of the id column's type is
  * missing without a query; a chunk that fails marks its ids failed, not missing, since they may exist. A record
- * holding a value of another type than declared is failed too, naming the field (see `createPageJudge`).
+ * holding a value of another type than declared is failed too, naming the field (see `createPageJudge`), and so
+ * is one whose version column is NULL or ''.
  */
 export async function readByIds(ctx: ConnectorContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
   const { idField, idType, endpoint } = ctx
@@ -52,8 +54,10 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       }
       // a record holding a value of another type than declared cannot be judged by a precondition: failed, saying so
       const wrong = mistyped(record)
-      if (wrong === null) records.set(record.id, record)
-      else failed.push({ id: record.id, message: mistypedMessage(`${endpoint} by id`, record, wrong, ctx.fields) })
+      if (wrong !== null) failed.push({ id: record.id, message: mistypedMessage(`${endpoint} by id`, record, wrong, ctx.fields) })
+      // nor, without a version, could a write to it be conditional: failed, never read at version ""
+      else if (hasNoVersion(record)) failed.push({ id: record.id, message: `${endpoint} by id: ${noVersionMessage(ctx, record.id)}` })
+      else records.set(record.id, record)
     }
     // An id the engine matched to a row stored otherwise is neither that record nor proven absent (a write to it
     // would change the stored row). Which asked id matched which row only the engine knows: rare enough to ask it

@@ -73,6 +73,15 @@ export function keyString(value: unknown): string {
   return String(value)
 }
 
+/**
+ * A stored version as the string it is compared by; "" for NULL, which names no version, as "" names none
+ * (`hasNoVersion`). As `String(null)`, a NULL read as "null", the version of a row holding the text 'null', and was
+ * frozen so although no conditional UPDATE (`version = ?`) ever matches a NULL.
+ */
+function versionString(value: unknown): string {
+  return value === null || value === undefined ? '' : keyString(value)
+}
+
 /** One row of the declared columns as a SourceRecord: every declared field, normalised. */
 export function toSourceRecord(row: Readonly<Record<string, unknown>>, fields: FieldTypes, idField: string, versionField: string): SourceRecord {
   return sourceRecordReader(fields, idField, versionField)(row)
@@ -92,7 +101,7 @@ export function sourceRecordReader(fields: FieldTypes, idField: string, versionF
   return (row) => {
     const out: Record<string, unknown> = {}
     for (let i = 0; i < names.length; i++) out[names[i]!] = normaliseValue(types[i]!, row[names[i]!])
-    return { id: keyString(row[idField]), version: keyString(row[versionField]), fields: out }
+    return { id: keyString(row[idField]), version: versionString(row[versionField]), fields: out }
   }
 }
 
@@ -106,7 +115,7 @@ export function ownedRowReader(fields: FieldTypes, idField: string, versionField
   const types = names.map((name) => fields[name]!)
   return (row) => {
     const id = keyString(row[idField])
-    const version = keyString(row[versionField])
+    const version = versionString(row[versionField])
     for (let i = 0; i < names.length; i++) row[names[i]!] = normaliseValue(types[i]!, row[names[i]!])
     return { id, version, fields: row }
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { FieldType } from '../../config/index.js'
+import { quotedKey } from '../../contract/index.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the version column is compared and advanced, by its declared type. */
@@ -51,4 +52,14 @@ export function sameVersion(column: VersionColumn, stored: string, expected: str
   const a = Date.parse(stored)
   const b = Date.parse(expected)
   return !Number.isNaN(a) && a === b
+}
+
+/** Whether a record read from a row holds no version: its version column NULL (read as "") or "". */
+export function hasNoVersion(record: { readonly version: string }): boolean {
+  return record.version === ''
+}
+
+/** Why a row without a version cannot be read as a record nor written, and the fix. */
+export function noVersionMessage(column: Pick<VersionColumn, 'versionField'>, id: string): string {
+  return `record ${quotedKey(id)} has no version: its version column "${column.versionField}" is NULL or empty, so no change can be made conditional on it (give the row a version, or leave such rows out with a filter)`
 }

@@ -9,7 +9,7 @@ import { selectRows, timed, toRecord, type ConnectorContext } from './context.js
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionCondition, versionParam } from './version.js'
-import { encodeSet, finalReturning, unmovedVersion, writeRecord } from './write.js'
+import { encodeSet, finalReturning, unmatchedOutcome, unmovedVersion, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -20,7 +20,7 @@ import { encodeSet, finalReturning, unmovedVersion, writeRecord } from './write.
  * Each request's outcome is the one `writeRecord` would have given it:
  * - a row returned for its id: `written`, with the record as it is now (two rows: the id is not unique, both
  *   were written: `unknown`, as alone);
- * - no row: one read of every such id says why (missing, version changed, precondition failed);
+ * - no row: one read of every such id says why (missing, no version, version changed, precondition failed);
  * - the statement refused (a constraint one row breaks, a lock it never got): nothing was written, so each
  *   request is written alone, and each gets its own answer;
  * - the statement failed without an answer: every request is `unknown`.
@@ -65,13 +65,10 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       outcomes[index] = { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${ctx.idType} id; no such record` }
       return
     }
-    const expected = versionParam(ctx, request.expectedVersion)
-    if (expected === undefined) {
-      outcomes[index] = { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${ctx.versionType} version` }
-      return
-    }
-    // a timestamp version moves to now; a record already at now or later needs a version of its own
-    if (ctx.versionType === 'timestamp' && !(Date.parse(request.expectedVersion) < now.getTime())) {
+    const expected = request.expectedVersion === '' ? undefined : versionParam(ctx, request.expectedVersion)
+    // no version the statement could be made conditional on: alone, the row says why (see `writeRecord`); a
+    // timestamp version moves to now, so a record already at now or later needs a version of its own
+    if (expected === undefined || (ctx.versionType === 'timestamp' && !(Date.parse(request.expectedVersion) < now.getTime()))) {
       alone.push(index)
       return
     }
@@ -232,10 +229,7 @@ async function explainUnmatched(
   for (const u of unmatched) {
     const request = requests[u.index]!
     const record = byId.get(u.key)
-    if (!record) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
-    else if (!sameVersion(ctx, record.version, request.expectedVersion))
-      outcomes[u.index] = { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${request.expectedVersion}` }
-    else outcomes[u.index] = { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
+    outcomes[u.index] = record ? unmatchedOutcome(ctx, request, record) : { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
   }
 }
 

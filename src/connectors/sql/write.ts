@@ -9,7 +9,7 @@ import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
-import { nextVersion, sameVersion, versionCondition, versionParam } from './version.js'
+import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionCondition, versionParam } from './version.js'
 
 /**
  * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …` (on MySQL the UPDATE and a read
@@ -20,7 +20,7 @@ import { nextVersion, sameVersion, versionCondition, versionParam } from './vers
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
-  const { fields, idField, idType, versionField, versionType, endpoint } = ctx
+  const { fields, idField, idType, versionField, endpoint } = ctx
   const assignments = encodeSet(ctx, request.set)
   // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter).
   // Read within the max age (a trigger added since is seen within it); null (unreadable) leaves every write on
@@ -39,11 +39,11 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
   const id = idParam(idType, request.id)
   if (id === undefined) return { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${idType} id; no such record` }
-  const expected = versionParam(ctx, request.expectedVersion)
-  if (expected === undefined) {
-    return { kind: 'conflict', reason: 'version_changed', message: `expected version "${request.expectedVersion}" is not a valid ${versionType} version` }
-  }
   if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
+  // no version ("", as frozen from a row without one) or none the column could hold: no UPDATE could be made
+  // conditional on it; the row says why (it has no version itself, or another one), nothing is sent
+  const expected = request.expectedVersion === '' ? undefined : versionParam(ctx, request.expectedVersion)
+  if (expected === undefined) return explainNoRow(ctx, request, id, false)
 
   const now = ctx.clock()
   const set: Record<string, unknown> = { ...assignments }
@@ -161,8 +161,11 @@ export function unmovedVersion(ctx: ConnectorContext, id: string, version: strin
   return `the version column "${ctx.versionField}" of record "${id}" did not change (still ${version}): it cannot hold the next version, or a trigger put it back`
 }
 
-/** After an UPDATE that matched nothing: read the row to say why. The write did not happen either way. */
-async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number | bigint): Promise<WriteOutcome> {
+/**
+ * After an UPDATE that matched nothing, or none sent (`usable` false: no expected version it could be made
+ * conditional on): read the row to say why. The write did not happen either way.
+ */
+async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number | bigint, usable = true): Promise<WriteOutcome> {
   const compiled = selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${id}`).compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
@@ -176,9 +179,19 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: st
   ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'ok', durationMs: result.durationMs })
   const row = result.value[0]
   if (!row) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
-  const record = toRecord(ctx, row)
-  if (!sameVersion(ctx, record.version, request.expectedVersion)) {
-    return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${request.expectedVersion}` }
+  return unmatchedOutcome(ctx, request, toRecord(ctx, row), usable)
+}
+
+/**
+ * Why a conditional UPDATE did not match a row that exists. A row without a version (NULL or '') matches no
+ * `version = ?`, whatever was expected: refused as such, never "version changed" or "no longer meets the
+ * precondition" about a record nobody changed.
+ */
+export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true): WriteOutcome {
+  if (hasNoVersion(record)) return { kind: 'rejected', status: 409, message: `${noVersionMessage(ctx, request.id)}; nothing was written` }
+  const expected = request.expectedVersion === '' ? 'no version' : `version ${request.expectedVersion}${usable ? '' : `, which is no ${ctx.versionType} version`}`
+  if (!usable || !sameVersion(ctx, record.version, request.expectedVersion)) {
+    return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${expected}` }
   }
   return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
 }
