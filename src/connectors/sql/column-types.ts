@@ -2,7 +2,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
-import { looseFieldsOf } from './loose-values.js'
+import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -181,6 +181,8 @@ export interface ColumnFacts {
   readonly comparedAsText: ReadonlyMap<string, boolean>
   /** Fields whose column can hold values of another type than declared, judged in memory (`looseFieldsOf`). */
   readonly looseValues: ReadonlySet<string>
+  /** Timestamp fields over a MySQL/MariaDB date column, which may hold a date naming no day (`zeroDateFieldsOf`). */
+  readonly zeroDates: ReadonlySet<string>
   /**
    * String fields over a column whose `=` is not code-point equality (`ColumnType.codePointEquality`): compared
    * as `cast(column as text) collate "C"`, as `matchesFilter` compares the value a record shows.
@@ -208,6 +210,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
+    zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
