@@ -113,7 +113,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * declared (every column on SQLite, see `looseFieldsOf`); a clause on one also lets through the rows whose value
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
  * is neither 0 nor 1, a timestamp not in toISOString's spelling or (`zeroDates`) a MySQL date naming no day, tags
- * that are not a JSON list. A write's precondition never does.
+ * that are not a JSON list. A write's precondition never does; there a clause on a `zeroDates` field does not hold
+ * on a date naming no day.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -134,7 +135,9 @@ export function compileFilter(
     const exact = options.comparedByCodePoint?.has(clause.field) === true
     const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact)
     const zeroDates = options.zeroDates?.has(clause.field) === true
-    return loose ? letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates) : compiled
+    if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
+    // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
+    return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled
   })
   if (parts.length === 0) return null
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
@@ -148,9 +151,7 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
   const column = sql.ref(clause.field)
   switch (type) {
     case 'timestamp':
-      // a zero month or day ('0000-00-00', '2024-00-10'), or a day past the month's last (ALLOW_INVALID_DATES'
-      // '2024-02-30', whose LAST_DAY is the 29th): MONTH and DAYOFMONTH read the parts as stored, whatever the mode
-      if (zeroDates) return sql`(${compiled} or (${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column})))))`
+      if (zeroDates) return sql`(${compiled} or ${namingNoDay(clause.field)})`
       // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
       // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
       if (dialect === 'sqlite') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
@@ -175,6 +176,16 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
   }
+}
+
+/**
+ * A MySQL/MariaDB date that names no day: a zero month or day ('0000-00-00', '2024-00-10'), or a day past the
+ * month's last (ALLOW_INVALID_DATES' '2024-02-30', whose LAST_DAY is the 29th). MONTH and DAYOFMONTH read the parts
+ * as stored, whatever the session's sql_mode. False for NULL.
+ */
+function namingNoDay(field: string): RawBuilder<unknown> {
+  const column = sql.ref(field)
+  return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
 function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false): RawBuilder<unknown> {
