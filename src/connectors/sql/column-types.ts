@@ -146,6 +146,9 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'boolean':
       return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as true and false`
     case 'timestamp':
+      // a TIME column (a date or timestamp one keeps second digits) names no day: each value is shown as stored and
+      // not judged, and a filter would compare times of day (MySQL), or fail on the instant (PostgreSQL)
+      if (kind === 'temporal' && column.secondDigits === null && dialect !== 'sqlite') return 'the database holds times of day there, not points in time'
       return kind === 'numeric' && dialect !== 'sqlite' ? 'the database compares its values as numbers, not as points in time' : null
     case 'tags':
       return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${describe(kind)} there, not a JSON list of tags`
