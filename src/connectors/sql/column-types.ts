@@ -2,7 +2,7 @@ import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
-import { looseFieldsOf } from './loose-values.js'
+import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -146,6 +146,9 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'boolean':
       return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as true and false`
     case 'timestamp':
+      // a TIME column (a date or timestamp one keeps second digits) names no day: each value is shown as stored and
+      // not judged, and a filter would compare times of day (MySQL), or fail on the instant (PostgreSQL)
+      if (kind === 'temporal' && column.secondDigits === null && dialect !== 'sqlite') return 'the database holds times of day there, not points in time'
       return kind === 'numeric' && dialect !== 'sqlite' ? 'the database compares its values as numbers, not as points in time' : null
     case 'tags':
       return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${describe(kind)} there, not a JSON list of tags`
@@ -181,6 +184,8 @@ export interface ColumnFacts {
   readonly comparedAsText: ReadonlyMap<string, boolean>
   /** Fields whose column can hold values of another type than declared, judged in memory (`looseFieldsOf`). */
   readonly looseValues: ReadonlySet<string>
+  /** Timestamp fields over a MySQL/MariaDB date column, which may hold a date naming no day (`zeroDateFieldsOf`). */
+  readonly zeroDates: ReadonlySet<string>
   /**
    * String fields over a column whose `=` is not code-point equality (`ColumnType.codePointEquality`): compared
    * as `cast(column as text) collate "C"`, as `matchesFilter` compares the value a record shows.
@@ -208,6 +213,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
+    zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,

@@ -112,8 +112,9 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * `judgedInMemory` (a page read): the fields whose column can hold values of another type than
  * declared (every column on SQLite, see `looseFieldsOf`); a clause on one also lets through the rows whose value
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
- * is neither 0 nor 1, a timestamp not in toISOString's spelling, tags that are not a JSON list. A write's
- * precondition never does.
+ * is neither 0 nor 1, a timestamp not in toISOString's spelling or (`zeroDates`) a MySQL date naming no day, tags
+ * that are not a JSON list. A write's precondition never does; there a clause on a `zeroDates` field does not hold
+ * on a date naming no day.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -126,23 +127,31 @@ export function compileFilter(
     readonly judgedInMemory?: ReadonlySet<string>
     readonly comparedAsText?: ReadonlyMap<string, boolean>
     readonly comparedByCodePoint?: ReadonlySet<string>
+    readonly zeroDates?: ReadonlySet<string>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
     const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
     const exact = options.comparedByCodePoint?.has(clause.field) === true
     const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact)
-    return loose ? letThrough(compiled, clause, fields[clause.field]!, dialect) : compiled
+    const zeroDates = options.zeroDates?.has(clause.field) === true
+    if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
+    // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
+    return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled
   })
   if (parts.length === 0) return null
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
 }
 
-/** A clause widened to also pass the rows whose value it cannot judge (see compileFilter). */
-function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName): RawBuilder<unknown> {
+/**
+ * A clause widened to also pass the rows whose value it cannot judge (see compileFilter). `zeroDates`: the column is
+ * a MySQL/MariaDB date one, whose dates naming no day the engine compares as if they named one.
+ */
+function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
   const column = sql.ref(clause.field)
   switch (type) {
     case 'timestamp':
+      if (zeroDates) return sql`(${compiled} or ${namingNoDay(clause.field)})`
       // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
       // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
       if (dialect === 'sqlite') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
@@ -167,6 +176,16 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
   }
+}
+
+/**
+ * A MySQL/MariaDB date that names no day: a zero month or day ('0000-00-00', '2024-00-10'), or a day past the
+ * month's last (ALLOW_INVALID_DATES' '2024-02-30', whose LAST_DAY is the 29th). MONTH and DAYOFMONTH read the parts
+ * as stored, whatever the session's sql_mode. False for NULL.
+ */
+function namingNoDay(field: string): RawBuilder<unknown> {
+  const column = sql.ref(field)
+  return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
 function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false): RawBuilder<unknown> {

@@ -47,6 +47,8 @@ class SqlReadSession implements ReadSession {
   readonly #byCodePoint: ReadonlySet<string>
   /** Fields whose column can hold values of another type (the column facts): judged in memory too. */
   readonly #loose: ReadonlySet<string>
+  /** How the session's filters compile: its column facts (every page, count and check of a walk alike). */
+  readonly #compiling: Parameters<typeof compileFilter>[4]
   /** The id column may hold NULL (the table facts): pages leave such rows out, the first page counts them. */
   readonly #idNullable: boolean
 
@@ -61,6 +63,7 @@ class SqlReadSession implements ReadSession {
     this.#asText = facts.columns?.comparedAsText ?? NO_FIELDS
     this.#byCodePoint = facts.columns?.comparedByCodePoint ?? NO_STRINGS
     this.#loose = facts.columns?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
+    this.#compiling = { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint, zeroDates: facts.columns?.zeroDates }
     // facts that could not be read: a NULL id is not ruled out
     this.#idNullable = facts.table?.idNullable !== false
     this.#arm()
@@ -157,7 +160,7 @@ class SqlReadSession implements ReadSession {
     if (!compiled) {
       const { ctx } = this
       const id = sql.ref(ctx.idField)
-      const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
+      const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', this.#compiling)
       let query =
         ctx.dialect === 'sqlite'
           ? ctx.backend.db
@@ -180,7 +183,7 @@ class SqlReadSession implements ReadSession {
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', this.#compiling)
     let query = ctx.backend.db.selectFrom(ctx.table).select(sql<number>`count(*)`.as('n')).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${AFTER_SLOT}`)
     if (where) query = query.where(where)
     const compiled = query.compile()
@@ -234,7 +237,7 @@ class SqlReadSession implements ReadSession {
     const cached = this.#statements.get(key)
     if (cached) return cached
     const { ctx } = this
-    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint })
+    const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', this.#compiling)
     let query = selectRows(ctx)
     if (where) query = query.where(where)
     if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)

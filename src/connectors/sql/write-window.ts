@@ -51,6 +51,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
+    zeroDates: facts?.zeroDates,
   })
   const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))

@@ -34,6 +34,7 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
+    zeroDates: facts?.zeroDates,
   })
   const targetId = request.id
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
