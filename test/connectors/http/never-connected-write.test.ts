@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict'
+import { before, describe, it } from 'node:test'
+import { createHttpConnector } from '../../../src/connectors/http/index.js'
+import type { WriteOutcome } from '../../../src/connectors/connector.js'
+import { callLog, httpResource } from './fixtures.js'
+import { startUpstream } from './upstream-server.js'
+
+/**
+ * A write whose connection was never made (refused) sent not one byte of the
+ * request: over node:http, which sees its new socket never connect, the write is `not_sent`, not `unknown`.
+ * A given fetch does not say how far it got, so there it stays `unknown`.
+ */
+describe('a write whose connection was never made', () => {
+  let refused: string
+  before(async () => {
+    // a port that refuses connections: a server's, closed
+    const closed = await startUpstream((_req, res) => res.end())
+    refused = closed.origin
+    await closed.close()
+  })
+
+  const write = async (origin: string, options: { fetch?: typeof fetch } = {}) => {
+    const log = callLog()
+    const conn = createHttpConnector({ ...options, resource: httpResource({ sources: [{ name: 'main', base_url: origin }] }), onCall: log.onCall })
+    try {
+      const outcome: WriteOutcome = await conn.write({ id: 'x', expectedVersion: '1', set: { status: 'paused' }, precondition: {}, http: { method: 'PATCH', path: '/items/x', body: { status: 'paused' }, ifMatch: false } })
+      return { outcome, calls: log.calls.map((c) => [c.status, c.outcome]) }
+    } finally {
+      await conn.close()
+    }
+  }
+
+  it('node:http, connection refused: not_sent, saying the write was never sent; the call row says so', async () => {
+    const { outcome, calls } = await write(refused)
+    assert.deepEqual(outcome, { kind: 'not_sent', message: 'source "main" could not be reached (ECONNREFUSED); no connection was made, so the write was never sent' })
+    assert.deepEqual(calls, [[null, 'not_sent']])
+  })
+
+  it('a given fetch, connection refused: unknown (fetch does not say how far it got)', async () => {
+    const { outcome, calls } = await write(refused, { fetch: globalThis.fetch })
+    assert.equal(outcome.kind, 'unknown', JSON.stringify(outcome))
+    assert.match(outcome.kind === 'unknown' ? outcome.message : '', /the write may or may not have happened/)
+    assert.deepEqual(calls, [[null, 'unknown']])
+  })
+})
