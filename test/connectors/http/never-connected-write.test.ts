@@ -1,23 +1,27 @@
 import assert from 'node:assert/strict'
-import { before, describe, it } from 'node:test'
+import { after, before, describe, it } from 'node:test'
 import { createHttpConnector } from '../../../src/connectors/http/index.js'
 import type { WriteOutcome } from '../../../src/connectors/connector.js'
 import { callLog, httpResource } from './fixtures.js'
-import { startUpstream } from './upstream-server.js'
+import { startUpstream, type TestUpstream } from './upstream-server.js'
 
 /**
- * A write whose connection was never made (refused) sent not one byte of the
+ * A write whose connection was never made (refused, a TLS handshake that failed) sent not one byte of the
  * request: over node:http, which sees its new socket never connect, the write is `not_sent`, not `unknown`.
  * A given fetch does not say how far it got, so there it stays `unknown`.
  */
 describe('a write whose connection was never made', () => {
   let refused: string
+  let plain: TestUpstream
   before(async () => {
     // a port that refuses connections: a server's, closed
     const closed = await startUpstream((_req, res) => res.end())
     refused = closed.origin
     await closed.close()
+    // a plain-HTTP server: a TLS ClientHello to it fails the handshake before the request is written
+    plain = await startUpstream((_req, res) => res.end())
   })
+  after(() => plain.close())
 
   const write = async (origin: string, options: { fetch?: typeof fetch } = {}) => {
     const log = callLog()
@@ -34,6 +38,13 @@ describe('a write whose connection was never made', () => {
     const { outcome, calls } = await write(refused)
     assert.deepEqual(outcome, { kind: 'not_sent', message: 'source "main" could not be reached (ECONNREFUSED); no connection was made, so the write was never sent' })
     assert.deepEqual(calls, [[null, 'not_sent']])
+  })
+
+  it('node:http, a TLS handshake that fails: not_sent, and the upstream received no request', async () => {
+    const { outcome } = await write(plain.origin.replace('http:', 'https:'))
+    assert.equal(outcome.kind, 'not_sent', JSON.stringify(outcome))
+    assert.match(outcome.kind === 'not_sent' ? outcome.message : '', /^source "main" could not be reached \(.+\); no connection was made, so the write was never sent$/)
+    assert.equal(plain.seen.length, 0)
   })
 
   it('a given fetch, connection refused: unknown (fetch does not say how far it got)', async () => {
