@@ -169,6 +169,12 @@ export type WriteOutcome =
     }
   | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
+  /**
+   * The request provably never left the gateway: no connection was made (refused, a name that does not
+   * resolve, a TLS handshake that failed), so not one byte of it was written. The record is unchanged by it.
+   * Only where the client can tell: a kept-alive connection that breaks may have carried it (`unknown`).
+   */
+  | { readonly kind: 'not_sent'; readonly message: string }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
   /**
    * `defaulted`: the upstream named no usable wait (no Retry-After, or one that is neither seconds nor an

@@ -248,6 +248,9 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
         { state: 'failed', reason: 'unauthorized', upstream_status: outcome.status, message: outcome.message, before },
         { halt: { rule: 'authorization_failure', message: `target "${id}": ${outcome.message}` } },
       )
+    case 'not_sent':
+      // like any failure it extends the consecutive-error streak; it is no validation refusal (nothing was judged)
+      return done({ state: 'failed', reason: 'not_sent', upstream_status: null, message: outcome.message, before })
     case 'rate_limited':
       return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
     case 'unknown':

@@ -4,7 +4,7 @@ import { readVersionProof, recordVersionProof, versionProofDigest, vouches, VERS
 import { runWarrant } from '../support/cli-config.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { allResults, selectProposeApprove, waitForOperation } from './support/flow.js'
-import { withUsersGateway, type UsersGateway } from './support/users-gateway.js'
+import { usersProof, withUsersGateway, type UsersGateway } from './support/users-gateway.js'
 import { userIdOf } from './support/users-upstream.js'
 
 /**
@@ -40,20 +40,6 @@ async function runOperation(ctx: UsersGateway, key: string) {
 
 const enforcedEvents = async (ctx: UsersGateway) =>
   (await ctx.fx.gateway.store.db.selectFrom('audit_events').select(['action', 'summary']).where('action', '=', 'operation.version_enforced').execute()).length
-
-const usersProof = (ctx: UsersGateway, overrides: Partial<VersionProof> = {}): VersionProof => {
-  const config = ctx.fx.gateway.catalogue.get('users').config
-  return {
-    resource: 'users',
-    action: 'set_role',
-    digest: versionProofDigest(config.connector, config.actions.set_role),
-    status: 'holds',
-    record_id: userIdOf(1),
-    probed_at: new Date().toISOString(),
-    detail: 'recorded by the test',
-    ...overrides,
-  }
-}
 
 for (const kind of STORE_KINDS) {
   describe(`a write probe lets an operation trust its batch read (${kind} store)`, () => {

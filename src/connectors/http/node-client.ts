@@ -56,6 +56,9 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     let settled = false
     // how far the request got, for a failure before the answer: connected (TLS done), then wholly written
     let stage: 'connecting' | 'sending' | 'awaiting' = 'connecting'
+    // a TLS socket takes the request into its buffer before the handshake, and says it is written ('finish'):
+    // it is on its way only once the connection is made, so a failed handshake still sent nothing
+    let written = false
     const finish = (result: UpstreamExchange) => {
       if (settled) return
       settled = true
@@ -79,14 +82,15 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     req.on('error', (error) => fail(error))
     req.on('socket', (socket) => {
       const connected = () => {
-        if (stage === 'connecting') stage = 'sending'
+        if (stage === 'connecting') stage = written ? 'awaiting' : 'sending'
       }
       // a kept-alive socket is connected already; a new one is once its TCP (and TLS) handshake is done
       if (!socket.connecting) connected()
       else socket.once(secure ? 'secureConnect' : 'connect', connected)
     })
     req.on('finish', () => {
-      stage = 'awaiting'
+      written = true
+      if (stage === 'sending') stage = 'awaiting'
     })
     req.on('response', (res) => read(res, request.maxBytes, finish, fail, elapsed))
     req.end(request.body)

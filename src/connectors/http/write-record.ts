@@ -24,7 +24,7 @@ const WEAK_412 =
  * version goes where the config says (a header such as `If-Match`, a body field such as `_rev`, a query
  * parameter). The sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
  * conflict. Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
- * be read) is `unknown`: the write may have happened. A 202 Accepted is `unknown` too (`accepted`): the write
+ * be read) is `unknown`: the write may have happened, except a connection never made (`not_sent`). A 202 Accepted is `unknown` too (`accepted`): the write
  * is queued upstream, and will likely happen after the answer.
  */
 export async function writeRecord(ctx: HttpContext, request: WriteRequest): Promise<WriteOutcome> {
@@ -131,8 +131,11 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   const failure = failureMessage(ctx, source, result)
   if (failure !== null || result.kind !== 'response') {
     // an answer whose status came and whose body was cut or undecodable: the upstream got the write and answered
-    const answered = answeredStatus(result)
     const why = failure ?? `source "${source}" gave no answer`
+    // no connection was ever made (the client saw it never connect, on a new socket): not a byte of the write
+    // left the gateway, so there is nothing for a person to reconcile
+    if (result.kind === 'network' && result.reach?.stage === 'connecting') return { kind: 'not_sent', message: `${why}; no connection was made, so the write was never sent` }
+    const answered = answeredStatus(result)
     if (answered === undefined) return { kind: 'unknown', message: `${why}; the write may or may not have happened` }
     return { kind: 'unknown', status: answered, message: `${why}; the write reached the upstream and may have been applied, but its answer cannot be read` }
   }

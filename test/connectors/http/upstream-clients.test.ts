@@ -148,6 +148,8 @@ describe('upstream clients', () => {
           const refused = await client.send({ url: new URL(`${tls.origin}/x`), method: 'GET', headers: {}, timeoutMs: 2000, maxBytes: 1000 })
           assert.equal(refused.kind, 'network')
           assert.match(refused.kind === 'network' ? refused.detail : '', /SELF_SIGNED|self.signed|CERT/i)
+          // the handshake failed before the connection was made: the request was never sent (fetch cannot tell)
+          assert.deepEqual(refused.kind === 'network' && refused.reach, name === 'fetch' ? null : { stage: 'connecting' })
           // the same request from a process that trusts the certificate, as an operator of a private CA would run it
           const trusted = await answerIn(name, tls.origin, { NODE_EXTRA_CA_CERTS: tls.certFile })
           assert.deepEqual(trusted, { kind: 'response', status: 200, body: '{"tls":true}' })

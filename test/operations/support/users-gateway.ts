@@ -1,9 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { versionProofDigest, type VersionProof } from '../../../src/operations/index.js'
 import { startDemoGateway, type GatewayFixture } from '../../support/gateway-fixture.js'
 import type { StoreKind } from '../../support/stores.js'
 import { caller, type Caller } from './flow.js'
-import { startUsersUpstream, usersResourceConfig, type UsersUpstream } from './users-upstream.js'
+import { startUsersUpstream, userIdOf, usersResourceConfig, type UsersUpstream } from './users-upstream.js'
 
 export interface UsersGateway {
   readonly fx: GatewayFixture
@@ -42,5 +43,20 @@ export async function withUsersGateway(
   } finally {
     await fx?.close()
     await upstream.close()
+  }
+}
+
+/** A write probe of `set_role` that held just now, on the users resource as configured (see version-proof.ts). */
+export function usersProof(ctx: UsersGateway, overrides: Partial<VersionProof> = {}): VersionProof {
+  const config = ctx.fx.gateway.catalogue.get('users').config
+  return {
+    resource: 'users',
+    action: 'set_role',
+    digest: versionProofDigest(config.connector, config.actions.set_role),
+    status: 'holds',
+    record_id: userIdOf(1),
+    probed_at: new Date().toISOString(),
+    detail: 'recorded by the test',
+    ...overrides,
   }
 }

@@ -20,6 +20,8 @@ export interface WriteDecision {
   readonly accept?: Promise<unknown>
   /** apply the write, answer its status and headers (Content-Length whole), then reset after this many body bytes */
   readonly cutAfter?: number
+  /** reset the connection on the write, received whole, without applying or answering it */
+  readonly reset?: boolean
 }
 
 /**
@@ -39,6 +41,14 @@ export interface UsersUpstream {
   /** GETs of several users by id (`GET /users?ids=a,b`) received */
   batchReads(): number
   onWrite: (id: string, n: number) => WriteDecision | void
+  /** called on each GET of one user by id (`n` counts them, from 1), before it is answered */
+  onRead: (id: string, n: number) => void
+  /** false: every answer says `Connection: close`, so no connection is kept alive for a later request */
+  keepAlive: boolean
+  /** PATCHes that came on a connection that had carried an earlier request (a kept-alive one) */
+  reusedWrites(): number
+  /** Stops accepting connections (the port then refuses them); those already open go on. */
+  stopListening(): void
   close(): Promise<void>
 }
 
@@ -59,11 +69,14 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   const writeLog: string[] = []
   let readsById = 0
   let batchReads = 0
-  const state: Pick<UsersUpstream, 'onWrite'> = { onWrite: () => undefined }
+  let reusedWrites = 0
+  const state: Pick<UsersUpstream, 'onWrite' | 'onRead' | 'keepAlive'> = { onWrite: () => undefined, onRead: () => undefined, keepAlive: true }
+  // requests each connection carried: one that carries a second was kept alive and reused
+  const carried = new WeakMap<object, number>()
 
   const send = (res: ServerResponse, status: number, body?: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body)
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(state.keepAlive ? {} : { connection: 'close' }) })
     res.end(text)
   }
   const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
@@ -80,6 +93,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     const id = decodeURIComponent(match[1]!)
     if (req.method === 'GET') {
       readsById += 1
+      state.onRead(id, readsById)
       const user = users.get(id)
       return user ? send(res, 200, user) : send(res, 404, { error: 'not found' })
     }
@@ -87,6 +101,8 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
       const n = writeLog.push(id)
       writes.set(id, (writes.get(id) ?? 0) + 1)
       const decision = state.onWrite(id, n) ?? {}
+      if ((carried.get(req.socket) ?? 0) > 1) reusedWrites += 1
+      if (decision.reset) return void req.socket.destroy()
       if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs))
       if (decision.hold) await decision.hold
       const apply = (): [number, unknown] => {
@@ -116,6 +132,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     return send(res, 405, { error: 'method not allowed' })
   }
   const server = createServer((req, res) => {
+    carried.set(req.socket, (carried.get(req.socket) ?? 0) + 1)
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
@@ -139,6 +156,22 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     },
     set onWrite(fn) {
       state.onWrite = fn
+    },
+    get onRead() {
+      return state.onRead
+    },
+    set onRead(fn) {
+      state.onRead = fn
+    },
+    get keepAlive() {
+      return state.keepAlive
+    },
+    set keepAlive(on) {
+      state.keepAlive = on
+    },
+    reusedWrites: () => reusedWrites,
+    stopListening: () => {
+      server.close()
     },
     close: () =>
       new Promise<void>((resolve) => {
