@@ -8,6 +8,7 @@ import {
   selectionRequestSchema,
   type SelectionView,
   selectionViewSchema,
+  UNREACHED,
 } from '../../selections/index.js'
 import { completenessLabel, continuationHint, plural, warningsClause } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
@@ -25,7 +26,7 @@ export function selectionSummary(view: SelectionView): string {
     ? ' It can be proposed for a change (propose_change).'
     : view.complete
       ? ` It cannot be committed (state ${view.state}).`
-      : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them).` : ''} Inventory: ${continuationHint(view.continuation)}.`
+      : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them again; ${UNREACHED}).` : ''} Inventory: ${continuationHint(view.continuation)}.`
   const snapshot = view.consistent_snapshot ? '' : ' No consistent snapshot: at commit each batch is re-read and the operation halts if membership or a version changed.'
   const more = view.next_cursor ? ` First ${plural(view.records.length, 'record')} shown; read_selection with part "records" and the next_cursor for more.` : ''
   return `${head}${exclusions}${usable}${snapshot}${more}${warningsClause(view.warnings)}`
