@@ -34,11 +34,14 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     for (const e of view.exclusions) lines.push(`  ${e.rule.padEnd(width)}  ${String(e.count).padStart(6)}  ${JSON.stringify(e.filter)}  ${e.records_url}`)
   }
   if (view.groups.length > 0) {
-    lines.push('Groups:')
-    for (const g of view.groups)
+    // counts over an incomplete walk cover what it returned, never the records it did not reach
+    lines.push(view.complete ? 'Groups:' : `Groups (only the ${view.count} record(s) the incomplete walk returned; records it never reached may hold any value):`)
+    for (const g of view.groups) {
+      const unlisted = g.distinct - g.values.length
       // a bare label reads as a list that failed to print: none is said in words
-      if (g.values.length === 0 && g.complete) lines.push(`  ${g.field}: none (no member)`)
-      else lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${g.complete ? '' : ` … and ${g.other_count} more in ${g.distinct - g.values.length} other value(s)`}`)
+      if (g.values.length === 0 && unlisted === 0) lines.push(`  ${g.field}: none (no member)`)
+      else lines.push(`  ${g.field}: ${g.values.map((v) => `${cell(v.value)} ${v.count}`).join(', ')}${unlisted === 0 ? '' : ` … and ${g.other_count} more in ${unlisted} other value(s)`}`)
+    }
   }
   if (view.records.length > 0) {
     lines.push('', `Records (first ${Math.min(maxRows, view.records.length)} of ${view.count}, in frozen order):`)

@@ -6,7 +6,7 @@ import {
   type Warning,
 } from '../contract/index.js'
 import type { Connector } from '../connectors/connector.js'
-import type { DecodedCursor, SourceGap, SourceProgress, WalkCursorState } from './cursor-codec.js'
+import type { DecodedCursor, GapCode, SourceGap, SourceProgress, WalkCursorState } from './cursor-codec.js'
 import type { DuplicateTally } from './seen-filter.js'
 import type { Budget, SearchOptions, SearchScope, WalkedRecord, WalkSummary } from './search-types.js'
 import { unavailableReason } from './unavailable-reason.js'
@@ -129,13 +129,19 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
     // where they stopped. Sources that failed for good are finished in it, so their request is never sent again.
     continuation = retryAfter()
   } else {
-    const limited = progress.filter((s) => s.gaps.some((g) => g.code === 'RESULT_LIMIT_REACHED' || g.code === 'TIME_BUDGET_EXCEEDED'))
-    if (limited.length > 0)
-      continuation = {
-        kind: 'narrow_query',
-        message: `the upstream cut ${limited.map((s) => `"${s.source}"`).join(', ')} short by its own limit; narrow the filter so each query stays under it, then walk each part`,
-        suggestion: { sources: limited.map((s) => s.source) },
-      }
+    const cut = (code: GapCode) => progress.filter((s) => s.gaps.some((g) => g.code === code)).map((s) => s.source)
+    const counted = cut('RESULT_LIMIT_REACHED')
+    // The upstream's own timeout is no count a narrower filter stays under, nor the walk's deadline: a caller who
+    // set deadline_ms reads TIME_BUDGET_EXCEEDED as that one, and a longer one changes nothing upstream.
+    const timed = cut('TIME_BUDGET_EXCEEDED').filter((source) => !counted.includes(source))
+    const named = (sources: readonly string[]) => sources.map((source) => `"${source}"`).join(', ')
+    const advice = [
+      counted.length > 0 ? `the upstream cut ${named(counted)} short by its own result limit; narrow the filter so each query stays under it, then walk each part` : '',
+      timed.length > 0
+        ? `the upstream's own time limit cut pages of ${named(timed)} short (its timeout, not this walk's: a longer deadline_ms does not help); a new walk may finish when the upstream answers in time, or narrow the filter so each query does less work, then walk each part`
+        : '',
+    ].filter(Boolean)
+    if (advice.length > 0) continuation = { kind: 'narrow_query', message: advice.join('; '), suggestion: { sources: [...counted, ...timed] } }
     // CURSOR_EXPIRED and SNAPSHOT_INVALIDATED alone: no continuation. The recovery is a new walk, never merged with this one.
   }
 
@@ -218,7 +224,11 @@ function gapReason(source: string, gap: SourceGap, note: string | undefined, now
         ...(gap.limit === undefined ? {} : { limit: { name: 'upstream_result_limit', value: gap.limit } }),
       }
     case 'TIME_BUDGET_EXCEEDED':
-      return { code: 'TIME_BUDGET_EXCEEDED', message: `the upstream's own time budget cut a page of source "${source}" short`, source }
+      return {
+        code: 'TIME_BUDGET_EXCEEDED',
+        message: `${said}the upstream's own time budget cut a page of source "${source}" short: its timeout, not this walk's deadline_ms`,
+        source,
+      }
     case 'CURSOR_EXPIRED':
       return {
         code: 'CURSOR_EXPIRED',

@@ -17,7 +17,7 @@ import { createFromRequest } from './walk.js'
 
 // Re-exported so the names stay importable from this module, where they were first defined.
 export { SELECTION_DEFAULT_BUDGET } from './walk.js'
-export { RECOVERY_MAX_IDS } from './recovery.js'
+export { RECOVERY_MAX_IDS, UNREACHED } from './recovery.js'
 export { storedFieldsOf } from './stored-fields.js'
 
 export interface SelectionServiceOptions {

@@ -1,4 +1,4 @@
-export { createSelectionService, storedFieldsOf, SELECTION_DEFAULT_BUDGET, RECOVERY_MAX_IDS, type SelectionServiceOptions } from './create-selection-service.js'
+export { createSelectionService, storedFieldsOf, SELECTION_DEFAULT_BUDGET, RECOVERY_MAX_IDS, UNREACHED, type SelectionServiceOptions } from './create-selection-service.js'
 export {
   selectionRequestSchema,
   selectionViewSchema,

@@ -8,9 +8,15 @@ import { SELECTION_DEFAULT_BUDGET, freezeFromWalk } from './walk.js'
 /** A recovery is a filter `{id: {in: [...]}}`, and a filter's `in` holds at most this many values. */
 export const RECOVERY_MAX_IDS = 10_000
 
-/** How a view tells its reader to recover an incomplete selection; null for a complete one. */
+/** What no recovery can do, said wherever one is offered: it names ids, and a record the walk missed has none there. */
+export const UNREACHED = 'it holds only those, not the records the walk never reached: for those, walk the whole filter again'
+
+/**
+ * How a view tells its reader to recover an incomplete selection; null for a complete one, and for one that
+ * returned nothing (its upstream down from the start): `recover` refuses that, there being no id to name.
+ */
 export function recoveryLink(selection: SelectionRecord): SelectionView['recovery'] {
-  if (selection.complete) return null
+  if (selection.complete || selection.count === 0) return null
   return {
     method: 'POST',
     path: `/v1/selections/${selection.selection_id}/recover`,
@@ -18,7 +24,7 @@ export function recoveryLink(selection: SelectionRecord): SelectionView['recover
     message:
       selection.count > RECOVERY_MAX_IDS
         ? `the inventory was incomplete; a recovery names at most ${RECOVERY_MAX_IDS} ids and this selection returned ${selection.count}: narrow the filter instead`
-        : `the inventory was incomplete: this selection can be reviewed, never committed. Its recovery is a new selection of exactly the ${selection.count} record(s) it returned, complete once its walk reads every one of them`,
+        : `the inventory was incomplete: this selection can be reviewed, never committed. Its recovery is a new selection of exactly the ${selection.count} record(s) it returned, complete once its walk reads every one of them again; ${UNREACHED}`,
   }
 }
 

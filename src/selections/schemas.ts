@@ -53,8 +53,10 @@ export const groupCountSchema = z
   .object({
     field: z.string(),
     values: z.array(z.object({ value: z.unknown(), count: z.number().int().nonnegative() })).describe('most frequent first'),
-    distinct: z.number().int().nonnegative().describe('how many distinct values the field has in the selection'),
-    complete: z.boolean().describe('false when only the most frequent values are listed'),
+    distinct: z.number().int().nonnegative().describe('how many distinct values the field has in the selection (its members)'),
+    complete: z
+      .boolean()
+      .describe("false when only the most frequent values are listed, or when the selection's inventory was incomplete: then the counts are of the records its walk returned only, and records it never reached may hold any value"),
     other_count: z.number().int().nonnegative().describe('members whose value is not listed'),
   })
   .meta({ id: 'GroupCount' })

@@ -40,7 +40,8 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     recovery: recoveryLink(selection),
     exclusions: selection.exclusions.map((e) => ({ rule: e.rule, filter: e.filter, count: e.count, records_url: `/v1/selections/${id}/excluded?rule=${encodeURIComponent(e.rule)}` })),
     exclusion_rule: EXCLUSION_ATTRIBUTION,
-    groups: selection.groups.map((g) => ({ ...g, values: [...g.values] })),
+    // counts over an incomplete walk are of the records it returned only: no group of them is complete
+    groups: selection.groups.map((g) => ({ ...g, values: [...g.values], complete: g.complete && selection.complete })),
     records: first.map((m) => memberView(m, selection.fields)),
     next_cursor: nextCursor(ctx, id, 'members', first, ctx.firstPageSize, selection.count),
     records_url: `/v1/selections/${id}/records`,

@@ -109,16 +109,19 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
             <button type="submit">Retry the inventory</button>
           </div>
         </form>
-        <form class="choice" method="post" action={paths.recover(s.selection_id)}>
-          <h4>Restrict to the {plural(s.count, 'returned record')}</h4>
-          <p class="small">{sentence(s.recovery?.message ?? 'a new selection of exactly the records this one returned, complete once its walk reads every one of them')}</p>
-          {props.planId ? <p class="small">The same action is proposed on it, with you as its proposer: another reviewer must approve it.</p> : null}
-          <CsrfField viewer={props.viewer} />
-          {hidden}
-          <div class="actions">
-            <button type="submit">Restrict to the returned ids</button>
-          </div>
-        </form>
+        {/* no recovery when the walk returned nothing: there is no id to restrict to, and the service refuses it */}
+        {s.recovery ? (
+          <form class="choice" method="post" action={paths.recover(s.selection_id)}>
+            <h4>Restrict to the {plural(s.count, 'returned record')}</h4>
+            <p class="small">{sentence(s.recovery.message)}</p>
+            {props.planId ? <p class="small">The same action is proposed on it, with you as its proposer: another reviewer must approve it.</p> : null}
+            <CsrfField viewer={props.viewer} />
+            {hidden}
+            <div class="actions">
+              <button type="submit">Restrict to the returned ids</button>
+            </div>
+          </form>
+        ) : null}
         <div class="choice">
           <h4>Abandon</h4>
           <p class="small">

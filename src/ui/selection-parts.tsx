@@ -140,6 +140,11 @@ export function RecordsSection(props: {
       {s.groups.length > 0 ? (
         <>
           <h3>Counts per group</h3>
+          {s.complete ? null : (
+            <p class="small" data-testid="groups-partial">
+              These count only the records the incomplete inventory returned: records it never reached may hold any value, in any number.
+            </p>
+          )}
           <div class="groups">
             {s.groups.map((g) => (
               <DataTable
@@ -160,7 +165,7 @@ export function RecordsSection(props: {
                     <td class="num">{count(v.count)}</td>
                   </tr>
                 ))}
-                {!g.complete || g.other_count > 0 ? (
+                {g.distinct > g.values.length || g.other_count > 0 ? (
                   <tr>
                     <th scope="row" class="muted">
                       other values

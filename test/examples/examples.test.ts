@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml'
 import { checkResource } from '../../src/checks/index.js'
 import { parseConfig } from '../../src/config/index.js'
 import { decide } from '../../src/contract/index.js'
+import { collectionSummary } from '../../src/mcp/summaries.js'
 import { allResults, selectProposeApprove, waitForOperation } from '../operations/support/flow.js'
 import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { startGatewayOn } from '../support/gateway-fixture.js'
@@ -266,5 +267,22 @@ describe('examples/search-style.yaml when the search engine answers only in part
     const res = await search()
     assert.equal(res.body.complete, false)
     assert.ok(res.body.incomplete_reasons.some((r: { code: string }) => r.code === 'TIME_BUDGET_EXCEEDED'), JSON.stringify(res.body.incomplete_reasons))
+  })
+
+  // timed_out is the engine's own timeout, not the walk's deadline_ms a caller set: the reason and the continuation say
+  // whose limit it was and that a longer deadline does not help (was: "the upstream cut "search" short by its own
+  // limit; narrow the filter so each query stays under it", a count limit's advice)
+  test('timed_out under a caller deadline: the reason and the continuation name the upstream time limit, not the walk deadline', async () => {
+    upstream.failShards = 0
+    upstream.timeOut = true
+    const res = await fx.as('agent')('POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due' }, page_size: 10, budget: { deadline_ms: 60_000 } })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    const reason = res.body.incomplete_reasons.find((r: { code: string }) => r.code === 'TIME_BUDGET_EXCEEDED')
+    assert.match(reason?.message ?? '', /not this walk's deadline_ms/, JSON.stringify(res.body.incomplete_reasons))
+    const c = res.body.continuation
+    assert.equal(c.kind, 'narrow_query')
+    assert.doesNotMatch(c.message, /stays under it/, 'a time limit is no count a narrower filter stays under')
+    assert.match(c.message, /time limit .*a longer deadline_ms does not help/)
+    assert.match(collectionSummary(res.body, res.body.items.length, 'subscriptions'), /a longer deadline_ms does not help/)
   })
 })

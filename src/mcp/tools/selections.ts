@@ -8,12 +8,32 @@ import {
   selectionRequestSchema,
   type SelectionView,
   selectionViewSchema,
+  UNREACHED,
 } from '../../selections/index.js'
-import { completenessLabel, continuationHint, plural, warningsClause } from '../summaries.js'
+import { completenessLabel, plural, warningsClause } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { resourceNameSchema } from './resources.js'
 
 export const selectionIdSchema = z.string().min(1).max(200).describe('from create_selection')
+
+/**
+ * How to get a complete selection after an incomplete one: a frozen selection is never continued (create_selection
+ * takes no cursor), so the walk's continuation says only when, or with what budget, to create it again.
+ */
+function againHint(c: SelectionView['continuation']): string {
+  const again = 'a selection is never continued (create_selection takes no cursor):'
+  if (!c) return `${again} deal with the reasons, then create the selection again`
+  switch (c.kind) {
+    case 'retry_after':
+      return `${again} create the selection again after ${c.not_before}`
+    case 'retry_with_deadline':
+      return `${again} create the selection again with budget.deadline_ms of at least ${c.minimum_deadline_ms}`
+    case 'next_cursor':
+      return `${again} create the selection again with a larger budget (max_pages, max_items), or a narrower filter`
+    case 'narrow_query':
+      return `${again} narrow the filter and create a selection per part: ${c.message}`
+  }
+}
 
 /** The frozen-selection summary: completeness first, then whether it can be committed, and why not. */
 export function selectionSummary(view: SelectionView): string {
@@ -25,7 +45,7 @@ export function selectionSummary(view: SelectionView): string {
     ? ' It can be proposed for a change (propose_change).'
     : view.complete
       ? ` It cannot be committed (state ${view.state}).`
-      : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them).` : ''} Inventory: ${continuationHint(view.continuation)}.`
+      : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them again; ${UNREACHED}).` : ''} Inventory: ${againHint(view.continuation)}.`
   const snapshot = view.consistent_snapshot ? '' : ' No consistent snapshot: at commit each batch is re-read and the operation halts if membership or a version changed.'
   const more = view.next_cursor ? ` First ${plural(view.records.length, 'record')} shown; read_selection with part "records" and the next_cursor for more.` : ''
   return `${head}${exclusions}${usable}${snapshot}${more}${warningsClause(view.warnings)}`
