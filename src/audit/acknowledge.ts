@@ -101,9 +101,10 @@ export async function acknowledgeBreak(
       { first_bad_seq: seq, problem },
     )
   const row = await store.db.selectFrom('audit_events').selectAll().where('seq', '=', seq).executeTakeFirst()
+  const before = await store.db.selectFrom('audit_events').select('seq').where('seq', '<', seq).orderBy('seq', 'desc').limit(1).executeTakeFirst()
   const appended = await appendAcknowledgement(store, keyring, ({ head, last }) => {
     const details: AcknowledgementDetails = {
-      break: { seq, problem, message, stored_hash: row?.hash ?? null, row_digest: rowDigest(row), head_found: head, last_found: last },
+      break: { seq, problem, message, stored_hash: row?.hash ?? null, row_digest: rowDigest(row), prev_seq_found: before ? Number(before.seq) : null, head_found: head, last_found: last },
       reason,
     }
     return runRow({ actor: request.actor, action: ACKNOWLEDGE_ACTION, summary: { seq, problem }, details: { ...details } }, now)

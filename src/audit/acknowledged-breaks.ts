@@ -23,6 +23,8 @@ export interface AcknowledgedBreak {
   readonly stored_hash: string | null
   /** sha256 of that row as stored, every column: a row changed again after its acknowledgement is a new break */
   readonly row_digest: string | null
+  /** the seq of the row stored before it, as found (null: none): an acknowledged gap is that gap, never a wider one */
+  readonly prev_seq_found: number | null
   /** the chain head and the last row as the acknowledgement's append found them (the head may be missing) */
   readonly head_found: ChainHead | null
   readonly last_found: { readonly seq: number; readonly hash: string } | null
@@ -58,6 +60,7 @@ export function parseAcknowledgement(row: AuditEventRow): AcknowledgedBreak | nu
     message: b.message,
     stored_hash: text(b.stored_hash),
     row_digest: text(b.row_digest),
+    prev_seq_found: Number.isSafeInteger(b.prev_seq_found) ? (b.prev_seq_found as number) : null,
     head_found: b.head_found ? parseChainHead(JSON.stringify(b.head_found)) : null,
     last_found: last && Number.isSafeInteger(last.seq) && typeof last.hash === 'string' ? { seq: last.seq as number, hash: last.hash } : null,
     reason: details.reason,
@@ -72,8 +75,11 @@ export function parseAcknowledgement(row: AuditEventRow): AcknowledgedBreak | nu
 export type AcknowledgementMatch = 'passed' | 'changed' | 'none'
 
 export interface Acknowledgements {
-  /** Whether a break at `seq` with `problem` is acknowledged by a signed acknowledgement at or after it. */
-  match(seq: number, problem: string): Promise<AcknowledgementMatch>
+  /**
+   * Whether a break at `seq` with `problem` is acknowledged by a signed acknowledgement at or after it; a `removed` one
+   * only where the gap starts after the same row (`prevSeq`, the walk's last good row) as when acknowledged.
+   */
+  match(seq: number, problem: string, prevSeq?: number | null): Promise<AcknowledgementMatch>
   /** The acknowledgement a row of the chain is, when it is an authentic one. */
   at(seq: number): AcknowledgedBreak | undefined
 }
@@ -94,8 +100,8 @@ export async function readAcknowledgements(db: Kysely<Database>, keyring: AuditK
     }
   const all = [...bySeq.values()]
   return {
-    async match(seq, problem) {
-      const named = all.filter((a) => a.seq === seq && a.problem === problem && a.acknowledged_at_seq >= seq)
+    async match(seq, problem, prevSeq = null) {
+      const named = all.filter((a) => a.seq === seq && a.problem === problem && a.acknowledged_at_seq >= seq && (problem !== 'removed' || a.prev_seq_found === prevSeq))
       if (named.length === 0) return 'none'
       const stored = await db.selectFrom('audit_events').selectAll().where('seq', '=', seq).executeTakeFirst()
       const digest = rowDigest(stored)

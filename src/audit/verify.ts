@@ -156,7 +156,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         if (await beyondHead(row.seq)) return bad(row.seq, 'inserted', `row ${row.seq} is past the chain head (seq ${head?.seq}) and the rows before it are missing: it was not written by the audit log`)
         const missing = row.seq - 1 === expected ? `row ${expected} is` : `rows ${expected}..${row.seq - 1} are`
         // rows cut from the end are acknowledged at the first missing seq, a gap at the row after it
-        if ((await acks.match(expected, 'removed')) !== 'passed' && (await acks.match(row.seq, 'removed')) !== 'passed')
+        if ((await acks.match(expected, 'removed', prevSeq)) !== 'passed' && (await acks.match(row.seq, 'removed', prevSeq)) !== 'passed')
           return bad(row.seq, 'removed', `${missing} missing: row ${row.seq} follows row ${prevSeq ?? '(genesis)'}${row.prev_hash === prevHash ? '' : ' and does not link to it'}`)
         relink = true
       }

@@ -16,6 +16,7 @@ import {
 } from '../../src/audit/index.js'
 import type { Actor } from '../../src/contract/index.js'
 import type { Store } from '../../src/store/index.js'
+import { verifyResultSchema } from '../../src/api/routes/audit.js'
 import { serverEnvWith, startUntilListening } from '../operations/support/serve-process.js'
 import { createCliWorkspaceOn } from '../support/cli-config.js'
 import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
@@ -102,6 +103,8 @@ for (const kind of STORE_KINDS) {
         [[last, 'altered', last + 1, 'INC-42: summary edited by a DBA, original in the ticket']],
       )
       assert.equal('rows' in result && result.rows, await rowCount(ts.store))
+      // the HTTP schema (GET /v1/audit/verify) describes the result as it is
+      assert.equal(verifyResultSchema.safeParse(result).success, true, JSON.stringify(verifyResultSchema.safeParse(result).error))
       // a second acknowledgement of the same break is refused: verify names no break
       await assert.rejects(audit.acknowledge({ at: last, reason: 'again', actor: operator }), /no unacknowledged break \(verify: ok_with_acknowledged_breaks\)/)
     })
@@ -128,6 +131,8 @@ for (const kind of STORE_KINDS) {
       const again = broken(await audit.verify())
       assert.deepEqual([again.seq, again.problem], [first.seq, 'altered'])
       assert.match(again.message, /changed again since/)
+      const parsed = verifyResultSchema.safeParse(await audit.verify())
+      assert.equal(parsed.success, true, JSON.stringify(parsed.error))
     })
   })
 
@@ -188,6 +193,28 @@ for (const kind of STORE_KINDS) {
       // a row removed later, elsewhere, is a new gap
       await sql`delete from audit_events where seq = 3`.execute(ts.store.db)
       assert.deepEqual([broken(await audit.verify()).seq, broken(await audit.verify()).problem], [4, 'removed'])
+    } finally {
+      await ts.drop()
+    }
+  })
+}
+
+for (const kind of STORE_KINDS) {
+  test(`an acknowledged gap in the middle widened later is a new break (${kind})`, async () => {
+    const keyring: AuditKeyring = parseAuditKeys(K1, 'test')
+    const ts = await createTestStore(kind)
+    try {
+      const audit = createAuditLog({ store: ts.store, keyring, log: silent })
+      await appendSome(audit, 8, 'w')
+      await sql`delete from audit_events where seq in (4, 5)`.execute(ts.store.db)
+      const gap = broken(await audit.verify())
+      assert.deepEqual([gap.seq, gap.problem], [6, 'removed'])
+      await audit.acknowledge({ at: 6, reason: 'INC-70', actor: operator })
+      assert.equal((await audit.verify()).status, 'ok_with_acknowledged_breaks')
+      // row 3 removed too: the gap the acknowledgement recorded (after row 3) is not this one (after row 2)
+      await sql`delete from audit_events where seq = 3`.execute(ts.store.db)
+      const wider = broken(await audit.verify())
+      assert.deepEqual([wider.seq, wider.problem], [6, 'removed'])
     } finally {
       await ts.drop()
     }

@@ -73,6 +73,7 @@ export const acknowledgedBreakSchema = z
     message: z.string().describe('what verify said of it'),
     stored_hash: z.string().nullable().describe('the hash stored on the row at seq when acknowledged; null: no row was there'),
     row_digest: z.string().nullable().describe('sha256 of that row as stored: changed again since, it is a new break'),
+    prev_seq_found: z.number().int().nullable().describe('the row stored before it, as found: an acknowledged gap is that gap, never a wider one'),
     head_found: chainHeadSchema.nullable().describe('the chain head as found (null: missing)'),
     last_found: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
     reason: z.string(),
