@@ -71,6 +71,14 @@ export function parseAcknowledgement(row: AuditEventRow): AcknowledgedBreak | nu
   }
 }
 
+/**
+ * A row written past the head is `inserted` until an acknowledgement's append moves the head over it; from then on the
+ * walk calls the same row (bound by its digest) by what is wrong with it: not signed (`forged`) or not matching its hash.
+ */
+function sameProblem(acknowledged: string, found: string): boolean {
+  return acknowledged === found || (acknowledged === 'inserted' && (found === 'forged' || found === 'altered'))
+}
+
 /** Whether a break verify found is acknowledged: `passed`, `changed` (its row differs from the one acknowledged), or `none`. */
 export type AcknowledgementMatch = 'passed' | 'changed' | 'none'
 
@@ -101,7 +109,7 @@ export async function readAcknowledgements(db: Kysely<Database>, keyring: AuditK
   const all = [...bySeq.values()]
   return {
     async match(seq, problem, prevSeq = null) {
-      const named = all.filter((a) => a.seq === seq && a.problem === problem && a.acknowledged_at_seq >= seq && (problem !== 'removed' || a.prev_seq_found === prevSeq))
+      const named = all.filter((a) => a.seq === seq && sameProblem(a.problem, problem) && a.acknowledged_at_seq >= seq && (problem !== 'removed' || a.prev_seq_found === prevSeq))
       if (named.length === 0) return 'none'
       const stored = await db.selectFrom('audit_events').selectAll().where('seq', '=', seq).executeTakeFirst()
       const digest = rowDigest(stored)

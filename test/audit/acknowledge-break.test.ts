@@ -7,6 +7,7 @@ import {
   CHAIN_HEAD_KEY,
   assertChainKeyConfigured,
   createAuditLog,
+  hashAuditRow,
   parseAuditKeys,
   verifyAuditChain,
   verifyAuditExport,
@@ -16,6 +17,7 @@ import {
 } from '../../src/audit/index.js'
 import type { Actor } from '../../src/contract/index.js'
 import type { Store } from '../../src/store/index.js'
+import { storedRow } from '../../src/audit/chain.js'
 import { verifyResultSchema } from '../../src/api/routes/audit.js'
 import { serverEnvWith, startUntilListening } from '../operations/support/serve-process.js'
 import { createCliWorkspaceOn } from '../support/cli-config.js'
@@ -215,6 +217,29 @@ for (const kind of STORE_KINDS) {
       await sql`delete from audit_events where seq = 3`.execute(ts.store.db)
       const wider = broken(await audit.verify())
       assert.deepEqual([wider.seq, wider.problem], [6, 'removed'])
+    } finally {
+      await ts.drop()
+    }
+  })
+}
+
+for (const kind of STORE_KINDS) {
+  test(`a row inserted past the head, acknowledged, stays acknowledged once the head moves over it (${kind})`, async () => {
+    const keyring: AuditKeyring = parseAuditKeys(K1, 'test')
+    const ts = await createTestStore(kind)
+    try {
+      const audit = createAuditLog({ store: ts.store, keyring, log: silent })
+      await appendSome(audit, 4, 'i')
+      const last = await ts.store.db.selectFrom('audit_events').selectAll().where('seq', '=', 4).executeTakeFirstOrThrow()
+      const unhashed = { ...storedRow(last), seq: 5, prev_hash: last.hash, summary: '{"i":"slipped in"}' }
+      const { hash: _dropped, ...body } = unhashed
+      await ts.store.db.insertInto('audit_events').values({ ...body, hash: hashAuditRow(body) }).execute()
+      const inserted = broken(await audit.verify())
+      assert.deepEqual([inserted.seq, inserted.problem], [5, 'inserted'])
+      await audit.acknowledge({ at: 5, reason: 'INC-80', actor: operator })
+      const result = await audit.verify()
+      assert.equal(result.status, 'ok_with_acknowledged_breaks', JSON.stringify(result))
+      assert.deepEqual(result.acknowledged_breaks.map((b) => [b.seq, b.problem]), [[5, 'inserted']])
     } finally {
       await ts.drop()
     }
