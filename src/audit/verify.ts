@@ -113,6 +113,9 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   const again = (seq: number, match: string) => (match === 'changed' ? ` (row ${seq} also differs from the row acknowledged at that seq: it was changed again since)` : '')
   /** A row passed as an acknowledged break: the walk goes on from its stored hash, its own check skipped. */
   const pass = (row: AuditEventRow) => {
+    // the guarantee still says where signing began: a passed row that claims a key counts as signed where it stands
+    const claimed = signingKeyId(row.hash)
+    if (claimed !== null) signedFrom ??= row.seq
     expected = row.seq + 1
     prevHash = row.hash
     prevSeq = row.seq

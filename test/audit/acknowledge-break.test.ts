@@ -119,6 +119,9 @@ for (const kind of STORE_KINDS) {
       const after1 = broken(await audit.verify())
       assert.deepEqual([after1.seq, after1.problem], [later, 'altered'])
       // before it: a row the walk passes on the way to the acknowledged one
+      await alter(ts.store, 1, '{"i":"first"}')
+      await audit.acknowledge({ at: 1, reason: 'INC-41', actor: operator })
+      assert.deepEqual(broken(await audit.verify()).seq, later, 'the later break is still reported')
       await alter(ts.store, 2, '{"i":"earlier"}')
       assert.deepEqual(broken(await audit.verify()).seq, 2)
       await audit.acknowledge({ at: 2, reason: 'INC-43', actor: operator })
@@ -126,7 +129,9 @@ for (const kind of STORE_KINDS) {
       await audit.acknowledge({ at: later, reason: 'INC-44', actor: operator })
       const both = await audit.verify()
       assert.equal(both.status, 'ok_with_acknowledged_breaks')
-      assert.deepEqual(both.acknowledged_breaks.map((b) => b.seq).sort((a, b) => a - b), [2, first.seq, later])
+      assert.deepEqual(both.acknowledged_breaks.map((b) => b.seq).sort((a, b) => a - b), [1, 2, first.seq, later])
+      // an acknowledged first row does not turn the guarantee into `partly_signed` from row 2
+      assert.deepEqual(['guarantee' in both && both.guarantee, 'signed_from_seq' in both && both.signed_from_seq], ['signed', 1])
 
       // the acknowledged row changed again is a new break, said so
       await alter(ts.store, first.seq, '{"i":"forged twice"}')
