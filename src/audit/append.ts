@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows } from './head.js'
+import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -220,8 +220,28 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
   }
 }
 
+/** The chain's end as the appending transaction found it, under the chain's lock. */
+export interface ChainEndFound {
+  readonly head: ChainHead | null
+  readonly last: { readonly seq: number; readonly hash: string } | null
+}
+
+/** An acknowledgement row, built from the chain's end it is appended over (see acknowledge.ts). */
+export type AcknowledgementRow = (found: ChainEndFound) => NewRow
+
+/**
+ * Appends one signed acknowledgement row to a chain that appends otherwise refuse (a missing or unsigned head over
+ * signed rows, a signed head the key does not verify), and moves the head to it: the break it records was
+ * reported by `verify` with this key just before, and the row, signed, says so for good. Only the keyless refusal
+ * stays: an unsigned acknowledgement would be anyone's word.
+ */
+export async function appendAcknowledgement(store: Store, keyring: AuditKeyring, build: AcknowledgementRow): Promise<AuditEventRow> {
+  const [row] = await appendOnce(store, build, keyring)
+  return row!
+}
+
 /** One transaction that holds the chain's write lock: read the tip, insert the rows, move the head. */
-async function appendOnce(store: Store, rows: NewRow[], keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
+async function appendOnce(store: Store, rows: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
   const db = store.db
   if (store.dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
@@ -235,7 +255,7 @@ async function appendOnce(store: Store, rows: NewRow[], keyring: AuditKeyring | 
   return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring, 'sqlite'))
 }
 
-async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKeyring | null, dialect: 'sqlite' | 'postgres'): Promise<AuditEventRow[]> {
+async function writeRows(tx: Kysely<Database>, given: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null, dialect: 'sqlite' | 'postgres'): Promise<AuditEventRow[]> {
   const key = keyring?.current ?? null
   // The head and the last row in one statement (a round trip fewer on PostgreSQL). Continue from the head when it
   // is ahead of the last row: rows removed from the end stay a visible gap.
@@ -260,14 +280,16 @@ async function writeRows(tx: Kysely<Database>, rows: NewRow[], keyring: AuditKey
   // rows the chain's own key cannot verify, and verify would then call the older rows forged. Startup refuses such a
   // key (assertChainKeyConfigured); this catches every other writer (a reading command's own row, a refusal's row)
   // for one HMAC: the signed head must verify with the key of its id.
-  if (head && checkHead(head, keyring) === 'mismatch')
+  const acknowledging = typeof given === 'function'
+  if (!acknowledging && head && checkHead(head, keyring) === 'mismatch')
     throw new WarrantError(
       'conflict',
       `the audit chain's head (seq ${head.seq}) is signed with audit key "${head.key_id}", and the configured key of that id does not verify it: the key was replaced or the head altered. Nothing was appended; restore the key that signed the chain, then run \`warrant audit verify\``,
       { key_id: head.key_id, seq: head.seq },
     )
-  const headless = unsignedHeadOverSignedRows(head, last)
+  const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
   if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
+  const rows = acknowledging ? [given({ head, last: last ?? null })] : given
   let seq = tip.seq
   let prev = tip.hash
   const written = rows.map((row): AuditEventRow => {

@@ -8,6 +8,8 @@ import { recordsChanged, whoAsked, type RecordsChanged, type RecordsChangedOptio
 import { queryAuditLog, type AuditPage, type AuditQuery } from './query.js'
 import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
 import { signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
+import { acknowledgeBreak, type AcknowledgeRequest } from './acknowledge.js'
+import type { AcknowledgedBreak } from './acknowledged-breaks.js'
 import { readChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import { WarrantError, type Actor } from '../contract/index.js'
@@ -48,6 +50,11 @@ export interface AuditLog {
    * as a checkpoint to keep outside the store. Refused without a key: an unsigned checkpoint proves nothing.
    */
   checkpoint(actor: Actor | null): Promise<AuditCheckpoint>
+  /**
+   * Acknowledge the chain's first bad row, as `verify` names it, so the gateway can serve again: a signed row records
+   * the break for good (see acknowledge.ts). Refused without a key, a reason, a break, or at another seq.
+   */
+  acknowledge(request: AcknowledgeRequest): Promise<AcknowledgedBreak>
   /** whether rows are signed, and with which key */
   readonly keyId: string | null
   query(filter?: AuditQuery): Promise<AuditPage>
@@ -104,6 +111,10 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       const head = await readChainHead(db)
       if (!head) throw new WarrantError('internal', 'the audit chain has no head after an append')
       return signCheckpoint(head, now(), keyring.current)
+    },
+    async acknowledge(request) {
+      await queue.flush()
+      return acknowledgeBreak(store, keyring, () => verifyAuditChain(db, { keyring }), now, request)
     },
     recordCall,
     callRecorder(context = {}) {

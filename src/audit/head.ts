@@ -48,7 +48,7 @@ export function chainTip(head: ChainHead | null, last: { seq: number; hash: stri
  */
 export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: number; hash: string } | undefined): string | null {
   if (!last || signingKeyId(last.hash) === null || (head !== null && head.mac !== undefined && head.key_id !== undefined)) return null
-  return `the store's audit chain is signed up to row ${last.seq}, but its head is ${head === null ? 'missing' : 'not signed'}: every signed append writes a signed head, so it was removed or replaced by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store`
+  return `the store's audit chain is signed up to row ${last.seq}, but its head is ${head === null ? 'missing' : 'not signed'}: every signed append writes a signed head, so it was removed or replaced by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {

@@ -46,7 +46,7 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
   let batch: AuditEventRow[] = []
   const next = () => (prevSeq ?? AUDIT_FIRST_SEQ - 1) + 1
   const bad = (seq: number, problem: 'altered' | 'removed' | 'reordered' | 'inserted', message: string, line: string | null): ExportVerifyResult => ({
-    result: { ok: false, first_bad_seq: seq, problem, message, rows_checked: rows },
+    result: { ok: false, status: 'broken', first_bad_seq: seq, problem, message, rows_checked: rows, acknowledged_breaks: [] },
     bad_line: line,
   })
   const flush = async () => {
@@ -94,9 +94,9 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
 
   if (end.head) await writeChainHead(scratch.db, end.head)
   const result = await verifyAuditChain(scratch.db, options)
-  if (result.ok && result.rows !== end.rows)
+  if (result.status !== 'broken' && result.rows !== end.rows)
     return bad(next(), result.rows < end.rows ? 'removed' : 'inserted', `${origin} holds ${result.rows} rows, but its end line says ${end.rows} were exported`, null)
-  if (result.ok) return { result, bad_line: null }
+  if (result.status !== 'broken') return { result, bad_line: null }
   const row = await scratch.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
   return { result, bad_line: row ? JSON.stringify(row) : null }
 }

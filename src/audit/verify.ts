@@ -4,6 +4,7 @@ import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, signingKeyId } from 
 import { checkCheckpoint, type AuditCheckpoint } from './checkpoint.js'
 import { checkHead, readChainHead, type ChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
+import { ACKNOWLEDGE_ACTION, readAcknowledgements, type AcknowledgedBreak } from './acknowledged-breaks.js'
 
 /**
  * What was wrong with the first bad row. Beyond the four of a plain hash chain: `forged` (a row or head
@@ -28,32 +29,42 @@ export interface VerifyOptions {
   readonly checkpoint?: AuditCheckpoint
 }
 
+/** What an intact walk found: the chain from its first row to its head, every row checked. */
+export interface IntactChain {
+  /** rows checked */
+  readonly rows: number
+  /** the last row's seq and hash (null for an empty log): note them elsewhere to detect a later rewrite */
+  readonly last_seq: number | null
+  readonly last_hash: string | null
+  readonly guarantee: ChainGuarantee
+  /** the first signed row (null when none is) */
+  readonly signed_from_seq: number | null
+  /** the keys rows were signed with */
+  readonly key_ids: string[]
+  /** the checkpoint checked, when one was given */
+  readonly checkpoint: { readonly seq: number; readonly hash: string } | null
+  /** what this result proves, and what it does not, in one sentence */
+  readonly statement: string
+}
+
+/**
+ * `status` says it all: `ok` (intact, nothing ever broken), `ok_with_acknowledged_breaks` (every row verifies but
+ * the breaks an operator acknowledged, listed: `ok` is false, for good), `broken` (the first bad row no
+ * acknowledgement covers; the acknowledged breaks the walk passed before it are listed too).
+ */
 export type VerifyResult =
-  | {
-      readonly ok: true
-      /** rows checked */
-      readonly rows: number
-      /** the last row's seq and hash (null for an empty log): note them elsewhere to detect a later rewrite */
-      readonly last_seq: number | null
-      readonly last_hash: string | null
-      readonly guarantee: ChainGuarantee
-      /** the first signed row (null when none is) */
-      readonly signed_from_seq: number | null
-      /** the keys rows were signed with */
-      readonly key_ids: string[]
-      /** the checkpoint checked, when one was given */
-      readonly checkpoint: { readonly seq: number; readonly hash: string } | null
-      /** what this result proves, and what it does not, in one sentence */
-      readonly statement: string
-    }
+  | ({ readonly ok: true; readonly status: 'ok'; readonly acknowledged_breaks: AcknowledgedBreak[] } & IntactChain)
+  | ({ readonly ok: false; readonly status: 'ok_with_acknowledged_breaks'; readonly acknowledged_breaks: AcknowledgedBreak[] } & IntactChain)
   | {
       readonly ok: false
+      readonly status: 'broken'
       /** the first row of the chain that is wrong (see {@link verifyAuditChain} for which row each problem names) */
       readonly first_bad_seq: number
       readonly problem: ChainProblem
       readonly message: string
       /** rows found good before it */
       readonly rows_checked: number
+      readonly acknowledged_breaks: AcknowledgedBreak[]
     }
 
 export const VERIFY_PAGE_SIZE = 1000
@@ -93,7 +104,24 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   let prevSeq: number | null = null
   let after: number | null = null
   let rows = 0
-  const bad = (first_bad_seq: number, problem: ChainProblem, message: string): VerifyResult => ({ ok: false, first_bad_seq, problem, message, rows_checked: rows })
+  const acks = await readAcknowledgements(db, keyring)
+  const acknowledged: AcknowledgedBreak[] = []
+  /** the row after an acknowledged break: its link to the broken row is not checked (its own hash is) */
+  let relink = false
+  const bad = (first_bad_seq: number, problem: ChainProblem, message: string): VerifyResult => ({ ok: false, status: 'broken', first_bad_seq, problem, message, rows_checked: rows, acknowledged_breaks: acknowledged })
+  /** A break at a row an acknowledgement named, whose row has changed since, is said to be a new one. */
+  const again = (seq: number, match: string) => (match === 'changed' ? ` (row ${seq} also differs from the row acknowledged at that seq: it was changed again since)` : '')
+  /** A row passed as an acknowledged break: the walk goes on from its stored hash, its own check skipped. */
+  const pass = (row: AuditEventRow) => {
+    // the guarantee still says where signing began: a passed row that claims a key counts as signed where it stands
+    const claimed = signingKeyId(row.hash)
+    if (claimed !== null) signedFrom ??= row.seq
+    expected = row.seq + 1
+    prevHash = row.hash
+    prevSeq = row.seq
+    rows += 1
+    relink = true
+  }
 
   if (checkpoint) {
     const state = checkCheckpoint(checkpoint, keyring)
@@ -130,8 +158,13 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         if (moved) return bad(expected, 'altered', `row ${expected} was renumbered to ${moved.seq}: its content matches its hash only as seq ${expected}`)
         if (await beyondHead(row.seq)) return bad(row.seq, 'inserted', `row ${row.seq} is past the chain head (seq ${head?.seq}) and the rows before it are missing: it was not written by the audit log`)
         const missing = row.seq - 1 === expected ? `row ${expected} is` : `rows ${expected}..${row.seq - 1} are`
-        return bad(row.seq, 'removed', `${missing} missing: row ${row.seq} follows row ${prevSeq ?? '(genesis)'}${row.prev_hash === prevHash ? '' : ' and does not link to it'}`)
+        // rows cut from the end are acknowledged at the first missing seq, a gap at the row after it
+        if ((await acks.match(expected, 'removed', prevSeq)) !== 'passed' && (await acks.match(row.seq, 'removed', prevSeq)) !== 'passed')
+          return bad(row.seq, 'removed', `${missing} missing: row ${row.seq} follows row ${prevSeq ?? '(genesis)'}${row.prev_hash === prevHash ? '' : ' and does not link to it'}`)
+        relink = true
       }
+      const linkFree = relink
+      relink = false
 
       if (await beyondHead(row.seq)) return bad(row.seq, 'inserted', `row ${row.seq} is past the chain head (seq ${head?.seq}) recorded by the last append: it was not written by the audit log`)
 
@@ -139,7 +172,12 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         return bad(row.seq, 'unverifiable', `row ${row.seq} is signed with key "${signingKeyId(row.hash)}", which is not configured here: its content cannot be checked`)
       if (!selfOk) {
         const home = await homeOf(db, row, head, keyring)
-        if (home !== null && home !== row.seq) return bad(row.seq, 'reordered', `row ${row.seq} holds the content written as row ${home}`)
+        if (home !== null && home !== row.seq) {
+          const match = await acks.match(row.seq, 'reordered')
+          if (match !== 'passed') return bad(row.seq, 'reordered', `row ${row.seq} holds the content written as row ${home}${again(row.seq, match)}`)
+          pass(row)
+          continue
+        }
         const claimed = signingKeyId(row.hash)
         if (claimed !== null && !keyIds.has(claimed) && (await keyVerifiesNothing(db, row.seq, claimed, head, keyring)))
           return bad(
@@ -147,26 +185,35 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
             'unverifiable',
             `row ${row.seq} does not verify with the configured audit key "${claimed}", and neither does anything else signed with "${claimed}" (the signed chain head, the later rows): either the configured "${claimed}" is not the key that signed this chain (a key file written anew, another secret under the same id) or the chain was rewritten. Verify with the key that signed it; if that is this key, the rows were altered`,
           )
-        return bad(row.seq, 'altered', `row ${row.seq} does not match its hash: a column was changed after it was written`)
+        const match = await acks.match(row.seq, 'altered')
+        if (match !== 'passed') return bad(row.seq, 'altered', `row ${row.seq} does not match its hash: a column was changed after it was written${again(row.seq, match)}`)
+        pass(row)
+        continue
       }
 
-      if (row.prev_hash !== prevHash) {
+      if (!linkFree && row.prev_hash !== prevHash) {
         const suspect = prevSeq ?? row.seq
-        return bad(
-          suspect,
-          'altered',
-          prevSeq === null
-            ? `row ${row.seq} does not start from the genesis hash: it was rewritten with a recomputed hash`
-            : `row ${row.seq} does not link to row ${prevSeq}: row ${prevSeq} (or ${row.seq}) was rewritten with a recomputed hash`,
-        )
+        const match = await acks.match(suspect, 'altered')
+        if (match !== 'passed')
+          return bad(
+            suspect,
+            'altered',
+            (prevSeq === null
+              ? `row ${row.seq} does not start from the genesis hash: it was rewritten with a recomputed hash`
+              : `row ${row.seq} does not link to row ${prevSeq}: row ${prevSeq} (or ${row.seq}) was rewritten with a recomputed hash`) + again(suspect, match),
+          )
       }
 
       const keyId = signingKeyId(row.hash)
       if (keyId !== null) {
         signedFrom ??= row.seq
         keyIds.add(keyId)
-      } else if (signedFrom !== null)
-        return bad(row.seq, 'forged', `row ${row.seq} is not signed though row ${signedFrom} and later ones are: it was written by someone without the audit key`)
+      } else if (signedFrom !== null) {
+        const match = await acks.match(row.seq, 'forged')
+        if (match !== 'passed') return bad(row.seq, 'forged', `row ${row.seq} is not signed though row ${signedFrom} and later ones are: it was written by someone without the audit key${again(row.seq, match)}`)
+        pass(row)
+        continue
+      }
       if (checkpoint && row.seq === checkpoint.seq && row.hash !== checkpoint.hash)
         return bad(row.seq, 'altered', `row ${row.seq} is not the row the checkpoint of ${checkpoint.at} names: the chain was rewritten since`)
 
@@ -174,6 +221,8 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       prevHash = row.hash
       prevSeq = row.seq
       rows += 1
+      const acknowledgement = row.action === ACKNOWLEDGE_ACTION ? acks.at(row.seq) : undefined
+      if (acknowledgement) acknowledged.push(acknowledgement)
     }
 
     options.onProgress?.({ rows, head_seq: head?.seq ?? null })
@@ -186,7 +235,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         return bad(AUDIT_FIRST_SEQ, 'removed', `the log is empty, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: every row and the chain head were removed`)
       // Nothing signed is left to check, so nothing tells a log never written from one wiped with its head.
       if (rows === 0)
-        return { ok: true, rows: 0, last_seq: null, last_hash: null, guarantee: 'unsigned', signed_from_seq: null, key_ids: [], checkpoint: null, statement: `the log is empty${keyring ? '; an empty log carries no signature, so only a checkpoint kept outside the store can show that rows were removed' : ''}` }
+        return { ok: true, status: 'ok', acknowledged_breaks: [], rows: 0, last_seq: null, last_hash: null, guarantee: 'unsigned', signed_from_seq: null, key_ids: [], checkpoint: null, statement: `the log is empty${keyring ? '; an empty log carries no signature, so only a checkpoint kept outside the store can show that rows were removed' : ''}` }
       return bad(lastSeq + 1, 'removed', `the chain head is missing, so the end of the log cannot be confirmed: rows after ${lastSeq} may have been removed`)
     }
     if (head.seq > lastSeq) {
@@ -210,8 +259,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         `an audit key is configured but no row is signed with it: either nothing was appended since the key was configured (any new request signs the chain from there on), or the chain was rewritten by someone without the key`,
       )
     const guarantee: ChainGuarantee = signedFrom === null ? 'unsigned' : signedFrom === AUDIT_FIRST_SEQ ? 'signed' : 'partly_signed'
-    return {
-      ok: true,
+    const intact: IntactChain = {
       rows,
       last_seq: prevSeq,
       last_hash: prevSeq === null ? null : prevHash,
@@ -221,6 +269,8 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       checkpoint: checkpoint ? { seq: checkpoint.seq, hash: checkpoint.hash } : null,
       statement: statementFor(guarantee, signedFrom, checkpoint),
     }
+    // an acknowledged break is never `ok` again: the rows around it verify, the break stays said
+    return acknowledged.length === 0 ? { ok: true, status: 'ok', acknowledged_breaks: [], ...intact } : { ok: false, status: 'ok_with_acknowledged_breaks', acknowledged_breaks: acknowledged, ...intact }
   }
 }
 

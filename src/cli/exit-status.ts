@@ -15,4 +15,6 @@ export const EXIT = {
   upstream: 4,
   /** The answer is incomplete: a partial search or selection, a plan on one (never approvable), one page of several, or an operation still running when the wait ended. */
   incomplete: 5,
+  /** `audit verify`: every row verifies but breaks an operator acknowledged (`warrant audit acknowledge`), each listed. Never 0 again for that chain. */
+  acknowledged: 6,
 } as const

@@ -51,7 +51,7 @@ export function observeAudit(audit: AuditLog, telemetry: Telemetry): AuditLog {
     verify: async (options) => {
       try {
         const result = await audit.verify(options)
-        telemetry.add('warrant_audit_verify_total', { result: result.ok ? 'ok' : 'broken' })
+        telemetry.add('warrant_audit_verify_total', { result: result.status === 'ok_with_acknowledged_breaks' ? 'acknowledged' : result.status })
         return result
       } catch (error) {
         telemetry.add('warrant_audit_verify_total', { result: 'error' })

@@ -32,8 +32,8 @@ for (const kind of STORE_KINDS) {
 
         const withCheckpoint = await verifyAuditChain(ts.store.db, { keyring, checkpoint })
         assert.equal(withCheckpoint.ok, false, `a checkpoint naming row ${checkpoint.seq} verified against an empty log: ${JSON.stringify(withCheckpoint)}`)
-        assert.deepEqual([!withCheckpoint.ok && withCheckpoint.problem, !withCheckpoint.ok && withCheckpoint.first_bad_seq], ['removed', 1])
-        assert.match(!withCheckpoint.ok ? withCheckpoint.message : '', /the log is empty, but the checkpoint .* names row \d+/)
+        assert.deepEqual([withCheckpoint.status === 'broken' && withCheckpoint.problem, withCheckpoint.status === 'broken' && withCheckpoint.first_bad_seq], ['removed', 1])
+        assert.match(withCheckpoint.status === 'broken' ? withCheckpoint.message : '', /the log is empty, but the checkpoint .* names row \d+/)
       } finally {
         await ts.drop()
       }

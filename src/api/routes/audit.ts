@@ -64,25 +64,54 @@ export const auditPageSchema = z.object({
   next_cursor: z.number().int().nullable().describe('pass as `cursor` for the next page; null on the last page'),
 })
 
+const chainHeadSchema = z.object({ seq: z.number().int(), hash: z.string(), key_id: z.string().optional(), mac: z.string().optional() })
+
+export const acknowledgedBreakSchema = z
+  .object({
+    seq: z.number().int().describe('the first bad seq verify reported'),
+    problem: z.enum(CHAIN_PROBLEMS),
+    message: z.string().describe('what verify said of it'),
+    stored_hash: z.string().nullable().describe('the hash stored on the row at seq when acknowledged; null: no row was there'),
+    row_digest: z.string().nullable().describe('sha256 of that row as stored: changed again since, it is a new break'),
+    prev_seq_found: z.number().int().nullable().describe('the row stored before it, as found: an acknowledged gap is that gap, never a wider one'),
+    head_found: chainHeadSchema.nullable().describe('the chain head as found (null: missing)'),
+    last_found: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+    reason: z.string(),
+    acknowledged_at_seq: z.number().int().describe('the signed acknowledgement row'),
+    at: z.string(),
+    principal: z.string().nullable(),
+    by: z.string().nullable(),
+  })
+  .meta({ id: 'AuditAcknowledgedBreak' })
+
+const intactChain = {
+  rows: z.number().int(),
+  last_seq: z.number().int().nullable(),
+  last_hash: z.string().nullable(),
+  guarantee: z.enum(['signed', 'partly_signed', 'unsigned']).describe('signed: every row carries an HMAC of a key kept outside the store; unsigned: only accidental or partial tampering is detected'),
+  signed_from_seq: z.number().int().nullable(),
+  key_ids: z.array(z.string()),
+  checkpoint: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+  statement: z.string().describe('what this result proves and what it does not'),
+}
+
 export const verifyResultSchema = z
-  .discriminatedUnion('ok', [
+  .discriminatedUnion('status', [
+    z.object({ ok: z.literal(true), status: z.literal('ok'), acknowledged_breaks: z.array(acknowledgedBreakSchema).describe('always empty'), ...intactChain }),
     z.object({
-      ok: z.literal(true),
-      rows: z.number().int(),
-      last_seq: z.number().int().nullable(),
-      last_hash: z.string().nullable(),
-      guarantee: z.enum(['signed', 'partly_signed', 'unsigned']).describe('signed: every row carries an HMAC of a key kept outside the store; unsigned: only accidental or partial tampering is detected'),
-      signed_from_seq: z.number().int().nullable(),
-      key_ids: z.array(z.string()),
-      checkpoint: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
-      statement: z.string().describe('what this result proves and what it does not'),
+      ok: z.literal(false),
+      status: z.literal('ok_with_acknowledged_breaks').describe('every row verifies but the breaks an operator acknowledged: never `ok` again for this store'),
+      acknowledged_breaks: z.array(acknowledgedBreakSchema),
+      ...intactChain,
     }),
     z.object({
       ok: z.literal(false),
+      status: z.literal('broken'),
       first_bad_seq: z.number().int(),
       problem: z.enum(CHAIN_PROBLEMS),
       message: z.string(),
       rows_checked: z.number().int(),
+      acknowledged_breaks: z.array(acknowledgedBreakSchema).describe('acknowledged breaks the walk passed before the first bad row'),
     }),
   ])
   .meta({ id: 'AuditVerifyResult' })

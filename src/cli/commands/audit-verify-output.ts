@@ -4,18 +4,24 @@ import { loadAuditKeyring, verifyAuditExport, type AuditCheckpoint, type AuditKe
 import { loadConfigFile } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import { resolveConfigPath } from '../config-path.js'
+import { EXIT } from '../exit-status.js'
+import { cellText as cell } from '../table-cell.js'
 
 /**
  * Prints a verification's result (the store's or an export's) and refuses a broken chain: exit 3, naming the
  * first bad row, the row itself printed first (`badRow`: the line saying it, as stored or as the file holds it).
+ * A chain that verifies only with acknowledged breaks exits 6, each break listed: never 0 again for that store.
  */
 export function reportVerifyResult(result: VerifyResult, flags: { readonly json?: boolean }, badRow: () => string, hint = ''): void {
   if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-  if (result.ok) {
+  if (result.status !== 'broken') {
     if (!flags.json) {
-      process.stdout.write(`audit log intact: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
+      const intact = result.status === 'ok' ? 'audit log intact' : `audit log verifies only with ${result.acknowledged_breaks.length} acknowledged break${result.acknowledged_breaks.length === 1 ? '' : 's'}`
+      process.stdout.write(`${intact}: ${result.rows} rows${result.last_seq === null ? '' : `, last seq ${result.last_seq} (${result.last_hash})`}\n`)
+      for (const line of acknowledgedLines(result)) process.stdout.write(`${line}\n`)
       process.stdout.write(`guarantee: ${result.guarantee}${result.key_ids.length > 0 ? ` (key ${result.key_ids.join(', ')})` : ''}${result.checkpoint ? `; checkpoint at seq ${result.checkpoint.seq} holds` : ''}\n${result.statement}\n`)
     }
+    if (result.status === 'ok_with_acknowledged_breaks') process.exitCode = EXIT.acknowledged
     return
   }
   if (!flags.json) {
@@ -23,8 +29,17 @@ export function reportVerifyResult(result: VerifyResult, flags: { readonly json?
     if (result.problem === 'unverifiable' && hint) process.stdout.write(`${hint}\n`)
     process.stdout.write(`${badRow()}\n`)
     process.stdout.write(`${result.rows_checked} rows before it verified\n`)
+    for (const line of acknowledgedLines(result)) process.stdout.write(`${line}\n`)
   }
   throw new WarrantError('conflict', `audit chain broken at seq ${result.first_bad_seq}: ${result.problem}`, result)
+}
+
+/** One line per acknowledged break: where, what, when acknowledged, by whom and why (text from people: escaped). */
+function acknowledgedLines(result: VerifyResult): string[] {
+  return result.acknowledged_breaks.map(
+    (b) =>
+      `acknowledged break at seq ${b.seq} (${b.problem}): ${cell(b.message)}; acknowledged at seq ${b.acknowledged_at_seq} on ${b.at} by ${cell(b.by ?? b.principal ?? '-')}: "${cell(b.reason)}"`,
+  )
 }
 
 /**

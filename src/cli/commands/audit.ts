@@ -15,15 +15,15 @@ import { cellText as cell } from '../table-cell.js'
 const PAGE = 500
 
 /**
- * `warrant audit verify | export | query`. A broken chain is a refusal (exit 3) whose message names the
- * first bad row; the row itself is printed first.
+ * `warrant audit verify | acknowledge | checkpoint | export | query`. A broken chain is a refusal (exit 3) whose
+ * message names the first bad row; the row itself is printed first. One whose breaks are all acknowledged exits 6.
  */
 export function registerAudit(program: Command): void {
   const audit = program.command('audit').description('the audit log: verify its hash chain, export it, answer incident questions')
 
   audit
     .command('verify')
-    .description('recompute the hash chain; exits 0 when intact, 3 naming the first bad row when not')
+    .description('recompute the hash chain; exits 0 when intact, 6 when intact but for acknowledged breaks (listed), 3 naming the first bad row when not')
     .option('-c, --config <file>', 'config file')
     .option('--checkpoint <file>', 'a checkpoint exported by `warrant audit checkpoint`: the chain must still hold it')
     .option('--file <export>', 'verify a file written by `warrant audit export` instead of the store (the key: --config\'s audit.key, else WARRANT_AUDIT_KEY)')
@@ -41,8 +41,34 @@ export function registerAudit(program: Command): void {
         const result = await log
           .verify({ ...(checkpoint ? { checkpoint } : {}), onProgress: (p) => progress.update(`verifying the audit chain: ${thousands(p.rows)}${p.head_seq === null ? '' : ` of ~${thousands(p.head_seq)}`} rows · ${duration(Date.now() - started)}`) })
           .finally(() => progress.done())
-        const row = result.ok ? undefined : await gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
-        reportVerifyResult(result, flags, () => (row ? `row ${row.seq} as stored: ${JSON.stringify(row)}` : `no row is stored at seq ${result.ok ? '' : result.first_bad_seq}`))
+        const badSeq = result.status === 'broken' ? result.first_bad_seq : null
+        const row = badSeq === null ? undefined : await gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '=', badSeq).executeTakeFirst()
+        reportVerifyResult(result, flags, () => (row ? `row ${row.seq} as stored: ${JSON.stringify(row)}` : `no row is stored at seq ${badSeq}`))
+      } finally {
+        await gateway.close()
+      }
+    })
+
+  audit
+    .command('acknowledge')
+    .description('record the first break `audit verify` reports in a signed row, so serve and writing commands start again; verify keeps reporting it (exit 6)')
+    .requiredOption('--at <seq>', 'the first bad seq, exactly as `warrant audit verify` reports it')
+    .requiredOption('--reason <text>', 'what happened and why the gateway may serve again (kept in the signed row)')
+    .option('-c, --config <file>', 'config file')
+    .option('--json', 'print the acknowledgement as JSON')
+    .action(async (flags: { config?: string; at: string; reason: string; json?: boolean }) => {
+      const at = /^\d+$/.test(flags.at) ? Number(flags.at) : NaN
+      if (!Number.isSafeInteger(at) || at < 1) throw new WarrantError('invalid_request', `--at must be a row's seq (a whole number from 1), got "${flags.at}"`, { at: flags.at })
+      // read-only: the start refusals (a cut end, an altered last row) are what this command answers; it checks the
+      // key and the break itself before it appends
+      const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
+      try {
+        const acknowledged = await gateway.audit.acknowledge({ at, reason: flags.reason, actor: await cliActor(gateway, undefined) })
+        if (flags.json) process.stdout.write(`${JSON.stringify(acknowledged, null, 2)}\n`)
+        else
+          process.stdout.write(
+            `break at seq ${acknowledged.seq} (${acknowledged.problem}) acknowledged at seq ${acknowledged.acknowledged_at_seq}: the chain continues from there. \`warrant audit verify\` reports it from now on (exit 6) and still names any later break\n`,
+          )
       } finally {
         await gateway.close()
       }
