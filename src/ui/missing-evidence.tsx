@@ -24,7 +24,7 @@ function Reason(props: { reason: IncompleteReason }) {
 
 /**
  * Question 5: what is missing. When the inventory was incomplete: the reasons (words and codes), what was
- * returned, and the choices (retry with a longer deadline, restrict to the returned ids, abandon).
+ * returned, and the choices (retry, worded by what stopped the walk; restrict to the returned ids, abandon).
  */
 export function MissingSection(props: { selection: SelectionView; viewer: Viewer; planId?: string | null; id?: string; heading?: string; extra?: Child }) {
   const s = props.selection
@@ -61,6 +61,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
       </section>
     )
   const hidden = props.planId ? <input type="hidden" name="plan_id" value={props.planId} /> : null
+  const advice = retryAdvice(s.incomplete_reasons)
   return (
     <section aria-labelledby={id} data-testid="missing">
       <h2 id={id}>{props.heading ?? '5. What is missing'}</h2>
@@ -89,9 +90,9 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
       <h3>Your choices</h3>
       <div class="choices" data-testid="recovery-choices">
         <form class="choice" method="post" action={paths.retry(s.selection_id)}>
-          <h4>Retry with a longer deadline</h4>
+          <h4>{advice.title}</h4>
           <p class="small">
-            Walks the whole inventory again, from the start, as a new selection with a new digest (the data may have moved since).
+            {advice.why ? `${advice.why} ` : ''}Walks the whole inventory again, from the start, as a new selection with a new digest (the data may have moved since).
             {props.planId ? ' The same action is proposed on it, with you as its proposer: another reviewer must approve it.' : ''}
           </p>
           <CsrfField viewer={props.viewer} />
@@ -138,6 +139,28 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
       {props.extra}
     </section>
   )
+}
+
+/**
+ * What walking again can mend, from why the walk stopped: its own budget (a longer deadline helps; a retry walks
+ * without page or item budgets), a source that did not answer (only walking once it is back helps, never a longer
+ * deadline), a source that failed for good (neither helps until it is fixed). Never advice that cannot help.
+ */
+export function retryAdvice(reasons: readonly IncompleteReason[]): { readonly title: string; readonly why: string | null } {
+  const budget = reasons.some((r) => r.code === 'CLIENT_LIMIT_REACHED' || r.limit?.name === 'deadline_ms')
+  const down = reasons.filter((r) => r.code === 'RATE_LIMITED' || (r.code === 'SOURCE_UNAVAILABLE' && r.retry_after_seconds !== undefined))
+  const failed = reasons.some((r) => r.code === 'SOURCE_UNAVAILABLE' && r.retry_after_seconds === undefined)
+  const seconds = Math.max(...down.map((r) => r.retry_after_seconds ?? 0))
+  const back = `a source did not answer: walking again helps once the source is back${seconds > 0 ? `, after ${seconds} s at the earliest` : ''}, and a longer deadline alone does not`
+  const broken = 'a source failed in a way walking again does not mend (see why above): retry once that is fixed'
+  const said = [budget ? "the walk's own budget stopped it: a longer deadline helps" : null, down.length > 0 ? back : null, failed ? broken : null].filter((x) => x !== null)
+  const why = said.length > 0 ? sentence(said.join('; ')) : "Nothing above says this walk's own deadline stopped it, so a longer one may not help (see why above)."
+  if (budget && down.length > 0) return { title: 'Retry with a longer deadline, once the source is back', why }
+  if (budget && !failed) return { title: 'Retry with a longer deadline', why: null }
+  if (budget) return { title: 'Retry with a longer deadline, once the failed source is fixed', why }
+  if (down.length > 0) return { title: 'Retry once the source is back', why }
+  if (failed) return { title: 'Retry once the failed source is fixed', why }
+  return { title: 'Walk the inventory again', why }
 }
 
 /** A service message as a sentence: capitalised, ending with a full stop. */
