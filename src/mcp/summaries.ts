@@ -18,9 +18,28 @@ export function completenessLabel(value: Completeness): string {
   return `INCOMPLETE (${reasons.join('; ') || 'no reason given'})`
 }
 
+/**
+ * With no continuation, what could still help, by the reasons: a narrower request only for a limit; a wait for a
+ * source that named one; a new search for a walk that cannot go on; a fix (upstream, credential, config) for a
+ * failure no request mends. Never "narrow the request" where narrowing cannot help.
+ */
+function noContinuationHint(reasons: readonly IncompleteReason[]): string {
+  const has = (...codes: string[]) => reasons.some((r) => codes.includes(r.code))
+  const waits = reasons.filter((r) => (r.code === 'SOURCE_UNAVAILABLE' || r.code === 'RATE_LIMITED') && r.retry_after_seconds !== undefined)
+  const clauses = [
+    has('RESULT_LIMIT_REACHED', 'CLIENT_LIMIT_REACHED', 'TIME_BUDGET_EXCEEDED', 'MORE_PAGES_AVAILABLE') ? 'a narrower request may stay within the limit' : null,
+    waits.length > 0 ? `a new search from the start after ${Math.max(...waits.map((r) => r.retry_after_seconds!))}s may read the source that did not answer` : null,
+    has('CURSOR_EXPIRED', 'SNAPSHOT_INVALIDATED') ? 'a new search from the start may finish' : null,
+    reasons.some((r) => r.code === 'SOURCE_UNAVAILABLE' && r.retry_after_seconds === undefined) ? 'a source failed in a way no request mends, narrower or not, until what its reason names is fixed' : null,
+    has('VISIBILITY_RESTRICTED') ? 'part of the scope is closed to this credential: no narrower request reaches it, only a credential that may read it' : null,
+    has('SHAPE_MISMATCH') ? 'records did not fit the declared fields: the config must be fixed (see the reason), a narrower request does not help' : null,
+  ].filter((c) => c !== null)
+  return `no continuation is available: do not invent one; ${clauses.length > 0 ? `${clauses.join('; ')}; otherwise ` : ''}report the result as partial`
+}
+
 /** What the agent can do to finish, in one clause: the continuation as given, never an invented one. */
-export function continuationHint(continuation: Continuation | null | undefined): string {
-  if (!continuation) return 'no continuation is available: do not invent one; narrow the request or report the result as partial'
+export function continuationHint(continuation: Continuation | null | undefined, reasons: readonly IncompleteReason[] = []): string {
+  if (!continuation) return noContinuationHint(reasons)
   switch (continuation.kind) {
     case 'next_cursor':
       return 'continue with the cursor in structuredContent.continuation, passed back unchanged as `cursor`'
@@ -51,7 +70,7 @@ export function collectionSummary(value: Completeness, returned: number, where: 
     const label = completenessLabel(value)
     const part = `this call returned ${plural(returned, noun)}; the whole walk has returned ${plural(walkReturned, noun)} from ${where}`
     if (value.complete) return `${label}: ${part}, and the whole scope was examined${walkReturned === 0 ? ', so it proves there are none' : ''}.${warningsClause(value.warnings)}`
-    return `${label}: ${part}, more may exist; ${continuationHint(value.continuation)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
+    return `${label}: ${part}, more may exist; ${continuationHint(value.continuation, value.incomplete_reasons)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
   }
   const label = completenessLabel(value)
   if (value.complete) {
@@ -59,7 +78,7 @@ export function collectionSummary(value: Completeness, returned: number, where: 
     return `${label}: ${plural(returned, noun)} in ${where}; ${proof}.${warningsClause(value.warnings)}`
   }
   const proof = returned === 0 ? 'this empty result does NOT prove there are none' : 'more may exist'
-  return `${label}: ${plural(returned, noun)} returned from ${where}, ${proof}; ${continuationHint(value.continuation)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
+  return `${label}: ${plural(returned, noun)} returned from ${where}, ${proof}; ${continuationHint(value.continuation, value.incomplete_reasons)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
 }
 
 export { plural }
