@@ -47,6 +47,11 @@ export interface SearchOptions {
    * The gateway passes `execution.max_retry_after_seconds`.
    */
   readonly maxRetryAfterSeconds?: number
+  /**
+   * `false`: the caller never continues this walk with its cursor (a selection is created again, never continued),
+   * so the reasons say what a new walk needs, not "the cursor resumes it". Default `true` (a search).
+   */
+  readonly resumable?: boolean
 }
 
 /** A record as the walk returns it: the connector's record plus the source it came from (ids are per source). */

@@ -15,7 +15,7 @@ import type { Failure, MutableProgress, Stop } from './walk-state.js'
 /** Everything a walk leaves behind once its read session is closed. */
 export interface FinishedWalk {
   readonly connector: Pick<Connector, 'sources' | 'ordering'>
-  readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec'>
+  readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec' | 'resumable'>
   readonly clock: { now(): number }
   readonly limits: Required<Budget>
   readonly pageSize: number
@@ -64,12 +64,14 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
     ),
   })
 
+  // A caller that never continues the walk (a selection) is told what a new walk needs, never about a cursor it cannot use.
+  const resumable = options.resumable !== false
   const reasons: IncompleteReason[] = []
   for (const source of progress) for (const gap of source.gaps) reasons.push(gapReason(source.source, gap, source.notes[gap.code], clock.now()))
   for (const failure of failures)
     reasons.push({
       code: 'SOURCE_UNAVAILABLE',
-      message: `${failure.message}; its records are missing for now: retry after ${failure.retryAfterSeconds} s with the cursor`,
+      message: `${failure.message}; its records are missing for now: retry after ${failure.retryAfterSeconds} s ${resumable ? 'with the cursor' : 'by walking again from the start'}`,
       source: failure.source,
       retry_after_seconds: failure.retryAfterSeconds,
       ...(failure.status === undefined ? {} : { upstream_status: failure.status }),
@@ -78,7 +80,8 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
   // An expired cursor or moved data ends the attempt: nothing of it may be merged into a continued walk.
   const dead = progress.some((s) => s.gaps.some((g) => g.code === 'CURSOR_EXPIRED' || g.code === 'SNAPSHOT_INVALIDATED'))
   // how a stopped walk goes on: with the cursor, unless the attempt is dead, when the answer carries none
-  const resume = (how: string) => (dead ? 'no cursor resumes it, since this attempt cannot be completed (see the other reasons): start a new walk' : how)
+  const resume = (how: string, again: string) =>
+    dead ? 'no cursor resumes it, since this attempt cannot be completed (see the other reasons): start a new walk' : resumable ? how : again
   // One wait covers every source that must be tried again, and a rate limit that stopped the walk.
   const waits = [...failures.map((f) => f.retryAfterSeconds), ...(stop?.kind === 'rate_limited' ? [stop.seconds] : [])]
   const retryAfter = (): Continuation => {
@@ -92,14 +95,14 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
     const cursor = options.cursorCodec.encode(state())
     switch (stop.kind) {
       case 'page':
-        reasons.push({ code: 'MORE_PAGES_AVAILABLE', message: 'one page was read; more pages are available with the cursor' })
+        reasons.push({ code: 'MORE_PAGES_AVAILABLE', message: `one page was read; more pages are available${resumable ? ' with the cursor' : ''}` })
         continuation = { kind: 'next_cursor', cursor }
         break
       case 'max_pages':
       case 'max_items':
         reasons.push({
           code: 'CLIENT_LIMIT_REACHED',
-          message: `Warrant stopped the walk at its own ${stop.kind === 'max_pages' ? 'page' : 'item'} budget (${stop.kind} = ${stop.value}); ${resume('the cursor resumes it')}`,
+          message: `Warrant stopped the walk at its own ${stop.kind === 'max_pages' ? 'page' : 'item'} budget (${stop.kind} = ${stop.value}); ${resume('the cursor resumes it', 'a new walk from the start under a larger budget reads the rest')}`,
           limit: { name: stop.kind, value: stop.value },
         })
         continuation = { kind: 'next_cursor', cursor }
@@ -107,7 +110,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       case 'deadline':
         reasons.push({
           code: 'TIME_BUDGET_EXCEEDED',
-          message: `the walk's time budget of ${limits.deadlineMs} ms ran out ${stop.inFlight ? `while a page of source "${stop.source}" was being read` : `before source "${stop.source}" was finished`}; ${resume('the cursor resumes it')}`,
+          message: `the walk's time budget of ${limits.deadlineMs} ms ran out ${stop.inFlight ? `while a page of source "${stop.source}" was being read` : `before source "${stop.source}" was finished`}; ${resume('the cursor resumes it', 'a new walk from the start under a longer deadline reads the rest')}`,
           source: stop.source,
           limit: { name: 'deadline_ms', value: limits.deadlineMs },
         })
@@ -117,7 +120,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
       case 'rate_limited':
         reasons.push({
           code: 'RATE_LIMITED',
-          message: `${stop.message}; ${resume('resume with the cursor after the wait')}`,
+          message: `${stop.message}; ${resume('resume with the cursor after the wait', 'walk again from the start after the wait')}`,
           source: stop.source,
           retry_after_seconds: stop.seconds,
         })

@@ -87,6 +87,8 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       {
         scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
         cursorCodec: ctx.cursorCodec,
+        // a selection is created again, never continued: its reasons must not point at the walk's cursor
+        resumable: false,
         seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
         ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
         signal,

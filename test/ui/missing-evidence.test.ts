@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict'
-import type { ServerResponse } from 'node:http'
 import { describe, test } from 'node:test'
 import type { Actor } from '../../src/contract/index.js'
 import type { SelectionView } from '../../src/selections/index.js'
 import { MissingSection } from '../../src/ui/missing-evidence.js'
-import { sendJson, type SeenRequest } from '../connectors/http/upstream-server.js'
 import { itemsSelectionService } from '../selections/items-service.js'
+import { stallingLister } from '../selections/stalling-lister.js'
 
 const AGENT: Actor = { principal: 'prn_test_agent', name: 'agent', role: 'agent', scopes: { resources: '*', actions: '*' }, surface: 'http' }
-const ITEMS = ['r1', 'r2', 'r3', 'r4'].map((id) => ({ id, status: 'past_due', version: 1 }))
-/** 'down': the second page answers 503; 'slow': the second page is held until the test lets it go. */
-let mode: 'down' | 'slow' = 'down'
-const held: ServerResponse[] = []
-
-/** two records a page, the cursor a page number */
-function lister(req: SeenRequest, res: ServerResponse) {
-  const page = Number(req.url.searchParams.get('cursor') ?? 0)
-  if (page >= 1 && mode === 'down') return sendJson(res, 503, { error: 'down' })
-  if (page >= 1 && mode === 'slow') return void held.push(res)
-  sendJson(res, 200, { items: ITEMS.slice(page * 2, page * 2 + 2), next_cursor: (page + 1) * 2 < ITEMS.length ? String(page + 1) : null })
-}
+const lister = stallingLister(['r1', 'r2', 'r3', 'r4'].map((id) => ({ id, status: 'past_due', version: 1 })))
 
 const viewer = { actor: { principal: 'reviewer', roles: ['reviewer'] }, csrf: 'x' } as never
 /** The retry choice's title and explanation, as text. */
@@ -36,13 +24,13 @@ const retryChoice = async (selection: SelectionView) => {
  * A real loopback upstream and a real selection service (SQLite), the section rendered as the page renders it.
  */
 describe('the review page retry choice follows why the walk stopped', () => {
-  const env = itemsSelectionService('sqlite', lister)
+  const env = itemsSelectionService('sqlite', lister.handler)
   const create = async (as: 'down' | 'slow') => {
-    mode = as
+    lister.state.mode = as
     try {
       return await env.selections.create(AGENT, 'items', { filter: { status: 'past_due' }, ...(as === 'slow' ? { budget: { deadline_ms: 300 } } : {}) })
     } finally {
-      for (const res of held.splice(0)) sendJson(res, 200, { items: [], next_cursor: null })
+      lister.release()
     }
   }
 
