@@ -4,7 +4,7 @@ import { boundedSummary, withRequestAudit } from '../audit/index.js'
 import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { MCP_PATH } from '../mcp/http-transport.js'
-import type { ApiEnv } from './authenticate.js'
+import type { ApiEnv, StreamEnd } from './authenticate.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_BODY = 4096
@@ -30,51 +30,81 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
       answered = { value: args[0], response }
       return response
     }) as typeof c.json
+    // a streamed answer (a search's envelope) is recorded at its end, with how the walk ended (envelope-stream.ts)
+    c.set('record_stream_end', (end) => record(end))
     const recorded = await withRequestAudit(next)
-    if (recorded) return
-    try {
-      const actor = c.get('actor') ?? (c.get('viewer' as never) as { actor?: Actor } | undefined)?.actor ?? null
-      const route = routePath(c, -1)
-      const body = await requestBody(c)
-      // a streamed answer (a search's envelope) carries no id or error code to keep, and reading it back would wait for its walk
-      const answer = answered !== undefined && answered.response === c.res ? answered.value : c.get('streamed_answer') ? undefined : await responseJson(c.res)
-      const ids: Record<string, string | undefined> = {}
-      // Only a string is an id: a refused body may carry anything under these keys (an array, a number).
-      for (const key of ID_KEYS) {
-        const value = pick(answer, key) ?? pick(body, key)
-        ids[key] = typeof value === 'string' ? value : undefined
+    if (recorded || c.get('streamed_answer')) return
+    await record()
+    async function record(end?: StreamEnd): Promise<void> {
+      try {
+        const actor = c.get('actor') ?? (c.get('viewer' as never) as { actor?: Actor } | undefined)?.actor ?? null
+        const route = routePath(c, -1)
+        const body = await requestBody(c)
+        const answer = answered !== undefined && answered.response === c.res ? answered.value : end !== undefined ? undefined : await responseJson(c.res)
+        const ids: Record<string, string | undefined> = {}
+        // Only a string is an id: a refused body may carry anything under these keys (an array, a number).
+        for (const key of ID_KEYS) {
+          const value = pick(answer, key) ?? pick(body, key)
+          ids[key] = typeof value === 'string' ? value : undefined
+        }
+        const param = pathParam(route, c.req.path, 'id')
+        if (param) {
+          const kind = route.startsWith('/v1/selections') ? 'selection_id' : route.startsWith('/v1/plans') ? 'plan_id' : route.startsWith('/v1/operations') ? 'operation_id' : null
+          if (kind) ids[kind] ??= param
+        }
+        const status = c.res.status
+        const refused = status >= 400
+        const code = errorCode(c, answer)
+        const decision = route.endsWith('/approvals') && body && typeof body === 'object' ? (body as Record<string, unknown>).decision : undefined
+        await gateway.audit.record({
+          actor,
+          surface: c.req.path === MCP_PATH ? 'mcp' : c.req.path.startsWith('/review') ? 'ui' : 'http',
+          action: `${c.req.method} ${route}`,
+          summary: {
+            status,
+            path: c.req.path,
+            outcome: refused ? 'refused' : (end?.outcome ?? 'ok'),
+            ...(refused ? { error: code } : {}),
+            ...(body !== undefined ? { body: boundedSummary(body, MAX_SUMMARY_BODY) } : {}),
+            // a refused approval attempt is a refusal, never an approval: it carries no `decision`
+            ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
+            ...envelopeEnd(end ?? answer),
+          },
+          selection_id: ids.selection_id as string | undefined,
+          plan_id: ids.plan_id as string | undefined,
+          operation_id: ids.operation_id as string | undefined,
+          details: !refused && decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
+        })
+      } catch (error) {
+        gateway.log.error({ err: error, path: c.req.path }, 'audit trail: could not record the request')
       }
-      const param = pathParam(route, c.req.path, 'id')
-      if (param) {
-        const kind = route.startsWith('/v1/selections') ? 'selection_id' : route.startsWith('/v1/plans') ? 'plan_id' : route.startsWith('/v1/operations') ? 'operation_id' : null
-        if (kind) ids[kind] ??= param
-      }
-      const status = c.res.status
-      const refused = status >= 400
-      const code = errorCode(c, answer)
-      const decision = route.endsWith('/approvals') && body && typeof body === 'object' ? (body as Record<string, unknown>).decision : undefined
-      await gateway.audit.record({
-        actor,
-        surface: c.req.path === MCP_PATH ? 'mcp' : c.req.path.startsWith('/review') ? 'ui' : 'http',
-        action: `${c.req.method} ${route}`,
-        summary: {
-          status,
-          path: c.req.path,
-          outcome: refused ? 'refused' : 'ok',
-          ...(refused ? { error: code } : {}),
-          ...(body !== undefined ? { body: boundedSummary(body, MAX_SUMMARY_BODY) } : {}),
-          // a refused approval attempt is a refusal, never an approval: it carries no `decision`
-          ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
-        },
-        selection_id: ids.selection_id as string | undefined,
-        plan_id: ids.plan_id as string | undefined,
-        operation_id: ids.operation_id as string | undefined,
-        details: !refused && decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
-      })
-    } catch (error) {
-      gateway.log.error({ err: error, path: c.req.path }, 'audit trail: could not record the request')
     }
   }
+}
+
+/**
+ * What a listing answered, for its row: whether it was complete, how many items, and the codes of why not (an
+ * agent that acted on a cut listing shows as such). Kept for an envelope answered whole (`c.json`) or streamed.
+ */
+function envelopeEnd(answer: unknown): Record<string, unknown> {
+  if (isStreamEnd(answer)) {
+    const envelope = answer.envelope
+    return { answer: { items: answer.items, ...(envelope ? { complete: envelope.complete, incomplete: reasonCodes(envelope.incomplete_reasons) } : {}) } }
+  }
+  const items = pick(answer, 'items')
+  const complete = pick(answer, 'complete')
+  if (!Array.isArray(items) || typeof complete !== 'boolean') return {}
+  return { answer: { items: items.length, complete, incomplete: reasonCodes(pick(answer, 'incomplete_reasons')) } }
+}
+
+function isStreamEnd(value: unknown): value is StreamEnd {
+  return typeof pick(value, 'outcome') === 'string' && typeof pick(value, 'items') === 'number'
+}
+
+/** Each reason's code once, in order (the messages are in the answer the agent got; the row stays bounded). */
+function reasonCodes(reasons: unknown): string[] {
+  if (!Array.isArray(reasons)) return []
+  return [...new Set(reasons.map((r) => pick(r, 'code')).filter((code): code is string => typeof code === 'string'))]
 }
 
 /** The refusal's code: the error the app answered with, else the JSON error body's, else the status's class. */

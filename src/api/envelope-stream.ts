@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import type { Envelope } from '../contract/index.js'
-import type { ApiEnv } from './authenticate.js'
+import type { ApiEnv, StreamEnd } from './authenticate.js'
 
 /** A walk that hands each page's items to `onPage` and resolves with the envelope's other fields. */
 export type EnvelopeWalk = (
@@ -61,23 +61,38 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
     return c.json({ status, items: [], ...rest }, 200)
   }
 
-  // the audit trail keeps no answer for this request: reading a clone of the stream back would wait for the walk
+  // the audit trail keeps no answer for this request (reading a clone of the stream back would wait for the walk):
+  // the stream hands it the walk's end instead, and the trail records the request then
   c.set('streamed_answer', true)
+  const recorder = c.get('record_stream_end')
+  const recordEnd = async (end: StreamEnd) => {
+    try {
+      await recorder?.(end)
+    } catch (error) {
+      onFault(error)
+    }
+  }
   const body = new ReadableStream<Uint8Array>(
     {
       start(ctrl) {
         controller = ctrl
         ctrl.enqueue(encoder.encode(`{"items":[${ahead.splice(0).join('')}`))
         walking.then(
-          (summary) => {
+          async (summary) => {
+            const envelope = { complete: summary.complete, incomplete_reasons: summary.incomplete_reasons }
             // a walk that ended anyway after its client left has no one to answer (the stream is closed)
+            if (abort.signal.aborted) return recordEnd({ outcome: 'client_closed', items: written, envelope })
+            // the request's audit row, with how the walk ended, is written before the answer's last bytes leave
+            await recordEnd({ outcome: 'ok', items: written, envelope })
             if (abort.signal.aborted) return
             const rest = JSON.stringify(summary)
             ctrl.enqueue(encoder.encode(rest === '{}' ? ']}' : `],${rest.slice(1)}`))
             ctrl.close()
           },
-          (error: unknown) => {
-            if (!abort.signal.aborted) onFault(error)
+          async (error: unknown) => {
+            const left = abort.signal.aborted
+            if (!left) onFault(error)
+            await recordEnd({ outcome: left ? 'client_closed' : 'failed', items: written })
             // an error, not a close: the client must not take what it got for the whole answer
             ctrl.error(error)
           },
