@@ -10,6 +10,8 @@ import type { ApprovalPolicy } from './schemas.js'
 export interface StoredPolicy extends ApprovalPolicy {
   /** sha256 of the action's configuration when proposed: a commit refuses a plan whose action was redefined. */
   readonly action_definition_digest: string
+  /** `upstreamDigestOf` the resource when proposed: a commit refuses a plan whose connector points elsewhere since. Absent on older plans. */
+  readonly upstream_digest?: string
 }
 
 export interface StandingCandidate {
