@@ -10,6 +10,8 @@ import type { ApprovalPolicy } from './schemas.js'
 export interface StoredPolicy extends ApprovalPolicy {
   /** sha256 of the action's configuration when proposed: a commit refuses a plan whose action was redefined. */
   readonly action_definition_digest: string
+  /** `upstreamDigestOf` the resource when proposed: a commit refuses a plan whose connector points elsewhere since. Absent on older plans. */
+  readonly upstream_digest?: string
 }
 
 export interface StandingCandidate {
@@ -71,15 +73,21 @@ export function decidePolicy(
 
 /**
  * The policy a plan is held to now: as stored at proposal, raised to two reviewers where the resource's config now
- * asks two for this many targets (`two_reviewers_above` lowered since). Never lowered: an approval given under a
+ * asks two for this many targets (`two_reviewers_above` lowered since), its approvals' TTL shortened where the config
+ * now asks a shorter one. Never lowered or lengthened: an approval given under a
  * stricter config keeps the plan to it. The view, a decision and a commit all read it from here.
  *
  * @example policyNow(catalogue, row, selection.count).reviewers_needed // 2 once two_reviewers_above fell below count
  */
 export function policyNow(catalogue: Catalogue, row: Pick<PlanRow, 'policy' | 'resource'>, count: number): StoredPolicy {
-  const stored = JSON.parse(row.policy) as StoredPolicy
-  if (stored.reviewers_needed !== 1 || !catalogue.names.includes(row.resource)) return stored
-  const above = catalogue.get(row.resource).config.approval.two_reviewers_above
+  const proposed = JSON.parse(row.policy) as StoredPolicy
+  if (!catalogue.names.includes(row.resource)) return proposed
+  const approval = catalogue.get(row.resource).config.approval
+  // An approval lasts the shorter of the TTL stored and the one the config asks now: an operator who shortens it
+  // (after an incident) means every approval given from then on, not only those on plans proposed since.
+  const stored = approval.ttl_minutes < proposed.ttl_minutes ? { ...proposed, ttl_minutes: approval.ttl_minutes } : proposed
+  if (stored.reviewers_needed !== 1) return stored
+  const above = approval.two_reviewers_above
   if (above === undefined || count <= above) return stored
   return {
     ...stored,

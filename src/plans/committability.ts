@@ -22,7 +22,10 @@ export async function assertCommittable(
   if (!planInActionScope(actor, { resource: row.resource, action, compensates: row.compensates }))
     scoped(actor, row.resource, row.compensates ? COMPENSATE : action.type)
   if (row.state === 'committed') throw new WarrantError('conflict', `plan ${planId} is already committed`, { plan_id: planId, state: row.state })
-  if (row.state === 'rejected') throw new WarrantError('conflict', `plan ${planId} was rejected; propose a new plan`, { plan_id: planId, state: row.state })
+  // Proposing the same action on this selection answers this plan again (proposing is idempotent), so the way to
+  // try again is a new selection: saying "propose a new plan" sent agents round to this refusal.
+  if (row.state === 'rejected')
+    throw new WarrantError('conflict', `plan ${planId} was rejected, for good: proposing the same action on selection ${row.selection_id} answers this plan again; to try again, create a new selection and propose on it`, { plan_id: planId, state: row.state })
 
   if (typeof expected === 'string') {
     if (expected !== row.plan_digest && expected !== row.selection_digest)

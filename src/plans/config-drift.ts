@@ -1,5 +1,5 @@
 import { WarrantError, digestOf } from '../contract/index.js'
-import type { ActionConfig } from '../config/index.js'
+import type { ActionConfig, ResourceConfig } from '../config/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
@@ -8,8 +8,31 @@ import type { PlanRecord } from './plan-service.js'
 import type { ConfigDrift } from './schemas.js'
 
 /**
+ * Where a resource's connector reads and writes: each source's base URL (http), the database and table (sql), without
+ * credentials. The environment a reviewer sees is a label the config declares; this is what the writes follow, so a
+ * plan keeps its digest and a connector pointed elsewhere since (staging's base_url changed to production's, the
+ * label left as it was) is drift, not the environment the plan was approved for.
+ *
+ * @example upstreamDigestOf(resource.config) // 'sha256:…', the same while no base_url, url or table changes
+ */
+export function upstreamDigestOf(config: Pick<ResourceConfig, 'connector'>): string {
+  const c = config.connector
+  if (c.kind === 'http') return digestOf({ kind: 'http', sources: c.sources.map((s) => ({ name: s.name, base_url: s.base_url })) })
+  return digestOf({ kind: 'sql', url: withoutCredentials(c.url), table: c.table })
+}
+
+/** A password in a database URL is no part of where it points (and must not be digested where a plan shows it). */
+function withoutCredentials(url: string): string {
+  if (!URL.canParse(url)) return url
+  const parsed = new URL(url)
+  parsed.password = ''
+  return parsed.toString()
+}
+
+/**
  * How the config moved under a plan since it was proposed, each way (none: an empty list): the resource writes to
- * another environment, the action was removed or redefined. No commit runs such a plan, so no approval of it is
+ * another environment, its connector points at another
+ * upstream, the action was removed or redefined. No commit runs such a plan, so no approval of it is
  * taken either, and its view says why (a reviewer can still reject it).
  */
 export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ConfigDrift[] {
@@ -17,6 +40,12 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow,
   const resource = ctx.catalogue.get(row.resource)
   if (resource.environment !== row.environment)
     drift.push({ code: 'environment_changed', message: `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for` })
+  // Plans proposed before the digest was kept have none: they are judged by the environment label alone, as then.
+  if (policy.upstream_digest !== undefined && upstreamDigestOf(resource.config) !== policy.upstream_digest)
+    drift.push({
+      code: 'upstream_moved',
+      message: `the resource's connector points elsewhere than when this plan was proposed (its base_url, database URL or table changed), though its environment still reads "${resource.environment}"; what was reviewed was read there, so it is never written here`,
+    })
   let actionConfig: ActionConfig | null = null
   try {
     actionConfig = actionConfigOf(ctx, plan)

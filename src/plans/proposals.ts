@@ -9,6 +9,7 @@ import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig } from './compensation.js'
+import { upstreamDigestOf } from './config-drift.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
@@ -77,7 +78,7 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     compensates: p.compensates,
   }
   const analysis = await analyse(ctx, p, plan)
-  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config) }
+  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config), upstream_digest: upstreamDigestOf(p.resource.config) }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.

@@ -72,7 +72,7 @@ export const approvalEntrySchema = z
 
 export const configDriftSchema = z
   .object({
-    code: z.enum(['environment_changed', 'action_removed', 'action_redefined']),
+    code: z.enum(['environment_changed', 'upstream_moved', 'action_removed', 'action_redefined']),
     message: z.string(),
   })
   .describe('one way the config moved under the plan since it was proposed')

@@ -24,7 +24,7 @@ function blockers(d: PlanPageData): { code: string; text: string }[] {
   out.push(...d.configChanged)
   if (selection.digest !== plan.selection_digest)
     out.push({ code: 'digest_mismatch', text: 'The selection no longer has the digest this plan was made on: the reviewed set changed. The plan cannot be approved.' })
-  if (plan.state === 'rejected') out.push({ code: 'rejected', text: 'This plan was rejected; it takes no more decisions. The agent can propose a new plan.' })
+  if (plan.state === 'rejected') out.push({ code: 'rejected', text: 'This plan was rejected; it takes no more decisions, and proposing the same action on this selection gives this plan again. To try again, the agent creates a new selection and proposes on it.' })
   if (plan.state === 'committed') out.push({ code: 'committed', text: 'This plan was committed; see the operation below.' })
   if (plan.state === 'approved' && plan.config_drift.length === 0) out.push({ code: 'approved', text: 'This plan is approved: no more approval is needed. The agent may commit it until the approval expires.' })
   if (plan.proposed_by === viewer.actor.principal) out.push({ code: 'proposer', text: 'You proposed this plan: another reviewer must decide on it.' })

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto'
+import { sendJson, startUpstream, type TestUpstream } from '../../connectors/http/upstream-server.js'
+
+/** A thing of the odd upstream: string ids with '/', '%', unicode and markup; versions as weak ETags. */
+export interface Thing {
+  id: string
+  name: string
+  status: string
+  note: string
+}
+
+export interface OddUpstream extends TestUpstream {
+  readonly things: Map<string, Thing>
+  readonly writes: Map<string, number>
+}
+
+/** Ids no demo has: a slash, a percent sign (and an encoded-looking one), unicode, markup, a space, dots. */
+export const ODD_IDS = ['a/b', '100%', '%2F', 'ü-ñ-東京', '<img src=x onerror=alert(1)>', 'x y', 'plain'] as const
+
+export const etagOf = (t: Thing) => `W/"${createHash('sha1').update(JSON.stringify(t)).digest('hex').slice(0, 12)}"`
+
+/**
+ * A loopback REST API unlike the demo: `GET /things?after=&limit=` answers `{things, next}` keyset by id, each
+ * thing carrying its weak ETag in `etag`; `GET /things/{id}` answers it with an `ETag` header; `PATCH` needs
+ * `If-Match` with that ETag (412 otherwise) and answers the thing with its new ETag.
+ */
+export async function startOddUpstream(extra: readonly Thing[] = []): Promise<OddUpstream> {
+  const things = new Map<string, Thing>()
+  for (const id of ODD_IDS) things.set(id, { id, name: `<script>alert("${id}")</script>`, status: 'open', note: 'n' })
+  for (const t of extra) things.set(t.id, { ...t })
+  const writes = new Map<string, number>()
+  const upstream = await startUpstream((req, res) => {
+    if (req.method === 'GET' && req.url.pathname === '/things') {
+      const limit = Math.min(100, Number(req.url.searchParams.get('limit') ?? 50))
+      const after = req.url.searchParams.get('after') ?? ''
+      const ids = [...things.keys()].sort().filter((id) => id > after)
+      const page = ids.slice(0, limit)
+      return sendJson(res, 200, { things: page.map((id) => ({ ...things.get(id)!, etag: etagOf(things.get(id)!) })), next: ids.length > limit ? page.at(-1) : null })
+    }
+    const m = /^\/things\/(.+)$/.exec(req.url.pathname)
+    const thing = m ? things.get(decodeURIComponent(m[1]!)) : undefined
+    if (!thing) return sendJson(res, 404, { error: 'not found' })
+    if (req.method === 'GET') return sendJson(res, 200, thing, { etag: etagOf(thing) })
+    if (req.method !== 'PATCH') return sendJson(res, 405, { error: 'method' })
+    if (req.headers['if-match'] !== etagOf(thing)) return sendJson(res, 412, { error: 'precondition failed' })
+    const patch = JSON.parse(req.body || '{}') as Partial<Thing>
+    if (typeof patch.status === 'string') thing.status = patch.status
+    writes.set(thing.id, (writes.get(thing.id) ?? 0) + 1)
+    return sendJson(res, 200, thing, { etag: etagOf(thing) })
+  })
+  return { ...upstream, things, writes }
+}
+
+/** The config of a `things` resource over this upstream. */
+export function thingsResourceConfig(origin: string, approval: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    description: 'Things of an odd REST API (test upstream)',
+    environment: { name: 'things-<b>prod</b>', host: origin },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'odd', base_url: origin }],
+      list: { path: '/things', page_size_param: 'limit', items_path: 'things', pagination: { style: 'cursor', param: 'after', next_cursor_path: 'next' } },
+      get: { path: '/things/{id}' },
+      version: { from: 'etag' },
+    },
+    fields: { id: 'string', name: 'string', status: 'string', note: 'string' },
+    review_fields: ['id', 'name', 'status', 'note'],
+    approval,
+    actions: {
+      set_status: {
+        description: 'Set the status of a thing',
+        params: { status: { type: 'string' } },
+        set: { status: '{{params.status}}' },
+        precondition: { status: 'open' },
+        write: { method: 'PATCH', path: '/things/{id}', body: { status: '{{set.status}}' }, if_match: true },
+      },
+    },
+  }
+}
