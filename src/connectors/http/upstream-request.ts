@@ -32,7 +32,19 @@ export type UpstreamExchange =
  */
 export type NetworkReach =
   | { readonly stage: 'connecting' | 'sending' | 'awaiting' }
-  | { readonly stage: 'body'; readonly status: number; readonly received: number; readonly declared: number | null; readonly undecodable: string | null }
+  | {
+      readonly stage: 'body'
+      readonly status: number
+      readonly received: number
+      readonly declared: number | null
+      readonly undecodable: string | null
+      /**
+       * A compressed body whose stream did not provably end, though the HTTP message did: its end is `missing`
+       * (the decoder ran out of input first: a cut body), or `unchecked` (a given fetch decompresses leniently,
+       * and hands on a stream cut short as whole).
+       */
+      readonly compressed?: { readonly encoding: string; readonly end: 'missing' | 'unchecked' }
+    }
 
 /**
  * What sends the connector's requests: redirects are returned, never followed; the time limit covers the headers
