@@ -67,7 +67,8 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
       resolve(result)
     }
     const fail = (error: unknown, reach: NetworkReach = { stage }) => {
-      if (cause === 'timeout') finish({ kind: 'timeout', durationMs: elapsed() })
+      // a time limit that ran out before the connection was made: the request is still in the socket's buffer, unsent
+      if (cause === 'timeout') finish({ kind: 'timeout', durationMs: elapsed(), ...(reach.stage === 'connecting' ? { connecting: true as const } : {}) })
       else if (cause === 'aborted') finish({ kind: 'aborted', durationMs: elapsed() })
       else finish({ kind: 'network', detail: networkDetail(error), durationMs: elapsed(), reach })
     }

@@ -35,6 +35,7 @@ export function failureMessage(ctx: HttpContext, source: string, result: Upstrea
     case 'response':
       return null
     case 'timeout':
+      if (result.connecting) return `source "${source}" could not be reached: no connection within ${ctx.config.timeout_ms} ms (timeout_ms)`
       return `source "${source}" did not answer within ${ctx.config.timeout_ms} ms (timeout_ms)`
     case 'aborted':
       return `the request to source "${source}" was cancelled by the caller`

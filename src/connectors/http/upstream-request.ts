@@ -19,7 +19,8 @@ export interface UpstreamRequest {
 export type UpstreamExchange =
   | { readonly kind: 'response'; readonly status: number; readonly headers: Headers; readonly body: string | null; readonly unreadable?: string; readonly durationMs: number }
   | { readonly kind: 'too_large'; readonly status: number; readonly durationMs: number }
-  | { readonly kind: 'timeout'; readonly durationMs: number }
+  /** `connecting`: the time ran out before a new connection was made (its TCP or TLS handshake): nothing was sent */
+  | { readonly kind: 'timeout'; readonly durationMs: number; readonly connecting?: true }
   | { readonly kind: 'aborted'; readonly durationMs: number }
   | { readonly kind: 'network'; readonly detail: string; readonly durationMs: number; readonly reach: NetworkReach | null }
 
