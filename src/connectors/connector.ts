@@ -171,7 +171,8 @@ export type WriteOutcome =
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }
   /**
    * The request provably never left the gateway: no connection was made (refused, a name that does not
-   * resolve, a TLS handshake that failed), so not one byte of it was written. The record is unchanged by it.
+   * resolve, a TLS handshake that failed or a handshake unfinished at the time limit; for SQL a connection
+   * that could not be opened), so not one byte of it was written. The record is unchanged by it.
    * Only where the client can tell: a kept-alive connection that breaks may have carried it (`unknown`).
    */
   | { readonly kind: 'not_sent'; readonly message: string }

@@ -7,7 +7,8 @@ const DECODER_CODE = /^(Z_[A-Z_]+|ERR__ERROR_[A-Z0-9_]+)$/
 /**
  * An upstream client over a fetch the embedding application gives (`createHttpConnector({ fetch })`, e.g. one
  * with a proxy dispatcher). The default client is `createNodeClient`: Node 20's fetch costs several times its
- * CPU per request.
+ * CPU per request. It asks for uncompressed answers; a compressed one all the same is not used, as it cannot be
+ * proven whole (a network failure of the body, its status kept: a read is not trusted, a write is unknown).
  */
 export function createFetchClient(fetchImpl: typeof fetch): UpstreamClient {
   return { send: (request) => exchange(fetchImpl, request), close: () => undefined }
@@ -21,7 +22,7 @@ async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Prom
   try {
     const response = await fetchImpl(request.url, {
       method: request.method,
-      headers: request.headers,
+      headers: withIdentity(request.headers),
       ...(request.body === undefined ? {} : { body: request.body }),
       redirect: 'manual',
       signal,
@@ -30,6 +31,11 @@ async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Prom
     try {
       const bytes = await readBounded(response, request.maxBytes, count)
       if (bytes === null) return { kind: 'too_large', status: response.status, durationMs: elapsed() }
+      const encoding = response.headers.get('content-encoding')?.trim().toLowerCase() ?? 'identity'
+      if (encoding !== 'identity') {
+        const reach = { stage: 'body', status: response.status, received: count.received, declared: null, undecodable: null, compressed: { encoding, end: 'unchecked' } } as const
+        return { kind: 'network', detail: `content-encoding ${encoding}`, durationMs: elapsed(), reach }
+      }
       return { kind: 'response', status: response.status, headers: response.headers, ...textOf(bytes, response.headers.get('content-type')), durationMs: elapsed() }
     } catch (error) {
       // the answer came, then its body broke: the upstream received the request (fetch counts decompressed
@@ -48,6 +54,15 @@ async function exchange(fetchImpl: typeof fetch, request: UpstreamRequest): Prom
     // fetch does not say whether the connection was made or the request sent
     return { kind: 'network', detail: networkDetail(error), durationMs: elapsed(), reach: null }
   }
+}
+
+/**
+ * The request's headers, asking for an uncompressed answer unless they ask otherwise: fetch decompresses with a
+ * flush that takes a gzip, deflate or brotli stream cut before its end as complete, and gives no way to read the
+ * compressed bytes, so only an uncompressed body can be checked whole (see `exchange`).
+ */
+function withIdentity(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.keys(headers).some((name) => name.toLowerCase() === 'accept-encoding') ? { ...headers } : { ...headers, 'accept-encoding': 'identity' }
 }
 
 /** The body's bytes, or null as soon as it passes `maxBytes` (the rest is not read); `count.received` so far. */

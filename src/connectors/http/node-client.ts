@@ -67,7 +67,8 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
       resolve(result)
     }
     const fail = (error: unknown, reach: NetworkReach = { stage }) => {
-      if (cause === 'timeout') finish({ kind: 'timeout', durationMs: elapsed() })
+      // a time limit that ran out before the connection was made: the request is still in the socket's buffer, unsent
+      if (cause === 'timeout') finish({ kind: 'timeout', durationMs: elapsed(), ...(reach.stage === 'connecting' ? { connecting: true as const } : {}) })
       else if (cause === 'aborted') finish({ kind: 'aborted', durationMs: elapsed() })
       else finish({ kind: 'network', detail: networkDetail(error), durationMs: elapsed(), reach })
     }
@@ -115,7 +116,10 @@ function read(
   const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
   let received = 0
   const cut = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: null })
-  const undecodable = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: encoding })
+  // zlib and brotli fail with Z_BUF_ERROR only where their input ended before the compressed stream did (a
+  // trailer never sent, a server that flushed and died): the HTTP message was whole, the body is cut all the same
+  const undecodable = (error: unknown) =>
+    fail(error, (error as { code?: unknown }).code === 'Z_BUF_ERROR' ? { stage: 'body', status, received, declared, undecodable: null, compressed: { encoding, end: 'missing' } } : { stage: 'body', status, received, declared, undecodable: encoding })
   res.on('error', cut)
   // a connection that closes before the body is whole (a reset, a body cut under its Content-Length)
   res.on('close', () => {

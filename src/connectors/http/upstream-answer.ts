@@ -35,6 +35,7 @@ export function failureMessage(ctx: HttpContext, source: string, result: Upstrea
     case 'response':
       return null
     case 'timeout':
+      if (result.connecting) return `source "${source}" could not be reached: no connection within ${ctx.config.timeout_ms} ms (timeout_ms)`
       return `source "${source}" did not answer within ${ctx.config.timeout_ms} ms (timeout_ms)`
     case 'aborted':
       return `the request to source "${source}" was cancelled by the caller`
@@ -60,6 +61,10 @@ function networkMessage(source: string, reach: NetworkReach | null, detail: stri
     case 'awaiting':
       return `source "${source}" closed the connection after the request was sent, before answering (${detail})`
     case 'body': {
+      if (reach.compressed?.end === 'missing')
+        return `source "${source}" answered ${reach.status}, then its ${reach.compressed.encoding} body was cut: the compressed stream ended before its end (${detail})`
+      if (reach.compressed?.end === 'unchecked')
+        return `source "${source}" answered ${reach.status} with a ${reach.compressed.encoding} body that cannot be proven whole: a given fetch decompresses it without checking the end of the compressed stream, so a body cut short would read as complete`
       if (reach.undecodable !== null) return `source "${source}" answered ${reach.status} with a ${reach.undecodable} body that could not be decoded (${detail})`
       const of = reach.declared === null ? '' : ` of the ${reach.declared} its Content-Length declared`
       return `source "${source}" answered ${reach.status}, then its body was cut after ${reach.received} bytes${of} (${detail})`

@@ -19,7 +19,8 @@ export interface UpstreamRequest {
 export type UpstreamExchange =
   | { readonly kind: 'response'; readonly status: number; readonly headers: Headers; readonly body: string | null; readonly unreadable?: string; readonly durationMs: number }
   | { readonly kind: 'too_large'; readonly status: number; readonly durationMs: number }
-  | { readonly kind: 'timeout'; readonly durationMs: number }
+  /** `connecting`: the time ran out before a new connection was made (its TCP or TLS handshake): nothing was sent */
+  | { readonly kind: 'timeout'; readonly durationMs: number; readonly connecting?: true }
   | { readonly kind: 'aborted'; readonly durationMs: number }
   | { readonly kind: 'network'; readonly detail: string; readonly durationMs: number; readonly reach: NetworkReach | null }
 
@@ -32,7 +33,19 @@ export type UpstreamExchange =
  */
 export type NetworkReach =
   | { readonly stage: 'connecting' | 'sending' | 'awaiting' }
-  | { readonly stage: 'body'; readonly status: number; readonly received: number; readonly declared: number | null; readonly undecodable: string | null }
+  | {
+      readonly stage: 'body'
+      readonly status: number
+      readonly received: number
+      readonly declared: number | null
+      readonly undecodable: string | null
+      /**
+       * A compressed body whose stream did not provably end, though the HTTP message did: its end is `missing`
+       * (the decoder ran out of input first: a cut body), or `unchecked` (a given fetch decompresses leniently,
+       * and hands on a stream cut short as whole).
+       */
+      readonly compressed?: { readonly encoding: string; readonly end: 'missing' | 'unchecked' }
+    }
 
 /**
  * What sends the connector's requests: redirects are returned, never followed; the time limit covers the headers

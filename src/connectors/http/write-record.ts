@@ -134,7 +134,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     const why = failure ?? `source "${source}" gave no answer`
     // no connection was ever made (the client saw it never connect, on a new socket): not a byte of the write
     // left the gateway, so there is nothing for a person to reconcile
-    if (result.kind === 'network' && result.reach?.stage === 'connecting') return { kind: 'not_sent', message: `${why}; no connection was made, so the write was never sent` }
+    if ((result.kind === 'network' && result.reach?.stage === 'connecting') || (result.kind === 'timeout' && result.connecting)) return { kind: 'not_sent', message: `${why}; no connection was made, so the write was never sent` }
     const answered = answeredStatus(result)
     if (answered === undefined) return { kind: 'unknown', message: `${why}; the write may or may not have happened` }
     return { kind: 'unknown', status: answered, message: `${why}; the write reached the upstream and may have been applied, but its answer cannot be read` }

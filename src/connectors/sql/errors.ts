@@ -1,10 +1,11 @@
 import type { ReadPageResult, WriteOutcome } from '../connector.js'
 
 /**
- * What a failed statement means for a write: definitely not applied (rejected), not applied but worth another
- * try (rate_limited: a deadlock or a lock wait the database rolled back), or unknown.
+ * What a failed statement means for a write: definitely not applied (rejected), never sent (not_sent: no
+ * connection to send it on), not applied but worth another try (rate_limited: a deadlock or a lock wait the
+ * database rolled back), or unknown.
  */
-export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'unauthorized' } | { kind: 'rate_limited' } | { kind: 'unknown' }>
+export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'not_sent' } | { kind: 'unauthorized' } | { kind: 'rate_limited' } | { kind: 'unknown' }>
 
 /** Seconds before a write the database rolled back for a lock is tried again. */
 const LOCK_RETRY_SECONDS = 1
@@ -17,6 +18,19 @@ export class NotCommittedError extends Error {
   override readonly name = 'NotCommittedError'
   constructor(message: string, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause })
+  }
+}
+
+/**
+ * The connection a write would go over could not be opened (refused, a host that does not resolve, a database
+ * that does not exist, a connect timeout, a SQLite file that cannot be opened): not one statement was sent.
+ * Thrown by a backend only where it opens or takes a connection, so the step it failed at, not an error code,
+ * proves nothing was sent: a code such as EHOSTUNREACH can also end a connection a statement was already on.
+ */
+export class NotConnectedError extends Error {
+  override readonly name = 'NotConnectedError'
+  constructor(cause: unknown) {
+    super(messageOf(cause), { cause })
   }
 }
 
@@ -49,6 +63,12 @@ function codeOf(error: unknown): string | undefined {
  * statement reached the server: `unknown`, never retried blindly. Missing privileges: `unauthorized`.
  */
 export function classifyWriteError(error: unknown): WriteFailure {
+  if (error instanceof NotConnectedError) {
+    const failure = classifyWriteError(error.cause)
+    // a credential the server refused at login is said as such (it halts the operation): still nothing was sent
+    if (failure.kind === 'unauthorized') return { ...failure, message: `${failure.message} (refused at login, before any statement; nothing was written)` }
+    return { kind: 'not_sent', message: `the database could not be reached (${error.message}): no statement was sent, so nothing was written` }
+  }
   if (error instanceof NotCommittedError) {
     if (error.cause === undefined) return { kind: 'rejected', status: 500, message: `${error.message}; the transaction was rolled back, nothing was written` }
     const failure = classifyWriteError(error.cause)

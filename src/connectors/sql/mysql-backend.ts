@@ -1,7 +1,7 @@
 import { Kysely, MysqlDialect, type CompiledQuery } from 'kysely'
 import mysql, { type Pool, type PoolOptions, type ResultSetHeader } from 'mysql2'
 import type { PoolConnection as PromiseConnection } from 'mysql2/promise'
-import { messageOf, NotCommittedError } from './errors.js'
+import { messageOf, NotCommittedError, NotConnectedError } from './errors.js'
 import { mysqlTypeCast } from './mysql-dates.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
@@ -52,7 +52,8 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
       try {
         conn = await writes.getConnection()
       } catch (error) {
-        throw new NotCommittedError(messageOf(error), error)
+        // a new connection's handshake failed, or none was free in time: no statement was sent on it
+        throw new NotConnectedError(error)
       }
       let committing = false
       let healthy = true

@@ -3,7 +3,7 @@ import pg from 'pg'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
-import { messageOf, NotCommittedError } from './errors.js'
+import { NotCommittedError, NotConnectedError } from './errors.js'
 import { updateAndReread } from './reread-update.js'
 
 /** PostgreSQL's type oid of `character(n)` (bpchar), also sent for a domain over it. */
@@ -40,15 +40,16 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
     // RETURNING answers in the same statement, autocommitted (one round trip); where a trigger may change the
     // row after it, the UPDATE and its rows read again are one transaction on one client
     update: async (statement) => {
-      if (statement.returningIsFinal) return (await db.executeQuery<Row>(statement.returning)).rows as Row[]
+      // the client is taken first, on its own: a connection that cannot be opened has carried no statement
       let client: pg.PoolClient
       try {
         client = await pool.connect()
       } catch (error) {
-        throw new NotCommittedError(messageOf(error), error)
+        throw new NotConnectedError(error)
       }
       let failure: Error | undefined
       try {
+        if (statement.returningIsFinal) return (await client.query(statement.returning.sql, statement.returning.parameters as unknown[])).rows as Row[]
         return await updateAndReread(
           { run: async (query) => (typeof query === 'string' ? await client.query(query) : await client.query(query.sql, query.parameters as unknown[])).rows as Row[] },
           'BEGIN',

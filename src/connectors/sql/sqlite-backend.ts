@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely'
-import { messageOf } from './errors.js'
+import { messageOf, NotConnectedError } from './errors.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
@@ -98,7 +98,7 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
       database = new BetterSqlite3(location.filename, { readonly, fileMustExist: true })
     } catch (error) {
       // whatever the cause (no folder, no file, no permission), nothing was read or written
-      throw Object.assign(new Error(`cannot open SQLite database ${location.display}: ${messageOf(error)}`), { code: 'SQLITE_CANTOPEN', cause: error })
+      throw new NotConnectedError(Object.assign(new Error(`cannot open SQLite database ${location.display}: ${messageOf(error)}`), { code: 'SQLITE_CANTOPEN', cause: error }))
     }
     database.pragma(`busy_timeout = ${busyTimeoutMs}`)
     // every integer as a bigint: the driver would round one past 2^53 to a neighbour's value (an id naming

@@ -102,8 +102,14 @@ describe('upstream clients', () => {
         assert.equal(result.kind === 'response' && result.headers.get('link'), '<a>; rel="x", <b>; rel="next"')
       })
 
-      it('a compressed answer is decompressed (gzip, deflate, br), and the limit bounds what it decompresses to', async () => {
-        for (const path of ['/gzip', '/deflate', '/br']) assert.equal(text(await send(path)), BODY, path)
+      it('a compressed answer is decompressed (gzip, deflate, br), and the limit bounds what it decompresses to; through a given fetch it is not used, as it cannot be proven whole', async () => {
+        for (const path of ['/gzip', '/deflate', '/br']) {
+          const result = await send(path)
+          // fetch decompresses a stream cut before its end as if whole, and shows no compressed byte to check
+          if (name === 'fetch')
+            assert.deepEqual(result.kind === 'network' && result.reach, { stage: 'body', status: 200, received: BODY.length + 1, declared: null, undecodable: null, compressed: { encoding: path.slice(1), end: 'unchecked' } }, path)
+          else assert.equal(text(result), BODY, path)
+        }
         assert.equal((await send('/bomb', { maxBytes: 10_000 })).kind, 'too_large')
       })
 
@@ -165,8 +171,9 @@ describe('upstream clients', () => {
         assert.equal(echoed.body, '{"role":"é"}')
         assert.equal(echoed.headers['content-type'], 'application/json')
         assert.equal(echoed.headers['content-length'], String(Buffer.byteLength('{"role":"é"}')))
-        // both ask for a compressed answer (and decompress it, above)
-        assert.match(echoed.headers['accept-encoding'] ?? '', /gzip/)
+        // node:http asks for a compressed answer (and checks its stream's end); a given fetch, which cannot, for none
+        if (name === 'fetch') assert.equal(echoed.headers['accept-encoding'], 'identity')
+        else assert.match(echoed.headers['accept-encoding'] ?? '', /gzip/)
       })
     })
   }

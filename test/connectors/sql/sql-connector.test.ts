@@ -540,8 +540,10 @@ describe('sql connector: an unreachable upstream is a result, not a crash', () =
         assert.deepEqual(byId.failed.map((f) => f.id), ['a', 'b'])
         assert.deepEqual(byId.missing, [])
         const write = await connector.write({ id: 'a', expectedVersion: '1', set: { name: 'x' }, precondition: {} })
-        assert.equal(write.kind, 'rejected', JSON.stringify(write))
-        assert.ok(calls.every((c) => c.outcome === 'error' || c.outcome === 'rejected'))
+        // no connection, so no statement: a definite failure that says the database was not reached
+        assert.equal(write.kind, 'not_sent', JSON.stringify(write))
+        assert.match(write.kind === 'not_sent' ? write.message : '', /^the database could not be reached/)
+        assert.ok(calls.every((c) => c.outcome === 'error' || c.outcome === 'not_sent'))
       } finally {
         await connector.close()
       }
