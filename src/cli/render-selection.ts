@@ -19,7 +19,11 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     lines.push(`Recovers selection ${view.recovery_of}: the explicit ids it returned (${view.complete ? 'every one read again' : `its own walk did not read them all: recover ${view.recovery_of} again`}).`)
   // `warrant recover` asked again: the answer is the recovery made before, not a new read of the records
   if ('created' in view && view.created === false)
-    lines.push(`(${view.recovery_of ?? 'this selection'} was already recovered: selection ${view.selection_id}, made earlier by this principal, is returned; nothing was read again)`)
+    lines.push(
+      view.recovery_of
+        ? `(${view.recovery_of} was already recovered: selection ${view.selection_id}, made earlier by this principal, is returned; nothing was read again)`
+        : `(ALREADY CREATED with this idempotency key: selection ${view.selection_id}, made earlier by this principal with the same request, is returned; nothing was read again. To walk again, use a new key)`,
+    )
   lines.push(`  count:    ${view.count}`)
   lines.push(`  digest:   ${view.digest}`)
   lines.push(`  expires:  ${view.expires_at}${view.state === 'expired' ? ' (EXPIRED)' : ''}`)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import type { WarrantConfig } from '../config/index.js'
-import { digestOf, inScope, WarrantError, type Actor } from '../contract/index.js'
+import { checkIdempotencyKey, digestOf, inScope, scopedIdempotencyKey, WarrantError, type Actor } from '../contract/index.js'
 import { planInActionScope } from '../plans/index.js'
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
@@ -23,7 +23,6 @@ export interface CommitDeps {
 }
 
 const LEDGER_CHUNK = 500
-const MAX_KEY_LENGTH = 255
 
 const bulkActionBodySchema = z.strictObject({
   selection_id: z.string().min(1).max(200),
@@ -34,7 +33,7 @@ const bulkActionBodySchema = z.strictObject({
 /** `POST /v1/plans/{id}/commit`. */
 export async function commitPlan(deps: CommitDeps, actor: Actor, planId: string, request: { readonly idempotencyKey?: string | null; readonly expectedDigest?: string | null }): Promise<CommitReceipt> {
   const expectedDigest = requireDigest(request.expectedDigest)
-  const key = scopedKey(actor, requireKey(request.idempotencyKey))
+  const key = scopedIdempotencyKey(actor, requireKey(request.idempotencyKey))
   const fingerprint = digestOf({ route: 'plan_commit', plan_id: planId, body: { expected_digest: expectedDigest } })
   return withKey(deps, actor, key, fingerprint, async () => {
     const committable = await deps.plans.assertCommittable(actor, planId, expectedDigest)
@@ -64,7 +63,7 @@ async function withKey(deps: CommitDeps, actor: Actor, key: string, fingerprint:
  * approved for exactly this selection and this canonical action; there is none → `not_approved`.
  */
 export async function commitBulkAction(deps: CommitDeps, actor: Actor, resourceName: string, request: { readonly idempotencyKey?: string | null; readonly body: unknown }): Promise<CommitReceipt> {
-  const key = scopedKey(actor, requireKey(request.idempotencyKey))
+  const key = scopedIdempotencyKey(actor, requireKey(request.idempotencyKey))
   const parsed = bulkActionBodySchema.safeParse(request.body)
   if (!parsed.success)
     throw new WarrantError('invalid_request', `invalid request body: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`)
@@ -134,18 +133,7 @@ function requireDigest(digest: string | null | undefined): string {
 function requireKey(key: string | null | undefined): string {
   if (key === undefined || key === null || key.trim() === '')
     throw new WarrantError('idempotency_key_missing', 'a commit needs an Idempotency-Key header: the same key always names the same operation, so a retry never commits twice')
-  if (key.length > MAX_KEY_LENGTH || /[\u0000-\u001f\u007f]/.test(key))
-    throw new WarrantError('invalid_request', `the Idempotency-Key must be at most ${MAX_KEY_LENGTH} printable characters`, { field: 'Idempotency-Key' })
-  return key
-}
-
-/**
- * Idempotency keys belong to the principal that sent them, as payment APIs scope them to an account: the
- * same key from another principal is another key, and can never return (or reveal) someone else's
- * operation. Control characters are refused in keys, so the separator cannot be forged.
- */
-function scopedKey(actor: Actor, key: string): string {
-  return `${actor.principal}\u001f${key}`
+  return checkIdempotencyKey(key)
 }
 
 /** The same key: the same operation if the request is the same, else 422. */

@@ -51,7 +51,8 @@ export async function reapAbandoned(ctx: SelectionContext, onlyId?: string): Pro
     // Conditional on the row as read: a builder that renewed its lease meanwhile keeps its selection.
     const marked = await ctx.db
       .updateTable('selections')
-      .set({ state: 'failed', failure: `never finished: ${reason}; its members were removed`, lease_until: null })
+      // its idempotency key is released: the request failed, so a retry with that key builds anew
+      .set({ state: 'failed', failure: `never finished: ${reason}; its members were removed`, lease_until: null, idempotency_key: null })
       .where('id', '=', row.id)
       .where('state', '=', 'building')
       .where((eb) => (row.lease_until === null ? eb('lease_until', 'is', null) : eb('lease_until', '=', row.lease_until)))

@@ -13,7 +13,7 @@ import { discardUnused } from './selection-row.js'
 import type { SelectionService } from './selection-service.js'
 import { assertUsable, isExpired } from './usability.js'
 import { exportStream, memberPage, view } from './views.js'
-import { createFromRequest } from './walk.js'
+import { createKeyed } from './idempotency.js'
 
 // Re-exported so the names stay importable from this module, where they were first defined.
 export { SELECTION_DEFAULT_BUDGET } from './walk.js'
@@ -65,7 +65,10 @@ export function createSelectionService(options: SelectionServiceOptions): Select
   }
 
   return {
-    create: async (actor, resourceName, request, options) => view(ctx, actor, await createFromRequest(ctx, actor, resourceName, request, options?.onProgress, options?.signal)),
+    create: async (actor, resourceName, request, options) => {
+      const made = await createKeyed(ctx, actor, resourceName, request, options ?? {})
+      return { ...(await view(ctx, actor, made.id)), created: made.created }
+    },
     load: (actor, selectionId) => load(ctx, actor, selectionId),
     isExpired: (selection, now) => isExpired(ctx, selection, now),
     members: (selectionId, afterOrd, limit) => members(ctx, selectionId, afterOrd, limit),

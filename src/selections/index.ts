@@ -2,6 +2,7 @@ export { createSelectionService, storedFieldsOf, SELECTION_DEFAULT_BUDGET, RECOV
 export {
   selectionRequestSchema,
   selectionViewSchema,
+  createdSelectionViewSchema,
   selectionMemberSchema,
   exclusionRuleSchema,
   exclusionSummarySchema,
@@ -17,6 +18,7 @@ export {
   ruleNameSchema,
   type SelectionRequestInput,
   type SelectionView,
+  type CreatedSelectionView,
   type MemberPage,
   type ExcludedPage,
   type ExportFormat,

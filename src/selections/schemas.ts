@@ -117,6 +117,16 @@ export const selectionViewSchema = z
   .meta({ id: 'Selection' })
 export type SelectionView = z.infer<typeof selectionViewSchema>
 
+/** What creating a selection answers: the selection, and whether this request made it or its idempotency key named it. */
+export const createdSelectionViewSchema = selectionViewSchema
+  .extend({
+    created: z
+      .boolean()
+      .describe('false when the idempotency key named the selection an earlier request with that key and the same request made: it is handed back, nothing was walked again'),
+  })
+  .meta({ id: 'CreatedSelection' })
+export type CreatedSelectionView = z.infer<typeof createdSelectionViewSchema>
+
 /** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
 export const memberPageQuerySchema = z.strictObject({
   cursor: z.string().max(4096).optional().describe('next_cursor of the previous page, exactly as given'),

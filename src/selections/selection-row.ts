@@ -33,8 +33,9 @@ export async function insertBuilding(
   fields: readonly string[],
   started: Date,
   origin: SelectionOrigin | null,
+  keyed?: SelectionKey,
 ): Promise<void> {
-  await ctx.db
+  const inserted = await ctx.db
     .insertInto('selections')
     .values({
       id,
@@ -57,9 +58,24 @@ export async function insertBuilding(
       // whose walk this is, alive until then (renewed by keepBuilding): a builder that dies is known by this
       builder: ctx.owner,
       lease_until: new Date(ctx.clock().getTime() + ctx.buildLeaseMs).toISOString(),
+      idempotency_key: keyed?.key ?? null,
+      request_fingerprint: keyed?.fingerprint ?? null,
     })
-    .execute()
+    // the UNIQUE key decides between requests sent at once with one key: the first row in is the one built
+    .onConflict((oc) => oc.column('idempotency_key').doNothing())
+    .returning('id')
+    .executeTakeFirst()
+  if (!inserted) throw new KeyTaken()
 }
+
+/** A selection request's idempotency key, scoped to its principal, and the fingerprint of its canonical request. */
+export interface SelectionKey {
+  readonly key: string
+  readonly fingerprint: string
+}
+
+/** `insertBuilding` found its idempotency key already held by another selection row: nothing was inserted. */
+export class KeyTaken extends Error {}
 
 export async function freezeRow(
   ctx: SelectionContext,

@@ -14,6 +14,7 @@ import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './sc
  * - `create` resolves to the `SelectionView` (was `unknown`); new: `view`, `page`, `excluded`, `exportStream`,
  *   `recover`, `createFromTargets` (for compensation plans), `assertUsable`.
  * - `reapAbandoned`; `load` of a selection still building or failed is `conflict` (409) saying so (was `not_found`).
+ * - `create` takes `options.idempotencyKey` and its view says `created`.
  */
 
 export interface ExclusionRule {
@@ -115,13 +116,15 @@ export interface SelectionService {
    * `onProgress` hears once as the walk starts (`pages: 0`) and after each page is frozen (for a person watching a
    * long walk). `signal` stops the walk
    * (Ctrl-C in the CLI): the call rejects with its reason and the selection built so far is removed.
+   * `idempotencyKey`: the same key, principal and request answer the selection the first such request froze
+   * (`created: false`, nothing walked); see idempotency.ts for every case. Without one, `created` is always true.
    */
   create(
     actor: Actor,
     resource: string,
     request: SelectionRequest,
-    options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal },
-  ): Promise<SelectionView>
+    options?: { readonly onProgress?: (progress: FreezeProgress) => void; readonly signal?: AbortSignal; readonly idempotencyKey?: string | null },
+  ): Promise<SelectionView & { readonly created: boolean }>
   /** The stored selection, or `not_found`; `forbidden` when the actor's scope does not cover its resource. */
   load(actor: Actor, selectionId: string): Promise<SelectionRecord>
   /** True when the selection is past its expiry at `now` (ISO). */

@@ -1,3 +1,4 @@
+import type { z } from 'zod'
 import type { Actor, Filter } from '../contract/index.js'
 import { type Budget, walkInventory } from '../inventory/index.js'
 import type { Resource } from '../resources/index.js'
@@ -8,7 +9,7 @@ import { storeSeenFilter } from './freeze.js'
 import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { parseRequest } from './parse-request.js'
 import { selectionRequestSchema } from './schemas.js'
-import { discard, freezeRow, insertBuilding, newSelectionId, type FreezeOnce } from './selection-row.js'
+import { discard, freezeRow, insertBuilding, newSelectionId, type FreezeOnce, type SelectionKey } from './selection-row.js'
 import type { ExclusionRule, FreezeProgress, SelectionCompleteness, SelectionOrigin, SelectionRequest } from './selection-service.js'
 import { storedFieldsOf } from './stored-fields.js'
 import { reportWalk } from '../telemetry/index.js'
@@ -28,6 +29,40 @@ export interface FreezeRequest {
   readonly signal?: AbortSignal
   /** Freeze only if no equal selection was frozen meanwhile; else that one's id is returned and this walk discarded. */
   readonly once?: FreezeOnce
+  /** The request's idempotency key (scoped) and fingerprint: the key is claimed before the walk (see idempotency.ts). */
+  readonly keyed?: SelectionKey
+}
+
+/** A client's selection request once validated: what to walk, and the request in its canonical form (defaults filled). */
+export interface PreparedRequest {
+  readonly resource: Resource
+  readonly freeze: Omit<FreezeRequest, 'origin' | 'onProgress' | 'signal' | 'once' | 'keyed'>
+  readonly canonical: z.output<typeof selectionRequestSchema>
+}
+
+/** Validates a client's selection request against the schema, the actor's scope and the resource's field policy. */
+export function prepareRequest(ctx: SelectionContext, actor: Actor, resourceName: string, request: SelectionRequest): PreparedRequest {
+  const resource = ctx.catalogue.get(resourceName)
+  assertInScope(actor, resourceName)
+  const parsed = parseRequest(selectionRequestSchema, request, 'selection request')
+  resource.policy.checkFilter(parsed.filter, 'filter')
+  checkExclusionRules(resource, parsed.exclude)
+  const fields = resource.policy.fields(parsed.fields)
+  return {
+    resource,
+    canonical: parsed,
+    freeze: {
+      filter: parsed.filter,
+      exclude: parsed.exclude,
+      fields,
+      pageSize: parsed.page_size,
+      budget: {
+        maxPages: parsed.budget.max_pages ?? SELECTION_DEFAULT_BUDGET.maxPages,
+        maxItems: parsed.budget.max_items ?? SELECTION_DEFAULT_BUDGET.maxItems,
+        deadlineMs: parsed.budget.deadline_ms ?? SELECTION_DEFAULT_BUDGET.deadlineMs,
+      },
+    },
+  }
 }
 
 /**
@@ -43,22 +78,9 @@ export async function createFromRequest(
   signal?: AbortSignal,
   follows?: { readonly origin: SelectionOrigin; readonly once: FreezeOnce },
 ): Promise<string> {
-  const resource = ctx.catalogue.get(resourceName)
-  assertInScope(actor, resourceName)
-  const parsed = parseRequest(selectionRequestSchema, request, 'selection request')
-  resource.policy.checkFilter(parsed.filter, 'filter')
-  checkExclusionRules(resource, parsed.exclude)
-  const fields = resource.policy.fields(parsed.fields)
+  const { resource, freeze } = prepareRequest(ctx, actor, resourceName, request)
   return freezeFromWalk(ctx, actor, resource, {
-    filter: parsed.filter,
-    exclude: parsed.exclude,
-    fields,
-    pageSize: parsed.page_size,
-    budget: {
-      maxPages: parsed.budget.max_pages ?? SELECTION_DEFAULT_BUDGET.maxPages,
-      maxItems: parsed.budget.max_items ?? SELECTION_DEFAULT_BUDGET.maxItems,
-      deadlineMs: parsed.budget.deadline_ms ?? SELECTION_DEFAULT_BUDGET.deadlineMs,
-    },
+    ...freeze,
     origin: follows?.origin ?? null,
     ...(onProgress ? { onProgress } : {}),
     ...(signal ? { signal } : {}),
@@ -71,7 +93,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
   const id = newSelectionId()
   const started = ctx.clock()
   const stored = storedFieldsOf(resource.config, request.fields)
-  await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin)
+  await insertBuilding(ctx, id, actor, resource, request.filter, request.exclude, request.fields, started, request.origin, request.keyed)
   const lease = keepBuilding(ctx, id)
   // the caller's stop (Ctrl-C) or the lease lost to another process that declared this build abandoned
   const signal = request.signal ? AbortSignal.any([request.signal, lease.lost]) : lease.lost

@@ -53,6 +53,10 @@ export interface SelectionsTable {
   lease_until: IsoTimestamp | null
   /** why a `failed` selection never finished (its builder died, its lease ran out); null otherwise (0008) */
   failure: string | null
+  /** `principal U+001F key` when the request carried an idempotency key; null otherwise, and once the build failed (0009) */
+  idempotency_key: string | null
+  /** the digest of the canonical request the key came with; a retry with another request is refused (0009) */
+  request_fingerprint: string | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */

@@ -2,31 +2,12 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { INLINE_JSON_MAX_BYTES } from '../../src/mcp/results.js'
 import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
-import { assertAnswered, assertRefused, callTool, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
+import { assertAnswered, assertRefused, callTool, connectStdio as connect, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
 
 const args = (configPath: string) => ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', configPath]
-
-/** The official client driving `warrant mcp` as a real subprocess, collecting its stderr and any protocol error. */
-async function connect(world: McpWorld, token: string) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: args(world.configPath),
-    env: { ...(process.env as Record<string, string>), WARRANT_TOKEN: token, WARRANT_LOG_LEVEL: 'info' },
-    stderr: 'pipe',
-  })
-  let stderr = ''
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
-  const errors: Error[] = []
-  const client = new Client({ name: 'warrant-stdio-test', version: '1.0.0' })
-  client.onerror = (error) => errors.push(error)
-  await client.connect(transport)
-  return { client, errors, stderr: () => stderr }
-}
 
 /** Raw JSON-RPC lines to `warrant mcp`, as a client on any protocol version would send them. */
 async function rawSession(world: McpWorld, token: string) {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { WARRANT_TOOLS } from '../../src/mcp/index.js'
@@ -377,4 +378,21 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
     throw error
   }
   return { send, answer, end }
+}
+
+/** The official client driving `warrant mcp` as a real subprocess, collecting its stderr and any protocol error. */
+export async function connectStdio(world: McpWorld, token: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath],
+    env: { ...(process.env as Record<string, string>), WARRANT_TOKEN: token, WARRANT_LOG_LEVEL: 'info' },
+    stderr: 'pipe',
+  })
+  let stderr = ''
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const errors: Error[] = []
+  const client = new Client({ name: 'warrant-stdio-test', version: '1.0.0' })
+  client.onerror = (error) => errors.push(error)
+  await client.connect(transport)
+  return { client, errors, stderr: () => stderr }
 }

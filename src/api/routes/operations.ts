@@ -1,6 +1,4 @@
-import type { IncomingMessage } from 'node:http'
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { Context } from 'hono'
 import { z } from 'zod'
 import {
   commitReceiptSchema,
@@ -11,7 +9,8 @@ import {
   TARGET_STATES,
   type OperationService,
 } from '../../operations/index.js'
-import { WarrantError, queryInteger } from '../../contract/index.js'
+import { queryInteger } from '../../contract/index.js'
+import { idempotencyKeyOf } from '../idempotency-key.js'
 import type { ApiEnv } from '../authenticate.js'
 import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
@@ -172,15 +171,4 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
     // the operation's open compensation plan, proposed before: the same object, not a new one
     return proposal.created === false ? c.json(proposal, 200) : c.json(proposal, 201)
   })
-}
-
-/**
- * The request's Idempotency-Key. Sent twice, a header reaches the app as one value joined by ", " (`k1, k2`), a
- * key neither sender meant that would name an operation of its own: refused, naming the header.
- */
-function idempotencyKeyOf(c: Context<ApiEnv>): string | null {
-  const distinct = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.headersDistinct?.['idempotency-key']
-  if (distinct !== undefined && distinct.length > 1)
-    throw new WarrantError('invalid_request', `the Idempotency-Key header is given ${distinct.length} times; send one key`, { field: 'idempotency-key', count: distinct.length })
-  return c.req.header('idempotency-key') ?? null
 }

@@ -10,8 +10,10 @@ import {
   memberPageSchema,
   selectionRequestSchema,
   selectionViewSchema,
+  createdSelectionViewSchema,
 } from '../../selections/index.js'
 import type { ApiEnv } from '../authenticate.js'
+import { idempotencyKeyOf } from '../idempotency-key.js'
 import { v1Route } from './v1-route.js'
 import { errorBodySchema } from '../error-mapping.js'
 
@@ -25,11 +27,20 @@ const create = v1Route({
   summary: 'Freeze a selection: exact members (id, version) in id order, a digest, exclusions per rule, groups, completeness',
   request: {
     params: z.object({ resource: z.string().min(1).max(64) }),
+    headers: z.object({
+      'idempotency-key': z
+        .string()
+        .optional()
+        .describe(
+          'optional, 1 to 255 printable characters: the same key with the same request answers the selection the first one froze (200, created false, nothing walked again); with another request 422 idempotency_key_reused; while the first is still walking 409 idempotency_in_progress. A request that failed leaves the key free',
+        ),
+    }),
     body: { required: true, content: { 'application/json': { schema: selectionRequestSchema } } },
   },
   responses: {
-    201: { description: 'the frozen selection and its first page of records', content: { 'application/json': { schema: selectionViewSchema } } },
-    ...errors([400, 401, 403, 404, 409, 502]),
+    201: { description: 'the frozen selection and its first page of records', content: { 'application/json': { schema: createdSelectionViewSchema } } },
+    200: { description: 'the selection this Idempotency-Key already names (same request): handed back, not walked again', content: { 'application/json': { schema: createdSelectionViewSchema } } },
+    ...errors([400, 401, 403, 404, 409, 422, 502]),
   },
 })
 
@@ -86,7 +97,10 @@ const recover = v1Route({
 })
 
 export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
-  app.openapi(create, async (c) => c.json(await gateway.selections.create(c.get('actor'), c.req.valid('param').resource, c.req.valid('json')), 201))
+  app.openapi(create, async (c) => {
+    const made = await gateway.selections.create(c.get('actor'), c.req.valid('param').resource, c.req.valid('json'), { idempotencyKey: idempotencyKeyOf(c) })
+    return made.created ? c.json(made, 201) : c.json(made, 200)
+  })
 
   app.openapi(show, async (c) => c.json(await gateway.selections.view(c.get('actor'), c.req.valid('param').id), 200))
 

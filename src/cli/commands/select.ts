@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { type Filter, WarrantError } from '../../contract/index.js'
+import { checkIdempotencyKey, type Filter, WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
 import { createProgress, freezeProgressLine } from '../progress.js'
@@ -41,14 +41,17 @@ export function registerSelect(program: Command): void {
     .option('--max-pages <n>', 'stop the walk after N pages (the selection is then incomplete: reviewable, never committable)', positiveInteger('--max-pages'))
     .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
     .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
+    .option('--idempotency-key <key>', 'the same key and request answer the selection the first such call froze (nothing walked again); another request with it is refused')
     .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
     .option('-q, --quiet', 'no progress line on stderr')
   for (const [flag, help] of TOKEN_OPTIONS) command.option(flag, help)
   command.action(
     async (
       name: string,
-      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; json?: boolean; quiet?: boolean },
+      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; idempotencyKey?: string; json?: boolean; quiet?: boolean },
     ) => {
+      // refused naming the option, before the store is opened
+      if (flags.idempotencyKey !== undefined) checkIdempotencyKey(flags.idempotencyKey, '--idempotency-key')
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         const actor = await cliActor(gateway, flags)
@@ -73,12 +76,13 @@ export function registerSelect(program: Command): void {
           ...(flags.fields ? { fields: flags.fields.split(',').map((f) => f.trim()).filter(Boolean) } : {}),
           ...(flags.pageSize === undefined ? {} : { page_size: flags.pageSize }),
           budget,
-        }, { onProgress, signal: stop.signal })
+        }, { onProgress, signal: stop.signal, idempotencyKey: flags.idempotencyKey ?? null })
         const forget = onInterrupt(async (reason) => {
           stop.abort(reason)
-          // frozen just before the signal: no one was given its id, so it is removed too (unless a plan names it)
+          // frozen just before the signal: no one was given its id, so it is removed too (unless a plan names it). One
+          // its idempotency key named (made by an earlier call) is not this call's to remove.
           const view = await creating.catch(() => null)
-          if (view) await gateway.selections.discardUnused(view.selection_id)
+          if (view?.created) await gateway.selections.discardUnused(view.selection_id)
         })
         const view = await creating.finally(() => {
           forget()

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { idempotencyKeySchema } from '../../contract/index.js'
 import {
   type ExcludedPage,
   excludedPageSchema,
@@ -8,6 +9,8 @@ import {
   selectionRequestSchema,
   type SelectionView,
   selectionViewSchema,
+  type CreatedSelectionView,
+  createdSelectionViewSchema,
   UNREACHED,
 } from '../../selections/index.js'
 import { completenessLabel, plural, warningsClause } from '../summaries.js'
@@ -59,13 +62,22 @@ export const createSelection = defineTool({
     'Freeze the records a filter matches, minus named exclusion rules: members, digest, groups, exclusion counts, completeness. Changes are proposed on a selection, never on a search. An incomplete one can be reviewed, never committed.',
     RULES_BRIEF,
   ].join('\n'),
-  input: z.strictObject({ resource: resourceNameSchema, ...selectionRequestSchema.shape }),
-  output: selectionViewSchema,
+  input: z.strictObject({
+    resource: resourceNameSchema,
+    ...selectionRequestSchema.shape,
+    idempotency_key: idempotencyKeySchema
+      .optional()
+      .describe('optional: a new UUID per selection; retry with it (and the same arguments) to get the selection that call froze, not a second walk'),
+  }),
+  output: createdSelectionViewSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ resource, ...request }, { gateway, actor }): Promise<SelectionView> {
-    return gateway.selections.create(actor, resource, request)
+  async run({ resource, idempotency_key, ...request }, { gateway, actor }): Promise<CreatedSelectionView> {
+    return gateway.selections.create(actor, resource, request, { idempotencyKey: idempotency_key ?? null })
   },
-  summarize: selectionSummary,
+  summarize: (view: CreatedSelectionView) =>
+    view.created
+      ? selectionSummary(view)
+      : `ALREADY CREATED with this idempotency_key: nothing was walked again; this is the selection the first call with it froze (to walk again, use a new idempotency_key). ${selectionSummary(view)}`,
 })
 
 const readSelectionInput = z.strictObject({
