@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import type { Gateway } from '../gateway/index.js'
-import { registerMcpEndpoint } from '../mcp/http-transport.js'
+import { mcpDoorRefusal, registerMcpEndpoint } from '../mcp/http-transport.js'
 import { auditTrail } from './audit-trail.js'
 import { inputGuard } from './input-guard.js'
 import { type ApiEnv, authenticate } from './authenticate.js'
@@ -48,7 +48,7 @@ export function createApp(options: AppOptions): App {
     app.use('/v1/*', guard)
     app.use('/review/*', guard)
   }
-  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true })) app.use('/mcp', guard)
+  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true, refusalBody: mcpDoorRefusal })) app.use('/mcp', guard)
   app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
   app.use('/v1/*', authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)

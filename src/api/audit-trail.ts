@@ -107,12 +107,14 @@ function reasonCodes(reasons: unknown): string[] {
   return [...new Set(reasons.map((r) => pick(r, 'code')).filter((code): code is string => typeof code === 'string'))]
 }
 
-/** The refusal's code: the error the app answered with, else the JSON error body's, else the status's class. */
+/** The refusal's code: the error the app answered with, else the JSON error body's (or its JSON-RPC data's), else the status's class. */
 function errorCode(c: Context, answer: unknown): string {
   const error = (c as { error?: unknown }).error
   if (isWarrantError(error)) return error.code
-  const code = (pick(answer, 'error') as { code?: unknown } | undefined)?.code
-  if (typeof code === 'string') return code
+  const answered = pick(answer, 'error') as { code?: unknown; data?: { error?: { code?: unknown } } } | undefined
+  if (typeof answered?.code === 'string') return answered.code
+  // a JSON-RPC error at /mcp: its code is a number, the refusal's own is in its data (the HTTP error body)
+  if (typeof answered?.data?.error?.code === 'string') return answered.data.error.code
   return c.res.status >= 500 ? 'internal' : c.res.status === 404 ? 'not_found' : `http_${c.res.status}`
 }
 

@@ -15,6 +15,8 @@ export interface InputGuardOptions {
    * a JSON-RPC error with its id. This door's answer there, an HTTP error body, is no JSON-RPC message at all.
    */
   readonly routeInspectsJson?: boolean
+  /** The body of this door's refusals, where the route's protocol is not the HTTP error body (/mcp: a JSON-RPC error). */
+  readonly refusalBody?: (refusal: WarrantError) => unknown
 }
 
 /**
@@ -28,22 +30,17 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   const limit = bodyLimit({
     maxSize,
     // Answered here, with the connection closed: the rest of the body is never read
-    onError: (c) =>
-      c.json(new WarrantError('payload_too_large', `the request body is larger than ${maxSize} bytes, the most this gateway accepts (server.max_body_bytes)`, { max_bytes: maxSize }).toBody(), 413, {
-        connection: 'close',
-      }),
+    onError: (c) => {
+      const refusal = new WarrantError('payload_too_large', `the request body is larger than ${maxSize} bytes, the most this gateway accepts (server.max_body_bytes)`, { max_bytes: maxSize })
+      return c.json((options.refusalBody ?? ((r: WarrantError) => r.toBody()))(refusal), 413, { connection: 'close' })
+    },
   })
   const check: MiddlewareHandler = async (c, next) => {
-    let path: string
     try {
-      path = decodeURIComponent(new URL(c.req.url).pathname)
-    } catch {
-      throw new WarrantError('invalid_request', 'the request path is not valid percent-encoded UTF-8', { field: 'path' })
-    }
-    refuseBadText(path, 'path')
-    for (const [name, values] of Object.entries(c.req.queries())) {
-      refuseBadText(name, `query parameter name`)
-      for (const value of values) refuseBadText(value, `query parameter "${name}"`)
+      refuseBadRequestLine(c.req.url, c.req.queries())
+    } catch (error) {
+      if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
+      throw error
     }
     if (!options.routeInspectsJson && c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
       const text = await c.req.text()
@@ -58,6 +55,21 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
     await next()
   }
   return [limit, check]
+}
+
+/** The path and query: valid percent-encoded UTF-8, no NUL byte, no lone surrogate. */
+function refuseBadRequestLine(url: string, queries: Record<string, string[]>): void {
+  let path: string
+  try {
+    path = decodeURIComponent(new URL(url).pathname)
+  } catch {
+    throw new WarrantError('invalid_request', 'the request path is not valid percent-encoded UTF-8', { field: 'path' })
+  }
+  refuseBadText(path, 'path')
+  for (const [name, values] of Object.entries(queries)) {
+    refuseBadText(name, `query parameter name`)
+    for (const value of values) refuseBadText(value, `query parameter "${name}"`)
+  }
 }
 
 function refuseBadText(text: string, where: string): void {

@@ -1,21 +1,26 @@
 import { WarrantError, type Actor } from '../contract/index.js'
-import type { Store } from '../store/index.js'
+import type { AuditEventRow, Store } from '../store/index.js'
 import { ACKNOWLEDGE_ACTION, parseAcknowledgement, rowDigest, type AcknowledgedBreak, type AcknowledgementDetails } from './acknowledged-breaks.js'
 import { appendAcknowledgement } from './append.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
 import { runRow } from './events.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
-import { checkHead, readChainHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
+import { alteredSignedEnd, checkHead, readChainHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
 import type { ChainProblem, VerifyResult } from './verify.js'
 
 /**
  * The break at a signed chain's end that an append would seal, as verify words it: a head missing or not signed with
  * the key (rows cut from the end, the head removed or rewritten to hide it). Null when the end would stay visible.
  */
-function sealableEnd(head: ChainHead | null, last: { seq: number; hash: string } | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
+function sealableEnd(head: ChainHead | null, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
+  const last = lastRow && { seq: Number(lastRow.seq), hash: lastRow.hash }
   const headless = unsignedHeadOverSignedRows(head, last)
   if (head === null) return headless === null || !last ? null : { seq: last.seq + 1, problem: 'removed', message: `the chain head is missing, so the end of the log cannot be confirmed: rows after ${last.seq} may have been removed` }
-  if (headless === null && checkHead(head, keyring) !== 'mismatch') return null
+  if (headless === null && checkHead(head, keyring) !== 'mismatch') {
+    // an altered last row (its head intact): an acknowledgement chained onto it would lift start's refusal
+    const altered = alteredSignedEnd(lastRow, keyring)
+    return altered === null ? null : { seq: last!.seq, problem: 'altered', message: altered }
+  }
   const lastSeq = last?.seq ?? 0
   if (head.seq > lastSeq) return { seq: lastSeq + 1, problem: 'removed', message: `rows ${lastSeq + 1}..${head.seq} are missing from the end of the log (the last append recorded seq ${head.seq})` }
   return { seq: lastSeq, problem: 'forged', message: `the chain head (seq ${head.seq}) is not signed with the audit key: it was moved by someone without the key` }
@@ -37,9 +42,8 @@ async function assertKeyVerifiesChain(store: Store, keyring: AuditKeyring, badSe
   )
 }
 
-async function lastRow(store: Store): Promise<{ seq: number; hash: string } | undefined> {
-  const row = await store.db.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirst()
-  return row && { seq: Number(row.seq), hash: row.hash }
+function lastRow(store: Store): Promise<AuditEventRow | undefined> {
+  return store.db.selectFrom('audit_events').selectAll().orderBy('seq', 'desc').limit(1).executeTakeFirst()
 }
 
 export interface AcknowledgeRequest {

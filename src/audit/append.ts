@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -259,13 +259,14 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
   const key = keyring?.current ?? null
   // The head and the last row in one statement (a round trip fewer on PostgreSQL). Continue from the head when it
   // is ahead of the last row: rows removed from the end stay a visible gap.
-  const { rows: tips } = await sql<{ head: string | null; seq: number | string | null; hash: string | null }>`
-    select (select value from kv where key = ${CHAIN_HEAD_KEY}) as head,
-      (select seq from audit_events order by seq desc limit 1) as seq,
-      (select hash from audit_events order by seq desc limit 1) as hash`.execute(tx)
-  const found = tips[0]
-  const head = parseChainHead(found?.head ?? null)
-  const last = found && found.seq !== null && found.hash !== null ? { seq: Number(found.seq), hash: found.hash } : undefined
+  // The whole last row: an append checks the row it continues from (alteredSignedEnd).
+  const { rows: tips } = await sql<{ chain_head: string | null } & { [K in keyof AuditEventRow]: AuditEventRow[K] | null }>`
+    select (select value from kv where key = ${CHAIN_HEAD_KEY}) as chain_head, e.*
+      from (select 1 as one) as d left join (select * from audit_events order by seq desc limit 1) as e on 1 = 1`.execute(tx)
+  const { chain_head, ...found } = tips[0]!
+  const head = parseChainHead(chain_head)
+  const lastRow = found.seq !== null && found.hash !== null ? ({ ...found, seq: Number(found.seq) } as AuditEventRow) : undefined
+  const last = lastRow && { seq: lastRow.seq, hash: lastRow.hash }
   const tip = chainTip(head, last)
   // An unsigned row after signed ones is what a forger writes: verify would name it `forged` for good. A process
   // without the key (an operator's shell lacking WARRANT_AUDIT_KEY, an instance started without it) is refused.
@@ -289,6 +290,8 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     )
   const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
   if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
+  const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)
+  if (altered !== null) throw new WarrantError('conflict', alteredEndRefusal(last!.seq, altered), { seq: last!.seq, problem: 'altered' })
   const rows = acknowledging ? [given({ head, last: last ?? null })] : given
   let seq = tip.seq
   let prev = tip.hash

@@ -1,6 +1,7 @@
 import type { Kysely, QueryCreator } from 'kysely'
 import type { Database } from '../store/index.js'
-import { AUDIT_GENESIS_HASH, signingKeyId } from './chain.js'
+import type { AuditEventRow } from '../store/index.js'
+import { AUDIT_GENESIS_HASH, checkRowHash, signingKeyId, storedRow } from './chain.js'
 import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /**
@@ -49,6 +50,23 @@ export function chainTip(head: ChainHead | null, last: { seq: number; hash: stri
 export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: number; hash: string } | undefined): string | null {
   if (!last || signingKeyId(last.hash) === null || (head !== null && head.mac !== undefined && head.key_id !== undefined)) return null
   return `the store's audit chain is signed up to row ${last.seq}, but its head is ${head === null ? 'missing' : 'not signed'}: every signed append writes a signed head, so it was removed or replaced by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`
+}
+
+/**
+ * Why a chain may not be continued, or null: its last row is signed and does not match its hash (a column changed in
+ * the store). Start refuses such an end, but only by its last row: a row appended onto it would leave the altered row
+ * inside the chain and every later start would go ahead, the break seen by verify alone. Said by the append (nothing
+ * written), and by acknowledge as the end to acknowledge first. An unsigned chain is left alone: nothing refuses its
+ * start, and without a key nothing could acknowledge the break, so every append would stay refused for good.
+ */
+export function alteredSignedEnd(last: AuditEventRow | undefined, keyring: AuditKeyring | null): string | null {
+  if (!last || signingKeyId(last.hash) === null || checkRowHash(storedRow(last), keyring) !== 'mismatch') return null
+  return `row ${last.seq} does not match its hash: a column was changed after it was written`
+}
+
+/** The refusal an append says over an altered signed end (see alteredSignedEnd). */
+export function alteredEndRefusal(seq: number, altered: string): string {
+  return `the store's audit chain ends in a broken row: ${altered}. Nothing was appended (a row chained onto it would hide it from every start); run \`warrant audit verify\`, and restore the row from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${seq} --reason …\` (verify keeps reporting it)`
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {

@@ -33,5 +33,6 @@ export {
 export { fieldPathOf, versionPathOf } from './field-path.js'
 export { parseConfig, loadConfigFile, resolvePaths, checkedConfigSchema } from './load.js'
 export { readSecret, describeSecret, type SecretRef } from './secret.js'
+export { configKeyRefusal, withinResource } from './config-key.js'
 export { checkSecrets, secretRefsOf } from './config-secrets.js'
 export { environmentLabel } from './environment.js'

@@ -6,6 +6,7 @@ import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
 import { unfaithfulJsonIn } from '../api/unique-keys.js'
 import { inspectJson } from '../api/input-guard.js'
+import { JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId, notJsonRpc } from './json-rpc-errors.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -40,21 +41,24 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
       // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last,
       // and a number it would round.
       const text = await c.req.text()
-      const refuse = (refusal: WarrantError) => c.json({ jsonrpc: '2.0', error: { code: -32602, message: `${refusal.code}: ${refusal.message}`, data: refusal.toBody() }, id: requestId(text) }, 400)
-      const unfaithful = unfaithfulJsonIn(text)
-      if (unfaithful) return refuse(unfaithful)
       let parsedBody: unknown
       try {
         parsedBody = JSON.parse(text)
       } catch {
-        return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null }, 400)
+        return c.json(jsonRpcError(null, JSON_RPC.parseError, 'Parse error: the body is not JSON'), 400)
       }
+      const refuse = (refusal: WarrantError) => c.json(jsonRpcRefusal(refusal, JSON_RPC.invalidParams, messageId(parsedBody)), 400)
+      const unfaithful = unfaithfulJsonIn(text)
+      if (unfaithful) return refuse(unfaithful)
       try {
         inspectOutsideArguments(parsedBody)
       } catch (error) {
         if (isWarrantError(error)) return refuse(error)
         throw error
       }
+      // The SDK calls JSON that is no JSON-RPC message a parse error (-32700; it parsed) and takes an empty batch (202)
+      const invalid = notJsonRpc(parsedBody)
+      if (invalid) return c.json(invalid, 400)
       await server.connect(transport)
       return await transport.handleRequest(c.req.raw, { parsedBody })
     } finally {
@@ -78,9 +82,12 @@ function inspectOutsideArguments(body: unknown): void {
   }
 }
 
-function requestId(text: string): string | number | null {
-  const id = (JSON.parse(text) as { id?: unknown } | null)?.id
-  return typeof id === 'string' || typeof id === 'number' ? id : null
+/**
+ * The door's refusals at /mcp (a body over server.max_body_bytes, a NUL byte in the path or query), said as the
+ * transport says a refusal: a JSON-RPC error (no id: the body was not read), the HTTP error body as its data.
+ */
+export function mcpDoorRefusal(refusal: WarrantError): unknown {
+  return jsonRpcRefusal(refusal, refusal.code === 'payload_too_large' ? JSON_RPC.serverError : JSON_RPC.invalidRequest)
 }
 
 /**

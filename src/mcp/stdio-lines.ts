@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import { unfaithfulJsonIn } from '../api/unique-keys.js'
+import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId } from './json-rpc-errors.js'
 
 /**
  * stdin for the stdio transport, minus any line it cannot take as the message written, each answered here with
@@ -16,8 +17,7 @@ import { unfaithfulJsonIn } from '../api/unique-keys.js'
 export function withoutDuplicateKeys(input: Readable, output: Writable): Readable {
   let pending = ''
   const decoder = new StringDecoder('utf8')
-  const answer = (id: unknown, code: number, message: string, data?: unknown) =>
-    output.write(`${JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code, message, ...(data === undefined ? {} : { data }) } })}\n`)
+  const answer = (id: unknown, code: number, message: string, data?: unknown) => output.write(`${JSON.stringify(jsonRpcError(id, code, message, data))}\n`)
   const lines = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       pending += decoder.write(chunk)
@@ -30,14 +30,13 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
         try {
           parsed = JSON.parse(line)
         } catch {
-          answer(null, -32700, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
+          answer(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
           continue
         }
-        const id = (parsed as { id?: unknown } | null)?.id
+        const id = messageId(parsed)
         const refusal = unfaithfulJsonIn(line)
-        if (refusal) answer(id, -32602, `${refusal.code}: ${refusal.message}`, refusal.toBody())
-        else if (!JSONRPCMessageSchema.safeParse(parsed).success)
-          answer(id, -32600, 'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a method with an id of string or number, or a result or error for one)')
+        if (refusal) output.write(`${JSON.stringify(jsonRpcRefusal(refusal, JSON_RPC.invalidParams, id))}\n`)
+        else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(id, JSON_RPC.invalidRequest, NOT_JSON_RPC)
         else this.push(line)
       }
       done()

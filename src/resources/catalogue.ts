@@ -1,5 +1,5 @@
 import { WarrantError } from '../contract/index.js'
-import { environmentLabel, type ResourceConfig, type WarrantConfig } from '../config/index.js'
+import { environmentLabel, withinResource, type ResourceConfig, type WarrantConfig } from '../config/index.js'
 import { createConnector, type Connector, type UpstreamCallListener } from '../connectors/index.js'
 import { instrumentConnector, type Telemetry } from '../telemetry/index.js'
 import { createFieldPolicy, type FieldPolicy } from './field-policy.js'
@@ -130,7 +130,6 @@ function connectorOf(name: string, build: () => Connector): Connector {
     return build()
   } catch (error) {
     if (!(error instanceof WarrantError) || error.code !== 'invalid_request') throw error
-    const where = error.message.startsWith('connector.') ? `resources.${name}.` : `resources.${name}: `
-    throw new WarrantError(error.code, `${where}${error.message}`, error.details)
+    throw withinResource(name, error)
   }
 }

@@ -11,7 +11,9 @@ import { STORE_KINDS } from '../support/stores.js'
  * exits 2 naming the key, and the store has no file (SQLite), no table (PostgreSQL), and no audit key file was
  * written beside it. Was: the store was created and migrated (and the key file written) first, so a wrong
  * config had already changed things by the time it was refused: for a missing secret, and (still after secrets
- * were read first) for every error a connector finds when it is built.
+ * were read first) for every error a connector finds when it is built. Each names the full dotted key from the
+ * config file's root, as the schema's messages do (was: `resources.crm: source "main" is declared twice`, the
+ * resource and no key; `http connector: get.path …`, a key without the resource's path to it).
  */
 const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
   ['an http credential', (raw) => (raw.resources.crm = httpResourceWithSecret('WARRANT_TEST_CRM_TOKEN')), /resources\.crm\.connector\.credential\.secret: secret environment variable WARRANT_TEST_CRM_TOKEN is not set/],
@@ -35,21 +37,31 @@ const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
   [
     'an http base_url at a metadata address',
     (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'http://169.254.169.254/latest/'))),
-    /resources\.crm: source "main": base_url points to a link-local or metadata address/,
+    /resources\.crm\.connector\.sources\[0\]\.base_url: points to a link-local or metadata address .*\(source "main"\)/,
   ],
-  ['an http base_url that is not http', (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'ftp://127.0.0.1/'))), /resources\.crm: source "main": base_url must be http or https/],
-  ['an http source declared twice', (raw) => (raw.resources.crm = httpResource((c) => c.sources.push({ ...c.sources[0] }))), /resources\.crm: source "main" is declared twice/],
-  ['an http get.path without {id}', (raw) => (raw.resources.crm = httpResource((c) => (c.get.path = '/items'))), /resources\.crm: http connector: get\.path \/items must contain \{id\}/],
-  ['a sql URL of an unknown scheme', (raw) => (raw.resources.subscriptions.connector.url = 'oracle://127.0.0.1:9/crm'), /resources\.subscriptions: sql connector URL "oracle:\/\/127\.0\.0\.1:9\/crm" has an unsupported scheme/],
-  ['a sqlite URL naming a host', (raw) => (raw.resources.subscriptions.connector.url = 'sqlite://db-host/billing.db'), /resources\.subscriptions: sql connector URL "sqlite:\/\/db-host\/billing\.db" names a host/],
-  ['a mysql URL naming no database', (raw) => (raw.resources.subscriptions.connector.url = 'mysql://root@127.0.0.1:9/'), /resources\.subscriptions: sql connector URL "mysql:\/\/root@127\.0\.0\.1:9\/" does not name one database/],
+  ['an http base_url that is not http', (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'ftp://127.0.0.1/'))), /resources\.crm\.connector\.sources\[0\]\.base_url: must be http or https, not ftp: \(source "main"\)/],
+  ['an http source declared twice', (raw) => (raw.resources.crm = httpResource((c) => c.sources.push({ ...c.sources[0] }))), /resources\.crm\.connector\.sources\[1\]\.name: source "main" is declared twice/],
+  ['an http get.path without {id}', (raw) => (raw.resources.crm = httpResource((c) => (c.get.path = '/items'))), /resources\.crm\.connector\.get\.path: \/items must contain \{id\}/],
+  ['an http list.path leaving the base URL', (raw) => (raw.resources.crm = httpResource((c) => (c.list.path = '/a/../items'))), /resources\.crm\.connector\.list\.path: \/a\/\.\.\/items: upstream path refused: it contains a dot segment/],
+  [
+    'a sql id_field of a type no id has',
+    (raw) => {
+      raw.resources.subscriptions.fields.archived = 'boolean'
+      raw.resources.subscriptions.id_field = 'archived'
+      raw.resources.subscriptions.review_fields.push('archived')
+    },
+    /resources\.subscriptions\.id_field: "archived" is a boolean field; an id is a string or a number/,
+  ],
+  ['a sql URL of an unknown scheme', (raw) => (raw.resources.subscriptions.connector.url = 'oracle://127.0.0.1:9/crm'), /resources\.subscriptions\.connector\.url: sql connector URL "oracle:\/\/127\.0\.0\.1:9\/crm" has an unsupported scheme/],
+  ['a sqlite URL naming a host', (raw) => (raw.resources.subscriptions.connector.url = 'sqlite://db-host/billing.db'), /resources\.subscriptions\.connector\.url: sql connector URL "sqlite:\/\/db-host\/billing\.db" names a host/],
+  ['a mysql URL naming no database', (raw) => (raw.resources.subscriptions.connector.url = 'mysql://root@127.0.0.1:9/'), /resources\.subscriptions\.connector\.url: sql connector URL "mysql:\/\/root@127\.0\.0\.1:9\/" does not name one database/],
   [
     'a sql version_field of a type no version has',
     (raw) => {
       raw.resources.subscriptions.fields.archived = 'boolean'
       raw.resources.subscriptions.version_field = 'archived'
     },
-    /resources\.subscriptions: version_field "archived" is a boolean field/,
+    /resources\.subscriptions\.version_field: "archived" is a boolean field/,
   ],
 ]
 

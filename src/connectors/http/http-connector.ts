@@ -1,4 +1,5 @@
 import type { HttpConnectorConfig, ResourceConfig } from '../../config/schema.js'
+import { configKeyRefusal } from '../../config/config-key.js'
 import { readSecret } from '../../config/secret.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Connector, ReadSession, UpstreamCallListener } from '../connector.js'
@@ -45,10 +46,10 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
   checkTemplates(config)
 
   const bases = new Map<string, URL>()
-  for (const source of config.sources) {
-    if (bases.has(source.name)) throw new WarrantError('invalid_request', `source "${source.name}" is declared twice`)
-    bases.set(source.name, assertSafeBaseUrl(source.name, source.base_url))
-  }
+  config.sources.forEach((source, i) => {
+    if (bases.has(source.name)) throw configKeyRefusal(`connector.sources[${i}].name`, `source "${source.name}" is declared twice`, { source: source.name })
+    bases.set(source.name, assertSafeBaseUrl(source.name, source.base_url, `connector.sources[${i}].base_url`))
+  })
 
   let secret: string | null = null
   let credentialHeader: readonly [string, string] | null = null
@@ -104,25 +105,25 @@ function positionsOf(config: HttpConnectorConfig, idField: string): 'keyset' | '
 
 /** The list and batch paths have no placeholder; the get path has `{id}` and nothing else. All stay relative. */
 function checkTemplates(config: HttpConnectorConfig): void {
-  const refuse = (why: string): never => {
-    throw new WarrantError('invalid_request', `http connector: ${why}`)
+  const refuse = (key: string, why: string): never => {
+    throw configKeyRefusal(`connector.${key}`, why)
   }
-  const check = (name: string, template: string) => {
+  const check = (key: string, template: string) => {
     try {
       assertRelativePath(template.replace(/\{[^{}]*\}/g, 'x'))
     } catch (error) {
-      refuse(`${name} ${template}: ${(error as Error).message}`)
+      refuse(key, `${template}: ${(error as Error).message}`)
     }
   }
   check('list.path', config.list.path)
   check('get.path', config.get.path)
-  if (placeholdersOf(config.list.path).length > 0) refuse(`list.path ${config.list.path} cannot have placeholders`)
+  if (placeholdersOf(config.list.path).length > 0) refuse('list.path', `${config.list.path} cannot have placeholders`)
   const batch = config.get.batch
   if (batch) {
     check('get.batch.path', batch.path)
-    if (placeholdersOf(batch.path).length > 0) refuse(`get.batch.path ${batch.path} cannot have placeholders (the ids go in ${batch.ids_param})`)
+    if (placeholdersOf(batch.path).length > 0) refuse('get.batch.path', `${batch.path} cannot have placeholders (the ids go in ${batch.ids_param})`)
   }
   const getPlaceholders = placeholdersOf(config.get.path)
   if (!getPlaceholders.includes('id') || getPlaceholders.some((p) => p !== 'id'))
-    refuse(`get.path ${config.get.path} must contain {id} and no other placeholder`)
+    refuse('get.path', `${config.get.path} must contain {id} and no other placeholder`)
 }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { configKeyRefusal } from '../../config/config-key.js'
 import { WarrantError } from '../../contract/index.js'
 
 /** Host names that only ever serve cloud instance metadata (and its credentials). */
@@ -13,9 +14,9 @@ const METADATA_IPV6: readonly (readonly number[])[] = [[0xfd00, 0x0ec2, 0, 0, 0,
  *
  * @example assertSafeBaseUrl('eu', 'http://169.254.169.254/latest') // throws WarrantError('invalid_request')
  */
-export function assertSafeBaseUrl(source: string, raw: string): URL {
+export function assertSafeBaseUrl(source: string, raw: string, key = 'base_url'): URL {
   const refuse = (why: string): never => {
-    throw new WarrantError('invalid_request', `source "${source}": base_url ${why}`, { source })
+    throw configKeyRefusal(key, `${why} (source "${source}")`, { source })
   }
   let url: URL
   try {

@@ -1,5 +1,5 @@
 import { WarrantError } from '../../contract/index.js'
-import type { FieldType, ResourceConfig, SqlConnectorConfig } from '../../config/index.js'
+import { configKeyRefusal, type FieldType, type ResourceConfig, type SqlConnectorConfig } from '../../config/index.js'
 import { fieldTypeOf, type FieldTypes } from './compile.js'
 
 /** A resource checked to be usable as one SQL table: its id and version columns are of types we can key on. */
@@ -22,13 +22,13 @@ export function resolveSqlResource(resource: ResourceConfig): SqlResource {
   const fields: FieldTypes = resource.fields
   const idField = resource.id_field
   const idType = fieldTypeOf(fields, idField, 'id_field')
-  if (!ID_TYPES.includes(idType)) throw new WarrantError('invalid_request', `id_field "${idField}" is a ${idType} field; an id is a string or a number`)
+  if (!ID_TYPES.includes(idType)) throw configKeyRefusal('id_field', `"${idField}" is a ${idType} field; an id is a string or a number`)
   const declaredVersionField = resource.version_field
-  if (declaredVersionField === undefined) throw new WarrantError('invalid_request', 'a sql resource needs version_field: the column that changes on every write')
+  if (declaredVersionField === undefined) throw configKeyRefusal('version_field', 'a sql resource needs version_field: the column that changes on every write')
   const versionField: string = declaredVersionField
   const versionType = fieldTypeOf(fields, versionField, 'version_field')
   if (!VERSION_TYPES.includes(versionType)) {
-    throw new WarrantError('invalid_request', `version_field "${versionField}" is a ${versionType} field; a version is an integer, a timestamp or a string`)
+    throw configKeyRefusal('version_field', `"${versionField}" is a ${versionType} field; a version is an integer, a timestamp or a string`)
   }
   return { config, fields, idField, idType, versionField, versionType }
 }

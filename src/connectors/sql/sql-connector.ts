@@ -1,4 +1,4 @@
-import { readSecret } from '../../config/index.js'
+import { configKeyRefusal, readSecret } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Backend } from './backend.js'
@@ -14,7 +14,7 @@ import { openReadSession, type OpenSessions } from './read-session.js'
 import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
 import { tableFactsOf, tableFactsQuery, tableProblemsOf, type TableFacts } from './table-facts.js'
-import { parseSqlUrl } from './url.js'
+import { parseSqlUrl, type SqlLocation } from './url.js'
 import { updateTriggersQuery } from './update-triggers.js'
 import { writeRecord } from './write.js'
 import { writeWindow } from './write-window.js'
@@ -45,7 +45,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const resource = resolveSqlResource(options.resource)
   const { config, idField } = resource
   const password = options.password ?? (config.password ? readSecret(config.password, options.env ?? process.env, 'connector.password') : undefined)
-  const location = parseSqlUrl(config.url, password)
+  const location = sqlLocation(config.url, password)
   const table = config.table
   const source = config.source
   const endpoint = `table ${table}`
@@ -149,4 +149,14 @@ async function refuseUnsafeWrites(ctx: ConnectorContext): Promise<void> {
   const facts = (await ctx.catalogue.recent()).table
   const refusal = facts?.writeRefusal ?? facts?.idRefusal ?? null
   if (refusal !== null) throw new WarrantError('invalid_request', refusal)
+}
+
+/** The upstream's location; a URL it cannot use is refused naming its key (`connector.url`). */
+function sqlLocation(url: string, password: string | undefined): SqlLocation {
+  try {
+    return parseSqlUrl(url, password)
+  } catch (error) {
+    if (error instanceof WarrantError && error.code === 'invalid_request') throw configKeyRefusal('connector.url', error.message)
+    throw error
+  }
 }

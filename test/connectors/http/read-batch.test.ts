@@ -274,7 +274,7 @@ describe('http get.batch', () => {
   })
 
   it('a batch path with a placeholder, or max_ids under 2, is refused at configuration', () => {
-    assert.throws(() => connector({ path: '/lookup/{id}' }), /get\.batch\.path .*cannot have placeholders/)
+    assert.throws(() => connector({ path: '/lookup/{id}' }), /connector\.get\.batch\.path: .*cannot have placeholders/)
     assert.throws(() => connector({ path: '/../admin' }), /get\.batch\.path/)
     assert.throws(() => connector({ max_ids: 1 }), /max_ids|too small|>=2/i)
   })

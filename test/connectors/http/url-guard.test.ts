@@ -27,7 +27,7 @@ describe('base URL guard', () => {
     it(`refuses ${url} at construction, naming the source`, () => {
       assert.throws(() => build(url), (error: Error & { code?: string }) => {
         assert.equal(error.code, 'invalid_request')
-        assert.match(error.message, /source "shard-1": base_url points to .*(link-local|metadata)/)
+        assert.match(error.message, /^connector\.sources\[0\]\.base_url: points to .*(link-local|metadata).*\(source "shard-1"\)/)
         return true
       })
     })

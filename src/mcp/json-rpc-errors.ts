@@ -1,0 +1,34 @@
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { WarrantError } from '../contract/index.js'
+
+/** JSON-RPC 2.0 error codes the MCP surfaces answer with (-32000: the SDK server's own code for a body too large). */
+export const JSON_RPC = { parseError: -32700, invalidRequest: -32600, invalidParams: -32602, serverError: -32000 } as const
+
+/** What -32600 says on every MCP transport: what a JSON-RPC message is. */
+export const NOT_JSON_RPC = 'Invalid Request: not a JSON-RPC 2.0 message (jsonrpc "2.0", a method with an id of string or number, or a result or error for one)'
+
+/** A message's id when it is one a response may carry (a string or a number), else null. */
+export function messageId(message: unknown): string | number | null {
+  const id = (message as { id?: unknown } | null)?.id
+  return typeof id === 'string' || typeof id === 'number' ? id : null
+}
+
+/** A JSON-RPC error response. */
+export function jsonRpcError(id: unknown, code: number, message: string, data?: unknown) {
+  return { jsonrpc: '2.0' as const, error: { code, message, ...(data === undefined ? {} : { data }) }, id: messageId({ id }) }
+}
+
+/** A Warrant refusal as a JSON-RPC error: its code and message in the message, its HTTP error body as data. */
+export function jsonRpcRefusal(refusal: WarrantError, code: number, id: unknown = null) {
+  return jsonRpcError(id, code, `${refusal.code}: ${refusal.message}`, refusal.toBody())
+}
+
+/**
+ * Why a parsed body is no JSON-RPC message (or batch of them) the transport can take, or null: -32600, with the id of
+ * the first bad message. An empty batch is one (JSON-RPC 2.0 answers it so; the SDK answered nothing, 202).
+ */
+export function notJsonRpc(body: unknown): ReturnType<typeof jsonRpcError> | null {
+  if (Array.isArray(body) && body.length === 0) return jsonRpcError(null, JSON_RPC.invalidRequest, 'Invalid Request: an empty batch; send one JSON-RPC message, or an array of at least one')
+  const bad = (Array.isArray(body) ? body : [body]).find((message) => !JSONRPCMessageSchema.safeParse(message).success)
+  return bad === undefined ? null : jsonRpcError(messageId(bad), JSON_RPC.invalidRequest, NOT_JSON_RPC)
+}
