@@ -1,3 +1,4 @@
+import type { Command } from 'commander'
 import { WarrantError, decimalOf, doubleHolds } from '../contract/index.js'
 
 /** For repeatable options (`--filter a --filter b`): every value, in order. */
@@ -14,6 +15,26 @@ export const positiveInteger =
     if (!Number.isInteger(n) || n < 1) throw new WarrantError('invalid_request', `${name} must be a whole number above 0, not "${value}"`)
     return n
   }
+
+/** The page size and budget of a walk, as `walkBudgetOptions` declares them. */
+export interface WalkBudgetFlags {
+  readonly pageSize?: number
+  readonly maxPages?: number
+  readonly maxItems?: number
+  readonly deadlineMs?: number
+}
+
+/**
+ * Declares a walk's page size and budget on `command`, in this order, for every command that walks (`search`,
+ * `select`); `maxPagesEnd` says what stopping at the page budget makes of the result.
+ */
+export function walkBudgetOptions(command: Command, maxPagesEnd: string): Command {
+  return command
+    .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
+    .option('--max-pages <n>', `stop the walk after N pages (${maxPagesEnd})`, positiveInteger('--max-pages'))
+    .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
+    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
+}
 
 /**
  * A number given as text on the command line (`--param amount=…`, `-f amount_due>=…`), read as the decimal

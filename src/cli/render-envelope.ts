@@ -45,8 +45,9 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
     lines.push('')
     if (c.kind === 'next_cursor' || ((c.kind === 'retry_after' || c.kind === 'retry_with_deadline') && c.cursor)) {
       const cursor = 'cursor' in c ? c.cursor! : ''
-      if (c.kind === 'retry_after') lines.push(`Continue after ${c.not_before} (${c.retry_after_seconds}s):`)
-      if (c.kind === 'retry_with_deadline') lines.push(`Continue with a deadline of at least ${c.minimum_deadline_ms} ms:`)
+      // one instruction per continuation: a wait named beside "continue now" would read as two ways to go on
+      if (c.kind === 'retry_after') lines.push(`Continue the same walk after ${c.not_before} (in ${c.retry_after_seconds}s) with:`)
+      else if (c.kind === 'retry_with_deadline') lines.push(`Continue with a deadline of at least ${c.minimum_deadline_ms} ms:`)
       else lines.push('Continue the same walk with:')
       lines.push(`  ${options.resumeCommand ? options.resumeCommand(cursor) : cursor}`)
     } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${cellText(c.message)}`)

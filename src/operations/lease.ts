@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
-import type { Database, Store } from '../store/index.js'
+import type { Database, OperationState, Store } from '../store/index.js'
 
 /**
  * Leases decide which executor runs an operation. A lease is (lease_owner, lease_expires_at) on the operation
@@ -54,6 +54,18 @@ function leaseFree(options: ClaimOptions) {
     ])
 }
 
+/** The claimable operations whose lease is free (just `operationId`, where given), oldest first, at most `limit`. */
+function candidates(db: Db, options: ClaimOptions) {
+  let query = db.selectFrom('operations').select('id').where('state', 'in', CLAIMABLE_STATES).where(leaseFree(options))
+  if (options.operationId !== undefined) query = query.where('id', '=', options.operationId)
+  return query.orderBy('created_at').limit(options.limit ?? 100)
+}
+
+/** What a claim sets: the lease is `owner`'s until `until`, and a pending operation is running. */
+function claimed(options: ClaimOptions) {
+  return { lease_owner: options.owner, lease_expires_at: options.until, state: sql<OperationState>`case when state = 'pending' then 'running' else state end`, updated_at: options.now }
+}
+
 /** Claims unfinished operations whose lease is free, expired, or already ours; returns their ids. */
 export async function claimOperations(store: Store, options: ClaimOptions): Promise<string[]> {
   return store.dialect === 'postgres' ? claimOnPostgres(store.db, options) : claimOnSqlite(store.db, options)
@@ -61,43 +73,22 @@ export async function claimOperations(store: Store, options: ClaimOptions): Prom
 
 async function claimOnPostgres(db: Db, options: ClaimOptions): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
-    let candidates = trx
-      .selectFrom('operations')
-      .select('id')
-      .where('state', 'in', CLAIMABLE_STATES)
-      .where(leaseFree(options))
-    if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
-    const rows = await candidates
-      .orderBy('created_at')
-      .limit(options.limit ?? 100)
-      .forUpdate()
-      .skipLocked()
-      .execute()
+    const rows = await candidates(trx, options).forUpdate().skipLocked().execute()
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
-    await trx
-      .updateTable('operations')
-      .set({ lease_owner: options.owner, lease_expires_at: options.until, state: sql`case when state = 'pending' then 'running' else state end`, updated_at: options.now })
-      .where('id', 'in', ids)
-      .execute()
+    await trx.updateTable('operations').set(claimed(options)).where('id', 'in', ids).execute()
     return ids
   })
 }
 
 async function claimOnSqlite(db: Db, options: ClaimOptions): Promise<string[]> {
-  let candidates = db
-    .selectFrom('operations')
-    .select('id')
-    .where('state', 'in', CLAIMABLE_STATES)
-    .where(leaseFree(options))
-  if (options.operationId !== undefined) candidates = candidates.where('id', '=', options.operationId)
-  const ids = (await candidates.orderBy('created_at').limit(options.limit ?? 100).execute()).map((r) => r.id)
+  const ids = (await candidates(db, options).execute()).map((r) => r.id)
   if (ids.length === 0) return []
   // The same lease condition again, in the UPDATE itself: whatever changed since the read, only a free
   // lease is taken (the statement runs under SQLite's write lock).
   const rows = await db
     .updateTable('operations')
-    .set({ lease_owner: options.owner, lease_expires_at: options.until, state: sql`case when state = 'pending' then 'running' else state end`, updated_at: options.now })
+    .set(claimed(options))
     .where('id', 'in', ids)
     .where('state', 'in', CLAIMABLE_STATES)
     .where(leaseFree(options))

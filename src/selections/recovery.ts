@@ -1,5 +1,6 @@
 import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
+import { followUpOnce } from './follow-ups.js'
 import { load, members } from './load.js'
 import type { SelectionView } from './schemas.js'
 import type { FreezeProgress, SelectionRecord } from './selection-service.js'
@@ -52,58 +53,39 @@ export async function recover(
       `selection ${selectionId} returned ${old.count} records; a recovery names at most ${RECOVERY_MAX_IDS} ids (the filter's "in" limit). Narrow the filter and create smaller selections`,
       { count: old.count, max: RECOVERY_MAX_IDS },
     )
-  // The same request is the same object: a complete recovery this principal already made, still frozen and unexpired,
-  // is returned rather than freezing the same ids again (a retry after a lost answer creates nothing). Requests
-  // at the same moment all walk; which one is frozen is decided under a lock (`once`), the others discarded.
-  const recoveries = (db: SelectionContext['db']) =>
-    db
-      .selectFrom('selections')
-      .select(['id', 'complete'])
-      .where('origin', '=', JSON.stringify({ kind: 'recovery', selection_id: selectionId }))
-      .where('created_by', '=', actor.principal)
-      .where('state', '=', 'frozen')
-      .where('expires_at', '>', ctx.nowIso())
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute()
-  const before = await recoveries(ctx.db)
-  const done = before.find((r) => r.complete === 1)
-  if (done) return { id: done.id, created: false }
-  // an incomplete recovery (its own walk failed) is no answer to asking again: this request walks again. One frozen
-  // while this walk ran is this same request's answer, though (all failed together): one object, not one each.
-  const knownIncomplete = new Set(before.map((r) => r.id))
-  // Member ids are stored as strings; the filter has to carry them in the id field's own type.
-  const idType = resource.config.fields[resource.config.id_field]
-  const ids: (string | number)[] = []
-  for (let after = 0; ; ) {
-    const page = await members(ctx, selectionId, after, 1000)
-    for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? numericId(selectionId, m.id) : m.id)
-    signal?.throwIfAborted()
-    if (page.length < 1000) break
-    after = page[page.length - 1]!.ord
-  }
-  const filter: Filter = { [resource.config.id_field]: { in: ids } }
-  let raced = false
-  const id = await freezeFromWalk(ctx, actor, resource, {
-    filter,
-    exclude: old.selector.exclude,
-    fields: old.fields,
-    pageSize: 1000,
-    budget: SELECTION_DEFAULT_BUDGET,
-    origin: { kind: 'recovery', selection_id: selectionId },
-    ...(signal ? { signal } : {}),
-    ...(onProgress ? { onProgress } : {}),
-    once: {
-      key: `recovery:${selectionId}:${actor.principal}`,
-      existing: async (db) => {
-        const now = await recoveries(db)
-        const other = now.find((r) => r.complete === 1) ?? now.find((r) => !knownIncomplete.has(r.id))
-        raced = other !== undefined
-        return other?.id
-      },
+  // An incomplete recovery (its own walk failed) is no answer to asking again; one frozen while this walk ran is
+  // this same request's answer, though (all failed together): one object, not one each.
+  return followUpOnce(
+    ctx,
+    actor,
+    'recovery',
+    selectionId,
+    () => true,
+    async (once) => {
+      // Member ids are stored as strings; the filter has to carry them in the id field's own type.
+      const idType = resource.config.fields[resource.config.id_field]
+      const ids: (string | number)[] = []
+      for (let after = 0; ; ) {
+        const page = await members(ctx, selectionId, after, 1000)
+        for (const m of page) ids.push(idType === 'number' || idType === 'integer' ? numericId(selectionId, m.id) : m.id)
+        signal?.throwIfAborted()
+        if (page.length < 1000) break
+        after = page[page.length - 1]!.ord
+      }
+      const filter: Filter = { [resource.config.id_field]: { in: ids } }
+      return freezeFromWalk(ctx, actor, resource, {
+        filter,
+        exclude: old.selector.exclude,
+        fields: old.fields,
+        pageSize: 1000,
+        budget: SELECTION_DEFAULT_BUDGET,
+        origin: { kind: 'recovery', selection_id: selectionId },
+        ...(signal ? { signal } : {}),
+        ...(onProgress ? { onProgress } : {}),
+        once,
+      })
     },
-  })
-  return { id, created: !raced }
+  )
 }
 
 /**

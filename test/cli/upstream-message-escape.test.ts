@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { createCliWorkspace } from '../support/cli-config.js'
-import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { createHttpItemsWorkspace } from '../support/cli-http-workspace.js'
+import { sendJson } from '../connectors/http/upstream-server.js'
 
 /** An upstream's error body that would clear the screen and retitle the terminal. */
 const HOSTILE = '\x1b[2Jwiped\x1b]0;pwned\x07 \u202eevil'
@@ -12,10 +12,9 @@ const HOSTILE = '\x1b[2Jwiped\x1b]0;pwned\x07 \u202eevil'
  * screen, a bidirectional override reorders what follows). They are escaped as table cells are.
  */
 describe('warrant search / select: an upstream error quoted in a reason is escaped (http upstream)', () => {
-  let ws: Awaited<ReturnType<typeof createCliWorkspace>>
-  let upstream: TestUpstream
+  let ws: Awaited<ReturnType<typeof createHttpItemsWorkspace>>
   before(async () => {
-    upstream = await startUpstream((req, res) => {
+    ws = await createHttpItemsWorkspace((req, res) => {
       if (req.url.pathname === '/items') {
         res.writeHead(503, { 'content-type': 'text/plain' })
         res.end(HOSTILE)
@@ -23,28 +22,9 @@ describe('warrant search / select: an upstream error quoted in a reason is escap
       }
       sendJson(res, 404, { error: 'no' })
     })
-    ws = await createCliWorkspace({
-      count: 10,
-      edit: (raw) => {
-        raw.resources.items = {
-          environment: { name: 'test-upstream' },
-          connector: {
-            kind: 'http',
-            timeout_ms: 2000,
-            sources: [{ name: 'main', base_url: upstream.origin }],
-            list: { path: '/items', pagination: { style: 'cursor' } },
-            get: { path: '/items/{id}' },
-            version: { from: 'field', field: 'version' },
-          },
-          fields: { id: 'string', status: 'string', version: 'integer' },
-          review_fields: ['id', 'status'],
-        }
-      },
-    })
   })
   after(async () => {
     await ws?.drop()
-    await upstream?.close()
   })
 
   for (const command of ['search', 'select']) {

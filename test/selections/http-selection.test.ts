@@ -2,12 +2,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { ServerResponse } from 'node:http'
 import { SYSTEM_ACTOR, digestOf, type Actor } from '../../src/contract/index.js'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, csvCell, type SelectionService } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import { csvCell, type SelectionService } from '../../src/selections/index.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
+import { selectionServiceOn } from './fixtures/selection-config.js'
 
 interface Item {
   id: string
@@ -66,18 +65,13 @@ for (const kind of STORE_KINDS) {
         review_fields: ['id', 'status', 'amount'],
         group_by: ['status'],
       })
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          items: resource([
-            { name: 'eu', base_url: eu.origin },
-            { name: 'us', base_url: us.origin },
-          ]),
-          overlapping: resource([{ name: 'main', base_url: overlapping.origin }]),
-        },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+      ;({ catalogue, selections } = selectionServiceOn(ts, {
+        items: resource([
+          { name: 'eu', base_url: eu.origin },
+          { name: 'us', base_url: us.origin },
+        ]),
+        overlapping: resource([{ name: 'main', base_url: overlapping.origin }]),
+      }))
     })
     after(async () => {
       await catalogue?.close()

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { renderSelection } from '../../src/cli/render-selection.js'
-import { parseConfig } from '../../src/config/index.js'
 import type { Actor } from '../../src/contract/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService, type SelectionView } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { SelectionService, SelectionView } from '../../src/selections/index.js'
 import { RecordsSection } from '../../src/ui/selection-parts.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
+import { selectionServiceOn } from './fixtures/selection-config.js'
 
 const AGENT: Actor = { principal: 'prn_test_agent', name: 'agent', role: 'agent', scopes: { resources: '*', actions: '*' }, surface: 'http' }
 const TICKETS = ['t1', 't2', 't3', 't4', 't5', 't6'].map((id, i) => ({ id, queue: i < 2 ? 'billing' : 'support', rev: 1 }))
@@ -40,29 +39,24 @@ for (const kind of STORE_KINDS)
     before(async () => {
       up = await startUpstream(helpdesk)
       ts = await createTestStore(kind)
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          tickets: {
-            environment: { name: 'helpdesk' },
-            connector: { kind: 'http', sources: [{ name: 'desk', base_url: up.origin }], timeout_ms: 2000, list: { path: '/tickets', pagination: { style: 'cursor' } }, get: { path: '/tickets/{id}' }, version: { from: 'field', field: 'rev' } },
-            fields: { id: 'string', queue: 'string', rev: 'integer' },
-            review_fields: ['id', 'queue'],
-            group_by: ['queue'],
-          },
-          // a PostgreSQL upstream whose server is down (nothing listens on port 9)
-          orders: {
-            environment: { name: 'shop' },
-            connector: { kind: 'sql', url: 'postgres://postgres@127.0.0.1:9/nowhere', table: 'orders' },
-            fields: { id: 'string', state: 'string', updated_at: 'timestamp' },
-            review_fields: ['id', 'state'],
-            version_field: 'updated_at',
-            group_by: ['state'],
-          },
+      ;({ catalogue, selections } = selectionServiceOn(ts, {
+        tickets: {
+          environment: { name: 'helpdesk' },
+          connector: { kind: 'http', sources: [{ name: 'desk', base_url: up.origin }], timeout_ms: 2000, list: { path: '/tickets', pagination: { style: 'cursor' } }, get: { path: '/tickets/{id}' }, version: { from: 'field', field: 'rev' } },
+          fields: { id: 'string', queue: 'string', rev: 'integer' },
+          review_fields: ['id', 'queue'],
+          group_by: ['queue'],
         },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+        // a PostgreSQL upstream whose server is down (nothing listens on port 9)
+        orders: {
+          environment: { name: 'shop' },
+          connector: { kind: 'sql', url: 'postgres://postgres@127.0.0.1:9/nowhere', table: 'orders' },
+          fields: { id: 'string', state: 'string', updated_at: 'timestamp' },
+          review_fields: ['id', 'state'],
+          version_field: 'updated_at',
+          group_by: ['state'],
+        },
+      }))
     })
     after(async () => {
       await catalogue?.close()

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before } from 'node:test'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { SelectionService } from '../../src/selections/index.js'
 import { startUpstream, type Handler, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { createTestStore, type StoreKind, type TestStore } from '../support/stores.js'
+import { httpItemsResource, selectionServiceOn } from './fixtures/selection-config.js'
 
 /**
  * A selection service over one http resource `items` (`/items`, cursor paging, `id`, `status`, `version`) served by
@@ -20,19 +19,7 @@ export function itemsSelectionService(kind: StoreKind, handler: Handler): { read
   before(async () => {
     up = await startUpstream(handler)
     ts = await createTestStore(kind)
-    const config = parseConfig({
-      store: ts.url,
-      resources: {
-        items: {
-          environment: { name: 'items-test' },
-          connector: { kind: 'http', sources: [{ name: 'main', base_url: up.origin }], timeout_ms: 2000, list: { path: '/items', pagination: { style: 'cursor' } }, get: { path: '/items/{id}' }, version: { from: 'field', field: 'version' } },
-          fields: { id: 'string', status: 'string', version: 'integer' },
-          review_fields: ['id', 'status'],
-        },
-      },
-    })
-    catalogue = createCatalogue({ config })
-    selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+    ;({ catalogue, selections } = selectionServiceOn(ts, { items: httpItemsResource(up.origin) }))
   })
   after(async () => {
     await catalogue?.close()

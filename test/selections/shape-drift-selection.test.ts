@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Actor } from '../../src/contract/index.js'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { SelectionService } from '../../src/selections/index.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
+import { selectionServiceOn } from './fixtures/selection-config.js'
 
 // Issue #8: "the same silently shrank a selection from 540 records to 441 with nothing saying so". Here 99 of
 // 540 records come back in a newer format that calls the field `state`: the selection must say it could not
@@ -57,14 +56,9 @@ for (const kind of STORE_KINDS) {
         fields: { id: 'string', status: 'string', amount: 'number', version: 'string' },
         review_fields: ['id', 'status', 'amount'],
       })
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          subs: resource({ id: '_id', version: '_rev', amount: 'amt' }),
-        },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+      ;({ catalogue, selections } = selectionServiceOn(ts, {
+        subs: resource({ id: '_id', version: '_rev', amount: 'amt' }),
+      }))
     })
     after(async () => {
       await catalogue?.close()

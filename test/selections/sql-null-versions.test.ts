@@ -3,11 +3,10 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import type { Actor } from '../../src/contract/index.js'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { SelectionService } from '../../src/selections/index.js'
 import { STORE_KINDS, createTempDir, createTestStore, type TempDir, type TestStore } from '../support/stores.js'
+import { selectionServiceOn, sqlItemsResource } from './fixtures/selection-config.js'
 
 /**
  * A sql table whose version column is NULL for some rows, '' for another: the selection froze them at versions
@@ -31,21 +30,7 @@ for (const kind of STORE_KINDS) {
       table.exec('create table items (id text primary key, status text, version text)')
       table.exec("insert into items values ('a', 's', 'v1'), ('b', 's', null), ('c', 's', ''), ('d', 's', 'null')")
       table.close()
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          rows: {
-            environment: { name: 'items-test' },
-            connector: { kind: 'sql', url: `sqlite:${file}`, table: 'items' },
-            fields: { id: 'string', status: 'string', version: 'string' },
-            id_field: 'id',
-            version_field: 'version',
-            review_fields: ['id', 'status'],
-          },
-        },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+      ;({ catalogue, selections } = selectionServiceOn(ts, { rows: sqlItemsResource(file) }))
     })
     after(async () => {
       await catalogue?.close()

@@ -4,12 +4,11 @@ import { after, before, describe, test } from 'node:test'
 import type { ServerResponse } from 'node:http'
 import BetterSqlite3 from 'better-sqlite3'
 import { digestOf, type Actor } from '../../src/contract/index.js'
-import { parseConfig } from '../../src/config/index.js'
-import { createCursorCodec } from '../../src/inventory/index.js'
-import { createCatalogue, type Catalogue } from '../../src/resources/index.js'
-import { createSelectionService, type SelectionService } from '../../src/selections/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { SelectionService } from '../../src/selections/index.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { STORE_KINDS, createTempDir, createTestStore, type TempDir, type TestStore } from '../support/stores.js'
+import { httpItemsResource, selectionServiceOn, sqlItemsResource } from './fixtures/selection-config.js'
 
 /**
  * An upstream id (or version) holding a lone UTF-16 surrogate or a NUL is text no store keeps exactly: SQLite
@@ -42,27 +41,7 @@ for (const kind of STORE_KINDS) {
       const file = join(dir.path, 'items.db')
       table = new BetterSqlite3(file)
       table.exec('create table items (id text primary key, status text, version text not null)')
-      const config = parseConfig({
-        store: ts.url,
-        resources: {
-          items: {
-            environment: { name: 'items-test' },
-            connector: { kind: 'http', sources: [{ name: 'main', base_url: up.origin }], timeout_ms: 2000, list: { path: '/items', pagination: { style: 'cursor' } }, get: { path: '/items/{id}' }, version: { from: 'field', field: 'version' } },
-            fields: { id: 'string', status: 'string', version: 'string' },
-            review_fields: ['id', 'status'],
-          },
-          rows: {
-            environment: { name: 'items-test' },
-            connector: { kind: 'sql', url: `sqlite:${file}`, table: 'items' },
-            fields: { id: 'string', status: 'string', version: 'string' },
-            id_field: 'id',
-            version_field: 'version',
-            review_fields: ['id', 'status'],
-          },
-        },
-      })
-      catalogue = createCatalogue({ config })
-      selections = createSelectionService({ store: ts.store, catalogue, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) })
+      ;({ catalogue, selections } = selectionServiceOn(ts, { items: httpItemsResource(up.origin, 'string'), rows: sqlItemsResource(file) }))
     })
     after(async () => {
       await catalogue?.close()

@@ -3,15 +3,12 @@ import { z } from 'zod'
 import { CHAIN_PROBLEMS, type AuditLog } from '../../audit/index.js'
 import { WarrantError, queryInteger, type Actor } from '../../contract/index.js'
 import type { ApiEnv } from '../authenticate.js'
-import { v1Route } from './v1-route.js'
-import { errorBodySchema } from '../error-mapping.js'
+import { errors, jsonResponse, v1Route } from './v1-route.js'
 
 export interface AuditRouteDeps {
   readonly audit: AuditLog
 }
 
-const errors = (codes: readonly number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 
 const idParam = z.string().min(1).max(200)
 // Stored timestamps are toISOString() UTC and compared as text: an instant outside years 0000..9999 in UTC has no
@@ -122,7 +119,7 @@ const listEvents = v1Route({
   summary: 'Audit events in seq order, filtered and paged (reviewers and admins)',
   request: { query: auditQuerySchema },
   responses: {
-    200: { description: 'a page of events', content: { 'application/json': { schema: auditPageSchema } } },
+    200: jsonResponse('a page of events', auditPageSchema),
     ...errors([400, 401, 403]),
   },
 })
@@ -132,7 +129,7 @@ const verifyChain = v1Route({
   path: '/v1/audit/verify',
   summary: 'Recompute the hash chain; names the first bad row (reviewers and admins)',
   responses: {
-    200: { description: 'the chain verifies, or the first bad row and what is wrong with it', content: { 'application/json': { schema: verifyResultSchema } } },
+    200: jsonResponse('the chain verifies, or the first bad row and what is wrong with it', verifyResultSchema),
     ...errors([401, 403]),
   },
 })

@@ -12,22 +12,18 @@ import {
 import { queryInteger } from '../../contract/index.js'
 import { idempotencyKeyOf } from '../idempotency-key.js'
 import type { ApiEnv } from '../authenticate.js'
-import { v1Route } from './v1-route.js'
-import { errorBodySchema } from '../error-mapping.js'
+import { errors, idParam, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 
 export interface OperationRouteDeps {
   readonly operations: OperationService
 }
 
-const errors = (codes: readonly number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
-const idParam = z.object({ id: z.string().min(1).max(200) })
 const idempotencyHeader = z.object({
   'idempotency-key': z.string().optional().describe('required: the same key always names the same operation; a missing one is 400 idempotency_key_missing'),
 })
 const receipt = {
-  202: { description: 'a new operation; execution has started', content: { 'application/json': { schema: commitReceiptSchema } } },
-  200: { description: 'the operation this Idempotency-Key already names (same request)', content: { 'application/json': { schema: commitReceiptSchema } } },
+  202: jsonResponse('a new operation; execution has started', commitReceiptSchema),
+  200: jsonResponse('the operation this Idempotency-Key already names (same request)', commitReceiptSchema),
 }
 
 const commitPlan = v1Route({
@@ -37,16 +33,11 @@ const commitPlan = v1Route({
   request: {
     params: idParam,
     headers: idempotencyHeader,
-    body: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: z.strictObject({
-            expected_digest: z.string().min(1).max(200).describe("required: the plan digest the reviewer approved (the selection's digest is also accepted); a missing one is 400, a different one 409"),
-          }),
-        },
-      },
-    },
+    body: jsonBody(
+      z.strictObject({
+        expected_digest: z.string().min(1).max(200).describe("required: the plan digest the reviewer approved (the selection's digest is also accepted); a missing one is 400, a different one 409"),
+      }),
+    ),
   },
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })
@@ -58,19 +49,14 @@ const bulkActions = v1Route({
   request: {
     params: z.object({ resource: z.string().min(1).max(64) }),
     headers: idempotencyHeader,
-    body: {
-      required: true,
-      content: {
-        'application/json': {
-          // strict as the service's schema: a stripped key (`dry_run: true`) would never reach its check, and the commit ran
-          schema: z.strictObject({
-            selection_id: z.string(),
-            expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
-            action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
-          }),
-        },
-      },
-    },
+    body: jsonBody(
+      // strict as the service's schema: a stripped key (`dry_run: true`) would never reach its check, and the commit ran
+      z.strictObject({
+        selection_id: z.string(),
+        expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
+        action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
+      }),
+    ),
   },
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })
@@ -85,7 +71,7 @@ const getOperation = v1Route({
       wait_ms: queryInteger({ min: 0, max: 30_000 }).optional().describe('wait up to this long for the operation to finish before answering (as get_operation does on MCP)'),
     }),
   },
-  responses: { 200: { description: 'the operation', content: { 'application/json': { schema: operationViewSchema } } }, ...errors([401, 403, 404]) },
+  responses: { 200: jsonResponse('the operation', operationViewSchema), ...errors([401, 403, 404]) },
 })
 
 const listResults = v1Route({
@@ -101,7 +87,7 @@ const listResults = v1Route({
       limit: queryInteger({ min: 1, max: 1000 }).optional().describe('results per page, 1..1000; default 100'),
     }),
   },
-  responses: { 200: { description: 'a page of results', content: { 'application/json': { schema: resultsPageSchema } } }, ...errors([400, 401, 403, 404]) },
+  responses: { 200: jsonResponse('a page of results', resultsPageSchema), ...errors([400, 401, 403, 404]) },
 })
 
 const reconcile = v1Route({
@@ -109,7 +95,7 @@ const reconcile = v1Route({
   path: '/v1/operations/{id}/reconcile',
   summary: 'Re-read every unknown target and record what the upstream now holds (never writes)',
   request: { params: idParam },
-  responses: { 200: { description: 'what was found', content: { 'application/json': { schema: reconcileReportSchema } } }, ...errors([401, 403, 404]) },
+  responses: { 200: jsonResponse('what was found', reconcileReportSchema), ...errors([401, 403, 404]) },
 })
 
 const compensation = v1Route({
@@ -118,8 +104,8 @@ const compensation = v1Route({
   summary: "Propose a plan restoring each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it needs approval like any plan",
   request: { params: idParam },
   responses: {
-    201: { description: 'the compensation plan', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
-    200: { description: 'the open compensation plan this operation already has (the same object)', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    201: jsonResponse('the compensation plan', z.record(z.string(), z.unknown())),
+    200: jsonResponse('the open compensation plan this operation already has (the same object)', z.record(z.string(), z.unknown())),
     ...errors([401, 403, 404, 409]),
   },
 })

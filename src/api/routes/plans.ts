@@ -1,5 +1,4 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import { z } from 'zod'
 import type { Gateway } from '../../gateway/index.js'
 import {
   approvalRequestSchema,
@@ -11,21 +10,17 @@ import {
   proposePlanRequestSchema,
 } from '../../plans/index.js'
 import type { ApiEnv } from '../authenticate.js'
-import { v1Route } from './v1-route.js'
-import { errorBodySchema } from '../error-mapping.js'
+import { errors, idParam, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 
-const errors = (codes: readonly number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
-const idParam = z.object({ id: z.string().min(1).max(200) })
 
 const propose = v1Route({
   method: 'post',
   path: '/v1/selections/{id}/plans',
   summary: 'Propose one action on a frozen selection: before → after per field, plan digest, the approval the policy requires',
-  request: { params: idParam, body: { required: true, content: { 'application/json': { schema: proposePlanRequestSchema } } } },
+  request: { params: idParam, body: jsonBody(proposePlanRequestSchema) },
   responses: {
-    201: { description: 'the new plan', content: { 'application/json': { schema: planProposalSchema } } },
-    200: { description: 'the same action was already proposed on this selection: that plan', content: { 'application/json': { schema: planProposalSchema } } },
+    201: jsonResponse('the new plan', planProposalSchema),
+    200: jsonResponse('the same action was already proposed on this selection: that plan', planProposalSchema),
     ...errors([400, 401, 403, 404, 409, 410]),
   },
 })
@@ -35,7 +30,7 @@ const show = v1Route({
   path: '/v1/plans/{id}',
   summary: 'A plan and its approval state: who approved, until when, who is still needed',
   request: { params: idParam },
-  responses: { 200: { description: 'the plan', content: { 'application/json': { schema: planViewSchema } } }, ...errors([401, 403, 404]) },
+  responses: { 200: jsonResponse('the plan', planViewSchema), ...errors([401, 403, 404]) },
 })
 
 const changes = v1Route({
@@ -43,17 +38,17 @@ const changes = v1Route({
   path: '/v1/plans/{id}/changes',
   summary: 'Per-record before → after, page by page, in the selection order',
   request: { params: idParam, query: changesQuerySchema },
-  responses: { 200: { description: 'a page of record changes', content: { 'application/json': { schema: changesPageSchema } } }, ...errors([400, 401, 403, 404]) },
+  responses: { 200: jsonResponse('a page of record changes', changesPageSchema), ...errors([400, 401, 403, 404]) },
 })
 
 const approve = v1Route({
   method: 'post',
   path: '/v1/plans/{id}/approvals',
   summary: 'A reviewer approves or rejects the exact plan digest they saw',
-  request: { params: idParam, body: { required: true, content: { 'application/json': { schema: approvalRequestSchema } } } },
+  request: { params: idParam, body: jsonBody(approvalRequestSchema) },
   responses: {
-    201: { description: 'the decision, recorded', content: { 'application/json': { schema: approvalResultSchema } } },
-    200: { description: 'this reviewer had already approved this digest and that approval stands: it, unchanged (counted: false)', content: { 'application/json': { schema: approvalResultSchema } } },
+    201: jsonResponse('the decision, recorded', approvalResultSchema),
+    200: jsonResponse('this reviewer had already approved this digest and that approval stands: it, unchanged (counted: false)', approvalResultSchema),
     ...errors([400, 401, 403, 404, 409, 410]),
   },
 })

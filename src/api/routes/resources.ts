@@ -5,20 +5,17 @@ import { envelopeSchema } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
-import { v1Route } from './v1-route.js'
+import { errors, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 import { streamEnvelope } from '../envelope-stream.js'
-import { errorBodySchema } from '../error-mapping.js'
 
 const resourceParam = z.object({ resource: z.string().min(1).max(64) })
-const errors = (codes: readonly number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 
 const listResources = v1Route({
   method: 'get',
   path: '/v1/resources',
   summary: "Each resource in the token's scope: environment, review and denied fields, and the actions the token may use",
   responses: {
-    200: { description: 'resources', content: { 'application/json': { schema: z.object({ resources: z.array(resourceDescriptionSchema) }) } } },
+    200: jsonResponse('resources', z.object({ resources: z.array(resourceDescriptionSchema) })),
   },
 })
 
@@ -28,10 +25,10 @@ const search = v1Route({
   summary: 'Search a resource; the envelope says whether the result is complete',
   request: {
     params: resourceParam,
-    body: { required: true, content: { 'application/json': { schema: searchRequestSchema } } },
+    body: jsonBody(searchRequestSchema),
   },
   responses: {
-    200: { description: 'the envelope (complete or partial, with reasons and a continuation)', content: { 'application/json': { schema: envelopeSchema } } },
+    200: jsonResponse('the envelope (complete or partial, with reasons and a continuation)', envelopeSchema),
     ...errors([400, 401, 403, 404]),
   },
 })
@@ -45,7 +42,7 @@ const readOne = v1Route({
     query: z.strictObject({ fields: z.string().optional().describe('comma-separated review fields') }),
   },
   responses: {
-    200: { description: 'the record', content: { 'application/json': { schema: recordViewSchema } } },
+    200: jsonResponse('the record', recordViewSchema),
     ...errors([400, 401, 404, 502]),
   },
 })

@@ -14,11 +14,8 @@ import {
 } from '../../selections/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { idempotencyKeyOf } from '../idempotency-key.js'
-import { v1Route } from './v1-route.js'
-import { errorBodySchema } from '../error-mapping.js'
+import { errors, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 
-const errors = (codes: readonly number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: 'error', content: { 'application/json': { schema: errorBodySchema } } }]))
 const selectionParam = z.object({ id: z.string().min(1).max(200) })
 
 const create = v1Route({
@@ -35,11 +32,11 @@ const create = v1Route({
           'optional, 1 to 255 printable characters: the same key with the same request answers the selection the first one froze (200, created false, nothing walked again); with another request 422 idempotency_key_reused; while the first is still walking 409 idempotency_in_progress. A request that failed leaves the key free',
         ),
     }),
-    body: { required: true, content: { 'application/json': { schema: selectionRequestSchema } } },
+    body: jsonBody(selectionRequestSchema),
   },
   responses: {
-    201: { description: 'the frozen selection and its first page of records', content: { 'application/json': { schema: createdSelectionViewSchema } } },
-    200: { description: 'the selection this Idempotency-Key already names (same request): handed back, not walked again', content: { 'application/json': { schema: createdSelectionViewSchema } } },
+    201: jsonResponse('the frozen selection and its first page of records', createdSelectionViewSchema),
+    200: jsonResponse('the selection this Idempotency-Key already names (same request): handed back, not walked again', createdSelectionViewSchema),
     ...errors([400, 401, 403, 404, 409, 422, 502]),
   },
 })
@@ -49,7 +46,7 @@ const show = v1Route({
   path: '/v1/selections/{id}',
   summary: 'A selection: resource, environment, selector, count, digest, exclusions, groups, completeness, first page',
   request: { params: selectionParam },
-  responses: { 200: { description: 'the selection', content: { 'application/json': { schema: selectionViewSchema } } }, ...errors([401, 403, 404]) },
+  responses: { 200: jsonResponse('the selection', selectionViewSchema), ...errors([401, 403, 404]) },
 })
 
 const records = v1Route({
@@ -57,7 +54,7 @@ const records = v1Route({
   path: '/v1/selections/{id}/records',
   summary: 'A page of members in frozen order; paging never changes the set',
   request: { params: selectionParam, query: memberPageQuerySchema },
-  responses: { 200: { description: 'a page of members', content: { 'application/json': { schema: memberPageSchema } } }, ...errors([400, 401, 403, 404]) },
+  responses: { 200: jsonResponse('a page of members', memberPageSchema), ...errors([400, 401, 403, 404]) },
 })
 
 const excluded = v1Route({
@@ -65,7 +62,7 @@ const excluded = v1Route({
   path: '/v1/selections/{id}/excluded',
   summary: 'A page of the records one exclusion rule removed',
   request: { params: selectionParam, query: excludedPageQuerySchema },
-  responses: { 200: { description: 'a page of excluded records', content: { 'application/json': { schema: excludedPageSchema } } }, ...errors([400, 401, 403, 404]) },
+  responses: { 200: jsonResponse('a page of excluded records', excludedPageSchema), ...errors([400, 401, 403, 404]) },
 })
 
 const exportManifest = v1Route({
@@ -90,8 +87,8 @@ const recover = v1Route({
   summary: 'A new selection of exactly the ids an incomplete selection returned (filter id in […]): complete once its walk reads every one of them',
   request: { params: selectionParam },
   responses: {
-    201: { description: 'the recovery selection, created now; recovery_of names the one it recovers', content: { 'application/json': { schema: recoveryViewSchema } } },
-    200: { description: 'the recovery this principal had already made (the same request is the same object)', content: { 'application/json': { schema: recoveryViewSchema } } },
+    201: jsonResponse('the recovery selection, created now; recovery_of names the one it recovers', recoveryViewSchema),
+    200: jsonResponse('the recovery this principal had already made (the same request is the same object)', recoveryViewSchema),
     ...errors([400, 401, 403, 404, 409, 502]),
   },
 })

@@ -1,5 +1,6 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi'
 import { z } from 'zod'
+import { errorBodySchema } from '../error-mapping.js'
 
 const noQuery = z.strictObject({})
 
@@ -16,3 +17,15 @@ export function v1Route<R extends RouteConfig>(route: R): R {
   // the handler's types stay the route's own: there is no query for it to read
   return createRoute({ ...route, request: { ...route.request, query: noQuery } }) as R
 }
+
+/** The id in a route's path (`/v1/plans/{id}`). */
+export const idParam = z.object({ id: z.string().min(1).max(200) })
+
+/** An answer of `schema` as JSON, described. */
+export const jsonResponse = <S extends z.ZodType>(description: string, schema: S) => ({ description, content: { 'application/json': { schema } } })
+
+/** A required JSON body of `schema`. */
+export const jsonBody = <S extends z.ZodType>(schema: S) => ({ required: true, content: { 'application/json': { schema } } })
+
+/** The error answers a route may give, each the one error body (`{error: {code, message}}`). */
+export const errors = (codes: readonly number[]) => Object.fromEntries(codes.map((code) => [code, jsonResponse('error', errorBodySchema)]))

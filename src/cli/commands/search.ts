@@ -5,7 +5,7 @@ import { EXIT } from '../exit-status.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderEnvelope } from '../render-envelope.js'
-import { collect, positiveInteger } from '../option-values.js'
+import { collect, walkBudgetOptions, type WalkBudgetFlags } from '../option-values.js'
 
 
 /** The flag that sets each key of the search request. */
@@ -20,19 +20,16 @@ const FLAG_OF: Readonly<Record<string, string>> = {
 }
 
 export function registerSearch(program: Command): void {
-  program
+  const command = program
     .command('search <resource>')
     .description('search a resource and print the envelope, completeness first')
     .option('-c, --config <file>', 'config file')
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('--fields <list>', 'comma-separated review fields')
-    .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
-    .option('--max-pages <n>', 'stop the walk after N pages (reported as CLIENT_LIMIT_REACHED)', positiveInteger('--max-pages'))
-    .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
-    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
+  walkBudgetOptions(command, 'reported as CLIENT_LIMIT_REACHED')
     .option('--cursor <cursor>', 'continue an earlier walk with its continuation cursor')
     .option('--json', 'print the envelope as JSON')
-    .action(async (name: string, flags: { config?: string; filter: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; cursor?: string; json?: boolean }) => {
+    .action(async (name: string, flags: WalkBudgetFlags & { config?: string; filter: string[]; fields?: string; cursor?: string; json?: boolean }) => {
       const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
       try {
         const resource = gateway.catalogue.get(name)

@@ -7,7 +7,7 @@ import type { FreezeProgress } from '../../selections/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
 import { renderSelection } from '../render-selection.js'
-import { collect, positiveInteger } from '../option-values.js'
+import { collect, walkBudgetOptions, type WalkBudgetFlags } from '../option-values.js'
 import { onInterrupt } from '../interrupt.js'
 
 
@@ -37,10 +37,7 @@ export function registerSelect(program: Command): void {
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('-x, --exclude <rule:term>', "an exclusion rule, e.g. 'disputed:tags~disputed' (repeatable; a record goes under the first rule it matches)", collect, [])
     .option('--fields <list>', 'comma-separated review fields to show')
-    .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
-    .option('--max-pages <n>', 'stop the walk after N pages (the selection is then incomplete: reviewable, never committable)', positiveInteger('--max-pages'))
-    .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
-    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
+  walkBudgetOptions(command, 'the selection is then incomplete: reviewable, never committable')
     .option('--idempotency-key <key>', 'the same key and request answer the selection the first such call froze (nothing walked again); another request with it is refused')
     .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
     .option('-q, --quiet', 'no progress line on stderr')
@@ -48,7 +45,7 @@ export function registerSelect(program: Command): void {
   command.action(
     async (
       name: string,
-      flags: TokenFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; pageSize?: number; maxPages?: number; maxItems?: number; deadlineMs?: number; idempotencyKey?: string; json?: boolean; quiet?: boolean },
+      flags: TokenFlags & WalkBudgetFlags & { config?: string; filter: string[]; exclude: string[]; fields?: string; idempotencyKey?: string; json?: boolean; quiet?: boolean },
     ) => {
       // refused naming the option, before the store is opened
       if (flags.idempotencyKey !== undefined) checkIdempotencyKey(flags.idempotencyKey, '--idempotency-key')

@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { sql, type SqlBool } from 'kysely'
 import { canonicalJson, WarrantError } from '../../contract/index.js'
 import type { WriteOutcome, WriteRequest } from '../connector.js'
-import { filterMisfit } from './column-types.js'
-import { compileFilter } from './compile.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionCondition, versionParam } from './version.js'
-import { encodeSet, finalReturning, unmatchedOutcome, unmovedVersion, writeRecord } from './write.js'
+import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -41,19 +39,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   for (const request of requests)
     if (uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
   // validated once for the window: the same set and precondition for every request
-  const assignments = encodeSet(ctx, first.set)
-  // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter)
-  const catalogue = await ctx.catalogue.recent()
+  const { assignments, catalogue, precondition } = await prepareWrite(ctx, first)
   const facts = catalogue.columns
-  // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
-  // said it fails, or the reverse: refused before anything is sent, as a filter on it is
-  const misfit = filterMisfit(Object.keys(first.precondition), facts?.misfits ?? null, 'precondition')
-  if (misfit !== null) throw new WarrantError('invalid_request', misfit)
-  const precondition = compileFilter(first.precondition, ctx.fields, ctx.dialect, 'precondition', {
-    comparedAsText: facts?.comparedAsText,
-    comparedByCodePoint: facts?.comparedByCodePoint,
-    zeroDates: facts?.zeroDates,
-  })
   const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
   if (facts?.versionProblem) return requests.map(() => ({ kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }))
@@ -86,31 +73,17 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   }
 
   if (batch.length > 0) {
-    const set: Record<string, unknown> = { ...assignments }
-    set[ctx.versionField] = sharedNextVersion(ctx, now)
-    if (ctx.fields.updated_at === 'timestamp' && ctx.versionField !== 'updated_at' && !('updated_at' in first.set)) set.updated_at = now.toISOString()
+    const set = updateSet(ctx, assignments, first.set, sharedNextVersion(ctx, now), now)
     const matches = batch.map((b) => sql<SqlBool>`(${sql.ref(ctx.idField)} = ${b.id} and ${versionCondition(ctx, b.expected)})`)
     const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
     if (precondition) conditions.push(precondition)
-    const update = ctx.backend.db
-      .updateTable(ctx.table)
-      .set(set)
-      .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
     const ids = sql.join(batch.map((b) => b.id))
     const expectedOf = new Map(batch.map((b) => [b.key, requests[b.index]!]))
     let written: readonly string[] = []
+    const readBack = () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
     const result = await timed(() =>
-      ctx.backend.update({
-        // compiled only by the engine that runs them (a window is written on SQLite and PostgreSQL: RETURNING)
-        get returning() {
-          return update.returning([...ctx.columns]).compile()
-        },
-        get plain() {
-          return update.compile()
-        },
-        get readBack() {
-          return selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
-        },
+      // a window is written on SQLite and PostgreSQL: RETURNING
+      ctx.backend.update(conditionalUpdate(ctx, set, conditions, readBack, {
         returningIsFinal: finalReturning(catalogue),
         // the rows the UPDATE wrote, as its triggers left them (not every id of the window: some were not written)
         rereadOf: (returned) => {
@@ -134,7 +107,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
           })
           return unmoved.length === 0 ? undefined : unmoved.map((r) => unmovedVersion(ctx, r.id, r.version)).join('; ')
         },
-      }),
+      })),
     )
     if ('error' in result) {
       const failure = classifyWriteError(result.error)

@@ -1,10 +1,10 @@
-import { sql, type SqlBool } from 'kysely'
+import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely'
 import { canonicalJson, sameAsDeclared, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
-import type { Row } from './backend.js'
+import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
@@ -20,22 +20,9 @@ import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionCondit
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
-  const { fields, idField, idType, versionField, endpoint } = ctx
-  const assignments = encodeSet(ctx, request.set)
-  // the catalogue's facts first: the precondition compares as the record shows its values (see compileFilter).
-  // Read within the max age (a trigger added since is seen within it); null (unreadable) leaves every write on
-  // the transaction that reads it back
-  const catalogue = await ctx.catalogue.recent()
+  const { idField, idType, endpoint } = ctx
+  const { assignments, catalogue, precondition } = await prepareWrite(ctx, request)
   const facts = catalogue.columns
-  // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
-  // said it fails, or the reverse: refused before anything is sent, as a filter on it is
-  const misfit = filterMisfit(Object.keys(request.precondition), facts?.misfits ?? null, 'precondition')
-  if (misfit !== null) throw new WarrantError('invalid_request', misfit)
-  const precondition = compileFilter(request.precondition, fields, ctx.dialect, 'precondition', {
-    comparedAsText: facts?.comparedAsText,
-    comparedByCodePoint: facts?.comparedByCodePoint,
-    zeroDates: facts?.zeroDates,
-  })
   const targetId = request.id
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
   const id = idParam(idType, request.id)
@@ -47,32 +34,18 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   if (expected === undefined) return explainNoRow(ctx, request, id, false)
 
   const now = ctx.clock()
-  const set: Record<string, unknown> = { ...assignments }
-  set[versionField] = nextVersion(ctx, request.expectedVersion, now)
-  if (fields.updated_at === 'timestamp' && versionField !== 'updated_at' && !('updated_at' in request.set)) set.updated_at = ctx.dialect === 'mysql' ? now : now.toISOString()
-
+  const set = updateSet(ctx, assignments, request.set, nextVersion(ctx, request.expectedVersion, now), now)
   const conditions = [sql`${sql.ref(idField)} = ${id}`, versionCondition(ctx, expected)]
   if (precondition) conditions.push(precondition)
-  const update = ctx.backend.db
-    .updateTable(ctx.table)
-    .set(set)
-    .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
+  const readBack = () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
   const result = await timed(() =>
-    ctx.backend.update({
-      // compiled only by the engine that runs them: RETURNING on SQLite and PostgreSQL, the other two on MySQL
-      get returning() {
-        return update.returning([...ctx.columns]).compile()
-      },
-      get plain() {
-        return update.compile()
-      },
-      get readBack() {
-        return selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
-      },
-      returningIsFinal: finalReturning(catalogue),
-      rereadOf: () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile(),
-      accept: (rows) => refusal(ctx, request, rows),
-    }),
+    ctx.backend.update(
+      conditionalUpdate(ctx, set, conditions, readBack, {
+        returningIsFinal: finalReturning(catalogue),
+        rereadOf: readBack,
+        accept: (rows) => refusal(ctx, request, rows),
+      }),
+    ),
   )
   if ('error' in result) {
     const failure = classifyWriteError(result.error)
@@ -106,6 +79,71 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
  */
 export function finalReturning(catalogue: CatalogueFacts): boolean {
   return catalogue.columns !== null && !catalogue.columns.changedAfterUpdate && catalogue.table?.idUnique === true
+}
+
+/**
+ * What a write of `request` needs before anything is sent, the same for one record and for a window: its
+ * assignments encoded, the catalogue's facts, and its precondition compiled as the record shows its values
+ * (see compileFilter). The facts are read first, within their max age (a trigger added since is seen within it);
+ * null (unreadable) leaves every write on the transaction that reads it back.
+ */
+export async function prepareWrite(
+  ctx: ConnectorContext,
+  request: WriteRequest,
+): Promise<{ readonly assignments: Record<string, unknown>; readonly catalogue: CatalogueFacts; readonly precondition: RawBuilder<SqlBool> | null }> {
+  const assignments = encodeSet(ctx, request.set)
+  const catalogue = await ctx.catalogue.recent()
+  const facts = catalogue.columns
+  // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
+  // said it fails, or the reverse: refused before anything is sent, as a filter on it is
+  const misfit = filterMisfit(Object.keys(request.precondition), facts?.misfits ?? null, 'precondition')
+  if (misfit !== null) throw new WarrantError('invalid_request', misfit)
+  const precondition = compileFilter(request.precondition, ctx.fields, ctx.dialect, 'precondition', {
+    comparedAsText: facts?.comparedAsText,
+    comparedByCodePoint: facts?.comparedByCodePoint,
+    zeroDates: facts?.zeroDates,
+  })
+  return { assignments, catalogue, precondition }
+}
+
+/**
+ * What an UPDATE sets: the assignments, the next version, and `updated_at` where the resource keeps it apart from
+ * its version and the write does not set it itself (MySQL takes it as a date: it does not read an ISO string's `Z`).
+ */
+export function updateSet(ctx: ConnectorContext, assignments: Record<string, unknown>, requestSet: WriteRequest['set'], version: unknown, now: Date): Record<string, unknown> {
+  const set: Record<string, unknown> = { ...assignments }
+  set[ctx.versionField] = version
+  if (ctx.fields.updated_at === 'timestamp' && ctx.versionField !== 'updated_at' && !('updated_at' in requestSet)) set.updated_at = ctx.dialect === 'mysql' ? now : now.toISOString()
+  return set
+}
+
+/**
+ * `UPDATE … SET set WHERE every one of conditions`, as the backend runs it. Each statement is compiled only by
+ * the engine that runs it (RETURNING on SQLite and PostgreSQL, the plain UPDATE and `readBack` on MySQL).
+ */
+export function conditionalUpdate(
+  ctx: ConnectorContext,
+  set: Record<string, unknown>,
+  conditions: readonly RawBuilder<unknown>[],
+  readBack: () => CompiledQuery,
+  rest: Pick<ConditionalUpdate, 'returningIsFinal' | 'rereadOf' | 'accept'>,
+): ConditionalUpdate {
+  const update = ctx.backend.db
+    .updateTable(ctx.table)
+    .set(set)
+    .where(sql<SqlBool>`${sql.join(conditions, sql` and `)}`)
+  return {
+    get returning() {
+      return update.returning([...ctx.columns]).compile()
+    },
+    get plain() {
+      return update.compile()
+    },
+    get readBack() {
+      return readBack()
+    },
+    ...rest,
+  }
 }
 
 /**
