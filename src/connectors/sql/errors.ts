@@ -32,6 +32,14 @@ export class NotCommittedError extends Error {
 }
 
 /**
+ * A read session whose snapshot is of a database no longer at its location (a SQLite file removed or replaced
+ * since the session opened it): its walk cannot go on, nor be resumed over the same snapshot.
+ */
+export class SnapshotGoneError extends Error {
+  override readonly name = 'SnapshotGoneError'
+}
+
+/**
  * The connection a write would go over could not be opened (refused, a host that does not resolve, a database
  * that does not exist, a connect timeout, a SQLite file that cannot be opened): not one statement was sent.
  * Thrown by a backend only where it opens or takes a connection, so the step it failed at, not an error code,
