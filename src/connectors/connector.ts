@@ -176,6 +176,12 @@ export type WriteOutcome =
    * Only where the client can tell: a kept-alive connection that breaks may have carried it (`unknown`).
    */
   | { readonly kind: 'not_sent'; readonly message: string }
+  /**
+   * The write was sent inside a transaction that was never committed: the connection was lost (or the write
+   * stopped) after the statement and before COMMIT was sent, so the database rolled it back. Nothing was written;
+   * it failed to reach a commit, not a validation. A connection lost during COMMIT itself is `unknown`.
+   */
+  | { readonly kind: 'rolled_back'; readonly message: string }
   | { readonly kind: 'unauthorized'; readonly status: number; readonly message: string }
   /**
    * `defaulted`: the upstream named no usable wait (no Retry-After, or one that is neither seconds nor an

@@ -251,6 +251,9 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
     case 'not_sent':
       // like any failure it extends the consecutive-error streak; it is no validation refusal (nothing was judged)
       return done({ state: 'failed', reason: 'not_sent', upstream_status: null, message: outcome.message, before })
+    case 'rolled_back':
+      // sent, never committed: nothing was written, and nothing was refused either (no validation failure)
+      return done({ state: 'failed', reason: 'rolled_back', upstream_status: null, message: outcome.message, before })
     case 'rate_limited':
       return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
     case 'unknown':

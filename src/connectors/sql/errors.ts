@@ -2,23 +2,41 @@ import type { ReadPageResult, WriteOutcome } from '../connector.js'
 
 /**
  * What a failed statement means for a write: definitely not applied (rejected), never sent (not_sent: no
- * connection to send it on), not applied but worth another try (rate_limited: a deadlock or a lock wait the
- * database rolled back), or unknown.
+ * connection to send it on, or a transaction that could not begin), sent and never committed (rolled_back: the
+ * connection was lost before COMMIT), not applied but worth another try (rate_limited: a deadlock or a lock wait
+ * the database rolled back), or unknown.
  */
-export type WriteFailure = Extract<WriteOutcome, { kind: 'rejected' } | { kind: 'not_sent' } | { kind: 'unauthorized' } | { kind: 'rate_limited' } | { kind: 'unknown' }>
+export type WriteFailure = Extract<
+  WriteOutcome,
+  { kind: 'rejected' } | { kind: 'not_sent' } | { kind: 'rolled_back' } | { kind: 'unauthorized' } | { kind: 'rate_limited' } | { kind: 'unknown' }
+>
 
 /** Seconds before a write the database rolled back for a lock is tried again. */
 const LOCK_RETRY_SECONDS = 1
 
 /**
  * A write whose transaction was never committed (MySQL/MariaDB, where UPDATE and its read-back are one
- * transaction): whatever went wrong, nothing was written. `cause` is the database's error, when there was one.
+ * transaction, and a RETURNING engine's UPDATE read again): whatever went wrong, nothing was written. `cause` is
+ * the database's error, when there was one. `updateSent` false: the transaction failed to begin, so the UPDATE
+ * itself was never sent.
  */
 export class NotCommittedError extends Error {
   override readonly name = 'NotCommittedError'
-  constructor(message: string, cause?: unknown) {
+  constructor(
+    message: string,
+    cause?: unknown,
+    readonly updateSent = true,
+  ) {
     super(message, cause === undefined ? undefined : { cause })
   }
+}
+
+/**
+ * A read session whose snapshot is of a database no longer at its location (a SQLite file removed or replaced
+ * since the session opened it): its walk cannot go on, nor be resumed over the same snapshot.
+ */
+export class SnapshotGoneError extends Error {
+  override readonly name = 'SnapshotGoneError'
 }
 
 /**
@@ -72,8 +90,14 @@ export function classifyWriteError(error: unknown): WriteFailure {
   if (error instanceof NotCommittedError) {
     if (error.cause === undefined) return { kind: 'rejected', status: 500, message: `${error.message}; the transaction was rolled back, nothing was written` }
     const failure = classifyWriteError(error.cause)
-    // the transaction never committed: a lost connection before COMMIT wrote nothing
-    return failure.kind === 'unknown' ? { kind: 'rejected', status: 503, message: `${failure.message} (the transaction was never committed; nothing was written)` } : failure
+    // the database's own answer (a constraint, a lock, a credential) says what it is; a lost connection or no
+    // answer is a failure of reach, never of validation: the UPDATE was not sent (the transaction did not begin),
+    // or it was sent and its transaction never committed, which the server rolls back (a lost COMMIT is not
+    // here: it is thrown as the engine's error, unknown)
+    if (failure.kind !== 'unknown' && failure.kind !== 'not_sent' && failure.kind !== 'rolled_back') return failure
+    // no connection to begin on at all: its own words (not one statement was sent)
+    if (!error.updateSent) return failure.kind === 'not_sent' ? failure : { kind: 'not_sent', message: `the transaction could not begin (${error.message}): the UPDATE was never sent, so nothing was written` }
+    return { kind: 'rolled_back', message: `${error.message} (the UPDATE was sent, but its transaction was never committed: it was rolled back, so nothing was written)` }
   }
   const mysqlFailure = classifyMysqlError(error)
   if (mysqlFailure) return mysqlFailure

@@ -12,7 +12,8 @@ type MysqlLocation = Extract<SqlLocation, { dialect: 'mysql' }>
 /**
  * MySQL and MariaDB over mysql2. UPDATE has no RETURNING there, so a write is a transaction: the UPDATE, the
  * row read back (our own row lock keeps it as written), then COMMIT. Until COMMIT is sent nothing is
- * durable, which lets a write that failed or was refused say "nothing was written" with certainty.
+ * durable, which lets a write that failed or was refused say "nothing was written" with certainty: refused by
+ * `accept`, rolled back (the connection lost after the UPDATE was sent), or not sent (START TRANSACTION failed).
  */
 export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptions): Backend {
   const timeoutMs = options.statementTimeoutMs ?? 30_000
@@ -58,7 +59,12 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
       let committing = false
       let healthy = true
       try {
-        await query(conn, 'START TRANSACTION')
+        try {
+          await query(conn, 'START TRANSACTION')
+        } catch (error) {
+          // a pooled connection the server has ended since: the UPDATE was never sent
+          throw new NotCommittedError(messageOf(error), error, false)
+        }
         const header = (await query(conn, plain)) as ResultSetHeader
         if (header.affectedRows === 0) {
           await query(conn, 'ROLLBACK')
@@ -74,8 +80,9 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
         await query(conn, 'COMMIT')
         return rows
       } catch (error) {
-        if (error instanceof NotCommittedError) throw error
+        if (error instanceof NotCommittedError && error.cause === undefined) throw error
         healthy = false
+        if (error instanceof NotCommittedError) throw error
         // a failed COMMIT may have been applied; anything before it was not (the server rolls back an
         // uncommitted transaction whose connection is gone)
         if (committing) throw error

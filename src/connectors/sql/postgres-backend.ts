@@ -48,6 +48,11 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
         throw new NotConnectedError(error)
       }
       let failure: Error | undefined
+      // a checked-out client has no listener of the pool's: a connection dropped under the write (a socket closed
+      // without the server's own error) emits 'error' on it, which unheard would end the process. The statement
+      // in flight fails with it anyway, which says what happened
+      const onError = (error: Error) => void (failure ??= error)
+      client.on('error', onError)
       try {
         if (statement.returningIsFinal) return (await client.query(statement.returning.sql, statement.returning.parameters as unknown[])).rows as Row[]
         return await updateAndReread(
@@ -60,6 +65,7 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
         if (!(error instanceof NotCommittedError && error.cause === undefined)) failure = error instanceof Error ? error : new Error(String(error))
         throw error
       } finally {
+        client.removeListener('error', onError)
         client.release(failure)
       }
     },

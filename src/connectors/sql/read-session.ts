@@ -8,7 +8,7 @@ import { createPageJudge } from './page-judge.js'
 import { compileFilter } from './compile.js'
 import { looseFieldsOf } from './loose-values.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
-import { classifyReadError, messageOf } from './errors.js'
+import { classifyReadError, messageOf, SnapshotGoneError } from './errors.js'
 import { keyString } from './record.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
@@ -98,11 +98,13 @@ class SqlReadSession implements ReadSession {
       return { rows, unkeyed, repeated: checked ? await this.#repeatedId(request, rows) : null }
     })
     if ('error' in result) {
-      this.#state = 'broken'
+      // its snapshot is of a database no longer there: expired, never carried on over another one
+      const gone = result.error instanceof SnapshotGoneError
+      this.#state = gone ? 'expired' : 'broken'
       this.#brokenBy = messageOf(result.error)
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       void this.#release()
-      return classifyReadError(endpoint, result.error)
+      return gone ? { kind: 'cursor_expired', message: this.#brokenBy } : classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
     const { rows, unkeyed, repeated } = result.value

@@ -11,7 +11,7 @@ export interface WriteConnection {
  * A `RETURNING` engine's write when its `RETURNING` rows may not be the rows as the statement leaves them
  * (`ConditionalUpdate.returningIsFinal` false): `begin`, the UPDATE, the rows it returned read again (after its
  * triggers ran), `accept`, then COMMIT. Until COMMIT nothing is durable, so a refusal or a failure before it
- * rolls back and throws `NotCommittedError`: nothing was written. A failed COMMIT is thrown as the engine's own
+ * rolls back and throws `NotCommittedError` (`updateSent` false when `begin` itself failed): nothing was written. A failed COMMIT is thrown as the engine's own
  * error, which says whether the write may have happened.
  */
 export async function updateAndReread(connection: WriteConnection, begin: string, { returning, rereadOf, accept }: ConditionalUpdate): Promise<Row[]> {
@@ -19,7 +19,8 @@ export async function updateAndReread(connection: WriteConnection, begin: string
   try {
     await connection.run(begin)
   } catch (error) {
-    throw new NotCommittedError(messageOf(error), error)
+    // the transaction did not begin: the UPDATE was never sent
+    throw new NotCommittedError(messageOf(error), error, false)
   }
   let committing = false
   try {

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
-import { CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely'
-import { messageOf, NotConnectedError } from './errors.js'
+import { CompiledQuery, Kysely, SqliteDialect, sql, type SqliteDatabase } from 'kysely'
+import { messageOf, NotCommittedError, NotConnectedError, SnapshotGoneError } from './errors.js'
+import { movedFrom, openPinned, type PinnedDatabase } from './sqlite-file.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
@@ -91,14 +92,17 @@ function mayBeRounded(arrays: readonly unknown[][]): boolean {
 
 export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite' }>, table: string, idField: string, options: SqlConnectorOptions): Backend {
   const busyTimeoutMs = options.statementTimeoutMs ?? 5_000
-  const open = (readonly: boolean) => {
+  const path = location.filename
+  // `moved`: the file the connector had open is no longer at the path (see sqlite-file.ts)
+  const open = (readonly: boolean, moved?: 'removed' | 'replaced') => {
     // fileMustExist: a mistyped path must fail, not create an empty upstream
     let database: BetterSqlite3.Database
     try {
-      database = new BetterSqlite3(location.filename, { readonly, fileMustExist: true })
+      database = new BetterSqlite3(path, { readonly, fileMustExist: true })
     } catch (error) {
       // whatever the cause (no folder, no file, no permission), nothing was read or written
-      throw new NotConnectedError(Object.assign(new Error(`cannot open SQLite database ${location.display}: ${messageOf(error)}`), { code: 'SQLITE_CANTOPEN', cause: error }))
+      const why = moved ? `the file the connector had open is no longer at ${location.display} (${moved} since it was opened), and none can be opened there now: ${messageOf(error)}` : `cannot open SQLite database ${location.display}: ${messageOf(error)}`
+      throw new NotConnectedError(Object.assign(new Error(why), { code: 'SQLITE_CANTOPEN', cause: error }))
     }
     database.pragma(`busy_timeout = ${busyTimeoutMs}`)
     // every integer as a bigint: the driver would round one past 2^53 to a neighbour's value (an id naming
@@ -107,7 +111,25 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
     database.defaultSafeIntegers(true)
     return database
   }
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => open(false) }) })
+  const pin = (readonly: boolean, moved?: 'removed' | 'replaced') =>
+    openPinned(path, () => open(readonly, moved), () => new NotConnectedError(new Error(`the SQLite file at ${location.display} was moved while it was being opened; nothing was read or written`)))
+  // The shared connection (reads by id, the catalogue, writes) follows the file at the path: before each statement
+  // outside a transaction it is reopened there if the file it had open was removed or replaced, so a read never
+  // describes, and a write never lands in, a file no longer there (a write stays conditional on the version read
+  // at the path). Inside a transaction the statement stays on the transaction's file; COMMIT checks it (update).
+  let shared: PinnedDatabase | null = null
+  // the file last opened, kept once it is gone: every later failure to open says it was there
+  let lastOpened: string | null = null
+  const sharedDatabase = (): BetterSqlite3.Database => {
+    if (shared !== null && (shared.database.inTransaction || movedFrom(path, shared.identity) === null)) return shared.database
+    shared?.database.close()
+    shared = null
+    shared = pin(false, lastOpened === null ? undefined : (movedFrom(path, lastOpened) ?? undefined))
+    lastOpened = shared.identity
+    return shared.database
+  }
+  const following: SqliteDatabase = { prepare: (text) => sharedDatabase().prepare(text), close: () => shared?.database.close() }
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => following }) })
   const endSlice = createSlices()
   return {
     db,
@@ -124,7 +146,14 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
         ? ((await db.executeQuery<Row>(statement.returning)).rows as Row[])
         : await db.connection().execute((conn) =>
             updateAndReread(
-              { run: async (query) => (await conn.executeQuery<Row>(typeof query === 'string' ? CompiledQuery.raw(query) : query)).rows as Row[] },
+              {
+                run: async (query) => {
+                  // the file moved during the transaction: COMMIT would make the write in a file no longer there
+                  const moved = query === 'COMMIT' && shared !== null ? movedFrom(path, shared.identity) : null
+                  if (moved !== null) throw new NotCommittedError(`the SQLite file the write was made in was ${moved} at ${location.display} before COMMIT`, new Error(`file ${moved}`))
+                  return (await conn.executeQuery<Row>(typeof query === 'string' ? CompiledQuery.raw(query) : query)).rows as Row[]
+                },
+              },
               'BEGIN IMMEDIATE',
               statement,
             ),
@@ -134,7 +163,7 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
     },
     openHandle: async () => {
       const openedAt = new Date().toISOString()
-      const connection = open(true)
+      const { database: connection, identity } = pin(true)
       try {
         // A deferred BEGIN; the first read fixes the WAL snapshot, so it is taken now, not at the first page.
         connection.exec('BEGIN')
@@ -147,6 +176,9 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
         return {
           snapshot,
           run: async (query) => {
+            // the snapshot is of the file opened; one no longer at the path is not the database there
+            const moved = movedFrom(path, identity)
+            if (moved !== null) throw new SnapshotGoneError(`the SQLite file at ${location.display} was ${moved} since this walk began: its snapshot is of a file no longer there, so the walk cannot go on over it (start it again to read the file there now)`)
             let reader = prepared.get(query.sql)
             if (!reader) prepared.set(query.sql, (reader = rowReader(connection, query.sql)))
             const rows = reader.all(query.parameters as unknown[])

@@ -22,7 +22,7 @@ import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmo
  * - the statement refused (a constraint one row breaks, a lock it never got): nothing was written, so each
  *   request is written alone, and each gets its own answer;
  * - the statement failed without an answer: every request is `unknown`; no connection to send it on: every
- *   request is `not_sent`.
+ *   request is `not_sent`; its transaction lost before COMMIT: every request is `rolled_back`.
  *
  * Where the catalogue shows something that may change a row after the statement (an UPDATE trigger or rule, a
  * view: `ConditionalUpdate.returningIsFinal`), the statement and a read of the rows it wrote are one
@@ -112,7 +112,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     if ('error' in result) {
       const failure = classifyWriteError(result.error)
       // no answer, or no connection to send it on: each alone would fare the same
-      if (failure.kind === 'unknown' || failure.kind === 'not_sent') {
+      if (failure.kind === 'unknown' || failure.kind === 'not_sent' || failure.kind === 'rolled_back') {
         for (const b of batch) {
           ctx.emit({ method: 'UPDATE', targetId: requests[b.index]!.id, outcome: failure.kind, durationMs: result.durationMs, window: batch.length })
           outcomes[b.index] = failure

@@ -8,7 +8,7 @@ import { createUpstream, type Row, type Upstream } from './support/upstream.js'
 
 /**
  * What MariaDB does under contention and failure, and what the connector makes of it: a lock it gave up on
- * (lock wait timeout, deadlock) is retried, a connection lost before COMMIT wrote nothing, and a write is
+ * (lock wait timeout, deadlock) is retried, a connection lost before COMMIT wrote nothing (rolled_back), and a write is
  * judged by the rows it matched (CLIENT_FOUND_ROWS), never reported written unless its version moved.
  */
 
@@ -123,7 +123,7 @@ describe('sql connector on MariaDB: faults', () => {
     }
   })
 
-  it('a connection killed before COMMIT wrote nothing: rejected, not a success and not unknown', async () => {
+  it('a connection killed before COMMIT wrote nothing: rolled_back (no validation refusal), not a success and not unknown', async () => {
     await upstream.reset(rows)
     const slow = createSqlConnector({ resource: resourceFor(upstream.url), statementTimeoutMs: 20_000 })
     try {
@@ -134,8 +134,8 @@ describe('sql connector on MariaDB: faults', () => {
       await until(async () => (victims = await waiting('update `things`')).length > 0, "the connector's UPDATE to wait on the row lock")
       await other.query(`KILL ${Number(victims[0])}`)
       const outcome = await write
-      assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome))
-      assert.match(outcome.kind === 'rejected' ? outcome.message : '', /never committed; nothing was written/)
+      assert.equal(outcome.kind, 'rolled_back', JSON.stringify(outcome))
+      assert.match(outcome.kind === 'rolled_back' ? outcome.message : '', /never committed: it was rolled back, so nothing was written/)
       await other.rollback()
       assert.deepEqual(await nameOf('row_3'), { name: 'before', version: 1 })
       // the pool replaced the dead connection

@@ -1,0 +1,53 @@
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net'
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a database server, that cuts a connection at the first client packet whose
+ * bytes hold `pattern` once armed: `before` drops the packet (the server never sees the statement), `after`
+ * forwards it and then closes the connection (the server got the statement, the client gets no answer).
+ */
+export interface CuttingProxy {
+  readonly port: number
+  arm(pattern: string, when: 'before' | 'after'): void
+  /** How many connections were cut. */
+  readonly cuts: number
+  close(): Promise<void>
+}
+
+export async function startCuttingProxy(target: { host: string; port: number }): Promise<CuttingProxy> {
+  let armed: { pattern: string; when: 'before' | 'after' } | null = null
+  let cuts = 0
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+      socket.on('error', () => undefined)
+    }
+    upstream.on('data', (chunk) => client.write(chunk))
+    upstream.on('close', () => client.destroy())
+    client.on('close', () => upstream.destroy())
+    client.on('data', (chunk: Buffer) => {
+      const cut = armed !== null && chunk.toString('latin1').includes(armed.pattern) ? armed : null
+      if (cut === null) return void upstream.write(chunk)
+      armed = null
+      cuts += 1
+      client.destroy()
+      if (cut.when === 'after') upstream.end(chunk)
+      else upstream.destroy()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    arm: (pattern, when) => void (armed = { pattern, when }),
+    get cuts() {
+      return cuts
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+  }
+}
