@@ -53,6 +53,8 @@ export interface SelectionsTable {
   lease_until: IsoTimestamp | null
   /** why a `failed` selection never finished (its builder died, its lease ran out); null otherwise (0008) */
   failure: string | null
+  /** `upstreamDigestOf` its resource when frozen: where its members were read from; null on rows from before 0009 */
+  upstream_digest: string | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */

@@ -359,6 +359,7 @@ for (const kind of STORE_KINDS) {
           builder: 'host:1:abcd:ef01',
           lease_until: null,
           failure: null,
+          upstream_digest: 'sha256:bb',
         }
         await db.insertInto('selections').values(selection).execute()
         const readSelection = await db.selectFrom('selections').selectAll().where('id', '=', 'sel_1').executeTakeFirstOrThrow()

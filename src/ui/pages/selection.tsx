@@ -12,6 +12,11 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
       <EnvBanner environment={s.environment} resource={s.resource} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
       <CompletenessBanner complete={s.complete} count={s.count} reasons={s.incomplete_reasons} anchor="#missing" />
       <FlashNotice flash={d.notice} />
+      {s.upstream_moved ? (
+        <Notice kind="error" title="Read from another upstream than the resource now points at" testid="upstream-moved">
+          <p>{s.upstream_moved}</p>
+        </Notice>
+      ) : null}
       <h1>
         Selection <code>{s.selection_id}</code>
       </h1>

@@ -97,6 +97,7 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
       exclusions: [{ rule: 'suspended', filter: { role: 'suspended' }, count: 0 }],
       groups: [],
       origin: null,
+      upstream_digest: null,
     }
     selections.set(selectionId, selection)
     await store.db
