@@ -57,7 +57,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     if (view.count > maxRows) lines.push(`  … the whole manifest: GET ${view.export_urls.csv} (or --json and the records cursor)`)
   }
   lines.push('')
-  lines.push(view.committable ? `Next: warrant plan ${view.selection_id} --action TYPE --param k=v` : `This selection cannot be committed (${view.complete ? `state ${view.state}` : 'incomplete inventory'}).`)
+  lines.push(view.committable ? `Next: warrant plan ${view.selection_id} --action TYPE --param k=v` : `This selection cannot be committed (${view.upstream_moved ?? (view.complete ? `state ${view.state}` : 'incomplete inventory')}).`)
   return lines.join('\n')
 }
 

@@ -25,7 +25,7 @@ export interface ApprovalEntry {
   readonly valid: boolean
 }
 
-export async function approvalsOf(ctx: PlanContext, row: PlanRow, now: string): Promise<ApprovalEntry[]> {
+export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, now: string): Promise<ApprovalEntry[]> {
   const rows = await ctx.db
     .selectFrom('approvals')
     .leftJoin('principals', 'principals.id', 'approvals.principal')
@@ -77,7 +77,7 @@ export function distinctApprovers(entries: readonly ApprovalEntry[]): ApprovalEn
  * else null. The plan is then pending again (a reviewer must approve it again) and a commit is refused as
  * `expired`, not `not_approved`: the view and the commit check read it from here.
  */
-export function approvalExpiredAt(row: PlanRow, entries: readonly ApprovalEntry[], policy: StoredPolicy, now: string): string | null {
+export function approvalExpiredAt(row: PlanRow, entries: readonly ApprovalEntry[], policy: Pick<StoredPolicy, 'reviewers_needed'>, now: string): string | null {
   const approvers = distinctApprovers(entries)
   if (approvers.length >= policy.reviewers_needed) return null
   const lapsed = entries.filter((e) => e.decision === 'approve' && e.plan_digest === row.plan_digest && e.expires_at !== null && e.expires_at <= now)

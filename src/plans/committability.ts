@@ -1,5 +1,6 @@
 import { type Actor, WarrantError } from '../contract/index.js'
-import { approvalExpiredAt, approvalsOf, distinctApprovers } from './approval-decisions.js'
+import { approvalsOf } from './approval-decisions.js'
+import { approversOrRefusal, rejectedPlan } from './approval-holds.js'
 import { policyNow, standingStillApplies } from './approval-policy.js'
 import { COMPENSATE, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
@@ -22,10 +23,7 @@ export async function assertCommittable(
   if (!planInActionScope(actor, { resource: row.resource, action, compensates: row.compensates }))
     scoped(actor, row.resource, row.compensates ? COMPENSATE : action.type)
   if (row.state === 'committed') throw new WarrantError('conflict', `plan ${planId} is already committed`, { plan_id: planId, state: row.state })
-  // Proposing the same action on this selection answers this plan again (proposing is idempotent), so the way to
-  // try again is a new selection: saying "propose a new plan" sent agents round to this refusal.
-  if (row.state === 'rejected')
-    throw new WarrantError('conflict', `plan ${planId} was rejected, for good: proposing the same action on selection ${row.selection_id} answers this plan again; to try again, create a new selection and propose on it`, { plan_id: planId, state: row.state })
+  if (row.state === 'rejected') throw rejectedPlan(planId, row.selection_id)
 
   if (typeof expected === 'string') {
     if (expected !== row.plan_digest && expected !== row.selection_digest)
@@ -54,24 +52,16 @@ export async function assertCommittable(
   if (policy.reviewers_needed === 0) {
     // No reviewer was needed only because a standing approval matched; the config may have changed since.
     const current = plan.compensates ? null : await standingStillApplies(ctx, resource, selection, action.type, policy.standing_approval)
-    if (current) return { plan: { ...plan, state: 'approved' }, selection, actionConfig, approvals: [], standing_approval: current }
+    if (current) return { plan: { ...plan, state: 'approved' }, selection, actionConfig, approvals: [], standing_approval: current, reviewers_needed: 0 }
     throw new WarrantError('not_approved', `standing approval "${policy.standing_approval}" no longer covers this plan; it needs a reviewer's approval`, { plan_id: planId })
   }
-  const entries = await approvalsOf(ctx, row, now)
-  const approvers = distinctApprovers(entries)
-  if (approvers.length >= policy.reviewers_needed)
-    return {
-      plan: { ...plan, state: 'approved' },
-      selection,
-      actionConfig,
-      approvals: approvers.map((a) => ({ principal: a.principal, decided_at: a.decided_at, expires_at: a.expires_at })),
-      standing_approval: null,
-    }
-  const expiredAt = approvalExpiredAt(row, entries, policy, now)
-  if (expiredAt) throw new WarrantError('expired', `the approval of plan ${planId} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: planId })
-  throw new WarrantError(
-    'not_approved',
-    `plan ${planId} needs ${policy.reviewers_needed} distinct reviewer approval(s) of digest ${row.plan_digest} (${policy.reason}); it has ${approvers.length}`,
-    { plan_id: planId, reviewers_needed: policy.reviewers_needed, approvals: approvers.length },
-  )
+  const approvers = approversOrRefusal(row, await approvalsOf(ctx, row, now), policy.reviewers_needed, now, policy.reason)
+  return {
+    plan: { ...plan, state: 'approved' },
+    selection,
+    actionConfig,
+    approvals: approvers.map((a) => ({ principal: a.principal, decided_at: a.decided_at, expires_at: a.expires_at })),
+    standing_approval: null,
+    reviewers_needed: policy.reviewers_needed,
+  }
 }

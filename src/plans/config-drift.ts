@@ -1,33 +1,12 @@
 import { WarrantError, digestOf } from '../contract/index.js'
-import type { ActionConfig, ResourceConfig } from '../config/index.js'
+import type { ActionConfig } from '../config/index.js'
+import { upstreamDigestOf } from '../resources/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import type { ConfigDrift } from './schemas.js'
-
-/**
- * Where a resource's connector reads and writes: each source's base URL (http), the database and table (sql), without
- * credentials. The environment a reviewer sees is a label the config declares; this is what the writes follow, so a
- * plan keeps its digest and a connector pointed elsewhere since (staging's base_url changed to production's, the
- * label left as it was) is drift, not the environment the plan was approved for.
- *
- * @example upstreamDigestOf(resource.config) // 'sha256:…', the same while no base_url, url or table changes
- */
-export function upstreamDigestOf(config: Pick<ResourceConfig, 'connector'>): string {
-  const c = config.connector
-  if (c.kind === 'http') return digestOf({ kind: 'http', sources: c.sources.map((s) => ({ name: s.name, base_url: s.base_url })) })
-  return digestOf({ kind: 'sql', url: withoutCredentials(c.url), table: c.table })
-}
-
-/** A password in a database URL is no part of where it points (and must not be digested where a plan shows it). */
-function withoutCredentials(url: string): string {
-  if (!URL.canParse(url)) return url
-  const parsed = new URL(url)
-  parsed.password = ''
-  return parsed.toString()
-}
 
 /**
  * How the config moved under a plan since it was proposed, each way (none: an empty list): the resource writes to

@@ -73,6 +73,8 @@ export interface CommittablePlan {
   /** The approvals that make it committable (empty when a standing approval covers it). */
   readonly approvals: readonly { readonly principal: string; readonly decided_at: string; readonly expires_at: string | null }[]
   readonly standing_approval: string | null
+  /** How many distinct approvals it needs (0: a standing approval covers it); the commit checks them again as it records the operation. */
+  readonly reviewers_needed: number
 }
 
 export interface CompensationTargetInput {

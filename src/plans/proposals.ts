@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
-import type { Resource } from '../resources/index.js'
+import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
 import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
@@ -9,7 +9,6 @@ import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig } from './compensation.js'
-import { upstreamDigestOf } from './config-drift.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
@@ -56,6 +55,8 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
   if (ctx.selections.isExpired(selection)) ctx.selections.assertUsable(selection)
   if (resource.environment !== selection.environment)
     throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${selection.environment}" the selection was read from; create a new selection`)
+  // the label can read the same while the connector points elsewhere: the plan's upstream digest is taken below
+  ctx.selections.assertSameUpstream(selection)
   return createPlan(ctx, { actor, resource, selection, action, config, compensates: null })
 }
 

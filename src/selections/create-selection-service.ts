@@ -11,7 +11,7 @@ import { recover } from './recovery.js'
 import { retry } from './retry.js'
 import { discardUnused } from './selection-row.js'
 import type { SelectionService } from './selection-service.js'
-import { assertUsable, isExpired } from './usability.js'
+import { assertSameUpstream, assertUsable, isExpired } from './usability.js'
 import { exportStream, memberPage, view } from './views.js'
 import { createKeyed } from './idempotency.js'
 
@@ -86,6 +86,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),
+    assertSameUpstream: (selection) => assertSameUpstream(ctx, selection),
     discardUnused: (selectionId) => discardUnused(ctx, selectionId),
     reapAbandoned: () => reapAbandoned(ctx),
   }

@@ -39,6 +39,7 @@ export function parseRow(ctx: SelectionContext, row: SelectionRow): SelectionRec
     exclusions: JSON.parse(row.exclusions) as SelectionRecord['exclusions'],
     groups: JSON.parse(row.groups) as SelectionRecord['groups'],
     origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
+    upstream_digest: row.upstream_digest,
   }
 }
 

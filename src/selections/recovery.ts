@@ -2,6 +2,7 @@ import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { followUpOnce } from './follow-ups.js'
 import { load, members } from './load.js'
+import { assertSameUpstream } from './usability.js'
 import type { SelectionView } from './schemas.js'
 import type { FreezeProgress, SelectionRecord } from './selection-service.js'
 import { SELECTION_DEFAULT_BUDGET, freezeFromWalk } from './walk.js'
@@ -45,6 +46,8 @@ export async function recover(
   assertInScope(actor, resource.name)
   if (old.origin?.kind === 'compensation')
     throw new WarrantError('conflict', `selection ${selectionId} holds the targets of a compensation; it was not read from an inventory and has nothing to recover`)
+  // its ids were read where the connector pointed then: read by id elsewhere, they could name other records
+  assertSameUpstream(ctx, old)
   if (old.count === 0)
     throw new WarrantError('conflict', `selection ${selectionId} returned no record; there is nothing to recover: create a new selection`, { selection_id: selectionId })
   if (old.count > RECOVERY_MAX_IDS)

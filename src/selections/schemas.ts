@@ -99,7 +99,11 @@ export const selectionViewSchema = z
     continuation: continuationSchema.nullable().describe("the inventory walk's own continuation (a search cursor), when it stopped early"),
     warnings: z.array(warningSchema),
     scope: scopeSchema,
-    committable: z.boolean().describe('complete and not expired: a plan on it can be approved and committed'),
+    committable: z.boolean().describe('complete, not expired, read where its connector still points: a plan on it can be approved and committed'),
+    upstream_moved: z
+      .string()
+      .nullable()
+      .describe("why its members no longer come from where its resource's connector points (re-pointed since it was frozen), or null; nothing is proposed or changed on it then"),
     recovery_of: z.string().nullable().describe('the incomplete selection this one recovers, if any'),
     compensation_of: z.string().nullable().describe('the operation this selection compensates, if any'),
     recovery: z

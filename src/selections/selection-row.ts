@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
-import type { Resource } from '../resources/index.js'
+import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { lostBuild } from './build-lease.js'
 import type { SelectionContext } from './context.js'
 import type { MemberWriter } from './member-writer.js'
@@ -55,6 +55,8 @@ export async function insertBuilding(
       expires_at: expiryFor(ctx, resource, started),
       state: 'building',
       origin: origin === null ? null : JSON.stringify(origin),
+      // where the walk reads (this process's catalogue does not change under it): what its members are bound to
+      upstream_digest: upstreamDigestOf(resource.config),
       // whose walk this is, alive until then (renewed by keepBuilding): a builder that dies is known by this
       builder: ctx.owner,
       lease_until: new Date(ctx.clock().getTime() + ctx.buildLeaseMs).toISOString(),

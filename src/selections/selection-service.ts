@@ -15,6 +15,7 @@ import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './sc
  *   `recover`, `createFromTargets` (for compensation plans), `assertUsable`.
  * - `reapAbandoned`; `load` of a selection still building or failed is `conflict` (409) saying so (was `not_found`).
  * - `create` takes `options.idempotencyKey` and its view says `created`.
+ * - `SelectionRecord.upstream_digest`, `assertSameUpstream` (also part of `assertUsable`).
  */
 
 export interface ExclusionRule {
@@ -91,6 +92,8 @@ export interface SelectionRecord {
   readonly exclusions: readonly { readonly rule: string; readonly filter: Filter; readonly count: number }[]
   readonly groups: readonly GroupCount[]
   readonly origin: SelectionOrigin | null
+  /** `upstreamDigestOf` its resource when frozen: where its members were read; null for a selection frozen before it was kept. */
+  readonly upstream_digest: string | null
 }
 
 /** One target of a compensation selection: built from an operation's ledger, not from an upstream read. */
@@ -177,6 +180,12 @@ export interface SelectionService {
    * `selection_incomplete` (409) when its inventory was incomplete.
    */
   assertUsable(selection: SelectionRecord, now?: string): void
+  /**
+   * Refuses (409 `conflict`, `reason: 'upstream_moved'`, naming the resource) a selection whose resource's connector
+   * points elsewhere than where its members were read; `assertUsable` includes it. Proposing and recovering act on
+   * the members, so they call it; paging them does not.
+   */
+  assertSameUpstream(selection: SelectionRecord): void
   /**
    * Removes a selection its creator just froze and handed to no one, because an equal request made at the same
    * moment won (a compensation's): kept only if a plan names it.

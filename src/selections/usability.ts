@@ -1,4 +1,5 @@
 import { WarrantError } from '../contract/index.js'
+import { upstreamDigestOf } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
 import type { SelectionRecord } from './selection-service.js'
 
@@ -7,7 +8,7 @@ export function isExpired(ctx: SelectionContext, selection: SelectionRecord, now
   return selection.expires_at <= now
 }
 
-/** Plans, approvals and commits act on a selection only while it is fresh and its inventory was complete. */
+/** Plans, approvals and commits act on a selection only while it is fresh, its inventory complete, and its upstream where it was read. */
 export function assertUsable(ctx: SelectionContext, selection: SelectionRecord, now = ctx.nowIso()): void {
   if (selection.expires_at <= now)
     throw new WarrantError('expired', `selection ${selection.selection_id} expired at ${selection.expires_at}; create a new selection and review it again`, {
@@ -20,4 +21,25 @@ export function assertUsable(ctx: SelectionContext, selection: SelectionRecord, 
       `selection ${selection.selection_id} was built from an incomplete inventory (${selection.completeness.incomplete_reasons.map((r) => r.code).join(', ')}); it can be reviewed, never changed. Recover it with POST /v1/selections/${selection.selection_id}/recover`,
       { selection_id: selection.selection_id, incomplete_reasons: selection.completeness.incomplete_reasons, recovery_path: `/v1/selections/${selection.selection_id}/recover` },
     )
+  assertSameUpstream(ctx, selection)
+}
+
+/**
+ * Why the selection's members no longer come from where its resource's connector points, or null. The environment a
+ * selection keeps is a label the config declares; a connector re-pointed with the label left as it was (staging's
+ * base_url set to production's) would have a plan proposed, approved and committed on members read elsewhere.
+ * Selections frozen before the digest was kept have none: they are judged by their environment label alone, as then.
+ */
+export function upstreamMovedOf(ctx: SelectionContext, selection: SelectionRecord): string | null {
+  // a resource no longer configured is refused where it is used (not_found), not here
+  if (selection.upstream_digest === null || !ctx.catalogue.names.includes(selection.resource)) return null
+  const resource = ctx.catalogue.get(selection.resource)
+  if (upstreamDigestOf(resource.config) === selection.upstream_digest) return null
+  return `the connector of resource "${selection.resource}" points elsewhere than when selection ${selection.selection_id} was frozen (its base_url, database URL or table changed), though its environment still reads "${resource.environment}"; its members were read there, so nothing is proposed or changed on them here: create a new selection`
+}
+
+export function assertSameUpstream(ctx: SelectionContext, selection: SelectionRecord): void {
+  const moved = upstreamMovedOf(ctx, selection)
+  if (moved !== null)
+    throw new WarrantError('conflict', moved, { reason: 'upstream_moved', resource: selection.resource, selection_id: selection.selection_id, config_drift: ['upstream_moved'] })
 }

@@ -6,6 +6,7 @@ import { MEMBER_ORDERING } from './id-order.js'
 import { load, members } from './load.js'
 import { checkLimit, memberView, nextCursor } from './paging.js'
 import { recoveryLink } from './recovery.js'
+import { upstreamMovedOf } from './usability.js'
 import type { ExportFormat, MemberPage, SelectionView } from './schemas.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from './selection-service.js'
 
@@ -14,6 +15,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
   const c = selection.completeness
   const expired = selection.state === 'expired'
   const origin = selection.origin
+  const moved = upstreamMovedOf(ctx, selection)
   return {
     selection_id: id,
     resource: selection.resource,
@@ -34,7 +36,8 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     continuation: c.continuation,
     warnings: [...c.warnings],
     scope: c.scope,
-    committable: selection.complete && !expired,
+    committable: selection.complete && !expired && moved === null,
+    upstream_moved: moved,
     recovery_of: origin?.kind === 'recovery' ? origin.selection_id : null,
     compensation_of: origin?.kind === 'compensation' ? origin.operation_id : null,
     recovery: recoveryLink(selection),

@@ -2,6 +2,7 @@ import { Migrator, sql } from 'kysely'
 import type { Kysely, Migration, MigrationProvider } from 'kysely'
 import { addSelectionBuilder } from './migration-selection-builder.js'
 import { addSelectionIdempotencyKey } from './migration-selection-idempotency.js'
+import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -20,6 +21,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0007_operation_pause': { up: atomically(addOperationPause) },
   '0008_selection_builder': { up: atomically(addSelectionBuilder) },
   '0009_selection_idempotency_key': { up: atomically(addSelectionIdempotencyKey) },
+  '0010_selection_upstream_digest': { up: atomically(addSelectionUpstreamDigest) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

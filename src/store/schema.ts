@@ -57,6 +57,8 @@ export interface SelectionsTable {
   idempotency_key: string | null
   /** the digest of the canonical request the key came with; a retry with another request is refused (0009) */
   request_fingerprint: string | null
+  /** `upstreamDigestOf` its resource when frozen: where its members were read from; null on rows from before 0010 */
+  upstream_digest: string | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */

@@ -11,6 +11,11 @@ export interface Viewer {
   readonly csrf: string
   /** Principal id → name, to show who proposed or decided. */
   readonly names: ReadonlyMap<string, string>
+  /**
+   * The gateway's clock (the store's, epoch ms) when the request arrived: the instant the services judged expiry at,
+   * so every relative time on the page is read against it, never the machine's wall clock.
+   */
+  readonly now: number
 }
 
 /** A principal by name, its id in the title. */
@@ -283,12 +288,13 @@ export function FlashNotice(props: { flash: Flash | null | undefined }) {
   )
 }
 
-export function When(props: { iso: string | null | undefined; relativeToo?: boolean }) {
+/** An instant in UTC; with `relativeTo` (the viewer's `now`), also how far from then ("in 27 min"). */
+export function When(props: { iso: string | null | undefined; relativeTo?: number }) {
   if (!props.iso) return <span class="empty">never</span>
   return (
     <time datetime={props.iso} title={props.iso}>
       {utc(props.iso)}
-      {props.relativeToo ? ` (${relative(props.iso)})` : ''}
+      {props.relativeTo === undefined ? '' : ` (${relative(props.iso, props.relativeTo)})`}
     </time>
   )
 }

@@ -89,8 +89,8 @@ export function filterText(filter: Filter): string {
 export const count = (n: number) => n.toLocaleString('en-US')
 export const plural = (n: number, one: string, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`
 
-/** "in 27 min", "in 2 h 5 min", "14 s ago". */
-export function relative(iso: string | null | undefined, now: number = Date.now()): string {
+/** "in 27 min", "in 2 h 5 min", "14 s ago", from `now`: the gateway's clock (`Viewer.now`), not the wall's. */
+export function relative(iso: string | null | undefined, now: number): string {
   if (!iso) return 'never'
   const ms = Date.parse(iso) - now
   const abs = Math.abs(ms)

@@ -126,7 +126,7 @@ export function MissingSection(props: { selection: SelectionView; viewer: Viewer
         <div class="choice">
           <h4>Abandon</h4>
           <p class="small">
-            Do nothing: nothing is written. The selection{props.planId ? ' and this plan expire' : ' expires'} <When iso={s.expires_at} relativeToo />. Tell the
+            Do nothing: nothing is written. The selection{props.planId ? ' and this plan expire' : ' expires'} <When iso={s.expires_at} relativeTo={props.viewer.now} />. Tell the
             agent why.
           </p>
           <div class="actions">

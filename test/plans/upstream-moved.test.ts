@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { WarrantConfig } from '../../src/config/index.js'
-import { createLogger, openGateway } from '../../src/gateway/index.js'
-import { startDemoGateway } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
-import { startOddUpstream, thingsResourceConfig } from './support/odd-upstream.js'
+import { startThingsToMove } from './support/odd-upstream.js'
 
 /**
  * A plan is bound to the environment a reviewer saw, and that environment is a label the config declares
@@ -18,12 +15,9 @@ import { startOddUpstream, thingsResourceConfig } from './support/odd-upstream.j
 for (const kind of STORE_KINDS) {
   describe(`a plan whose resource's connector was pointed elsewhere since its proposal (${kind} store)`, () => {
     test('is refused at commit, approval and in its view, though the environment label is unchanged; nothing is written', async () => {
-      const staging = await startOddUpstream()
-      const production = await startOddUpstream()
-      const fx = await startDemoGateway({ store: kind, count: 20, serve: false, edit: (c) => void (c.resources.things = thingsResourceConfig(staging.origin)) })
-      let moved: Awaited<ReturnType<typeof openGateway>> | undefined
+      const things = await startThingsToMove(kind)
+      const { fx, agent, production } = things
       try {
-        const agent = await fx.gateway.principals.authenticate((await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token, 'http')
         const alice = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
         const bob = await fx.gateway.principals.authenticate(fx.tokens.reviewer2, 'http')
         const selection = await fx.gateway.selections.create(agent, 'things', { filter: { status: 'open' } })
@@ -32,9 +26,7 @@ for (const kind of STORE_KINDS) {
         const pending = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'archived' } } })
 
         // The same config, the connector pointed at production, the environment label untouched.
-        const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
-        config.resources.things.connector.sources[0].base_url = production.origin
-        moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
+        const moved = await things.move()
         assert.equal(moved.catalogue.get('things').environment, fx.gateway.catalogue.get('things').environment, 'the label reads the same')
 
         await assert.rejects(moved.operations.commitPlan(agent, approved.plan_id, { idempotencyKey: `moved-${kind}`, expectedDigest: approved.plan_digest }), (e: any) => {
@@ -50,10 +42,7 @@ for (const kind of STORE_KINDS) {
         // as configured at proposal, the plan commits
         await fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest)
       } finally {
-        await moved?.close()
-        await fx.close()
-        await staging.close()
-        await production.close()
+        await things.close()
       }
     })
   })

@@ -33,7 +33,7 @@ for (const kind of STORE_KINDS)
         assert.match(run.stderr, /conflict/)
         assert.match(run.stderr, /migrated by a newer version of Warrant/)
         assert.match(run.stderr, /0099_from_the_future/)
-        assert.match(run.stderr, /0009_selection_idempotency_key/, 'names the newest migration this code knows')
+        assert.match(run.stderr, /0010_selection_upstream_digest/, 'names the newest migration this code knows')
       }
       assert.equal(await count('audit_events'), audited, 'nothing was written to the newer store')
       assert.equal(await count('selections'), 0)

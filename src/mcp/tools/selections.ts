@@ -46,7 +46,9 @@ export function selectionSummary(view: SelectionView): string {
   const exclusions = view.exclusions.length ? ` Excluded: ${view.exclusions.map((e) => `${e.rule} ${e.count}`).join(', ')}.` : ''
   const usable = view.committable
     ? ' It can be proposed for a change (propose_change).'
-    : view.complete
+    : view.upstream_moved
+      ? ` It cannot be proposed on or committed: ${view.upstream_moved}.`
+      : view.complete
       ? ` It cannot be committed (state ${view.state}).`
       : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them again; ${UNREACHED}).` : ''} Inventory: ${againHint(view.continuation)}.`
   const snapshot = view.consistent_snapshot ? '' : ' No consistent snapshot: at commit each batch is re-read and the operation halts if membership or a version changed.'

@@ -88,7 +88,7 @@ export function OperationPage(d: OperationPageData) {
       </h1>
       <p>
         Commit of plan <a href={paths.plan(o.plan_id)}>{o.plan_id}</a> by <strong><Who viewer={d.viewer} principal={o.created_by} /></strong>, started{' '}
-        <When iso={o.created_at} relativeToo />
+        <When iso={o.created_at} relativeTo={d.viewer.now} />
         {o.finished_at ? (
           <>
             , ended <When iso={o.finished_at} />

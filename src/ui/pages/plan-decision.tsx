@@ -19,7 +19,7 @@ function blockers(d: PlanPageData): { code: string; text: string }[] {
   if (plan.state === 'expired' || selection.state === 'expired')
     out.push({
       code: 'expired',
-      text: `The selection expired ${relative(selection.expires_at)} (${selection.expires_at}); the plan died with it. The agent must create a new selection and propose the action again.`,
+      text: `The selection expired ${relative(selection.expires_at, d.viewer.now)} (${selection.expires_at}); the plan died with it. The agent must create a new selection and propose the action again.`,
     })
   out.push(...d.configChanged)
   if (selection.digest !== plan.selection_digest)
@@ -59,7 +59,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
         // The plan still reads "pending" (it can be approved again), so a reviewer must be told why an approved plan is
         // back: otherwise the page looks like nobody ever decided.
         <Notice kind="warn" title="The approval expired" testid="approval-expired">
-          Enough reviewers approved this plan, but the approval lapsed at <When iso={s.expired_at} relativeToo />: the agent can no longer commit it. A
+          Enough reviewers approved this plan, but the approval lapsed at <When iso={s.expired_at} relativeTo={props.d.viewer.now} />: the agent can no longer commit it. A
           reviewer must approve it again.
         </Notice>
       ) : null}
@@ -67,7 +67,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
         <ul class="clauses" data-testid="approved-by">
           {s.approved_by.map((a) => (
             <li>
-              Approved by <strong>{revealed(a.name ?? a.principal)}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeToo />
+              Approved by <strong>{revealed(a.name ?? a.principal)}</strong> at <When iso={a.approved_at} />; valid until <When iso={a.expires_at} relativeTo={props.d.viewer.now} />
             </li>
           ))}
         </ul>

@@ -304,8 +304,8 @@ export function PlanPage(d: PlanPageData) {
         Plan {p.compensates ? 'to compensate an operation' : 'to review'}: <code>{p.action.type}</code> on {plural(p.target_count, 'record')}
       </h1>
       <p>
-        <Pill state={p.state} /> Proposed by <strong><Who viewer={d.viewer} principal={p.proposed_by} /></strong> <When iso={p.created_at} relativeToo />. The selection{' '}
-        {d.selection.state === 'expired' ? 'expired' : 'expires'} <When iso={d.selection.expires_at} relativeToo />. Plan <code>{p.plan_id}</code>, digest{' '}
+        <Pill state={p.state} /> Proposed by <strong><Who viewer={d.viewer} principal={p.proposed_by} /></strong> <When iso={p.created_at} relativeTo={d.viewer.now} />. The selection{' '}
+        {d.selection.state === 'expired' ? 'expired' : 'expires'} <When iso={d.selection.expires_at} relativeTo={d.viewer.now} />. Plan <code>{p.plan_id}</code>, digest{' '}
         <code title={p.plan_digest}>{p.plan_digest.slice(0, 19)}…</code>.{' '}
         {p.state === 'pending' ? <a href="#decision">Go to the decision</a> : null} · <a href={paths.planAudit(p.plan_id)}>Audit trail</a>
         {p.compensates ? (

@@ -60,7 +60,7 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                   {count(p.approval_state.approved_by.length)} of {count(p.approval.reviewers_needed)}
                 </td>
                 <td>
-                  {relative(next.at).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
+                  {relative(next.at, d.viewer.now).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
                 </td>
               </tr>
             )

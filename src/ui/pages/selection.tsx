@@ -12,12 +12,17 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
       <EnvBanner environment={s.environment} resource={s.resource} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
       <CompletenessBanner complete={s.complete} count={s.count} reasons={s.incomplete_reasons} anchor="#missing" />
       <FlashNotice flash={d.notice} />
+      {s.upstream_moved ? (
+        <Notice kind="error" title="Read from another upstream than the resource now points at" testid="upstream-moved">
+          <p>{s.upstream_moved}</p>
+        </Notice>
+      ) : null}
       <h1>
         Selection <code>{s.selection_id}</code>
       </h1>
       <p>
-        Created by <strong><Who viewer={d.viewer} principal={s.created_by} /></strong> <When iso={s.created_at} relativeToo />; {s.state === 'expired' ? 'expired' : 'expires'}{' '}
-        <When iso={s.expires_at} relativeToo />. No action is bound to a selection: an agent proposes one (<code>POST /v1/selections/{s.selection_id}/plans</code>
+        Created by <strong><Who viewer={d.viewer} principal={s.created_by} /></strong> <When iso={s.created_at} relativeTo={d.viewer.now} />; {s.state === 'expired' ? 'expired' : 'expires'}{' '}
+        <When iso={s.expires_at} relativeTo={d.viewer.now} />. No action is bound to a selection: an agent proposes one (<code>POST /v1/selections/{s.selection_id}/plans</code>
         ), and the plan then waits in the <a href={paths.queue}>queue</a>.
       </p>
       <WhereSection selection={s} />

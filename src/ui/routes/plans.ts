@@ -64,7 +64,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
                   c.req.query('again') === '1'
                     ? `You had already approved this plan at ${mine.decided_at}; nothing new was recorded and it still counts once.`
                     : 'Your approval is recorded.',
-                text: `It is bound to plan digest ${mine.plan_digest} and ${mine.valid ? 'valid' : 'no longer counts; it was valid'} until ${mine.expires_at ?? '—'} (${relative(mine.expires_at)}). ${
+                text: `It is bound to plan digest ${mine.plan_digest} and ${mine.valid ? 'valid' : 'no longer counts; it was valid'} until ${mine.expires_at ?? '—'} (${relative(mine.expires_at, viewer.now)}). ${
                   plan.state === 'approved'
                     ? 'The plan is approved: the agent may commit it.'
                     : plan.state === 'pending'

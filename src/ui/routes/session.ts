@@ -98,7 +98,7 @@ export function registerSessionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): v
       return html(c, ErrorPage({ status: 401, code: 'unauthenticated', title: 'Sign in again', message: 'Your session has ended, so nothing was changed. Sign in and try again.', back: paths.signIn }), 401)
     }
     c.set('session', session)
-    c.set('viewer', { actor: session.actor, csrf: session.csrf, names: await principalNames() })
+    c.set('viewer', { actor: session.actor, csrf: session.csrf, names: await principalNames(), now: Date.parse(gateway.store.now()) })
     if (c.req.method === 'POST') {
       const form = await c.req.parseBody()
       if (!sessions.csrfMatches(session, form.csrf)) return forbiddenForm(c, deps, session.actor)

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto'
+import type { WarrantConfig } from '../../../src/config/index.js'
+import { createLogger, openGateway, type Gateway } from '../../../src/gateway/index.js'
 import { sendJson, startUpstream, type TestUpstream } from '../../connectors/http/upstream-server.js'
+import { startDemoGateway } from '../../support/gateway-fixture.js'
+import type { StoreKind } from '../../support/stores.js'
 
 /** A thing of the odd upstream: string ids with '/', '%', unicode and markup; versions as weak ETags. */
 export interface Thing {
@@ -74,6 +78,38 @@ export function thingsResourceConfig(origin: string, approval: Record<string, un
         precondition: { status: 'open' },
         write: { method: 'PATCH', path: '/things/{id}', body: { status: '{{set.status}}' }, if_match: true },
       },
+    },
+  }
+}
+
+/**
+ * A demo gateway whose `things` resource reads a staging odd upstream, an agent scoped to it, and `move()`: a second
+ * gateway on the same store and config but with the connector's base_url pointed at a production copy (the
+ * environment label left as it was). `close()` closes them all.
+ */
+export async function startThingsToMove(kind: StoreKind) {
+  const staging = await startOddUpstream()
+  const production = await startOddUpstream()
+  const fx = await startDemoGateway({ store: kind, count: 20, serve: false, edit: (c) => void (c.resources.things = thingsResourceConfig(staging.origin)) })
+  const issued = await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })
+  const agent = await fx.gateway.principals.authenticate(issued.token, 'http')
+  let moved: Gateway | undefined
+  return {
+    fx,
+    agent,
+    staging,
+    production,
+    async move(): Promise<Gateway> {
+      const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
+      config.resources.things.connector.sources[0].base_url = production.origin
+      moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
+      return moved
+    },
+    async close() {
+      await moved?.close()
+      await fx.close()
+      await staging.close()
+      await production.close()
     },
   }
 }

@@ -1,0 +1,48 @@
+import { WarrantError } from '../contract/index.js'
+import type { PlanRow, Store } from '../store/index.js'
+import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
+
+/**
+ * The refusal of a rejected plan. Proposing the same action on its selection answers this plan again (proposing is
+ * idempotent), so the way to try again is a new selection: saying "propose a new plan" sent agents round to it.
+ */
+export function rejectedPlan(planId: string, selectionId: string): WarrantError {
+  return new WarrantError(
+    'conflict',
+    `plan ${planId} was rejected, for good: proposing the same action on selection ${selectionId} answers this plan again; to try again, create a new selection and propose on it`,
+    { plan_id: planId, state: 'rejected' },
+  )
+}
+
+/**
+ * The distinct approvers that make a plan committable at `now`, or the refusal: `expired` (410) when enough had
+ * approved but some lapsed, `not_approved` (403) otherwise.
+ */
+export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry[], reviewersNeeded: number, now: string, why?: string): ApprovalEntry[] {
+  const approvers = distinctApprovers(entries)
+  if (approvers.length >= reviewersNeeded) return approvers
+  const expiredAt = approvalExpiredAt(row, entries, { reviewers_needed: reviewersNeeded }, now)
+  if (expiredAt) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
+  throw new WarrantError('not_approved', `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}`, {
+    plan_id: row.id,
+    reviewers_needed: reviewersNeeded,
+    approvals: approvers.length,
+  })
+}
+
+/**
+ * Run inside the transaction that records a plan's operation, once the plan's row is locked by the update that marks
+ * it committed (only from pending or approved: a rejection landed before is seen there): the approval
+ * `assertCommittable` found must still hold at `now`. Between that check and this transaction an approval can lapse or
+ * its reviewer be disabled; the operation is recorded only on an approval that holds when it is, so the whole
+ * transaction rolls back otherwise. A rejection takes the same row lock (see `decide`), so it lands wholly before the
+ * update or after the commit (it then finds the plan committed).
+ *
+ * @example await assertApprovalHolds(trx, planId, committable.reviewers_needed, now)
+ */
+export async function assertApprovalHolds(db: Store['db'], planId: string, reviewersNeeded: number, now: string): Promise<void> {
+  // a standing approval is the config's, which does not change under a running process
+  if (reviewersNeeded === 0) return
+  const row = await db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow()
+  approversOrRefusal(row, await approvalsOf({ db }, row, now), reviewersNeeded, now)
+}
