@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { parse as parseYaml } from 'yaml'
+import { parseConfig } from '../src/config/index.js'
 import { ensureDemoData } from '../src/demo/index.js'
 import { CLI_ENTRY, TSX_LOADER } from './support/cli-config.js'
 import { createTempDir } from './support/stores.js'
@@ -12,6 +13,8 @@ import { createTempDir } from './support/stores.js'
 const run = promisify(execFile)
 const ROOT = new URL('..', import.meta.url).pathname
 const MARK = '<!-- readme-test: run -->'
+/** Marks a yaml or json block that is not a Warrant config (another tool's file): every other one must load. */
+const NOT_CONFIG = '<!-- readme-test: not-a-warrant-config -->'
 /** The placeholders the README names and the test fills in: assignments of them are not run, they are given. */
 const GIVEN = /^(BASE|AGENT|REVIEWER|TOKEN)=/
 const IDS = ['PLAN_DIGEST', 'SEL', 'PLAN', 'OP'] as const
@@ -66,6 +69,7 @@ function splitNote(text: string): { command: string; note: string | null } {
 describe('the README examples run as printed, in order, on a fresh store', () => {
   let dir: Awaited<ReturnType<typeof createTempDir>>
   let server: ChildProcess | null = null
+  let tryLine = ''
   const env: Record<string, string> = {}
   before(async () => {
     dir = await createTempDir('warrant-readme-')
@@ -94,11 +98,18 @@ describe('the README examples run as printed, in order, on a fresh store', () =>
     env.BASE = /API: +(http:\/\/127\.0\.0\.1:\d+)\/v1\/resources/.exec(printed)![1]!
     env.AGENT = /agent: +(\S+)/.exec(printed)![1]!
     env.REVIEWER = /reviewer: +(\S+)/.exec(printed)![1]!
+    tryLine = /^Try: (.*)$/m.exec(printed)![1]!
   })
   after(async () => {
     server?.kill('SIGTERM')
     if (server && server.exitCode === null) await new Promise((resolve) => server!.once('exit', resolve))
     await dir?.drop()
+  })
+
+  // `npm start` ends with a `Try:` command: pasted as printed into a fresh shell (no variable set), it must answer.
+  test('the Try line npm start prints runs as printed', async () => {
+    const { stdout } = await run('bash', ['-c', tryLine], { cwd: dir.path, env: { PATH: process.env.PATH ?? '' } })
+    assert.match(stdout, /"complete":false/, `${tryLine}\n${stdout.slice(0, 500)}`)
   })
 
   test('every marked command exits as documented and prints what its note says', { timeout: 900_000 }, async () => {
@@ -154,3 +165,56 @@ function idsIn(stdout: string): Ids {
   if (op) found.OP = op[1]!
   return found
 }
+
+/** The README's yaml and json blocks, each with the line it starts on, but those marked as another tool's file. */
+export function readmeConfigBlocks(markdown: string): { line: number; lang: string; text: string }[] {
+  const blocks: { line: number; lang: string; text: string }[] = []
+  const lines = markdown.split('\n')
+  for (let i = 0; i < lines.length; i += 1) {
+    const open = /^\s*```(yaml|yml|json)\s*$/.exec(lines[i]!)
+    if (!open) continue
+    const marked = lines.slice(Math.max(0, i - 2), i).some((l) => l.trim() === NOT_CONFIG)
+    const start = i
+    const body: string[] = []
+    for (i += 1; !/^\s*```\s*$/.test(lines[i]!); i += 1) body.push(lines[i]!)
+    if (!marked) blocks.push({ line: start + 1, lang: open[1]!, text: body.join('\n') })
+  }
+  return blocks
+}
+
+/** `over` laid onto `base`, key by key (a fragment of a config shown in the README, over the demo's). */
+function overlay(base: unknown, over: unknown): unknown {
+  if (typeof base !== 'object' || base === null || Array.isArray(base) || typeof over !== 'object' || over === null || Array.isArray(over)) return over
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) }
+  for (const [k, v] of Object.entries(over)) out[k] = overlay(out[k], v)
+  return out
+}
+
+// A newcomer copies a config example from the README into their file: each must load as printed. A fragment
+// (the keys one section is about) is laid over the demo config, as a reader adds it to theirs.
+describe('every config example in the README loads', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const demo = parseYaml(readFileSync(join(ROOT, 'config/demo.yaml'), 'utf8')) as unknown
+  const blocks = readmeConfigBlocks(readme)
+  test('the README shows config examples', () => assert.ok(blocks.length >= 3, `found ${blocks.length}`))
+  for (const block of blocks)
+    test(`the ${block.lang} block at README.md line ${block.line}`, () => {
+      const fragment = block.lang === 'json' ? (JSON.parse(block.text) as unknown) : (parseYaml(block.text) as unknown)
+      assert.ok(typeof fragment === 'object' && fragment !== null, 'a config example is a mapping')
+      assert.doesNotThrow(() => parseConfig(overlay(demo, fragment), `README.md line ${block.line}`))
+    })
+
+  // an MCP client starts the server from its own working directory, often the home folder: `npx warrant` there is
+  // whatever package the npm registry holds under that name (handed the agent token), and in the clone it first
+  // rebuilds dist/ for a minute, past the client's time limit
+  test("the MCP client config runs this repository's CLI by its path", () => {
+    const line = /`(\{"command": [^`]*\})`/.exec(readme.slice(readme.indexOf('## Agents (MCP)')))
+    assert.ok(line, 'the README shows an MCP client config')
+    const config = JSON.parse(line[1]!) as { command: string; args: string[]; env: Record<string, string> }
+    assert.equal(config.command, 'node', line[1])
+    assert.match(config.args[0]!, /^\/path\/to\/warrant\/bin\/warrant\.js$/, 'an absolute path to bin/warrant.js')
+    assert.deepEqual(config.args.slice(1, 3), ['mcp', '--config'])
+    assert.ok(config.args[3]!.startsWith('/'), 'an absolute config path: the client chooses the working directory')
+    assert.ok(!('WARRANT_TOKEN' in config.env) || config.env.WARRANT_TOKEN!.startsWith('wrt_agent_'))
+  })
+})

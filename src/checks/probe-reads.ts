@@ -52,7 +52,7 @@ export async function sampleSources(connector: Connector, options: ReadProbeOpti
 
 /** The guarantees that follow from list reads: reachable, declared fields, unique ids, stable order, totals. */
 export function readGuarantees(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee[] {
-  return [reachable(samples), declaredFields(resource, samples), uniqueIds(samples), stableOrder(resource, samples), totals(resource, samples)]
+  return [reachable(resource, samples), declaredFields(resource, samples), uniqueIds(samples), stableOrder(resource, samples), totals(resource, samples)]
 }
 
 function failures(samples: readonly SourceSample[]): string[] {
@@ -68,17 +68,24 @@ function blamed(samples: readonly SourceSample[]): string[] {
   return [...new Set(keys)]
 }
 
-function reachable(samples: readonly SourceSample[]): Guarantee {
+/** Failures that may clear with time (no answer, a timeout, a 5xx, a 429): the probe could not tell, nothing is proven broken. */
+const TRANSIENT = new Set<ReadPageResult['kind']>(['unavailable', 'rate_limited'])
+
+function reachable(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const failed = failures(samples)
   const read = samples.reduce((n, s) => n + s.records.length, 0)
   const keys = blamed(samples)
-  return {
-    name: 'pages_read',
-    promise: 'every source answers list reads with a page Warrant can parse',
-    status: failed.length === 0 ? 'holds' : 'fails_closed',
-    detail: failed.length === 0 ? `${read} records in ${samples.reduce((n, s) => n + s.results.length, 0)} pages from ${samples.length} source(s)` : failed.join('; '),
-    config_keys: failed.length === 0 ? [] : keys.length > 0 ? keys : ['connector.sources', 'connector.list'],
+  const name = 'pages_read'
+  const promise = 'every source answers list reads with a page Warrant can parse'
+  if (failed.length === 0) return { name, promise, status: 'holds', detail: `${read} records in ${samples.reduce((n, s) => n + s.results.length, 0)} pages from ${samples.length} source(s)`, config_keys: [] }
+  const permanent = samples.some((s) => s.results.some((r) => r.kind !== 'page' && !TRANSIENT.has(r.kind)))
+  if (!permanent) {
+    // An upstream not started yet, or down, says nothing about the config: "could not tell" (exit 4), naming where its
+    // address is, never BROKEN with paging keys that would send the operator to edit a config that may be right.
+    const address = resource.connector.kind === 'sql' ? 'connector.url' : 'connector.sources'
+    return { name, promise, status: 'unknown', detail: `${failed.join('; ')}: Warrant could not tell; start the upstream (or correct its address) and run the check again`, config_keys: [address] }
   }
+  return { name, promise, status: 'fails_closed', detail: failed.join('; '), config_keys: keys.length > 0 ? keys : ['connector.sources', 'connector.list'] }
 }
 
 function declaredFields(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
@@ -130,10 +137,15 @@ function uniqueIds(samples: readonly SourceSample[]): Guarantee {
 
 function stableOrder(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const unstable: string[] = []
-  for (const s of samples) {
-    if (s.firstPageAgain === null || s.records.length === 0) continue
-    const first = s.records.slice(0, s.firstPageAgain.length).map((r) => r.id)
-    if (first.join('\u0000') !== s.firstPageAgain.join('\u0000')) unstable.push(s.source)
+  // only a source whose first page was read twice says anything about its order
+  const compared = samples.filter((s) => s.firstPageAgain !== null && s.results[0]?.kind === 'page')
+  if (compared.length === 0)
+    return { name: 'stable_order', promise: 'the same page read twice returns the same ids in the same order', status: 'unknown', detail: 'no first page was read twice', config_keys: [] }
+  for (const s of compared) {
+    const again = s.firstPageAgain ?? []
+    if (s.records.length === 0) continue
+    const first = s.records.slice(0, again.length).map((r) => r.id)
+    if (first.join('\u0000') !== again.join('\u0000')) unstable.push(s.source)
   }
   const offsetLike = resource.connector.kind === 'http' && ['offset', 'page'].includes(resource.connector.list.pagination.style)
   return {
@@ -160,6 +172,8 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
   const wrong: string[] = []
   let compared = 0
   for (const s of samples) {
+    // a source that answered no page has shown no total: that is "could not tell" (pages_read says why), not a wrong total
+    if (!s.results.some((r) => r.kind === 'page')) continue
     const total = [...s.results].reverse().find((r): r is Extract<ReadPageResult, { kind: 'page' }> => r.kind === 'page' && r.total !== undefined)?.total
     if (total === undefined) {
       wrong.push(`${s.source}: no total in the answer`)
@@ -178,6 +192,7 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
   }
   const key = (resource.connector as { list: { total_header?: string } }).list.total_header === undefined ? 'connector.list.total_path' : 'connector.list.total_header'
   if (wrong.length > 0) return { name: 'totals', promise, status: 'fails_closed', detail: wrong.join('; '), config_keys: [key, 'connector.list.total_kind'] }
+  if (compared === 0 && !samples.some((s) => s.results.some((r) => r.kind === 'page'))) return { name: 'totals', promise, status: 'unknown', detail: 'no page was read', config_keys: [] }
   if (compared === 0) return { name: 'totals', promise, status: 'unknown', detail: 'the sample did not reach the end of any source; read more pages (--pages) to compare', config_keys: [] }
   return { name: 'totals', promise, status: 'holds', detail: `the total matched a whole walk on ${compared} source(s)`, config_keys: [] }
 }

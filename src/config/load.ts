@@ -111,31 +111,32 @@ function jsonErrorPlace(text: string): string {
   return ` at line ${lines.length}, column ${lines.at(-1)!.length + 1}${offset >= text.length ? ' (the end of the file)' : ''}`
 }
 
-/** Makes relative sqlite URLs and secret files absolute, against `base`. */
+/** Makes relative sqlite URLs, secret files and the audit key file absolute, against `base` (the config file's folder). */
 export function resolvePaths(config: WarrantConfig, base: string): WarrantConfig {
   const sqlite = (url: string) => {
     const m = /^sqlite:(.*)$/.exec(url)
     if (!m || m[1] === ':memory:' || isAbsolute(m[1]!)) return url
     return `sqlite:${resolve(base, m[1]!)}`
   }
+  const file = <T extends object>(ref: T): T => ('file' in ref && typeof ref.file === 'string' ? { ...ref, file: resolve(base, ref.file) } : ref)
   const resources = Object.fromEntries(
     Object.entries(config.resources).map(([name, r]) => {
       const connector =
         r.connector.kind === 'sql'
-          ? { ...r.connector, url: sqlite(r.connector.url) }
-          : r.connector.credential && 'file' in r.connector.credential.secret
-            ? { ...r.connector, credential: { ...r.connector.credential, secret: { file: resolve(base, r.connector.credential.secret.file) } } }
+          ? { ...r.connector, url: sqlite(r.connector.url), ...(r.connector.password ? { password: file(r.connector.password) } : {}) }
+          : r.connector.credential
+            ? { ...r.connector, credential: { ...r.connector.credential, secret: file(r.connector.credential.secret) } }
             : r.connector
       return [name, { ...r, connector }]
     }),
   )
-  // Webhook secret files, like connector secret files, are relative to the config file.
+  // Every secret file (an http credential's, a sql password's, a webhook's) is relative to the config file.
   const notifications = config.notifications && {
     ...config.notifications,
-    webhooks: config.notifications.webhooks.map((w) => (w.secret && 'file' in w.secret ? { ...w, secret: { file: resolve(base, w.secret.file) } } : w)),
+    webhooks: config.notifications.webhooks.map((w) => (w.secret ? { ...w, secret: file(w.secret) } : w)),
   }
   const auditKey = config.audit?.key
-  const audit = auditKey && 'file' in auditKey ? { ...config.audit, key: { ...auditKey, file: resolve(base, auditKey.file) } } : config.audit
+  const audit = auditKey ? { ...config.audit, key: file(auditKey) } : config.audit
   return { ...config, store: sqlite(config.store), resources, ...(notifications ? { notifications } : {}), ...(audit ? { audit } : {}) }
 }
 

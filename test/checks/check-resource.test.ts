@@ -151,10 +151,17 @@ describe('checkResource against loopback upstreams', () => {
     assert.equal(report.verdict, 'unsafe')
   })
 
-  test('an upstream that is down: pages_read broken, nothing claimed to hold on data it never saw', async () => {
+  // README: `warrant check` exits 4 "when it could not tell (an upstream did not answer)". A newcomer who has not
+  // started the upstream yet must not be sent to edit a config that is right (pages_read, totals "BROKEN"), nor
+  // told the order is stable when no page was read.
+  test('an upstream that is down: could not tell (unknown), nothing claimed to hold or to be broken on data it never saw', async () => {
     const report = await check({ sources: [{ name: 'main', base_url: 'http://127.0.0.1:9' }], timeout_ms: 2000 })
-    assert.equal(statusOf(report, 'pages_read')?.status, 'fails_closed')
-    for (const name of ['declared_fields', 'unique_ids', 'read_by_id', 'versions']) assert.equal(statusOf(report, name)?.status, 'unknown', name)
+    const pages = statusOf(report, 'pages_read')!
+    assert.equal(pages.status, 'unknown', pages.detail)
+    assert.match(pages.detail, /could not be reached/)
+    assert.match(pages.detail, /start the upstream/)
+    for (const name of ['declared_fields', 'unique_ids', 'stable_order', 'totals', 'read_by_id', 'versions']) assert.equal(statusOf(report, name)?.status, 'unknown', name)
+    assert.equal(report.verdict, 'unknown')
   })
 })
 
@@ -170,6 +177,19 @@ describe('warrant check (a real subprocess)', () => {
     assert.equal(out.code, 0, out.stdout + out.stderr)
     assert.match(out.stdout, /^check subscriptions \(sql\): every guarantee holds/)
     for (const name of ['pages_read', 'declared_fields', 'unique_ids', 'stable_order', 'read_by_id', 'versions', 'id_column', 'conditional_writes']) assert.match(out.stdout, new RegExp(`^${name}\\s+holds`, 'm'))
+  })
+
+  test('a sql upstream that cannot be reached: exit 4 (could not tell), not 5', async () => {
+    const down = await createCliWorkspace({ count: 10, edit: (raw) => { raw.resources.subscriptions.connector.url = 'postgres://postgres@127.0.0.1:9/warrant_absent' } })
+    try {
+      const out = await down.warrant(['check', 'subscriptions'])
+      assert.equal(out.code, 4, out.stdout + out.stderr)
+      assert.match(out.stdout, /^check subscriptions \(sql\): some guarantees could not be checked/)
+      assert.match(out.stdout, /^pages_read\s+unknown\s+.*start the upstream/m)
+      assert.doesNotMatch(out.stdout, /BROKEN|connector\.sources/)
+    } finally {
+      await down.drop()
+    }
   })
 
   test('an unknown resource: exit 2 with the known ones', async () => {

@@ -68,7 +68,8 @@ export function registerServe(program: Command): void {
                 '',
               ]
             : ['Authenticate with a bearer token (Authorization: Bearer <token>); create one with: npm run warrant -- token create --name NAME --role reviewer', '']),
-          `Try: curl -H "Authorization: Bearer $TOKEN"  -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
+          // runs as printed: on a fresh store with the agent token just shown, else with $AGENT set to one
+          `Try: curl -H "Authorization: Bearer ${firstTokens ? firstTokens.agent : '$AGENT'}" -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
           '',
         ]
         process.stdout.write(out.join('\n'))
