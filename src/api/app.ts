@@ -49,7 +49,12 @@ export function createApp(options: AppOptions): App {
     app.use('/review/*', guard)
   }
   for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true, refusalBody: mcpDoorRefusal })) app.use('/mcp', guard)
-  app.get('/health', (c) => c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names }))
+  // the store's file is looked at (a stat): a gateway whose store file was removed or replaced is not healthy
+  app.get('/health', (c) => {
+    const unavailable = gateway.store.unavailable()
+    if (unavailable !== null) return c.json({ status: 'unavailable', store: gateway.store.dialect, ...unavailable.toBody() }, 503)
+    return c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names })
+  })
   app.use('/v1/*', authenticate(gateway), refuseDuplicateKeys)
   registerMcpEndpoint(app, gateway)
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' })

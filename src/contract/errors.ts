@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 422,
   rate_limited: 429,
   upstream_unavailable: 502,
+  store_unavailable: 503,
   internal: 500,
 } as const
 

@@ -39,6 +39,7 @@ export {
   type Envelope,
 } from './envelope.js'
 export { decide, type Verdict } from './decide.js'
+export { fileIdentityOf, movedFrom, openPinned, type PinnedHandle } from './file-identity.js'
 export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode, type ErrorBody } from './errors.js'
 export {
   filterSchema,

@@ -2,14 +2,15 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import type { Dialect, LogEvent } from 'kysely'
+import type { Dialect, LogEvent, SqliteDatabase } from 'kysely'
 import pg from 'pg'
-import { WarrantError } from '../contract/index.js'
+import { openPinned, WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
 import type { Database, IsoTimestamp } from './schema.js'
 import { cachingStatements } from './statement-cache.js'
 import { EventLoopSlices } from './event-loop-slices.js'
+import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -44,6 +45,11 @@ export interface Store {
    * issued BEGIN, so the rows commit with it and nothing else runs in between.
    */
   readonly sqlite: BetterSqlite3.Database | null
+  /**
+   * Null while the store can be used; else why not, as the refusal every statement now gets: the SQLite file
+   * opened is no longer at its path (removed or replaced), which is for good (see store-file.ts). Takes a stat.
+   */
+  unavailable(): WarrantError | null
   /** apply pending migrations; a failure is in the result, not thrown */
   migrate(): Promise<MigrationOutcome>
   /** the current time as an ISO-8601 UTC timestamp, the form every timestamp column holds */
@@ -72,8 +78,9 @@ const SQLITE_SLICE_MS = 10
 export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
-  const sqlite = location.dialect === 'sqlite' ? openSqlite(location) : null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: cachingStatements(sqlite!) }) : await openPostgres(location, options)
+  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
+  const sqlite = opened?.database ?? null
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location, options)
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
@@ -84,6 +91,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     dialect: location.dialect,
     url: location.display,
     sqlite,
+    unavailable: () => opened?.file?.unavailable() ?? null,
     migrate: async () => {
       const outcome = await migrateToLatest({ db })
       if (outcome.error) options.log?.error({ err: outcome.error.cause, store: location.display }, outcome.error.message)
@@ -95,13 +103,29 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   }
 }
 
-function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): BetterSqlite3.Database {
+/** Statements prepared once, each checked against the file opened (none for an in-memory store). */
+function sqliteStatements(database: BetterSqlite3.Database, file: StoreFile | null): SqliteDatabase {
+  const cached = cachingStatements(database)
+  return file === null ? cached : checkedStatements(cached, database, file)
+}
+
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined): { database: BetterSqlite3.Database; file: StoreFile | null } {
   let database: BetterSqlite3.Database
+  let file: StoreFile | null = null
+  const unopenable = (cause: unknown) => new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
   try {
-    if (!location.memory) mkdirSync(dirname(resolve(location.filename)), { recursive: true })
-    database = new BetterSqlite3(location.memory ? ':memory:' : resolve(location.filename))
+    if (location.memory) database = new BetterSqlite3(':memory:')
+    else {
+      const path = resolve(location.filename)
+      mkdirSync(dirname(path), { recursive: true })
+      // the file this handle is on, to notice when it is no longer the one at the path (store-file.ts)
+      const pinned = openPinned(path, () => new BetterSqlite3(path), () => unopenable(new Error('the file was moved or removed while it was being opened')))
+      database = pinned.database
+      file = watchStoreFile(path, location.display, pinned.identity, (lost) => log?.error({ store: location.display }, lost.message))
+    }
   } catch (cause) {
-    throw new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
+    if (cause instanceof WarrantError) throw cause
+    throw unopenable(cause)
   }
   // WAL lets readers (review pages, exports) proceed while the executor writes.
   database.pragma('journal_mode = WAL')
@@ -112,7 +136,7 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>): Be
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
   if (!location.memory) assertWritable(database, location.display)
-  return database
+  return { database, file }
 }
 
 /**

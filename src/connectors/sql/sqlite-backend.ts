@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { CompiledQuery, Kysely, SqliteDialect, sql, type SqliteDatabase } from 'kysely'
 import { messageOf, NotCommittedError, NotConnectedError, SnapshotGoneError } from './errors.js'
-import { movedFrom, openPinned, type PinnedDatabase } from './sqlite-file.js'
+import { movedFrom, openPinned, type PinnedHandle } from '../../contract/index.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
@@ -93,7 +93,7 @@ function mayBeRounded(arrays: readonly unknown[][]): boolean {
 export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite' }>, table: string, idField: string, options: SqlConnectorOptions): Backend {
   const busyTimeoutMs = options.statementTimeoutMs ?? 5_000
   const path = location.filename
-  // `moved`: the file the connector had open is no longer at the path (see sqlite-file.ts)
+  // `moved`: the file the connector had open is no longer at the path (see contract/file-identity.ts)
   const open = (readonly: boolean, moved?: 'removed' | 'replaced') => {
     // fileMustExist: a mistyped path must fail, not create an empty upstream
     let database: BetterSqlite3.Database
@@ -117,7 +117,7 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
   // outside a transaction it is reopened there if the file it had open was removed or replaced, so a read never
   // describes, and a write never lands in, a file no longer there (a write stays conditional on the version read
   // at the path). Inside a transaction the statement stays on the transaction's file; COMMIT checks it (update).
-  let shared: PinnedDatabase | null = null
+  let shared: PinnedHandle<BetterSqlite3.Database> | null = null
   // the file last opened, kept once it is gone: every later failure to open says it was there
   let lastOpened: string | null = null
   const sharedDatabase = (): BetterSqlite3.Database => {

@@ -14,6 +14,8 @@ export interface ServedOperation {
   readonly operationId: string
   /** the `warrant serve` process running the operation */
   readonly first: ChildProcess
+  /** its base URL */
+  readonly base: string
   /** another `warrant serve` on the same config and store; stopped with the rest at `close` */
   startAnother(): Promise<{ child: ChildProcess; base: string }>
   close(): Promise<void>
@@ -64,7 +66,7 @@ export async function startServedOperation(options: { readonly kind: StoreKind; 
     const commit = await agent('POST', '/v1/resources/users/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `served-${options.kind}` })
     if (commit.status !== 202) throw new Error(`the commit answered ${commit.status}: ${JSON.stringify(commit.body)}`)
     while (upstream.totalWrites() < options.writesBefore) await new Promise((r) => setTimeout(r, 5))
-    return { upstream, storeUrl, configPath, agentToken, operationId: commit.body.operation_id, first: first.child, startAnother, close }
+    return { upstream, storeUrl, configPath, agentToken, operationId: commit.body.operation_id, first: first.child, base: first.base, startAnother, close }
   } catch (error) {
     await close()
     throw error
