@@ -1,10 +1,10 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { routePath } from 'hono/route'
-import { boundedSummary, withRequestAudit } from '../audit/index.js'
+import { answerSummary, boundedSummary, type StreamEnd, withRequestAudit } from '../audit/index.js'
 import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { MCP_PATH } from '../mcp/http-transport.js'
-import type { ApiEnv, StreamEnd } from './authenticate.js'
+import type { ApiEnv } from './authenticate.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
 const MAX_SUMMARY_BODY = 4096
@@ -68,7 +68,8 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
             ...(body !== undefined ? { body: boundedSummary(body, MAX_SUMMARY_BODY) } : {}),
             // a refused approval attempt is a refusal, never an approval: it carries no `decision`
             ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
-            ...envelopeEnd(end ?? answer),
+            // what a listing answered (the same summary an MCP tool call's row keeps)
+            ...answerSummary(end ?? answer),
           },
           selection_id: ids.selection_id as string | undefined,
           plan_id: ids.plan_id as string | undefined,
@@ -80,31 +81,6 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
       }
     }
   }
-}
-
-/**
- * What a listing answered, for its row: whether it was complete, how many items, and the codes of why not (an
- * agent that acted on a cut listing shows as such). Kept for an envelope answered whole (`c.json`) or streamed.
- */
-function envelopeEnd(answer: unknown): Record<string, unknown> {
-  if (isStreamEnd(answer)) {
-    const envelope = answer.envelope
-    return { answer: { items: answer.items, ...(envelope ? { complete: envelope.complete, incomplete: reasonCodes(envelope.incomplete_reasons) } : {}) } }
-  }
-  const items = pick(answer, 'items')
-  const complete = pick(answer, 'complete')
-  if (!Array.isArray(items) || typeof complete !== 'boolean') return {}
-  return { answer: { items: items.length, complete, incomplete: reasonCodes(pick(answer, 'incomplete_reasons')) } }
-}
-
-function isStreamEnd(value: unknown): value is StreamEnd {
-  return typeof pick(value, 'outcome') === 'string' && typeof pick(value, 'items') === 'number'
-}
-
-/** Each reason's code once, in order (the messages are in the answer the agent got; the row stays bounded). */
-function reasonCodes(reasons: unknown): string[] {
-  if (!Array.isArray(reasons)) return []
-  return [...new Set(reasons.map((r) => pick(r, 'code')).filter((code): code is string => typeof code === 'string'))]
 }
 
 /** The refusal's code: the error the app answered with, else the JSON error body's (or its JSON-RPC data's), else the status's class. */

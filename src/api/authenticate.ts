@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
+import type { StreamEnd } from '../audit/index.js'
 import { type Actor, type Surface, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { clientAddress, createFailureLimit, type FailureLimit } from './failure-limit.js'
@@ -8,16 +9,6 @@ import { clientAddress, createFailureLimit, type FailureLimit } from './failure-
  * back; the stream then hands its end to `record_stream_end` (set by the audit trail) before its last bytes.
  */
 export type ApiEnv = { Variables: { actor: Actor; streamed_answer?: true; record_stream_end?: (end: StreamEnd) => Promise<void> } }
-
-/** How a streamed answer ended, for its audit row: the walk's end as the client got it, or why it got none. */
-export interface StreamEnd {
-  /** `ok`: the whole answer was sent; `client_closed`: the client left first; `failed`: a fault cut the connection */
-  readonly outcome: 'ok' | 'client_closed' | 'failed'
-  /** items sent */
-  readonly items: number
-  /** the envelope's end, when the walk ended (its completeness and why not) */
-  readonly envelope?: { readonly complete: boolean; readonly incomplete_reasons: readonly { readonly code: string }[] }
-}
 
 /** One failure limit per gateway, shared by every surface it authenticates (/v1 and /mcp). */
 const limits = new WeakMap<Gateway, FailureLimit>()

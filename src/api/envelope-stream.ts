@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import type { Envelope } from '../contract/index.js'
-import type { ApiEnv, StreamEnd } from './authenticate.js'
+import type { StreamEnd } from '../audit/index.js'
+import type { ApiEnv } from './authenticate.js'
 
 /** A walk that hands each page's items to `onPage` and resolves with the envelope's other fields. */
 export type EnvelopeWalk = (

@@ -80,10 +80,11 @@ function refuseBadText(text: string, where: string): void {
 /**
  * Refuses a parsed JSON value that holds a NUL byte or a lone surrogate in any key or string, a `__proto__`
  * key anywhere (any plain-object copy turns it into a prototype and the member silently vanishes), or
- * nesting past {@link MAX_JSON_DEPTH}. Shared by every surface that parses JSON (HTTP, MCP).
+ * nesting past {@link MAX_JSON_DEPTH}. Shared by every surface that parses JSON (HTTP, MCP). `depth`: how deep
+ * `value` sits in what was sent (a part inspected alone, e.g. a JSON-RPC message's params, counts from there).
  */
-export function inspectJson(value: unknown, root = 'body'): void {
-  inspect(value, root, 0)
+export function inspectJson(value: unknown, root = 'body', depth = 0): void {
+  inspect(value, root, depth)
 }
 
 function inspect(value: unknown, path: string, depth: number): void {

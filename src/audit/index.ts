@@ -38,3 +38,4 @@ export { ACKNOWLEDGE_ACTION, type AcknowledgedBreak } from './acknowledged-break
 export { type AcknowledgeRequest } from './acknowledge.js'
 export { markRequestAudited, withRequestAudit } from './request-scope.js'
 export { boundedSummary } from './summary.js'
+export { answerSummary, type AnswerSummary, type StreamEnd } from './answer-summary.js'

@@ -133,6 +133,8 @@ const SIGNATURE_BYTES = 32
 /** base64url of 32 bytes, unpadded. */
 const SIGNATURE_CHARS = 43
 const BASE64URL = /^[A-Za-z0-9_-]+$/
+/** A frozen list's page cursor (selections/page-cursor.ts): a position and its signature, never a walk's. */
+const LIST_PAGE_CURSOR = /^\d{1,15}\.[A-Za-z0-9_-]{43}$/
 
 const gapSchema = z.strictObject({
   code: z.enum(GAP_CODES),
@@ -223,6 +225,9 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
       const parts = token.split('.')
       if (parts.length !== 2) throw invalid('the cursor is malformed or truncated (expected "<payload>.<signature>")', 'malformed')
       const [text, signatureText] = parts as [string, string]
+      // a frozen list's page cursor (`<ord>.<signature>`) handed to a walk: say what it is, not "altered"
+      if (LIST_PAGE_CURSOR.test(token))
+        throw invalid("the cursor is a page cursor of a frozen list (a selection's records or excluded records, a plan's changes), not a search's continuation: continue a search only with the continuation.cursor a search with the same arguments gave", 'malformed')
       if (!isCanonicalBase64url(text)) throw invalid('the cursor payload is not valid base64url: it was altered or truncated', 'altered')
       if (signatureText.length < SIGNATURE_CHARS) throw invalid('the cursor signature is truncated', 'truncated')
       if (signatureText.length > SIGNATURE_CHARS || !isCanonicalBase64url(signatureText))

@@ -1,6 +1,6 @@
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
-import { boundedSummary, markRequestAudited } from '../audit/index.js'
+import { answerSummary, boundedSummary, markRequestAudited } from '../audit/index.js'
 import type { ToolAnswer, ToolRefusal } from './results.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
@@ -8,7 +8,7 @@ const MAX_SUMMARY_ARGS = 4096
 
 /**
  * The run-level audit event of one tool call: who (principal, surface `mcp`), which tool, a summary of the
- * arguments, the outcome (`ok` or the refusal's code), and the selection, plan and operation it touched.
+ * arguments, the outcome (`ok` or the refusal's code), what a listing answered (items, complete, reason codes), and the selection, plan and operation it touched.
  * Recording never fails the call: a fault is logged and the agent still gets its answer.
  */
 export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool: string, args: unknown, result: ToolAnswer | ToolRefusal): Promise<void> {
@@ -24,7 +24,11 @@ export async function auditToolCall(gateway: Gateway, actor: Actor | null, tool:
       actor,
       surface: 'mcp',
       action: `mcp:${tool}`,
-      summary: { arguments: boundedSummary(args ?? null, MAX_SUMMARY_ARGS), ...(result.isError ? { outcome: 'refused', error: result.structuredContent.error.code } : { outcome: 'ok' }) },
+      summary: {
+        arguments: boundedSummary(args ?? null, MAX_SUMMARY_ARGS),
+        // a listing's answer as the agent got it (the HTTP row's own summary): an agent that acted on a cut one shows as such
+        ...(result.isError ? { outcome: 'refused', error: result.structuredContent.error.code } : { outcome: 'ok', ...answerSummary(answer) }),
+      },
       selection_id: ids.selection_id ?? null,
       plan_id: ids.plan_id ?? null,
       operation_id: ids.operation_id ?? null,

@@ -4,9 +4,8 @@ import { type ApiEnv, authenticate } from '../api/authenticate.js'
 import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { createMcpServer } from './server.js'
-import { unfaithfulJsonIn } from '../api/unique-keys.js'
-import { inspectJson } from '../api/input-guard.js'
-import { JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId, notJsonRpc } from './json-rpc-errors.js'
+import { unfaithfulMessage } from './faithful-message.js'
+import { JSON_RPC, jsonRpcError, jsonRpcRefusal, notJsonRpc } from './json-rpc-errors.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -47,15 +46,9 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
       } catch {
         return c.json(jsonRpcError(null, JSON_RPC.parseError, 'Parse error: the body is not JSON'), 400)
       }
-      const refuse = (refusal: WarrantError) => c.json(jsonRpcRefusal(refusal, JSON_RPC.invalidParams, messageId(parsedBody)), 400)
-      const unfaithful = unfaithfulJsonIn(text)
-      if (unfaithful) return refuse(unfaithful)
-      try {
-        inspectOutsideArguments(parsedBody)
-      } catch (error) {
-        if (isWarrantError(error)) return refuse(error)
-        throw error
-      }
+      // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
+      const unfaithful = unfaithfulMessage(text, parsedBody, 'body')
+      if (unfaithful) return c.json(unfaithful, 400)
       // The SDK calls JSON that is no JSON-RPC message a parse error (-32700; it parsed) and takes an empty batch (202)
       const invalid = notJsonRpc(parsedBody)
       if (invalid) return c.json(invalid, 400)
@@ -68,18 +61,6 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
   app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
     c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC with POST' }, id: null }, 405, { Allow: 'POST' }),
   )
-}
-
-/**
- * The door's text and nesting checks (NUL, lone surrogates, `__proto__`, depth) on a message, except a tool call's
- * arguments: the tool refuses those itself, as an `isError` result naming the argument, as over stdio.
- */
-function inspectOutsideArguments(body: unknown): void {
-  for (const message of Array.isArray(body) ? body : [body]) {
-    const { method, params } = (message ?? {}) as { method?: unknown; params?: unknown }
-    const call = method === 'tools/call' && params !== null && typeof params === 'object' && !Array.isArray(params)
-    inspectJson(call ? { ...(message as object), params: { ...params, arguments: undefined } } : message)
-  }
 }
 
 /**

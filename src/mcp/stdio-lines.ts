@@ -1,15 +1,16 @@
 import { StringDecoder } from 'node:string_decoder'
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
-import { unfaithfulJsonIn } from '../api/unique-keys.js'
-import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId } from './json-rpc-errors.js'
+import { unfaithfulMessage } from './faithful-message.js'
+import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, messageId } from './json-rpc-errors.js'
 
 /**
  * stdin for the stdio transport, minus any line it cannot take as the message written, each answered here with
  * a JSON-RPC error (what HTTP answers): one naming a key twice (the SDK's JSON.parse would keep only the last of
- * the two, and the tool would answer another question than the one asked) or a number JSON.parse would round
- * (the tool would act on a value nobody sent), one that is not JSON (-32700), and JSON that is not a JSON-RPC
- * message (-32600). The SDK drops the last two with no answer and no log, so a client waiting for that id would
+ * the two, and the tool would answer another question than the one asked), a number JSON.parse would round (the
+ * tool would act on a value nobody sent), or nesting, text or a key no store keeps, outside a tool's arguments
+ * (-32600 in the message's own members, -32602 in its params: see unfaithfulMessage); one that is not JSON
+ * (-32700), and JSON that is not a JSON-RPC message (-32600). The SDK drops the last two with no answer and no log, so a client waiting for that id would
  * wait forever. Blank lines carry nothing and are skipped.
  *
  * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout), process.stdout)
@@ -33,10 +34,10 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
           answer(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
           continue
         }
-        const id = messageId(parsed)
-        const refusal = unfaithfulJsonIn(line)
-        if (refusal) output.write(`${JSON.stringify(jsonRpcRefusal(refusal, JSON_RPC.invalidParams, id))}\n`)
-        else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(id, JSON_RPC.invalidRequest, NOT_JSON_RPC)
+        // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
+        const unfaithful = unfaithfulMessage(line, parsed, 'line')
+        if (unfaithful) output.write(`${JSON.stringify(unfaithful)}\n`)
+        else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC)
         else this.push(line)
       }
       done()

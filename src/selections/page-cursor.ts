@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import { WarrantError, digestOf } from '../contract/index.js'
+import { WarrantError, digestOf, isWarrantError } from '../contract/index.js'
 import type { CursorCodec } from '../inventory/index.js'
 
 /**
@@ -44,7 +44,15 @@ export function createPageCursors(codec: CursorCodec): PageCursors {
 
 function walkCursorOrd(codec: CursorCodec, fingerprint: string, cursor: string, maxOrd: number, outOfRange: () => WarrantError): number {
   // An old cursor decodes with `expired: true`; over an immutable list it still means the same position.
-  const decoded = codec.decode(cursor, fingerprint)
+  let decoded: ReturnType<CursorCodec['decode']>
+  try {
+    decoded = codec.decode(cursor, fingerprint)
+  } catch (error) {
+    // a walk cursor of another query: most likely a search's continuation, handed to a list's pages
+    if (isWarrantError(error) && (error.details as { reason?: string } | undefined)?.reason === 'other_query')
+      throw new WarrantError('invalid_cursor', "the cursor is not a page cursor of this list: a search's continuation, or a page cursor of another selection or list; use the next_cursor the previous page of this list gave", { reason: 'other_query' })
+    throw error
+  }
   const position = decoded.sources.length === 1 && decoded.sources[0]!.source === 'ord' ? decoded.sources[0]!.position : null
   const ord = position !== null && /^\d{1,15}$/.test(position) ? Number(position) : NaN
   if (!Number.isSafeInteger(ord) || ord < 0 || ord > maxOrd) throw outOfRange()

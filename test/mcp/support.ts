@@ -331,9 +331,10 @@ export function postMcpText(world: McpWorld, body: string): Promise<Response> {
 
 /**
  * `warrant mcp` over stdio as a real subprocess, as the world's agent, spoken to in raw lines (sent as written), and
- * already initialised: `answer(id)` waits for the message with that id; `end()` closes stdin and waits for the exit.
+ * already initialised: `answer(id)` waits for the message with that id; `lines` holds every message read so far;
+ * `end()` closes stdin and waits for the exit.
  */
-export async function startMcpLineSession(world: McpWorld): Promise<{ send(text: string): void; answer(id: number): Promise<any>; end(): Promise<void> }> {
+export async function startMcpLineSession(world: McpWorld): Promise<{ send(text: string): void; answer(id: number): Promise<any>; end(): Promise<void>; readonly lines: any[] }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath], {
     env: { ...process.env, WARRANT_TOKEN: world.agentToken, WARRANT_LOG_LEVEL: 'silent' },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -377,7 +378,7 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
     await end()
     throw error
   }
-  return { send, answer, end }
+  return { send, answer, end, lines }
 }
 
 /** The official client driving `warrant mcp` as a real subprocess, collecting its stderr and any protocol error. */
