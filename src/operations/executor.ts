@@ -1,4 +1,4 @@
-import { SYSTEM_ACTOR } from '../contract/index.js'
+import { isWarrantError, SYSTEM_ACTOR } from '../contract/index.js'
 import { callContext, type SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import type { ExecutorDeps, OperationRunner } from './executor-deps.js'
@@ -27,7 +27,10 @@ export function startRunner(deps: ExecutorDeps, operationId: string): OperationR
   const abort = new AbortController()
   const telemetry = deps.telemetry ?? NO_TELEMETRY
   const done = telemetry.span('warrant.operation.run', { 'warrant.operation_id': operationId }, () => run(deps, operationId, abort)).catch((error: unknown) => {
-    deps.log.error({ err: error, operation_id: operationId }, 'operation executor failed; the lease will expire and another executor may resume it')
+    // a store whose file is gone (store_unavailable) has no lease to expire: nothing resumes until a restart on the right file
+    if (isWarrantError(error) && error.code === 'store_unavailable')
+      deps.log.error({ err: error, operation_id: operationId }, 'operation executor stopped: the store is unavailable, so no further write is sent; restart the gateway on the right store file')
+    else deps.log.error({ err: error, operation_id: operationId }, 'operation executor failed; the lease will expire and another executor may resume it')
   })
   return { operationId, done, stop: () => abort.abort() }
 }
