@@ -76,8 +76,8 @@ function codeOf(error: unknown): string | undefined {
 }
 
 /**
- * Classifies a failed UPDATE. The database refused it (constraint, type, unknown column, lock it never got):
- * `rejected`, nothing was written. Anything else, a lost connection above all, may have happened after the
+ * Classifies a failed UPDATE. The database refused it (constraint, type, unknown column): `rejected`, nothing
+ * was written. A lock it never got (a deadlock, a lock wait timeout, SQLite busy): `rate_limited`, retried. Anything else, a lost connection above all, may have happened after the
  * statement reached the server: `unknown`, never retried blindly. Missing privileges: `unauthorized`.
  */
 export function classifyWriteError(error: unknown): WriteFailure {
@@ -106,7 +106,9 @@ export function classifyWriteError(error: unknown): WriteFailure {
   if (neverConnected(code, message)) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
   if (code?.startsWith('SQLITE_')) {
     if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code)) return { kind: 'rejected', status: 422, message }
-    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return { kind: 'rejected', status: 503, message: `${message} (nothing was written)` }
+    // a lock never obtained (another connection held the file's write lock past the busy timeout, at BEGIN
+    // IMMEDIATE, the UPDATE or COMMIT): nothing was judged, so no refusal; as MySQL's lock wait timeout, retried
+    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return retried(message, 'the write lock was not obtained in time')
     if (/^SQLITE_(READONLY|AUTH|PERM)/.test(code)) return { kind: 'unauthorized', status: 403, message }
     // SQLITE_ERROR is raised while preparing (no such table or column): the statement never ran
     if (code === 'SQLITE_ERROR') return { kind: 'rejected', status: 500, message }
