@@ -95,3 +95,43 @@ describe('a SQLite upstream whose write lock another connection holds (SQLITE_BU
   test('a RETURNING write that never got the lock is retried after a pause: every target written once, no validation failure', () => holdWhileWriting({ trigger: false, window: 1 }))
   test('a window whose BEGIN IMMEDIATE never got the lock (an UPDATE trigger) is retried the same way', () => holdWhileWriting({ trigger: true }))
 })
+
+/**
+ * The read side, as it was already: a walk whose read session cannot begin for the lock (an upstream in rollback
+ * journal mode, another connection holding BEGIN EXCLUSIVE) is not complete, SOURCE_UNAVAILABLE with a wait,
+ * its continuation a retry: never an error, never an empty answer taken as complete. Pinned here.
+ */
+describe('a walk over a SQLite upstream another connection holds exclusively', () => {
+  test('search and selection: not complete, SOURCE_UNAVAILABLE with retry_after_seconds, a retry continuation', async () => {
+    const dir = await createTempDir('warrant-busy-')
+    const file = join(dir.path, 'upstream.db')
+    await ensureDemoData({ url: `sqlite:${file}`, count: 30 })
+    const db = new BetterSqlite3(file)
+    db.pragma('journal_mode = DELETE')
+    db.close()
+    const fx = await startDemoGateway({ store: 'sqlite', count: 1, edit: (raw) => void (raw.resources.subscriptions.connector.url = `sqlite:${file}`) })
+    const holder = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads')
+       const db = new (require('better-sqlite3'))(workerData)
+       db.exec('BEGIN EXCLUSIVE')
+       parentPort.postMessage('held')
+       parentPort.on('message', () => undefined) // alive, the lock held, until terminated`,
+      { eval: true, workerData: file },
+    )
+    const held = new Promise((resolve) => holder.once('message', resolve))
+    try {
+      await held
+      for (const path of ['/v1/resources/subscriptions/search', '/v1/resources/subscriptions/selections']) {
+        const { body } = await fx.as('agent')('POST', path, { filter: {} })
+        assert.equal(body.complete, false, JSON.stringify(body))
+        assert.deepEqual(body.incomplete_reasons.map((r: any) => [r.code, r.retry_after_seconds > 0]), [['SOURCE_UNAVAILABLE', true]], JSON.stringify(body.incomplete_reasons))
+        assert.match(body.incomplete_reasons[0].message, /database is locked.*retry after \d+ s/)
+        assert.equal(body.continuation?.kind, 'retry_after', JSON.stringify(body.continuation))
+      }
+    } finally {
+      await holder.terminate()
+      await fx.close()
+      await dir.drop()
+    }
+  })
+})
