@@ -88,6 +88,10 @@ export const targetResultSchema = z
     id: z.string(),
     outcome: targetStateSchema,
     reason: z.string().nullable(),
+    reason_text: z
+      .string()
+      .nullable()
+      .describe('the reason in words: refused by the upstream (rejected), never sent (not_sent), sent and rolled back (rolled_back), …; whether anything was written'),
     upstream_status: z.number().int().nullable(),
     error: z.string().nullable(),
     before: z.record(z.string(), z.unknown()).nullable(),

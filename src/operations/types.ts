@@ -142,6 +142,8 @@ export interface TargetResult {
   readonly id: string
   readonly outcome: TargetState
   readonly reason: string | null
+  /** the reason in words (target-reasons.ts): refused by the upstream, never sent, sent and rolled back, … */
+  readonly reason_text: string | null
   readonly upstream_status: number | null
   readonly error: string | null
   readonly before: Readonly<Record<string, unknown>> | null

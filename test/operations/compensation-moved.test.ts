@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { reviewPage } from '../support/review-page.js'
 import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
 import { docIdOf, startDocsGateway, startDocsUpstream, type DocsUpstream } from './support/docs-upstream.js'
 
@@ -15,24 +16,6 @@ async function compensate(agent: Caller, reviewer: Caller, operationId: string, 
   const commit = await agent('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': key })
   assert.equal(commit.status, 202, JSON.stringify(commit.body))
   return { plan, operation: await waitForOperation(agent, commit.body.operation_id) }
-}
-
-/** A review page as a signed-in reviewer gets it: sign in through the form, then GET with the session cookie. */
-async function reviewPage(fx: GatewayFixture, path: string): Promise<string> {
-  const form = await fetch(`${fx.base}/review/sign-in?next=${encodeURIComponent(path)}`)
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1]
-  assert.ok(csrf)
-  const cookies = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
-  const signIn = await fetch(`${fx.base}/review/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies(form) },
-    body: new URLSearchParams({ csrf, token: fx.tokens.reviewer, next: path }).toString(),
-  })
-  assert.ok(signIn.status >= 300 && signIn.status < 400, `sign-in answered ${signIn.status}`)
-  const page = await fetch(`${fx.base}${path}`, { headers: { cookie: [cookies(form), cookies(signIn)].filter(Boolean).join('; ') } })
-  assert.equal(page.status, 200)
-  return (await page.text()).replace(/<[^>]+>/g, '').replace(/&quot;/g, '"')
 }
 
 describe('a compensation after the records changed again (issue 11, item 6)', () => {

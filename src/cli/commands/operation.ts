@@ -42,7 +42,7 @@ export function operationExitStatus(op: OperationView): number {
 /** One result on one line: the id, the reason and the upstream's error are its text, escaped as table cells are. */
 function renderResult(r: TargetResult): string {
   const change = r.before || r.after ? `  ${cellText(JSON.stringify(r.before))} → ${cellText(JSON.stringify(r.after))}` : ''
-  const why = cellText([r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; '))
+  const why = cellText([r.reason && r.reason_text ? `${r.reason} (${r.reason_text})` : r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; '))
   return `${String(r.ord).padStart(7)}  ${cellText(r.id)}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }
 

@@ -57,12 +57,20 @@ export function messageOf(error: unknown): string {
 }
 
 /**
- * Errors only raised while opening a connection, before any statement is sent: the write certainly did not
- * happen. A connection lost later (ECONNRESET, "Connection terminated") is not among them.
+ * Errors only ever raised while a connection opens, before any statement could go over it, whatever step they
+ * reach the classifier from: the write certainly was not sent. A refused connection, a name that does not
+ * resolve, PostgreSQL's 3D000 (no such database: a statement naming one gets 42P01), a pool's connect timeout.
+ * Not EHOSTUNREACH or ENETUNREACH: a route lost under an open connection ends it with those too, a statement on
+ * it; nor SQLITE_CANTOPEN, which a statement raises when it cannot open its journal (the backends wrap the
+ * opening itself as NotConnectedError, which says what step it was).
  */
-function neverConnected(code: string | undefined, message: string): boolean {
-  if (code && ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'SQLITE_CANTOPEN', '3D000'].includes(code)) return true
+function connectOnly(code: string | undefined, message: string): boolean {
+  if (code && ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', '3D000'].includes(code)) return true
   return /timeout exceeded when trying to connect/i.test(message)
+}
+
+function notSent(message: string): WriteFailure {
+  return { kind: 'not_sent', message: `${message} (the database could not be reached: no statement was sent, so nothing was written)` }
 }
 
 /** A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed. */
@@ -76,8 +84,8 @@ function codeOf(error: unknown): string | undefined {
 }
 
 /**
- * Classifies a failed UPDATE. The database refused it (constraint, type, unknown column, lock it never got):
- * `rejected`, nothing was written. Anything else, a lost connection above all, may have happened after the
+ * Classifies a failed UPDATE. The database refused it (constraint, type, unknown column): `rejected`, nothing
+ * was written. A lock it never got (a deadlock, a lock wait timeout, SQLite busy): `rate_limited`, retried. Anything else, a lost connection above all, may have happened after the
  * statement reached the server: `unknown`, never retried blindly. Missing privileges: `unauthorized`.
  */
 export function classifyWriteError(error: unknown): WriteFailure {
@@ -103,10 +111,12 @@ export function classifyWriteError(error: unknown): WriteFailure {
   if (mysqlFailure) return mysqlFailure
   const code = codeOf(error)
   const message = messageOf(error)
-  if (neverConnected(code, message)) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
+  if (connectOnly(code, message)) return notSent(message)
   if (code?.startsWith('SQLITE_')) {
     if (/^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code)) return { kind: 'rejected', status: 422, message }
-    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return { kind: 'rejected', status: 503, message: `${message} (nothing was written)` }
+    // a lock never obtained (another connection held the file's write lock past the busy timeout, at BEGIN
+    // IMMEDIATE, the UPDATE or COMMIT): nothing was judged, so no refusal; as MySQL's lock wait timeout, retried
+    if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return retried(message, 'the write lock was not obtained in time')
     if (/^SQLITE_(READONLY|AUTH|PERM)/.test(code)) return { kind: 'unauthorized', status: 403, message }
     // SQLITE_ERROR is raised while preparing (no such table or column): the statement never ran
     if (code === 'SQLITE_ERROR') return { kind: 'rejected', status: 500, message }
@@ -163,7 +173,8 @@ function classifyMysqlError(error: unknown): WriteFailure | undefined {
   // access denied: to the server (1045), the database (1044), a table or column (1142, 1143)
   if (errno === 1045) return { kind: 'unauthorized', status: 401, message }
   if (errno === 1044 || errno === 1142 || errno === 1143) return { kind: 'unauthorized', status: 403, message }
-  if (errno === 1049) return { kind: 'rejected', status: 503, message: `${message} (could not connect; nothing was written)` }
+  // 1049 unknown database: only at the handshake (or USE, never sent); a statement naming one gets 1146
+  if (errno === 1049) return notSent(message)
   const cls = sqlState.slice(0, 2)
   if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
   if (cls === '42') return { kind: 'rejected', status: 500, message }

@@ -19,8 +19,8 @@ import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmo
  * - a row returned for its id: `written`, with the record as it is now (two rows: the id is not unique, both
  *   were written: `unknown`, as alone);
  * - no row: one read of every such id says why (missing, no version, version changed, precondition failed);
- * - the statement refused (a constraint one row breaks, a lock it never got): nothing was written, so each
- *   request is written alone, and each gets its own answer;
+ * - the statement refused (a constraint one row breaks): nothing was written, so each request is written
+ *   alone, and each gets its own answer; a lock it never got (rate_limited): every request is retried;
  * - the statement failed without an answer: every request is `unknown`; no connection to send it on: every
  *   request is `not_sent`; its transaction lost before COMMIT: every request is `rolled_back`.
  *
@@ -111,8 +111,9 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     )
     if ('error' in result) {
       const failure = classifyWriteError(result.error)
-      // no answer, or no connection to send it on: each alone would fare the same
-      if (failure.kind === 'unknown' || failure.kind === 'not_sent' || failure.kind === 'rolled_back') {
+      // no answer, no connection to send it on, or a lock not obtained: each alone would fare the same (and on
+      // SQLite each would wait out the busy timeout again, the event loop blocked for every one)
+      if (failure.kind === 'unknown' || failure.kind === 'not_sent' || failure.kind === 'rolled_back' || failure.kind === 'rate_limited') {
         for (const b of batch) {
           ctx.emit({ method: 'UPDATE', targetId: requests[b.index]!.id, outcome: failure.kind, durationMs: result.durationMs, window: batch.length })
           outcomes[b.index] = failure

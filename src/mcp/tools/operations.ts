@@ -96,6 +96,23 @@ export function operationSummary(op: OperationView): string {
   return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${halt}${unknown}${next}`
 }
 
+/**
+ * The page's reasons, each with its count and its words: a write the upstream refused is told from one never sent
+ * or sent and rolled back, without knowing the codes. Empty when no result has a reason.
+ */
+function reasonsOf(page: ResultsPage): string {
+  const seen = new Map<string, { count: number; text: string }>()
+  for (const r of page.results) {
+    if (r.reason === null) continue
+    const key = `${r.outcome} ${r.reason}`
+    const entry = seen.get(key)
+    if (entry) entry.count += 1
+    else seen.set(key, { count: 1, text: r.reason_text ?? r.reason })
+  }
+  if (seen.size === 0) return ''
+  return ` Reasons: ${[...seen].map(([key, { count, text }]) => `${count} ${key} (${text})`).join('; ')}.`
+}
+
 export const getOperation = defineTool({
   name: 'get_operation',
   title: 'Read an operation and its per-target outcomes',
@@ -125,7 +142,7 @@ export const getOperation = defineTool({
     if (args.part === 'overview') return operationSummary(answer as OperationView)
     const page = answer as ResultsPage
     const byOutcome = TARGET_STATES.map((s) => [s, page.results.filter((r) => r.outcome === s).length] as const).filter(([, n]) => n > 0)
-    return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: ${plural(page.results.length, 'per-target result')} of operation ${page.operation_id}${page.outcome ? ` with outcome ${page.outcome}` : ''}${byOutcome.length ? ` (${byOutcome.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}; ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}. The counts per outcome are in get_operation's overview.`
+    return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: ${plural(page.results.length, 'per-target result')} of operation ${page.operation_id}${page.outcome ? ` with outcome ${page.outcome}` : ''}${byOutcome.length ? ` (${byOutcome.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}; ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.${reasonsOf(page)} The counts per outcome are in get_operation's overview.`
   },
 })
 

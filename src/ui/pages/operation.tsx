@@ -196,7 +196,12 @@ export function OperationPage(d: OperationPageData) {
                 <td>
                   {/* wrapped anywhere: an upstream's message of one long word would push the change out of sight */}
                   {t.error ? <span class="long">{revealed(t.error)}</span> : null}
-                  {t.reason ? <div class="small long">{revealed(t.reason)}</div> : null}
+                  {t.reason ? (
+                    <div class="small long" data-testid="target-reason">
+                      {t.reason_text ? `${t.reason_text} ` : null}
+                      <code>{revealed(t.reason)}</code>
+                    </div>
+                  ) : null}
                   {!t.error && !t.reason ? <span class="muted">—</span> : null}
                 </td>
                 <td>

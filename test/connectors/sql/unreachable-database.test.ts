@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import { unlink } from 'node:fs/promises'
 import { afterEach, describe, it } from 'node:test'
 import pg from 'pg'
@@ -7,6 +6,7 @@ import { resourceSchema } from '../../../src/config/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import type { WriteOutcome, WriteRequest } from '../../../src/connectors/index.js'
 import { createTestMysqlDatabase, createTestPostgresDatabase } from '../../support/stores.js'
+import { closedPort } from './support/closed-port.js'
 import { createUpstream, type Kind, type Row, type Upstream } from './support/upstream.js'
 
 /**
@@ -40,15 +40,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((c) => c.close()))
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
-
-/** A loopback port nothing listens on: one the kernel just handed out, closed again. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 function assertNotSent(outcome: WriteOutcome, cause: RegExp): void {
   assert.equal(outcome.kind, 'not_sent', JSON.stringify(outcome))

@@ -1,0 +1,45 @@
+import { INTERRUPTED_REASON } from './ledger.js'
+import { NOT_APPLIED } from './reconcile.js'
+
+/**
+ * Every reason the ledger records on a target, in words: each surface (the HTTP API's `reason_text`, the MCP
+ * tools' text, `warrant operation results`, the review page) shows these beside the code, so a reviewer tells
+ * "refused by the upstream" from "never sent" from "sent and rolled back" without knowing the codes. Each says
+ * whether anything was written; the target's own error says what happened to it.
+ */
+const MEANINGS: Readonly<Record<string, string>> = {
+  // failed
+  rejected: 'refused by the upstream: it judged this write and said no; nothing was written',
+  unauthorized: "refused by the upstream: the gateway's credential may not make this write; nothing was written (the operation halts)",
+  not_sent: 'never sent: the upstream could not be reached, so the write never left the gateway; nothing was written',
+  rolled_back: 'sent, then rolled back: the database received the write but never committed it; nothing was written',
+  write_refused: 'refused by the gateway before sending: the write could not be made as approved; nothing was sent',
+  reread_failed: 'not sent: the record could not be read again before its write; nothing was written',
+  effect_contradicted: 'written, but the record holds something other than the approved change (the operation halts)',
+  [NOT_APPLIED]: 'reconciliation read the record still at the version the selection froze: the write did not happen',
+  // unknown
+  upstream_unknown: 'no answer: the write may or may not have happened; reconcile before anything is retried',
+  effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
+  effect_pending: 'the upstream took the write to apply later: reconcile once it has',
+  [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
+  reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
+  reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
+  reconcile_inconclusive: 'reconciliation found the record changed, but not to the approved change: not known',
+  reconcile_settling: 'too soon to conclude: the upstream may still apply the write; reconcile again later',
+  // skipped
+  missing: 'skipped: the record no longer exists upstream; nothing was written',
+  version_changed: 'skipped: the record changed after the selection froze it; nothing was written',
+  precondition_failed: "skipped: the record no longer meets the action's precondition; nothing was written",
+  // succeeded
+  reconciled: 'reconciliation read the record: it holds the approved change',
+  applied_late: 'judged not applied earlier; read again, it now holds the approved change',
+  unexpected_status: 'the upstream answered a status the action does not expect; read again, the record holds the approved change (the operation halts)',
+  // pending
+  rate_limited: 'waiting: the upstream asked to try again later; nothing was written yet',
+}
+
+/** The reason in words; null for no reason, and the code itself said to be unexplained for one not listed. */
+export function reasonText(reason: string | null): string | null {
+  if (reason === null) return null
+  return MEANINGS[reason] ?? `reason "${reason}" (no explanation recorded for it; see the error)`
+}

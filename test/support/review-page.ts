@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict'
+import type { GatewayFixture } from './gateway-fixture.js'
+
+/** A review page as a signed-in reviewer gets it, as text: sign in through the form, then GET with the session cookie. */
+export async function reviewPage(fx: GatewayFixture, path: string): Promise<string> {
+  const form = await fetch(`${fx.base}/review/sign-in?next=${encodeURIComponent(path)}`)
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1]
+  assert.ok(csrf)
+  const cookies = (res: Response) => res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+  const signIn = await fetch(`${fx.base}/review/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies(form) },
+    body: new URLSearchParams({ csrf, token: fx.tokens.reviewer, next: path }).toString(),
+  })
+  assert.ok(signIn.status >= 300 && signIn.status < 400, `sign-in answered ${signIn.status}`)
+  const page = await fetch(`${fx.base}${path}`, { headers: { cookie: [cookies(form), cookies(signIn)].filter(Boolean).join('; ') } })
+  assert.equal(page.status, 200)
+  return (await page.text()).replace(/<[^>]+>/g, '').replace(/&quot;/g, '"')
+}
