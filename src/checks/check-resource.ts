@@ -190,13 +190,27 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     // a version column that cannot move on every write would let a stale writer overwrite a write unseen; a table
     // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
     const version = (await connector.versionColumnProblem?.()) ?? null
+    // null: the column facts (types, UPDATE triggers) could not be read; the version's problem is then unknown too
+    const misfits = connector.fieldTypeMisfits ? await connector.fieldTypeMisfits() : []
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
-      ...misfitPreconditions(actions, (await connector.fieldTypeMisfits?.()) ?? []),
+      ...misfitPreconditions(actions, misfits ?? []),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
     ]
     if (problems.length > 0)
       return [{ name: 'conditional_writes', promise, status: 'fails_closed', detail: problems.map((p) => `${p.message} (writes are refused)`).join('; '), config_keys: problems.flatMap((p) => p.configKeys) }]
+    // facts that could not be read refuse no write (sql-connector.ts `refuseUnsafeWrites`): nothing vouches for it
+    const unread = [...(misfits === null ? ['column types and UPDATE triggers'] : []), ...(tableProblems === null ? ['engine and keys'] : [])]
+    if (unread.length > 0)
+      return [
+        {
+          name: 'conditional_writes',
+          promise,
+          status: 'unknown',
+          detail: `the table's catalogue could not be read (its ${unread.join(', its ')}: the connection may lack access to the catalogue, or the database did not answer): nothing shows the database enforces the version, and writes are not refused for it`,
+          config_keys: [],
+        },
+      ]
     return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
   }
   return actions.map(([name, action]): Guarantee => {

@@ -5,7 +5,13 @@ import { cellText, fitted } from './table-cell.js'
  * The terminal view of an envelope: completeness first, in words, then the records, then how to continue.
  * A person reading it cannot mistake a partial list for the whole.
  */
-export function renderEnvelope(envelope: Envelope, options: { readonly resumeCommand?: (cursor: string) => string; readonly maxRows?: number } = {}): string {
+/** What a printed command changes of the search that was run: the cursor to resume with, a longer deadline. */
+export interface ResumeChange {
+  readonly cursor?: string
+  readonly deadlineMs?: number
+}
+
+export function renderEnvelope(envelope: Envelope, options: { readonly resumeCommand?: (change: ResumeChange) => string; readonly maxRows?: number } = {}): string {
   const lines: string[] = []
   const n = envelope.items.length
   const where = `${envelope.scope.resource} in ${envelope.scope.environment}`
@@ -43,14 +49,8 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
   const c = envelope.continuation
   if (c) {
     lines.push('')
-    if (c.kind === 'next_cursor' || ((c.kind === 'retry_after' || c.kind === 'retry_with_deadline') && c.cursor)) {
-      const cursor = 'cursor' in c ? c.cursor! : ''
-      // one instruction per continuation: a wait named beside "continue now" would read as two ways to go on
-      if (c.kind === 'retry_after') lines.push(`Continue the same walk after ${c.not_before} (in ${c.retry_after_seconds}s) with:`)
-      else if (c.kind === 'retry_with_deadline') lines.push(`Continue with a deadline of at least ${c.minimum_deadline_ms} ms:`)
-      else lines.push('Continue the same walk with:')
-      lines.push(`  ${options.resumeCommand ? options.resumeCommand(cursor) : cursor}`)
-    } else if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${cellText(c.message)}`)
+    if (c.kind === 'narrow_query') lines.push(`Narrow the query: ${cellText(c.message)}`)
+    else lines.push(...continueWith(c, options.resumeCommand))
   }
   // Said where it decides something: an empty result (is the absence proven?) or an incomplete one (it is not).
   if (found === 0 || !envelope.complete) {
@@ -58,6 +58,24 @@ export function renderEnvelope(envelope: Envelope, options: { readonly resumeCom
     lines.push(`For a change based on absence: ${decide(envelope, 'change_from_absence').decision}.`)
   }
   return lines.join('\n')
+}
+
+/**
+ * One instruction and the command that carries it out: the cursor when there is one, and the deadline the words
+ * ask for (a printed command without `--deadline-ms` walked under the default one). Without a cursor the walk
+ * cannot be resumed: the instruction is to run the same search again, and the command has no `--cursor`.
+ */
+function continueWith(c: Exclude<NonNullable<Envelope['continuation']>, { kind: 'narrow_query' }>, resumeCommand: ((change: ResumeChange) => string) | undefined): string[] {
+  const cursor = c.cursor
+  const deadlineMs = c.kind === 'retry_with_deadline' ? c.minimum_deadline_ms : undefined
+  const how = cursor === undefined ? 'Run the same search again (no cursor resumes this walk)' : c.kind === 'retry_with_deadline' ? 'Continue' : 'Continue the same walk'
+  // one instruction per continuation: a wait named beside "continue now" would read as two ways to go on
+  const when = c.kind === 'retry_after' ? ` after ${c.not_before} (in ${c.retry_after_seconds}s)` : ''
+  const words = c.kind === 'retry_with_deadline' ? `${how} with a deadline of at least ${c.minimum_deadline_ms} ms:` : `${how}${when} with:`
+  const change: ResumeChange = { ...(cursor === undefined ? {} : { cursor }), ...(deadlineMs === undefined ? {} : { deadlineMs }) }
+  const command = resumeCommand ? resumeCommand(change) : cursor
+  // no command to print (no cursor, no way to spell the search): the words alone, never an empty line
+  return command === undefined ? [words.replace(/( with)?:$/, '.')] : [words, `  ${command}`]
 }
 
 function table(items: readonly Record<string, unknown>[], maxRows: number): string[] {

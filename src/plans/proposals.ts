@@ -189,6 +189,16 @@ export async function proposeCompensation(
   // current environment, so the commit's environment check could not catch a resource pointed elsewhere since.
   if (resource.environment !== source.environment)
     throw new WarrantError('conflict', `the resource's environment is now "${resource.environment}", not the "${source.environment}" operation ${operationId} wrote to; its before-values belong there, so no compensation is proposed here`, { operation_id: operationId })
+  // The label is what the config declares; where the connector reads and writes is the digest the original plan
+  // kept. Pointed elsewhere since (staging's base_url set to production's), the new selection, plan and every later
+  // check would be production's own, and the "undo" would write staging's before-values there.
+  const wrote = (JSON.parse((await loadRow(ctx, source.plan_id)).policy) as StoredPolicy).upstream_digest
+  if (wrote !== undefined && upstreamDigestOf(resource.config) !== wrote)
+    throw new WarrantError(
+      'conflict',
+      `the connector of resource "${resource.name}" points elsewhere than where operation ${operationId} wrote (its base_url, database URL or table changed since plan ${source.plan_id} was proposed), though its environment still reads "${resource.environment}"; its before-values belong there, so no compensation is proposed here`,
+      { reason: 'upstream_moved', resource: resource.name, operation_id: operationId, plan_id: source.plan_id, config_drift: ['upstream_moved'] },
+    )
   // Compensating writes through the action the operation wrote through: the token must be allowed that action.
   const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
   scoped(actor, resource.name, writeAction)

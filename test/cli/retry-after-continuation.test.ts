@@ -40,6 +40,7 @@ describe('warrant search: a retry_after continuation prints one instruction (htt
     assert.equal(instructions.length, 1, `exactly one instruction, not:\n${instructions.join('\n')}`)
     const at = lines.indexOf(instructions[0]!)
     assert.match(instructions[0]!, /^Continue the same walk after \d{4}-\d\d-\d\dT\S+Z \(in 7s\) with:$/)
-    assert.match(lines[at + 1]!, /^ {2}warrant search items --cursor \S+$/)
+    // the same search: its page size and config carried (test/cli/continuation-commands.test.ts runs one as printed)
+    assert.match(lines[at + 1]!, /^ {2}warrant search items --page-size 5 --cursor \S+ --config \S+$/)
   })
 })

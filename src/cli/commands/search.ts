@@ -4,7 +4,8 @@ import { searchRequestSchema, searchResource } from '../../resources/index.js'
 import { EXIT } from '../exit-status.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { parseFilterTerms } from '../parse-filter.js'
-import { renderEnvelope } from '../render-envelope.js'
+import { renderEnvelope, type ResumeChange } from '../render-envelope.js'
+import { shellCommand } from '../shell-word.js'
 import { collect, walkBudgetOptions, type WalkBudgetFlags } from '../option-values.js'
 
 
@@ -49,12 +50,34 @@ export function registerSearch(program: Command): void {
         const envelope = await searchResource(resource, request.data, { cursorCodec: gateway.cursorCodec })
         if (flags.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`)
         else {
-          const again = [`warrant search ${name}`, ...flags.filter.map((f) => `--filter '${f}'`), flags.fields ? `--fields ${flags.fields}` : ''].filter(Boolean).join(' ')
-          process.stdout.write(`${renderEnvelope(envelope, { resumeCommand: (cursor) => `${again} --cursor ${cursor}` })}\n`)
+          process.stdout.write(`${renderEnvelope(envelope, { resumeCommand: (change) => searchAgain(name, flags, change) })}\n`)
         }
         if (!envelope.complete) process.exitCode = EXIT.incomplete
       } finally {
         await gateway.close()
       }
     })
+}
+
+/**
+ * This search as a command to paste, with `change` made: the same config, filter, fields, page size and budget
+ * (dropped, the continuation walked under other limits, on the default config), the deadline raised where the
+ * continuation asks for a longer one, and the cursor when there is one.
+ */
+function searchAgain(name: string, flags: WalkBudgetFlags & { config?: string; filter: readonly string[]; fields?: string }, change: ResumeChange): string {
+  const option = (flag: string, value: string | number | undefined) => (value === undefined ? [] : [flag, String(value)])
+  const deadlineMs = change.deadlineMs === undefined ? flags.deadlineMs : Math.max(change.deadlineMs, flags.deadlineMs ?? 0)
+  return shellCommand([
+    'warrant',
+    'search',
+    name,
+    ...flags.filter.flatMap((f) => ['--filter', f]),
+    ...option('--fields', flags.fields),
+    ...option('--page-size', flags.pageSize),
+    ...option('--max-pages', flags.maxPages),
+    ...option('--max-items', flags.maxItems),
+    ...option('--deadline-ms', deadlineMs),
+    ...option('--cursor', change.cursor),
+    ...option('--config', flags.config),
+  ])
 }

@@ -6,6 +6,7 @@ import type { WarrantConfig } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
+import { shellWord } from '../shell-word.js'
 
 export function registerServe(program: Command): void {
   program
@@ -48,6 +49,8 @@ export function registerServe(program: Command): void {
       const metricsServer = metrics?.server ?? null
       {
         const base = config.server.public_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
+        // a token lands in the store of the config it is created with: the one this server runs on, unless the demo
+        const tokenCreate = (args: string) => `npm run -s warrant -- token create ${args}${demo ? '' : ` --config ${shellWord(configPath)}`}`
         const out = [
           '',
           `Warrant is serving ${demo ? 'the bundled demo' : configPath}`,
@@ -58,16 +61,17 @@ export function registerServe(program: Command): void {
           `  review:    ${base}/review`,
           `  health:    ${base}/health`,
           `  metrics:   ${base}/metrics (admin token)${metrics ? `; without a token: ${metrics.url}` : ''}`,
+          `             create an admin token: ${tokenCreate('--name NAME --role admin')}`,
           '',
           ...(firstTokens
             ? [
                 'Tokens for this fresh store (shown once; only their hashes are kept):',
                 `  reviewer: ${firstTokens.reviewer}`,
                 `  agent:    ${firstTokens.agent}`,
-                'Send one as: Authorization: Bearer <token>. More with: npm run warrant -- token create --name NAME --role agent --resources R --actions A',
+                `Send one as: Authorization: Bearer <token>. More with: ${tokenCreate('--name NAME --role agent --resources R --actions A')}`,
                 '',
               ]
-            : ['Authenticate with a bearer token (Authorization: Bearer <token>); create one with: npm run warrant -- token create --name NAME --role reviewer', '']),
+            : [`Authenticate with a bearer token (Authorization: Bearer <token>); create one with: ${tokenCreate('--name NAME --role reviewer')}`, '']),
           // runs as printed: on a fresh store with the agent token just shown, else with $AGENT set to one
           `Try: curl -H "Authorization: Bearer ${firstTokens ? firstTokens.agent : '$AGENT'}" -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
           '',

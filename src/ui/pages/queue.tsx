@@ -3,13 +3,24 @@ import { DataTable, Layout, Notice, Pill, type Viewer, When, Who, paths } from '
 import { count, looksLikeProduction, plural, relative } from '../format.js'
 import { revealed } from '../reveal.js'
 
-/** The earliest moment something lapses: the selection (and the plan with it), or a counted approval. */
-function nextExpiry(plan: PlanView): { at: string | null; what: string } {
-  const approvals = plan.approval_state.approved_by.map((a) => a.expires_at).filter((x): x is string => x !== null)
-  const approval = approvals.sort()[0] ?? null
+/**
+ * The deadlines a reviewer acts against, each in words: the plan dies with its selection (so it can be reviewed
+ * until then), an approval given now lasts the approval TTL but never past the selection, and an approval already
+ * given lapses on its own (the plan then needs it again). The selection's expiry alone read as the time an
+ * approval would let the agent commit, which the TTL cuts short.
+ */
+function deadlinesOf(plan: PlanView, now: number): { reviewable: string; notes: string[] } {
+  const left = (iso: string) => relative(iso, now).replace(/^in /, '')
   const selection = plan.selection.expires_at
-  if (approval && approval < selection) return { at: approval, what: 'an approval lapses' }
-  return { at: selection, what: 'the selection expires' }
+  const notes: string[] = []
+  // an incomplete selection takes no approval (the evidence column says so): no approval deadline to give
+  if (plan.selection.complete) {
+    const ttlEnd = new Date(now + plan.approval.ttl_minutes * 60_000).toISOString()
+    notes.push(ttlEnd < selection ? `an approval given now lasts ${left(ttlEnd)}` : `an approval given now lasts ${left(selection)} (until the selection expires)`)
+  }
+  const given = plan.approval_state.approved_by.map((a) => a.expires_at).filter((x): x is string => x !== null).sort()
+  if (given.length > 0) notes.push(`${given.length === 1 ? 'the approval given' : 'the first approval given'} lapses in ${left(given[0]!)}`)
+  return { reviewable: `reviewable for ${left(selection)}`, notes }
 }
 
 export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; more: boolean; recent: readonly PlanView[] }) {
@@ -29,10 +40,10 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
           label="Plans waiting for a decision"
           testid="queue"
           caption={`${plural(d.waiting.length, 'plan')} waiting${d.more ? ' (more exist: the oldest are not listed)' : ''}`}
-          columns={['Plan', 'Environment', 'Resource', 'Action', { num: 'Targets' }, 'Evidence', 'Proposed by', 'Approvals', 'Time left']}
+          columns={['Plan', 'Environment', 'Resource', 'Action', { num: 'Targets' }, 'Evidence', 'Proposed by', 'Approvals', 'Deadlines']}
         >
           {d.waiting.map((p) => {
-            const next = nextExpiry(p)
+            const deadlines = deadlinesOf(p, d.viewer.now)
             return (
               <tr data-plan-id={p.plan_id}>
                 <th scope="row">
@@ -60,7 +71,10 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                   {count(p.approval_state.approved_by.length)} of {count(p.approval.reviewers_needed)}
                 </td>
                 <td>
-                  {relative(next.at, d.viewer.now).replace(/^in /, '')} <span class="small muted">until {next.what}</span>
+                  {deadlines.reviewable} <span class="small muted">(then the selection expires, and the plan with it)</span>
+                  {deadlines.notes.map((note) => (
+                    <div class="small">{note}</div>
+                  ))}
                 </td>
               </tr>
             )
