@@ -1,5 +1,6 @@
 import { Migrator, sql } from 'kysely'
 import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import { addOperationPause } from './migration-operation-pause.js'
 import { addSelectionBuilder } from './migration-selection-builder.js'
 import { addSelectionIdempotencyKey } from './migration-selection-idempotency.js'
 import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
@@ -387,15 +388,4 @@ async function makePrincipalNamesUnique(db: Kysely<any>): Promise<void> {
   }
   // On the folded name, so two creates of "Alice" and "alice" racing each other cannot both commit.
   await db.schema.createIndex('principals_name_uq').on('principals').expression(sql`lower(name)`).unique().execute()
-}
-
-/**
- * A running operation paused because an upstream asked it to wait (429 with Retry-After): until when, and why
- * (JSON: the upstream's message, the target, since when). On the row, not only in the executor's memory, so
- * every instance's view says it is paused, and an executor resuming it after a restart waits out the rest.
- * Null when no pause holds.
- */
-async function addOperationPause(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('operations').addColumn('paused_until', 'text').execute()
-  await db.schema.alterTable('operations').addColumn('pause_reason', 'text').execute()
 }

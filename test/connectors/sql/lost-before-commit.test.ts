@@ -2,11 +2,10 @@ import assert from 'node:assert/strict'
 import { afterEach, describe, it } from 'node:test'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
-import { resourceSchema } from '../../../src/config/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import type { WriteOutcome, WriteRequest } from '../../../src/connectors/index.js'
 import { startCuttingProxy, type CuttingProxy } from './support/cutting-proxy.js'
-import { createUpstream, type Row, type Upstream } from './support/upstream.js'
+import { createUpstream, thingsResource, type Row, type Upstream } from './support/upstream.js'
 
 /**
  * A write made as a transaction (MySQL/MariaDB always; PostgreSQL and SQLite where a trigger may change the row
@@ -20,7 +19,6 @@ import { createUpstream, type Row, type Upstream } from './support/upstream.js'
  * Real servers; a TCP proxy on loopback cuts the connection at the packet named, and KILL / pg_terminate_backend
  * end the session while its UPDATE waits on a row lock another connection holds.
  */
-const FIELDS = { id: 'string', name: 'string', n: 'number', k: 'integer', flag: 'boolean', tags: 'tags', at: 'timestamp', version: 'integer', updated_at: 'timestamp', secret: 'string' }
 const ROW: Row = { id: 'row_1', name: 'before', n: 1, k: 1, flag: true, tags: [], at: null, version: 1, updated_at: '2024-01-01T00:00:00.000Z', secret: 's' }
 const WRITE: WriteRequest = { id: 'row_1', expectedVersion: '1', set: { name: 'after' }, precondition: {} }
 
@@ -32,16 +30,7 @@ afterEach(async () => {
 })
 
 function connectorTo(url: string): SqlConnector {
-  const connector = createSqlConnector({
-    resource: resourceSchema.parse({
-      environment: { name: 'test' },
-      connector: { kind: 'sql', url, table: 'things', source: 'things-db' },
-      fields: FIELDS,
-      version_field: 'version',
-      review_fields: ['id'],
-    }),
-    statementTimeoutMs: 5_000,
-  })
+  const connector = createSqlConnector({ resource: thingsResource(url), statementTimeoutMs: 5_000 })
   opened.push(connector)
   return connector
 }

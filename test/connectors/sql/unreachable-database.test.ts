@@ -2,12 +2,11 @@ import assert from 'node:assert/strict'
 import { unlink } from 'node:fs/promises'
 import { afterEach, describe, it } from 'node:test'
 import pg from 'pg'
-import { resourceSchema } from '../../../src/config/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import type { WriteOutcome, WriteRequest } from '../../../src/connectors/index.js'
 import { createTestMysqlDatabase, createTestPostgresDatabase } from '../../support/stores.js'
 import { closedPort } from './support/closed-port.js'
-import { createUpstream, type Kind, type Row, type Upstream } from './support/upstream.js'
+import { createUpstream, thingsResource, type Kind, type Row, type Upstream } from './support/upstream.js'
 
 /**
  * A database that refuses the connection the write would go over (nothing listens on its port, the database
@@ -16,20 +15,11 @@ import { createUpstream, type Kind, type Row, type Upstream } from './support/up
  * failure saying the database could not be reached. A connection lost once the statement was on it is not
  * that: it stays `unknown`.
  */
-const FIELDS = { id: 'string', name: 'string', n: 'number', k: 'integer', flag: 'boolean', tags: 'tags', at: 'timestamp', version: 'integer', updated_at: 'timestamp', secret: 'string' }
 const ROW: Row = { id: 'row_1', name: 'before', n: 1, k: 1, flag: true, tags: [], at: null, version: 1, updated_at: '2024-01-01T00:00:00.000Z', secret: 's' }
 const WRITE: WriteRequest = { id: 'row_1', expectedVersion: '1', set: { name: 'after' }, precondition: {} }
 
 function connectorTo(url: string): SqlConnector {
-  const connector = createSqlConnector({
-    resource: resourceSchema.parse({
-      environment: { name: 'test' },
-      connector: { kind: 'sql', url, table: 'things', source: 'things-db' },
-      fields: FIELDS,
-      version_field: 'version',
-      review_fields: ['id'],
-    }),
-  })
+  const connector = createSqlConnector({ resource: thingsResource(url) })
   opened.push(connector)
   return connector
 }

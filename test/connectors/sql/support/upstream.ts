@@ -148,3 +148,17 @@ export function ledgerResource(url: string, fields: Readonly<Record<string, Fiel
     review_fields: ['id', shown],
   })
 }
+
+/** The columns of `createUpstream`'s table `things`, as a resource declares them. */
+export const THINGS_FIELDS = { id: 'string', name: 'string', n: 'number', k: 'integer', flag: 'boolean', tags: 'tags', at: 'timestamp', version: 'integer', updated_at: 'timestamp', secret: 'string' } as const
+
+/** A resource over `createUpstream`'s table `things` (source `things-db`) at `url`. */
+export function thingsResource(url: string): ResourceConfig {
+  return resourceSchema.parse({
+    environment: { name: 'test' },
+    connector: { kind: 'sql', url, table: 'things', source: 'things-db' },
+    fields: THINGS_FIELDS,
+    version_field: 'version',
+    review_fields: ['id'],
+  })
+}
