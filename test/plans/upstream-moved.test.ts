@@ -40,6 +40,7 @@ for (const kind of STORE_KINDS) {
         assert.match(view.approval_state.who_can_approve, /^nobody: /)
         assert.equal(production.writes.size, 0, 'nothing was written to the upstream nobody reviewed')
         // as configured at proposal, the plan commits
+        await things.handBack()
         await fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest)
       } finally {
         await things.close()

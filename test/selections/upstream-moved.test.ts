@@ -53,6 +53,7 @@ for (const kind of STORE_KINDS) {
         assert.equal((await moved.selections.view(agent, older.selection_id)).upstream_moved, null)
 
         // where the connector still points, the same selection is proposed on
+        await things.handBack()
         const proposed = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
         assert.equal(proposed.created, true)
         assert.equal(production.writes.size + staging.writes.size, 0)

@@ -100,10 +100,18 @@ export async function startThingsToMove(kind: StoreKind) {
     staging,
     production,
     async move(): Promise<Gateway> {
+      // Two gateways on one SQLite file in one process: a write transaction of one held across an await while the
+      // other waits out busy_timeout synchronously (the loop blocked, so the first never ends) is SQLITE_BUSY. Each
+      // hands over with nothing of its own still to write (audit rows linger before they are appended).
+      await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
       config.resources.things.connector.sources[0].base_url = production.origin
       moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
       return moved
+    },
+    /** Before the first gateway is used again after the moved one: the moved one's audit rows appended first (see `move`). */
+    async handBack(): Promise<void> {
+      await moved?.audit.flush()
     },
     async close() {
       await moved?.close()
