@@ -3,6 +3,7 @@ import type { Connector, FieldTypeMisfit, SourceRecord, TableProblem, UpstreamCa
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { pageOrigin } from './page-origin.js'
+import { credentialRefusal } from './credential-refusal.js'
 import { shortPages } from './short-pages.js'
 import { upstreamFilters } from './upstream-filters.js'
 import { probeWrites } from './write-probe.js'
@@ -23,13 +24,19 @@ export interface CheckOptions {
    * With it, the probe also says what a batch read by ids (`get.batch`) answered.
    */
   readonly calls?: readonly UpstreamCall[]
+  /**
+   * The same upstream with a credential it never issued (`Resource.stranger`), or null where that means nothing
+   * (sql, no credential): with it, the probe asks whether the upstream refuses a credential it does not know
+   * (`credential_refused`). Absent: not asked.
+   */
+  readonly stranger?: Connector | null
 }
 
 const DEFAULTS = { pages: 3, pageSize: 50 }
 
 /**
  * Probes one resource, read-only: a few pages of each source, the first page again, a first page too small to
- * be capped, the page before the first page number, each filter clause the upstream is to apply, a read by id, and the write configuration. Says which guarantees hold and which config lines break the others.
+ * be capped, the page before the first page number, each filter clause the upstream is to apply, a read by id, the write configuration, and the first pages again with a credential the upstream never issued. Says which guarantees hold and which config lines break the others.
  *
  * @example const report = await checkResource({ name: 'subscriptions', config, connector })
  */
@@ -48,6 +55,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     idColumn(tableProblems),
     ...(await conditionalWrites(options.config, options.connector, tableProblems)),
     ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
+    ...(options.stranger === undefined ? [] : [await credentialRefusal(options.config, options.connector, options.stranger, samples, { pageSize, ...(options.signal ? { signal: options.signal } : {}) })]),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }
 }

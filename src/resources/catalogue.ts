@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { WarrantError } from '../contract/index.js'
 import { environmentLabel, withinResource, type ResourceConfig, type WarrantConfig } from '../config/index.js'
 import { createConnector, type Connector, type UpstreamCallListener } from '../connectors/index.js'
@@ -15,6 +16,14 @@ export interface Resource {
   readonly telemetry?: Telemetry
   /** `execution.max_retry_after_seconds`: the longest wait after a 429 or 503 a walk of it names (SearchOptions). */
   readonly maxRetryAfterSeconds?: number
+  /**
+   * The same upstream asked with a credential it never issued (a random secret in place of the configured one),
+   * its calls reported like the connector's: `warrant check` asks whether the upstream refuses it. Null where that
+   * means nothing: a sql upstream, an http resource without a credential. Built on first use, closed with the catalogue.
+   *
+   * @example const stranger = catalogue.get('crm').stranger?.() ?? null
+   */
+  readonly stranger?: () => Connector | null
 }
 
 export interface Catalogue {
@@ -73,12 +82,22 @@ export function createCatalogue(options: CatalogueOptions): Catalogue {
  */
 export function prepareCatalogue(options: Omit<CatalogueOptions, keyof CatalogueWiring>): PreparedCatalogue {
   const connectors = new Map<string, Connector>()
+  const strangers = new Map<string, Connector>()
   // The connectors are told where to report now; the listener itself is known at `wire`.
   let listener: UpstreamCallListener | undefined
   const relay: UpstreamCallListener = (call) => listener?.(call)
   // Every executor worker holds a connection for its write; one more serves the batch re-reads beside them.
   const maxConnections = Math.max(SQL_POOL_MIN, options.config.execution.concurrency + 1)
-  const closeAll = async () => void (await Promise.allSettled([...connectors.values()].map((c) => c.close())))
+  const closeAll = async () => void (await Promise.allSettled([...connectors.values(), ...strangers.values()].map((c) => c.close())))
+  const stranger = (name: string) => {
+    const built = strangers.get(name)
+    if (built) return built
+    const config = strangerConfig(options.config.resources[name]!)
+    if (config === null) return null
+    const connector = createConnector({ resource: config, onCall: relay, env: { [STRANGER_SECRET_ENV]: randomBytes(24).toString('base64url') }, ...(options.clock ? { clock: options.clock } : {}) })
+    strangers.set(name, connector)
+    return connector
+  }
   try {
     for (const [name, config] of Object.entries(options.config.resources))
       connectors.set(name, connectorOf(name, () => createConnector({ resource: config, onCall: relay, env: options.env, maxConnections, ...(options.clock ? { clock: options.clock } : {}) })))
@@ -89,13 +108,19 @@ export function prepareCatalogue(options: Omit<CatalogueOptions, keyof Catalogue
   return {
     wire(wiring) {
       listener = wiring.onCall
-      return catalogueOf(options.config, connectors, wiring.telemetry, closeAll)
+      return catalogueOf(options.config, connectors, stranger, wiring.telemetry, closeAll)
     },
     close: closeAll,
   }
 }
 
-function catalogueOf(config: WarrantConfig, connectors: ReadonlyMap<string, Connector>, telemetry: Telemetry | undefined, close: () => Promise<void>): Catalogue {
+function catalogueOf(
+  config: WarrantConfig,
+  connectors: ReadonlyMap<string, Connector>,
+  stranger: (name: string) => Connector | null,
+  telemetry: Telemetry | undefined,
+  close: () => Promise<void>,
+): Catalogue {
   const resources = new Map<string, Resource>()
   for (const [name, connector] of connectors) {
     const resource = config.resources[name]!
@@ -106,6 +131,7 @@ function catalogueOf(config: WarrantConfig, connectors: ReadonlyMap<string, Conn
       connector: telemetry ? instrumentConnector(connector, name, telemetry) : connector,
       policy: createFieldPolicy(resource),
       maxRetryAfterSeconds: config.execution.max_retry_after_seconds,
+      stranger: () => stranger(name),
       ...(telemetry ? { telemetry } : {}),
     })
   }
@@ -122,6 +148,15 @@ function catalogueOf(config: WarrantConfig, connectors: ReadonlyMap<string, Conn
     list: () => [...resources.values()],
     close,
   }
+}
+
+/** Where a stranger connector's secret is read from: its own environment, which holds nothing else. */
+const STRANGER_SECRET_ENV = 'WARRANT_STRANGER_SECRET'
+
+/** The resource's config with its credential's secret read from the stranger's environment; null without a credential. */
+function strangerConfig(resource: ResourceConfig): ResourceConfig | null {
+  if (resource.connector.kind !== 'http' || !resource.connector.credential) return null
+  return { ...resource, connector: { ...resource.connector, credential: { ...resource.connector.credential, secret: { env: STRANGER_SECRET_ENV } } } }
 }
 
 /** Builds a resource's connector; a config error it finds names the resource (`resources.crm.connector.…`). */

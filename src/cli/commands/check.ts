@@ -26,7 +26,16 @@ export function registerCheck(program: Command): void {
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
-        const report = await checkResource({ name, config: resource.config, connector: resource.connector, calls, ...(flags.pages ? { pages: flags.pages } : {}), ...(flags.pageSize ? { pageSize: flags.pageSize } : {}), ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}) })
+        const report = await checkResource({
+          name,
+          config: resource.config,
+          connector: resource.connector,
+          stranger: resource.stranger?.() ?? null,
+          calls,
+          ...(flags.pages ? { pages: flags.pages } : {}),
+          ...(flags.pageSize ? { pageSize: flags.pageSize } : {}),
+          ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}),
+        })
         if (flags.writeProbe) await keepWriteProbes(gateway.store, resource, flags.writeProbe, report.guarantees)
         return report
       })
