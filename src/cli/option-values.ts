@@ -9,10 +9,11 @@ export const collect = (value: string, previous: readonly string[]): string[] =>
  * a stack trace.
  */
 export const positiveInteger =
-  (name: string) =>
+  (name: string, max?: number) =>
   (value: string): number => {
     const n = Number(value)
     if (!Number.isInteger(n) || n < 1) throw new WarrantError('invalid_request', `${name} must be a whole number above 0, not "${value}"`)
+    if (max !== undefined && n > max) throw new WarrantError('invalid_request', `${name} must be at most ${max}, not ${value}`)
     return n
   }
 
@@ -26,14 +27,15 @@ export interface WalkBudgetFlags {
 
 /**
  * Declares a walk's page size and budget on `command`, in this order, for every command that walks (`search`,
- * `select`); `maxPagesEnd` says what stopping at the page budget makes of the result.
+ * `select`); `maxPagesEnd` says what stopping at the page budget makes of the result, `maxDeadlineMs` is the longest
+ * deadline the command's gateway call takes (the contract's, so the CLI refuses what HTTP and MCP refuse, naming its flag).
  */
-export function walkBudgetOptions(command: Command, maxPagesEnd: string): Command {
+export function walkBudgetOptions(command: Command, maxPagesEnd: string, maxDeadlineMs: number): Command {
   return command
     .option('--page-size <n>', 'records per upstream page', positiveInteger('--page-size'))
     .option('--max-pages <n>', `stop the walk after N pages (${maxPagesEnd})`, positiveInteger('--max-pages'))
     .option('--max-items <n>', 'stop the walk after N records', positiveInteger('--max-items'))
-    .option('--deadline-ms <n>', 'stop the walk after N milliseconds', positiveInteger('--deadline-ms'))
+    .option('--deadline-ms <n>', `stop the walk after N milliseconds (at most ${maxDeadlineMs})`, positiveInteger('--deadline-ms', maxDeadlineMs))
 }
 
 /**

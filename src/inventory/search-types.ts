@@ -52,6 +52,11 @@ export interface SearchOptions {
    * so the reasons say what a new walk needs, not "the cursor resumes it". Default `true` (a search).
    */
   readonly resumable?: boolean
+  /**
+   * The longest deadline the caller's surface takes (`SEARCH_MAX_DEADLINE_MS`, `SELECTION_MAX_DEADLINE_MS`): a walk
+   * cut by its deadline never asks for more, and asks to narrow the query where it already had it. Default none.
+   */
+  readonly maxDeadlineMs?: number
 }
 
 /** A record as the walk returns it: the connector's record plus the source it came from (ids are per source). */

@@ -1,5 +1,6 @@
 import {
   TRUNCATING_REASONS,
+  retryDeadline,
   type Continuation,
   type Envelope,
   type IncompleteReason,
@@ -15,7 +16,7 @@ import type { Failure, MutableProgress, Stop } from './walk-state.js'
 /** Everything a walk leaves behind once its read session is closed. */
 export interface FinishedWalk {
   readonly connector: Pick<Connector, 'sources' | 'ordering'>
-  readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec' | 'resumable'>
+  readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec' | 'resumable' | 'maxDeadlineMs'>
   readonly clock: { now(): number }
   readonly limits: Required<Budget>
   readonly pageSize: number
@@ -114,8 +115,17 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
           source: stop.source,
           limit: { name: 'deadline_ms', value: limits.deadlineMs },
         })
-        // A page that alone outlasts the deadline needs a longer one; otherwise the same deadline makes progress.
-        continuation = { kind: 'retry_with_deadline', minimum_deadline_ms: stop.inFlight ? limits.deadlineMs * 2 : limits.deadlineMs, cursor }
+        {
+          // A page that alone outlasts the deadline needs a longer one; otherwise the same deadline makes progress.
+          const minimum = retryDeadline(limits.deadlineMs, stop.inFlight, options.maxDeadlineMs)
+          continuation =
+            minimum === null
+              ? {
+                  kind: 'narrow_query',
+                  message: `a page of source "${stop.source}" alone took longer than ${limits.deadlineMs} ms, the longest deadline this surface takes: narrow the filter so each page does less work, then walk each part`,
+                }
+              : { kind: 'retry_with_deadline', minimum_deadline_ms: minimum, cursor }
+        }
         break
       case 'rate_limited':
         reasons.push({

@@ -221,6 +221,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
         }
       }
       if (targets.length === 0) throw new WarrantError('conflict', `operation "${operationId}" changed no record (no target succeeded, none was seen changed by a contradicted write): there is nothing to compensate`)
+      // Refused before the read below: a connector pointed elsewhere since is never read for an undo it cannot get.
+      await plans.assertCompensable(actor, operationId, execution.plan)
       const now = await readCurrent(connectorFor(execution.plan.resource), targets, hiddenFields(execution.plan.resource))
       return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })))
     },

@@ -13,7 +13,7 @@ import { assertCommittable } from './committability.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanService } from './plan-service.js'
 import { viewOf } from './plan-view.js'
-import { existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
+import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
 
 // Re-exported so the package's public face (index.ts) keeps importing it from here.
 export { COMPENSATE } from './compensation.js'
@@ -88,6 +88,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     },
 
     proposeCompensation: (actor, operationId, source, targets) => proposeCompensation(ctx, actor, operationId, source, targets),
+    assertCompensable: async (actor, operationId, source) => void (await assertCompensable(ctx, actor, operationId, source)),
 
     async view(actor, planId) {
       const row = await loadRow(ctx, planId)

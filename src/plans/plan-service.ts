@@ -106,6 +106,12 @@ export interface PlanService {
   markCommitted(planId: string): Promise<void>
   /** A compensation plan: restores each listed target's before-value, precondition "still holds what we wrote". */
   proposeCompensation(actor: Actor, operationId: string, source: PlanRecord, targets: readonly CompensationTargetInput[]): Promise<PlanProposal>
+  /**
+   * Refuses, before anything is read from the upstream, a compensation `proposeCompensation` would refuse for where
+   * or through what the operation wrote: 409 `conflict` (environment changed; `reason: upstream_moved`; an
+   * irreversible action), 403 `forbidden` (the action written through is outside the token's scope).
+   */
+  assertCompensable(actor: Actor, operationId: string, source: PlanRecord): Promise<void>
   /** The plan with its approval state (who approved, until when, who is still needed). */
   view(actor: Actor, planId: string): Promise<PlanView>
   /** Per-record before → after, a page at a time, in the selection's order. */

@@ -174,16 +174,17 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
 }
 
 /**
- * A compensation plan restores each succeeded target's before-value. It is frozen as its own selection and goes
- * through the same review as any plan, since undoing a bulk change is itself a bulk change.
+ * What refuses a compensation before anything is read: the operation's environment and upstream (the before-values
+ * belong where it wrote), the token's scope on the action written through, and the action's reversibility. Its
+ * caller runs it before reading the targets' current values, so a moved connector is never read for a preview of an
+ * undo that cannot be proposed (it read every target from the upstream pointed at since, then refused).
  */
-export async function proposeCompensation(
+export async function assertCompensable(
   ctx: PlanContext,
   actor: Actor,
   operationId: string,
   source: PlanRecord,
-  targets: readonly CompensationTargetInput[],
-): Promise<PlanProposal> {
+): Promise<{ resource: Resource; writeAction: string; sourceConfig: ActionConfig }> {
   const resource = ctx.catalogue.get(source.resource)
   // The before-values were read where the operation wrote; the new selection and plan would take the resource's
   // current environment, so the commit's environment check could not catch a resource pointed elsewhere since.
@@ -205,6 +206,21 @@ export async function proposeCompensation(
   const sourceConfig = actionConfigOf(ctx, source)
   if (!sourceConfig.reversible)
     throw new WarrantError('conflict', `action "${source.action.type}" is declared irreversible; there is no compensation to propose`, { action: source.action.type })
+  return { resource, writeAction, sourceConfig }
+}
+
+/**
+ * A compensation plan restores each succeeded target's before-value. It is frozen as its own selection and goes
+ * through the same review as any plan, since undoing a bulk change is itself a bulk change.
+ */
+export async function proposeCompensation(
+  ctx: PlanContext,
+  actor: Actor,
+  operationId: string,
+  source: PlanRecord,
+  targets: readonly CompensationTargetInput[],
+): Promise<PlanProposal> {
+  const { resource, writeAction, sourceConfig } = await assertCompensable(ctx, actor, operationId, source)
   if (targets.length === 0) throw new WarrantError('conflict', `operation ${operationId} has no succeeded target to compensate`, { operation_id: operationId })
   const denied = new Set(resource.config.denied_fields)
   const fields = Object.keys(sourceConfig.set).filter((f) => !denied.has(f) && f !== resource.config.id_field).sort()

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type Envelope, FILTER_DESCRIPTION, filterSchema } from '../contract/index.js'
+import { type Envelope, FILTER_DESCRIPTION, SEARCH_MAX_DEADLINE_MS, filterSchema } from '../contract/index.js'
 import { type CursorCodec, MAX_CURSOR_CHARS, walkInventory } from '../inventory/index.js'
 import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
@@ -16,7 +16,7 @@ export const searchRequestSchema = z
       .strictObject({
         max_pages: z.number().int().min(1).max(100_000).optional().describe('upstream pages to read at most'),
         max_items: z.number().int().min(1).max(1_000_000).optional().describe('records to return at most'),
-        deadline_ms: z.number().int().min(1).max(300_000).optional().describe('time to walk at most'),
+        deadline_ms: z.number().int().min(1).max(SEARCH_MAX_DEADLINE_MS).optional().describe('time to walk at most'),
       })
       .default({})
       .describe('limits on this walk; one that stops it makes the answer incomplete (CLIENT_LIMIT_REACHED) with a cursor to continue'),
@@ -71,6 +71,7 @@ export async function walkResource(
       },
       cursorCodec: deps.cursorCodec,
       mode: parsed.mode,
+      maxDeadlineMs: SEARCH_MAX_DEADLINE_MS,
       ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
       ...(deps.signal ? { signal: deps.signal } : {}),
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { FILTER_DESCRIPTION, continuationSchema, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
+import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
  * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
@@ -20,7 +20,7 @@ export const selectionBudgetSchema = z
   .strictObject({
     max_pages: z.number().int().min(1).max(1_000_000).optional().describe('upstream pages to read at most'),
     max_items: z.number().int().min(1).max(50_000_000).optional().describe('records to walk at most'),
-    deadline_ms: z.number().int().min(1).max(3_600_000).optional().describe('time to walk at most'),
+    deadline_ms: z.number().int().min(1).max(SELECTION_MAX_DEADLINE_MS).optional().describe('time to walk at most'),
   })
   .describe('limits; a walk they stop makes an incomplete, uncommittable selection')
 

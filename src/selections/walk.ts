@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { Actor, Filter } from '../contract/index.js'
+import { type Actor, type Filter, SELECTION_MAX_DEADLINE_MS } from '../contract/index.js'
 import { type Budget, walkInventory } from '../inventory/index.js'
 import type { Resource } from '../resources/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
@@ -111,6 +111,7 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
         cursorCodec: ctx.cursorCodec,
         // a selection is created again, never continued: its reasons must not point at the walk's cursor
         resumable: false,
+        maxDeadlineMs: SELECTION_MAX_DEADLINE_MS,
         seen: storeSeenFilter(ctx.db, id, () => writer.flush()),
         ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
         signal,

@@ -10,7 +10,8 @@ import { startThingsToMove } from './support/odd-upstream.js'
  * of a staging operation froze a selection on production, read production's records and took a plan whose
  * upstream digest was production's, so every later check passed and the approved "undo" would write staging's old
  * values into production. It is now refused at proposal as plan approval refuses a moved plan: 409 `conflict`,
- * `reason: upstream_moved`, naming the resource; nothing is frozen, nothing is written.
+ * `reason: upstream_moved`, naming the resource; nothing is frozen, nothing is written, and nothing is read: the
+ * refusal comes before the current values are read for the preview (it read every target from production first).
  */
 for (const kind of STORE_KINDS) {
   describe(`a compensation proposed after the connector was pointed elsewhere (${kind} store)`, () => {
@@ -46,6 +47,8 @@ for (const kind of STORE_KINDS) {
         })
         assert.equal((await fx.gateway.store.db.selectFrom('selections').select('id').execute()).length, selectionsBefore.length, 'no selection was frozen')
         assert.equal(production.writes.size, 0, 'nothing was written to the upstream the operation never wrote')
+        // refused before any upstream read, as propose, approve and commit refuse: not one request reached production
+        assert.deepEqual(production.seen.map((r) => `${r.method} ${r.rawUrl}`), [], 'the moved-to upstream was never read')
         // (the open compensation proposed above is not answered either: it restores values where the connector no longer points)
       } finally {
         await things.close()

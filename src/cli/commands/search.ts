@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { WarrantError } from '../../contract/index.js'
+import { SEARCH_MAX_DEADLINE_MS, WarrantError } from '../../contract/index.js'
 import { searchRequestSchema, searchResource } from '../../resources/index.js'
 import { EXIT } from '../exit-status.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -27,7 +27,7 @@ export function registerSearch(program: Command): void {
     .option('-c, --config <file>', 'config file')
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('--fields <list>', 'comma-separated review fields')
-  walkBudgetOptions(command, 'reported as CLIENT_LIMIT_REACHED')
+  walkBudgetOptions(command, 'reported as CLIENT_LIMIT_REACHED', SEARCH_MAX_DEADLINE_MS)
     .option('--cursor <cursor>', 'continue an earlier walk with its continuation cursor')
     .option('--json', 'print the envelope as JSON')
     .action(async (name: string, flags: WalkBudgetFlags & { config?: string; filter: string[]; fields?: string; cursor?: string; json?: boolean }) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { checkIdempotencyKey, type Filter, WarrantError } from '../../contract/index.js'
+import { checkIdempotencyKey, type Filter, SELECTION_MAX_DEADLINE_MS, WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { EXIT } from '../exit-status.js'
 import { createProgress, freezeProgressLine } from '../progress.js'
@@ -37,7 +37,7 @@ export function registerSelect(program: Command): void {
     .option('-f, --filter <term>', 'k=v, k=a,b, k!=v, k<v, k<=v, k>v, k>=v, k~tag, k=null (repeatable)', collect, [])
     .option('-x, --exclude <rule:term>', "an exclusion rule, e.g. 'disputed:tags~disputed' (repeatable; a record goes under the first rule it matches)", collect, [])
     .option('--fields <list>', 'comma-separated review fields to show')
-  walkBudgetOptions(command, 'the selection is then incomplete: reviewable, never committable')
+  walkBudgetOptions(command, 'the selection is then incomplete: reviewable, never committable', SELECTION_MAX_DEADLINE_MS)
     .option('--idempotency-key <key>', 'the same key and request answer the selection the first such call froze (nothing walked again); another request with it is refused')
     .option('--json', 'print exactly what POST /v1/resources/{resource}/selections returns')
     .option('-q, --quiet', 'no progress line on stderr')
