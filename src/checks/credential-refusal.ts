@@ -25,7 +25,12 @@ export async function credentialRefusal(
   options: { readonly pageSize: number; readonly signal?: AbortSignal },
 ): Promise<Guarantee> {
   if (stranger === null) {
-    const why = config.connector.kind === 'sql' ? 'a database refuses a wrong password when it connects' : 'no credential is configured (connector.credential): the upstream is asked without one'
+    const why =
+      config.connector.kind === 'http'
+        ? 'no credential is configured (connector.credential): the upstream is asked without one'
+        : config.connector.url.startsWith('sqlite:')
+          ? 'a SQLite file has no credential: whoever may read the file reads all of it'
+          : 'a database refuses a wrong password when it connects'
     return { name: 'credential_refused', promise: PROMISE, status: 'not_applicable', detail: why, config_keys: [] }
   }
   const findings: { readonly status: GuaranteeStatus; readonly detail: string }[] = []

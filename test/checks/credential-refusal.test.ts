@@ -145,7 +145,7 @@ describe('credential_refused: the first page asked again with a credential the u
   test('not applicable where the question means nothing: a sql upstream, an http resource without a credential', async () => {
     assert.equal(catalogue.get('rows').stranger!(), null)
     const report = await checkResource({ name: 'rows', config: catalogue.get('rows').config, connector: catalogue.get('items').connector, stranger: null, pages: 1, pageSize: 5 })
-    assert.match(guarantee(report).detail, /a database refuses a wrong password when it connects/)
+    assert.match(guarantee(report).detail, /a SQLite file has no credential/)
     assert.equal(guarantee(report).status, 'not_applicable')
   })
 })
