@@ -8,11 +8,11 @@ import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
 import { prepareCatalogue, type Catalogue } from '../resources/index.js'
 import { createSelectionService, type SelectionService } from '../selections/index.js'
 import { createPlanService, type PlanService } from '../plans/index.js'
-import { createOperationService, type OperationService } from '../operations/index.js'
+import { createOperationService, otherLeaseHolders, type OperationService } from '../operations/index.js'
 import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
 import { createReviewService, type ReviewService } from '../review/index.js'
 import { WarrantError } from '../contract/index.js'
-import { createStore, defaultOwner, InvalidStoreUrlError, type Store } from '../store/index.js'
+import { createStore, deadLocalOwners, instanceOwner, InvalidStoreUrlError, type Store } from '../store/index.js'
 import { createTelemetry, type GatewayTelemetry } from '../telemetry/index.js'
 import { createLogger, type Logger } from './logger.js'
 import { observeAudit, observeDecisions, reportUpstreamCall, storeCounts } from './observe-telemetry.js'
@@ -67,7 +67,10 @@ export interface GatewayOptions {
    * (`warrant audit verify` says what it finds).
    */
   readonly requireAuditKey?: boolean
-  /** This instance's lease-owner name; default `WARRANT_INSTANCE_ID`, else host:pid:random:machine (see store/instance-owner.ts). */
+  /**
+   * This instance's name (default `WARRANT_INSTANCE_ID`): its lease owner is `ID@host:pid:…`, this process's alone,
+   * so two processes given one id never run one operation at once (see store/instance-owner.ts `instanceOwner`).
+   */
   readonly instanceId?: string
   /** The store's clock (`store.now()`: selection and approval expiry, review sessions, the failed-authentication window), the operations' (leases, ledger times, reconciliation's settle window, Retry-After pauses) and the http connectors' (a Retry-After HTTP-date is read against it); tests pin and move it. */
   readonly clock?: () => Date
@@ -83,6 +86,8 @@ export interface GatewayOptions {
 export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log ?? createLogger()
   checkBeforeStore(options.config, options.env ?? process.env)
+  // a blank or runaway instance id is refused before anything is opened
+  const instanceId = instanceOwner(options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID, options.instanceId === undefined ? 'WARRANT_INSTANCE_ID' : 'instanceId')
   // Built before the store too: a connector refusing its config (a base_url, a path template, a sql URL) changes
   // nothing. They report their calls to the audit log, which lives in the store: wired below, once it exists.
   const connectors = prepareCatalogue({ config: options.config, env: options.env, ...(options.clock ? { clock: options.clock } : {}) })
@@ -113,7 +118,6 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const catalogue = connectors.wire({ onCall, telemetry })
     const cursorCodec = createCursorCodec({ key })
-    const instanceId = options.instanceId ?? (options.env ?? process.env).WARRANT_INSTANCE_ID ?? defaultOwner()
     const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes, owner: instanceId })
     // Selections another process was building when it died (SIGKILL, a crash) are marked failed, their members removed.
     const reap = () =>
@@ -151,6 +155,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       instanceId,
       ...(options.clock ? { clock: options.clock } : {}),
     })
+    if ((options.executors ?? true) === true) await warnOfSharedInstanceId(store, instanceId, log)
     // After every service exists: unfinished operations resume (their in-flight targets become unknown).
     await operations.recover()
     // a long-running gateway also finds builds that die while it runs (a CLI select killed on the same store)
@@ -200,6 +205,25 @@ function checkBeforeStore(config: WarrantConfig, env: NodeJS.ProcessEnv): void {
   checkSecrets(config, env)
   const key = config.audit?.key
   if (!(key !== undefined && 'file' in key && key.create === true && !existsSync(key.file))) loadAuditKeyring(key, env)
+}
+
+/**
+ * Says so, loudly, when another process not proven gone holds live leases under this instance's id (replicas given one
+ * `WARRANT_INSTANCE_ID`, or a restart on another host or container): its operations are not resumed here until it
+ * releases them or their lease expires.
+ */
+async function warnOfSharedInstanceId(store: Store, owner: string, log: Logger): Promise<void> {
+  const at = owner.lastIndexOf('@')
+  if (at < 0) return
+  const id = owner.slice(0, at)
+  const holders = (await otherLeaseHolders(store.db, owner, store.now())).filter((o) => o === id || o.startsWith(`${id}@`))
+  const dead = new Set(deadLocalOwners(holders))
+  const others = holders.filter((o) => !dead.has(o))
+  if (others.length > 0)
+    log.warn(
+      { instance_id: id, lease_owners: others },
+      `another process holds live operation leases under WARRANT_INSTANCE_ID "${id}": if it still runs, give each instance its own id; its operations resume here only once it releases them or their lease expires (execution.lease_seconds)`,
+    )
 }
 
 /** How often a serving gateway looks for selections whose builder died. */

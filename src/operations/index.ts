@@ -3,7 +3,7 @@ export { canonicalAction } from './commit.js'
 export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, DEFAULT_MAX_RETRY_AFTER_SECONDS, type ObservedOutcome } from './stop-rules.js'
 export { checkStatus, checkRecordFields, checkUntouched, type EffectCheck, type UntouchedCheck } from './effect.js'
 export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
-export { claimOperations, renewLease, releaseLease } from './lease.js'
+export { claimOperations, otherLeaseHolders, renewLease, releaseLease } from './lease.js'
 export { recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof } from './version-proof.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
 export {

@@ -31,9 +31,10 @@ export interface OperationServiceOptions {
   /** How the executor's pacer lets time pass; default a real timer. A test gives it with a virtual `clock`. */
   readonly wait?: (ms: number, signal: AbortSignal) => Promise<void>
   /**
-   * This instance's name as a lease owner. A restart with the same name resumes its operations at once. Default
-   * `host:pid:random:machine`: a new name each start, but leases of a killed process of this machine are taken
-   * at once too (see `deadLocalOwners`); elsewhere they are taken when they expire.
+   * This process's name as a lease owner, used as given: a lease it names is this process's own (taken back at once,
+   * as the sweeper renews it). The gateway gives `instanceOwner(WARRANT_INSTANCE_ID)`, unique to the process. Default
+   * `host:pid:random:machine:start`: a new name each start; leases of a killed process of this machine are taken at
+   * once (see `deadLocalOwners`), elsewhere when they expire.
    */
   readonly instanceId?: string
   /**

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { WarrantError } from '../contract/index.js'
 
 /**
  * Lease owners of this machine (an executor's operation lease, a builder's lease on the selection it freezes). A default owner name is `host:pid:random:machine:start`, where `machine` hashes the
@@ -21,10 +22,36 @@ export function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}${machine ? `:${machine}${selfStart ? `:${selfStart}` : ''}` : ''}`
 }
 
-/** A default owner name of a process of this machine: its pid, and its start time when the name carries one. */
+/** Longer is no name a person chose for an instance (a file's contents, a certificate pasted by mistake). */
+const MAX_INSTANCE_ID = 128
+const UNSHOWABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u
+
+/**
+ * This process's lease-owner name, `ID@host:pid:random:machine:start` where an instance id is configured
+ * (`WARRANT_INSTANCE_ID`), else the default name. The id names the instance for people (logs, the store); the process
+ * part makes the name this process's alone. Two processes given one id (replicas started from one environment file)
+ * were one owner: the second took the first's running operation as "its own", declared its writes in flight
+ * interrupted, and both executed it. A restart resumes its predecessor's operations at once only where that process
+ * is proven gone (`deadLocalOwners`: same machine, pid ended or reused) or released them (a clean stop); elsewhere
+ * when their lease expires. An id that is empty, blank, longer than 128 characters or holds control or invisible
+ * characters is refused (`invalid_request`, naming `source`).
+ */
+export function instanceOwner(configured: string | undefined, source = 'WARRANT_INSTANCE_ID'): string {
+  if (configured === undefined) return defaultOwner()
+  const refuse = (why: string) => new WarrantError('invalid_request', `${source} ${why}: give each instance a short name of its own (e.g. web-1), or unset it`, { field: source })
+  if (configured.trim() === '') throw refuse(configured === '' ? 'is empty' : 'holds only white space')
+  if (configured.length > MAX_INSTANCE_ID) throw refuse(`is ${configured.length} characters long, more than ${MAX_INSTANCE_ID}`)
+  const found = UNSHOWABLE.exec(configured)
+  if (found) throw refuse(`holds U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}, a control or invisible character`)
+  if (configured.trim() !== configured) throw refuse('begins or ends with white space')
+  return `${configured}@${defaultOwner()}`
+}
+
+/** A default owner name of a process of this machine (after its instance id, where it has one): its pid, and its start time when the name carries one. */
 function localProcess(owner: string): { readonly pid: number; readonly start: string | null } | null {
   if (!machine) return null
-  const parts = owner.split(':')
+  // a host name holds no "@": what precedes the last one is the configured instance id
+  const parts = owner.slice(owner.lastIndexOf('@') + 1).split(':')
   if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== hostname() || parts[3] !== machine) return null
   const pid = Number(parts[1])
   if (!Number.isSafeInteger(pid) || pid <= 0) return null

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { describe, test } from 'node:test'
-import { defaultOwner } from '../../src/store/index.js'
+import { defaultOwner, instanceOwner } from '../../src/store/index.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { AGENT, createHarness, type Harness, type HarnessOptions } from './support/harness.js'
 
@@ -42,17 +42,26 @@ async function leftBy(h: Harness, operationId: string, owner: string): Promise<v
 
 for (const kind of STORE_KINDS) {
   describe(`leases across restarts and long operations (${kind} store)`, () => {
-    test('a restarted instance (same name) resumes its own operation at once, long before its old lease expires', () =>
+    test('a restarted instance (same WARRANT_INSTANCE_ID) resumes its operation at once where its old process is proven gone; one whose process still runs keeps it', () =>
       withHarness(kind, { count: 12, service: { executors: false } }, async (h) => {
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-restart' })
-        await leftBy(h, receipt.operation_id, 'alpha')
-        const other = h.instance({ executors: true, instanceId: 'beta' })
+        const secondPlan = await h.addPlan()
+        const live = await h.operations.commitPlan(AGENT, secondPlan.plan_id, { expectedDigest: secondPlan.plan_digest, idempotencyKey: 'k-alive' })
+        await leftBy(h, receipt.operation_id, `alpha@${ownerWithPid(await deadPid())}`)
+        // the same id, held by a process that still runs (this test's parent): a replica given the same id
+        const liveOwner = `alpha@${ownerWithPid(process.ppid)}`
+        await leftBy(h, live.operation_id, liveOwner)
+        const other = h.instance({ executors: true, instanceId: instanceOwner('beta') })
         await other.recover()
-        const restarted = h.instance({ executors: true, instanceId: 'alpha' })
+        const restarted = h.instance({ executors: true, instanceId: instanceOwner('alpha') })
         await restarted.recover()
         const view = await restarted.waitFor(receipt.operation_id, 20_000)
         assert.deepEqual([view.state, view.counts.succeeded, view.counts.unknown], ['completed_with_unknown', 10, 2])
         for (const id of ['u0000', 'u0001']) assert.equal(h.upstream.calls.get(id), undefined, `${id} was in flight: never re-sent`)
+        const held = await h.store.db.selectFrom('operations').select(['state', 'lease_owner']).where('id', '=', live.operation_id).executeTakeFirstOrThrow()
+        assert.deepEqual(held, { state: 'running', lease_owner: liveOwner })
+        const inFlight = await h.store.db.selectFrom('operation_targets').select('state').where('operation_id', '=', live.operation_id).where('state', '=', 'unknown').execute()
+        assert.equal(inFlight.length, 0, 'the live process\'s targets in flight were not declared interrupted')
       }))
 
     test('a killed process of this machine (default name, pid gone) has its lease taken at once; a live one keeps it', () =>

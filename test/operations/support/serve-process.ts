@@ -10,15 +10,15 @@ const COMPILED_ENTRY = fileURLToPath(new URL('../../../bin/warrant.js', import.m
 
 /**
  * `warrant serve` as a real process; resolves with its base URL once it listens. `compiled`: run it as installed
- * (`bin/warrant.js`, the dist/ build), not from the sources through tsx.
+ * (`bin/warrant.js`, the dist/ build), not from the sources through tsx. `env`: variables added to its environment.
  */
-export async function startServe(configPath: string, options: { readonly compiled?: boolean } = {}): Promise<{ child: ChildProcess; base: string }> {
+export async function startServe(configPath: string, options: { readonly compiled?: boolean; readonly env?: Record<string, string> } = {}): Promise<{ child: ChildProcess; base: string; stderr: () => string }> {
   // WARRANT_SERVE_CPU_PROF=dir: the server writes a CPU profile there when it exits (bench profiling only)
   const profile = process.env.WARRANT_SERVE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.WARRANT_SERVE_CPU_PROF] : []
   const entry = options.compiled ? [COMPILED_ENTRY] : ['--import', TSX_LOADER, CLI_ENTRY]
   const child = spawn(process.execPath, [...profile, ...entry, 'serve', '--config', configPath, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, WARRANT_LOG_LEVEL: 'warn' },
+    env: { ...process.env, WARRANT_LOG_LEVEL: 'warn', ...options.env },
   })
   let stdout = ''
   let stderr = ''
@@ -35,7 +35,7 @@ export async function startServe(configPath: string, options: { readonly compile
     })
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stdout}\n${stderr}`)))
   })
-  return { child, base }
+  return { child, base, stderr: () => stderr }
 }
 
 /**
