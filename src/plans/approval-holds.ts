@@ -1,6 +1,7 @@
 import { WarrantError } from '../contract/index.js'
 import type { PlanRow, Store } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
+import { isApproverReason, notCountedWords } from './approval-not-counted.js'
 
 /**
  * The refusal of a rejected plan. Proposing the same action on its selection answers this plan again (proposing is
@@ -16,18 +17,29 @@ export function rejectedPlan(planId: string, selectionId: string): WarrantError 
 
 /**
  * The distinct approvers that make a plan committable at `now`, or the refusal: `expired` (410) when enough had
- * approved but some lapsed, `not_approved` (403) otherwise.
+ * approved but some lapsed, `not_approved` (403) otherwise. An approval that stopped counting because of its approver
+ * (token revoked, principal disabled, no longer a reviewer or in scope) is named, with `reason` the first such cause:
+ * "it has 0" alone read as if nobody had approved, and the agent asked the same reviewer again.
  */
 export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry[], reviewersNeeded: number, now: string, why?: string): ApprovalEntry[] {
   const approvers = distinctApprovers(entries)
   if (approvers.length >= reviewersNeeded) return approvers
+  const withdrawn = entries.filter((e) => isApproverReason(e.not_counted))
   const expiredAt = approvalExpiredAt(row, entries, { reviewers_needed: reviewersNeeded }, now)
-  if (expiredAt) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
-  throw new WarrantError('not_approved', `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}`, {
-    plan_id: row.id,
-    reviewers_needed: reviewersNeeded,
-    approvals: approvers.length,
-  })
+  if (expiredAt && withdrawn.length === 0) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
+  const named = withdrawn.map((e) => `the approval by "${e.name ?? e.principal}" at ${e.decided_at} no longer counts: ${notCountedWords(e.not_counted!)} (${e.not_counted})`)
+  throw new WarrantError(
+    'not_approved',
+    `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}${named.length > 0 ? `; ${named.join('; ')}` : ''}`,
+    {
+      plan_id: row.id,
+      reviewers_needed: reviewersNeeded,
+      approvals: approvers.length,
+      ...(withdrawn.length > 0
+        ? { reason: withdrawn[0]!.not_counted, not_counted: withdrawn.map((e) => ({ approval_id: e.approval_id, principal: e.principal, name: e.name, reason: e.not_counted })) }
+        : {}),
+    },
+  )
 }
 
 /**
