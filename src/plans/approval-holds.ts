@@ -1,5 +1,5 @@
-import { WarrantError } from '../contract/index.js'
-import type { PlanRow, Store } from '../store/index.js'
+import { type Actor, WarrantError } from '../contract/index.js'
+import type { PlanRow, Store, StoreDialect } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
 import { isApproverReason, notCountedWords } from './approval-not-counted.js'
 
@@ -44,17 +44,51 @@ export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry
 
 /**
  * Run inside the transaction that records a plan's operation, once the plan's row is locked by the update that marks
- * it committed (only from pending or approved: a rejection landed before is seen there): the approval
- * `assertCommittable` found must still hold at `now`. Between that check and this transaction an approval can lapse or
- * its reviewer be disabled; the operation is recorded only on an approval that holds when it is, so the whole
- * transaction rolls back otherwise. A rejection takes the same row lock (see `decide`), so it lands wholly before the
- * update or after the commit (it then finds the plan committed).
+ * it committed (only from pending or approved: a rejection landed before is seen there): the authority the commit
+ * stands on must still hold at `now`, the committer's and the approval `assertCommittable` found. Between that check
+ * and this transaction an approval can lapse, an approver or the committer be disabled, a token be revoked; the
+ * operation is recorded only on an authority that holds when it is, so the whole transaction rolls back otherwise. A
+ * rejection takes the same row lock (see `decide`), so it lands wholly before the update or after the commit (it then
+ * finds the plan committed).
  *
- * @example await assertApprovalHolds(trx, planId, committable.reviewers_needed, now)
+ * A disable or revocation at the same instant lands wholly before or after the commit, never in between: on
+ * PostgreSQL the principals' and tokens' rows are read under a share lock (one committed before is seen, one in
+ * flight is waited for and then seen, one that comes later waits for this transaction); on SQLite the write lock this
+ * transaction holds since its first statement does the same. Read without the lock, a disable committed after the
+ * check had read the row, and the operation was recorded after it.
+ *
+ * @example await assertAuthorityHolds(trx, store.dialect, { planId, committer: actor, reviewersNeeded: committable.reviewers_needed, now })
  */
-export async function assertApprovalHolds(db: Store['db'], planId: string, reviewersNeeded: number, now: string): Promise<void> {
+export async function assertAuthorityHolds(
+  db: Store['db'],
+  dialect: StoreDialect,
+  commit: { readonly planId: string; readonly committer: Actor; readonly reviewersNeeded: number; readonly now: string },
+): Promise<void> {
+  const { planId, committer, reviewersNeeded, now } = commit
+  if (dialect === 'postgres') {
+    const approvals = await db.selectFrom('approvals').select(['principal', 'token_id']).where('plan_id', '=', planId).execute()
+    const principals = [...new Set([committer.principal, ...approvals.map((a) => a.principal)])].sort()
+    const tokens = [...new Set([committer.token_id, ...approvals.map((a) => a.token_id)].filter((t): t is string => typeof t === 'string'))].sort()
+    await db.selectFrom('principals').select('id').where('id', 'in', principals).orderBy('id').forShare().execute()
+    if (tokens.length > 0) await db.selectFrom('tokens').select('id').where('id', 'in', tokens).orderBy('id').forShare().execute()
+  }
+  await assertCommitterHolds(db, committer)
   // a standing approval is the config's, which does not change under a running process
   if (reviewersNeeded === 0) return
   const row = await db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow()
   approversOrRefusal(row, await approvalsOf({ db }, row, now), reviewersNeeded, now)
+}
+
+/**
+ * The committer was authenticated as the request arrived; a token revoked or a principal disabled since must not
+ * commit. The CLI's local operator and the gateway itself have no principal row and no token: nothing to withdraw.
+ */
+async function assertCommitterHolds(db: Store['db'], committer: Actor): Promise<void> {
+  const principal = await db.selectFrom('principals').select('disabled_at').where('id', '=', committer.principal).executeTakeFirst()
+  const token = committer.token_id === undefined ? undefined : await db.selectFrom('tokens').select('revoked_at').where('id', '=', committer.token_id).executeTakeFirst()
+  const withdrawn = principal?.disabled_at ? 'its principal was disabled' : committer.token_id !== undefined && (!token || token.revoked_at) ? 'it was revoked' : null
+  if (withdrawn)
+    throw new WarrantError('unauthenticated', `the token this commit was made with no longer authenticates (${withdrawn}) as the commit was to be recorded; nothing was committed`, {
+      principal: committer.principal,
+    })
 }
