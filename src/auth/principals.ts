@@ -1,15 +1,11 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import { z } from 'zod'
-import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName } from '../contract/index.js'
+import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName, scopesSchema } from '../contract/index.js'
 import { isUniqueViolation, type Store } from '../store/index.js'
 import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
 
-export const scopesSchema = z.object({
-  resources: z.union([z.literal('*'), z.array(z.string())]),
-  actions: z.union([z.literal('*'), z.array(z.string())]),
-})
+export { scopesSchema }
 
 export interface IssuedToken {
   /** The bearer token, shown once: only its hash is stored. */
@@ -88,7 +84,7 @@ export function createPrincipalStore(store: Store) {
     // to the minute: an agent polling an operation would otherwise cost a store write (a sync, on SQLite) per request
     if (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
       await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
-    return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface }
+    return { principal: row.principal_id, name: row.name, role: row.role, scopes: scopesSchema.parse(JSON.parse(row.scopes)), surface, token_id: row.token_id }
   }
 
   async function insertToken(db: Pick<Store['db'], 'insertInto'>, principal: { id: string; name: string; role: Role; scopes: Scopes }, ttlMs: number | null | undefined): Promise<IssuedToken> {

@@ -1,3 +1,5 @@
+import { z } from 'zod'
+
 /**
  * Who is asking, as every service sees it. Surfaces build it from a token (or the CLI's local operator);
  * services check roles and scopes on it without knowing how it was authenticated.
@@ -14,12 +16,23 @@ export interface Scopes {
   readonly actions: readonly string[] | '*'
 }
 
+/** Scopes as a principal's row keeps them (JSON): read where tokens authenticate and where approvals are judged. */
+export const scopesSchema = z.object({
+  resources: z.union([z.literal('*'), z.array(z.string())]),
+  actions: z.union([z.literal('*'), z.array(z.string())]),
+})
+
 export interface Actor {
   readonly principal: string
   readonly name: string
   readonly role: Role
   readonly scopes: Scopes
   readonly surface: Surface
+  /**
+   * The token this request was authenticated with (absent for the CLI's local operator and the gateway itself). An
+   * approval keeps it: revoking a leaked token withdraws what was approved with it.
+   */
+  readonly token_id?: string
 }
 
 /** Whether the actor's scope covers a resource (and, when given, an action on it). */

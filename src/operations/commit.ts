@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import type { WarrantConfig } from '../config/index.js'
 import { checkIdempotencyKey, digestOf, inScope, scopedIdempotencyKey, WarrantError, type Actor } from '../contract/index.js'
-import { assertApprovalHolds, planInActionScope, rejectedPlan } from '../plans/index.js'
+import { assertAuthorityHolds, planInActionScope, rejectedPlan } from '../plans/index.js'
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
@@ -218,9 +218,10 @@ async function createOperation(
         const other = await trx.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).where('id', '!=', operationId).executeTakeFirst()
         throw new WarrantError('conflict', `plan "${plan.plan_id}" is already committed${other ? ` as operation ${other.id}` : ''}; a plan is committed once`, { plan_id: plan.plan_id, operation_id: other?.id })
       }
-      // The plan's row is this transaction's now (PostgreSQL's row lock; SQLite's write lock): the approval checked
-      // before must hold as the operation is recorded, read on the clock as it is now (it lapses, a reviewer is disabled).
-      await assertApprovalHolds(trx, plan.plan_id, committable.reviewers_needed, deps.now())
+      // The plan's row is this transaction's now (PostgreSQL's row lock; SQLite's write lock): the approval and the
+      // committer checked before must hold as the operation is recorded, read on the clock as it is now (an approval
+      // lapses, a reviewer or the committer is disabled, a token revoked).
+      await assertAuthorityHolds(trx, deps.store.dialect, { planId: plan.plan_id, committer: actor, reviewersNeeded: committable.reviewers_needed, now: deps.now() })
       let afterOrd = -1
       let written = 0
       for (;;) {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
 import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { parseRequest } from '../selections/parse-request.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
@@ -8,6 +7,7 @@ import { actionConfigOf } from './actions.js'
 import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
+import { type NotCounted, notCountedOf } from './approval-not-counted.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -23,12 +23,20 @@ export interface ApprovalEntry {
   readonly plan_digest: string
   /** Judged as of `now`: an approval stops counting when it lapses or its principal loses the right to give it. */
   readonly valid: boolean
+  /** Why an approval does not count now (null when it does, and for a rejection). */
+  readonly not_counted: NotCounted | null
 }
 
+/**
+ * Every decision on a plan, each approval judged at `now` with its principal and token as they stand now. Inside
+ * the commit transaction this is what decides; read there after `lockApprovers`, a disable or revocation that
+ * committed before is seen, and one that comes later waits for the commit.
+ */
 export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, now: string): Promise<ApprovalEntry[]> {
   const rows = await ctx.db
     .selectFrom('approvals')
     .leftJoin('principals', 'principals.id', 'approvals.principal')
+    .leftJoin('tokens', 'tokens.id', 'approvals.token_id')
     .select([
       'approvals.id as id',
       'approvals.decision as decision',
@@ -37,32 +45,33 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       'approvals.decided_at as decided_at',
       'approvals.expires_at as expires_at',
       'approvals.plan_digest as plan_digest',
+      'approvals.token_id as token_id',
+      'tokens.id as token_found',
+      'tokens.revoked_at as token_revoked_at',
       'principals.name as name',
       'principals.role as role',
       'principals.disabled_at as disabled_at',
+      'principals.scopes as scopes',
     ])
     .where('approvals.plan_id', '=', row.id)
     .orderBy('approvals.decided_at')
     .orderBy('approvals.id')
     .execute()
-  return rows.map((r) => ({
-    approval_id: r.id,
-    decision: r.decision,
-    principal: r.principal,
-    name: r.name ?? null,
-    comment: r.comment,
-    decided_at: r.decided_at,
-    expires_at: r.expires_at,
-    plan_digest: r.plan_digest,
-    valid:
-      r.decision === 'approve' &&
-      r.plan_digest === row.plan_digest &&
-      r.principal !== row.proposed_by &&
-      (r.role === 'reviewer' || r.role === 'admin') &&
-      !r.disabled_at &&
-      r.expires_at !== null &&
-      r.expires_at > now,
-  }))
+  return rows.map((r) => {
+    const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now) : null
+    return {
+      approval_id: r.id,
+      decision: r.decision,
+      principal: r.principal,
+      name: r.name ?? null,
+      comment: r.comment,
+      decided_at: r.decided_at,
+      expires_at: r.expires_at,
+      plan_digest: r.plan_digest,
+      valid: r.decision === 'approve' && notCounted === null,
+      not_counted: notCounted,
+    }
+  })
 }
 
 /** Distinct principals with a valid approval, earliest first. */
@@ -80,7 +89,7 @@ export function distinctApprovers(entries: readonly ApprovalEntry[]): ApprovalEn
 export function approvalExpiredAt(row: PlanRow, entries: readonly ApprovalEntry[], policy: Pick<StoredPolicy, 'reviewers_needed'>, now: string): string | null {
   const approvers = distinctApprovers(entries)
   if (approvers.length >= policy.reviewers_needed) return null
-  const lapsed = entries.filter((e) => e.decision === 'approve' && e.plan_digest === row.plan_digest && e.expires_at !== null && e.expires_at <= now)
+  const lapsed = entries.filter((e) => e.decision === 'approve' && e.not_counted === 'lapsed' && e.expires_at !== null)
   if (lapsed.length === 0) return null
   if (new Set([...approvers.map((a) => a.principal), ...lapsed.map((e) => e.principal)]).size < policy.reviewers_needed) return null
   return lapsed.map((e) => e.expires_at!).sort().at(-1)!
@@ -144,40 +153,33 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     // A second approval by a reviewer whose approval of this digest still stands is that approval, not another
     // row: two rows read as two approvals in every list, and a retried click or a second tab must not seem to add
     // a reviewer. Once it has lapsed, approving again is a new approval (with a new expiry).
+    // Only an approval that counts stands: one given with a since-revoked token does not, and approving again with a
+    // token that holds is a new approval.
     const standing =
       request.decision === 'approve'
-        ? await trx
-            .selectFrom('approvals')
-            .select(['id', 'decided_at', 'expires_at', 'comment'])
-            .where('plan_id', '=', planId)
-            .where('principal', '=', actor.principal)
-            .where('decision', '=', 'approve')
-            .where('plan_digest', '=', row.plan_digest)
-            .where('expires_at', '>', decidedAt)
-            .orderBy('decided_at', 'desc')
-            .executeTakeFirst()
+        ? (await approvalsOf({ db: trx }, row, decidedAt)).filter((e) => e.principal === actor.principal && e.valid).map((e) => ({ id: e.approval_id, decided_at: e.decided_at, expires_at: e.expires_at, comment: e.comment })).at(-1)
         : undefined
     if (!standing)
       await trx
         .insertInto('approvals')
-        .values({ id: approvalId, plan_id: planId, plan_digest: row.plan_digest, decision: request.decision, principal: actor.principal, comment: request.comment ?? null, decided_at: decidedAt, expires_at: expiresAt })
+        .values({
+          id: approvalId,
+          plan_id: planId,
+          plan_digest: row.plan_digest,
+          decision: request.decision,
+          principal: actor.principal,
+          comment: request.comment ?? null,
+          decided_at: decidedAt,
+          expires_at: expiresAt,
+          token_id: actor.token_id ?? null,
+        })
         .execute()
     let state: PlanRow['state']
     if (request.decision === 'reject') state = 'rejected'
     else {
-      const approvers = await trx
-        .selectFrom('approvals')
-        .innerJoin('principals', 'principals.id', 'approvals.principal')
-        .select(sql<number>`count(distinct approvals.principal)`.as('n'))
-        .where('approvals.plan_id', '=', planId)
-        .where('approvals.decision', '=', 'approve')
-        .where('approvals.plan_digest', '=', row.plan_digest)
-        .where('approvals.expires_at', '>', decidedAt)
-        .where('approvals.principal', '!=', row.proposed_by)
-        .where('principals.role', 'in', ['reviewer', 'admin'])
-        .where('principals.disabled_at', 'is', null)
-        .executeTakeFirstOrThrow()
-      state = Number(approvers.n) >= policy.reviewers_needed ? 'approved' : 'pending'
+      // counted by the rule a commit uses, so the stored state never says approved where a commit is refused
+      const approvers = distinctApprovers(await approvalsOf({ db: trx }, row, decidedAt))
+      state = approvers.length >= policy.reviewers_needed ? 'approved' : 'pending'
     }
     await trx.updateTable('plans').set({ state }).where('id', '=', planId).execute()
     return { state, standing }

@@ -1,6 +1,7 @@
-import { WarrantError } from '../contract/index.js'
-import type { PlanRow, Store } from '../store/index.js'
+import { type Actor, WarrantError } from '../contract/index.js'
+import type { PlanRow, Store, StoreDialect } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
+import { isApproverReason, notCountedWords } from './approval-not-counted.js'
 
 /**
  * The refusal of a rejected plan. Proposing the same action on its selection answers this plan again (proposing is
@@ -16,33 +17,78 @@ export function rejectedPlan(planId: string, selectionId: string): WarrantError 
 
 /**
  * The distinct approvers that make a plan committable at `now`, or the refusal: `expired` (410) when enough had
- * approved but some lapsed, `not_approved` (403) otherwise.
+ * approved but some lapsed, `not_approved` (403) otherwise. An approval that stopped counting because of its approver
+ * (token revoked, principal disabled, no longer a reviewer or in scope) is named, with `reason` the first such cause:
+ * "it has 0" alone read as if nobody had approved, and the agent asked the same reviewer again.
  */
 export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry[], reviewersNeeded: number, now: string, why?: string): ApprovalEntry[] {
   const approvers = distinctApprovers(entries)
   if (approvers.length >= reviewersNeeded) return approvers
+  const withdrawn = entries.filter((e) => isApproverReason(e.not_counted))
   const expiredAt = approvalExpiredAt(row, entries, { reviewers_needed: reviewersNeeded }, now)
-  if (expiredAt) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
-  throw new WarrantError('not_approved', `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}`, {
-    plan_id: row.id,
-    reviewers_needed: reviewersNeeded,
-    approvals: approvers.length,
-  })
+  if (expiredAt && withdrawn.length === 0) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
+  const named = withdrawn.map((e) => `the approval by "${e.name ?? e.principal}" at ${e.decided_at} no longer counts: ${notCountedWords(e.not_counted!)} (${e.not_counted})`)
+  throw new WarrantError(
+    'not_approved',
+    `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}${named.length > 0 ? `; ${named.join('; ')}` : ''}`,
+    {
+      plan_id: row.id,
+      reviewers_needed: reviewersNeeded,
+      approvals: approvers.length,
+      ...(withdrawn.length > 0
+        ? { reason: withdrawn[0]!.not_counted, not_counted: withdrawn.map((e) => ({ approval_id: e.approval_id, principal: e.principal, name: e.name, reason: e.not_counted })) }
+        : {}),
+    },
+  )
 }
 
 /**
  * Run inside the transaction that records a plan's operation, once the plan's row is locked by the update that marks
- * it committed (only from pending or approved: a rejection landed before is seen there): the approval
- * `assertCommittable` found must still hold at `now`. Between that check and this transaction an approval can lapse or
- * its reviewer be disabled; the operation is recorded only on an approval that holds when it is, so the whole
- * transaction rolls back otherwise. A rejection takes the same row lock (see `decide`), so it lands wholly before the
- * update or after the commit (it then finds the plan committed).
+ * it committed (only from pending or approved: a rejection landed before is seen there): the authority the commit
+ * stands on must still hold at `now`, the committer's and the approval `assertCommittable` found. Between that check
+ * and this transaction an approval can lapse, an approver or the committer be disabled, a token be revoked; the
+ * operation is recorded only on an authority that holds when it is, so the whole transaction rolls back otherwise. A
+ * rejection takes the same row lock (see `decide`), so it lands wholly before the update or after the commit (it then
+ * finds the plan committed).
  *
- * @example await assertApprovalHolds(trx, planId, committable.reviewers_needed, now)
+ * A disable or revocation at the same instant lands wholly before or after the commit, never in between: on
+ * PostgreSQL the principals' and tokens' rows are read under a share lock (one committed before is seen, one in
+ * flight is waited for and then seen, one that comes later waits for this transaction); on SQLite the write lock this
+ * transaction holds since its first statement does the same. Read without the lock, a disable committed after the
+ * check had read the row, and the operation was recorded after it.
+ *
+ * @example await assertAuthorityHolds(trx, store.dialect, { planId, committer: actor, reviewersNeeded: committable.reviewers_needed, now })
  */
-export async function assertApprovalHolds(db: Store['db'], planId: string, reviewersNeeded: number, now: string): Promise<void> {
+export async function assertAuthorityHolds(
+  db: Store['db'],
+  dialect: StoreDialect,
+  commit: { readonly planId: string; readonly committer: Actor; readonly reviewersNeeded: number; readonly now: string },
+): Promise<void> {
+  const { planId, committer, reviewersNeeded, now } = commit
+  if (dialect === 'postgres') {
+    const approvals = await db.selectFrom('approvals').select(['principal', 'token_id']).where('plan_id', '=', planId).execute()
+    const principals = [...new Set([committer.principal, ...approvals.map((a) => a.principal)])].sort()
+    const tokens = [...new Set([committer.token_id, ...approvals.map((a) => a.token_id)].filter((t): t is string => typeof t === 'string'))].sort()
+    await db.selectFrom('principals').select('id').where('id', 'in', principals).orderBy('id').forShare().execute()
+    if (tokens.length > 0) await db.selectFrom('tokens').select('id').where('id', 'in', tokens).orderBy('id').forShare().execute()
+  }
+  await assertCommitterHolds(db, committer)
   // a standing approval is the config's, which does not change under a running process
   if (reviewersNeeded === 0) return
   const row = await db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow()
   approversOrRefusal(row, await approvalsOf({ db }, row, now), reviewersNeeded, now)
+}
+
+/**
+ * The committer was authenticated as the request arrived; a token revoked or a principal disabled since must not
+ * commit. The CLI's local operator and the gateway itself have no principal row and no token: nothing to withdraw.
+ */
+async function assertCommitterHolds(db: Store['db'], committer: Actor): Promise<void> {
+  const principal = await db.selectFrom('principals').select('disabled_at').where('id', '=', committer.principal).executeTakeFirst()
+  const token = committer.token_id === undefined ? undefined : await db.selectFrom('tokens').select('revoked_at').where('id', '=', committer.token_id).executeTakeFirst()
+  const withdrawn = principal?.disabled_at ? 'its principal was disabled' : committer.token_id !== undefined && (!token || token.revoked_at) ? 'it was revoked' : null
+  if (withdrawn)
+    throw new WarrantError('unauthenticated', `the token this commit was made with no longer authenticates (${withdrawn}) as the commit was to be recorded; nothing was committed`, {
+      principal: committer.principal,
+    })
 }

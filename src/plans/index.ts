@@ -23,4 +23,5 @@ export {
 export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionRequest, CompensationTargetInput } from './plan-service.js'
 export { renderValue, renderPath, type TemplateContext } from './render.js'
 export { planInActionScope } from './compensation.js'
-export { assertApprovalHolds, rejectedPlan } from './approval-holds.js'
+export { assertAuthorityHolds, rejectedPlan } from './approval-holds.js'
+export { isApproverReason, notCountedWords, type NotCounted } from './approval-not-counted.js'

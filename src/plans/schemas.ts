@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { filterSchema, queryInteger } from '../contract/index.js'
 import { pageCompleteness } from '../selections/index.js'
+import { NOT_COUNTED } from './approval-not-counted.js'
 
 /**
  * Plan and approval request and response shapes, on every surface. Field names are part of the contract.
@@ -67,6 +68,12 @@ export const approvalEntrySchema = z
     expires_at: z.string().nullable(),
     plan_digest: z.string(),
     valid: z.boolean().describe('an approval of this plan digest, not expired, that counts now'),
+    not_counted: z
+      .enum(NOT_COUNTED)
+      .nullable()
+      .describe(
+        "why this approval does not count now (null when it does, and for a rejection): the approver's token was revoked (approver_revoked), the approver disabled (approver_disabled), no longer a reviewer (approver_not_reviewer) or scoped to the action (approver_out_of_scope); it lapsed, approved another digest, or came from the proposer",
+      ),
   })
   .meta({ id: 'ApprovalEntry' })
 

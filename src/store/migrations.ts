@@ -4,6 +4,7 @@ import { addOperationPause } from './migration-operation-pause.js'
 import { addSelectionBuilder } from './migration-selection-builder.js'
 import { addSelectionIdempotencyKey } from './migration-selection-idempotency.js'
 import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
+import { addApprovalToken } from './migration-approval-token.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -23,6 +24,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0008_selection_builder': { up: atomically(addSelectionBuilder) },
   '0009_selection_idempotency_key': { up: atomically(addSelectionIdempotencyKey) },
   '0010_selection_upstream_digest': { up: atomically(addSelectionUpstreamDigest) },
+  '0011_approval_token': { up: atomically(addApprovalToken) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

@@ -118,6 +118,8 @@ export interface ApprovalsTable {
   decided_at: IsoTimestamp
   /** null for a rejection, which does not expire */
   expires_at: IsoTimestamp | null
+  /** the token the decision was made with (0011): once it is revoked, the approval no longer counts; null before 0011 */
+  token_id: string | null
 }
 
 /** The commit of an approved plan; one per idempotency key. */

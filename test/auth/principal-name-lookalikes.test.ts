@@ -58,6 +58,25 @@ for (const kind of STORE_KINDS) {
         assert.equal((await principals.issue({ name: 'сок', role: 'reviewer' })).name, 'сок', 'a Russian word that reads as no existing name')
       }))
 
+    test('a name wholly in Cherokee or Lisu capitals, drawn as Latin capitals, is refused beside the principal it reads as', () =>
+      withPrincipals(kind, async (principals, store) => {
+        // Both scripts have capitals drawn exactly as Latin ones (UTS #39 confusables): "ᎠᎪᏙᎬ" and "ꓓꓮꓦꓰ" read "DAVE",
+        // "ꓮꓡꓲꓚꓰ" reads "ALICE". One script each, so only the skeleton can tell; it mapped Cyrillic, Greek and Armenian.
+        await principals.issue({ name: 'dave', role: 'reviewer' })
+        await principals.issue({ name: 'alice', role: 'reviewer' })
+        const cherokeeDave = String.fromCodePoint(0x13a0, 0x13aa, 0x13d9, 0x13ac)
+        const lisuDave = String.fromCodePoint(0xa4d3, 0xa4ee, 0xa4e6, 0xa4f0)
+        const lisuAlice = String.fromCodePoint(0xa4ee, 0xa4e1, 0xa4f2, 0xa4da, 0xa4f0)
+        for (const [name, existing] of [[cherokeeDave, 'dave'], [lisuDave, 'dave'], [lisuAlice, 'alice']] as const)
+          await assert.rejects(principals.issue({ name, role: 'reviewer' }), (e: any) => {
+            assert.equal(e.code, 'conflict', name)
+            assert.equal(e.details.existing, existing, name)
+            assert.match(e.message, /drawn like Latin letters/, name)
+            return true
+          })
+        assert.deepEqual((await store.db.selectFrom('principals').select('name').orderBy('name').execute()).map((r) => r.name), ['alice', 'dave'])
+      }))
+
     test('a name stored before the check (a mixed-script one) keeps working: a new token, authentication', () =>
       withPrincipals(kind, async (principals, store) => {
         const first = await principals.issue({ name: 'alicex', role: 'reviewer' })

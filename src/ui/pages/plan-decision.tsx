@@ -1,4 +1,4 @@
-import { planInActionScope } from '../../plans/index.js'
+import { isApproverReason, notCountedWords, planInActionScope } from '../../plans/index.js'
 import { CsrfField, Notice, Pill, When, paths } from '../components.js'
 import { plural, relative } from '../format.js'
 import { revealed } from '../reveal.js'
@@ -44,6 +44,7 @@ export function DecisionSection(props: { d: PlanPageData }) {
   // So can a pending plan the config no longer lets run: nobody can approve it into a commit, and a rejection ends it.
   const canReject = open && ((p.state === 'approved' && d.selection.complete) || (p.state === 'pending' && (!d.selection.complete || d.configChanged.length > 0)))
   const s = p.approval_state
+  const withdrawn = p.approvals.filter((a) => isApproverReason(a.not_counted))
   return (
     <section class="decision" aria-labelledby="decision">
       <h2 id="decision">Decision</h2>
@@ -78,12 +79,26 @@ export function DecisionSection(props: { d: PlanPageData }) {
           {s.rejected_by.comment ? `: “${revealed(s.rejected_by.comment)}”` : ''}
         </p>
       ) : null}
-      {p.approvals.some((a) => !a.valid) ? (
+      {withdrawn.length > 0 ? (
+        // An approval withdrawn with its approver's authority (a revoked token, a disabled reviewer) is said where the
+        // count is: read as "0 valid approvals" alone, it looked as if nobody had approved, and the reviewer who had
+        // approved was simply asked again.
+        <Notice kind="warn" title="An approval no longer counts" testid="not-counted">
+          <ul class="clauses">
+            {withdrawn.map((a) => (
+              <li>
+                The approval by <strong>{revealed(a.name ?? a.principal)}</strong> at <When iso={a.decided_at} /> no longer counts: {notCountedWords(a.not_counted!)} ({a.not_counted}).
+              </li>
+            ))}
+          </ul>
+        </Notice>
+      ) : null}
+      {p.approvals.some((a) => !a.valid && !isApproverReason(a.not_counted)) ? (
         <details>
           <summary>Earlier decisions that no longer count</summary>
           <ul class="clauses">
             {p.approvals
-              .filter((a) => !a.valid)
+              .filter((a) => !a.valid && !isApproverReason(a.not_counted))
               .map((a) => (
                 <li>
                   {a.decision} by {revealed(a.name ?? a.principal)} at <When iso={a.decided_at} />

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { caller } from '../operations/support/flow.js'
+import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { openReviewSession } from '../support/review-session.js'
+import { STORE_KINDS } from '../support/stores.js'
+
+/**
+ * An approval is the act of a person at a time, with a token. When that token is revoked (it leaked), its principal
+ * disabled or no longer a reviewer, the approval must stop authorising a commit: whoever held the token may have given
+ * it. It counted: `warrant token revoke` on the token an approval was given with left the plan approved and the
+ * commit went through (202). The refusal now names why, and the plan's view and review page show it.
+ */
+const PAUSE = { type: 'pause_collection', params: { reason: 'approver revoked' } }
+const FILTERS = [{ status: 'past_due', region: 'us' }, { status: 'past_due', region: 'apac' }, { status: 'active', region: 'eu' }, { status: 'canceled', region: 'us' }]
+
+for (const kind of STORE_KINDS) {
+  describe(`an approval whose approver lost the right to give it no longer counts (${kind} store)`, () => {
+    let fx: GatewayFixture
+    let n = 0
+    before(async () => {
+      fx = await startDemoGateway({ store: kind, count: 300 })
+    })
+    after(async () => {
+      await fx?.close()
+    })
+
+    /** A fresh reviewer approves a fresh plan over HTTP; the plan is approved. */
+    async function approvedPlan() {
+      n += 1
+      const issued = await fx.gateway.principals.issue({ name: `carol-${n}`, role: 'reviewer' })
+      const agent = fx.as('agent')
+      const sel = await agent('POST', '/v1/resources/subscriptions/selections', { filter: FILTERS[n % FILTERS.length] })
+      assert.equal(sel.status, 201, JSON.stringify(sel.body))
+      const plan = await agent('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })
+      assert.equal(plan.status, 201, JSON.stringify(plan.body))
+      const approved = await caller(fx.base, issued.token)('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
+      assert.equal(approved.status, 201, JSON.stringify(approved.body))
+      assert.equal(approved.body.plan_state, 'approved')
+      return { plan: plan.body, issued }
+    }
+
+    async function refusedCommit(plan: { plan_id: string; plan_digest: string }, reason: string) {
+      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k-${plan.plan_id}` })
+      assert.equal(commit.status, 403, `the commit was taken: ${JSON.stringify(commit.body)}`)
+      assert.equal(commit.body.error.code, 'not_approved')
+      assert.equal(commit.body.error.details.reason, reason, JSON.stringify(commit.body.error))
+      const ops = await fx.gateway.store.db.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).execute()
+      assert.deepEqual(ops, [], 'no operation was recorded')
+      const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
+      assert.equal(view.body.state, 'pending')
+      assert.equal(view.body.approvals.length, 1)
+      assert.equal(view.body.approvals[0].valid, false)
+      assert.equal(view.body.approvals[0].not_counted, reason)
+      return commit.body.error
+    }
+
+    test('the token the approval was given with is revoked: the commit is refused (approver_revoked), the view and the review page say so', async () => {
+      const { plan, issued } = await approvedPlan()
+      await fx.gateway.principals.revoke(issued.token_id)
+      const error = await refusedCommit(plan, 'approver_revoked')
+      assert.match(error.message, /carol-\d+/)
+      assert.match(error.message, /revoked/)
+
+      const bob = await openReviewSession(fx.base, fx.tokens.reviewer2)
+      const page = await bob.get(`/review/plans/${plan.plan_id}`)
+      assert.equal(page.status, 200)
+      assert.match(page.html, /data-testid="not-counted"[^>]*>[\s\S]*?carol-\d+[\s\S]*?token it was given with was revoked/)
+
+      // the same person, with a new token, approves again: that approval is hers now, and counts
+      const fresh = await fx.gateway.principals.addToken({ principal: issued.name })
+      const again = await caller(fx.base, fresh.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      assert.equal(again.status, 201, JSON.stringify(again.body))
+      assert.equal(again.body.counted, true)
+      assert.equal(again.body.plan_state, 'approved')
+      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k2-${plan.plan_id}` })
+      assert.equal(commit.status, 202, JSON.stringify(commit.body))
+    })
+
+    test('another token of the approver is revoked: the approval still counts', async () => {
+      const { plan, issued } = await approvedPlan()
+      const other = await fx.gateway.principals.addToken({ principal: issued.name })
+      await fx.gateway.principals.revoke(other.token_id)
+      const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
+      assert.equal(view.body.state, 'approved')
+      assert.equal(view.body.approvals[0].not_counted, null)
+    })
+
+    test('the approver is disabled: refused (approver_disabled)', async () => {
+      const { plan, issued } = await approvedPlan()
+      await fx.gateway.store.db.updateTable('principals').set({ disabled_at: fx.gateway.store.now() }).where('id', '=', issued.principal_id).execute()
+      const error = await refusedCommit(plan, 'approver_disabled')
+      assert.match(error.message, /disabled/)
+    })
+
+    test('the approver is no longer a reviewer: refused (approver_not_reviewer)', async () => {
+      const { plan, issued } = await approvedPlan()
+      await fx.gateway.store.db.updateTable('principals').set({ role: 'agent' }).where('id', '=', issued.principal_id).execute()
+      await refusedCommit(plan, 'approver_not_reviewer')
+    })
+
+    test("the approver's scope no longer covers the action: refused (approver_out_of_scope)", async () => {
+      const { plan, issued } = await approvedPlan()
+      const narrow = JSON.stringify({ resources: ['subscriptions'], actions: ['resume_collection'] })
+      await fx.gateway.store.db.updateTable('principals').set({ scopes: narrow }).where('id', '=', issued.principal_id).execute()
+      await refusedCommit(plan, 'approver_out_of_scope')
+    })
+  })
+}
