@@ -12,6 +12,7 @@ import { cachingStatements } from './statement-cache.js'
 import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
+import { postgresHealth } from './postgres-health.js'
 import type { StoreLocation } from './store-url.js'
 
 export type StoreDialect = 'sqlite' | 'postgres'
@@ -50,6 +51,11 @@ export interface Store {
    * opened is no longer at its path (removed or replaced), which is for good (see store-file.ts). Takes a stat.
    */
   unavailable(): WarrantError | null
+  /**
+   * Null when the store answers now; else why not, as a `store_unavailable` refusal: `unavailable()` on SQLite,
+   * one trivial query within a short timeout on PostgreSQL (a database dropped, a server down or silent). For /health.
+   */
+  reachable(): Promise<WarrantError | null>
   /** apply pending migrations; a failure is in the result, not thrown */
   migrate(): Promise<MigrationOutcome>
   /** the current time as an ISO-8601 UTC timestamp, the form every timestamp column holds */
@@ -81,6 +87,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
   const sqlite = opened?.database ?? null
   const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location, options)
+  const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
@@ -92,6 +99,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     url: location.display,
     sqlite,
     unavailable: () => opened?.file?.unavailable() ?? null,
+    reachable: async () => (health ? health.check() : (opened?.file?.unavailable() ?? null)),
     migrate: async () => {
       const outcome = await migrateToLatest({ db })
       if (outcome.error) options.log?.error({ err: outcome.error.cause, store: location.display }, outcome.error.message)
@@ -99,7 +107,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       return outcome
     },
     now: () => clock().toISOString(),
-    close: () => (closing ??= db.destroy()),
+    close: () => (closing ??= Promise.all([db.destroy(), health?.close()]).then(() => undefined)),
   }
 }
 
