@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { WarrantError } from '../contract/index.js'
-import { failureText } from './store-refusal.js'
+import { unreachableStore } from './store-refusal.js'
 
 /** How long /health waits for the PostgreSQL store's answer before saying it did not answer. */
 export const POSTGRES_HEALTH_TIMEOUT_MS = 2_000
@@ -69,7 +69,7 @@ export function postgresHealth(connectionString: string, display: string, timeou
       asking ??= ask()
         .then(
           () => null,
-          (error: unknown) => new WarrantError('store_unavailable', `PostgreSQL store "${display}" cannot be reached: ${failureText(error)}`, { store: display, reason: 'unreachable' }),
+          (error: unknown) => unreachableStore(display, error),
         )
         .finally(() => (asking = null))
       let timer: NodeJS.Timeout | undefined

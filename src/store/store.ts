@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import type { Dialect, LogEvent, SqliteDatabase } from 'kysely'
-import pg from 'pg'
 import { openPinned, WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
@@ -13,6 +12,7 @@ import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
+import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
 export type StoreDialect = 'sqlite' | 'postgres'
@@ -66,7 +66,6 @@ export interface Store {
 
 /** How long a SQLite writer waits for another connection's lock before failing with SQLITE_BUSY. */
 const SQLITE_BUSY_TIMEOUT_MS = 5_000
-const PG_INT8_OID = 20
 /** Longest run of SQLite store statements before the event loop gets a turn. */
 const SQLITE_SLICE_MS = 10
 
@@ -86,7 +85,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const clock = options.clock ?? (() => new Date())
   const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
   const sqlite = opened?.database ?? null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location, options)
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location.connectionString, location.display, options)
   const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
@@ -161,46 +160,6 @@ function assertWritable(database: BetterSqlite3.Database, display: string): void
     if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return
     database.close()
     throw new WarrantError('upstream_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
-  }
-}
-
-async function openPostgres(
-  location: Extract<StoreLocation, { dialect: 'postgres' }>,
-  options: StoreOptions,
-): Promise<Dialect> {
-  const pool = new pg.Pool({
-    connectionString: location.connectionString,
-    max: options.maxConnections ?? 10,
-    // Scoped to this pool rather than pg.types, which would change every other pg client in the process.
-    types: { getTypeParser: int8AsNumber },
-  })
-  // An idle client whose server goes away emits 'error' on the pool; unhandled, that would end the process.
-  pool.on('error', (err) => options.log?.warn({ err, store: location.display }, 'idle PostgreSQL connection failed'))
-  // The pool listens only while a client is idle: a backend killed while a client is checked out (a failover,
-  // pg_terminate_backend) emits 'error' on that client, and unheard it ends the process. The query in flight
-  // fails on its own, and the store's callers handle that like any other store error.
-  pool.on('connect', (client) => client.on('error', (err) => options.log?.warn({ err, store: location.display }, 'PostgreSQL connection failed while in use')))
-  try {
-    const client = await pool.connect()
-    client.release()
-  } catch (cause) {
-    await pool.end().catch(() => undefined)
-    throw new WarrantError('upstream_unavailable', `cannot connect to PostgreSQL store "${location.display}": ${messageOf(cause)}`, { store: location.display })
-  }
-  return new PostgresDialect({ pool })
-}
-
-/**
- * bigint columns (`ord`, `seq`, counts) and `count(*)` arrive as int8, which pg returns as strings to avoid
- * precision loss. Ours stay far below 2^53, so they are read as numbers, and a larger one is an error
- * rather than a silently wrong number.
- */
-function int8AsNumber(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
-  if (oid !== PG_INT8_OID || format === 'binary') return pg.types.getTypeParser(oid, format)
-  return (value: string) => {
-    const n = Number(value)
-    if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is beyond Number.MAX_SAFE_INTEGER`)
-    return n
   }
 }
 

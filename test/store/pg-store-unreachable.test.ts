@@ -11,7 +11,7 @@ import { TEST_POSTGRES_ADMIN_URL } from '../support/stores.js'
  * reachable (the connection cut, then refused), or a server that accepts and never answers. /health answered
  * 200 "ok" without asking the store, and every API request was a 500 `internal` "bug" with an error id. Now
  * /health asks the store one trivial question with a short timeout and answers 503 `store_unavailable` naming
- * the cause.
+ * the cause, and every request the store cannot serve is 503 `store_unavailable` naming it, on HTTP and MCP.
  */
 
 /** A real TCP relay on 127.0.0.1 in front of the PostgreSQL server, which the test can cut, or make silent. */
@@ -62,6 +62,30 @@ async function health(base: string): Promise<{ status: number; body: any; ms: nu
   return { status: response.status, body: await response.json(), ms: Date.now() - started }
 }
 
+/** The API requests an agent makes, each reading or writing the store (authentication reads it first). */
+async function assertRequestsRefused(fx: GatewayFixture, cause: RegExp): Promise<void> {
+  const agent = fx.as('agent')
+  for (const [method, path, body] of [
+    ['GET', '/v1/resources', undefined],
+    ['POST', '/v1/resources/subscriptions/search', { filter: { status: 'past_due' } }],
+    ['POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } }],
+  ] as const) {
+    const answer = await agent(method, path, body)
+    assert.equal(answer.status, 503, `${method} ${path}: ${JSON.stringify(answer.body)}`)
+    assert.equal(answer.body.error.code, 'store_unavailable', `${method} ${path}`)
+    assert.match(answer.body.error.message, /PostgreSQL store/, `${method} ${path} names the store`)
+    assert.match(answer.body.error.message, cause, `${method} ${path} names the cause`)
+  }
+  const mcp = await fetch(`${fx.base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${fx.tokens.agent}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }),
+  })
+  const text = await mcp.text()
+  assert.doesNotMatch(text, /internal/, `MCP: ${text}`)
+  assert.match(text, /store_unavailable/, `MCP: ${text}`)
+}
+
 /** A gateway whose PostgreSQL store is reached through `relay`. */
 function gatewayThrough(relay: Relay): Promise<GatewayFixture> {
   return startDemoGateway({
@@ -80,7 +104,7 @@ describe('a PostgreSQL store that goes away under a running gateway', () => {
   before(() => admin.connect())
   after(() => admin.end())
 
-  it('its database dropped: /health answers 503 store_unavailable naming the missing database', async () => {
+  it('its database dropped: /health and every request answer 503 store_unavailable naming the missing database', async () => {
     const fx = await startDemoGateway({ store: 'postgres', count: 50 })
     try {
       assert.equal((await health(fx.base)).status, 200)
@@ -91,12 +115,13 @@ describe('a PostgreSQL store that goes away under a running gateway', () => {
       assert.equal(answer.body.status, 'unavailable')
       assert.equal(answer.body.error.code, 'store_unavailable')
       assert.match(answer.body.error.message, new RegExp(`database "${name}" does not exist`))
+      await assertRequestsRefused(fx, new RegExp(`database "${name}" does not exist`))
     } finally {
       await fx.close()
     }
   })
 
-  it('its server cut off, then refusing connections: /health answers 503 store_unavailable naming the cause', async () => {
+  it('its server cut off, then refusing connections: /health and every request answer 503 store_unavailable naming the cause', async () => {
     const relay = await startRelay(new URL(TEST_POSTGRES_ADMIN_URL))
     const fx = await gatewayThrough(relay)
     try {
@@ -106,6 +131,7 @@ describe('a PostgreSQL store that goes away under a running gateway', () => {
       assert.equal(answer.status, 503, JSON.stringify(answer.body))
       assert.equal(answer.body.error.code, 'store_unavailable')
       assert.match(answer.body.error.message, /ECONNREFUSED|terminated/)
+      await assertRequestsRefused(fx, /ECONNREFUSED|terminated/)
     } finally {
       await fx.close()
     }
