@@ -12,6 +12,7 @@ import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
+import { busyRefusing, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
 import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -32,6 +33,8 @@ export interface StoreOptions {
   readonly clock?: () => Date
   /** PostgreSQL pool size; default 10 */
   readonly maxConnections?: number
+  /** SQLite: how long a statement waits for another connection's lock before it is refused as busy; default 5000 */
+  readonly busyTimeoutMs?: number | undefined
 }
 
 /** The database handle every service receives. */
@@ -64,8 +67,6 @@ export interface Store {
   close(): Promise<void>
 }
 
-/** How long a SQLite writer waits for another connection's lock before failing with SQLITE_BUSY. */
-const SQLITE_BUSY_TIMEOUT_MS = 5_000
 /** Longest run of SQLite store statements before the event loop gets a turn. */
 const SQLITE_SLICE_MS = 10
 
@@ -83,9 +84,10 @@ const SQLITE_SLICE_MS = 10
 export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
-  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS
+  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log, busyTimeoutMs) : null
   const sqlite = opened?.database ?? null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location.connectionString, location.display, options)
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: busyRefusing(sqliteStatements(opened!.database, opened!.file), location.display, busyTimeoutMs) }) : await openPostgres(location.connectionString, location.display, options)
   const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
@@ -116,7 +118,7 @@ function sqliteStatements(database: BetterSqlite3.Database, file: StoreFile | nu
   return file === null ? cached : checkedStatements(cached, database, file)
 }
 
-function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined): { database: BetterSqlite3.Database; file: StoreFile | null } {
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined, busyTimeoutMs: number): { database: BetterSqlite3.Database; file: StoreFile | null } {
   let database: BetterSqlite3.Database
   let file: StoreFile | null = null
   const unopenable = (cause: unknown) => new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
@@ -139,7 +141,8 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
   // Set on every open: in WAL mode the driver's default is NORMAL (a commit may be lost on power failure),
   // and the ledger's `in_flight` row must be on disk before the upstream call it announces.
   database.pragma('synchronous = FULL')
-  database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+  // better-sqlite3 waits synchronously: the event loop is blocked for up to this long (store.busy_timeout_ms)
+  database.pragma(`busy_timeout = ${busyTimeoutMs}`)
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
   if (!location.memory) assertWritable(database, location.display)
