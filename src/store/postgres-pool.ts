@@ -26,7 +26,7 @@ export async function openPostgres(connectionString: string, display: string, op
     client.release()
   } catch (cause) {
     await pool.end().catch(() => undefined)
-    throw new WarrantError('upstream_unavailable', `cannot connect to PostgreSQL store "${display}": ${failureText(cause)}`, { store: display })
+    throw new WarrantError('store_unavailable', `cannot connect to PostgreSQL store "${display}": ${failureText(cause)}`, { store: display })
   }
   return new PostgresDialect({ pool: refusingPool(pool, display) })
 }

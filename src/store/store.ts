@@ -121,7 +121,7 @@ function sqliteStatements(database: BetterSqlite3.Database, file: StoreFile | nu
 function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined, busyTimeoutMs: number): { database: BetterSqlite3.Database; file: StoreFile | null } {
   let database: BetterSqlite3.Database
   let file: StoreFile | null = null
-  const unopenable = (cause: unknown) => new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
+  const unopenable = (cause: unknown) => new WarrantError('store_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
   try {
     if (location.memory) database = new BetterSqlite3(':memory:')
     else {
@@ -136,6 +136,8 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
     if (cause instanceof WarrantError) throw cause
     throw unopenable(cause)
   }
+  // the first statement reads the file: one that holds no SQLite database is refused here, untouched
+  if (!location.memory) assertDatabase(database, location.display)
   // WAL lets readers (review pages, exports) proceed while the executor writes.
   database.pragma('journal_mode = WAL')
   // Set on every open: in WAL mode the driver's default is NORMAL (a commit may be lost on power failure),
@@ -147,6 +149,23 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
   database.pragma('foreign_keys = ON')
   if (!location.memory) assertWritable(database, location.display)
   return { database, file }
+}
+
+/**
+ * A store path naming a file that holds no SQLite database (a text file, a damaged store) failed at its first
+ * statement as "internal error: file is not a database … a bug in Warrant". Read only here, so nothing is written.
+ */
+function assertDatabase(database: BetterSqlite3.Database, display: string): void {
+  try {
+    database.pragma('schema_version', { simple: true })
+  } catch (cause) {
+    const code = String((cause as { code?: unknown }).code)
+    if (code !== 'SQLITE_NOTADB' && !code.startsWith('SQLITE_CORRUPT')) throw cause
+    database.close()
+    throw new WarrantError('store_unavailable', `SQLite store "${display}" is not a SQLite database (${messageOf(cause)}): the config's store names another kind of file, or a damaged store; it was not changed`, {
+      store: display,
+    })
+  }
 }
 
 /**
@@ -162,7 +181,7 @@ function assertWritable(database: BetterSqlite3.Database, display: string): void
     // busy (another writer past busy_timeout) says nothing about the file: its writes will wait as any would
     if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return
     database.close()
-    throw new WarrantError('upstream_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
+    throw new WarrantError('store_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
   }
 }
 
