@@ -42,7 +42,7 @@ export async function freezeSetup(kind: 'sqlite' | 'postgres', count: number) {
   const upstreamUrl = pgUp ? pgUp.url : `sqlite:${join(dir, 'demo.db')}`
   const config = demoConfig(pgStore ? pgStore.url : `sqlite:${join(dir, 'warrant.db')}`, upstreamUrl)
   await ensureDemoData({ url: upstreamUrl, count })
-  const store = await createStore({ url: config.store })
+  const store = await createStore({ url: config.store.url })
   await store.migrate()
   const catalogue = createCatalogue({ config })
   const selections = createSelectionService({ store, catalogue, cursorCodec: createCursorCodec({ key: randomBytes(32) }) })

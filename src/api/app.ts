@@ -49,9 +49,10 @@ export function createApp(options: AppOptions): App {
     app.use('/review/*', guard)
   }
   for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true, refusalBody: mcpDoorRefusal })) app.use('/mcp', guard)
-  // the store's file is looked at (a stat): a gateway whose store file was removed or replaced is not healthy
-  app.get('/health', (c) => {
-    const unavailable = gateway.store.unavailable()
+  // the store is asked: a SQLite file removed or replaced (a stat), a PostgreSQL database that does not answer
+  // one trivial query within a short timeout (dropped, its server down or silent) is a gateway that is not healthy
+  app.get('/health', async (c) => {
+    const unavailable = await gateway.store.reachable()
     if (unavailable !== null) return c.json({ status: 'unavailable', store: gateway.store.dialect, ...unavailable.toBody() }, 503)
     return c.json({ status: 'ok', store: gateway.store.dialect, resources: gateway.catalogue.names })
   })

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Kysely, QueryCreator } from 'kysely'
 import { immediateTransaction, joinCommits, type AuditEventRow, type Database, type JoinedWrites, type Store } from '../store/index.js'
-import { WarrantError } from '../contract/index.js'
+import { isWarrantError, WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
 import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
@@ -331,6 +331,12 @@ const RETRYABLE_CODES = new Set([
 ])
 
 function isRetryable(error: unknown): boolean {
+  // the store's busy refusal keeps SQLite's code: a plain SQLITE_BUSY has already waited the whole busy timeout,
+  // with the event loop blocked, and waiting it out seven times more made one request take 50 s
+  if (isWarrantError(error)) {
+    const code = (error.details as { reason?: unknown; driver_code?: unknown } | undefined)?.driver_code
+    return error.code === 'store_unavailable' && typeof code === 'string' && code !== 'SQLITE_BUSY' && RETRYABLE_CODES.has(code)
+  }
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && RETRYABLE_CODES.has(code)
 }

@@ -137,7 +137,7 @@ export function resolvePaths(config: WarrantConfig, base: string): WarrantConfig
   }
   const auditKey = config.audit?.key
   const audit = auditKey ? { ...config.audit, key: file(auditKey) } : config.audit
-  return { ...config, store: sqlite(config.store), resources, ...(notifications ? { notifications } : {}), ...(audit ? { audit } : {}) }
+  return { ...config, store: { ...config.store, url: sqlite(config.store.url) }, resources, ...(notifications ? { notifications } : {}), ...(audit ? { audit } : {}) }
 }
 
 export type { z }

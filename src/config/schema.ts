@@ -201,8 +201,38 @@ export const notificationsSchema = z
 export type NotificationsConfig = z.infer<typeof notificationsSchema>
 export type WebhookConfig = z.infer<typeof webhookSchema>
 
+/** The longest a SQLite store statement waits for another connection's lock: the wait blocks the event loop. */
+export const MAX_SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+/**
+ * `store: URL`, or `store: { url, busy_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
+ * a SQLite store statement waits for another connection's lock (a CLI command, a backup) before it is refused as
+ * busy; better-sqlite3 waits synchronously, so /health and every request wait with it.
+ */
+const storeSchema = z
+  .preprocess(
+    (value) => (typeof value === 'string' ? { url: value } : value),
+    z
+      .strictObject({
+        url: z.string().describe('sqlite:./file.db, sqlite::memory: or postgres://user@host:5432/db'),
+        busy_timeout_ms: z
+          .number()
+          .int()
+          .min(0)
+          .max(MAX_SQLITE_BUSY_TIMEOUT_MS)
+          .optional()
+          .describe('SQLite only: how long a statement waits for another connection\'s lock before it is refused (503 store_unavailable, busy); default 5000'),
+      })
+      .superRefine((store, ctx) => {
+        if (store.busy_timeout_ms !== undefined && !store.url.startsWith('sqlite:'))
+          ctx.addIssue({ code: 'custom', path: ['busy_timeout_ms'], message: 'applies to a sqlite: store only; a PostgreSQL store waits for no file lock (remove the key)' })
+      }),
+  )
+  .default({ url: 'sqlite:./.warrant/warrant.db' })
+export type StoreConfig = z.infer<typeof storeSchema>
+
 export const configSchema = z.strictObject({
-  store: z.string().default('sqlite:./.warrant/warrant.db'),
+  store: storeSchema,
   server: z
     .strictObject({
       host: z.string().default('127.0.0.1'),

@@ -3,7 +3,7 @@ import type { z } from 'zod'
 // A key the schema does not know is most often a typo ("concurency") or a YAML merge key ("<<"): the message
 // says which key to write instead, from the keys allowed at that place, so the engineer need not read the docs.
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; valueType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; discriminator?: string; getter?: () => z.ZodType; values?: unknown[] }
+type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; valueType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; discriminator?: string; getter?: () => z.ZodType; values?: unknown[] }
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def
 
@@ -18,7 +18,8 @@ function objectsAt(schema: z.ZodType, path: readonly PropertyKey[], input: unkno
     case 'readonly':
       return objectsAt(def.innerType!, path, input)
     case 'pipe':
-      return objectsAt(def.in!, path, input)
+      // a preprocess (`store: URL` read as `{ url }`) is a pipe from a transform: its keys are the output's
+      return objectsAt(defOf(def.in!).type === 'transform' ? def.out! : def.in!, path, input)
     case 'lazy':
       return objectsAt(def.getter!(), path, input)
     case 'union': {

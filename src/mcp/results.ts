@@ -74,7 +74,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   idempotency_key_reused: 'That idempotency key was used for a different request. Use a new key for a new commit or selection; reuse a key only to retry exactly the same call.',
   rate_limited: 'Too many attempts. Wait for details.retry_after_seconds before trying again.',
   upstream_unavailable: 'The upstream system could not be reached. Tell the person; retry later. Nothing was assumed about the records.',
-  store_unavailable: "The gateway's own store can no longer be used (its file was removed or replaced under it). Nothing was recorded or changed; tell the person: the gateway must be restarted on the right store file. Do not retry until then.",
+  store_unavailable: "The gateway's own store cannot be used now; error.message says why (its SQLite file removed or replaced: the gateway must be restarted on the right file; busy or unreachable: it may clear). Tell the person; once the gateway's /health is ok again, read the object again (get_plan, get_operation) before retrying: do not assume this call took effect.",
   internal: 'A bug in the gateway; it was logged with error.details.error_id. Tell the person and do not retry blindly.',
 }
 

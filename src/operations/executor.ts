@@ -27,8 +27,9 @@ export function startRunner(deps: ExecutorDeps, operationId: string): OperationR
   const abort = new AbortController()
   const telemetry = deps.telemetry ?? NO_TELEMETRY
   const done = telemetry.span('warrant.operation.run', { 'warrant.operation_id': operationId }, () => run(deps, operationId, abort)).catch((error: unknown) => {
-    // a store whose file is gone (store_unavailable) has no lease to expire: nothing resumes until a restart on the right file
-    if (isWarrantError(error) && error.code === 'store_unavailable')
+    // a store whose file is gone (store_unavailable naming a file) has no lease to expire: nothing resumes until a
+    // restart on the right file; a store unreachable or busy for now is the failure below, its lease expiring
+    if (isWarrantError(error) && error.code === 'store_unavailable' && (error.details as { file?: unknown } | undefined)?.file !== undefined)
       deps.log.error({ err: error, operation_id: operationId }, 'operation executor stopped: the store is unavailable, so no further write is sent; restart the gateway on the right store file')
     else deps.log.error({ err: error, operation_id: operationId }, 'operation executor failed; the lease will expire and another executor may resume it')
   })

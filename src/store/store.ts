@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import type { Dialect, LogEvent, SqliteDatabase } from 'kysely'
-import pg from 'pg'
 import { openPinned, WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
 import type { MigrationOutcome } from './migrations.js'
@@ -12,6 +11,9 @@ import { cachingStatements } from './statement-cache.js'
 import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
+import { postgresHealth } from './postgres-health.js'
+import { busyRefusing, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
+import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
 export type StoreDialect = 'sqlite' | 'postgres'
@@ -31,6 +33,8 @@ export interface StoreOptions {
   readonly clock?: () => Date
   /** PostgreSQL pool size; default 10 */
   readonly maxConnections?: number
+  /** SQLite: how long a statement waits for another connection's lock before it is refused as busy; default 5000 */
+  readonly busyTimeoutMs?: number | undefined
 }
 
 /** The database handle every service receives. */
@@ -50,6 +54,11 @@ export interface Store {
    * opened is no longer at its path (removed or replaced), which is for good (see store-file.ts). Takes a stat.
    */
   unavailable(): WarrantError | null
+  /**
+   * Null when the store answers now; else why not, as a `store_unavailable` refusal: `unavailable()` on SQLite,
+   * one trivial query within a short timeout on PostgreSQL (a database dropped, a server down or silent). For /health.
+   */
+  reachable(): Promise<WarrantError | null>
   /** apply pending migrations; a failure is in the result, not thrown */
   migrate(): Promise<MigrationOutcome>
   /** the current time as an ISO-8601 UTC timestamp, the form every timestamp column holds */
@@ -58,9 +67,6 @@ export interface Store {
   close(): Promise<void>
 }
 
-/** How long a SQLite writer waits for another connection's lock before failing with SQLITE_BUSY. */
-const SQLITE_BUSY_TIMEOUT_MS = 5_000
-const PG_INT8_OID = 20
 /** Longest run of SQLite store statements before the event loop gets a turn. */
 const SQLITE_SLICE_MS = 10
 
@@ -78,9 +84,11 @@ const SQLITE_SLICE_MS = 10
 export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
-  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS
+  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log, busyTimeoutMs) : null
   const sqlite = opened?.database ?? null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }) : await openPostgres(location, options)
+  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: busyRefusing(sqliteStatements(opened!.database, opened!.file), location.display, busyTimeoutMs) }) : await openPostgres(location.connectionString, location.display, options)
+  const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
@@ -92,6 +100,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     url: location.display,
     sqlite,
     unavailable: () => opened?.file?.unavailable() ?? null,
+    reachable: async () => (health ? health.check() : (opened?.file?.unavailable() ?? null)),
     migrate: async () => {
       const outcome = await migrateToLatest({ db })
       if (outcome.error) options.log?.error({ err: outcome.error.cause, store: location.display }, outcome.error.message)
@@ -99,7 +108,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
       return outcome
     },
     now: () => clock().toISOString(),
-    close: () => (closing ??= db.destroy()),
+    close: () => (closing ??= Promise.all([db.destroy(), health?.close()]).then(() => undefined)),
   }
 }
 
@@ -109,10 +118,10 @@ function sqliteStatements(database: BetterSqlite3.Database, file: StoreFile | nu
   return file === null ? cached : checkedStatements(cached, database, file)
 }
 
-function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined): { database: BetterSqlite3.Database; file: StoreFile | null } {
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined, busyTimeoutMs: number): { database: BetterSqlite3.Database; file: StoreFile | null } {
   let database: BetterSqlite3.Database
   let file: StoreFile | null = null
-  const unopenable = (cause: unknown) => new WarrantError('upstream_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
+  const unopenable = (cause: unknown) => new WarrantError('store_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
   try {
     if (location.memory) database = new BetterSqlite3(':memory:')
     else {
@@ -127,16 +136,36 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
     if (cause instanceof WarrantError) throw cause
     throw unopenable(cause)
   }
+  // the first statement reads the file: one that holds no SQLite database is refused here, untouched
+  if (!location.memory) assertDatabase(database, location.display)
   // WAL lets readers (review pages, exports) proceed while the executor writes.
   database.pragma('journal_mode = WAL')
   // Set on every open: in WAL mode the driver's default is NORMAL (a commit may be lost on power failure),
   // and the ledger's `in_flight` row must be on disk before the upstream call it announces.
   database.pragma('synchronous = FULL')
-  database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+  // better-sqlite3 waits synchronously: the event loop is blocked for up to this long (store.busy_timeout_ms)
+  database.pragma(`busy_timeout = ${busyTimeoutMs}`)
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
   if (!location.memory) assertWritable(database, location.display)
   return { database, file }
+}
+
+/**
+ * A store path naming a file that holds no SQLite database (a text file, a damaged store) failed at its first
+ * statement as "internal error: file is not a database … a bug in Warrant". Read only here, so nothing is written.
+ */
+function assertDatabase(database: BetterSqlite3.Database, display: string): void {
+  try {
+    database.pragma('schema_version', { simple: true })
+  } catch (cause) {
+    const code = String((cause as { code?: unknown }).code)
+    if (code !== 'SQLITE_NOTADB' && !code.startsWith('SQLITE_CORRUPT')) throw cause
+    database.close()
+    throw new WarrantError('store_unavailable', `SQLite store "${display}" is not a SQLite database (${messageOf(cause)}): the config's store names another kind of file, or a damaged store; it was not changed`, {
+      store: display,
+    })
+  }
 }
 
 /**
@@ -152,47 +181,7 @@ function assertWritable(database: BetterSqlite3.Database, display: string): void
     // busy (another writer past busy_timeout) says nothing about the file: its writes will wait as any would
     if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return
     database.close()
-    throw new WarrantError('upstream_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
-  }
-}
-
-async function openPostgres(
-  location: Extract<StoreLocation, { dialect: 'postgres' }>,
-  options: StoreOptions,
-): Promise<Dialect> {
-  const pool = new pg.Pool({
-    connectionString: location.connectionString,
-    max: options.maxConnections ?? 10,
-    // Scoped to this pool rather than pg.types, which would change every other pg client in the process.
-    types: { getTypeParser: int8AsNumber },
-  })
-  // An idle client whose server goes away emits 'error' on the pool; unhandled, that would end the process.
-  pool.on('error', (err) => options.log?.warn({ err, store: location.display }, 'idle PostgreSQL connection failed'))
-  // The pool listens only while a client is idle: a backend killed while a client is checked out (a failover,
-  // pg_terminate_backend) emits 'error' on that client, and unheard it ends the process. The query in flight
-  // fails on its own, and the store's callers handle that like any other store error.
-  pool.on('connect', (client) => client.on('error', (err) => options.log?.warn({ err, store: location.display }, 'PostgreSQL connection failed while in use')))
-  try {
-    const client = await pool.connect()
-    client.release()
-  } catch (cause) {
-    await pool.end().catch(() => undefined)
-    throw new WarrantError('upstream_unavailable', `cannot connect to PostgreSQL store "${location.display}": ${messageOf(cause)}`, { store: location.display })
-  }
-  return new PostgresDialect({ pool })
-}
-
-/**
- * bigint columns (`ord`, `seq`, counts) and `count(*)` arrive as int8, which pg returns as strings to avoid
- * precision loss. Ours stay far below 2^53, so they are read as numbers, and a larger one is an error
- * rather than a silently wrong number.
- */
-function int8AsNumber(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
-  if (oid !== PG_INT8_OID || format === 'binary') return pg.types.getTypeParser(oid, format)
-  return (value: string) => {
-    const n = Number(value)
-    if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is beyond Number.MAX_SAFE_INTEGER`)
-    return n
+    throw new WarrantError('store_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })
   }
 }
 

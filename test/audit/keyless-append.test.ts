@@ -68,7 +68,7 @@ describe('`warrant audit verify` run without the key the server signs with (real
         for (let i = 0; i < 3; i++) await audit.record({ actor: reviewer, action: 'POST /v1/plans/{id}/approvals', summary: { i } })
 
         const config = JSON.parse(readFileSync(operator.configPath, 'utf8')) as Record<string, unknown>
-        config.store = `sqlite:${storeFile}`
+        config.store = { url: `sqlite:${storeFile}` }
         writeFileSync(operator.configPath, JSON.stringify(config))
         const verify = await runWarrant(['audit', 'verify', '--config', operator.configPath], operator.dir)
         assert.equal(verify.code, 3, verify.stderr)

@@ -21,7 +21,7 @@ describe('warrant token (a real subprocess)', () => {
     assert.deepEqual(issued.scopes, { resources: ['subscriptions'], actions: ['pause_collection'] })
     assert.match(issued.token, /^wrt_agent_/)
 
-    const store = await createStore({ url: loadConfigFile(ws.configPath).store })
+    const store = await createStore({ url: loadConfigFile(ws.configPath).store.url })
     const principals = createPrincipalStore(store)
     try {
       const actor = await principals.authenticate(issued.token, 'cli')

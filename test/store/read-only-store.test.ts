@@ -31,7 +31,7 @@ describe('a read-only SQLite store', () => {
       assert.equal(result.code, 4, result.stderr)
       const lines = result.stderr.trim().split('\n')
       assert.equal(lines.length, 1, result.stderr)
-      assert.match(lines[0]!, /^warrant: upstream_unavailable: SQLite store ".*warrant\.db" cannot be written \(a read-only file, folder or file system\)/)
+      assert.match(lines[0]!, /^warrant: store_unavailable: SQLite store ".*warrant\.db" cannot be written \(a read-only file, folder or file system\)/)
       assert.equal(result.stdout, '')
     })
   }

@@ -1,0 +1,62 @@
+import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import { WarrantError } from '../contract/index.js'
+import { codeOf } from './store-refusal.js'
+
+/** How long a SQLite store statement waits for another connection's lock by default (`store.busy_timeout_ms`). */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000
+
+/** SQLite's "another connection holds the lock" (SQLITE_BUSY and its extended codes, SQLITE_LOCKED). */
+export function isBusy(error: unknown): boolean {
+  const code = codeOf(error)
+  return code !== null && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+}
+
+/**
+ * The SQLite store connection as kysely sees it, a statement refused for a lock another connection held (past the
+ * busy timeout, or at once where waiting could not help) turned into 503 `store_unavailable` saying the store is
+ * busy and which key sets the wait: it was a 500 "internal error", a bug it is not. `details.driver_code` keeps
+ * SQLite's code (a plain SQLITE_BUSY has already waited the whole timeout; the others have not).
+ */
+export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: number): SqliteDatabase {
+  const refusal = (error: unknown) =>
+    isBusy(error)
+      ? new WarrantError(
+          'store_unavailable',
+          `the SQLite store "${display}" is busy: another connection (a CLI command, a backup, a sqlite3 shell in a transaction) held its lock past store.busy_timeout_ms (${timeoutMs} ms); retry once it lets go`,
+          { store: display, reason: 'busy', driver_code: codeOf(error), busy_timeout_ms: timeoutMs },
+        )
+      : error
+  const refused = <T>(work: () => T): T => {
+    try {
+      return work()
+    } catch (error) {
+      throw refusal(error)
+    }
+  }
+  const wrapped = new WeakMap<SqliteStatement, SqliteStatement>()
+  return {
+    close: () => inner.close(),
+    prepare(sql) {
+      const statement = refused(() => inner.prepare(sql))
+      let outer = wrapped.get(statement)
+      if (outer === undefined) {
+        outer = {
+          reader: statement.reader,
+          all: (parameters) => refused(() => statement.all(parameters)),
+          iterate: (parameters) => refusingIterator(refused(() => statement.iterate(parameters)), refused),
+          run: (parameters) => refused(() => statement.run(parameters)),
+        }
+        wrapped.set(statement, outer)
+      }
+      return outer
+    },
+  }
+}
+
+function* refusingIterator<T>(rows: IterableIterator<T>, refused: <R>(work: () => R) => R): IterableIterator<T> {
+  for (;;) {
+    const next = refused(() => rows.next())
+    if (next.done) return
+    yield next.value
+  }
+}
