@@ -204,10 +204,15 @@ export type WebhookConfig = z.infer<typeof webhookSchema>
 /** The longest a SQLite store statement waits for another connection's lock: the wait blocks the event loop. */
 export const MAX_SQLITE_BUSY_TIMEOUT_MS = 30_000
 
+/** The longest a PostgreSQL store connection may take to open, or a request wait for a free one. */
+export const MAX_POSTGRES_CONNECT_TIMEOUT_MS = 300_000
+
 /**
- * `store: URL`, or `store: { url, busy_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
+ * `store: URL`, or `store: { url, busy_timeout_ms | connect_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
  * a SQLite store statement waits for another connection's lock (a CLI command, a backup) before it is refused as
- * busy; better-sqlite3 waits synchronously, so /health and every request wait with it.
+ * busy; better-sqlite3 waits synchronously, so /health and every request wait with it. `connect_timeout_ms` bounds a
+ * PostgreSQL store's connection (a firewall that drops packets, a proxy that accepts and never answers): without
+ * it `warrant serve` waited at start, silent, for as long as the kernel kept trying.
  */
 const storeSchema = z
   .preprocess(
@@ -222,10 +227,19 @@ const storeSchema = z
           .max(MAX_SQLITE_BUSY_TIMEOUT_MS)
           .optional()
           .describe('SQLite only: how long a statement waits for another connection\'s lock before it is refused (503 store_unavailable, busy); default 5000'),
+        connect_timeout_ms: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_POSTGRES_CONNECT_TIMEOUT_MS)
+          .optional()
+          .describe('PostgreSQL only: how long opening a connection (or waiting for a free one in the pool) may take before the store is refused (503 store_unavailable); default 10000'),
       })
       .superRefine((store, ctx) => {
         if (store.busy_timeout_ms !== undefined && !store.url.startsWith('sqlite:'))
           ctx.addIssue({ code: 'custom', path: ['busy_timeout_ms'], message: 'applies to a sqlite: store only; a PostgreSQL store waits for no file lock (remove the key)' })
+        if (store.connect_timeout_ms !== undefined && store.url.startsWith('sqlite:'))
+          ctx.addIssue({ code: 'custom', path: ['connect_timeout_ms'], message: 'applies to a PostgreSQL store only; a sqlite: store opens a file (remove the key)' })
       }),
   )
   .default({ url: 'sqlite:./.warrant/warrant.db' })

@@ -7,11 +7,21 @@ import type { StoreLog } from './store.js'
 
 const PG_INT8_OID = 20
 
+/** How long opening a store connection, or waiting for a free one, may take by default (`store.connect_timeout_ms`). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+
 /** Opens the pool and proves one connection, so a store that cannot be reached is refused at start. */
-export async function openPostgres(connectionString: string, display: string, options: { readonly log?: StoreLog | undefined; readonly maxConnections?: number | undefined }): Promise<Dialect> {
+export async function openPostgres(
+  connectionString: string,
+  display: string,
+  options: { readonly log?: StoreLog | undefined; readonly maxConnections?: number | undefined; readonly connectTimeoutMs?: number | undefined },
+): Promise<Dialect> {
   const pool = new pg.Pool({
     connectionString,
     max: options.maxConnections ?? 10,
+    // pg waits forever by default: a server behind a firewall that drops packets, or a proxy that accepts and never
+    // answers, held `warrant serve` at start (and a request for a connection) with nothing said
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     // Scoped to this pool rather than pg.types, which would change every other pg client in the process.
     types: { getTypeParser: int8AsNumber },
   })

@@ -35,6 +35,8 @@ export interface StoreOptions {
   readonly maxConnections?: number
   /** SQLite: how long a statement waits for another connection's lock before it is refused as busy; default 5000 */
   readonly busyTimeoutMs?: number | undefined
+  /** PostgreSQL: how long opening a connection, or waiting for a free one, may take before the store is refused; default 10000 */
+  readonly connectTimeoutMs?: number | undefined
 }
 
 /** The database handle every service receives. */

@@ -3,6 +3,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
+import { parseConfig } from '../../src/config/index.js'
+import { createStore } from '../../src/store/index.js'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { TEST_POSTGRES_ADMIN_URL } from '../support/stores.js'
 
@@ -154,5 +156,38 @@ describe('a PostgreSQL store that goes away under a running gateway', () => {
       await relay.cut()
       await fx.close()
     }
+  })
+
+  it('a server that accepts and never answers when the store opens: refused within store.connect_timeout_ms, not a silent wait', async () => {
+    const relay = await startRelay(new URL(TEST_POSTGRES_ADMIN_URL))
+    relay.silence()
+    try {
+      const url = new URL(TEST_POSTGRES_ADMIN_URL)
+      url.port = String(relay.port)
+      const started = Date.now()
+      await assert.rejects(createStore({ url: url.toString(), connectTimeoutMs: 300 }), (error: any) => {
+        assert.equal(error.code, 'store_unavailable', String(error))
+        assert.match(error.message, /cannot connect to PostgreSQL store/)
+        assert.match(error.message, /timeout/i)
+        return true
+      })
+      assert.ok(Date.now() - started < 5_000, `refused after ${Date.now() - started} ms`)
+    } finally {
+      await relay.cut()
+    }
+  })
+
+  it('store.connect_timeout_ms is validated and refused on a sqlite: store, naming the full key', () => {
+    const minimal = { resources: {} }
+    assert.equal(parseConfig({ ...minimal, store: { url: 'postgres://u@127.0.0.1/w', connect_timeout_ms: 2500 } }).store.connect_timeout_ms, 2500)
+    for (const [store, message] of [
+      [{ url: 'sqlite:./w.db', connect_timeout_ms: 1000 }, /store\.connect_timeout_ms: .*PostgreSQL store only/],
+      [{ url: 'postgres://u@127.0.0.1/w', connect_timeout_ms: 0 }, /store\.connect_timeout_ms: /],
+      [{ url: 'postgres://u@127.0.0.1/w', connect_timeout_ms: 300_001 }, /store\.connect_timeout_ms: .*300000/],
+    ] as const)
+      assert.throws(() => parseConfig({ ...minimal, store }), (error: Error) => {
+        assert.match(error.message, message)
+        return true
+      })
   })
 })
