@@ -113,7 +113,7 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
-  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result) }
+  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result, parsed) }
 
   const payload = ctx.redact.deep(parsed.value)
   const unexpected = (why: string, configKey?: string): ReadPageResult => ({

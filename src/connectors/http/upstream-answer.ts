@@ -2,6 +2,7 @@ import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../cont
 import { mediaTypeOf } from './body-text.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
 import type { NetworkReach, UpstreamExchange } from './upstream-request.js'
 
@@ -18,7 +19,7 @@ const SNIPPET_CHARS = 200
  */
 export function parseJsonBody(
   body: string | null,
-): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number>; readonly duplicates: readonly DuplicateKey[] } | { readonly ok: false } {
+): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number>; readonly duplicates: readonly DuplicateKey[] } | { readonly ok: false; readonly tooDeep?: true } {
   if (body === null || body.trim() === '') return { ok: false }
   let value: unknown
   try {
@@ -26,6 +27,8 @@ export function parseJsonBody(
   } catch {
     return { ok: false }
   }
+  // the walks over the value from here on recurse (see json-depth.ts)
+  if (nestedDeeperThan(value)) return { ok: false, tooDeep: true }
   return { ok: true, value, rounded: roundedNumbersOf(body), duplicates: duplicateKeysOf(body, value) }
 }
 
@@ -96,10 +99,11 @@ export function bodySnippet(ctx: HttpContext, body: string | null, known: readon
  * The body is not quoted: a 2xx body is the record's place, and one that does not parse cannot have its denied
  * fields found.
  */
-export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>): string {
+export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>, parsed?: { readonly tooDeep?: true }): string {
   const { status, body } = result
   const start = `source "${source}" answered ${status}`
   if (body === null) return `${start} with a body that cannot be read as text: ${result.unreadable ?? 'it is not UTF-8'}`
+  if (parsed?.tooDeep) return `${start} with JSON nested more than ${MAX_JSON_DEPTH} levels deep (${Buffer.byteLength(body)} bytes), which no record needs and Warrant does not read`
   if (body.trim() === '') return `${start} with an empty body, not JSON`
   const type = mediaTypeOf(result.headers.get('content-type'))
   const size = `${Buffer.byteLength(body)} bytes`
