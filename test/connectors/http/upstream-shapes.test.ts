@@ -93,12 +93,14 @@ describe('upstream answers shaped unlike the demo', () => {
         }
         case '/clamp': {
           // page-number paging; a page past the last answers the last page again
-          const page = Math.min(Math.max(Number(q.get('page') ?? 1), 1), 3)
+          const page = Math.min(Math.max(Number(q.get('page') ?? 1), 1), Number(q.get('cap') ?? 3))
           const items = ITEMS.slice((page - 1) * 5, page * 5)
           const body: Record<string, unknown> = { items }
-          if (q.get('total') === '1') body.total = 12
+          if (q.has('total')) body.total = Number(q.get('total'))
           return sendJson(res, 200, body)
         }
+        case '/same-page':
+          return sendJson(res, 200, { items: ITEMS.slice(0, 5), count: 5 })
         case '/null-items':
           return sendJson(res, 200, { items: null, next_cursor: null })
         case '/object-items':
@@ -193,5 +195,40 @@ describe('upstream answers shaped unlike the demo', () => {
     const reason = env.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
     assert.equal(reason?.upstream_status, 503, reasons(env))
     assert.match(reason?.message ?? '', /answered 503: \(body not quoted/, reasons(env))
+  })
+
+  // Page numbers clamped to the last page (a page past it answers the last one again), over 12 records in pages of
+  // 5. Was: with a correct total the read past the end found "2 more records" and blamed total_path; without one
+  // pagination.param was blamed, though pages 2 and 3 had moved on: no config could make the walk complete.
+  test('5a. page numbers clamped to the last page, no total: not complete, naming total_path, never a duplicate', async () => {
+    const env = await search(up.origin, '/clamp', { pagination: { style: 'page' } })
+    assert.equal(env.complete, false)
+    assert.equal(new Set(env.items.map((i) => i.id)).size, 12)
+    const reason = env.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
+    assert.match(reason?.message ?? '', /page 4 answers page 3 again/, reasons(env))
+    assert.match(reason?.message ?? '', /total_path/, reasons(env))
+    assert.doesNotMatch(reason?.message ?? '', /is pagination.param/, reasons(env))
+  })
+
+  test('5b. page numbers clamped to the last page, with a correct total: complete, at one read past the end', async () => {
+    const before = up.seen.length
+    const env = await search(up.origin, '/clamp', { pagination: { style: 'page' }, query: { total: '12' }, total_path: 'total' })
+    assert.equal(env.complete, true, reasons(env))
+    assert.deepEqual(env.items.map((i) => i.id), ITEMS.map((i) => i.id))
+    assert.equal(up.seen.length - before, 4)
+  })
+
+  test('5c. clamped with a total that says more remain: the upstream pages no further, RESULT_LIMIT_REACHED', async () => {
+    const env = await search(up.origin, '/clamp', { pagination: { style: 'page' }, query: { total: '100', cap: '2' }, total_path: 'total' })
+    assert.equal(env.complete, false)
+    const reason = env.incomplete_reasons.find((r) => r.code === 'RESULT_LIMIT_REACHED')
+    assert.match(reason?.message ?? '', /page 3 answers page 2 again/, reasons(env))
+    assert.deepEqual(env.items.map((i) => i.id), ITEMS.slice(0, 10).map((i) => i.id))
+  })
+
+  test('5d. an upstream that ignores the page number, with a total that counts the page: still not complete (the repeat of a first page proves no clamp)', async () => {
+    const env = await search(up.origin, '/same-page', { pagination: { style: 'page' }, total_path: 'count' })
+    assert.equal(env.complete, false, reasons(env))
+    assert.ok(env.incomplete_reasons.some((r) => r.message?.includes('total_path "count"')), reasons(env))
   })
 })
