@@ -68,6 +68,7 @@ function networkMessage(source: string, reach: NetworkReach | null, detail: stri
         return `source "${source}" answered ${reach.status}, then its ${reach.compressed.encoding} body was cut: the compressed stream ended before its end (${detail})`
       if (reach.compressed?.end === 'unchecked')
         return `source "${source}" answered ${reach.status} with a ${reach.compressed.encoding} body that cannot be proven whole: a given fetch decompresses it without checking the end of the compressed stream, so a body cut short would read as complete`
+      if (reach.unframed) return `source "${source}" answered ${reach.status}, then sent bytes its framing does not allow (more than its Content-Length declared, or a broken chunk), so where the answer ends is not known (${detail})`
       if (reach.undecodable !== null) return `source "${source}" answered ${reach.status} with a ${reach.undecodable} body that could not be decoded (${detail})`
       const of = reach.declared === null ? '' : ` of the ${reach.declared} its Content-Length declared`
       return `source "${source}" answered ${reach.status}, then its body was cut after ${reach.received} bytes${of} (${detail})`

@@ -159,6 +159,13 @@ describe('upstream answers shaped unlike the demo', () => {
       assert.ok(env.incomplete_reasons.some((r) => r.code === 'SOURCE_UNAVAILABLE' && r.source === 'main'), reasons(env))
     })
 
+  test('3. a body longer than its Content-Length: not complete, saying the upstream answered 200 (was: "closed the connection … before answering")', async () => {
+    const env = await search(up.origin, '/short-length')
+    const reason = env.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
+    assert.equal(reason?.upstream_status, 200, reasons(env))
+    assert.match(reason?.message ?? '', /answered 200, then .*Content-Length/, reasons(env))
+  })
+
   test('3. a BOM before the JSON is read as the JSON', async () => {
     const env = await search(up.origin, '/bom')
     assert.equal(env.complete, true, reasons(env))
