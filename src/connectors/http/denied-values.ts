@@ -1,5 +1,6 @@
 import type { HttpContext } from './context.js'
 import { fieldPath } from './record.js'
+import { nestedDeeperThan } from './json-depth.js'
 import { readPath } from './json-path.js'
 import { REDACTED } from './redaction.js'
 
@@ -75,6 +76,8 @@ export function deniedScrubber(ctx: Pick<HttpContext, 'resource' | 'config'>, kn
     json,
     text(body) {
       const parsed = parseOrUndefined(body)
+      // too deep to scrub without overflowing the stack: its denied keys cannot be found, so it is not quoted
+      if (nestedDeeperThan(parsed)) return null
       const scrubbed = parsed === undefined ? parsed : json(parsed)
       // re-serialized only when something was replaced: an answer without denied values is quoted as sent
       const text = replaceLong(scrubbed === parsed ? body : JSON.stringify(scrubbed))

@@ -80,7 +80,9 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
     const timer = setTimeout(() => stop('timeout'), request.timeoutMs)
     const onAbort = () => stop('aborted')
     request.signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (error) => fail(error))
+    // once the answer has begun, an error of the request is HTTP's parser failing on its bytes: the upstream answered
+    let framing: ((error: unknown) => void) | null = null
+    req.on('error', (error) => (framing ?? fail)(error))
     req.on('socket', (socket) => {
       const connected = () => {
         if (stage === 'connecting') stage = written ? 'awaiting' : 'sending'
@@ -93,7 +95,9 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
       written = true
       if (stage === 'sending') stage = 'awaiting'
     })
-    req.on('response', (res) => read(res, request.maxBytes, finish, fail, elapsed))
+    req.on('response', (res) => {
+      framing = read(res, request.maxBytes, finish, fail, elapsed)
+    })
     req.end(request.body)
   })
 }
@@ -101,6 +105,7 @@ function exchange(agents: { readonly http: http.Agent; readonly https: https.Age
 /**
  * Reads an answer's body up to `maxBytes` (after decompression); past it, the connection is dropped unread. A
  * failure from here on is the answer's (`reach` stage `body`): the upstream received the request and answered.
+ * Returns how a parser error the request reports from now on fails the exchange.
  */
 function read(
   res: IncomingMessage,
@@ -108,7 +113,7 @@ function read(
   finish: (result: UpstreamExchange) => void,
   fail: (error: unknown, reach: NetworkReach) => void,
   elapsed: () => number,
-): void {
+): (error: unknown) => void {
   const status = res.statusCode ?? 0
   const tooLarge = () => finish({ kind: 'too_large', status, durationMs: elapsed() })
   const encoding = (res.headers['content-encoding'] ?? 'identity').trim().toLowerCase()
@@ -116,6 +121,7 @@ function read(
   const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : null
   let received = 0
   const cut = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: null })
+  const unframed = (error: unknown) => fail(error, { stage: 'body', status, received, declared, undecodable: null, unframed: true })
   // zlib and brotli fail with Z_BUF_ERROR only where their input ended before the compressed stream did (a
   // trailer never sent, a server that flushed and died): the HTTP message was whole, the body is cut all the same
   const undecodable = (error: unknown) =>
@@ -128,13 +134,13 @@ function read(
   if (encoding === 'identity' && declared !== null && declared > maxBytes) {
     tooLarge()
     res.destroy()
-    return
+    return unframed
   }
   const decoder = encoding === 'identity' ? null : decoderFor(encoding)
   if (encoding !== 'identity' && decoder === null) {
     undecodable(new Error('an encoding Warrant does not decode'))
     res.destroy()
-    return
+    return unframed
   }
   collectBody(res, decoder, maxBytes, {
     body: (bytes) => finish({ kind: 'response', status, headers: headersOf(res.rawHeaders), ...textOf(bytes, res.headers['content-type']), durationMs: elapsed() }),
@@ -145,6 +151,7 @@ function read(
       received += bytes
     },
   })
+  return unframed
 }
 
 /**

@@ -108,7 +108,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
   }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
   const parsed = parseJsonBody(body)
-  if (!parsed.ok) return { kind: 'failed', status, message: notJsonMessage(source, result) }
+  if (!parsed.ok) return { kind: 'failed', status, message: notJsonMessage(source, result, parsed) }
   // the whole answer rides along for a replacing write, which would send one value of a key named twice back
   if (parsed.duplicates.length > 0) return { kind: 'failed', status, message: `source "${source}": unexpected record: ${duplicatesProblem(parsed.duplicates)}` }
   const value = ctx.redact.deep(parsed.value)

@@ -113,7 +113,7 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
-  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result) }
+  if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result, parsed) }
 
   const payload = ctx.redact.deep(parsed.value)
   const unexpected = (why: string, configKey?: string): ReadPageResult => ({
@@ -156,8 +156,17 @@ function interpret(
         'connector.list.pagination.offset_param',
       )
   }
-  // past a signalled end only the count matters: any item there means the signal did not count this list
-  if (confirming) return { kind: 'past_end', received: rawItems.length }
+  // Page numbers carry no proof that the page moved: the first id is compared instead, before any filter, so an
+  // upstream answering page 1 to every page number is caught even when none of its records match.
+  const pageFirst = position.style === 'page' && list.pagination.style === 'page' && rawItems.length > 0 ? readId(toRecord(ctx, rawItems[0], null, list.record_path, parsed.rounded)) : undefined
+  const repeated = pageFirst !== undefined && position.style === 'page' && wellFormed(pageFirst) === position.firstId
+  // Repeating a page that was not the first, after every page so far moved on from the one before it (each was
+  // compared), is an upstream that clamps page numbers to the last page it serves; a repeated first page may as
+  // well be an upstream that ignores pagination.param
+  const clamped = repeated && position.style === 'page' && list.pagination.style === 'page' && position.page - 1 > list.pagination.first
+  // past a signalled end only the count matters: any item there means the signal did not count this list, and
+  // the ended page again is the clamp: nothing lies past it
+  if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length }
 
   const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
   if ('problem' in signals) return unexpected(signals.problem)
@@ -181,6 +190,22 @@ function interpret(
     )
   // a collection-wide total counts the list the upstream pages only when no filter narrowed that list
   const pagedTotal = list.total_kind === 'collection' && sent.anyDelegated ? undefined : total
+  // before the total is checked against the records received: a page answered twice is counted twice there
+  if (repeated && position.style === 'page' && list.pagination.style === 'page') {
+    if (clamped) {
+      const again = `page ${position.page} answers page ${position.page - 1} again (it starts with "${pageFirst}"), though the pages before it moved on: the upstream clamps page numbers past the last page it serves`
+      if (hasMore === true || pagedTotal !== undefined)
+        return {
+          kind: 'result_limit',
+          message: `source "${source}": ${again}, while it says more records match (${hasMore === true ? `has_more_path "${list.has_more_path}" true` : `${totalKey(list)}: ${pagedTotal}, ${position.seen} read`}): it pages no further for this query`,
+          limit: position.seen,
+        }
+      return unexpected(`${again}, at its end or at a cap, which cannot be told apart without a count; set total_path (or has_more_path) to where it says how many records match, and its end is known`, 'connector.list.total_path')
+    }
+    return unexpected(
+      `page ${position.page} starts with the same record ("${pageFirst}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
+    )
+  }
   // a total below the records the walk has already received cannot be the count of the list it pages
   if (pagedTotal !== undefined && reached !== undefined && reached + rawItems.length > pagedTotal)
     return unexpected(
@@ -217,12 +242,6 @@ function interpret(
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
   const unjudged = shape.result()
-  // Page numbers carry no proof that the page moved: the first id is compared instead, before any filter, so an
-  // upstream answering page 1 to every page number is caught even when none of its records match.
-  if (position.style === 'page' && list.pagination.style === 'page' && firstId !== undefined && wellFormed(firstId) === position.firstId)
-    return unexpected(
-      `page ${position.page} starts with the same record ("${firstId}") as the page before: the upstream returned the same page again; is pagination.param "${list.pagination.param}" the parameter it pages by?`,
-    )
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
   // an end signalled on a page with items is tested by one read past it, a short page too: an upstream that caps

@@ -2,6 +2,7 @@ import { duplicateKeysOf, roundedNumbersOf, type DuplicateKey } from '../../cont
 import { mediaTypeOf } from './body-text.js'
 import type { HttpContext } from './context.js'
 import { deniedScrubber } from './denied-values.js'
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js'
 import { parseRetryAfter, DEFAULT_RETRY_AFTER_SECONDS } from './retry-after.js'
 import type { NetworkReach, UpstreamExchange } from './upstream-request.js'
 
@@ -18,7 +19,7 @@ const SNIPPET_CHARS = 200
  */
 export function parseJsonBody(
   body: string | null,
-): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number>; readonly duplicates: readonly DuplicateKey[] } | { readonly ok: false } {
+): { readonly ok: true; readonly value: unknown; readonly rounded: ReadonlySet<number>; readonly duplicates: readonly DuplicateKey[] } | { readonly ok: false; readonly tooDeep?: true } {
   if (body === null || body.trim() === '') return { ok: false }
   let value: unknown
   try {
@@ -26,6 +27,8 @@ export function parseJsonBody(
   } catch {
     return { ok: false }
   }
+  // the walks over the value from here on recurse (see json-depth.ts)
+  if (nestedDeeperThan(value)) return { ok: false, tooDeep: true }
   return { ok: true, value, rounded: roundedNumbersOf(body), duplicates: duplicateKeysOf(body, value) }
 }
 
@@ -65,6 +68,7 @@ function networkMessage(source: string, reach: NetworkReach | null, detail: stri
         return `source "${source}" answered ${reach.status}, then its ${reach.compressed.encoding} body was cut: the compressed stream ended before its end (${detail})`
       if (reach.compressed?.end === 'unchecked')
         return `source "${source}" answered ${reach.status} with a ${reach.compressed.encoding} body that cannot be proven whole: a given fetch decompresses it without checking the end of the compressed stream, so a body cut short would read as complete`
+      if (reach.unframed) return `source "${source}" answered ${reach.status}, then sent bytes its framing does not allow (more than its Content-Length declared, or a broken chunk), so where the answer ends is not known (${detail})`
       if (reach.undecodable !== null) return `source "${source}" answered ${reach.status} with a ${reach.undecodable} body that could not be decoded (${detail})`
       const of = reach.declared === null ? '' : ` of the ${reach.declared} its Content-Length declared`
       return `source "${source}" answered ${reach.status}, then its body was cut after ${reach.received} bytes${of} (${detail})`
@@ -96,10 +100,11 @@ export function bodySnippet(ctx: HttpContext, body: string | null, known: readon
  * The body is not quoted: a 2xx body is the record's place, and one that does not parse cannot have its denied
  * fields found.
  */
-export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>): string {
+export function notJsonMessage(source: string, result: Extract<UpstreamExchange, { kind: 'response' }>, parsed?: { readonly tooDeep?: true }): string {
   const { status, body } = result
   const start = `source "${source}" answered ${status}`
   if (body === null) return `${start} with a body that cannot be read as text: ${result.unreadable ?? 'it is not UTF-8'}`
+  if (parsed?.tooDeep) return `${start} with JSON nested more than ${MAX_JSON_DEPTH} levels deep (${Buffer.byteLength(body)} bytes), which no record needs and Warrant does not read`
   if (body.trim() === '') return `${start} with an empty body, not JSON`
   const type = mediaTypeOf(result.headers.get('content-type'))
   const size = `${Buffer.byteLength(body)} bytes`

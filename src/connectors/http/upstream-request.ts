@@ -39,6 +39,8 @@ export type NetworkReach =
       readonly received: number
       readonly declared: number | null
       readonly undecodable: string | null
+      /** HTTP's own parser failed once the answer had begun: bytes past its Content-Length, a broken chunk */
+      readonly unframed?: true
       /**
        * A compressed body whose stream did not provably end, though the HTTP message did: its end is `missing`
        * (the decoder ran out of input first: a cut body), or `unchecked` (a given fetch decompresses leniently,

@@ -151,7 +151,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
       const stated = statedVersion(ctx, newVersion, headers, undefined)
       return { kind: 'written', status, record: null, ...(stated === null ? {} : { newVersion: stated }) }
     }
-    if (!parsed.ok) return { kind: 'unknown', status, message: `${notJsonMessage(source, result)}; the write may or may not have happened` }
+    if (!parsed.ok) return { kind: 'unknown', status, message: `${notJsonMessage(source, result, parsed)}; the write may or may not have happened` }
     const value = ctx.redact.deep(parsed.value)
     // a key named twice (`"role":"member", …, "role":"viewer"`): the answer says neither value for sure, so
     // nothing of its body is taken as the record or its version; the record is re-read and judged
