@@ -63,6 +63,7 @@ export {
 export { decimalOf, compareDecimals } from './decimal.js'
 export { instantOf, namesInstant, canonicalInstant } from './instant.js'
 export { duplicateKeyOf, duplicateKeysOf, type DuplicateKey } from './duplicate-keys.js'
+export { walkJsonText, type JsonTextVisitor } from './json-text.js'
 export { markMixedScript, mixedScriptCharacters, codePointName } from './mixed-script.js'
 export { queryInteger } from './query-integer.js'
 export { revealed } from './revealed.js'
