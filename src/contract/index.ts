@@ -44,6 +44,7 @@ export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode,
 export {
   filterSchema,
   FILTER_GRAMMAR,
+  MAX_FILTER_VALUE_CHARS,
   FILTER_DESCRIPTION,
   fieldConditionSchema,
   RESERVED_KEYS,
