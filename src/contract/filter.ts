@@ -2,6 +2,13 @@ import { z } from 'zod'
 import { compareDecimals } from './decimal.js'
 import { instantOf } from './instant.js'
 
+/**
+ * The longest text a filter compares: no field a filter reads holds a megabyte, and a value goes upstream whole on
+ * every page of a walk (an http upstream's query string, a SQL parameter). 1 MB values were walked and answered
+ * "complete, none match".
+ */
+export const MAX_FILTER_VALUE_CHARS = 2048
+
 const scalar = z.union([z.string(), z.number(), z.boolean()])
 
 /** The JSON filter grammar, quoted by every refusal of a filter so a typo is answered with what is accepted. */
@@ -51,7 +58,27 @@ const filterKey = z
   .refine((key) => !RESERVED_KEYS.has(key), { message: 'a reserved name (__proto__, constructor, toString…) is never a field name' })
 
 /** A filter: field name → condition; all conditions must hold. `{}` matches every record. */
-export const filterSchema = z.record(filterKey, fieldConditionSchema).meta({ id: 'Filter' })
+export const filterSchema = z.record(filterKey, fieldConditionSchema).superRefine(refuseLongValues).meta({ id: 'Filter' })
+
+/**
+ * Each text value at most {@link MAX_FILTER_VALUE_CHARS}, named by its path (`customer_name.in.1`). A refinement,
+ * not a `maxLength` on every value of the grammar: that would be advertised in each tool's input schema, paid in
+ * every agent's context before its first call.
+ */
+function refuseLongValues(filter: Record<string, FieldCondition>, ctx: z.RefinementCtx): void {
+  const check = (value: unknown, path: (string | number)[]) => {
+    if (typeof value === 'string' && value.length > MAX_FILTER_VALUE_CHARS)
+      ctx.addIssue({ code: 'custom', path, message: `a filter value is at most ${MAX_FILTER_VALUE_CHARS} characters, and this one has ${value.length}` })
+  }
+  for (const [field, condition] of Object.entries(filter)) {
+    if (typeof condition !== 'object') check(condition, [field])
+    else
+      for (const [op, value] of Object.entries(condition)) {
+        if (Array.isArray(value)) value.forEach((item, i) => check(item, [field, op, i]))
+        else check(value, [field, op])
+      }
+  }
+}
 export type Filter = z.infer<typeof filterSchema>
 
 /** The fields a filter reads, to check them against a resource's allowed and denied fields. */

@@ -45,6 +45,7 @@ export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode,
 export {
   filterSchema,
   FILTER_GRAMMAR,
+  MAX_FILTER_VALUE_CHARS,
   FILTER_DESCRIPTION,
   fieldConditionSchema,
   RESERVED_KEYS,
@@ -64,6 +65,8 @@ export {
 export { decimalOf, compareDecimals } from './decimal.js'
 export { instantOf, namesInstant, canonicalInstant } from './instant.js'
 export { duplicateKeyOf, duplicateKeysOf, type DuplicateKey } from './duplicate-keys.js'
+export { walkJsonText, type JsonTextVisitor } from './json-text.js'
+export { cursorArgument, CURSOR_RULE } from './cursor-argument.js'
 export { markMixedScript, mixedScriptCharacters, codePointName } from './mixed-script.js'
 export { queryInteger } from './query-integer.js'
 export { revealed } from './revealed.js'

@@ -1,6 +1,7 @@
 import { inspectJson } from '../api/input-guard.js'
 import { unfaithfulJsonIn } from '../api/unique-keys.js'
 import { WarrantError, isWarrantError } from '../contract/index.js'
+import { type ArgumentRefusals, type TextProblem, textProblemsOf } from './argument-refusals.js'
 import { JSON_RPC, jsonRpcRefusal, messageId } from './json-rpc-errors.js'
 
 /**
@@ -11,15 +12,17 @@ import { JSON_RPC, jsonRpcRefusal, messageId } from './json-rpc-errors.js'
  * `params` the request is valid and its params are not, -32602 Invalid params. Either names where (`root` names the
  * whole: `body` over HTTP, `line` over stdio; a batch's message by its index). The id answered is the message's,
  * null where the id itself is in doubt (given twice, or rounded): JSON-RPC 2.0 says so for an id not detected.
- * A tool call's arguments are left to the tool, which refuses them as an `isError` result naming the argument.
+ * A tool call's arguments are left to the tool, which refuses them as an `isError` result naming the argument: text
+ * and nesting it inspects itself, a key twice or a rounded number `refusals` holds for it by request id.
  *
- * @example unfaithfulMessage('{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', parsed, 'body') // -32600, id null
+ * @example unfaithfulMessage('{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', parsed, 'body', refusals) // -32600, id null
  */
-export function unfaithfulMessage(text: string, parsed: unknown, root: string) {
+export function unfaithfulMessage(text: string, parsed: unknown, root: string, refusals?: ArgumentRefusals) {
   const batch = Array.isArray(parsed)
   const messages: unknown[] = batch ? parsed : [parsed]
   const textual = unfaithfulJsonIn(text)
-  if (textual) {
+  const inArguments = !textual ? new Map<string | number, TextProblem>() : refusals ? argumentProblems(text, messages, batch) : null
+  if (textual && !inArguments) {
     const details = textual.details as { path?: string; key?: string; literal?: string; read_as?: string }
     const [index, path] = batch ? splitIndex(details.path ?? '') : [0, details.path ?? '']
     const message = messages[index]
@@ -41,7 +44,36 @@ export function unfaithfulMessage(text: string, parsed: unknown, root: string) {
       refusalOf(() => inspectJson(object ? withoutArguments(method, params) : undefined, `${at}.params`, 1), JSON_RPC.invalidParams, message)
     if (refused) return refused
   }
+  // faithful: what an earlier message with the same id left is cleared; unfaithful arguments are held for the tool
+  for (const message of messages) {
+    const id = messageId(message)
+    if (id === null || !refusals) continue
+    const problem = inArguments?.get(id)
+    if (problem) refusals.hold(id, problem)
+    else refusals.clear(id)
+  }
   return null
+}
+
+/**
+ * The first problem of each tool call whose arguments the text shows JSON.parse would change, by request id, when
+ * every problem of the text lies inside such a call's `params.arguments`; null when any lies elsewhere (the message
+ * itself is then refused) or in a call without an id to answer.
+ */
+function argumentProblems(text: string, messages: readonly unknown[], batch: boolean): Map<string | number, TextProblem> | null {
+  const held = new Map<string | number, TextProblem>()
+  const heldFor = new Map<string | number, number>()
+  for (const problem of textProblemsOf(text)) {
+    const [index, path] = batch ? splitIndex(problem.path) : [0, problem.path]
+    const message = messages[index] as { method?: unknown } | undefined
+    const id = messageId(message)
+    const inside = path === 'params.arguments' ? problem.kind === 'twice' : path.startsWith('params.arguments.')
+    // two calls of a batch under one id cannot be told apart when answered: the message is refused
+    if (!inside || message?.method !== 'tools/call' || id === null || (heldFor.get(id) ?? index) !== index) return null
+    if (!held.has(id)) held.set(id, { ...problem, path })
+    heldFor.set(id, index)
+  }
+  return held
 }
 
 /** A batch's path `3.params.x` as its message's index and the path within it. */

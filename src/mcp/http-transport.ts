@@ -3,6 +3,7 @@ import type { Hono } from 'hono'
 import { type ApiEnv, authenticate } from '../api/authenticate.js'
 import { WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import { ArgumentRefusals } from './argument-refusals.js'
 import { createMcpServer } from './server.js'
 import { unfaithfulMessage } from './faithful-message.js'
 import { JSON_RPC, jsonRpcError, jsonRpcRefusal, notJsonRpc } from './json-rpc-errors.js'
@@ -34,7 +35,8 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
     }
   })
   app.post(MCP_PATH, async (c) => {
-    const server = createMcpServer({ gateway, actor: c.get('actor') })
+    const argumentRefusals = new ArgumentRefusals()
+    const server = createMcpServer({ gateway, actor: c.get('actor'), argumentRefusals })
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
       // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last,
@@ -47,7 +49,7 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
         return c.json(jsonRpcError(null, JSON_RPC.parseError, 'Parse error: the body is not JSON'), 400)
       }
       // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
-      const unfaithful = unfaithfulMessage(text, parsedBody, 'body')
+      const unfaithful = unfaithfulMessage(text, parsedBody, 'body', argumentRefusals)
       if (unfaithful) return c.json(unfaithful, 400)
       // The SDK calls JSON that is no JSON-RPC message a parse error (-32700; it parsed) and takes an empty batch (202)
       const invalid = notJsonRpc(parsedBody)

@@ -6,6 +6,7 @@ import { asWarrantError, fromZodError } from '../api/error-mapping.js'
 import { inspectJson } from '../api/input-guard.js'
 import { type Actor, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import type { ArgumentRefusals } from './argument-refusals.js'
 import { auditToolCall } from './audit.js'
 import { toolInputSchema, toolOutputSchema } from './json-schema.js'
 import { type ToolAnswer, type ToolRefusal, answer, refusal } from './results.js'
@@ -20,6 +21,8 @@ export interface McpServerOptions {
    * revoked or expires.
    */
   readonly actor: Actor | (() => Promise<Actor>)
+  /** Tool arguments the transport found unfaithful in the message's text (a key twice, a rounded number), by request id. */
+  readonly argumentRefusals?: ArgumentRefusals
 }
 
 export const MCP_SERVER_INFO = { name: 'warrant', version: '0.1.0' } as const
@@ -42,7 +45,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const { gateway, actor } = options
   const server = new WarrantMcpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const who = typeof actor === 'function' ? actor : async () => actor
-  const runners = new Map(WARRANT_TOOLS.map((tool) => [tool.name, register(server, tool, gateway, who)] as const))
+  const runners = new Map(WARRANT_TOOLS.map((tool) => [tool.name, register(server, tool, gateway, who, options.argumentRefusals)] as const))
   answerEveryCall(server, runners, gateway, who)
   // The SDK advertises `tools.listChanged: true` once a tool is registered; this server never sends
   // notifications/tools/list_changed (the tools are fixed before it connects), so it must not claim to.
@@ -94,17 +97,21 @@ class WarrantMcpServer extends McpServer {
 
 /** What a tool call runs with besides its arguments: the HTTP request's headers, when it came over HTTP. */
 interface CallExtra {
+  readonly requestId?: string | number
   readonly requestInfo?: { readonly headers?: Record<string, string | string[] | undefined> }
 }
 
 type ToolRunner = (raw: unknown, extra: CallExtra) => Promise<ToolAnswer | ToolRefusal>
 
-function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>): ToolRunner {
+function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>, refusals?: ArgumentRefusals): ToolRunner {
   const run: ToolRunner = (raw, extra) =>
     audited(gateway, who, tool.name, raw, async (context) => {
       // Arguments an LLM wrote as a list or a string: name them, rather than zod's "(root)"
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
         throw new WarrantError('invalid_request', `invalid ${tool.name} arguments: arguments must be a JSON object of named arguments, not ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`, { field: 'arguments' })
+      // what JSON.parse changed before the arguments got here: a key given twice, a rounded number
+      const unfaithful = refusals?.take(extra.requestId, tool.name)
+      if (unfaithful) throw unfaithful
       // The same door as HTTP (stdio has no other): NUL, lone surrogates, __proto__ keys, nesting depth
       inspectJson(raw, 'arguments')
       const parsed = tool.input.safeParse(raw)

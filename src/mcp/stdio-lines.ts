@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder'
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import type { ArgumentRefusals } from './argument-refusals.js'
 import { unfaithfulMessage } from './faithful-message.js'
 import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, messageId } from './json-rpc-errors.js'
 
@@ -11,11 +12,12 @@ import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, messageId } from './json-rpc-erro
  * tool would act on a value nobody sent), or nesting, text or a key no store keeps, outside a tool's arguments
  * (-32600 in the message's own members, -32602 in its params: see unfaithfulMessage); one that is not JSON
  * (-32700), and JSON that is not a JSON-RPC message (-32600). The SDK drops the last two with no answer and no log, so a client waiting for that id would
- * wait forever. Blank lines carry nothing and are skipped.
+ * wait forever. Blank lines carry nothing and are skipped. A key twice or a rounded number inside a tool call's
+ * arguments passes, held in `refusals` (the server's) for the tool to refuse as an `isError` result.
  *
- * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout), process.stdout)
+ * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout, refusals), process.stdout)
  */
-export function withoutDuplicateKeys(input: Readable, output: Writable): Readable {
+export function withoutDuplicateKeys(input: Readable, output: Writable, refusals?: ArgumentRefusals): Readable {
   let pending = ''
   const decoder = new StringDecoder('utf8')
   const answer = (id: unknown, code: number, message: string, data?: unknown) => output.write(`${JSON.stringify(jsonRpcError(id, code, message, data))}\n`)
@@ -35,7 +37,7 @@ export function withoutDuplicateKeys(input: Readable, output: Writable): Readabl
           continue
         }
         // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
-        const unfaithful = unfaithfulMessage(line, parsed, 'line')
+        const unfaithful = unfaithfulMessage(line, parsed, 'line', refusals)
         if (unfaithful) output.write(`${JSON.stringify(unfaithful)}\n`)
         else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC)
         else this.push(line)

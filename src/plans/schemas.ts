@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { filterSchema, queryInteger } from '../contract/index.js'
+import { cursorArgument, filterSchema, queryInteger } from '../contract/index.js'
 import { pageCompleteness } from '../selections/index.js'
 import { NOT_COUNTED } from './approval-not-counted.js'
 
@@ -168,7 +168,7 @@ export const recordChangeSchema = z
 
 /** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
 export const changesQuerySchema = z.strictObject({
-  cursor: z.string().max(4096).optional(),
+  cursor: cursorArgument(4096).optional().describe('next_cursor of the previous page; leave it out for the first'),
   limit: queryInteger({ min: 1, max: 1000 }).default(100),
 })
 

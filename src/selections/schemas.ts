@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
+import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, cursorArgument, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
  * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
@@ -133,7 +133,7 @@ export type CreatedSelectionView = z.infer<typeof createdSelectionViewSchema>
 
 /** strict, as every /v1 query: a parameter the route does not take is refused, never dropped */
 export const memberPageQuerySchema = z.strictObject({
-  cursor: z.string().max(4096).optional().describe('next_cursor of the previous page, exactly as given'),
+  cursor: cursorArgument(4096).optional().describe('next_cursor of the previous page, exactly as given; leave it out for the first'),
   limit: queryInteger({ min: 1, max: 1000 }).default(100),
 })
 

@@ -36,22 +36,28 @@ describe('a filter key given twice is refused on HTTP and MCP, as on the CLI', (
     assert.ok(fine.body.items.every((i: any) => i.amount_due >= 100 && i.amount_due < 300))
   })
 
-  test('MCP over HTTP answers a JSON-RPC error naming the key; the tool is never called', async () => {
+  test('MCP over HTTP answers an isError result naming the key (invalid tool input, as every other); the search never runs', async () => {
     const response = await postMcpText(world, '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"status":"past_due","status":"active"}}}}')
-    assert.equal(response.status, 400)
+    assert.equal(response.status, 200)
     const body = (await response.json()) as any
     assert.equal(body.id, 7)
-    assert.match(body.error.message, /invalid_request: .*key "status" appears twice in "params.arguments.filter"/)
+    assert.equal(body.result.isError, true)
+    assert.equal(body.result.structuredContent.error.code, 'invalid_request')
+    assert.match(body.result.structuredContent.error.message, /key "status" appears twice in arguments\.filter/)
   })
 
-  test('MCP over stdio answers the same error for that message and keeps serving the next one', { timeout: 60_000 }, async () => {
+  test('MCP over stdio answers the same refusal for that message and keeps serving the next one', { timeout: 60_000 }, async () => {
     const { send, answer, end } = await startMcpLineSession(world)
+    try {
     send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"resource":"subscriptions","filter":{"status":"past_due","status":"active"}}}}')
     const refused = await answer(2)
-    assert.match(refused.error.message, /key "status" appears twice/)
+    assert.equal(refused.result?.isError, true, JSON.stringify(refused))
+    assert.match(refused.result.structuredContent.error.message, /key "status" appears twice in arguments\.filter/)
     send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'search', arguments: { resource: 'subscriptions', filter: { status: 'active' }, budget: { max_pages: 1 } } } }))
     const served = await answer(3)
     assert.ok(served.result.structuredContent.items.every((i: any) => i.status === 'active'))
-    await end()
+    } finally {
+      await end()
+    }
   })
 })

@@ -76,13 +76,15 @@ describe('a request number JSON would round is refused on every surface, nothing
     assert.equal(commit.body.error.details.path, 'budget')
   })
 
-  test('MCP over HTTP: a rounded number in tool arguments is a JSON-RPC error naming the path; the tool is never called', async () => {
+  test('MCP over HTTP: a rounded number in tool arguments is an isError result naming the argument (invalid input, as every other); nothing is made', async () => {
     const count = await selectionsCount()
     const response = await postMcpText(world, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"create_selection","arguments":{"resource":"subscriptions","filter":{"amount_due":{"gte":9007199254740993}}}}}')
-    assert.equal(response.status, 400)
+    assert.equal(response.status, 200)
     const body = (await response.json()) as any
     assert.equal(body.id, 9)
-    assert.match(body.error.message, /invalid_request: .*the number 9007199254740993 at "params\.arguments\.filter\.amount_due\.gte"/)
+    assert.equal(body.result.isError, true)
+    assert.equal(body.result.structuredContent.error.code, 'invalid_request')
+    assert.match(body.result.structuredContent.error.message, /the number 9007199254740993 at arguments\.filter\.amount_due\.gte/)
     assert.equal(await selectionsCount(), count)
     // an exact request through the SDK client is served as before
     const client = await connectAgent(world, 'rounded')
@@ -100,8 +102,8 @@ describe('a request number JSON would round is refused on every surface, nothing
       const count = await plansOf(selectionId)
       send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"propose_change","arguments":{"selection_id":"${selectionId}","action":{"type":"pause_collection","params":{"reason":"x","n":12345678901234567890}}}}}`)
       const refused = await answer(2)
-      assert.equal(refused.error?.code, -32602, JSON.stringify(refused))
-      assert.match(refused.error.message, /the number 12345678901234567890 at "params\.arguments\.action\.params\.n"/)
+      assert.equal(refused.result?.isError, true, JSON.stringify(refused))
+      assert.match(refused.result.structuredContent.error.message, /the number 12345678901234567890 at arguments\.action\.params\.n/)
       assert.equal(await plansOf(selectionId), count, 'no plan is stored')
       send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'search', arguments: { resource: 'subscriptions', filter: { status: 'active' }, budget: { max_pages: 1 } } } }))
       const served = await answer(3)

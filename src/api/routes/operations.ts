@@ -9,7 +9,7 @@ import {
   TARGET_STATES,
   type OperationService,
 } from '../../operations/index.js'
-import { queryInteger } from '../../contract/index.js'
+import { cursorArgument, queryInteger } from '../../contract/index.js'
 import { idempotencyKeyOf } from '../idempotency-key.js'
 import type { ApiEnv } from '../authenticate.js'
 import { errors, idParam, jsonBody, jsonResponse, v1Route } from './v1-route.js'
@@ -83,7 +83,7 @@ const listResults = v1Route({
     // strict: an unknown parameter (`state=failed`) would be dropped and every outcome answered
     query: z.strictObject({
       outcome: z.enum(TARGET_STATES).optional(),
-      cursor: z.string().max(1000).optional(),
+      cursor: cursorArgument(1000).optional().describe('next_cursor of the previous page; leave it out for the first'),
       limit: queryInteger({ min: 1, max: 1000 }).optional().describe('results per page, 1..1000; default 100'),
     }),
   },

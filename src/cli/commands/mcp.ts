@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
-import { createMcpServer, withoutDuplicateKeys } from '../../mcp/index.js'
+import { ArgumentRefusals, createMcpServer, withoutDuplicateKeys } from '../../mcp/index.js'
 import { tokenFrom } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 
@@ -42,8 +42,9 @@ export function registerMcp(program: Command): void {
           })
         const actor = await authenticate()
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
-        server = createMcpServer({ gateway, actor: authenticate })
-        const transport = new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout), process.stdout)
+        const argumentRefusals = new ArgumentRefusals()
+        server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
+        const transport = new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals), process.stdout)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
           process.stdin.once('end', resolve)

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { cursorArgument } from '../../contract/index.js'
 import {
   type CommitReceipt,
   commitReceiptSchema,
@@ -77,7 +78,7 @@ const getOperationInput = z
     operation_id: operationIdSchema,
     part: z.enum(['overview', 'results']).default('overview').describe('overview; results: a page of per-target outcomes'),
     outcome: z.enum(TARGET_STATES).optional().describe('results: only this outcome'),
-    cursor: z.string().max(1000).optional().describe('next_cursor of the previous page'),
+    cursor: cursorArgument(1000).optional().describe('next_cursor of the previous page; leave it out for the first (null and "" are refused)'),
     limit: z.number().int().min(1).max(1000).optional().describe('results: per page, default 100'),
     wait_ms: z.number().int().min(0).max(30_000).optional().describe('overview: wait up to this long for it to finish'),
   })

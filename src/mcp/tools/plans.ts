@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { cursorArgument } from '../../contract/index.js'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema } from '../../plans/index.js'
 import { completenessLabel, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
@@ -65,7 +66,7 @@ export const proposeChange = defineTool({
 const getPlanInput = z.strictObject({
   plan_id: planIdSchema,
   part: z.enum(['overview', 'changes']).default('overview').describe("overview; changes: a page of before → after"),
-  cursor: z.string().max(4096).optional().describe('next_cursor of the previous page'),
+  cursor: cursorArgument(4096).optional().describe('next_cursor of the previous page; leave it out for the first (null and "" are refused)'),
   limit: z.number().int().min(1).max(1000).optional().describe('records per page, default 100'),
 }).superRefine(readOnlyBy({ cursor: ['changes'], limit: ['changes'] }))
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { idempotencyKeySchema } from '../../contract/index.js'
+import { cursorArgument, idempotencyKeySchema } from '../../contract/index.js'
 import {
   type ExcludedPage,
   excludedPageSchema,
@@ -89,7 +89,7 @@ const readSelectionInput = z.strictObject({
     .default('overview')
     .describe('overview; records: a page of members; excluded: a page one rule removed'),
   rule: ruleNameSchema.optional().describe('for excluded: the rule'),
-  cursor: z.string().max(4096).optional().describe('next_cursor of the previous page'),
+  cursor: cursorArgument(4096).optional().describe('next_cursor of the previous page; leave it out for the first (null and "" are refused)'),
   limit: z.number().int().min(1).max(1000).optional().describe('records per page, default 100'),
 })
   .refine((args) => args.part !== 'excluded' || args.rule !== undefined, { path: ['rule'], message: 'required when part is "excluded"' })
