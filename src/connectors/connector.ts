@@ -228,6 +228,13 @@ export interface Connector {
   readonly sources: readonly string[]
   /** The deterministic order pages come in, e.g. "id ascending". */
   readonly ordering: string
+  /**
+   * True when a position names a page number, which means other records at another page size (page 3 of 100 is
+   * not page 3 of 200): every page of a walk, its continuations included, must then be asked at one size, or
+   * records are skipped or read twice. Absent or false: a position holds wherever the next page starts (a record
+   * count, a key, an upstream cursor), and the size may change from page to page.
+   */
+  readonly sizedPositions?: boolean
   openSession(): Promise<ReadSession>
   readByIds(ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult>
   /**

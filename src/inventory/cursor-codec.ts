@@ -90,6 +90,8 @@ export interface WalkCursorState {
   readonly notBefore?: number
   /** Records the walk has returned in all its parts up to this cursor (absent from a cursor issued before it counted: then the total is not known). */
   readonly returned?: number
+  /** The one page size a walk over page numbers (`Connector.sizedPositions`) asks every page at, continuations included. */
+  readonly pageSize?: number
 }
 
 /** A decoded cursor: the state, when it was issued, and whether it is older than its maximum age. */
@@ -160,6 +162,7 @@ const payloadSchema = z.strictObject({
   pv: z.boolean().optional(),
   nb: z.number().optional(),
   n: z.number().int().nonnegative().optional(),
+  ps: z.number().int().positive().optional(),
   src: z.array(
     z.strictObject({
       s: z.string(),
@@ -203,6 +206,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         ...(state.proven === undefined ? {} : { pv: state.proven }),
         ...(state.notBefore === undefined ? {} : { nb: state.notBefore }),
         ...(state.returned === undefined ? {} : { n: state.returned }),
+        ...(state.pageSize === undefined ? {} : { ps: state.pageSize }),
         src: state.sources.map((s) => ({
           s: s.source,
           p: s.position,
@@ -258,6 +262,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
         ...(p.pv === undefined ? {} : { proven: p.pv }),
         ...(p.nb === undefined ? {} : { notBefore: p.nb }),
         ...(p.n === undefined ? {} : { returned: p.n }),
+        ...(p.ps === undefined ? {} : { pageSize: p.ps }),
         sources: p.src.map((s) => ({
           source: s.s,
           position: s.p,

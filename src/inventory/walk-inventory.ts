@@ -52,7 +52,7 @@ export async function walkInventory(
   const clock = options.clock ?? { now: () => Date.now() }
   const startedAt = clock.now()
   const limits = checkBudget(budget)
-  const pageSize = checkPageSize(query.pageSize)
+  const asked = checkPageSize(query.pageSize)
   const filter = checkFilter(query.filter)
   if (connector.sources.length === 0) throw new WarrantError('internal', 'the connector declares no source')
   const mode = options.mode ?? 'walk'
@@ -63,6 +63,7 @@ export async function walkInventory(
     prior = options.cursorCodec.decode(query.cursor, fingerprint)
     checkSources(prior, connector.sources)
   }
+  const pageSize = walkPageSize(connector, asked, limits.maxItems, prior)
 
   if (prior?.notBefore !== undefined && clock.now() < prior.notBefore) {
     const seconds = Math.ceil((prior.notBefore - clock.now()) / 1000)
@@ -153,9 +154,7 @@ export async function walkInventory(
           break walk
         }
 
-        // Ask for no more than the item budget still allows, so a page rarely overshoots it; whatever a page
-        // returns is kept whole (never drop what was received: the cursor resumes after the page).
-        const size = Math.max(1, Math.min(pageSize, limits.maxItems - returned))
+        const size = sizeOfNextPage(connector, pageSize, limits.maxItems - returned)
         const request = { source: source.source, filter, position: source.position, pageSize: size }
         const read = (await readAhead.take(request)) ?? (await readWithDeadline(session, request, remainingMs, readSignal))
 
@@ -192,7 +191,7 @@ export async function walkInventory(
         // caller fails or leaves): it is asked for now, so the upstream answers while the caller works.
         if (result.next !== null && !looped && mode === 'walk' && pagesRead < limits.maxPages && returned < limits.maxItems && deadlineAt - clock.now() > 0)
           readAhead.start(
-            { source: source.source, filter, position: result.next, pageSize: Math.max(1, Math.min(pageSize, limits.maxItems - returned)) },
+            { source: source.source, filter, position: result.next, pageSize: sizeOfNextPage(connector, pageSize, limits.maxItems - returned) },
             deadlineAt - clock.now(),
           )
         if (fresh.length > 0) {
@@ -281,6 +280,35 @@ export async function walkInventory(
  * whole: one too long (a scroll id over many shards) made a continuation nothing could follow. The longest such
  * position's source is ended and named, until the continuation fits; the other sources still continue.
  */
+/**
+ * The page size of this walk. Over page numbers (`sizedPositions`) it is one size for the whole walk: the first
+ * part's (no larger than its item budget), which its cursor carries and every continuation keeps, whatever page
+ * size the continuation asks: page 3 of 200 after pages of 100 skipped records 200 to 399, and a walk whose
+ * upstream gave no total ended "complete" without them.
+ */
+function walkPageSize(connector: Connector, asked: number, maxItems: number, prior: DecodedCursor | null): number {
+  if (!connector.sizedPositions) return asked
+  if (prior === null) return Math.max(1, Math.min(asked, maxItems))
+  // an expired cursor resumes nothing: it is answered CURSOR_EXPIRED, at the size asked
+  if (prior.pageSize === undefined && prior.expired) return Math.max(1, Math.min(asked, maxItems))
+  if (prior.pageSize === undefined)
+    throw new WarrantError(
+      'invalid_cursor',
+      'the cursor does not say the page size its walk read page numbers at (it was issued before cursors carried it), so the page it continues at cannot be known: start a new walk',
+      { reason: 'malformed' },
+    )
+  return prior.pageSize
+}
+
+/**
+ * How many records to ask for next. Where positions hold at any size, no more than the item budget still allows,
+ * so a page rarely overshoots it; whatever a page returns is kept whole (never drop what was received: the cursor
+ * resumes after the page). Over page numbers, always the walk's one size: a page may then overshoot the budget.
+ */
+function sizeOfNextPage(connector: Connector, pageSize: number, budgetLeft: number): number {
+  return connector.sizedPositions ? pageSize : Math.max(1, Math.min(pageSize, budgetLeft))
+}
+
 function fittingOutcome(walk: Parameters<typeof walkOutcome>[0] & { readonly progress: MutableProgress[]; readonly failures: Failure[] }): WalkSummary {
   for (;;) {
     const outcome = walkOutcome(walk)

@@ -15,7 +15,7 @@ import type { Failure, MutableProgress, Stop } from './walk-state.js'
 
 /** Everything a walk leaves behind once its read session is closed. */
 export interface FinishedWalk {
-  readonly connector: Pick<Connector, 'sources' | 'ordering'>
+  readonly connector: Pick<Connector, 'sources' | 'ordering' | 'sizedPositions'>
   readonly options: Pick<SearchOptions, 'scope' | 'cursorCodec' | 'resumable' | 'maxDeadlineMs'>
   readonly clock: { now(): number }
   readonly limits: Required<Budget>
@@ -51,6 +51,7 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
     proven: walk.proven,
     ...(walkReturned === undefined ? {} : { returned: walkReturned }),
     ...(notBefore === undefined ? {} : { notBefore }),
+    ...(connector.sizedPositions ? { pageSize: walk.pageSize } : {}),
     sources: progress.map(
       (s): SourceProgress => ({
         source: s.source,

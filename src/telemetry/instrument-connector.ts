@@ -32,6 +32,8 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     kind: connector.kind,
     sources: connector.sources,
     ordering: connector.ordering,
+    // page numbers hold only at one page size: left out, a walk through the gateway would change it and skip records
+    ...(connector.sizedPositions === undefined ? {} : { sizedPositions: connector.sizedPositions }),
     openSession: async () => instrumentSession(await connector.openSession()),
     readByIds: (ids, signal) => connector.readByIds(ids, signal),
     ...(connector.writeEnforcesVersion === undefined ? {} : { writeEnforcesVersion: connector.writeEnforcesVersion }),

@@ -75,6 +75,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     kind: 'http',
     sources: ctx.sourceNames,
     ordering: 'upstream order',
+    sizedPositions: config.list.pagination.style === 'page',
     async openSession(): Promise<ReadSession> {
       return {
         consistentSnapshot: false,
