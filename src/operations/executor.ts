@@ -23,10 +23,10 @@ export type { ExecutorDeps, ExecutorLog, OperationRunner, RunRecorder } from './
  * and `max_writes_per_second`; the stop rules stored on the operation decide when it halts, leaving every later
  * target `pending`.
  */
-export function startRunner(deps: ExecutorDeps, operationId: string): OperationRunner {
+export function startRunner(deps: ExecutorDeps, operationId: string, heldUntil: number): OperationRunner {
   const abort = new AbortController()
   const telemetry = deps.telemetry ?? NO_TELEMETRY
-  const done = telemetry.span('warrant.operation.run', { 'warrant.operation_id': operationId }, () => run(deps, operationId, abort)).catch((error: unknown) => {
+  const done = telemetry.span('warrant.operation.run', { 'warrant.operation_id': operationId }, () => run(deps, operationId, heldUntil, abort)).catch((error: unknown) => {
     // a store whose file is gone (store_unavailable naming a file) has no lease to expire: nothing resumes until a
     // restart on the right file; a store unreachable or busy for now is the failure below, its lease expiring
     if (isWarrantError(error) && error.code === 'store_unavailable' && (error.details as { file?: unknown } | undefined)?.file !== undefined)
@@ -36,7 +36,7 @@ export function startRunner(deps: ExecutorDeps, operationId: string): OperationR
   return { operationId, done, stop: () => abort.abort() }
 }
 
-async function run(deps: ExecutorDeps, operationId: string, abort: AbortController): Promise<void> {
+async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, abort: AbortController): Promise<void> {
   const { store, owner } = deps
   const db = store.db
   const now = () => deps.clock().toISOString()
@@ -70,7 +70,8 @@ async function run(deps: ExecutorDeps, operationId: string, abort: AbortControll
     owner,
     leaseMs: deps.leaseMs,
     clock: deps.clock,
-    heldUntil: row.lease_expires_at === null ? 0 : Date.parse(row.lease_expires_at),
+    // not the row's lease_expires_at: on PostgreSQL that is the database's time, not this process's clock
+    heldUntil,
     onLost: () => abort.abort(),
     onError: (error) => deps.log.warn({ err: error, operation_id: operationId }, 'lease renewal failed; retrying'),
   })

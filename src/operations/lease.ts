@@ -1,5 +1,5 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
-import type { Database, OperationState, Store } from '../store/index.js'
+import { leaseEnd, leaseNow, type Database, type OperationState, type Store } from '../store/index.js'
 
 /**
  * Leases decide which executor runs an operation. A lease is (lease_owner, lease_expires_at) on the operation
@@ -10,6 +10,10 @@ import type { Database, OperationState, Store } from '../store/index.js'
  *   never wait on each other, then updated in the same transaction.
  * - SQLite (one file, usually one gateway): one conditional `UPDATE … WHERE <lease free> RETURNING id` is
  *   atomic under SQLite's single-writer lock, which is what SKIP LOCKED buys on PostgreSQL.
+ *
+ * Lease times are the database's on PostgreSQL, the process's on SQLite (see store/lease-clock.ts): instances whose
+ * clocks disagree never see another's live lease as ended. `now` below is the process's clock, which the store's
+ * replaces on PostgreSQL; ledger times (`updated_at`) stay the process's.
  */
 
 type Db = Kysely<Database>
@@ -18,10 +22,10 @@ const CLAIMABLE_STATES = ['pending', 'running'] as const
 
 export interface ClaimOptions {
   readonly owner: string
-  /** ISO now */
+  /** ISO now, on the process's clock */
   readonly now: string
-  /** ISO end of the new lease */
-  readonly until: string
+  /** how long the new lease lasts */
+  readonly leaseMs: number
   /** one operation, or any claimable one (at most `limit`) */
   readonly operationId?: string
   readonly limit?: number
@@ -38,32 +42,32 @@ export async function otherLeaseHolders(db: Db, owner: string, now: string): Pro
     .where('state', 'in', CLAIMABLE_STATES)
     .where('lease_owner', 'is not', null)
     .where('lease_owner', '!=', owner)
-    .where('lease_expires_at', '>', now)
+    .where('lease_expires_at', '>', leaseNow(db, now))
     .execute()
   return rows.map((r) => r.lease_owner).filter((o): o is string => o !== null)
 }
 
-function leaseFree(options: ClaimOptions) {
+function leaseFree(db: Db, options: ClaimOptions) {
   return (eb: ExpressionBuilder<Database, 'operations'>) =>
     eb.or([
       eb('lease_owner', 'is', null),
       eb('lease_owner', '=', options.owner),
       eb('lease_expires_at', 'is', null),
-      eb('lease_expires_at', '<=', options.now),
+      eb('lease_expires_at', '<=', leaseNow(db, options.now)),
       ...(options.takeoverFrom && options.takeoverFrom.length > 0 ? [eb('lease_owner', 'in', options.takeoverFrom)] : []),
     ])
 }
 
 /** The claimable operations whose lease is free (just `operationId`, where given), oldest first, at most `limit`. */
 function candidates(db: Db, options: ClaimOptions) {
-  let query = db.selectFrom('operations').select('id').where('state', 'in', CLAIMABLE_STATES).where(leaseFree(options))
+  let query = db.selectFrom('operations').select('id').where('state', 'in', CLAIMABLE_STATES).where(leaseFree(db, options))
   if (options.operationId !== undefined) query = query.where('id', '=', options.operationId)
   return query.orderBy('created_at').limit(options.limit ?? 100)
 }
 
-/** What a claim sets: the lease is `owner`'s until `until`, and a pending operation is running. */
-function claimed(options: ClaimOptions) {
-  return { lease_owner: options.owner, lease_expires_at: options.until, state: sql<OperationState>`case when state = 'pending' then 'running' else state end`, updated_at: options.now }
+/** What a claim sets: the lease is `owner`'s for `leaseMs`, and a pending operation is running. */
+function claimed(db: Db, options: ClaimOptions) {
+  return { lease_owner: options.owner, lease_expires_at: leaseEnd(db, options.now, options.leaseMs), state: sql<OperationState>`case when state = 'pending' then 'running' else state end`, updated_at: options.now }
 }
 
 /** Claims unfinished operations whose lease is free, expired, or already ours; returns their ids. */
@@ -76,7 +80,7 @@ async function claimOnPostgres(db: Db, options: ClaimOptions): Promise<string[]>
     const rows = await candidates(trx, options).forUpdate().skipLocked().execute()
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
-    await trx.updateTable('operations').set(claimed(options)).where('id', 'in', ids).execute()
+    await trx.updateTable('operations').set(claimed(trx, options)).where('id', 'in', ids).execute()
     return ids
   })
 }
@@ -88,20 +92,20 @@ async function claimOnSqlite(db: Db, options: ClaimOptions): Promise<string[]> {
   // lease is taken (the statement runs under SQLite's write lock).
   const rows = await db
     .updateTable('operations')
-    .set(claimed(options))
+    .set(claimed(db, options))
     .where('id', 'in', ids)
     .where('state', 'in', CLAIMABLE_STATES)
-    .where(leaseFree(options))
+    .where(leaseFree(db, options))
     .returning('id')
     .execute()
   return rows.map((r) => r.id)
 }
 
-/** Extends the lease; false when it is no longer ours (expired and taken by another instance). */
-export async function renewLease(db: Db, operationId: string, owner: string, now: string, until: string): Promise<boolean> {
+/** Extends the lease by `leaseMs` from now; false when it is no longer ours (expired and taken by another instance). */
+export async function renewLease(db: Db, operationId: string, owner: string, now: string, leaseMs: number): Promise<boolean> {
   const result = await db
     .updateTable('operations')
-    .set({ lease_expires_at: until, updated_at: now })
+    .set({ lease_expires_at: leaseEnd(db, now, leaseMs), updated_at: now })
     .where('id', '=', operationId)
     .where('lease_owner', '=', owner)
     .executeTakeFirst()
@@ -144,7 +148,7 @@ export function keepLease(options: {
   readonly owner: string
   readonly leaseMs: number
   readonly clock: () => Date
-  /** the lease's end as claimed (ms since the epoch) */
+  /** the lease's end as claimed, on this process's clock: the claim's sending time plus the lease (ms since the epoch) */
   readonly heldUntil: number
   readonly onLost: () => void
   readonly onError: (error: unknown) => void
@@ -155,7 +159,7 @@ export function keepLease(options: {
   const timer = setInterval(
     () => {
       const at = clock().getTime()
-      renewLease(db, operationId, owner, new Date(at).toISOString(), new Date(at + leaseMs).toISOString())
+      renewLease(db, operationId, owner, new Date(at).toISOString(), leaseMs)
         .then((held) => {
           if (held) until = Math.max(until, at + leaseMs)
           else if (!lost) {

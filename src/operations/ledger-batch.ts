@@ -1,5 +1,5 @@
 import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
-import { commitJoinerOf, syncedSqliteCommit, unsyncedSqliteCommit, type Database, type JoinedWrites } from '../store/index.js'
+import { commitJoinerOf, leaseNow, syncedSqliteCommit, unsyncedSqliteCommit, type Database, type JoinedWrites } from '../store/index.js'
 
 /**
  * Group commit for the per-target ledger. Transitions asked for while the previous group commits (the
@@ -239,7 +239,7 @@ function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 
               .select(sql<number>`1`.as('one'))
               .where('id', '=', group.operationId)
               .where('lease_owner', '=', group.owner)
-              .where('lease_expires_at', '>', group.now),
+              .where('lease_expires_at', '>', leaseNow(db, group.now)),
           ),
         )
         .returning('ord')

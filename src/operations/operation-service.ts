@@ -114,7 +114,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
     const claimed = await claimOperations(store, {
       owner,
       now: new Date(at).toISOString(),
-      until: new Date(at + leaseMs).toISOString(),
+      leaseMs,
       takeoverFrom,
       ...(operationId === undefined ? { limit: 20 } : { operationId }),
     })
@@ -125,7 +125,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
         await releaseLease(store.db, id, owner, now())
         continue
       }
-      const runner = startRunner(executorDeps, id)
+      // ours until then on this clock: the claim was sent at `at`, so the store's lease began later
+      const runner = startRunner(executorDeps, id, at + leaseMs)
       runners.set(id, runner)
       void runner.done.finally(() => runners.delete(id))
     }

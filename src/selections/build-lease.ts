@@ -1,5 +1,5 @@
 import { WarrantError } from '../contract/index.js'
-import { deadLocalOwners, liveLocalOwners } from '../store/index.js'
+import { deadLocalOwners, leaseEnd, leaseNow, liveLocalOwners } from '../store/index.js'
 import type { SelectionContext } from './context.js'
 
 /**
@@ -16,15 +16,25 @@ import type { SelectionContext } from './context.js'
  * its pid runs and started when its name says, so not a reused pid): its lease lapsed because its event loop was
  * blocked (a long SQLite statement) or its timer ran late, and it is still walking. Declaring it dead removed the
  * members under a live walk and recorded a crash that never happened. Its selection's expiry still ends it.
+ *
+ * The lease is written and judged on the database's clock on PostgreSQL (see store/lease-clock.ts): a builder on a
+ * machine whose clock ran behind renewed it into the others' past, and they removed its live walk. The selection's
+ * expiry stays on the process's clock, like every other expiry.
  */
 
 /** The builder is alive until then; renewed every third of it. */
 export const DEFAULT_BUILD_LEASE_MS = 30_000
 
 /** Why a building row is abandoned, in words, or null while its builder may still finish it. */
-function abandonment(row: { builder: string | null; lease_until: string | null; expires_at: string }, now: string, dead: ReadonlySet<string>, live: ReadonlySet<string>): string | null {
+function abandonment(
+  row: { builder: string | null; lease_until: string | null; lease_ended: unknown; expires_at: string },
+  now: string,
+  dead: ReadonlySet<string>,
+  live: ReadonlySet<string>,
+): string | null {
   if (row.builder !== null && dead.has(row.builder)) return `its builder, process ${row.builder}, no longer runs (killed or crashed mid-walk)`
-  if (row.lease_until !== null && row.lease_until <= now && !(row.builder !== null && live.has(row.builder)))
+  // lease_ended: the store's answer (a boolean on PostgreSQL, 0 or 1 on SQLite), on the lease's clock
+  if (row.lease_until !== null && Boolean(row.lease_ended) && !(row.builder !== null && live.has(row.builder)))
     return `its builder${row.builder === null ? '' : ` (${row.builder})`} stopped renewing its lease, which ended at ${row.lease_until} (killed, crashed or cut off mid-walk)`
   if (row.expires_at <= now) return `it was still being built when it would have expired (${row.expires_at}); its builder never finished it`
   return null
@@ -36,11 +46,14 @@ function abandonment(row: { builder: string | null; lease_until: string | null; 
  * marked by one conditional update, and only the process that marked it removes its members.
  */
 export async function reapAbandoned(ctx: SelectionContext, onlyId?: string): Promise<string[]> {
-  let query = ctx.db.selectFrom('selections').select(['id', 'builder', 'lease_until', 'expires_at']).where('state', '=', 'building')
+  const now = ctx.nowIso()
+  let query = ctx.db
+    .selectFrom('selections')
+    .select((eb) => ['id', 'builder', 'lease_until', 'expires_at', eb('lease_until', '<=', leaseNow(ctx.db, now)).as('lease_ended')])
+    .where('state', '=', 'building')
   if (onlyId !== undefined) query = query.where('id', '=', onlyId)
   const rows = await query.execute()
   if (rows.length === 0) return []
-  const now = ctx.nowIso()
   const builders = [...new Set(rows.map((r) => r.builder).filter((b): b is string => b !== null))]
   const dead = new Set(deadLocalOwners(builders))
   const live = new Set(liveLocalOwners(builders))
@@ -95,7 +108,7 @@ export function keepBuilding(ctx: SelectionContext, id: string): { readonly lost
       const at = ctx.clock().getTime()
       ctx.db
         .updateTable('selections')
-        .set({ lease_until: new Date(at + ctx.buildLeaseMs).toISOString() })
+        .set({ lease_until: leaseEnd(ctx.db, new Date(at).toISOString(), ctx.buildLeaseMs) })
         .where('id', '=', id)
         .where('state', '=', 'building')
         .where('builder', '=', ctx.owner)

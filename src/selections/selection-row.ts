@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { withKeyedLock, type Database } from '../store/index.js'
+import { leaseEnd, withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { lostBuild } from './build-lease.js'
@@ -59,7 +59,7 @@ export async function insertBuilding(
       upstream_digest: upstreamDigestOf(resource.config),
       // whose walk this is, alive until then (renewed by keepBuilding): a builder that dies is known by this
       builder: ctx.owner,
-      lease_until: new Date(ctx.clock().getTime() + ctx.buildLeaseMs).toISOString(),
+      lease_until: leaseEnd(ctx.db, ctx.clock().toISOString(), ctx.buildLeaseMs),
       idempotency_key: keyed?.key ?? null,
       request_fingerprint: keyed?.fingerprint ?? null,
     })

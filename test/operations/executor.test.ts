@@ -324,19 +324,20 @@ for (const kind of STORE_KINDS) {
       }))
 
     test('a live lease of another instance is not stolen; an expired one is claimed', () => {
-      // Lease expiry is the clock's: the other instance's lease ends a minute from now on the services' clock, and
-      // the test moves that clock past it rather than racing a sub-second lease against a sleep.
-      let skew = 0
-      return withHarness(kind, { count: 6, execution: { lease_seconds: 0.5 }, service: { executors: false }, clock: () => new Date(Date.now() + skew) }, async (h) => {
+      // The other instance's lease ends a minute from now; the test then ends it in the store (as its end passing
+      // would) rather than racing a sub-second lease against a sleep. Not by moving the services' clock: on
+      // PostgreSQL leases are judged on the database's clock, and an instance whose clock alone has moved a minute
+      // on must not take a live lease (test/operations/lease-clock-skew.test.ts).
+      return withHarness(kind, { count: 6, execution: { lease_seconds: 0.5 }, service: { executors: false } }, async (h) => {
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-lease' })
-        const later = new Date(Date.now() + skew + 60_000).toISOString()
-        await h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'other', lease_expires_at: later }).where('id', '=', receipt.operation_id).execute()
+        const lease = (at: number) => h.store.db.updateTable('operations').set({ state: 'running', lease_owner: 'other', lease_expires_at: new Date(at).toISOString() }).where('id', '=', receipt.operation_id).execute()
+        await lease(Date.now() + 60_000)
         const b = h.instance({ executors: true, instanceId: 'b' })
         await b.recover()
         // b's sweeper looks for claimable operations every 250 ms of real time: give it a few looks
         await new Promise((r) => setTimeout(r, 800))
         assert.equal(written(h), 0, 'the live lease was respected')
-        skew = 61_000
+        await lease(Date.now() - 1_000)
         const view = await b.waitFor(receipt.operation_id, 10_000)
         assert.equal(view.state, 'succeeded')
         assert.equal(written(h), 6)
