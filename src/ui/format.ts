@@ -115,7 +115,16 @@ export function shortDigest(digest: string): string {
   return `${algo ? `${algo}:` : ''}${(hex ?? '').slice(0, 12)}…`
 }
 
-/** Whether the environment's name reads like production (it then gets the loudest banner). */
+/** The words that make an environment's name read as production. */
+const PRODUCTION_WORDS: ReadonlySet<string> = new Set(['prod', 'production', 'prd', 'live'])
+
+/**
+ * Whether the environment's name reads like production (it then gets the loudest banner): one of its words is
+ * prod, production, prd or live, whatever separates the words: a hyphen, an underscore, a dot, a digit or a
+ * capital (billing-prod, billing_prod, PROD_EU, prod2, billingProd). A word boundary alone counts `_` and digits
+ * as part of a word, so billing_prod and prod2 read as staging.
+ */
 export function looksLikeProduction(environment: string): boolean {
-  return /\b(prod|production|live|prd)\b/i.test(environment) || /-prod\b|prod-/i.test(environment)
+  const words = environment.replace(/([a-z])([A-Z])/g, '$1 $2').split(/[^A-Za-z]+/)
+  return words.some((w) => PRODUCTION_WORDS.has(w.toLowerCase()))
 }

@@ -216,9 +216,15 @@ export function RecordsSection(props: {
             <RecordCells ord={r.ord} fields={s.fields} values={r.fields} types={props.types} />
             {props.changes ? (
               <td>
-                {(byOrd.get(r.ord) ?? []).map((c) => (
-                  <Change field={c.field} before={c.before} after={c.after} type={props.types[c.field]} />
-                ))}
+                {/* The link pages records and changes by two cursors: one crafted or mismatched must not leave a written
+                    record's change blank, which reads as "nothing happens to it". */}
+                {byOrd.has(r.ord) ? (
+                  byOrd.get(r.ord)!.map((c) => <Change field={c.field} before={c.before} after={c.after} type={props.types[c.field]} />)
+                ) : (
+                  <strong class="empty" data-testid="change-not-read">
+                    not read with this page: its change is on another page of changes; open the <a href={props.nav.base}>first page</a> and page on
+                  </strong>
+                )}
               </td>
             ) : null}
           </tr>

@@ -96,6 +96,16 @@ function ChangingCount(props: { plan: PlanView }) {
   return <span data-testid="changing">; {`${count(changing)} of ${plural(targets, 'record')} change${changing === 1 ? 's' : ''}`}</span>
 }
 
+/**
+ * The records a change summary's listed values leave out, counted: it lists at most 50 distinct values per field,
+ * so a value that differs per record (a template naming the record) lists 50 lines of "(1)" for hundreds of
+ * targets, which read as the whole effect unless the rest is said with its number.
+ */
+function otherValues(listed: readonly { readonly count: number }[], targets: number): string {
+  const rest = targets - listed.reduce((n, v) => n + v.count, 0)
+  return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
+}
+
 function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
@@ -168,19 +178,22 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
                   <Val value={b.value} type={props.types[s.field]} /> ({count(b.count)})
                 </>
               ))}
-              {s.before_complete ? '' : ', and other values'}
+              {s.before_complete ? '' : otherValues(s.before, props.plan.target_count)}
             </td>
             <td>
               {s.after_values ? (
-                s.after_values.map((a, i) => (
-                  <>
-                    {i > 0 ? ', ' : ''}
-                    <strong>
-                      <Val value={a.value} type={props.types[s.field]} />
-                    </strong>{' '}
-                    ({count(a.count)})
-                  </>
-                ))
+                <>
+                  {s.after_values.map((a, i) => (
+                    <>
+                      {i > 0 ? ', ' : ''}
+                      <strong>
+                        <Val value={a.value} type={props.types[s.field]} />
+                      </strong>{' '}
+                      ({count(a.count)})
+                    </>
+                  ))}
+                  {otherValues(s.after_values, props.plan.target_count)}
+                </>
               ) : (
                 <strong>
                   <Val value={s.after} type={props.types[s.field]} />
