@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import { after, before, describe, test } from 'node:test'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import type { Connector } from '../../src/connectors/index.js'
@@ -83,5 +84,45 @@ describe('a walk over page numbers asks every page at one size, its continuation
     assert.equal(part2.complete, true)
     assertEveryRecordOnce([...part1.items, ...part2.items].map((r) => r.id))
     assert.deepEqual([...new Set(sizes)], [30])
+  })
+
+  test('property: any record count, any page size and item budget per part, with or without a total: every record once, the last part complete', async () => {
+    const scenario = fc.record({
+      count: fc.integer({ min: 0, max: 90 }),
+      parts: fc.array(fc.record({ pageSize: fc.integer({ min: 1, max: 40 }), maxItems: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }) }), { minLength: 1, maxLength: 6 }),
+      total: fc.boolean(),
+    })
+    const own = await startUpstream((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? 1)
+      const size = Number(req.url.searchParams.get('per_page') ?? 10)
+      const all = records.slice(0, current.count)
+      sendJson(res, 200, { items: all.slice((page - 1) * size, page * size), ...(current.total ? { total: all.length } : {}) })
+    })
+    let current = { count: 0, total: false }
+    try {
+      await fc.assert(
+        fc.asyncProperty(scenario, async (s) => {
+          current = s
+          const list = { path: '/items', page_size_param: 'per_page', pagination: { style: 'page', param: 'page', first: 1 }, ...(s.total ? { total_path: 'total' } : {}) }
+          const walker = createHttpConnector({ resource: httpResource({ sources: [{ name: 'main', base_url: own.origin }], list }) })
+          const ids: string[] = []
+          let cursor: string | undefined
+          for (let i = 0; ; i++) {
+            const part = s.parts[Math.min(i, s.parts.length - 1)]!
+            const result = await searchAll(walker, { resource: 'subscriptions', filter: {}, pageSize: part.pageSize, ...(cursor ? { cursor } : {}) }, part.maxItems === undefined ? {} : { maxItems: part.maxItems }, { scope: TEST_SCOPE, cursorCodec: codec })
+            ids.push(...result.items.map((r) => r.id))
+            if (result.complete) break
+            assert.ok(i < 200, 'the parts end')
+            cursor = cursorOf(result)
+          }
+          assert.equal(new Set(ids).size, ids.length, 'no record twice')
+          assert.deepEqual([...ids].sort(), records.slice(0, s.count).map((r) => r.id), 'every record')
+          await walker.close()
+        }),
+        { numRuns: 60 },
+      )
+    } finally {
+      await own.close()
+    }
   })
 })
