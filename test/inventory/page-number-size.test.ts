@@ -125,4 +125,23 @@ describe('a walk over page numbers asks every page at one size, its continuation
       await own.close()
     }
   })
+
+  test('an upstream cursor that hides a page number (cursor paging): a continuation asking another size still reads every record once', async () => {
+    const opaque = await startUpstream((req, res) => {
+      const page = Number(Buffer.from(req.url.searchParams.get('cursor') ?? 'MQ', 'base64url').toString() || 1)
+      const size = Number(req.url.searchParams.get('per_page') ?? 10)
+      const items = records.slice((page - 1) * size, page * size)
+      sendJson(res, 200, { items, next_cursor: items.length === 0 ? null : Buffer.from(String(page + 1)).toString('base64url') })
+    })
+    try {
+      const walker = createHttpConnector({ resource: httpResource({ sources: [{ name: 'main', base_url: opaque.origin }], list: { path: '/items', page_size_param: 'per_page', pagination: { style: 'cursor' } } }) })
+      const first = await searchAll(walker, { resource: 'subscriptions', filter: {}, pageSize: 100 }, { maxItems: 200 }, { scope: TEST_SCOPE, cursorCodec: codec })
+      const rest = await searchAll(walker, { resource: 'subscriptions', filter: {}, pageSize: 200, cursor: cursorOf(first) }, {}, { scope: TEST_SCOPE, cursorCodec: codec })
+      assert.equal(rest.complete, true, JSON.stringify(rest.incomplete_reasons))
+      assertEveryRecordOnce([...first.items, ...rest.items].map((r) => r.id))
+      await walker.close()
+    } finally {
+      await opaque.close()
+    }
+  })
 })

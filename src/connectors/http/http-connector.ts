@@ -75,7 +75,8 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
     kind: 'http',
     sources: ctx.sourceNames,
     ordering: 'upstream order',
-    sizedPositions: config.list.pagination.style === 'page',
+    // only a record count (offset) or a key (keyset) provably holds at any size; an upstream's cursor may hide a page number
+    sizedPositions: config.list.pagination.style !== 'offset' && config.list.pagination.style !== 'keyset',
     async openSession(): Promise<ReadSession> {
       return {
         consistentSnapshot: false,
