@@ -25,7 +25,7 @@ describe('out-of-range option values are input errors naming the flag (sqlite)',
     test(`warrant search ${flag} ${value}`, async () => {
       const r = await ws.warrant(['search', 'subscriptions', flag, value])
       assert.equal(r.code, 2, r.stderr)
-      assert.match(r.stderr, new RegExp(`^warrant: invalid_request: ${flag}: .*${bound}`))
+      assert.match(r.stderr, new RegExp(`^warrant: invalid_request: ${flag}\\b.*${bound}`))
       assert.doesNotMatch(r.stderr, /internal error/)
     })
 
