@@ -139,6 +139,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       baseUrl: reviewBase,
       sweep: (options.executors ?? true) === true,
       audit,
+      owner: instanceId,
     })
     const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
     const operations = createOperationService({

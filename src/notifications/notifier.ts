@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type NotificationsConfig, readSecret } from '../config/index.js'
 import { type RunEvent, WarrantError } from '../contract/index.js'
-import type { Store, WebhookDeliveryRow, WebhookDeliveryState } from '../store/index.js'
+import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
+import { deliveryLeases } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
 
@@ -63,6 +64,8 @@ export interface NotifierOptions {
   readonly closeGraceMs?: number
   /** The audit log: each attempt becomes a run-level `webhook.delivery` row. */
   readonly audit?: { record(event: RunEvent): Promise<unknown> }
+  /** This instance's lease-owner name (the gateway's, `WARRANT_INSTANCE_ID@host:pid:…`); default: this process's. */
+  readonly owner?: string
 }
 
 /** What became of one attempt, as its audit row says. */
@@ -116,7 +119,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
   /** Long enough for every attempt of one delivery: a lease past it means its process is gone. */
   let horizonMs = 60_000 + maxAttempts * timeoutMs
   for (let i = 1; i < maxAttempts; i++) horizonMs += backoff(i)
-  const later = (ms: number) => new Date(Date.parse(store.now()) + ms).toISOString()
+  const leases = deliveryLeases(db, options.owner ?? defaultOwner(), horizonMs)
 
   const inflight = new Set<Promise<void>>()
   const stopWaiting = new AbortController()
@@ -164,19 +167,6 @@ export function createNotifier(options: NotifierOptions): Notifications {
   }
 
   /**
-   * This process stops: the delivery stays pending and its lease ends when its next attempt is due, so the next
-   * gateway (its sweep runs at start) sends it then, not once a dead process's lease would have run out.
-   */
-  async function release(id: string, dueAt: string, lastError?: string): Promise<void> {
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ lease_until: dueAt, next_attempt_at: dueAt, updated_at: store.now(), ...(lastError ? { last_error: lastError } : {}) })
-      .where('id', '=', id)
-      .where('state', '=', 'pending')
-      .execute()
-  }
-
-  /**
    * Whether a reviewer was told is part of the record: each attempt is an audit row (the label, never the URL: a
    * Slack URL is a secret). A failing audit append is logged; it never stops the delivery.
    */
@@ -188,44 +178,40 @@ export function createNotifier(options: NotifierOptions): Notifications {
       .catch((error: unknown) => log.error({ err: error, delivery_id: row.id }, 'could not record a webhook delivery attempt in the audit log'))
   }
 
+  /** Another notifier holds the delivery now (this one's lease lapsed): it sends and records it; this one stops. */
+  function lost(hook: Hook, row: DeliveryRun, attempt: number): void {
+    log.warn({ delivery_id: row.id, webhook: hook.label, event: row.event, attempt }, 'webhook delivery taken over by another gateway (this one held it past its lease); leaving it to that one')
+  }
+
   /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
   async function run(hook: Hook, row: DeliveryRun): Promise<void> {
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
       // A delivery emitted before or while closing gets its first attempt within the grace; never a retry.
-      if (stopRequests.signal.aborted || (closed && attempt > row.attempts + 1)) return release(row.id, store.now())
+      if (stopRequests.signal.aborted || (closed && attempt > row.attempts + 1)) return leases.release(row.id, store.now())
+      // After a wait, only while the delivery is still this notifier's: one whose lease lapsed (a stalled process)
+      // and was taken by another sends nothing, or the receiver would have it twice at once.
+      if (attempt > row.attempts + 1 && !(await leases.renew(row.id, store.now()))) return lost(hook, row, attempt)
       const result = await post(hook, row)
       const now = store.now()
       // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
       // (the receiver may have had it: the same delivery id lets it de-duplicate).
       if (result.stopped) {
         const error = 'interrupted: the gateway stopped before the receiver answered; the next gateway sends it again'
-        await release(row.id, now, error)
+        await leases.release(row.id, now, error)
         return audited(hook, row, attempt, 'interrupted', { status: null, error })
       }
       if (result.ok) {
         await db
           .updateTable('webhook_deliveries')
-          .set({ state: 'delivered', attempts: attempt, last_status: result.status, last_error: null, updated_at: now, next_attempt_at: null, lease_until: null })
+          .set({ state: 'delivered', attempts: attempt, last_status: result.status, last_error: null, updated_at: now, next_attempt_at: null, lease_until: null, lease_owner: null })
           .where('id', '=', row.id)
           .execute()
         return audited(hook, row, attempt, 'delivered', result)
       }
       const final = attempt >= maxAttempts || result.final === true
       const wait = backoff(attempt)
-      const dueAt = later(wait)
-      await db
-        .updateTable('webhook_deliveries')
-        .set({
-          state: final ? 'failed' : 'pending',
-          attempts: attempt,
-          last_status: result.status,
-          last_error: result.error,
-          updated_at: now,
-          next_attempt_at: final ? null : dueAt,
-          lease_until: final ? null : later(horizonMs),
-        })
-        .where('id', '=', row.id)
-        .execute()
+      const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: result.status, last_error: result.error })
+      if (!recorded) return lost(hook, row, attempt)
       await audited(hook, row, attempt, final ? 'failed' : 'retrying', result)
       const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
       if (final) {
@@ -236,7 +222,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       try {
         await sleep(wait, undefined, { signal: stopWaiting.signal })
       } catch {
-        return release(row.id, dueAt)
+        return leases.release(row.id, store.now())
       }
     }
   }
@@ -263,8 +249,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           last_error: null,
           created_at: occurredAt,
           updated_at: occurredAt,
-          next_attempt_at: occurredAt,
-          lease_until: later(horizonMs),
+          ...leases.taken(occurredAt),
         })
         .execute()
       track(run(hook, { id, event: event.kind, payload, attempts: 0, plan_id: event.plan.plan_id, operation_id: 'operation_id' in event ? event.operation_id : null }))
@@ -274,25 +259,14 @@ export function createNotifier(options: NotifierOptions): Notifications {
   async function resume(): Promise<void> {
     if (closed || hooks.length === 0) return
     const now = store.now()
-    const rows = await db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('state', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .orderBy('created_at')
-      .limit(100)
-      .execute()
-    for (const row of rows) {
-      // Claimed only if no other process claimed it since it was read.
-      let claim = db.updateTable('webhook_deliveries').set({ lease_until: later(horizonMs), updated_at: now }).where('id', '=', row.id).where('state', '=', 'pending')
-      claim = row.lease_until === null ? claim.where('lease_until', 'is', null) : claim.where('lease_until', '=', row.lease_until)
-      const claimed = await claim.executeTakeFirst()
-      if (Number(claimed.numUpdatedRows) !== 1) continue
+    for (const row of await leases.due(now, 100)) {
+      // Claimed only if no other notifier claimed it since it was read.
+      if (!(await leases.claim(row.id, now))) continue
       const hook = hooks.find((h) => h.key === row.webhook_key)
       if (!hook) {
         await db
           .updateTable('webhook_deliveries')
-          .set({ state: 'failed', last_error: 'this webhook is no longer configured', updated_at: now, lease_until: null, next_attempt_at: null })
+          .set({ state: 'failed', last_error: 'this webhook is no longer configured', updated_at: now, lease_until: null, lease_owner: null, next_attempt_at: null })
           .where('id', '=', row.id)
           .execute()
         continue

@@ -18,7 +18,8 @@ export function signatureOf(secret: string, timestamp: string, body: string): st
 
 /**
  * For receivers: whether a delivery is authentic and recent. Compares in constant time; refuses a timestamp
- * more than `toleranceSeconds` (default 300) away from `now`. `secret` may list several: while a secret is being
+ * more than `toleranceSeconds` (default 300) away from `now`, and any timestamp when `now` or the tolerance is not a
+ * number (an invalid Date, NaN). `secret` may list several: while a secret is being
  * rotated, a receiver accepts the old and the new one (the gateway signs with one), then drops the old. An empty
  * secret verifies nothing: a signature anyone can compute proves nothing.
  *
@@ -36,7 +37,9 @@ export function verifySignature(input: {
   const { body, timestamp, signature } = input
   if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return false
   const skew = Math.abs((input.now ?? new Date()).getTime() / 1000 - Number(timestamp))
-  if (skew > (input.toleranceSeconds ?? 300)) return false
+  // Refused unless shown within the bound: an invalid `now` or a NaN tolerance makes every comparison false, and
+  // `skew > tolerance` then let a replay from any time through.
+  if (!(skew <= (input.toleranceSeconds ?? 300))) return false
   const given = Buffer.from(signature)
   const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret
   // every secret is tried (no early exit), so the time taken does not say which one matched

@@ -5,6 +5,7 @@ import { addSelectionBuilder } from './migration-selection-builder.js'
 import { addSelectionIdempotencyKey } from './migration-selection-idempotency.js'
 import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
 import { addApprovalToken } from './migration-approval-token.js'
+import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -25,6 +26,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0009_selection_idempotency_key': { up: atomically(addSelectionIdempotencyKey) },
   '0010_selection_upstream_digest': { up: atomically(addSelectionUpstreamDigest) },
   '0011_approval_token': { up: atomically(addApprovalToken) },
+  '0012_webhook_delivery_lease_owner': { up: atomically(addWebhookDeliveryLeaseOwner) },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

@@ -249,9 +249,12 @@ export interface WebhookDeliveriesTable {
   last_error: string | null
   created_at: IsoTimestamp
   updated_at: IsoTimestamp
+  /** when the next attempt is due (the database's time on PostgreSQL); null once delivered or failed */
   next_attempt_at: IsoTimestamp | null
-  /** until when the delivering process owns it; a pending row past it is resumed by another */
+  /** until when `lease_owner` holds it (the database's time on PostgreSQL); a pending row past it and due is resumed by another */
   lease_until: IsoTimestamp | null
+  /** the notifier holding the lease; null when released (migration 0012: null on older rows) */
+  lease_owner: string | null
 }
 
 /** Every table of the store, for `Kysely<Database>`. */
