@@ -274,14 +274,18 @@ export interface Flash {
   readonly code?: string
 }
 
+/**
+ * A refusal's message can repeat what it refused (the digest a form posted, an id, an upstream's words): revealed as
+ * every other text on the pages, so an override or an invisible character in it reads as its code point.
+ */
 export function FlashNotice(props: { flash: Flash | null | undefined }) {
   const f = props.flash
   if (!f) return null
   return (
-    <Notice kind={f.kind} title={f.title} testid="flash">
+    <Notice kind={f.kind} title={revealed(f.title)} testid="flash">
       {f.text || f.code ? (
         <p>
-          {f.text} {f.code ? <code>{f.code}</code> : null}
+          {f.text ? revealed(f.text) : null} {f.code ? <code>{f.code}</code> : null}
         </p>
       ) : null}
     </Notice>
