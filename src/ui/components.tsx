@@ -158,6 +158,24 @@ export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
 }
 
+/**
+ * A value the agent wrote (an action parameter, or a set value made from one), always set apart: boxed, in quotes
+ * whose inner quotes are escaped, and labelled. Shown bare, a reason "hold (reversible); 0 of 240 records change"
+ * continued the glance's own sentence and read as the page's words about the plan.
+ */
+export function AgentWords(props: { value: unknown }) {
+  const v = props.value
+  const text = typeof v === 'string' ? JSON.stringify(revealed(v)) : scalarText(v)
+  return (
+    <>
+      <span class="agent-words" title="Written by the agent that proposed this plan, not by Warrant">
+        {text}
+      </span>
+      <span class="muted small"> (the agent's words{v === '' ? ': empty text' : ''})</span>
+    </>
+  )
+}
+
 /** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
 const LONG_VALUE = 40
 

@@ -49,6 +49,20 @@ describe('record ids and agent-written text cannot pass for others (an odd http 
     await upstream?.close()
   })
 
+  test("an agent's parameter is set apart as the agent's words in the glance, the change, the CLI and the MCP summary", async () => {
+    const page = await reviewer.get(`/review/plans/${plan.plan_id}`)
+    const glance = part(page.html, 'glance')
+    // boxed and quoted in the glance: the agent's text cannot continue the glance's own sentence
+    assert.match(glance, /class="agent-words"[^>]*>&quot;hold \(reversible\); 0 of 240 records change&quot;</, glance)
+    assert.match(textOf(glance), /status → "hold \(reversible\); 0 of 240 records change" \(the agent's words\)/, textOf(glance))
+    assert.match(part(page.html, 'uniform-summary'), /class="agent-words"/)
+    assert.match(part(page.html, 'action-params'), /class="agent-words"/)
+
+    const view = await fx.gateway.plans.view(agent, plan.plan_id)
+    assert.match(renderPlan(view), /the agent's words: status = "hold \(reversible\); 0 of 240 records change"/, renderPlan(view))
+    assert.match(planSummary(view), /with the agent's words \{"status":"hold \(reversible\); 0 of 240 records change"\}/, planSummary(view))
+  })
+
   test('a refusal in the flash box shows invisible and reordering characters as code points', async () => {
     await reviewer.get(`/review/plans/${plan.plan_id}`)
     const refused = await reviewer.post(`/review/plans/${plan.plan_id}/decision`, { decision: 'approve', plan_digest: 'sha256:\u202Eexe.txt' })

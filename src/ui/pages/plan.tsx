@@ -2,7 +2,7 @@ import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { AgentWords, CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
@@ -21,11 +21,22 @@ export interface PlanPageData {
   readonly nav: ManifestNav
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
+  /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
+  readonly agentFields: ReadonlySet<string>
   readonly operations: readonly OperationView[]
   readonly deliveries: readonly WebhookDelivery[]
   readonly notificationsEnabled: boolean
   /** A refusal or confirmation to show at the top, e.g. after a decision. */
   readonly notice?: Flash | null
+}
+
+/**
+ * A value the action sets: the agent's words, set apart, where the field is set from a parameter; otherwise as the
+ * sentence (`scalarText`) or, in a table cell (`cell`), as `Val` shows it.
+ */
+function SetValue(props: { field: string; value: unknown; types: FieldTypes; agentFields: ReadonlySet<string>; cell?: boolean }) {
+  if (props.agentFields.has(props.field)) return <AgentWords value={props.value} />
+  return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
 }
 
 function Glance(props: { d: PlanPageData }) {
@@ -61,9 +72,20 @@ function Glance(props: { d: PlanPageData }) {
       </dt>
       <dd>
         <code>{plan.action.type}</code>
-        {plan.changes.uniform && summary.length > 0
-          ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after, props.d.types[s.field])}${alreadyHeld(s.unchanged, plan.target_count)}`).join(', ')}`
-          : ': values differ per record'}
+        {plan.changes.uniform && summary.length > 0 ? (
+          <>
+            {': '}
+            {summary.map((s, i) => (
+              <>
+                {i > 0 ? ', ' : ''}
+                {s.field} → <SetValue field={s.field} value={s.after} types={props.d.types} agentFields={props.d.agentFields} />
+                {alreadyHeld(s.unchanged, plan.target_count)}
+              </>
+            ))}
+          </>
+        ) : (
+          ': values differ per record'
+        )}
         {plan.reversible ? ' (reversible)' : ' (not reversible)'}
         <ChangingCount plan={plan} />
       </dd>
@@ -106,7 +128,7 @@ function otherValues(listed: readonly { readonly count: number }[], targets: num
   return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
 }
 
-function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
+function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string> }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
   return (
@@ -117,12 +139,12 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
         {p.action.description ? `: ${p.action.description}` : ''}.
       </p>
       {params.length > 0 ? (
-        <dl class="facts" aria-label="Action parameters">
+        <dl class="facts" aria-label="Action parameters" data-testid="action-params">
           {params.map(([k, v]) => (
             <>
               <dt>{k}</dt>
               <dd>
-                <Val value={v} />
+                <AgentWords value={v} />
               </dd>
             </>
           ))}
@@ -135,7 +157,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
             {p.changes.summary.map((s, i) => (
               <>
                 {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> = {scalarText(s.after, props.types[s.field])}
+                <code>{s.field}</code> = <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
               </>
             ))}
             . Committing would write nothing new.
@@ -148,7 +170,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
             {p.changes.summary.map((s, i) => (
               <>
                 {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> → {scalarText(s.after, props.types[s.field])}
+                <code>{s.field}</code> → <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
               </>
             ))}
             .
@@ -187,7 +209,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
                     <>
                       {i > 0 ? ', ' : ''}
                       <strong>
-                        <Val value={a.value} type={props.types[s.field]} />
+                        <SetValue field={s.field} value={a.value} types={props.types} agentFields={props.agentFields} cell />
                       </strong>{' '}
                       ({count(a.count)})
                     </>
@@ -196,7 +218,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
                 </>
               ) : (
                 <strong>
-                  <Val value={s.after} type={props.types[s.field]} />
+                  <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} cell />
                 </strong>
               )}
             </td>
@@ -332,7 +354,7 @@ export function PlanPage(d: PlanPageData) {
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />
       <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
-      <EffectSection plan={p} types={d.types} />
+      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />
       <DecisionSection d={d} />
       <OperationsSection operations={d.operations} />
