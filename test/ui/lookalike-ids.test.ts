@@ -49,6 +49,32 @@ describe('record ids and agent-written text cannot pass for others (an odd http 
     await upstream?.close()
   })
 
+  test('ids that differ only in normalisation or end spaces read differently on the plan page and in the CLI, and the plan page says the selection holds look-alikes', async () => {
+    const page = await reviewer.get(`/review/plans/${plan.plan_id}?limit=100`)
+    assert.equal(page.status, 200)
+    const manifest = textOf(part(page.html, 'manifest'))
+    // the NFD one shows its combining accent as a code point; the NFC one reads as written
+    assert.match(manifest, /cafe\[U\+0301\]/)
+    assert.ok(manifest.includes(NFC), manifest)
+    assert.match(manifest, /\[U\+0020\]r002\[U\+0020\]/)
+    const notice = textOf(part(page.html, 'lookalike-ids'))
+    assert.match(notice, /look alike/i, notice)
+    assert.ok(notice.includes(NFC) && notice.includes('cafe[U+0301]'), notice)
+    assert.ok(notice.includes('[U+0020]r002[U+0020]'), notice)
+
+    // the CLI's table marks them by the same rule
+    assert.equal(cellText(NFD), 'cafe\\u0301')
+    assert.equal(cellText(NFC), NFC)
+    assert.equal(cellText(SPACED), '\\u0020r002\\u0020')
+    const cli = renderSelection(await fx.gateway.selections.view(agent, plan.selection_id), 100)
+    assert.ok(cli.includes('cafe\\u0301') && cli.includes('\\u0020r002\\u0020'), cli)
+
+    // a selection of plain ids has no such notice
+    const plainSelection = await fx.gateway.selections.create(agent, 'things', { filter: { id: { in: ['plain', 'a/b'] } } })
+    const plainPlan = await fx.gateway.plans.propose(agent, plainSelection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
+    assert.ok(!(await reviewer.get(`/review/plans/${plainPlan.plan_id}`)).html.includes('data-testid="lookalike-ids"'))
+  })
+
   test("an agent's parameter is set apart as the agent's words in the glance, the change, the CLI and the MCP summary", async () => {
     const page = await reviewer.get(`/review/plans/${plan.plan_id}`)
     const glance = part(page.html, 'glance')
