@@ -75,8 +75,11 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
-  // the parameters are the agent's: JSON leaves zero-width, bidi and look-alike letters as they are
-  lines.push(`  action:       ${plan.action.type} ${cell(JSON.stringify(plan.action.params))}: ${plan.action.description}`)
+  lines.push(`  action:       ${plan.action.type}: ${plan.action.description}`)
+  // the parameters are the agent's, labelled so on their own line and each quoted, so none reads as this output's
+  // words; escaped as cells, since JSON leaves zero-width, bidi and look-alike letters as they are
+  const params = Object.entries(plan.action.params)
+  if (params.length > 0) lines.push(`  parameters:   the agent's words: ${params.map(([k, v]) => `${k} = ${cell(JSON.stringify(v))}`).join(', ')}`)
   lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
@@ -85,7 +88,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   if (changing !== null && plan.target_count > 0 && changing < plan.target_count)
     lines.push(changing === 0 ? `  NO RECORD CHANGES: all ${plan.target_count} already hold every value it sets` : `  ${changing} of ${plan.target_count} record(s) change; the others already hold every value it sets`)
   for (const s of plan.changes.summary) {
-    const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : JSON.stringify(s.after)
+    const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : cell(JSON.stringify(s.after))
     // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are
     lines.push(`  ${s.field}: ${s.before.map((b) => `${cell(JSON.stringify(b.value))} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
   }

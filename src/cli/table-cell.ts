@@ -1,4 +1,4 @@
-import { markMixedScript } from '../contract/index.js'
+import { markIndistinct } from '../contract/index.js'
 
 /**
  * A record's value as one terminal table cell. The table is what a person reads as the records: a value must
@@ -6,11 +6,6 @@ import { markMixedScript } from '../contract/index.js'
  * a bidirectional override that reorders what follows).
  */
 
-/**
- * Control, line-separator, bidirectional and other format characters (zero-width spaces and joiners, the BOM):
- * shown escaped, never interpreted; "legal_hold" plus a zero-width space is another value that reads the same.
- */
-const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
 /** `\u0430`, or `\u{1d41a}` past the BMP: a character as its code point. */
@@ -20,13 +15,14 @@ const escaped = (c: string) => {
 }
 
 /**
- * The value as text on one line: null as `-`, lists comma-joined, objects as JSON, control characters escaped,
- * and a letter of another script inside a word too ("аdmin" with a Cyrillic "а" prints `\u0430dmin`), as the
- * review pages mark it.
+ * The value as text on one line: null as `-`, lists comma-joined, objects as JSON, and what a reader could not
+ * tell apart escaped by the review pages' one rule (`markIndistinct`): control and other unseen characters, a letter
+ * of another script inside a word ("аdmin" with a Cyrillic "а" prints `\u0430dmin`), a character normalisation would
+ * change (`cafe\u0301` beside `café`), and spaces at either end or in a run (` r002 ` prints `\u0020r002\u0020`).
  */
 export function cellText(value: unknown): string {
   const text = value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(',') : typeof value === 'object' ? JSON.stringify(value) : String(value)
-  return markMixedScript(text, escaped).replace(UNPRINTABLE, (c) => NAMED[c] ?? escaped(c))
+  return markIndistinct(text, (c) => NAMED[c] ?? escaped(c))
 }
 
 /** The text in `width` columns: padded, or cut with a closing `…` so a cut value is never read as whole. */

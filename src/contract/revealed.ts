@@ -9,6 +9,37 @@ import { codePointName, markMixedScript } from './mixed-script.js'
 const UNSEEN =
   /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800\u034F\u17B4\u17B5\u180B-\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu
 
+/** A character that joins the one before it: a combining mark, or a Hangul vowel or final consonant jamo. */
+const JOINING = /[\p{M}\u1160-\u11FF\uD7B0-\uD7FF]/u
+/** A base character with the characters joining it, or joining characters with no base. */
+const CLUSTER = /[^\p{M}\u1160-\u11FF\uD7B0-\uD7FF][\p{M}\u1160-\u11FF\uD7B0-\uD7FF]*|[\p{M}\u1160-\u11FF\uD7B0-\uD7FF]+/gu
+
+/**
+ * The text with each character that Unicode normalisation (NFC) would change replaced by `mark(ch)`: the joining
+ * characters of a cluster NFC composes ("cafe" + U+0301 reads "cafe[U+0301]", never "café"), and a character NFC
+ * replaces (the Angstrom sign U+212B). Text already in NFC, nearly all, is returned as it is: two record ids that
+ * differ only in their normal form are two records, and must not read as one.
+ */
+function markUnnormalised(text: string, mark: (ch: string) => string): string {
+  if (text.normalize('NFC') === text) return text
+  return text.replace(CLUSTER, (cluster) => {
+    if (cluster.normalize('NFC') === cluster) return cluster
+    return [...cluster].map((ch, i) => (i > 0 || JOINING.test(ch) || ch.normalize('NFC') !== ch ? mark(ch) : ch)).join('')
+  })
+}
+
+/**
+ * The one rule for what of a text a reader cannot tell apart, each such character spelled by `mark`: the review
+ * pages (`revealed`, `[U+0301]`) and the CLI's cells (`\u0301`) apply it alike, so a value is marked the same way on
+ * every surface. Marked: a letter of another script inside a word, a character normalisation would change, every
+ * unseen character (`UNSEEN`), and each space at either end or in a run of two or more.
+ */
+export function markIndistinct(text: string, mark: (ch: string) => string): string {
+  return markMixedScript(markUnnormalised(text, mark), mark)
+    .replace(UNSEEN, mark)
+    .replace(/^ +| +$| {2,}/g, (spaces) => mark(' ').repeat(spaces.length))
+}
+
 /**
  * Text from an agent or an upstream as a reviewer must read it: each unseen character as its code point, and
  * spaces at either end too. Otherwise "legal_hold" plus a zero-width space reads as the rule that removes the
@@ -17,12 +48,20 @@ const UNSEEN =
  * "Acme  Ltd" would read as another customer's "Acme Ltd"; each space of a run is marked instead, on every page
  * and in attributes alike (a stylesheet's white-space rule would not reach a title or a copied value).
  * A letter of another script inside a word shows as its code point too: "аdmin" with a Cyrillic "а" reads
- * "[U+0430]dmin", never "admin"; a whole word in one script (Russian, Greek, Japanese) reads as written.
+ * "[U+0430]dmin", never "admin"; a whole word in one script (Russian, Greek, Japanese) reads as written; and so
+ * does a character normalisation would change ("cafe[U+0301]" beside "café").
  * Every page, and a notification's sentence, shows such text through this one function, so a value reads the
  * same wherever it appears.
  */
 export function revealed(text: string): string {
-  return markMixedScript(text, (ch) => `[${codePointName(ch)}]`)
-    .replace(UNSEEN, (ch) => `[${codePointName(ch)}]`)
-    .replace(/^ +| +$| {2,}/g, (spaces) => '[U+0020]'.repeat(spaces.length))
+  return markIndistinct(text, (ch) => `[${codePointName(ch)}]`)
+}
+
+/**
+ * What a text reads as once the differences `markIndistinct` marks are taken away: unseen characters dropped, NFC,
+ * no spaces at either end, runs of spaces as one. Two record ids with the same skeleton look alike to a reader
+ * though they name different records (" r002 " and "r002", NFC and NFD "café").
+ */
+export function readingSkeleton(text: string): string {
+  return text.replace(UNSEEN, '').normalize('NFC').trim().replace(/ {2,}/g, ' ')
 }

@@ -31,6 +31,7 @@ main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; overflow
 /* A value wider than the screen wraps anywhere: unbroken, it pushed the columns after it (what each record
    receives) thousands of pixels to the right. Only long values, so short ones never break mid-word on a phone. */
 .long { overflow-wrap: anywhere; }
+.agent-words { border: 1px dashed var(--muted); border-radius: 3px; padding: 0 0.25rem; background: #fdf6e3; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: 0.875rem; }
 .muted { color: var(--muted); }
 .small { font-size: 0.875rem; }

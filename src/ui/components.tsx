@@ -158,6 +158,24 @@ export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
 }
 
+/**
+ * A value the agent wrote (an action parameter, or a set value made from one), always set apart: boxed, in quotes
+ * whose inner quotes are escaped, and labelled. Shown bare, a reason "hold (reversible); 0 of 240 records change"
+ * continued the glance's own sentence and read as the page's words about the plan.
+ */
+export function AgentWords(props: { value: unknown }) {
+  const v = props.value
+  const text = typeof v === 'string' ? JSON.stringify(revealed(v)) : scalarText(v)
+  return (
+    <>
+      <span class="agent-words" title="Written by the agent that proposed this plan, not by Warrant">
+        {text}
+      </span>
+      <span class="muted small"> (the agent's words{v === '' ? ': empty text' : ''})</span>
+    </>
+  )
+}
+
 /** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
 const LONG_VALUE = 40
 
@@ -274,14 +292,18 @@ export interface Flash {
   readonly code?: string
 }
 
+/**
+ * A refusal's message can repeat what it refused (the digest a form posted, an id, an upstream's words): revealed as
+ * every other text on the pages, so an override or an invisible character in it reads as its code point.
+ */
 export function FlashNotice(props: { flash: Flash | null | undefined }) {
   const f = props.flash
   if (!f) return null
   return (
-    <Notice kind={f.kind} title={f.title} testid="flash">
+    <Notice kind={f.kind} title={revealed(f.title)} testid="flash">
       {f.text || f.code ? (
         <p>
-          {f.text} {f.code ? <code>{f.code}</code> : null}
+          {f.text ? revealed(f.text) : null} {f.code ? <code>{f.code}</code> : null}
         </p>
       ) : null}
     </Notice>

@@ -68,8 +68,8 @@ describe('review pages: two different values never read the same', () => {
       assert.equal(await cell(ids[0]!, 'amount_due'), '100')
       assert.equal(await cell(ids[2]!, 'amount_due'), '0.30000000000000004')
       // what the plan writes: the text "100", never the number
-      assert.match(await page.getByTestId('glance').innerText(), /pause_reason → "100" \(text\)/)
-      assert.match(await page.getByTestId('uniform-summary').innerText(), /pause_reason → "100" \(text\)/)
+      assert.match(await page.getByTestId('glance').innerText(), /pause_reason → "100" \(the agent's words\)/)
+      assert.match(await page.getByTestId('uniform-summary').innerText(), /pause_reason → "100" \(the agent's words\)/)
       await page.context().close()
     })
   })

@@ -43,7 +43,7 @@ describe('review pages: values that would read as something else are shown as wh
     await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
     const main = await page.locator('main').innerText()
     assert.doesNotMatch(main, HIDDEN, 'no invisible or reordering character reaches the page as itself')
-    assert.match(await page.getByTestId('glance').innerText(), /pause_reason → credit hold \[U\+202E\]waiver\[U\+202C\] review/)
+    assert.match(await page.getByTestId('glance').innerText(), /pause_reason → "credit hold \[U\+202E\]waiver\[U\+202C\] review" \(the agent's words\)/)
     assert.match(await page.getByTestId('uniform-summary').innerText(), /credit hold \[U\+202E\]waiver\[U\+202C\] review/)
     assert.match(await page.getByTestId('exclusions').innerText(), /tags contain legal_hold\[U\+200B\]/)
     const row = page.getByTestId('manifest').locator('tbody tr', { hasText: ids[0]! })
@@ -65,7 +65,7 @@ describe('review pages: values that would read as something else are shown as wh
     const glance = await page.getByTestId('glance').boundingBox()
     assert.ok(glance && glance.x + glance.width <= width)
     // text holding ", " reads as a list of values: it is quoted (see textValue in src/ui/format.ts)
-    assert.match(await page.getByTestId('glance').innerText(), /then cancel" \(text\) \(reversible\)/)
+    assert.match(await page.getByTestId('glance').innerText(), /then cancel" \(the agent's words\) \(reversible\)/)
   })
 })
 

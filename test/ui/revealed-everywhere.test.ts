@@ -99,7 +99,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
     assert.match((await shown(page)).text, /customer_name is Acme\[U\+0020\]\[U\+0020\]Ltd/)
     await page.goto(`${fx.base}/review/plans/${plan.plan_id}`)
-    assert.match(await page.getByTestId('glance').innerText(), /pause_reason → credit\[U\+0020\]\[U\+0020\]hold/)
+    assert.match(await page.getByTestId('glance').innerText(), /pause_reason → "credit\[U\+0020\]\[U\+0020\]hold" \(the agent's words\)/)
     assert.match(await page.getByTestId('manifest').innerText(), /Acme\[U\+0020\]\[U\+0020\]Ltd/)
     const approved = await fx.as('reviewer')('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest, comment: 'ok  go' })
     assert.equal(approved.status, 201, JSON.stringify(approved.body))
@@ -143,7 +143,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
     const glance = await page.getByTestId('glance').innerText()
     assert.doesNotMatch(glance, /pause_reason → "" \(empty text\)(,|\s*\(|$)/m, glance)
-    assert.match(glance, /pause_reason → "\\"\\" \(empty text\)" \(text\)/)
+    assert.match(glance, /pause_reason → "\\"\\" \(empty text\)" \(the agent's words\)/)
     const headers = await page.getByTestId('manifest').locator('thead th').allInnerTexts()
     const owner = await page.getByTestId('manifest').locator('tbody tr').first().locator('th, td').nth(headers.indexOf('owner')).innerText()
     assert.equal(owner, '"empty" (text)')
@@ -206,7 +206,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
     await signIn(page, fx, 'reviewer2', `/review/plans/${plan.plan_id}`)
     for (const testid of ['glance', 'uniform-summary']) {
       const text = await page.getByTestId(testid).innerText()
-      assert.match(text, /pause_reason → "ok, collection → active" \(text\)/, text)
+      assert.match(text, /pause_reason → "ok, collection → active" \(the agent's words\)/, text)
     }
     await page.context().close()
   })

@@ -71,7 +71,7 @@ describe('review pages: a reviewer approves the article scenario in a real brows
     // 4. Before → after for every changed field, one summary line, the precondition, reversibility.
     const uniform = await page.getByTestId('uniform-summary').innerText()
     assert.match(uniform, /collection → paused/)
-    assert.match(uniform, /pause_reason → approved credit hold review/)
+    assert.match(uniform, /pause_reason → "approved credit hold review" \(the agent's words\)/)
     const effect = await page.getByTestId('effect').innerText()
     assert.match(effect, /collection/)
     assert.match(effect, /active \(\d+\)/)

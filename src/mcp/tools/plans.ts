@@ -18,7 +18,8 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   const evidence = s.complete
     ? `COMPLETE selection (${plural(s.count, 'record')}, digest ${s.digest})`
     : `INCOMPLETE selection (${plural(s.count, 'record')}): it can be reviewed, never committed; show its incomplete_reasons (read_selection) to the person`
-  const params = Object.keys(plan.action.params).length ? ` ${JSON.stringify(plan.action.params)}` : ''
+  // the parameters are the agent's words, labelled so: a reason must not read as this summary's own sentence
+  const params = Object.keys(plan.action.params).length ? ` with the agent's words ${JSON.stringify(plan.action.params)}` : ''
   const what = `plan ${plan.plan_id} (${plan.state}${'created' in plan && !plan.created ? ', already proposed: the existing plan' : ''}) applies ${plan.action.type}${params} to ${plural(plan.target_count, 'target')} of ${plan.resource} in ${plan.environment}; plan_digest ${plan.plan_digest}.`
   const a = plan.approval_state
   let approval: string

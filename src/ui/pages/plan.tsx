@@ -1,8 +1,8 @@
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
-import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import type { LookalikeIds, MemberPage, SelectionView } from '../../selections/index.js'
+import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
@@ -21,11 +21,51 @@ export interface PlanPageData {
   readonly nav: ManifestNav
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
+  /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
+  readonly agentFields: ReadonlySet<string>
+  /** Ids of the selection that read alike though they are different records. */
+  readonly lookalikes: LookalikeIds
   readonly operations: readonly OperationView[]
   readonly deliveries: readonly WebhookDelivery[]
   readonly notificationsEnabled: boolean
   /** A refusal or confirmation to show at the top, e.g. after a decision. */
   readonly notice?: Flash | null
+}
+
+/**
+ * A value the action sets: the agent's words, set apart, where the field is set from a parameter; otherwise as the
+ * sentence (`scalarText`) or, in a table cell (`cell`), as `Val` shows it.
+ */
+function SetValue(props: { field: string; value: unknown; types: FieldTypes; agentFields: ReadonlySet<string>; cell?: boolean }) {
+  if (props.agentFields.has(props.field)) return <AgentWords value={props.value} />
+  return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
+}
+
+/**
+ * Said before the plan: the selection holds ids that read alike (" r002 " and "r002", NFC and NFD "café"). Each is
+ * shown marked wherever it appears, but a reviewer told of "r002" must know there is more than one record reading so.
+ */
+function LookalikeNotice(props: { lookalikes: LookalikeIds }) {
+  const { groups, more } = props.lookalikes
+  if (groups.length === 0) return null
+  return (
+    <Notice kind="warn" title={`This selection holds record ids that look alike: ${plural(groups.length + more, 'group')} of different records.`} testid="lookalike-ids">
+      <p>The upstream holds each as a separate record. They differ only in invisible characters, spaces at either end or Unicode normalisation, marked below as code points: read the id of each record this plan changes.</p>
+      <ul>
+        {groups.map((ids) => (
+          <li>
+            {ids.map((id, i) => (
+              <>
+                {i > 0 ? ' · ' : ''}
+                <RecordId id={id} />
+              </>
+            ))}
+          </li>
+        ))}
+      </ul>
+      {more > 0 ? <p>and {plural(more, 'more group')}.</p> : null}
+    </Notice>
+  )
 }
 
 function Glance(props: { d: PlanPageData }) {
@@ -61,9 +101,20 @@ function Glance(props: { d: PlanPageData }) {
       </dt>
       <dd>
         <code>{plan.action.type}</code>
-        {plan.changes.uniform && summary.length > 0
-          ? `: ${summary.map((s) => `${s.field} → ${scalarText(s.after, props.d.types[s.field])}${alreadyHeld(s.unchanged, plan.target_count)}`).join(', ')}`
-          : ': values differ per record'}
+        {plan.changes.uniform && summary.length > 0 ? (
+          <>
+            {': '}
+            {summary.map((s, i) => (
+              <>
+                {i > 0 ? ', ' : ''}
+                {s.field} → <SetValue field={s.field} value={s.after} types={props.d.types} agentFields={props.d.agentFields} />
+                {alreadyHeld(s.unchanged, plan.target_count)}
+              </>
+            ))}
+          </>
+        ) : (
+          ': values differ per record'
+        )}
         {plan.reversible ? ' (reversible)' : ' (not reversible)'}
         <ChangingCount plan={plan} />
       </dd>
@@ -106,7 +157,7 @@ function otherValues(listed: readonly { readonly count: number }[], targets: num
   return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
 }
 
-function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
+function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string> }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
   return (
@@ -117,12 +168,12 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
         {p.action.description ? `: ${p.action.description}` : ''}.
       </p>
       {params.length > 0 ? (
-        <dl class="facts" aria-label="Action parameters">
+        <dl class="facts" aria-label="Action parameters" data-testid="action-params">
           {params.map(([k, v]) => (
             <>
               <dt>{k}</dt>
               <dd>
-                <Val value={v} />
+                <AgentWords value={v} />
               </dd>
             </>
           ))}
@@ -135,7 +186,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
             {p.changes.summary.map((s, i) => (
               <>
                 {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> = {scalarText(s.after, props.types[s.field])}
+                <code>{s.field}</code> = <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
               </>
             ))}
             . Committing would write nothing new.
@@ -148,7 +199,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
             {p.changes.summary.map((s, i) => (
               <>
                 {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> → {scalarText(s.after, props.types[s.field])}
+                <code>{s.field}</code> → <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
               </>
             ))}
             .
@@ -187,7 +238,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
                     <>
                       {i > 0 ? ', ' : ''}
                       <strong>
-                        <Val value={a.value} type={props.types[s.field]} />
+                        <SetValue field={s.field} value={a.value} types={props.types} agentFields={props.agentFields} cell />
                       </strong>{' '}
                       ({count(a.count)})
                     </>
@@ -196,7 +247,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes }) {
                 </>
               ) : (
                 <strong>
-                  <Val value={s.after} type={props.types[s.field]} />
+                  <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} cell />
                 </strong>
               )}
             </td>
@@ -328,11 +379,12 @@ export function PlanPage(d: PlanPageData) {
           </>
         ) : null}
       </p>
+      <LookalikeNotice lookalikes={d.lookalikes} />
       <Glance d={d} />
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />
       <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
-      <EffectSection plan={p} types={d.types} />
+      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />
       <DecisionSection d={d} />
       <OperationsSection operations={d.operations} />

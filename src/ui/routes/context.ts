@@ -52,6 +52,20 @@ export function fieldTypesOf(gateway: Gateway, resource: string | null | undefin
   return config?.fields ?? {}
 }
 
+/** A template that takes a parameter's value: `{{params.reason}}`, whole or inside other text. */
+const PARAM_TEMPLATE = /\{\{\s*params\./
+
+/**
+ * The fields a plan's action sets from the agent's parameters, as the config holds the action now: their values are
+ * the agent's words, shown set apart. None for a compensation (it restores the records' before-values) or an action
+ * no longer configured.
+ */
+export function agentWrittenFields(gateway: Gateway, plan: { readonly resource: string; readonly compensates: string | null; readonly action: { readonly type: string } }): ReadonlySet<string> {
+  const actions = plan.compensates ? undefined : gateway.config.resources[plan.resource]?.actions
+  const action = actions && Object.hasOwn(actions, plan.action.type) ? actions[plan.action.type] : undefined
+  return new Set(Object.entries(action?.set ?? {}).filter(([, template]) => PARAM_TEMPLATE.test(JSON.stringify(template))).map(([field]) => field))
+}
+
 /** A manifest page size from the query; anything not offered falls back to the default rather than failing. */
 export function pageSize(value: string | undefined): number {
   const n = Number(value)
