@@ -17,7 +17,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   let fx: GatewayFixture
   let browser: Browser
   // "acct<RLO>exe.txt" renders as "accttxt.exe"; "a<ZWSP>b" renders as "ab", another record's id.
-  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '', '', `acct_${'9'.repeat(3000)}`]
+  const ids = ['acct\u202Eexe.txt', 'a\u200Bb', '', '', `acct_${'9'.repeat(2000)}`]
   before(async () => {
     fx = await startDemoGateway({ store: 'sqlite', count: 300 })
     browser = await launchBrowser()
@@ -32,7 +32,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
       db.prepare('update subscriptions set id = ? where id = ?').run('zzz\u202Etxt.exe', found[5])
       // An owner that is the text "empty": it must not read as a record with no owner.
       db.prepare('update subscriptions set owner = ? where id = ?').run('empty', ids[2])
-      // One unbroken id of 3,000 characters, wider than any screen.
+      // One unbroken id of 2,005 characters (a filter value holds at most 2,048), wider than any screen.
       db.prepare('update subscriptions set id = ? where id = ?').run(ids[4], found[4])
       // ...whose write the upstream refuses with one unbroken word of 2,000 characters.
       db.exec(`create trigger refuse_long before update on subscriptions when old.id = '${ids[4]}' begin select raise(abort, '${'E'.repeat(2000)}'); end`)
@@ -175,7 +175,7 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   })
 
   test("an exclusion rule's long condition wraps: the count of records it removed stays on the screen", async () => {
-    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } }, exclude: [{ rule: 'long_rule', filter: { customer_name: 'Q'.repeat(3000) } }] })
+    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } }, exclude: [{ rule: 'long_rule', filter: { customer_name: 'Q'.repeat(2000) } }] })
     const page = await (await newContext(browser)).newPage()
     await signIn(page, fx, 'reviewer2', `/review/selections/${selection.selection_id}`)
     const table = await page.getByTestId('exclusions').evaluate((t) => ({ wide: t.scrollWidth, box: t.parentElement!.clientWidth }))
