@@ -220,8 +220,8 @@ async function createOperation(
       }
       // The plan's row is this transaction's now (PostgreSQL's row lock; SQLite's write lock): the approval and the
       // committer checked before must hold as the operation is recorded, read on the clock as it is now (an approval
-      // lapses, a reviewer or the committer is disabled, a token revoked).
-      await assertAuthorityHolds(trx, deps.store.dialect, { planId: plan.plan_id, committer: actor, reviewersNeeded: committable.reviewers_needed, now: deps.now() })
+      // lapses, a reviewer or the committer is disabled, a token revoked, the committer's scope narrowed).
+      await assertAuthorityHolds(trx, deps.store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now: deps.now() })
       let afterOrd = -1
       let written = 0
       for (;;) {

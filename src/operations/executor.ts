@@ -94,6 +94,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     now,
     telemetry,
     versionEnforced: connector.writeEnforcesVersion === true || proof !== null,
+    leaseHolds: () => lease.holds(),
   }
   // each window one statement: only where a record read with its window needs no second read (the version is enforced)
   const windowed = connector.writeWindow !== undefined && ctx.versionEnforced === true
@@ -127,8 +128,18 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   const step = async (target: OperationTargetRow, retry: (t: OperationTargetRow) => Promise<void>, claimed = false, read?: Reread): Promise<void> => {
     await observe(target, await executeTarget(ctx, target, claimed, read), retry)
   }
+  /** The lease lost its margin (expired unrenewed: a stalled process, a store that stopped answering): stop starting targets. */
+  const leaseEnded = () => {
+    if (!abort.signal.aborted) deps.log.warn({ operation_id: operationId, lease_lost: lease.lost() }, 'the lease ran out before it could be renewed; stopping, the targets not sent pending again')
+    abort.abort()
+  }
   const observe = async (target: OperationTargetRow, result: StepResult, retry: (t: OperationTargetRow) => Promise<void>): Promise<void> => {
     if (result.kind === 'not_claimed') return
+    if (result.kind === 'lease_ended') {
+      await result.returned
+      leaseEnded()
+      return
+    }
     if (result.kind === 'recorded') commits.track(result.committed)
     if (result.kind === 'rate_limited') {
       const stop = rateLimited(target, result)
@@ -181,6 +192,8 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     const reads = new Map<number, Reread>()
     const claim = () =>
       (claiming ??= (async () => {
+        // no target goes in flight without the lease's margin: its write would be refused at once (see leaseHolds)
+        if (!lease.holds()) return leaseEnded()
         const chunk = queue.splice(0, window)
         const at = now()
         // The window's read (upstream) and its in-flight marks (the store) go at once: neither needs the other,
@@ -234,11 +247,9 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
             return
           }
         }
-        if (deps.clock().getTime() >= lease.until()) {
-          deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
+        if (!lease.holds()) {
           claimed.unshift(...chunk)
-          abort.abort()
-          return
+          return leaseEnded()
         }
         const results = await executeWindow(
           ctx,
@@ -270,12 +281,8 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
         }
         await pacer.acquire()
         if (!running()) return
-        if (deps.clock().getTime() >= lease.until()) {
-          // the lease may have expired unrenewed (a stalled process): stop; the unstarted go back to pending
-          deps.log.warn({ operation_id: operationId }, 'the lease expired before it could be renewed; stopping')
-          abort.abort()
-          return
-        }
+        // the lease may have expired unrenewed (a stalled process): stop; the unstarted go back to pending
+        if (!lease.holds()) return leaseEnded()
         const target = claimed.shift()
         if (!target) continue
         const read = reads.get(target.ord)

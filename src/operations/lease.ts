@@ -129,10 +129,20 @@ export interface KeptLease {
    * follow a takeover).
    */
   until(): number
+  /**
+   * Whether a target may be put in flight or its write sent now: the lease is ours with at least `LEASE_MARGIN` of its
+   * length left on this process's clock. Renewed every third, a lease keeps two thirds or more while the store answers;
+   * below the margin, renewals have failed for a while, and a write started then could still be under way when
+   * another instance takes the operation over and declares the target `unknown`.
+   */
+  holds(): boolean
   /** The store said the lease is no longer ours. */
   lost(): boolean
   stop(): void
 }
+
+/** The part of a lease that must be left for a target to start (see `KeptLease.holds`). */
+export const LEASE_MARGIN = 1 / 4
 
 /**
  * Renews an operation's lease every third of its length while the executor runs. A renewal the store refuses
@@ -140,7 +150,7 @@ export interface KeptLease {
  *
  * @example
  * const lease = keepLease({ db, operationId, owner, leaseMs: 30_000, clock, heldUntil, onLost: () => abort.abort(), onError: log })
- * if (clock().getTime() >= lease.until()) stop()
+ * if (!lease.holds()) stop()
  */
 export function keepLease(options: {
   readonly db: Db
@@ -172,5 +182,6 @@ export function keepLease(options: {
     Math.max(50, Math.floor(leaseMs / 3)),
   )
   timer.unref?.()
-  return { until: () => until, lost: () => lost, stop: () => clearInterval(timer) }
+  const holds = () => !lost && clock().getTime() < until - leaseMs * LEASE_MARGIN
+  return { until: () => until, holds, lost: () => lost, stop: () => clearInterval(timer) }
 }

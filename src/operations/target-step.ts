@@ -4,7 +4,7 @@ import { callContext, type Connector, type SourceRecord, type WriteOutcome, type
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, checkStatus, checkUntouched, pick, sameValue, sameVersion, versionText, type UntouchedCheck } from './effect.js'
-import { markInFlight, recordOutcome, returnToPending, type TargetOutcome } from './ledger.js'
+import { markInFlight, recordOutcome, releaseUnstarted, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
@@ -35,6 +35,11 @@ export interface TargetContext {
    * second read before its write: one changed since fails the conditional write.
    */
   readonly versionEnforced?: boolean
+  /**
+   * Whether this executor's lease still has its margin (`KeptLease.holds`), asked right before each write is sent:
+   * the re-read before it can take up to the upstream's timeout_ms, past the lease's end. Absent: always.
+   */
+  readonly leaseHolds?: () => boolean
 }
 
 /** How one target's turn ended. */
@@ -49,6 +54,11 @@ export type StepResult =
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly returned: Promise<boolean> }
   /** The target was not pending, or this executor no longer holds the lease: nothing was sent. */
   | { readonly kind: 'not_claimed' }
+  /**
+   * The lease had lost its margin when the write was to be sent: nothing was sent, and the target is pending again
+   * once `returned` settles (unless another instance took it over meanwhile); the executor stops.
+   */
+  | { readonly kind: 'lease_ended'; readonly returned: Promise<void> }
 
 
 /**
@@ -78,7 +88,7 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
     step = await callContext.run(context, () =>
       telemetry.span('warrant.target.write', attributes, async () => {
         const result = await attempt(ctx, target, read)
-        telemetry.annotate({ 'warrant.target.outcome': result.kind === 'done' ? result.outcome.state : 'rate_limited' })
+        telemetry.annotate({ 'warrant.target.outcome': result.kind === 'done' ? result.outcome.state : result.kind })
         return result
       }),
     )
@@ -90,6 +100,7 @@ export async function executeTarget(ctx: TargetContext, target: OperationTargetR
 
 /** The attempt's end in the ledger: the outcome recorded, or (a 429) the target pending again. */
 export function settle(ctx: TargetContext, target: OperationTargetRow, step: Attempt): StepResult {
+  if (step.kind === 'lease_ended') return { kind: 'lease_ended', returned: releaseUnstarted(ctx.db, ctx.operationId, [target.ord], ctx.now()) }
   if (step.kind === 'rate_limited') {
     // not awaited here: the caller pauses every later write first, then waits for the target to be pending again
     return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now(), step.status) }
@@ -104,6 +115,15 @@ export type Attempt =
   | { readonly kind: 'done'; readonly outcome: TargetOutcome; readonly observed: ObservedOutcome }
   /** `defaulted`: the upstream named no usable wait; `retryAfterSeconds` is the connector's default. `status`: the upstream's (429, 503) */
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number }
+  /** nothing sent: the lease lost its margin first (see `TargetContext.leaseHolds`) */
+  | { readonly kind: 'lease_ended' }
+
+export const LEASE_ENDED: Attempt = { kind: 'lease_ended' }
+
+/** Whether a write may be sent now: the lease still has its margin. */
+export function leaseHolds(ctx: TargetContext): boolean {
+  return ctx.leaseHolds?.() !== false
+}
 
 export function callContextOf(ctx: TargetContext) {
   const { plan, selection } = ctx.execution
@@ -147,6 +167,7 @@ export type Sent = { readonly outcome: WriteOutcome } | { readonly error: unknow
 async function attempt(ctx: TargetContext, target: OperationTargetRow, read?: Reread): Promise<Attempt> {
   const prepared = await prepare(ctx, target, read)
   if (prepared.kind !== 'write') return prepared
+  if (!leaseHolds(ctx)) return LEASE_ENDED
   let sent: Sent
   try {
     sent = { outcome: await ctx.connector.write(prepared.request) }

@@ -2,7 +2,7 @@ import { canonicalJson } from '../contract/index.js'
 import { callContext } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { NO_TELEMETRY } from '../telemetry/index.js'
-import { callContextOf, judge, prepare, settle, type Attempt, type PreparedWrite, type Reread, type Sent, type StepResult, type TargetContext } from './target-step.js'
+import { callContextOf, judge, LEASE_ENDED, leaseHolds, prepare, settle, type Attempt, type PreparedWrite, type Reread, type Sent, type StepResult, type TargetContext } from './target-step.js'
 
 /**
  * A window of targets already claimed `in_flight`, written together where the connector can (`writeWindow`):
@@ -29,6 +29,8 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
         const prepared: (Attempt | PreparedWrite)[] = []
         for (const { target, read } of targets) prepared.push(await prepare(ctx, target, read))
         const sent = new Map<number, Sent>()
+        // asked before each statement: the window's reads and earlier statements may have outlasted the lease's margin
+        const unsent = new Set<number>()
         // targets that set the same values under the same precondition go as one statement (a compensation's
         // targets each restore their own values, so each goes alone)
         const groups = new Map<string, number[]>()
@@ -41,6 +43,10 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
         })
         for (const indexes of groups.values()) {
           const requests = indexes.map((i) => (prepared[i] as PreparedWrite).request)
+          if (!leaseHolds(ctx)) {
+            for (const i of indexes) unsent.add(i)
+            continue
+          }
           if (requests.length > 1 && ctx.connector.writeWindow) {
             try {
               const outcomes = await ctx.connector.writeWindow(requests)
@@ -51,6 +57,10 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
             continue
           }
           for (const i of indexes) {
+            if (!leaseHolds(ctx)) {
+              unsent.add(i)
+              continue
+            }
             try {
               sent.set(i, { outcome: await ctx.connector.write((prepared[i] as PreparedWrite).request) })
             } catch (error) {
@@ -59,7 +69,7 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
           }
         }
         const out: Attempt[] = []
-        for (const [i, p] of prepared.entries()) out.push(p.kind === 'write' ? await judge(ctx, p, sent.get(i)!) : p)
+        for (const [i, p] of prepared.entries()) out.push(p.kind !== 'write' ? p : unsent.has(i) ? LEASE_ENDED : await judge(ctx, p, sent.get(i)!))
         telemetry.annotate({ 'warrant.window.written': sent.size })
         return out
       }),

@@ -1,7 +1,9 @@
-import { type Actor, WarrantError } from '../contract/index.js'
+import { type Actor, ROLES, scopesSchema, WarrantError } from '../contract/index.js'
 import type { PlanRow, Store, StoreDialect } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
 import { isApproverReason, notCountedWords } from './approval-not-counted.js'
+import { planInActionScope } from './compensation.js'
+import type { PlanRecord } from './plan-service.js'
 
 /**
  * The refusal of a rejected plan. Proposing the same action on its selection answers this plan again (proposing is
@@ -57,14 +59,15 @@ export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry
  * transaction holds since its first statement does the same. Read without the lock, a disable committed after the
  * check had read the row, and the operation was recorded after it.
  *
- * @example await assertAuthorityHolds(trx, store.dialect, { planId, committer: actor, reviewersNeeded: committable.reviewers_needed, now })
+ * @example await assertAuthorityHolds(trx, store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now })
  */
 export async function assertAuthorityHolds(
   db: Store['db'],
   dialect: StoreDialect,
-  commit: { readonly planId: string; readonly committer: Actor; readonly reviewersNeeded: number; readonly now: string },
+  commit: { readonly plan: CommittedPlan; readonly committer: Actor; readonly reviewersNeeded: number; readonly now: string },
 ): Promise<void> {
-  const { planId, committer, reviewersNeeded, now } = commit
+  const { plan, committer, reviewersNeeded, now } = commit
+  const planId = plan.plan_id
   if (dialect === 'postgres') {
     const approvals = await db.selectFrom('approvals').select(['principal', 'token_id']).where('plan_id', '=', planId).execute()
     const principals = [...new Set([committer.principal, ...approvals.map((a) => a.principal)])].sort()
@@ -72,23 +75,46 @@ export async function assertAuthorityHolds(
     await db.selectFrom('principals').select('id').where('id', 'in', principals).orderBy('id').forShare().execute()
     if (tokens.length > 0) await db.selectFrom('tokens').select('id').where('id', 'in', tokens).orderBy('id').forShare().execute()
   }
-  await assertCommitterHolds(db, committer)
+  await assertCommitterHolds(db, committer, plan)
   // a standing approval is the config's, which does not change under a running process
   if (reviewersNeeded === 0) return
   const row = await db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow()
   approversOrRefusal(row, await approvalsOf({ db }, row, now), reviewersNeeded, now)
 }
 
+/** What the committer's authority is judged against: the plan's resource and action. */
+type CommittedPlan = Pick<PlanRecord, 'plan_id' | 'resource' | 'action' | 'compensates'>
+
 /**
- * The committer was authenticated as the request arrived; a token revoked or a principal disabled since must not
- * commit. The CLI's local operator and the gateway itself have no principal row and no token: nothing to withdraw.
+ * The committer was authenticated as the request arrived, with its principal's role and scopes as they were then; a
+ * token revoked, a principal disabled, or a scope that no longer holds the plan's action (an operator narrowed it, or
+ * changed the role and scopes) since must not commit. The CLI's local operator and the gateway itself have no principal
+ * row and no token: nothing to withdraw.
  */
-async function assertCommitterHolds(db: Store['db'], committer: Actor): Promise<void> {
-  const principal = await db.selectFrom('principals').select('disabled_at').where('id', '=', committer.principal).executeTakeFirst()
+async function assertCommitterHolds(db: Store['db'], committer: Actor, plan: CommittedPlan): Promise<void> {
+  const principal = await db.selectFrom('principals').select(['disabled_at', 'role', 'scopes']).where('id', '=', committer.principal).executeTakeFirst()
   const token = committer.token_id === undefined ? undefined : await db.selectFrom('tokens').select('revoked_at').where('id', '=', committer.token_id).executeTakeFirst()
   const withdrawn = principal?.disabled_at ? 'its principal was disabled' : committer.token_id !== undefined && (!token || token.revoked_at) ? 'it was revoked' : null
   if (withdrawn)
     throw new WarrantError('unauthenticated', `the token this commit was made with no longer authenticates (${withdrawn}) as the commit was to be recorded; nothing was committed`, {
       principal: committer.principal,
     })
+  if (principal && !inActionScopeNow(committer, principal, plan))
+    throw new WarrantError(
+      'forbidden',
+      `action "${plan.action.type}" on "${plan.resource}" is no longer within the committer's scope: its principal's role or scopes changed since this request was authenticated; nothing was committed`,
+      { resource: plan.resource, action: plan.action.type, principal: committer.principal, reason: 'committer_out_of_scope' },
+    )
+}
+
+/** The rule the commit applied to the request's actor (`planInActionScope`), on the principal's role and scopes as stored now. */
+function inActionScopeNow(committer: Actor, row: { readonly role: string; readonly scopes: string }, plan: CommittedPlan): boolean {
+  const role = ROLES.find((r) => r === row.role)
+  let scopes: ReturnType<typeof scopesSchema.safeParse>
+  try {
+    scopes = scopesSchema.safeParse(JSON.parse(row.scopes))
+  } catch {
+    return false
+  }
+  return role !== undefined && scopes.success && planInActionScope({ ...committer, role, scopes: scopes.data }, plan)
 }

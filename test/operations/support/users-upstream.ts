@@ -41,8 +41,8 @@ export interface UsersUpstream {
   /** GETs of several users by id (`GET /users?ids=a,b`) received */
   batchReads(): number
   onWrite: (id: string, n: number) => WriteDecision | void
-  /** called on each GET of one user by id (`n` counts them, from 1), before it is answered */
-  onRead: (id: string, n: number) => void
+  /** called on each GET of one user by id (`n` counts them, from 1), before it is answered; a promise it returns holds the answer until it settles (a slow read) */
+  onRead: (id: string, n: number) => void | Promise<unknown>
   /** false: every answer says `Connection: close`, so no connection is kept alive for a later request */
   keepAlive: boolean
   /** PATCHes that came on a connection that had carried an earlier request (a kept-alive one) */
@@ -93,7 +93,7 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
     const id = decodeURIComponent(match[1]!)
     if (req.method === 'GET') {
       readsById += 1
-      state.onRead(id, readsById)
+      await state.onRead(id, readsById)
       const user = users.get(id)
       return user ? send(res, 200, user) : send(res, 404, { error: 'not found' })
     }
