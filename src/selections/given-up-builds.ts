@@ -36,9 +36,9 @@ export function giveUpBuild(ctx: SelectionContext, id: string, reason: string): 
   attempt(FIRST_RETRY_MS)
 }
 
-/** The store refused for a while (busy, cut off), not for good (closed, its file gone). */
+/** The store refused for a while (busy, cut off, silent), not for good (closed, its file gone). */
 export function storeMayClear(error: unknown): boolean {
   if (!(error instanceof WarrantError) || error.code !== 'store_unavailable') return false
   const reason = (error.details as { reason?: unknown } | undefined)?.reason
-  return reason === 'busy' || reason === 'unreachable'
+  return reason === 'busy' || reason === 'unreachable' || reason === 'unanswered'
 }

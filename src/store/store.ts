@@ -37,6 +37,8 @@ export interface StoreOptions {
   readonly busyTimeoutMs?: number | undefined
   /** PostgreSQL: how long opening a connection, or waiting for a free one, may take before the store is refused; default 10000 */
   readonly connectTimeoutMs?: number | undefined
+  /** PostgreSQL: how long the answer to one statement may take before the store is refused and the connection dropped; default 300000 */
+  readonly statementTimeoutMs?: number | undefined
 }
 
 /** The database handle every service receives. */
