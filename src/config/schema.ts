@@ -207,12 +207,18 @@ export const MAX_SQLITE_BUSY_TIMEOUT_MS = 30_000
 /** The longest a PostgreSQL store connection may take to open, or a request wait for a free one. */
 export const MAX_POSTGRES_CONNECT_TIMEOUT_MS = 300_000
 
+/** The bounds of a PostgreSQL store statement's time limit: long enough for any store statement, short of never. */
+export const MIN_POSTGRES_STATEMENT_TIMEOUT_MS = 1_000
+export const MAX_POSTGRES_STATEMENT_TIMEOUT_MS = 3_600_000
+
 /**
- * `store: URL`, or `store: { url, busy_timeout_ms | connect_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
+ * `store: URL`, or `store: { url, busy_timeout_ms | connect_timeout_ms | statement_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
  * a SQLite store statement waits for another connection's lock (a CLI command, a backup) before it is refused as
  * busy; better-sqlite3 waits synchronously, so /health and every request wait with it. `connect_timeout_ms` bounds a
  * PostgreSQL store's connection (a firewall that drops packets, a proxy that accepts and never answers): without
- * it `warrant serve` waited at start, silent, for as long as the kernel kept trying.
+ * it `warrant serve` waited at start, silent, for as long as the kernel kept trying. `statement_timeout_ms` bounds
+ * waiting for a PostgreSQL store's answer to one statement (a server or proxy that falls silent mid-query held the
+ * request forever); its default is generous, since removing or renumbering a million members is one statement.
  */
 const storeSchema = z
   .preprocess(
@@ -234,12 +240,21 @@ const storeSchema = z
           .max(MAX_POSTGRES_CONNECT_TIMEOUT_MS)
           .optional()
           .describe('PostgreSQL only: how long opening a connection (or waiting for a free one in the pool) may take before the store is refused (503 store_unavailable); default 10000'),
+        statement_timeout_ms: z
+          .number()
+          .int()
+          .min(MIN_POSTGRES_STATEMENT_TIMEOUT_MS)
+          .max(MAX_POSTGRES_STATEMENT_TIMEOUT_MS)
+          .optional()
+          .describe('PostgreSQL only: how long the gateway waits for the answer to one store statement before the store is refused (503 store_unavailable) and that connection dropped; default 300000'),
       })
       .superRefine((store, ctx) => {
         if (store.busy_timeout_ms !== undefined && !store.url.startsWith('sqlite:'))
           ctx.addIssue({ code: 'custom', path: ['busy_timeout_ms'], message: 'applies to a sqlite: store only; a PostgreSQL store waits for no file lock (remove the key)' })
         if (store.connect_timeout_ms !== undefined && store.url.startsWith('sqlite:'))
           ctx.addIssue({ code: 'custom', path: ['connect_timeout_ms'], message: 'applies to a PostgreSQL store only; a sqlite: store opens a file (remove the key)' })
+        if (store.statement_timeout_ms !== undefined && store.url.startsWith('sqlite:'))
+          ctx.addIssue({ code: 'custom', path: ['statement_timeout_ms'], message: 'applies to a PostgreSQL store only; a sqlite: store waits on no server (remove the key)' })
       }),
   )
   .default({ url: 'sqlite:./.warrant/warrant.db' })

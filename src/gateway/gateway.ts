@@ -91,7 +91,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
   // Built before the store too: a connector refusing its config (a base_url, a path template, a sql URL) changes
   // nothing. They report their calls to the audit log, which lives in the store: wired below, once it exists.
   const connectors = prepareCatalogue({ config: options.config, env: options.env, ...(options.clock ? { clock: options.clock } : {}) })
-  const store = await createStore({ url: options.config.store.url, busyTimeoutMs: options.config.store.busy_timeout_ms, connectTimeoutMs: options.config.store.connect_timeout_ms, log, clock: options.clock }).catch(async (error: unknown) => {
+  const store = await createStore({ url: options.config.store.url, busyTimeoutMs: options.config.store.busy_timeout_ms, connectTimeoutMs: options.config.store.connect_timeout_ms, statementTimeoutMs: options.config.store.statement_timeout_ms, log, clock: options.clock }).catch(async (error: unknown) => {
     await connectors.close()
     // a store URL that cannot be used is the configuration's fault: one sentence, not a stack trace
     throw error instanceof InvalidStoreUrlError ? new WarrantError('invalid_request', error.message) : error

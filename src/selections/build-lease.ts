@@ -59,20 +59,26 @@ export async function reapAbandoned(ctx: SelectionContext, onlyId?: string): Pro
   const live = new Set(liveLocalOwners(builders))
   const reaped: string[] = []
   for (const row of rows) {
-    const reason = abandonment(row, now, dead, live)
+    // this process's own build, given up on, that the store would not let it remove then (given-up-builds.ts)
+    const reason = (row.builder === ctx.owner ? ctx.givenUp.get(row.id) : undefined) ?? abandonment(row, now, dead, live)
     if (reason === null) continue
-    // Conditional on the row as read: a builder that renewed its lease meanwhile keeps its selection.
-    const marked = await ctx.db
-      .updateTable('selections')
-      // its idempotency key is released: the request failed, so a retry with that key builds anew
-      .set({ state: 'failed', failure: `never finished: ${reason}; its members were removed`, lease_until: null, idempotency_key: null })
-      .where('id', '=', row.id)
-      .where('state', '=', 'building')
-      .where((eb) => (row.lease_until === null ? eb('lease_until', 'is', null) : eb('lease_until', '=', row.lease_until)))
-      .executeTakeFirst()
-    if (Number(marked.numUpdatedRows) !== 1) continue
-    await ctx.db.deleteFrom('selection_members').where('selection_id', '=', row.id).execute()
-    await ctx.db.deleteFrom('selection_exclusions').where('selection_id', '=', row.id).execute()
+    // One transaction: a row marked failed whose members the store then refused to remove kept them for good.
+    const marked = await ctx.db.transaction().execute(async (trx) => {
+      // Conditional on the row as read: a builder that renewed its lease meanwhile keeps its selection.
+      const update = await trx
+        .updateTable('selections')
+        // its idempotency key is released: the request failed, so a retry with that key builds anew
+        .set({ state: 'failed', failure: `never finished: ${reason}; its members were removed`, lease_until: null, idempotency_key: null })
+        .where('id', '=', row.id)
+        .where('state', '=', 'building')
+        .where((eb) => (row.lease_until === null ? eb('lease_until', 'is', null) : eb('lease_until', '=', row.lease_until)))
+        .executeTakeFirst()
+      if (Number(update.numUpdatedRows) !== 1) return false
+      await trx.deleteFrom('selection_members').where('selection_id', '=', row.id).execute()
+      await trx.deleteFrom('selection_exclusions').where('selection_id', '=', row.id).execute()
+      return true
+    })
+    if (!marked) continue
     reaped.push(row.id)
   }
   return reaped

@@ -53,7 +53,7 @@ export async function createFromTargets(
     }
     await freezeRow(ctx, id, resource, writer, digest, true, false, { status: 'complete', truncated: false, incomplete_reasons: [], continuation: null, warnings: [], scope }, [])
   } catch (error) {
-    await discard(ctx, id)
+    await discard(ctx, id, error)
     throw error
   }
   return parseRow(ctx, await loadRow(ctx, id))

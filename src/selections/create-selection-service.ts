@@ -62,6 +62,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     firstPageSize: options.firstPageSize ?? 100,
     owner: options.owner ?? defaultOwner(),
     buildLeaseMs: options.buildLeaseMs ?? DEFAULT_BUILD_LEASE_MS,
+    givenUp: new Map(),
   }
 
   return {

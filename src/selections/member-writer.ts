@@ -113,7 +113,8 @@ export class MemberWriter {
         throw new WarrantError('conflict', 'the inventory returned the same record id twice (from two sources); a change by id could not tell them apart, so no selection was made', {
           reason: 'duplicate_id',
         })
-      throw error
+      // the SQLite rows went through the raw handle, past the store's own translation: judged here, once per batch
+      throw this.#store.refusalOf(error)
     }
   }
 

@@ -4,6 +4,7 @@ import { leaseEnd, withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { lostBuild } from './build-lease.js'
+import { giveUpBuild, storeMayClear } from './given-up-builds.js'
 import type { SelectionContext } from './context.js'
 import type { MemberWriter } from './member-writer.js'
 import type { ExclusionRule, SelectionCompleteness, SelectionOrigin } from './selection-service.js'
@@ -140,18 +141,25 @@ export interface FreezeOnce {
   readonly existing: (db: Kysely<Database>) => Promise<string | undefined>
 }
 
-export async function discard(ctx: SelectionContext, id: string): Promise<void> {
+/** Removes a selection this process built and will not freeze (`why`: the failure that ended its build). */
+export async function discard(ctx: SelectionContext, id: string, why: unknown): Promise<void> {
+  const reason = `its build failed: ${why instanceof Error ? why.message : String(why)}`
+  // asking a store that just refused as busy (or cut off) at once would wait out its timeout again, the SQLite
+  // one with the event loop blocked: left to the reaping, which asks again after a pause
+  if (storeMayClear(why)) return giveUpBuild(ctx, id, reason)
   try {
     await ctx.db.deleteFrom('selection_members').where('selection_id', '=', id).execute()
     await ctx.db.deleteFrom('selection_exclusions').where('selection_id', '=', id).execute()
     await ctx.db.deleteFrom('selections').where('id', '=', id).execute()
   } catch {
-    // a selection left in `building` is never served (load refuses it)
+    // never served (load refuses a selection `building`), but its members and its idempotency key stayed: reaped
+    // as failed, with the reason, once the store takes writes again
+    giveUpBuild(ctx, id, reason)
   }
 }
 
 /** Discards a frozen selection no plan names (one that lost a race to an equal request; its id was never given out). */
 export async function discardUnused(ctx: SelectionContext, id: string): Promise<void> {
   const named = await ctx.db.selectFrom('plans').select('id').where('selection_id', '=', id).executeTakeFirst()
-  if (!named) await discard(ctx, id)
+  if (!named) await discard(ctx, id, 'an equal selection was frozen first')
 }

@@ -150,10 +150,10 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       scope: summary.scope,
     }
     const frozen = await freezeRow(ctx, id, resource, writer, digest, summary.complete, summary.scope.consistent_snapshot, completeness, request.exclude, request.once)
-    if (frozen !== id) await discard(ctx, id)
+    if (frozen !== id) await discard(ctx, id, `an equal selection (${frozen}) was frozen first`)
     return frozen
   } catch (error) {
-    await discard(ctx, id)
+    await discard(ctx, id, error)
     throw error
   } finally {
     lease.stop()

@@ -18,14 +18,7 @@ export function isBusy(error: unknown): boolean {
  * SQLite's code (a plain SQLITE_BUSY has already waited the whole timeout; the others have not).
  */
 export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: number): SqliteDatabase {
-  const refusal = (error: unknown) =>
-    isBusy(error)
-      ? new WarrantError(
-          'store_unavailable',
-          `the SQLite store "${display}" is busy: another connection (a CLI command, a backup, a sqlite3 shell in a transaction) held its lock past store.busy_timeout_ms (${timeoutMs} ms); retry once it lets go`,
-          { store: display, reason: 'busy', driver_code: codeOf(error), busy_timeout_ms: timeoutMs },
-        )
-      : error
+  const refusal = (error: unknown) => busyRefusal(error, display, timeoutMs)
   const refused = <T>(work: () => T): T => {
     try {
       return work()
@@ -51,6 +44,16 @@ export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: 
       return outer
     },
   }
+}
+
+/** A SQLite failure as the store's refusal: the busy ones (see `isBusy`) are `store_unavailable`, others stay as they are. */
+export function busyRefusal(error: unknown, display: string, timeoutMs: number): unknown {
+  if (!isBusy(error)) return error
+  return new WarrantError(
+    'store_unavailable',
+    `the SQLite store "${display}" is busy: another connection (a CLI command, a backup, a sqlite3 shell in a transaction) held its lock past store.busy_timeout_ms (${timeoutMs} ms); retry once it lets go`,
+    { store: display, reason: 'busy', driver_code: codeOf(error), busy_timeout_ms: timeoutMs },
+  )
 }
 
 function* refusingIterator<T>(rows: IterableIterator<T>, refused: <R>(work: () => R) => R): IterableIterator<T> {

@@ -12,7 +12,7 @@ import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
-import { busyRefusing, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
+import { busyRefusal, busyRefusing, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
 import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -37,6 +37,8 @@ export interface StoreOptions {
   readonly busyTimeoutMs?: number | undefined
   /** PostgreSQL: how long opening a connection, or waiting for a free one, may take before the store is refused; default 10000 */
   readonly connectTimeoutMs?: number | undefined
+  /** PostgreSQL: how long the answer to one statement may take before the store is refused and the connection dropped; default 300000 */
+  readonly statementTimeoutMs?: number | undefined
 }
 
 /** The database handle every service receives. */
@@ -51,6 +53,12 @@ export interface Store {
    * issued BEGIN, so the rows commit with it and nothing else runs in between.
    */
   readonly sqlite: BetterSqlite3.Database | null
+  /**
+   * A failure of a statement run on `sqlite` directly, as the refusal the same statement run through `db` gets
+   * (a lock held past the busy timeout: 503 `store_unavailable` naming store.busy_timeout_ms); others as they are.
+   * Judge it where the bulk work ends (its transaction), never per row.
+   */
+  refusalOf(error: unknown): unknown
   /**
    * Null while the store can be used; else why not, as the refusal every statement now gets: the SQLite file
    * opened is no longer at its path (removed or replaced), which is for good (see store-file.ts). Takes a stat.
@@ -101,6 +109,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
     dialect: location.dialect,
     url: location.display,
     sqlite,
+    refusalOf: (error) => (location.dialect === 'sqlite' ? busyRefusal(error, location.display, busyTimeoutMs) : error),
     unavailable: () => opened?.file?.unavailable() ?? null,
     reachable: async () => (health ? health.check() : (opened?.file?.unavailable() ?? null)),
     migrate: async () => {

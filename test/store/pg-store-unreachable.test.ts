@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
-import { createServer, connect, type Server, type Socket } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
 import { parseConfig } from '../../src/config/index.js'
 import { createStore } from '../../src/store/index.js'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { startRelay, type Relay } from '../support/pg-relay.js'
 import { TEST_POSTGRES_ADMIN_URL } from '../support/stores.js'
 
 /**
@@ -15,48 +14,6 @@ import { TEST_POSTGRES_ADMIN_URL } from '../support/stores.js'
  * /health asks the store one trivial question with a short timeout and answers 503 `store_unavailable` naming
  * the cause, and every request the store cannot serve is 503 `store_unavailable` naming it, on HTTP and MCP.
  */
-
-/** A real TCP relay on 127.0.0.1 in front of the PostgreSQL server, which the test can cut, or make silent. */
-interface Relay {
-  readonly port: number
-  /** accept connections but forward nothing (a server that hangs) */
-  silence(): void
-  /** stop listening and cut every connection: the store's connections end, new ones are refused */
-  cut(): Promise<void>
-}
-
-async function startRelay(target: URL): Promise<Relay> {
-  const sockets = new Set<Socket>()
-  let silent = false
-  const server: Server = createServer((client) => {
-    sockets.add(client)
-    client.on('close', () => sockets.delete(client))
-    client.on('error', () => undefined)
-    if (silent) return
-    const upstream = connect(Number(target.port || 5432), target.hostname)
-    sockets.add(upstream)
-    upstream.on('close', () => sockets.delete(upstream))
-    upstream.on('error', () => client.destroy())
-    client.on('close', () => upstream.destroy())
-    upstream.on('close', () => client.destroy())
-    client.pipe(upstream)
-    upstream.pipe(client)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    port: (server.address() as AddressInfo).port,
-    silence() {
-      silent = true
-      // the connections already open stop answering too
-      for (const socket of sockets) socket.pause()
-    },
-    cut: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        for (const socket of sockets) socket.destroy()
-      }),
-  }
-}
 
 async function health(base: string): Promise<{ status: number; body: any; ms: number }> {
   const started = Date.now()
