@@ -1,7 +1,7 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName, scopesSchema } from '../contract/index.js'
-import { isUniqueViolation, type Store } from '../store/index.js'
+import { isUniqueViolation, writingTransaction, type Store } from '../store/index.js'
 import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
 
@@ -118,7 +118,7 @@ export function createPrincipalStore(store: Store) {
         )
       }
       try {
-        return await store.db.transaction().execute(async (trx) => {
+        return await writingTransaction(store, async (trx) => {
           // "Alice" beside "alice" reads as the same reviewer on the page, so a name differing only in case is taken
           // too. This check gives the message; the unique index on the name holds against a concurrent create.
           const existing = await trx.selectFrom('principals').select('name').where(sql`lower(name)`, '=', sql`lower(${name})`).executeTakeFirst()

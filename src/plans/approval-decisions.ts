@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { parseRequest } from '../selections/parse-request.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
-import type { PlanRow } from '../store/index.js'
+import { writingTransaction, type PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
@@ -144,7 +144,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   const approvalId = `apr_${randomBytes(12).toString('hex')}`
 
   // Concurrent reviewers must not both see "one short" and leave the plan pending: the state is recounted under a lock.
-  const outcome = await ctx.db.transaction().execute(async (trx) => {
+  const outcome = await writingTransaction(store, async (trx) => {
     let locked = trx.selectFrom('plans').select(['state']).where('id', '=', planId)
     if (store.dialect === 'postgres') locked = locked.forUpdate()
     const current = await locked.executeTakeFirstOrThrow()

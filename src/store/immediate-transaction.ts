@@ -21,3 +21,15 @@ export function immediateTransaction<DB, T>(db: Kysely<DB>, work: (conn: Kysely<
     }
   })
 }
+
+/**
+ * A transaction that reads and then writes: on SQLite it takes the write lock up front (`immediateTransaction`), on
+ * PostgreSQL it is a plain transaction (its own locks, `for update`, hold the rest). A deferred SQLite transaction
+ * that read first was refused at once when it came to write after another process (a CLI command beside `warrant
+ * serve`) had written meanwhile (SQLITE_BUSY_SNAPSHOT): waiting could not help, so SQLite did not wait.
+ *
+ * @example await writingTransaction(store, async (trx) => { if (!(await taken(trx))) await insert(trx) })
+ */
+export function writingTransaction<DB, T>(store: { readonly dialect: 'sqlite' | 'postgres'; readonly db: Kysely<DB> }, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return store.dialect === 'postgres' ? store.db.transaction().execute(work) : immediateTransaction(store.db, work)
+}

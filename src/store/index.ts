@@ -68,7 +68,7 @@ export type {
   TokenRow,
   TokensTable,
 } from './schema.js'
-export { immediateTransaction } from './immediate-transaction.js'
+export { immediateTransaction, writingTransaction } from './immediate-transaction.js'
 export { syncedSqliteCommit, unsyncedSqliteCommit } from './unsynced-commit.js'
 export { commitJoinerOf, joinCommits, type CommitJoiner, type JoinedWrites } from './shared-commit.js'
 export { withKeyedLock } from './keyed-lock.js'

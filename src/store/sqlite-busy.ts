@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import { codeOf } from './store-refusal.js'
@@ -18,12 +19,12 @@ export function isBusy(error: unknown): boolean {
  * SQLite's code (a plain SQLITE_BUSY has already waited the whole timeout; the others have not).
  */
 export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: number): SqliteDatabase {
-  const refusal = (error: unknown) => busyRefusal(error, display, timeoutMs)
   const refused = <T>(work: () => T): T => {
+    const started = performance.now()
     try {
       return work()
     } catch (error) {
-      throw refusal(error)
+      throw busyRefusal(error, display, timeoutMs, performance.now() - started)
     }
   }
   const wrapped = new WeakMap<SqliteStatement, SqliteStatement>()
@@ -47,13 +48,18 @@ export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: 
 }
 
 /** A SQLite failure as the store's refusal: the busy ones (see `isBusy`) are `store_unavailable`, others stay as they are. */
-export function busyRefusal(error: unknown, display: string, timeoutMs: number): unknown {
+export function busyRefusal(error: unknown, display: string, timeoutMs: number, waitedMs?: number): unknown {
   if (!isBusy(error)) return error
-  return new WarrantError(
-    'store_unavailable',
-    `the SQLite store "${display}" is busy: another connection (a CLI command, a backup, a sqlite3 shell in a transaction) held its lock past store.busy_timeout_ms (${timeoutMs} ms); retry once it lets go`,
-    { store: display, reason: 'busy', driver_code: codeOf(error), busy_timeout_ms: timeoutMs },
-  )
+  const code = codeOf(error)
+  // SQLite waits the timeout out only where waiting can help: a transaction that read first and comes to write
+  // while another connection writes (or wrote since it began reading) is refused at once, code plain or not
+  const waited = code === 'SQLITE_BUSY' && (waitedMs === undefined || waitedMs >= timeoutMs * 0.9)
+  const why = waited
+    ? `another connection (a CLI command, a backup, a sqlite3 shell in a transaction) held its lock past store.busy_timeout_ms (${timeoutMs} ms); retry once it lets go`
+    : code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT'
+      ? 'another connection wrote to it while this transaction, which had read first, came to write: SQLite refuses that at once, since waiting cannot help; retry'
+      : `another connection held a lock SQLite does not wait for (${code}); retry`
+  return new WarrantError('store_unavailable', `the SQLite store "${display}" is busy: ${why}`, { store: display, reason: 'busy', driver_code: code, busy_timeout_ms: timeoutMs })
 }
 
 function* refusingIterator<T>(rows: IterableIterator<T>, refused: <R>(work: () => R) => R): IterableIterator<T> {
