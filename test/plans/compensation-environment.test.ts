@@ -34,11 +34,15 @@ describe('a compensation is proposed only in the environment its operation wrote
 
     const edited = structuredClone(raw)
     edited.resources.subscriptions.environment = { name: 'billing-prod', account: '9000', host: 'prod-db' }
-    // a second gateway on the same store, as a restart on the edited config: the same principals and tokens
+    // a second gateway on the same store, as a restart on the edited config: the same principals and tokens. Two
+    // gateways on one SQLite file in one process take turns: each hands over with nothing left to append (a row
+    // lingering in one would meet the other's write transaction, and better-sqlite3 waits synchronously)
+    await fx.gateway.audit.flush()
     const moved = await openGateway({ config: resolvePaths(parseConfig(edited, 'moved config'), fx.dir), log: createLogger({ level: 'silent' }) })
     try {
       const movedAgent = await moved.principals.authenticate(fx.tokens.agent, 'http')
       await assert.rejects(moved.operations.proposeCompensation(movedAgent, receipt.operation_id), (e: any) => e.code === 'conflict' && /billing-prod/.test(e.message) && /billing-demo/.test(e.message))
+      await moved.audit.flush()
     } finally {
       await moved.close()
     }
