@@ -7,6 +7,7 @@ import { MAX_CURSOR_CHARS, type Budget, type SearchOptions, type SearchQuery, ty
 import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter } from './seen-filter.js'
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
+import { budgetAllows, sizeOfNextPage, walkPageSize } from './page-size.js'
 import { afterFailure, afterPage, afterThrow } from './source-step.js'
 import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
@@ -144,7 +145,7 @@ export async function walkInventory(
           stop = { kind: 'max_pages', value: limits.maxPages }
           break walk
         }
-        if (returned >= limits.maxItems) {
+        if (!budgetAllows(connector, pageSize, limits.maxItems, returned)) {
           stop = { kind: 'max_items', value: limits.maxItems }
           break walk
         }
@@ -189,7 +190,7 @@ export async function walkInventory(
         if (fresh.length > 0) returned += fresh.length
         // The walk will read the next page of this source whatever the caller does with this one (unless the
         // caller fails or leaves): it is asked for now, so the upstream answers while the caller works.
-        if (result.next !== null && !looped && mode === 'walk' && pagesRead < limits.maxPages && returned < limits.maxItems && deadlineAt - clock.now() > 0)
+        if (result.next !== null && !looped && mode === 'walk' && pagesRead < limits.maxPages && budgetAllows(connector, pageSize, limits.maxItems, returned) && deadlineAt - clock.now() > 0)
           readAhead.start(
             { source: source.source, filter, position: result.next, pageSize: sizeOfNextPage(connector, pageSize, limits.maxItems - returned) },
             deadlineAt - clock.now(),
@@ -280,35 +281,6 @@ export async function walkInventory(
  * whole: one too long (a scroll id over many shards) made a continuation nothing could follow. The longest such
  * position's source is ended and named, until the continuation fits; the other sources still continue.
  */
-/**
- * The page size of this walk. Over page numbers (`sizedPositions`) it is one size for the whole walk: the first
- * part's (no larger than its item budget), which its cursor carries and every continuation keeps, whatever page
- * size the continuation asks: page 3 of 200 after pages of 100 skipped records 200 to 399, and a walk whose
- * upstream gave no total ended "complete" without them.
- */
-function walkPageSize(connector: Connector, asked: number, maxItems: number, prior: DecodedCursor | null): number {
-  if (!connector.sizedPositions) return asked
-  if (prior === null) return Math.max(1, Math.min(asked, maxItems))
-  // an expired cursor resumes nothing: it is answered CURSOR_EXPIRED, at the size asked
-  if (prior.pageSize === undefined && prior.expired) return Math.max(1, Math.min(asked, maxItems))
-  if (prior.pageSize === undefined)
-    throw new WarrantError(
-      'invalid_cursor',
-      'the cursor does not say the page size its walk read page numbers at (it was issued before cursors carried it), so the page it continues at cannot be known: start a new walk',
-      { reason: 'malformed' },
-    )
-  return prior.pageSize
-}
-
-/**
- * How many records to ask for next. Where positions hold at any size, no more than the item budget still allows,
- * so a page rarely overshoots it; whatever a page returns is kept whole (never drop what was received: the cursor
- * resumes after the page). Over page numbers, always the walk's one size: a page may then overshoot the budget.
- */
-function sizeOfNextPage(connector: Connector, pageSize: number, budgetLeft: number): number {
-  return connector.sizedPositions ? pageSize : Math.max(1, Math.min(pageSize, budgetLeft))
-}
-
 function fittingOutcome(walk: Parameters<typeof walkOutcome>[0] & { readonly progress: MutableProgress[]; readonly failures: Failure[] }): WalkSummary {
   for (;;) {
     const outcome = walkOutcome(walk)

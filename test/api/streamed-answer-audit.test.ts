@@ -95,10 +95,10 @@ for (const kind of STORE_KINDS) {
     })
 
     it('a listing cut by its budget: not complete, with the reason code', async () => {
-      const answer = await search('docs', { filter: {}, page_size: 100, budget: { max_items: 250 } })
+      const answer = await search('docs', { filter: {}, page_size: 100, budget: { max_items: 200 } })
       assert.equal(answer.body.complete, false)
       const row = await searchRow('/v1/resources/docs/search')
-      assert.deepEqual(row?.summary.answer, { items: 250, complete: false, incomplete: ['CLIENT_LIMIT_REACHED'] })
+      assert.deepEqual(row?.summary.answer, { items: 200, complete: false, incomplete: ['CLIENT_LIMIT_REACHED'] })
     })
 
     it('an upstream that fails after two pages: the row says the agent got a partial listing and why', async () => {
