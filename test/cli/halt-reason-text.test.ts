@@ -44,7 +44,7 @@ describe('warrant operation show: a halt reason quoting the upstream is escaped 
       assert.match(r.stdout, /HALTED by stop rule validation_failures/)
       assert.doesNotMatch(r.stdout, /^\s+all targets succeeded/m, 'no line drawn from the upstream text')
       assert.doesNotMatch(r.stdout, /\x1b/, 'no escape sequence reaches the terminal')
-      assert.match(r.stdout, /\\u001b\[2Jrefused\\n {2}all targets succeeded/)
+      assert.match(r.stdout, /\\u001b\[2Jrefused\\n\\u0020\\u0020all targets succeeded/)
     }
   })
 })
