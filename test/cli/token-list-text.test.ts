@@ -42,6 +42,6 @@ describe('warrant token list: an empty list says so; a name never draws a line (
     assert.equal(r.code, 0, r.stderr)
     assert.equal(r.stdout.trimEnd().split('\n').length, 1, r.stdout)
     assert.doesNotMatch(r.stdout, /\x1b/)
-    assert.match(r.stdout, /principal=mallory\\ntok_00000000 {2}admin {5}principal=root\\u001b\[2J/)
+    assert.match(r.stdout, /principal=mallory\\ntok_00000000(\\u0020){2}admin(\\u0020){5}principal=root\\u001b\[2J/)
   })
 })
