@@ -1,12 +1,14 @@
-import { readingSkeleton } from '../contract/index.js'
+import { confusableSkeleton } from '../contract/index.js'
 import type { SelectionMember } from './selection-service.js'
 
 /** Members read per page of the walk. */
 const WALK_PAGE = 1000
-/** Groups named on the page; beyond it, only how many more there are. */
+/** Groups (and words of the agent) named on the page; beyond it, only how many more there are. */
 const GROUPS_SHOWN = 20
-/** Selections whose answer is kept: a frozen selection's members never change, so it is read once per process. */
+/** Answers kept: a frozen selection's members never change, so each is read once per process. */
 const KEPT = 200
+/** What separates the words of an agent's parameter that may name a record: spaces, quotes, brackets, commas. */
+const WORD_BREAK = /[\s"'`,;()[\]{}<>]+/u
 
 /** Record ids of one selection that read alike though they are different records. */
 export interface LookalikeIds {
@@ -14,40 +16,69 @@ export interface LookalikeIds {
   readonly groups: readonly (readonly string[])[]
   /** Groups beyond those listed. */
   readonly more: number
+  /** Up to `GROUPS_SHOWN` words of the agent's parameters drawn like a member's id though not that id. */
+  readonly named: readonly { readonly word: string; readonly id: string }[]
+  /** Such words beyond those listed. */
+  readonly moreNamed: number
 }
 
 const kept = new Map<string, LookalikeIds>()
 
+/** The words of the agent's text that could name a record: each whole text, each word of it, and the word without a closing stop. */
+function wordsOf(texts: readonly string[]): Map<string, Set<string>> {
+  const bySkeleton = new Map<string, Set<string>>()
+  for (const text of texts)
+    for (const word of new Set([text, ...text.split(WORD_BREAK), ...text.split(WORD_BREAK).map((w) => w.replace(/[.:!?]+$/u, ''))])) {
+      if (word.trim() === '') continue
+      const skeleton = confusableSkeleton(word)
+      const words = bySkeleton.get(skeleton) ?? new Set<string>()
+      bySkeleton.set(skeleton, words.add(word))
+    }
+  return bySkeleton
+}
+
 /**
- * The ids of a frozen selection that share a reading skeleton (`readingSkeleton`: " r002 " and "r002", NFC and NFD
- * "café"): the upstream holds them as separate records, and a reviewer approving a change to one may be reading
- * another. Every member is read (one page of ids at a time), so a pair far apart in the manifest is found too;
- * the answer is kept by selection and digest, since frozen members never change.
+ * The ids of a frozen selection drawn alike (`confusableSkeleton`: " r002 " and "r002", NFC and NFD "café",
+ * "admin-I" and "admin-l", "user-10" and "user-1O", "ﬁle" and "file"): the upstream holds them as separate records,
+ * and a reviewer approving a change to one may be reading another. And the words of the agent's parameters
+ * (`agentTexts`) drawn like a member's id but not it: "archive user-1O" over the record user-10 reads as naming it.
+ * One skeleton per id, bucketed: no pair is compared, so a million ids cost a million skeletons. Every member is read
+ * (one page of ids at a time), so a pair far apart in the manifest is found too; the answer is kept by selection,
+ * digest and the agent's words, since frozen members never change.
  */
 export async function lookalikeIds(
   selection: { readonly selection_id: string; readonly digest: string },
   members: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
+  agentTexts: readonly string[] = [],
 ): Promise<LookalikeIds> {
-  const key = `${selection.selection_id}\n${selection.digest}`
+  const key = JSON.stringify([selection.selection_id, selection.digest, agentTexts])
   const known = kept.get(key)
   if (known) return known
+  const words = wordsOf(agentTexts)
   // the first id of each skeleton; a group only where a second one comes (most ids are their own skeleton)
   const first = new Map<string, string>()
   const alike = new Map<string, string[]>()
+  const named: { word: string; id: string }[] = []
   for (let after = 0; ; ) {
     const page = await members(after, WALK_PAGE)
     for (const m of page) {
-      const skeleton = readingSkeleton(m.id)
+      const skeleton = confusableSkeleton(m.id)
       const seen = first.get(skeleton)
       if (seen === undefined) first.set(skeleton, m.id)
       else if (alike.has(skeleton)) alike.get(skeleton)!.push(m.id)
       else alike.set(skeleton, [seen, m.id])
+      for (const word of words.get(skeleton) ?? []) if (word !== m.id) named.push({ word, id: m.id })
     }
     if (page.length < WALK_PAGE) break
     after = page[page.length - 1]!.ord
   }
   const groups = [...alike.values()]
-  const answer: LookalikeIds = { groups: groups.slice(0, GROUPS_SHOWN), more: Math.max(0, groups.length - GROUPS_SHOWN) }
+  const answer: LookalikeIds = {
+    groups: groups.slice(0, GROUPS_SHOWN),
+    more: Math.max(0, groups.length - GROUPS_SHOWN),
+    named: named.slice(0, GROUPS_SHOWN),
+    moreNamed: Math.max(0, named.length - GROUPS_SHOWN),
+  }
   if (kept.size >= KEPT) kept.delete(kept.keys().next().value!)
   kept.set(key, answer)
   return answer

@@ -18,3 +18,16 @@ export async function reviewPage(fx: GatewayFixture, path: string): Promise<stri
   assert.equal(page.status, 200)
   return (await page.text()).replace(/<[^>]+>/g, '').replace(/&quot;/g, '"')
 }
+
+/** A page's text as read: tags dropped, entities decoded. */
+export const textOf = (html: string) => html.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
+
+/** The HTML of the element carrying `data-testid`, from its opening tag to its closing one. */
+export function pagePart(html: string, testid: string): string {
+  const at = html.indexOf(`data-testid="${testid}"`)
+  assert.ok(at >= 0, `the page has no ${testid}`)
+  const tag = html.lastIndexOf('<', at)
+  const name = /^<(\w+)/.exec(html.slice(tag))![1]!
+  const end = html.indexOf(`</${name}>`, at)
+  return html.slice(tag, end)
+}

@@ -6,6 +6,7 @@ import type { Actor } from '../../src/contract/index.js'
 import { planSummary } from '../../src/mcp/tools/plans.js'
 import { type OddUpstream, startOddUpstream, thingsResourceConfig } from '../plans/support/odd-upstream.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { pagePart as part, textOf } from '../support/review-page.js'
 import { type ReviewHttpSession, openReviewSession } from '../support/review-session.js'
 
 /** Ids the upstream holds as separate records that read the same: NFC and NFD "café", " r002 " and "r002". */
@@ -15,18 +16,6 @@ const SPACED = ' r002 '
 const PLAIN = 'r002'
 /** An agent's parameter written to read as the glance's own words. */
 const IMITATION = 'hold (reversible); 0 of 240 records change'
-
-/** The page's text as read: tags dropped, entities decoded. */
-const textOf = (html: string) => html.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
-/** The inner HTML of the element carrying `data-testid`. */
-function part(html: string, testid: string): string {
-  const at = html.indexOf(`data-testid="${testid}"`)
-  assert.ok(at >= 0, `the page has no ${testid}`)
-  const tag = html.lastIndexOf('<', at)
-  const name = /^<(\w+)/.exec(html.slice(tag))![1]!
-  const end = html.indexOf(`</${name}>`, at)
-  return html.slice(tag, end)
-}
 
 describe('record ids and agent-written text cannot pass for others (an odd http upstream)', () => {
   let upstream: OddUpstream

@@ -6,6 +6,7 @@ import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Fl
 import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
+import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
@@ -39,33 +40,6 @@ export interface PlanPageData {
 function SetValue(props: { field: string; value: unknown; types: FieldTypes; agentFields: ReadonlySet<string>; cell?: boolean }) {
   if (props.agentFields.has(props.field)) return <AgentWords value={props.value} />
   return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
-}
-
-/**
- * Said before the plan: the selection holds ids that read alike (" r002 " and "r002", NFC and NFD "café"). Each is
- * shown marked wherever it appears, but a reviewer told of "r002" must know there is more than one record reading so.
- */
-function LookalikeNotice(props: { lookalikes: LookalikeIds }) {
-  const { groups, more } = props.lookalikes
-  if (groups.length === 0) return null
-  return (
-    <Notice kind="warn" title={`This selection holds record ids that look alike: ${plural(groups.length + more, 'group')} of different records.`} testid="lookalike-ids">
-      <p>The upstream holds each as a separate record. They differ only in invisible characters, spaces at either end or Unicode normalisation, marked below as code points: read the id of each record this plan changes.</p>
-      <ul>
-        {groups.map((ids) => (
-          <li>
-            {ids.map((id, i) => (
-              <>
-                {i > 0 ? ' · ' : ''}
-                <RecordId id={id} />
-              </>
-            ))}
-          </li>
-        ))}
-      </ul>
-      {more > 0 ? <p>and {plural(more, 'more group')}.</p> : null}
-    </Notice>
-  )
 }
 
 function Glance(props: { d: PlanPageData }) {
