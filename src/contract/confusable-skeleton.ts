@@ -1,3 +1,4 @@
+import unhomoglyph from 'unhomoglyph'
 import { readingSkeleton } from './revealed.js'
 
 /**
@@ -26,48 +27,34 @@ export const DRAWN_AS_LATIN: Readonly<Record<string, string>> = {
 }
 
 /**
- * Characters drawn like others of their own script, or like plain ASCII, that compatibility normalisation (NFKD)
- * leaves apart: the rows of Unicode's confusables.txt (UTS #39, the "MA" table of version 10.0.0 and later) for
- * ASCII, Latin-1, Latin Extended-A/B, IPA, spacing modifiers and General Punctuation whose prototype is ASCII.
- * Fullwidth forms, ligatures (ﬁ), mathematical letters and digits (𝐚, 𝟏), superscripts and Roman numerals are not
- * listed: NFKD folds them to ASCII first, and these rows then apply ("Ｉ" → "I" → "l"). Not the whole table (about
- * 6,000 rows over every script): a subset for the ids and names a review page shows, said so in SAFETY.md.
+ * Printable ASCII characters that Unicode's confusables table maps to another prototype (the digit one, capital I
+ * and the vertical line to small l, zero to capital O, m to r n, the grave accent to the apostrophe…), read off
+ * the table itself so the fast path for plain ids cannot drift from it.
  */
-const DRAWN_ALIKE: Readonly<Record<string, string>> = {
-  // the digit one, capital I and the vertical line all read as small l; digit zero as capital O; m as r n
-  '1': 'l', I: 'l', '|': 'l', '0': 'O', m: 'rn',
-  // Latin letters drawn as a plain one: dotless i, the IPA iota, small-capital I and Y, script a and g, long s
-  ı: 'i', ɩ: 'i', ɪ: 'i', Ɩ: 'l', ǀ: 'l', ɑ: 'a', ɡ: 'g', ƍ: 'g', ɣ: 'y', ʏ: 'y', ʋ: 'u', ɯ: 'w', ƽ: 's', Ƅ: 'b', Ʀ: 'R', ſ: 'f',
-  // Latin letters drawn as a digit, and letter pairs drawn as their two letters
-  Ƨ: '2', Ʒ: '3', Ȝ: '3', Ƽ: '5', Ȣ: '8', ȣ: '8', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', '×': 'x',
-  // hyphens and dashes drawn as the hyphen-minus; primes and modifier apostrophes as the apostrophe
-  '\u2010': '-', '\u2012': '-', '\u2013': '-', '\u02D7': '-', '`': "'", '\u00B4': "'", ʹ: "'", ʻ: "'", ʼ: "'", ʽ: "'", ˈ: "'",
-}
+const ASCII_PROTOTYPES: ReadonlyMap<string, string> = new Map(
+  Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i))
+    .map((ch) => [ch, unhomoglyph(ch)] as const)
+    .filter(([ch, prototype]) => prototype !== ch),
+)
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 
-/** Each character drawn as a Latin letter of another script replaced by it, then each drawn-alike one by its prototype. */
-function prototypes(text: string): string {
-  let out = ''
-  for (const ch of text) {
-    const latin = DRAWN_AS_LATIN[ch] ?? ch
-    out += DRAWN_ALIKE[latin] ?? latin
-  }
-  return out
-}
-
 /**
  * What a value is drawn as, for telling whether two values pass for one another (UTS #39's skeleton, with the
- * subset of its table above): the reading skeleton (`readingSkeleton`: unseen characters dropped, spaces trimmed),
- * decomposed, each character mapped to its prototype, compatibility forms folded (NFKD: fullwidth, ligatures,
+ * whole of its table: confusables.txt, as the `unhomoglyph` package carries it): the reading skeleton
+ * (`readingSkeleton`: unseen characters dropped, spaces trimmed), decomposed, each character mapped to its prototype, compatibility forms folded (NFKD: fullwidth, ligatures,
  * mathematical alphanumerics, superscripts) and mapped again. "admin-I", "admin-l" and "admin-1" share one, as do
  * "user-10" and "user-1O", "model" and "rnodel", "ﬁle" and "file", "cafe" plus U+0301 and "café". Case is kept:
  * "ACME" and "acme" read as two values.
  */
 export function confusableSkeleton(text: string): string {
   // printable ASCII, nearly every id, has nothing to drop or normalise: only the spaces and the table's rows apply
-  if (PRINTABLE_ASCII.test(text)) return prototypes(text.trim().replace(/ {2,}/g, ' '))
-  return prototypes(prototypes(readingSkeleton(text).normalize('NFD')).normalize('NFKD')).normalize('NFD')
+  if (PRINTABLE_ASCII.test(text)) {
+    let out = ''
+    for (const ch of text.trim().replace(/ {2,}/g, ' ')) out += ASCII_PROTOTYPES.get(ch) ?? ch
+    return out
+  }
+  return unhomoglyph(unhomoglyph(readingSkeleton(text).normalize('NFD')).normalize('NFKD')).normalize('NFD')
 }
 
 /**

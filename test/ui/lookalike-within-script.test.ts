@@ -9,8 +9,8 @@ import { type ReviewHttpSession, openReviewSession } from '../support/review-ses
 
 /**
  * Ids the upstream holds as separate records that are drawn alike in one script (Unicode's confusables, UTS #39):
- * capital I and small l, digit zero and capital O, "rn" and "m", dotless ı and i, and the compatibility forms NFKC
- * folds (the ligature ﬁ, fullwidth letters, a mathematical bold digit, a superscript).
+ * capital I and small l, digit zero and capital O, "rn" and "m", dotless ı and i, the compatibility forms NFKC
+ * folds (the ligature ﬁ, fullwidth letters, a mathematical bold digit, a superscript), and rarer rows of the table.
  */
 const PAIRS = [
   ['admin-I', 'admin-l'],
@@ -20,6 +20,10 @@ const PAIRS = [
   ['\uFF21\uFF22\uFF23-4', 'ABC-4'],
   ['n\u{1D7CF}-5', 'n1-5'],
   ['x\u00B2-6', 'x2-6'],
+  // rows a short hand-picked table leaves out, from the whole of confusables.txt: Latin small capital s, a Bengali
+  // digit four drawn as 8
+  ['\uA731et-8', 'set-8'],
+  ['r-\u09EA', 'r-8'],
 ] as const
 /** The target the agent's words name with a capital O for the last zero. */
 const TARGET = 'user-10'
