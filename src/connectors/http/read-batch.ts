@@ -117,7 +117,7 @@ function interpret(
   if (wait !== null)
     return { answer: { kind: 'rate_limited', limit: { status, message: `${statusMessage(ctx, source, status, body)}; retry after ${wait} s`, retryAfterSeconds: wait } }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
-  if (unfinishedAnswer(source, status) !== null) return unanswered('unfinished')
+  if (unfinishedAnswer(source, status, headers) !== null) return unanswered('unfinished')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined
   if (!Array.isArray(items) || !parsed.ok) return unanswered('unexpected')

@@ -108,7 +108,7 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
     return wait === null ? { kind: 'failed', status, message } : { kind: 'failed', status, message: `${message}; retry after ${wait} s`, retryAfterSeconds: wait }
   }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
-  const unfinished = unfinishedAnswer(source, status)
+  const unfinished = unfinishedAnswer(source, status, headers)
   if (unfinished !== null) return { kind: 'failed', status, message: unfinished }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: notJsonMessage(source, result, parsed) }

@@ -114,7 +114,7 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
-  const unfinished = unfinishedAnswer(source, status)
+  const unfinished = unfinishedAnswer(source, status, headers)
   if (unfinished !== null) {
     const wait = retryAfterOf(headers, ctx.now())
     return { kind: 'unavailable', status, message: unfinished, ...(wait === null ? {} : { retryAfterSeconds: wait }) }

@@ -8,8 +8,10 @@ import { collection, httpResource } from './fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from './upstream-server.js'
 
 // A 2xx answer to a read that says of itself it is not the answer: 202 Accepted (the upstream took the request to
-// answer later: GitHub's statistics endpoints while they compute, an asynchronous search job). Its body is not
-// what the upstream holds: an empty list there is "not computed yet", never "none". Real loopback upstreams.
+// answer later: GitHub's statistics endpoints while they compute, an asynchronous search job), whose body is not
+// what the upstream holds (an empty list there is "not computed yet", never "none"); 206 Partial Content for a
+// byte range nobody asked for (Warrant sends no Range: a cache in front of the upstream answering a part), whose
+// body is a part of the answer, whatever it parses as. Real loopback upstreams.
 const codec = createCursorCodec({ key: randomBytes(32) })
 const scope = { resource: 'items', environment: 'test-upstream', visibility: 'all items', restricted: false }
 const ITEMS = collection(12)
@@ -80,6 +82,47 @@ describe('a read answered 202 Accepted', () => {
     const read = await connector.readByIds(['r001', 'r002'])
     assert.deepEqual([...read.records.keys()].sort(), ['r001', 'r002'])
     assert.equal(read.records.get('r002')?.fields.status, ITEMS[1]!.status)
+    await connector.close()
+  })
+})
+
+describe('a read answered 206 Partial Content for a byte range', () => {
+  let up: TestUpstream
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      const path = req.url.pathname
+      // the part holds whole JSON: what it is a part of is the upstream's word, not the parser's
+      if (path === '/part') return sendJson(res, 206, { items: ITEMS.slice(0, 2), next_cursor: null }, { 'content-range': 'bytes 0-88/4096' })
+      if (path === '/multipart') return sendJson(res, 206, { items: ITEMS.slice(0, 2), next_cursor: null }, { 'content-type': 'multipart/byteranges; boundary=x' })
+      // PostgREST's page of rows: 206 with a range of items, a page like any other
+      if (path === '/rows') return sendJson(res, 206, { items: ITEMS.slice(0, 2), next_cursor: null }, { 'content-range': '0-1/2' })
+      const one = /^\/part\/items\/(.+)$/.exec(path)
+      if (one) return sendJson(res, 206, ITEMS.find((i) => i.id === one[1]) ?? {}, { 'content-range': 'bytes 0-60/300' })
+      return sendJson(res, 404, {})
+    })
+  })
+  after(() => up.close())
+
+  for (const path of ['/part', '/multipart'])
+    test(`${path}: not complete, SOURCE_UNAVAILABLE naming the 206 (was: complete, 2 records)`, async () => {
+      const env = await search(up.origin, path)
+      assert.equal(env.complete, false, reasons(env))
+      const reason = env.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
+      assert.equal(reason?.upstream_status, 206, reasons(env))
+      assert.match(reason?.message ?? '', /206 Partial Content/, reasons(env))
+    })
+
+  test('a 206 for a range of rows, not bytes, is read as the page it is', async () => {
+    const env = await search(up.origin, '/rows')
+    assert.equal(env.complete, true, reasons(env))
+    assert.equal(env.items.length, 2)
+  })
+
+  test('a read by id answered 206 for a byte range: failed with the status, never found', async () => {
+    const connector = createHttpConnector({ resource: httpResource({ sources: [{ name: 'main', base_url: up.origin }], get: { path: '/part/items/{id}' } }) })
+    const read = await connector.readByIds(['r001'])
+    assert.equal(read.records.size, 0)
+    assert.equal(read.failed[0]?.status, 206, JSON.stringify(read.failed))
     await connector.close()
   })
 })
