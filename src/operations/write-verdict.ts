@@ -51,8 +51,10 @@ export async function verifyWritten(
   const reread = await rereadOne(ctx.connector, id, 'after')
   const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
   // The upstream answered the re-read, but not with a well-formed target record: after our write, that is
-  // what our write left (halting is the safe reading; carrying on could repeat it on every target).
-  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300)
+  // what our write left (halting is the safe reading; carrying on could repeat it on every target). A 202 or
+  // 206 is no record at all (taken to answer later, a part of the answer: unfinished-answer.ts), which says
+  // nothing of the write.
+  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300 && reread.status !== 202 && reread.status !== 206)
     return { kind: 'contradicted', message: `the record read back is not the record it was: ${reread.message}`, after: null }
   if (reread.kind !== 'found' && answered) return answered
   if (reread.kind !== 'found')

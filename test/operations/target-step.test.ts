@@ -4,6 +4,7 @@ import { resourceSchema } from '../../src/config/schema.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { judge, prepare, readWindow, type TargetContext } from '../../src/operations/target-step.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { judgeOnePause } from './one-write-judged.js'
 
 /**
  * An upstream whose PATCH is asynchronous (a job queue): it answers 202 Accepted and applies the change
@@ -29,52 +30,13 @@ describe('a write answered 202 Accepted (applied a moment later)', () => {
   })
   after(() => upstream.close())
 
-  const resource = () =>
-    resourceSchema.parse({
-      environment: { name: 'accepted' },
-      connector: {
-        kind: 'http',
-        sources: [{ name: 'main', base_url: upstream.origin }],
-        list: { path: '/items', pagination: { style: 'cursor' } },
-        get: { path: '/items/{id}' },
-        version: { from: 'field', field: 'version' },
-      },
-      fields: { id: 'string', status: 'string', collection: 'string', version: 'integer' },
-      review_fields: ['id'],
-      actions: { pause: { set: { collection: 'paused' }, write: { path: '/items/{id}', body: { collection: '{{set.collection}}' } } } },
-    })
-
   async function judged(expectStatus: number[]) {
     Object.assign(doc, { collection: 'active', version: 1 })
-    const config = resource()
-    const connector = createHttpConnector({ resource: config })
-    try {
-      const ctx = {
-        connector,
-        hidden: new Set<string>(),
-        fieldTypes: config.fields,
-        execution: { action_config: config.actions.pause },
-        render: ({ id }: { id: string }) => ({
-          set: { collection: 'paused' },
-          http: { method: 'PATCH', path: `/items/${id}`, body: { collection: 'paused' }, ifMatch: true, style: 'patch', version: { in: 'header', name: 'If-Match' } },
-          expect: { status: expectStatus, fields: { collection: 'paused' } },
-          precondition: {},
-          exempt: ['collection', 'version'],
-        }),
-      } as unknown as TargetContext
-      const read = await connector.readByIds(['a1'])
-      const prepared = await prepare(ctx, { ord: 0, record_id: 'a1', expected_version: '1' } as never, { kind: 'found', record: read.records.get('a1')! })
-      assert.equal(prepared.kind, 'write')
-      if (prepared.kind !== 'write') throw new Error('unreachable')
-      const attempt = await judge(ctx, prepared, { outcome: await connector.write(prepared.request) })
+    return judgeOnePause(upstream.origin, expectStatus, () => {
       queued?.()
       queued = null
       assert.equal(doc.collection, 'paused', 'the upstream applied the accepted write')
-      assert.ok(attempt.kind === 'done')
-      return attempt
-    } finally {
-      await connector.close()
-    }
+    })
   }
 
   const cases: [string, number[], (res: Parameters<typeof answer>[0]) => void][] = [

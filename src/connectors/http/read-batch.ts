@@ -9,6 +9,7 @@ import { readPath } from './json-path.js'
 import { toRecord } from './record.js'
 import { parseJsonBody, readRateLimit, retryAfterOf, statusMessage, type RateLimit } from './upstream-answer.js'
 import { resolveUnderBase } from './url-guard.js'
+import { unfinishedAnswer } from './unfinished-answer.js'
 
 type BatchConfig = NonNullable<HttpConnectorConfig['get']['batch']>
 
@@ -116,6 +117,7 @@ function interpret(
   if (wait !== null)
     return { answer: { kind: 'rate_limited', limit: { status, message: `${statusMessage(ctx, source, status, body)}; retry after ${wait} s`, retryAfterSeconds: wait } }, outcome: 'rate_limited' }
   if (status < 200 || status >= 300) return unanswered('failed')
+  if (unfinishedAnswer(source, status, headers) !== null) return unanswered('unfinished')
   const parsed = parseJsonBody(body)
   const items = parsed.ok ? readPath(ctx.redact.deep(parsed.value), batch.items_path) : undefined
   if (!Array.isArray(items) || !parsed.ok) return unanswered('unexpected')

@@ -10,6 +10,7 @@ import { shapeProblem, toRecord } from './record.js'
 import { duplicatesProblem } from './duplicate-members.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
+import { unfinishedAnswer } from './unfinished-answer.js'
 
 
 type OneRead =
@@ -107,6 +108,8 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
     return wait === null ? { kind: 'failed', status, message } : { kind: 'failed', status, message: `${message}; retry after ${wait} s`, retryAfterSeconds: wait }
   }
   if (status < 200 || status >= 300) return { kind: 'failed', status, message: statusMessage(ctx, source, status, body) }
+  const unfinished = unfinishedAnswer(source, status, headers)
+  if (unfinished !== null) return { kind: 'failed', status, message: unfinished }
   const parsed = parseJsonBody(body)
   if (!parsed.ok) return { kind: 'failed', status, message: notJsonMessage(source, result, parsed) }
   // the whole answer rides along for a replacing write, which would send one value of a key named twice back

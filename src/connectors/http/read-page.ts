@@ -12,6 +12,7 @@ import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-membe
 import { fieldPath, readId, toRecord } from './record.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
+import { unfinishedAnswer } from './unfinished-answer.js'
 
 /**
  * Reads one page of one source. Clauses the config says the upstream can apply (`upstream_filters`,
@@ -113,6 +114,11 @@ function interpret(
     return { kind: 'unavailable', status, message: statusMessage(ctx, source, status, body), ...(wait === null ? {} : { retryAfterSeconds: wait }) }
   }
   if (status < 200 || status >= 300) return { kind: 'refused', status, message: statusMessage(ctx, source, status, body) }
+  const unfinished = unfinishedAnswer(source, status, headers)
+  if (unfinished !== null) {
+    const wait = retryAfterOf(headers, ctx.now())
+    return { kind: 'unavailable', status, message: unfinished, ...(wait === null ? {} : { retryAfterSeconds: wait }) }
+  }
   if (!parsed.ok) return { kind: 'refused', status, message: notJsonMessage(source, result, parsed) }
 
   const payload = ctx.redact.deep(parsed.value)
