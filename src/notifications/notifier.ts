@@ -5,6 +5,7 @@ import { type RunEvent, WarrantError } from '../contract/index.js'
 import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
 import { deliveryLeases } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
+import { type AttemptResult, answerOf } from './receiver-answer.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
 
 /** One delivery of one event to one webhook, as the review pages show it. */
@@ -134,7 +135,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true; final?: true }> {
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<AttemptResult> {
     const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -152,12 +153,9 @@ export function createNotifier(options: NotifierOptions): Notifications {
         redirect: 'manual',
         signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopRequests.signal]),
       })
+      // the status is the answer; the body is never read (a receiver streaming without end cannot hold the attempt)
       await response.body?.cancel().catch(() => undefined)
-      if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, error: null }
-      const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
-      // 410 is the receiver saying the hook is gone for good (Slack's archived channel): retrying only repeats it.
-      if (response.status === 410) return { ok: false, status: 410, error: 'the receiver answered HTTP 410 (gone: not retried)', final: true }
-      return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
+      return answerOf(response, hook.url)
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
       if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
@@ -210,10 +208,11 @@ export function createNotifier(options: NotifierOptions): Notifications {
       }
       const final = attempt >= maxAttempts || result.final === true
       const wait = backoff(attempt)
-      const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: result.status, last_error: result.error })
+      const failure = { status: result.status, error: result.error }
+      const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: failure.status, last_error: failure.error })
       if (!recorded) return lost(hook, row, attempt)
-      await audited(hook, row, attempt, final ? 'failed' : 'retrying', result)
-      const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
+      await audited(hook, row, attempt, final ? 'failed' : 'retrying', failure)
+      const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: failure.status, error: failure.error }
       if (final) {
         log.error(fields, 'webhook delivery failed; no more retries')
         return
