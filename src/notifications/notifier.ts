@@ -5,7 +5,7 @@ import { type RunEvent, WarrantError } from '../contract/index.js'
 import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
 import { deliveryLeases } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
-import { type AttemptResult, answerOf } from './receiver-answer.js'
+import { type AttemptResult, answerOf, nextWait } from './receiver-answer.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
 
 /** One delivery of one event to one webhook, as the review pages show it. */
@@ -155,7 +155,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       })
       // the status is the answer; the body is never read (a receiver streaming without end cannot hold the attempt)
       await response.body?.cancel().catch(() => undefined)
-      return answerOf(response, hook.url)
+      return answerOf(response, hook.url, Date.parse(store.now()))
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
       if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
@@ -207,8 +207,9 @@ export function createNotifier(options: NotifierOptions): Notifications {
         return audited(hook, row, attempt, 'delivered', result)
       }
       const final = attempt >= maxAttempts || result.final === true
-      const wait = backoff(attempt)
-      const failure = { status: result.status, error: result.error }
+      // a 429 or 503 that said how long to wait is not asked again sooner; the record says what it asked
+      const { waitMs: wait, note } = final ? { waitMs: 0, note: '' } : nextWait(result, backoff(attempt))
+      const failure = { status: result.status, error: `${result.error ?? ''}${note}` }
       const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: failure.status, last_error: failure.error })
       if (!recorded) return lost(hook, row, attempt)
       await audited(hook, row, attempt, final ? 'failed' : 'retrying', failure)

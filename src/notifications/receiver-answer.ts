@@ -11,8 +11,15 @@ export interface AttemptResult {
   readonly final?: true
   /** this gateway stopping cut the request short: not the receiver's doing */
   readonly stopped?: true
+  /** what a 429 or 503 asked for in Retry-After: a wait, or the header when it could not be read */
+  readonly retryAfter?: { readonly ms: number } | { readonly unreadable: string }
 }
 
+/**
+ * The longest a Retry-After is honoured: the longest `max_backoff_ms` the config allows. A receiver asking for a day
+ * gets its next attempt in an hour (and can ask again then), never a delivery parked for a day with no one told.
+ */
+export const RETRY_AFTER_MAX_MS = 3_600_000
 const NOT_FOLLOWED = 'not followed: the signed body goes only to the configured URL'
 
 /** Redirects the receiver says are permanent: the configured URL will keep answering so. */
@@ -27,9 +34,9 @@ const PERMANENT_REDIRECTS = new Set([301, 308])
  * again, so they are retried there within `max_attempts`. The Location is named by its origin only: a webhook's path
  * can be its secret (Slack's), and the plan page shows the record to every reviewer.
  *
- * @example answerOf(response, 'https://hooks.example/warrant')
+ * @example answerOf(response, 'https://hooks.example/warrant', Date.now())
  */
-export function answerOf(response: Pick<Response, 'status' | 'headers'>, hookUrl: string): AttemptResult {
+export function answerOf(response: Pick<Response, 'status' | 'headers'>, hookUrl: string, nowMs: number): AttemptResult {
   const { status } = response
   if (status >= 200 && status < 300) return { ok: true, status, error: null }
   const said = `the receiver answered HTTP ${status}`
@@ -39,6 +46,10 @@ export function answerOf(response: Pick<Response, 'status' | 'headers'>, hookUrl
     const where = locationOf(response.headers.get('location'), hookUrl)
     if (PERMANENT_REDIRECTS.has(status)) return { ok: false, status, error: `${said}, a permanent redirect${where} (${NOT_FOLLOWED}; configure the new one; not retried)`, final: true }
     return { ok: false, status, error: `${said}, a temporary redirect${where} (${NOT_FOLLOWED})` }
+  }
+  if (status === 429 || status === 503) {
+    const header = response.headers.get('retry-after')
+    if (header !== null) return { ok: false, status, error: said, retryAfter: retryAfterOf(header, response.headers.get('date'), nowMs) }
   }
   return { ok: false, status, error: said }
 }
@@ -50,4 +61,32 @@ function locationOf(location: string | null, hookUrl: string): string {
   const target = new URL(location, hookUrl)
   // an origin never holds user:password@ nor the path; a scheme without one (mailto:) is named by its scheme alone
   return ` to ${target.origin === 'null' ? target.protocol : target.origin}/…`
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): whole seconds, or an HTTP date. A date is read against the answer's own Date
+ * header when it has one, so the receiver's clock and this one need not agree; else against `nowMs`.
+ */
+export function retryAfterOf(header: string, dateHeader: string | null, nowMs: number): { ms: number } | { unreadable: string } {
+  const value = header.trim()
+  if (/^\d{1,10}$/.test(value)) return { ms: Number(value) * 1000 }
+  const at = Date.parse(value)
+  // Date.parse reads far more than HTTP dates ("2"); an HTTP date names its weekday or month in letters
+  if (Number.isNaN(at) || !/[a-z]{3}/i.test(value)) return { unreadable: value.slice(0, 40) }
+  const sent = dateHeader === null ? Number.NaN : Date.parse(dateHeader)
+  return { ms: Math.max(0, at - (Number.isNaN(sent) ? nowMs : sent)) }
+}
+
+/**
+ * How long to wait before the next attempt, and what the record adds about it: the backoff, unless a 429 or 503 asked
+ * for longer (honoured up to RETRY_AFTER_MAX_MS).
+ */
+export function nextWait(result: AttemptResult, backoffMs: number): { waitMs: number; note: string } {
+  const asked = result.retryAfter
+  if (!asked) return { waitMs: backoffMs, note: '' }
+  if ('unreadable' in asked) return { waitMs: backoffMs, note: `; its Retry-After "${asked.unreadable}" is neither seconds nor an HTTP date: the backoff applies` }
+  const askedFor = ` and asked to wait ${Math.ceil(asked.ms / 1000)} s (Retry-After)`
+  if (asked.ms > RETRY_AFTER_MAX_MS) return { waitMs: RETRY_AFTER_MAX_MS, note: `${askedFor}; the next attempt waits the ${RETRY_AFTER_MAX_MS / 1000} s maximum` }
+  if (asked.ms >= backoffMs) return { waitMs: asked.ms, note: `${askedFor}; the next attempt waits for it` }
+  return { waitMs: backoffMs, note: `${askedFor}; the backoff's ${Math.ceil(backoffMs / 1000)} s is longer` }
 }
