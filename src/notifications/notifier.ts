@@ -69,8 +69,11 @@ export interface NotifierOptions {
   readonly owner?: string
 }
 
-/** What became of one attempt, as its audit row says. */
-type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted'
+/**
+ * What became of one attempt, as its audit row says. `taken_over`: its answer came after this notifier's lease had
+ * lapsed and another had taken the delivery (the request was made all the same; the delivery's record is the other's).
+ */
+type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted' | 'taken_over'
 type DeliveryRun = { id: string; event: string; payload: string; attempts: number; plan_id: string | null; operation_id: string | null }
 
 interface Hook {
@@ -211,7 +214,11 @@ export function createNotifier(options: NotifierOptions): Notifications {
       const { waitMs: wait, note } = final ? { waitMs: 0, note: '' } : nextWait(result, backoff(attempt))
       const failure = { status: result.status, error: `${result.error ?? ''}${note}` }
       const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: failure.status, last_error: failure.error })
-      if (!recorded) return lost(hook, row, attempt)
+      // The request was made all the same: the chain has every one, even when the delivery is no longer this one's.
+      if (!recorded) {
+        await audited(hook, row, attempt, 'taken_over', failure)
+        return lost(hook, row, attempt)
+      }
       await audited(hook, row, attempt, final ? 'failed' : 'retrying', failure)
       const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: failure.status, error: failure.error }
       if (final) {
