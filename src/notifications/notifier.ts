@@ -5,7 +5,7 @@ import { type RunEvent, WarrantError } from '../contract/index.js'
 import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
 import { deliveryLeases } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
-import { type AttemptResult, answerOf, nextWait } from './receiver-answer.js'
+import { type AttemptResult, answerOf, nextWait, unansweredOf } from './receiver-answer.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
 
 /** One delivery of one event to one webhook, as the review pages show it. */
@@ -86,7 +86,6 @@ interface Hook {
 }
 
 const SWEEP_EVERY_MS = 30_000
-const ERROR_TEXT_MAX = 300
 const DEFAULT_CONFIG: NotificationsConfig = { webhooks: [], retry: { max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }, timeout_ms: 10_000 }
 
 /**
@@ -162,8 +161,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
       if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
-      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
-      return { ok: false, status: null, error: `could not reach the receiver: ${why}`.slice(0, ERROR_TEXT_MAX) }
+      return { ok: false, status: null, error: unansweredOf(e, timeoutMs) }
     }
   }
 

@@ -20,6 +20,7 @@ export interface AttemptResult {
  * gets its next attempt in an hour (and can ask again then), never a delivery parked for a day with no one told.
  */
 export const RETRY_AFTER_MAX_MS = 3_600_000
+const ERROR_TEXT_MAX = 300
 const NOT_FOLLOWED = 'not followed: the signed body goes only to the configured URL'
 
 /** Redirects the receiver says are permanent: the configured URL will keep answering so. */
@@ -89,4 +90,19 @@ export function nextWait(result: AttemptResult, backoffMs: number): { waitMs: nu
   if (asked.ms > RETRY_AFTER_MAX_MS) return { waitMs: RETRY_AFTER_MAX_MS, note: `${askedFor}; the next attempt waits the ${RETRY_AFTER_MAX_MS / 1000} s maximum` }
   if (asked.ms >= backoffMs) return { waitMs: asked.ms, note: `${askedFor}; the next attempt waits for it` }
   return { waitMs: backoffMs, note: `${askedFor}; the backoff's ${Math.ceil(backoffMs / 1000)} s is longer` }
+}
+
+/** Codes that say the request never left: nothing reached the receiver. */
+const NOT_SENT = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EADDRNOTAVAIL|UND_ERR_CONNECT_TIMEOUT|ERR_TLS_.*|CERT_.*|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_.*)$/
+
+/**
+ * A request that got no answer. Only a connection that was never made means the receiver never had the delivery; a
+ * timeout or a connection closed before the answer may have come after the receiver acted on it, and the record says
+ * so (the retry carries the same delivery id for it to de-duplicate).
+ */
+export function unansweredOf(error: Error & { cause?: { code?: string; message?: string } }, timeoutMs: number): string {
+  if (error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms (the receiver may have had the delivery)`
+  const why = error.cause?.code ?? error.cause?.message ?? error.message
+  const text = NOT_SENT.test(error.cause?.code ?? '') ? `could not reach the receiver: ${why}` : `the connection closed before the receiver answered (it may have had the delivery): ${why}`
+  return text.slice(0, ERROR_TEXT_MAX)
 }
