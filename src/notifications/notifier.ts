@@ -5,6 +5,7 @@ import { type RunEvent, WarrantError } from '../contract/index.js'
 import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
 import { deliveryLeases } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
+import { type AttemptResult, answerOf, nextWait, unansweredOf } from './receiver-answer.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
 
 /** One delivery of one event to one webhook, as the review pages show it. */
@@ -68,8 +69,11 @@ export interface NotifierOptions {
   readonly owner?: string
 }
 
-/** What became of one attempt, as its audit row says. */
-type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted'
+/**
+ * What became of one attempt, as its audit row says. `taken_over`: its answer came after this notifier's lease had
+ * lapsed and another had taken the delivery (the request was made all the same; the delivery's record is the other's).
+ */
+type AttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'interrupted' | 'taken_over'
 type DeliveryRun = { id: string; event: string; payload: string; attempts: number; plan_id: string | null; operation_id: string | null }
 
 interface Hook {
@@ -82,7 +86,6 @@ interface Hook {
 }
 
 const SWEEP_EVERY_MS = 30_000
-const ERROR_TEXT_MAX = 300
 const DEFAULT_CONFIG: NotificationsConfig = { webhooks: [], retry: { max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }, timeout_ms: 10_000 }
 
 /**
@@ -134,7 +137,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<{ ok: boolean; status: number | null; error: string | null; stopped?: true; final?: true }> {
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<AttemptResult> {
     const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -152,17 +155,13 @@ export function createNotifier(options: NotifierOptions): Notifications {
         redirect: 'manual',
         signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopRequests.signal]),
       })
+      // the status is the answer; the body is never read (a receiver streaming without end cannot hold the attempt)
       await response.body?.cancel().catch(() => undefined)
-      if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status, error: null }
-      const redirect = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''
-      // 410 is the receiver saying the hook is gone for good (Slack's archived channel): retrying only repeats it.
-      if (response.status === 410) return { ok: false, status: 410, error: 'the receiver answered HTTP 410 (gone: not retried)', final: true }
-      return { ok: false, status: response.status, error: `the receiver answered HTTP ${response.status}${redirect}` }
+      return answerOf(response, hook.url, Date.parse(store.now()))
     } catch (error) {
       const e = error as Error & { cause?: { code?: string; message?: string } }
       if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
-      const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
-      return { ok: false, status: null, error: `could not reach the receiver: ${why}`.slice(0, ERROR_TEXT_MAX) }
+      return { ok: false, status: null, error: unansweredOf(e, timeoutMs) }
     }
   }
 
@@ -209,11 +208,17 @@ export function createNotifier(options: NotifierOptions): Notifications {
         return audited(hook, row, attempt, 'delivered', result)
       }
       const final = attempt >= maxAttempts || result.final === true
-      const wait = backoff(attempt)
-      const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: result.status, last_error: result.error })
-      if (!recorded) return lost(hook, row, attempt)
-      await audited(hook, row, attempt, final ? 'failed' : 'retrying', result)
-      const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: result.status, error: result.error }
+      // a 429 or 503 that said how long to wait is not asked again sooner; the record says what it asked
+      const { waitMs: wait, note } = final ? { waitMs: 0, note: '' } : nextWait(result, backoff(attempt))
+      const failure = { status: result.status, error: `${result.error ?? ''}${note}` }
+      const recorded = await leases.failed(row.id, now, final ? null : wait, { attempts: attempt, last_status: failure.status, last_error: failure.error })
+      // The request was made all the same: the chain has every one, even when the delivery is no longer this one's.
+      if (!recorded) {
+        await audited(hook, row, attempt, 'taken_over', failure)
+        return lost(hook, row, attempt)
+      }
+      await audited(hook, row, attempt, final ? 'failed' : 'retrying', failure)
+      const fields = { delivery_id: row.id, webhook: hook.label, event: row.event, attempt, status: failure.status, error: failure.error }
       if (final) {
         log.error(fields, 'webhook delivery failed; no more retries')
         return

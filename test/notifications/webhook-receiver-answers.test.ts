@@ -52,19 +52,76 @@ for (const kind of STORE_KINDS) {
       }
     })
 
-    test('a redirect to another host is not followed: the signed body never reaches it', async () => {
+    /** A receiver answering `status` with `location`, and the host that Location names (which must get nothing). */
+    async function redirecting(status: number, location: (elsewhere: string) => string) {
       const elsewhere = await startReceiver(() => 204)
-      const server = createServer((req, res) => req.resume().on('end', () => res.writeHead(307, { location: `${elsewhere.url}/steal` }).end()))
+      let requests = 0
+      const server = createServer((req, res) =>
+        req.resume().on('end', () => {
+          requests++
+          res.writeHead(status, { location: location(elsewhere.url) }).end()
+        }),
+      )
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+      return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+        elsewhere,
+        requests: () => requests,
+        close: async () => {
+          server.closeAllConnections()
+          await new Promise((r) => server.close(r))
+          await elsewhere.close()
+        },
+      }
+    }
+
+    for (const status of [301, 308]) {
+      test(`${status}, a permanent redirect: failed at once, not followed, the reason naming where it points (its host, never its path)`, async () => {
+        const receiver = await redirecting(status, (elsewhere) => `${elsewhere}/T0/B0/xoxb-new-secret-path`)
+        try {
+          const delivery = await deliverTo(kind, receiver.url)
+          assert.equal(receiver.elsewhere.received.length, 0, 'nothing reached the host the redirect named')
+          assert.equal(receiver.requests(), 1, 'not retried: the receiver said the move is permanent')
+          assert.deepEqual([delivery.state, delivery.attempts, delivery.last_status], ['failed', 1, status])
+          assert.equal(
+            delivery.last_error,
+            `the receiver answered HTTP ${status}, a permanent redirect to ${receiver.elsewhere.url}/… (not followed: the signed body goes only to the configured URL; configure the new one; not retried)`,
+          )
+          assert.ok(!delivery.last_error!.includes('xoxb-new-secret-path'), "the new URL's path stays out of the record")
+        } finally {
+          await receiver.close()
+        }
+      })
+    }
+
+    for (const status of [302, 303, 307]) {
+      test(`${status}, a temporary redirect: not followed (the signed body never reaches the host it names), retried at the configured URL`, async () => {
+        const receiver = await redirecting(status, (elsewhere) => `${elsewhere}/steal`)
+        try {
+          const delivery = await deliverTo(kind, receiver.url)
+          assert.equal(receiver.elsewhere.received.length, 0, 'nothing reached the host the redirect named')
+          assert.equal(receiver.requests(), 4, 'every attempt went to the configured URL')
+          assert.deepEqual([delivery.state, delivery.attempts, delivery.last_status], ['failed', 4, status])
+          assert.equal(delivery.last_error, `the receiver answered HTTP ${status}, a temporary redirect to ${receiver.elsewhere.url}/… (not followed: the signed body goes only to the configured URL)`)
+        } finally {
+          await receiver.close()
+        }
+      })
+    }
+
+    test('a redirect without a Location, or to a path on the same host, says so', async () => {
+      const bare = createServer((req, res) => req.resume().on('end', () => res.writeHead(308).end()))
+      await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r))
+      const sameHost = await redirecting(301, () => '/moved/here')
       try {
-        const delivery = await deliverTo(kind, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`)
-        assert.equal(elsewhere.received.length, 0, 'nothing reached the host the redirect named')
-        assert.equal(delivery.state, 'failed')
-        assert.match(delivery.last_error ?? '', /HTTP 307 \(redirects are not followed\)/)
+        const none = await deliverTo(kind, `http://127.0.0.1:${(bare.address() as AddressInfo).port}/hook`)
+        assert.equal(none.last_error, 'the receiver answered HTTP 308, a permanent redirect, naming no Location (not followed: the signed body goes only to the configured URL; configure the new one; not retried)')
+        const same = await deliverTo(kind, sameHost.url)
+        assert.equal(same.last_error, `the receiver answered HTTP 301, a permanent redirect to ${new URL(sameHost.url).origin}/… (not followed: the signed body goes only to the configured URL; configure the new one; not retried)`)
       } finally {
-        server.closeAllConnections()
-        await new Promise((r) => server.close(r))
-        await elsewhere.close()
+        bare.closeAllConnections()
+        await new Promise((r) => bare.close(r))
+        await sameHost.close()
       }
     })
   })
