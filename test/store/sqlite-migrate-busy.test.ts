@@ -2,14 +2,16 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { Worker } from 'node:worker_threads'
+import { createStore } from '../../src/store/index.js'
 import { createCliWorkspace, type CliWorkspace } from '../support/cli-config.js'
 
 /**
  * Another connection (a `sqlite3` shell in a transaction, a backup, a long write of another process) holds the store's
  * write lock past store.busy_timeout_ms while a `warrant` command starts and migrates the store. The command must say
  * the store is busy and which key sets the wait (exit 4, the store could not be used), never that it hit a bug (was:
- * "internal error: store migration failed: …", exit 1). The lock is held by a worker
- * thread, its own connection: better-sqlite3 waits synchronously on the command's.
+ * "internal error: store migration failed: …", exit 1); and a store with nothing to migrate must not wait for the lock
+ * at all to find so. The lock is held by a worker thread, its own connection: better-sqlite3 waits synchronously on
+ * the command's.
  */
 function lockHolder(file: string) {
   const worker = new Worker(
@@ -53,5 +55,19 @@ describe('a SQLite store whose write lock another connection holds as a command 
     assert.equal(refused.code, 4, refused.stderr)
     const created = await ws.warrant(['token', 'create', '--role', 'agent', '--name', 'after'])
     assert.equal(created.code, 0, created.stderr)
+  })
+
+  test('a store with nothing to migrate: its migration reads and is done, never waiting for the lock', async () => {
+    const store = await createStore({ url: `sqlite:${join(ws.dir, 'migrated.db')}`, busyTimeoutMs: 300 })
+    assert.equal((await store.migrate()).error, undefined)
+    const holder = lockHolder(join(ws.dir, 'migrated.db'))
+    await holder.hold()
+    try {
+      // every command and serve migrates at start: one that only reads is not held up, or refused, by another's write
+      assert.deepEqual(await store.migrate(), { applied: [] })
+    } finally {
+      await store.close()
+      await holder.release()
+    }
   })
 })
