@@ -100,6 +100,9 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     const outcome = await store.migrate()
     // a store a newer Warrant migrated is no bug of ours: refused as the conflict it is, before anything is written
     if (outcome.error?.newer) throw new WarrantError('conflict', outcome.error.message, { newer_migrations: outcome.error.newer })
+    // a store that could not be used (busy past its timeout, unreachable) is said to be so, not a bug of ours
+    const cause = outcome.error?.cause
+    if (cause instanceof WarrantError && cause.code === 'store_unavailable') throw new WarrantError('store_unavailable', `store migration failed: ${outcome.error!.message}`, cause.details)
     if (outcome.error) throw new Error(`store migration failed: ${outcome.error.message}`)
     const key = await signingKey(store)
     const telemetry = createTelemetry({ storeCounts: storeCounts(store) })

@@ -6,7 +6,7 @@ import { assertAuthorityHolds, planInActionScope, rejectedPlan } from '../plans/
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
-import { isUniqueViolation, type OperationRow, type Store } from '../store/index.js'
+import { isUniqueViolation, writingTransaction, type OperationRow, type Store } from '../store/index.js'
 import { pick } from './effect.js'
 import { emptyCounts, findOperationByKey } from './ledger.js'
 import { fixStopRules } from './stop-rules.js'
@@ -186,7 +186,10 @@ async function createOperation(
   const operationId = `op_${randomUUID()}`
   const now = deps.now()
   try {
-    await deps.store.db.transaction().execute(async (trx) => {
+    // SQLite's write lock from BEGIN (PostgreSQL: a plain transaction; the plan's row lock is taken by its update):
+    // the checks below read under it, and a read before the first write would be refused at once, not waited for,
+    // when another process wrote meanwhile
+    await writingTransaction(deps.store, async (trx) => {
       const inserted = await trx
         .insertInto('operations')
         .values({

@@ -1,5 +1,6 @@
 import { Migrator, sql } from 'kysely'
-import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely'
+import { immediateTransaction } from './immediate-transaction.js'
 import { addOperationPause } from './migration-operation-pause.js'
 import { addSelectionBuilder } from './migration-selection-builder.js'
 import { addSelectionIdempotencyKey } from './migration-selection-idempotency.js'
@@ -12,21 +13,22 @@ import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
  * The store's schema history, one set for SQLite and PostgreSQL. Only portable types are used: `text` for
  * ids, JSON and ISO timestamps; `integer` for flags and small numbers; `bigint` for counters and `ord`/`seq`
  * (SQLite reads `bigint` as an INTEGER column). Migrations are forward-only: a mistake is fixed by a new one.
- * Names sort in the order they run; append new entries, never rename or edit an applied one.
+ * Names sort in the order they run; append new entries, never rename or edit an applied one. Each runs inside the
+ * run's one transaction (see `migrateToLatest`), so a failure never leaves half a schema behind.
  */
 export const storeMigrations: Readonly<Record<string, Migration>> = Object.freeze({
-  '0001_initial': { up: atomically(createInitialSchema) },
-  '0002_selection_origin_and_compensation': { up: atomically(addSelectionOriginAndCompensation) },
-  '0003_operation_execution': { up: atomically(addOperationExecution) },
-  '0004_review_sessions_and_webhook_deliveries': { up: atomically(addReviewSessionsAndWebhookDeliveries) },
-  '0005_target_unknown_since': { up: atomically(addTargetUnknownSince) },
-  '0006_unique_principal_names': { up: atomically(makePrincipalNamesUnique) },
-  '0007_operation_pause': { up: atomically(addOperationPause) },
-  '0008_selection_builder': { up: atomically(addSelectionBuilder) },
-  '0009_selection_idempotency_key': { up: atomically(addSelectionIdempotencyKey) },
-  '0010_selection_upstream_digest': { up: atomically(addSelectionUpstreamDigest) },
-  '0011_approval_token': { up: atomically(addApprovalToken) },
-  '0012_webhook_delivery_lease_owner': { up: atomically(addWebhookDeliveryLeaseOwner) },
+  '0001_initial': { up: createInitialSchema },
+  '0002_selection_origin_and_compensation': { up: addSelectionOriginAndCompensation },
+  '0003_operation_execution': { up: addOperationExecution },
+  '0004_review_sessions_and_webhook_deliveries': { up: addReviewSessionsAndWebhookDeliveries },
+  '0005_target_unknown_since': { up: addTargetUnknownSince },
+  '0006_unique_principal_names': { up: makePrincipalNamesUnique },
+  '0007_operation_pause': { up: addOperationPause },
+  '0008_selection_builder': { up: addSelectionBuilder },
+  '0009_selection_idempotency_key': { up: addSelectionIdempotencyKey },
+  '0010_selection_upstream_digest': { up: addSelectionUpstreamDigest },
+  '0011_approval_token': { up: addApprovalToken },
+  '0012_webhook_delivery_lease_owner': { up: addWebhookDeliveryLeaseOwner },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
@@ -55,8 +57,8 @@ const MIGRATION_TABLE = 'warrant_migration'
 const MIGRATION_LOCK_TABLE = 'warrant_migration_lock'
 
 /**
- * Bring the schema up to date. Safe to run from several gateway instances at once: on PostgreSQL
- * the run holds an advisory lock and is one transaction.
+ * Bring the schema up to date. Safe to run from several processes at once: the run is one transaction, holding an
+ * advisory lock on PostgreSQL and the write lock on SQLite, and a failure rolls it back whole.
  *
  * @example
  * const { applied, error } = await migrateToLatest({ db })
@@ -70,36 +72,50 @@ export async function migrateToLatest(options: MigrateOptions): Promise<Migratio
     return { applied: [], error: { migration: null, message, cause: new Error(message), newer } }
   }
   const provider: MigrationProvider = { getMigrations: async () => ({ ...migrations }) }
-  const migrator = new Migrator({
-    db: options.db,
-    provider,
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-  })
-  const { error, results = [] } = await migrator.migrateToLatest()
+  const migratorOn = (db: Kysely<any>) => new Migrator({ db, provider, migrationTableName: MIGRATION_TABLE, migrationLockTableName: MIGRATION_LOCK_TABLE })
+  // PostgreSQL: kysely runs the whole run in one transaction under an advisory lock. SQLite: kysely takes no lock and
+  // read which migrations had run before applying any, so two processes opening a new store at once (two commands,
+  // a serve and a command) applied them twice and one failed ("table selections already exists"); the run is one
+  // transaction there too, taking the write lock up front, and the other process waits its turn and finds it done.
+  const { error, results = [] } = options.db.getExecutor().adapter.supportsTransactionalDdl ? await migratorOn(options.db).migrateToLatest() : await inOneSqliteTransaction(options.db, migratorOn)
   const succeeded = results.filter((r) => r.status === 'Success').map((r) => r.migrationName)
   if (error === undefined) return { applied: succeeded }
 
-  // Where the whole run is one transaction (PostgreSQL), a failure rolls back the migrations before it
-  // too; elsewhere each migration is its own transaction and those before the failure stay applied.
-  const wholeRunRolledBack = options.db.getExecutor().adapter.supportsTransactionalDdl
-  const applied = wholeRunRolledBack ? [] : succeeded
+  // The whole run is one transaction: a failure rolls back the migrations before it too.
   const failed = results.find((r) => r.status === 'Error')?.migrationName ?? null
   const reason = error instanceof Error ? error.message : String(error)
   const message =
     failed === null
       ? `store migrations could not run: ${reason}`
-      : `store migration "${failed}" failed: ${reason}` +
-        (wholeRunRolledBack && succeeded.length > 0 ? ` (rolled back with ${succeeded.join(', ')})` : '')
-  return { applied, error: { migration: failed, message, cause: error } }
+      : `store migration "${failed}" failed: ${reason}` + (succeeded.length > 0 ? ` (rolled back with ${succeeded.join(', ')})` : '')
+  return { applied: [], error: { migration: failed, message, cause: error } }
+}
+
+/** A failed run's result, thrown so that its transaction rolls back, and returned once it has. */
+class RolledBack extends Error {
+  constructor(readonly resultSet: MigrationResultSet) {
+    super('the migration run failed')
+  }
 }
 
 /**
- * Kysely's migrator wraps a run in a transaction only on PostgreSQL; SQLite can roll back DDL too, so each
- * migration opens its own there, and a failure never leaves half a schema behind.
+ * A SQLite migration run in one BEGIN IMMEDIATE transaction, as the migrator reports it: a failed run rolled back
+ * whole; a lock not obtained (another process held it past the busy timeout) or a refused commit as its error. A
+ * store already up to date is only read, the lock not asked for: a command starting while another process writes
+ * does not wait for it (nor is refused when it is held past the timeout); one migration pending takes the lock, and
+ * the run reads again under it which are.
  */
-function atomically(up: (db: Kysely<any>) => Promise<void>): (db: Kysely<any>) => Promise<void> {
-  return (db) => (db.isTransaction ? up(db) : db.transaction().execute(up))
+async function inOneSqliteTransaction(db: Kysely<any>, migratorOn: (db: Kysely<any>) => Migrator): Promise<MigrationResultSet> {
+  try {
+    if ((await migratorOn(db).getMigrations()).every((m) => m.executedAt !== undefined)) return { results: [] }
+    return await immediateTransaction(db, async (conn) => {
+      const resultSet = await migratorOn(conn).migrateToLatest()
+      if (resultSet.error !== undefined) throw new RolledBack(resultSet)
+      return resultSet
+    })
+  } catch (error) {
+    return error instanceof RolledBack ? error.resultSet : { error }
+  }
 }
 
 async function createInitialSchema(db: Kysely<any>): Promise<void> {
