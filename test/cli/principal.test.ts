@@ -25,6 +25,12 @@ for (const kind of STORE_KINDS) {
     const mcpSearch = (token: string) =>
       call(fx.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }, { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' })
 
+    const tokenFile = (name: string, token: string) => {
+      const file = join(fx.dir, `${name}.token`)
+      writeFileSync(file, token, { mode: 0o600 })
+      return file
+    }
+
     before(async () => {
       fx = await startDemoGateway({ store: kind, count: 300 })
       config = join(fx.dir, 'warrant.json')
@@ -107,8 +113,17 @@ for (const kind of STORE_KINDS) {
       assert.equal(commit.body.error.code, 'not_approved')
       assert.equal(commit.body.error.details.reason, 'approver_disabled')
 
-      const enabled = await warrant(['principal', 'enable', 'alice'])
+      // its own token cannot lift it: refused like any request of it, nothing changed
+      const self = await warrant(['principal', 'enable', 'alice', '--token-file', tokenFile('alice', fx.tokens.reviewer)])
+      assert.equal(self.code, 3, self.stderr)
+      assert.match(self.stderr, /unauthenticated: the token's principal "alice" is disabled/)
+      assert.ok((await principalRow('alice')).disabled_at, 'still disabled')
+      // a token given names who acted in the audit row
+      const enabled = await warrant(['principal', 'enable', 'alice', '--token-file', tokenFile('bob', fx.tokens.reviewer2)])
       assert.equal(enabled.code, 0, enabled.stderr)
+      const byBob = (await rowsOf('cli:principal enable')).at(-1)!
+      assert.equal(byBob.principal, (await principalRow('bob')).id)
+      assert.deepEqual([byBob.details.principal_name, byBob.details.changed], ['alice', true])
       assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.approvals[0].not_counted, null)
     })
 
