@@ -4,6 +4,7 @@ import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, 
 import { isUniqueViolation, writingTransaction, type Store } from '../store/index.js'
 import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
+import { createPrincipalStatus } from './principal-status.js'
 
 export { scopesSchema }
 
@@ -28,6 +29,8 @@ export interface TokenListing {
   readonly expires_at: string | null
   readonly revoked_at: string | null
   readonly last_used_at: string | null
+  /** its principal's: a disabled principal's tokens are refused, whatever their own state */
+  readonly disabled_at: string | null
 }
 
 export interface IssueOptions {
@@ -79,8 +82,13 @@ export function createPrincipalStore(store: Store) {
       .where('tokens.token_hash', '=', tokenHash)
       .executeTakeFirst()
     const now = store.now()
-    if (!row || row.revoked_at || row.disabled_at || (row.expires_at && row.expires_at <= now))
-      throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
+    if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now)) throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
+    // Only a token that would otherwise work reaches this: its holder is told why, so an agent stops rather than
+    // retries, and its operator knows a person decided it (`warrant principal disable`), not that a token lapsed.
+    if (row.disabled_at)
+      throw new WarrantError('unauthenticated', `the token's principal "${row.name}" is disabled (since ${row.disabled_at}); its tokens are refused until an operator enables it`, {
+        reason: 'principal_disabled',
+      })
     // to the minute: an agent polling an operation would otherwise cost a store write (a sync, on SQLite) per request
     if (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
       await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
@@ -101,6 +109,8 @@ export function createPrincipalStore(store: Store) {
   }
 
   return {
+    ...createPrincipalStatus(store),
+
     /** A new principal and its first token; `conflict` when the name is taken (a person is one principal). */
     async issue(options: IssueOptions): Promise<IssuedToken> {
       if (!ROLES.includes(options.role)) throw new WarrantError('invalid_request', `role must be one of ${ROLES.join(', ')}`, { field: 'role' })
@@ -164,7 +174,7 @@ export function createPrincipalStore(store: Store) {
       const rows = await store.db
         .selectFrom('tokens')
         .innerJoin('principals', 'principals.id', 'tokens.principal_id')
-        .select(['tokens.id as token_id', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'tokens.created_at', 'tokens.expires_at', 'tokens.revoked_at', 'tokens.last_used_at'])
+        .select(['tokens.id as token_id', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'tokens.created_at', 'tokens.expires_at', 'tokens.revoked_at', 'tokens.last_used_at', 'principals.disabled_at'])
         .orderBy('tokens.created_at')
         .execute()
       return rows.map((r) => ({ ...r, scopes: scopesSchema.parse(JSON.parse(r.scopes)) }))

@@ -11,6 +11,7 @@ import { registerOperation } from './commands/operation.js'
 import { registerFollowUps } from './commands/follow-up.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
+import { registerPrincipal } from './commands/principal.js'
 import { registerCheck } from './commands/check.js'
 import { auditedInvocation } from './cli-audit.js'
 import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
@@ -35,6 +36,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerFollowUps(program)
   registerAudit(program)
   registerToken(program)
+  registerPrincipal(program)
   registerMcp(program)
   registerCheck(program)
   try {

@@ -61,7 +61,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   denied_field: 'That field never leaves the gateway. Use only the review_fields list_resources shows, and do not filter on a denied field.',
   invalid_cursor: 'Use a continuation cursor exactly as an earlier result gave it, with the same query, or start the search again without one. Never build or edit a cursor.',
   idempotency_key_missing: 'Call again with an idempotency_key you generate once for this commit and reuse only to retry the same commit.',
-  unauthenticated: 'The token is missing, unknown, expired or revoked. Ask the person running this agent for a valid token.',
+  unauthenticated: 'The token is missing, unknown, expired or revoked, or its principal was disabled (error.details.reason principal_disabled: a person stopped this agent on purpose). Stop and tell the person running this agent; do not retry or look for another token.',
   forbidden: 'This is outside your role or token scope. Tell the person; an agent cannot widen its own scope or approve.',
   not_approved: 'The plan needs a reviewer\'s approval first. Give the person the review URL (get_plan shows it), show the incomplete_reasons if any, and wait; check with get_plan. You cannot approve.',
   not_found: 'Check the id or name. list_resources names the resources; ids come only from earlier results.',

@@ -13,7 +13,7 @@ const K1 = `k1 ${'a1'.repeat(32)}`
  * run from a shell without the audit key, on a store whose chain is signed, acted: the approval (or token, or
  * selection) landed, and only its own audit row was refused, a line on stderr. An approval with no audit row is what
  * the log exists to prevent. Such a command now refuses before it acts (exit 2, naming the variable), changing
- * nothing; reading commands (`audit verify`, `token list`, `search`) still run.
+ * nothing; reading commands (`audit verify`, `token list`, `principal list`, `search`) still run.
  */
 describe('state-changing CLI commands on a signed chain without its key (real processes, sqlite)', () => {
   test('refuse before acting, naming the key variable; nothing changes; reads still run', { timeout: 300_000 }, async () => {
@@ -49,7 +49,7 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
           plans: (await store.db.selectFrom('plans').select(['id', 'state']).execute()).map((p) => `${p.id}:${p.state}`).sort(),
           approvals: (await store.db.selectFrom('approvals').select('id').execute()).length,
           operations: (await store.db.selectFrom('operations').select('id').execute()).length,
-          principals: (await store.db.selectFrom('principals').select('id').execute()).length,
+          principals: (await store.db.selectFrom('principals').select(['id', 'disabled_at']).execute()).map((p) => `${p.id}:${p.disabled_at ?? ''}`).sort(),
           tokens: (await store.db.selectFrom('tokens').select(['id', 'revoked_at']).execute()).map((t) => `${t.id}:${t.revoked_at ?? ''}`).sort(),
           // the chain head, and the write probes' results (`check --write-probe` keeps them here)
           kv: (await store.db.selectFrom('kv').select(['key', 'value']).execute()).map((r) => `${r.key}=${r.value}`).sort(),
@@ -69,6 +69,8 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
         ['token create', ['token', 'create', '--role', 'agent', '--name', 'bot']],
         ['token create --principal', ['token', 'create', '--principal', 'rev']],
         ['token revoke', ['token', 'revoke', reviewer.token_id]],
+        ['principal disable', ['principal', 'disable', 'rev', '--reason', 'probe']],
+        ['principal enable', ['principal', 'enable', 'rev']],
         ['audit checkpoint', ['audit', 'checkpoint']],
         // it sends a write upstream and keeps its result in the store
         ['check --write-probe', ['check', 'subscriptions', '--write-probe', probeId]],
@@ -86,6 +88,9 @@ describe('state-changing CLI commands on a signed chain without its key (real pr
       const list = await keyless(['token', 'list'])
       assert.equal(list.code, 0, list.stderr)
       assert.match(list.stdout, /principal=rev/)
+      const principals = await keyless(['principal', 'list'])
+      assert.equal(principals.code, 0, principals.stderr)
+      assert.match(principals.stdout, /^rev +reviewer +prn_\S+ +enabled$/m)
       const search = await keyless(['search', 'subscriptions', '--filter', 'status=past_due'])
       assert.equal(search.code, 0, search.stderr)
       // `check` without a write probe only reads: it runs (exit 0 all hold, 4 could not tell, 5 failing closed)

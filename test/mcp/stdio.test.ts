@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline'
 import { after, before, describe, test } from 'node:test'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import { INLINE_JSON_MAX_BYTES } from '../../src/mcp/results.js'
-import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
-import { assertAnswered, assertRefused, callTool, connectStdio as connect, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
+import { CLI_ENTRY, TSX_LOADER, runWarrant } from '../support/cli-config.js'
+import { assertAnswered, assertRefused, callTool, text, connectStdio as connect, type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
 
 const args = (configPath: string) => ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', configPath]
 
@@ -116,6 +116,23 @@ describe('warrant mcp over stdio (official MCP client, real subprocess)', () => 
       await world.fx.gateway.principals.revoke(issued.token_id)
       assertRefused(await callTool(client, 'list_resources'), 'unauthenticated')
       assertRefused(await callTool(client, 'search', { resource: 'subscriptions' }), 'unauthenticated')
+    } finally {
+      await client.close()
+    }
+  })
+
+  test('disabled mid-session by `warrant principal disable` in another process: the next tool call is refused, naming why and to stop', { timeout: 60_000 }, async () => {
+    await world.fx.gateway.principals.issue({ name: 'soon-disabled', role: 'agent', scopes: { resources: ['subscriptions'], actions: [] } })
+    const issued = await world.fx.gateway.principals.addToken({ principal: 'soon-disabled' })
+    const { client } = await connect(world, issued.token)
+    try {
+      assertAnswered(await callTool(client, 'list_resources'))
+      const disabled = await runWarrant(['principal', 'disable', 'soon-disabled', '--reason', 'stdio test', '--config', world.configPath], world.fx.dir)
+      assert.equal(disabled.code, 0, disabled.stderr)
+      const refused = await callTool(client, 'list_resources')
+      assertRefused(refused, 'unauthenticated')
+      assert.equal(refused.structuredContent.error.details.reason, 'principal_disabled')
+      assert.match(text(refused), /principal "soon-disabled" is disabled[\s\S]*\nNext: .*Stop and tell the person running this agent/)
     } finally {
       await client.close()
     }

@@ -59,7 +59,7 @@ export function registerToken(program: Command): void {
     })
   token
     .command('list')
-    .description('list tokens with the principal each belongs to (never their values)')
+    .description('list tokens with the principal each belongs to (never their values); a disabled principal\'s are marked PRINCIPAL DISABLED')
     .option('-c, --config <file>', 'config file')
     .action(async (flags: { config?: string }) => {
       const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
@@ -69,7 +69,7 @@ export function registerToken(program: Command): void {
         if (tokens.length === 0) process.stdout.write('no tokens: none was created yet (warrant token create)\n')
         // a principal's name is its creator's text: escaped, so it cannot draw a token line of its own
         for (const t of tokens)
-          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  principal=${cellText(t.name)}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}\n`)
+          process.stdout.write(`${t.token_id}  ${t.role.padEnd(8)}  principal=${cellText(t.name)}  scopes=${JSON.stringify(t.scopes)}  expires=${t.expires_at ?? 'never'}${t.revoked_at ? `  REVOKED ${t.revoked_at}` : ''}${t.disabled_at ? `  PRINCIPAL DISABLED ${t.disabled_at}` : ''}\n`)
       } finally {
         await gateway.close()
       }
