@@ -10,7 +10,7 @@ import { leaseEnd, leaseNow, type Database, type IsoTimestamp, type WebhookDeliv
  *   holder died). Every write the holder makes after a wait asks that the claim is still its own.
  *
  * Both are the database's time on PostgreSQL (several instances, several clocks), the process's on SQLite (see
- * store/lease-clock.ts). One column held both, on each process's clock: an instance whose clock ran ahead took a
+ * store/store-clock.ts). One column held both, on each process's clock: an instance whose clock ran ahead took a
  * delivery another was sending (the receiver had it twice at once) and sent a released retry before its backoff was
  * over; one behind wrote leases already ended for the others, and waited its skew before sending a due retry.
  */
