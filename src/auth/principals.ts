@@ -1,7 +1,7 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName, scopesSchema } from '../contract/index.js'
-import { isUniqueViolation, writingTransaction, type Store } from '../store/index.js'
+import { isUniqueViolation, leaseEnd, leaseNow, storeNowColumn, writingTransaction, type Store } from '../store/index.js'
 import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
 import { createPrincipalStatus } from './principal-status.js'
@@ -72,23 +72,27 @@ export const LAST_USED_RESOLUTION_MS = 60_000
 export function createPrincipalStore(store: Store) {
   /**
    * The same check by the token's hash, for a session opened with that token (the review pages keep the
-   * hash, never the token): an expired or revoked token, or a disabled principal, ends the session too.
+   * hash, never the token): an expired or revoked token, or a disabled principal, ends the session too. Expiry is
+   * judged at the store's now, read by the same statement: an instance whose clock runs slow must not let in a token
+   * that has expired for the others.
    */
   async function authenticateHash(tokenHash: string, surface: Surface): Promise<Actor> {
     const row = await store.db
       .selectFrom('tokens')
       .innerJoin('principals', 'principals.id', 'tokens.principal_id')
       .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'tokens.last_used_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
+      .select(storeNowColumn(store.db, store.now()).as('store_now'))
       .where('tokens.token_hash', '=', tokenHash)
       .executeTakeFirst()
-    const now = store.now()
-    if (!row || row.revoked_at || (row.expires_at && row.expires_at <= now)) throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
+    if (!row || row.revoked_at || (row.expires_at && row.expires_at <= row.store_now)) throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
     // Only a token that would otherwise work reaches this: its holder is told why, so an agent stops rather than
     // retries, and its operator knows a person decided it (`warrant principal disable`), not that a token lapsed.
     if (row.disabled_at)
       throw new WarrantError('unauthenticated', `the token's principal "${row.name}" is disabled (since ${row.disabled_at}); its tokens are refused until an operator enables it`, {
         reason: 'principal_disabled',
       })
+    // when it was last used is for people to read, on this process's clock: it decides nothing
+    const now = store.now()
     // to the minute: an agent polling an operation would otherwise cost a store write (a sync, on SQLite) per request
     if (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
       await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
@@ -100,12 +104,14 @@ export function createPrincipalStore(store: Store) {
     const tokenId = `tok_${randomUUID().slice(0, 8)}`
     const token = `wrt_${principal.role}_${randomBytes(32).toString('base64url')}`
     const ttl = ttlMs === undefined ? DEFAULT_TTL_MS : ttlMs
-    const expires = ttl === null ? null : new Date(Date.parse(now) + ttl).toISOString()
-    await db
+    // its lifetime from the store's now (the database's on PostgreSQL), read back as written: counted on a clock
+    // running ahead, a token outlived its time for the other instances
+    const written = await db
       .insertInto('tokens')
-      .values({ id: tokenId, principal_id: principal.id, token_hash: hashToken(token), created_at: now, expires_at: expires, revoked_at: null, last_used_at: null })
-      .execute()
-    return { token, token_id: tokenId, principal_id: principal.id, name: principal.name, role: principal.role, scopes: principal.scopes, expires_at: expires }
+      .values({ id: tokenId, principal_id: principal.id, token_hash: hashToken(token), created_at: leaseNow(store.db, now), expires_at: ttl === null ? null : leaseEnd(store.db, now, ttl), revoked_at: null, last_used_at: null })
+      .returning('expires_at')
+      .executeTakeFirstOrThrow()
+    return { token, token_id: tokenId, principal_id: principal.id, name: principal.name, role: principal.role, scopes: principal.scopes, expires_at: written.expires_at }
   }
 
   return {

@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
-import { leaseEnd, leaseNow, type Database, type IsoTimestamp, type WebhookDeliveryRow } from '../store/index.js'
+import { performance } from 'node:perf_hooks'
+import { leaseEnd, leaseNow, storeNowColumn, type Database, type IsoTimestamp, type WebhookDeliveryRow } from '../store/index.js'
 
 /**
  * Which notifier sends a pending webhook delivery, and when. Two columns, two meanings (migration 0012):
@@ -10,22 +11,42 @@ import { leaseEnd, leaseNow, type Database, type IsoTimestamp, type WebhookDeliv
  *   holder died). Every write the holder makes after a wait asks that the claim is still its own.
  *
  * Both are the database's time on PostgreSQL (several instances, several clocks), the process's on SQLite (see
- * store/lease-clock.ts). One column held both, on each process's clock: an instance whose clock ran ahead took a
+ * store/store-clock.ts). One column held both, on each process's clock: an instance whose clock ran ahead took a
  * delivery another was sending (the receiver had it twice at once) and sent a released retry before its backoff was
  * over; one behind wrote leases already ended for the others, and waited its skew before sending a due retry.
  */
 /** A time as written: the ISO text, or the database's clock read in the statement itself. */
 type Stamp = ReturnType<typeof leaseNow>
 
+/**
+ * The store's time as a statement about the delivery read it, and when on this process's monotonic clock: what an
+ * attempt is signed with (`X-Warrant-Timestamp`) is that time plus the time since. A receiver refuses a stamp more
+ * than its tolerance from its own clock, so every instance must stamp on one clock: stamped on its own, each delivery
+ * an instance 10 minutes slow sent was refused.
+ */
+export interface StoreReading {
+  readonly at: IsoTimestamp
+  readonly monotonicMs: number
+}
+
+export function storeReading(at: IsoTimestamp): StoreReading {
+  return { at, monotonicMs: performance.now() }
+}
+
+/** The store's time now, in whole seconds since the epoch, as `reading` and the monotonic clock since say. */
+export function storeSecondsNow(reading: StoreReading): number {
+  return Math.floor((Date.parse(reading.at) + (performance.now() - reading.monotonicMs)) / 1000)
+}
+
 export interface DeliveryLeases {
   /** The columns of a delivery this notifier records now and sends at once. */
   taken(now: IsoTimestamp): { next_attempt_at: Stamp; lease_until: Stamp; lease_owner: string }
   /** Pending deliveries that are due and unclaimed, oldest first. */
   due(now: IsoTimestamp, limit: number): Promise<WebhookDeliveryRow[]>
-  /** Takes a due, unclaimed delivery; false when another notifier took it first (or it was settled). */
-  claim(id: string, now: IsoTimestamp): Promise<boolean>
-  /** Extends this notifier's lease before an attempt; false when it is no longer this notifier's: send nothing. */
-  renew(id: string, now: IsoTimestamp): Promise<boolean>
+  /** Takes a due, unclaimed delivery, reading the store's time; null when another notifier took it first (or it was settled). */
+  claim(id: string, now: IsoTimestamp): Promise<StoreReading | null>
+  /** Extends this notifier's lease before an attempt, reading the store's time; null when it is no longer this notifier's: send nothing. */
+  renew(id: string, now: IsoTimestamp): Promise<StoreReading | null>
   /**
    * After a failed attempt: `retryInMs` until the next one (this notifier keeps the lease), or null for none (the
    * delivery is failed). False when the lease was no longer this notifier's: nothing is written.
@@ -43,6 +64,7 @@ export function deliveryLeases(db: Kysely<Database>, owner: string, leaseMs: num
     ])
   const ours = (id: string) => db.updateTable('webhook_deliveries').where('id', '=', id).where('state', '=', 'pending').where('lease_owner', '=', owner)
   const one = (result: { numUpdatedRows: bigint }) => Number(result.numUpdatedRows) === 1
+  const read = (row: { store_now: IsoTimestamp } | undefined) => (row ? storeReading(row.store_now) : null)
 
   return {
     taken: (now) => ({ next_attempt_at: leaseNow(db, now), lease_until: leaseEnd(db, now, leaseMs), lease_owner: owner }),
@@ -52,17 +74,18 @@ export function deliveryLeases(db: Kysely<Database>, owner: string, leaseMs: num
     // The condition again in the UPDATE itself: of two notifiers that read the row as free, one takes it (PostgreSQL
     // re-reads the row the first one updated; SQLite runs one writer at a time).
     claim: async (id, now) =>
-      one(
+      read(
         await db
           .updateTable('webhook_deliveries')
           .set({ lease_owner: owner, lease_until: leaseEnd(db, now, leaseMs), updated_at: now })
           .where('id', '=', id)
           .where('state', '=', 'pending')
           .where(unclaimedAndDue(now))
+          .returning(storeNowColumn(db, now).as('store_now'))
           .executeTakeFirst(),
       ),
 
-    renew: async (id, now) => one(await ours(id).set({ lease_until: leaseEnd(db, now, leaseMs) }).executeTakeFirst()),
+    renew: async (id, now) => read(await ours(id).set({ lease_until: leaseEnd(db, now, leaseMs) }).returning(storeNowColumn(db, now).as('store_now')).executeTakeFirst()),
 
     failed: async (id, now, retryInMs, attempt) =>
       one(

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type NotificationsConfig, readSecret } from '../config/index.js'
 import { type RunEvent, WarrantError } from '../contract/index.js'
-import { defaultOwner, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
-import { deliveryLeases } from './delivery-lease.js'
+import { defaultOwner, storeNowColumn, type Store, type WebhookDeliveryRow, type WebhookDeliveryState } from '../store/index.js'
+import { deliveryLeases, type StoreReading, storeReading, storeSecondsNow } from './delivery-lease.js'
 import { type NotificationEvent, payloadOf } from './events.js'
 import { type AttemptResult, answerOf, nextWait, unansweredOf } from './receiver-answer.js'
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signatureOf } from './signature.js'
@@ -137,8 +137,9 @@ export function createNotifier(options: NotifierOptions): Notifications {
     inflight.add(p)
   }
 
-  async function post(hook: Hook, row: { id: string; event: string; payload: string }): Promise<AttemptResult> {
-    const timestamp = String(Math.floor(Date.parse(store.now()) / 1000))
+  async function post(hook: Hook, row: { id: string; event: string; payload: string }, reading: StoreReading): Promise<AttemptResult> {
+    // the store's time (see StoreReading): a receiver compares it with its own clock, whichever instance sends
+    const timestamp = String(storeSecondsNow(reading))
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'Warrant-Webhook/0.1',
@@ -183,14 +184,19 @@ export function createNotifier(options: NotifierOptions): Notifications {
   }
 
   /** Attempts a delivery until it is delivered, out of attempts, or this process closes (it stays pending, released). */
-  async function run(hook: Hook, row: DeliveryRun): Promise<void> {
+  async function run(hook: Hook, row: DeliveryRun, taken: StoreReading): Promise<void> {
+    let reading = taken
     for (let attempt = row.attempts + 1; attempt <= maxAttempts; attempt++) {
       // A delivery emitted before or while closing gets its first attempt within the grace; never a retry.
       if (stopRequests.signal.aborted || (closed && attempt > row.attempts + 1)) return leases.release(row.id, store.now())
       // After a wait, only while the delivery is still this notifier's: one whose lease lapsed (a stalled process)
       // and was taken by another sends nothing, or the receiver would have it twice at once.
-      if (attempt > row.attempts + 1 && !(await leases.renew(row.id, store.now()))) return lost(hook, row, attempt)
-      const result = await post(hook, row)
+      if (attempt > row.attempts + 1) {
+        const renewed = await leases.renew(row.id, store.now())
+        if (!renewed) return lost(hook, row, attempt)
+        reading = renewed
+      }
+      const result = await post(hook, row, reading)
       const now = store.now()
       // Cut short by this gateway stopping, not the receiver's doing: not counted; the next gateway sends it again
       // (the receiver may have had it: the same delivery id lets it de-duplicate).
@@ -238,7 +244,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
       if (hook.events && !hook.events.has(event.kind)) continue
       const id = `whd_${randomBytes(12).toString('hex')}`
       const payload = JSON.stringify(payloadOf(event, { format: hook.format, deliveryId: id, occurredAt, baseUrl: typeof options.baseUrl === 'function' ? options.baseUrl() : options.baseUrl }))
-      await db
+      const recorded = await db
         .insertInto('webhook_deliveries')
         .values({
           id,
@@ -256,8 +262,9 @@ export function createNotifier(options: NotifierOptions): Notifications {
           updated_at: occurredAt,
           ...leases.taken(occurredAt),
         })
-        .execute()
-      track(run(hook, { id, event: event.kind, payload, attempts: 0, plan_id: event.plan.plan_id, operation_id: 'operation_id' in event ? event.operation_id : null }))
+        .returning(storeNowColumn(db, occurredAt).as('store_now'))
+        .executeTakeFirstOrThrow()
+      track(run(hook, { id, event: event.kind, payload, attempts: 0, plan_id: event.plan.plan_id, operation_id: 'operation_id' in event ? event.operation_id : null }, storeReading(recorded.store_now)))
     }
   }
 
@@ -266,7 +273,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
     const now = store.now()
     for (const row of await leases.due(now, 100)) {
       // Claimed only if no other notifier claimed it since it was read.
-      if (!(await leases.claim(row.id, now))) continue
+      const claimed = await leases.claim(row.id, now)
+      if (!claimed) continue
       const hook = hooks.find((h) => h.key === row.webhook_key)
       if (!hook) {
         await db
@@ -276,7 +284,7 @@ export function createNotifier(options: NotifierOptions): Notifications {
           .execute()
         continue
       }
-      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts, plan_id: row.plan_id, operation_id: row.operation_id }))
+      track(run(hook, { id: row.id, event: row.event, payload: row.payload, attempts: row.attempts, plan_id: row.plan_id, operation_id: row.operation_id }, claimed))
     }
   }
 

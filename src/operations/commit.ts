@@ -6,7 +6,7 @@ import { assertAuthorityHolds, planInActionScope, rejectedPlan } from '../plans/
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
-import { isUniqueViolation, writingTransaction, type OperationRow, type Store } from '../store/index.js'
+import { isUniqueViolation, storeNowColumn, writingTransaction, type OperationRow, type Store } from '../store/index.js'
 import { pick } from './effect.js'
 import { emptyCounts, findOperationByKey } from './ledger.js'
 import { fixStopRules } from './stop-rules.js'
@@ -88,7 +88,8 @@ async function commitSelection(
   const selection = await deps.selections.load(actor, body.selection_id)
   if (selection.resource !== resource.name)
     throw new WarrantError('not_found', `selection "${selection.selection_id}" is a selection of "${selection.resource}", not of "${resource.name}"`, { selection_id: selection.selection_id })
-  deps.selections.assertUsable(selection, deps.now())
+  // judged as loaded: at the store's now (see selections/load.ts)
+  deps.selections.assertUsable(selection)
   if (selection.digest !== body.expected_digest)
     throw new WarrantError('digest_mismatch', `expected_digest does not match selection "${selection.selection_id}" (its digest is ${selection.digest}); nothing was committed`, {
       selection_id: selection.selection_id,
@@ -168,8 +169,9 @@ async function createOperation(
   const { plan, selection, actionConfig } = committable
   if (!planInActionScope(actor, plan))
     throw new WarrantError('forbidden', `action "${plan.action.type}" on "${plan.resource}" is outside this token's scope`, { resource: plan.resource, action: plan.action.type })
-  // assertCommittable proved these; checked again here because they are this module's own guarantees too.
-  deps.selections.assertUsable(selection, deps.now())
+  // assertCommittable proved these; checked again here because they are this module's own guarantees too (the
+  // selection's expiry again at the store's now, in the transaction below).
+  deps.selections.assertUsable(selection)
   if (selection.digest !== plan.selection_digest)
     throw new WarrantError('digest_mismatch', `selection "${selection.selection_id}" changed since the plan was made (digest ${selection.digest}, the plan has ${plan.selection_digest})`)
   const resource = deps.catalogue.get(plan.resource)
@@ -213,18 +215,28 @@ async function createOperation(
         .returning('id')
         .executeTakeFirst()
       if (!inserted) throw new KeyTaken()
-      const marked = await trx.updateTable('plans').set({ state: 'committed' }).where('id', '=', plan.plan_id).where('state', 'in', ['pending', 'approved']).executeTakeFirst()
-      // plans.markCommitted's own update, inside this transaction: the ledger and the plan's state commit together.
-      if (Number(marked.numUpdatedRows) !== 1) {
+      // plans.markCommitted's own update, inside this transaction: the ledger and the plan's state commit together. It
+      // reads the store's now too (the database's on PostgreSQL): what the approval and the selection are judged at below.
+      const marked = await trx
+        .updateTable('plans')
+        .set({ state: 'committed' })
+        .where('id', '=', plan.plan_id)
+        .where('state', 'in', ['pending', 'approved'])
+        .returning(storeNowColumn(trx, deps.now()).as('store_now'))
+        .executeTakeFirst()
+      if (!marked) {
         const current = await trx.selectFrom('plans').select('state').where('id', '=', plan.plan_id).executeTakeFirst()
         if (current?.state === 'rejected') throw rejectedPlan(plan.plan_id, plan.selection_id)
         const other = await trx.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).where('id', '!=', operationId).executeTakeFirst()
         throw new WarrantError('conflict', `plan "${plan.plan_id}" is already committed${other ? ` as operation ${other.id}` : ''}; a plan is committed once`, { plan_id: plan.plan_id, operation_id: other?.id })
       }
-      // The plan's row is this transaction's now (PostgreSQL's row lock; SQLite's write lock): the approval and the
-      // committer checked before must hold as the operation is recorded, read on the clock as it is now (an approval
-      // lapses, a reviewer or the committer is disabled, a token revoked, the committer's scope narrowed).
-      await assertAuthorityHolds(trx, deps.store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now: deps.now() })
+      // The plan's row is this transaction's now (PostgreSQL's row lock; SQLite's write lock): the approval, the
+      // selection and the committer checked before must hold as the operation is recorded, read on the store's clock as
+      // it is now (an approval or the selection lapses, a reviewer or the committer is disabled, a token revoked, the
+      // committer's scope narrowed). On the committing process's own clock, one running slow recorded an operation on
+      // an approval that had lapsed for every other instance.
+      deps.selections.assertUsable(selection, marked.store_now)
+      await assertAuthorityHolds(trx, deps.store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now: marked.store_now })
       let afterOrd = -1
       let written = 0
       for (;;) {

@@ -11,7 +11,7 @@ import { leaseEnd, leaseNow, type Database, type OperationState, type Store } fr
  * - SQLite (one file, usually one gateway): one conditional `UPDATE … WHERE <lease free> RETURNING id` is
  *   atomic under SQLite's single-writer lock, which is what SKIP LOCKED buys on PostgreSQL.
  *
- * Lease times are the database's on PostgreSQL, the process's on SQLite (see store/lease-clock.ts): instances whose
+ * Lease times are the database's on PostgreSQL, the process's on SQLite (see store/store-clock.ts): instances whose
  * clocks disagree never see another's live lease as ended. `now` below is the process's clock, which the store's
  * replaces on PostgreSQL; ledger times (`updated_at`) stay the process's.
  */

@@ -8,7 +8,7 @@ import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
 import { type NotCounted, notCountedOf } from './approval-not-counted.js'
-import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
+import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
 
@@ -111,7 +111,9 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   const request = parseRequest(approvalRequestSchema, input, 'approval')
   if (actor.role !== 'reviewer' && actor.role !== 'admin')
     throw new WarrantError('forbidden', `only a reviewer or an admin can approve or reject a plan; this principal is an ${actor.role}`, { role: actor.role })
-  const row = await loadRow(ctx, planId)
+  // The store's now, read with the row (see loadRowAt): the approval's expiry counts from it, as every instance judges
+  // it (counted from a clock running ahead, it lasted longer than its time for the others).
+  const { row, now: decidedAt } = await loadRowAt(ctx, planId)
   scoped(actor, row.resource)
   // The same action rule as proposing and committing: a reviewer decides only on what their token may do.
   const plan = toRecord(row)
@@ -121,11 +123,9 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   if (row.state === 'committed' || row.state === 'rejected')
     throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
   const selection = await selectionOf(ctx, row)
-  // One reading of the clock for the check and the decision: read twice, a selection expiring between the two
-  // passed the check and then gave the approval its own expiry, already past, so it was stored lapsed and the
+  // One reading of the clock for the check and the decision (`decidedAt`): read twice, a selection expiring between
+  // the two passed the check and then gave the approval its own expiry, already past, so it was stored lapsed and the
   // plan stayed pending under a 201. Judged at the decision's own time, that selection is refused 410.
-  const now = ctx.clock()
-  const decidedAt = now.toISOString()
   // Saying no needs no complete inventory, so a plan on an incomplete selection can still be rejected; approving it cannot.
   if (request.decision === 'approve' || selections.isExpired(selection, decidedAt)) selections.assertUsable(selection, decidedAt)
   if (selection.digest !== row.selection_digest)
@@ -139,7 +139,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   const policy = policyNow(ctx.catalogue, row, selection.count)
   // Saying no to a plan the config moved under stays possible; approving one that no commit can run is not.
   if (request.decision === 'approve') assertConfigUnchanged(ctx, row, plan, policy)
-  const ttlEnd = new Date(now.getTime() + policy.ttl_minutes * 60_000).toISOString()
+  const ttlEnd = new Date(Date.parse(decidedAt) + policy.ttl_minutes * 60_000).toISOString()
   const expiresAt = request.decision === 'approve' ? (ttlEnd < selection.expires_at ? ttlEnd : selection.expires_at) : null
   const approvalId = `apr_${randomBytes(12).toString('hex')}`
 

@@ -4,12 +4,13 @@ import { approversOrRefusal, rejectedPlan } from './approval-holds.js'
 import { policyNow, standingStillApplies } from './approval-policy.js'
 import { COMPENSATE, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
-import { type CanonicalAction, type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
+import { type CanonicalAction, type PlanContext, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { CommittablePlan } from './plan-service.js'
 
 /**
  * Everything is re-checked at commit time rather than trusted from the stored state: approvals lapse, selections
- * expire, configs and environments change between review and commit.
+ * expire, configs and environments change between review and commit. Expiry is judged at the store's now, read with
+ * the plan's row: an instance whose clock runs slow must not commit on what has lapsed for the others.
  */
 export async function assertCommittable(
   ctx: PlanContext,
@@ -17,7 +18,7 @@ export async function assertCommittable(
   planId: string,
   expected?: string | { readonly plan_digest?: string; readonly selection_digest?: string },
 ): Promise<CommittablePlan> {
-  const row = await loadRow(ctx, planId)
+  const { row, now } = await loadRowAt(ctx, planId)
   const action = JSON.parse(row.action) as CanonicalAction
   scoped(actor, row.resource)
   if (!planInActionScope(actor, { resource: row.resource, action, compensates: row.compensates }))
@@ -41,14 +42,13 @@ export async function assertCommittable(
   const selection = await selectionOf(ctx, row)
   if (selection.digest !== row.selection_digest)
     throw new WarrantError('digest_mismatch', `selection ${selection.selection_id} changed since the plan was made`, { plan_id: planId })
-  ctx.selections.assertUsable(selection)
+  ctx.selections.assertUsable(selection, now)
 
   const resource = ctx.catalogue.get(row.resource)
   const plan = toRecord(row)
   const policy = policyNow(ctx.catalogue, row, selection.count)
   const actionConfig = assertConfigUnchanged(ctx, row, plan, policy)
 
-  const now = ctx.nowIso()
   if (policy.reviewers_needed === 0) {
     // No reviewer was needed only because a standing approval matched; the config may have changed since.
     const current = plan.compensates ? null : await standingStillApplies(ctx, resource, selection, action.type, policy.standing_approval)

@@ -10,7 +10,7 @@ import { approvalsOf, decide, effectiveState } from './approval-decisions.js'
 import { policyNow } from './approval-policy.js'
 import { changesPage } from './change-summary.js'
 import { assertCommittable } from './committability.js'
-import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
+import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanService } from './plan-service.js'
 import { viewOf } from './plan-view.js'
 import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
@@ -61,9 +61,8 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     propose: (actor, selectionId, request) => proposeOnSelection(ctx, actor, selectionId, request),
 
     async load(actor, planId) {
-      const row = await loadRow(ctx, planId)
+      const { row, now } = await loadRowAt(ctx, planId)
       scoped(actor, row.resource)
-      const now = ctx.nowIso()
       const selection = await selectionOf(ctx, row)
       return toRecord(row, effectiveState(row, selection, policyNow(ctx.catalogue, row, selection.count), await approvalsOf(ctx, row, now), now))
     },
@@ -91,9 +90,9 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     assertCompensable: async (actor, operationId, source) => void (await assertCompensable(ctx, actor, operationId, source)),
 
     async view(actor, planId) {
-      const row = await loadRow(ctx, planId)
+      const { row, now } = await loadRowAt(ctx, planId)
       scoped(actor, row.resource)
-      return viewOf(ctx, row)
+      return viewOf(ctx, row, now)
     },
 
     changes: (actor, planId, query) => changesPage(ctx, actor, planId, query),

@@ -2,7 +2,7 @@ import { type Actor, SYSTEM_ACTOR, WarrantError, inScope } from '../contract/ind
 import type { Catalogue } from '../resources/index.js'
 import type { PageCursors } from '../selections/page-cursor.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from '../selections/selection-service.js'
-import type { PlanRow, Store } from '../store/index.js'
+import { storeNowColumn, type IsoTimestamp, type PlanRow, type Store } from '../store/index.js'
 import type { PlanRecord } from './plan-service.js'
 
 /** What the pieces of the plan service share, so each concept can live in its own module. */
@@ -26,6 +26,17 @@ export async function loadRow(ctx: PlanContext, planId: string): Promise<PlanRow
   const row = await ctx.db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirst()
   if (!row) throw new WarrantError('not_found', `no plan "${planId}"`, { plan_id: planId })
   return row
+}
+
+/**
+ * The plan's row and the store's now, read by one statement: approvals and selections lapse on the store's clock, the
+ * database's on PostgreSQL (see store/store-clock.ts), so every instance sharing the store judges them alike.
+ */
+export async function loadRowAt(ctx: PlanContext, planId: string): Promise<{ readonly row: PlanRow; readonly now: IsoTimestamp }> {
+  const found = await ctx.db.selectFrom('plans').selectAll().select(storeNowColumn(ctx.db, ctx.nowIso()).as('store_now')).where('id', '=', planId).executeTakeFirst()
+  if (!found) throw new WarrantError('not_found', `no plan "${planId}"`, { plan_id: planId })
+  const { store_now: now, ...row } = found
+  return { row, now }
 }
 
 export function scoped(actor: Actor, resource: string, action?: string): void {

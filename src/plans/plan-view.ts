@@ -9,9 +9,8 @@ import { configDriftOf } from './config-drift.js'
 import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
 import type { PlanView } from './schemas.js'
 
-/** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of now. */
-export async function viewOf(ctx: PlanContext, row: PlanRow): Promise<PlanView> {
-  const now = ctx.nowIso()
+/** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of `now` (the store's, read with the row). */
+export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.nowIso()): Promise<PlanView> {
   const selection = await selectionOf(ctx, row)
   const policy = policyNow(ctx.catalogue, row, selection.count)
   const changes = JSON.parse(row.changes_summary) as StoredChanges

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { type Actor, WarrantError } from '../contract/index.js'
 import { hashToken, type PrincipalStore } from '../auth/index.js'
-import type { Store } from '../store/index.js'
+import { leaseEnd, leaseNow, storeNowColumn, type Store } from '../store/index.js'
 
 /** A signed-in reviewer, as a request sees it. */
 export interface ReviewSession {
@@ -52,7 +52,8 @@ const REVIEW_ROLES: ReadonlySet<Actor['role']> = new Set(['reviewer', 'admin'])
  * Review-page sessions. A reviewer signs in once with a bearer token; the cookie then carries a random
  * session id. The store keeps the hash of that id and the hash of the token, never either in clear, and each
  * request re-authenticates the token by its hash (the principal store's rule): revoking the token, or
- * disabling the principal, ends the session at once.
+ * disabling the principal, ends the session at once. Its end and idle time are written and judged on the store's
+ * clock (the database's on PostgreSQL, see store/store-clock.ts): every instance sharing the store ends it alike.
  *
  * @example
  * const sessions = createReviewSessions({ store, principals })
@@ -74,20 +75,20 @@ export function createReviewSessions(options: ReviewSessionOptions): ReviewSessi
       const sessionId = randomBytes(32).toString('base64url')
       const csrf = randomBytes(32).toString('base64url')
       const now = store.now()
-      const expires = later(now, ttlMs)
-      await db
+      const written = await db
         .insertInto('review_sessions')
-        .values({ id_hash: sha256(sessionId), principal: actor.principal, token_hash: hashToken(token.trim()), csrf, created_at: now, last_seen_at: now, expires_at: expires })
-        .execute()
-      return { sessionId, csrf, actor, expires_at: expires }
+        .values({ id_hash: sha256(sessionId), principal: actor.principal, token_hash: hashToken(token.trim()), csrf, created_at: leaseNow(db, now), last_seen_at: leaseNow(db, now), expires_at: leaseEnd(db, now, ttlMs) })
+        .returning('expires_at')
+        .executeTakeFirstOrThrow()
+      return { sessionId, csrf, actor, expires_at: written.expires_at }
     },
 
     async resume(sessionId) {
       if (!sessionId || sessionId.length > 200) return null
       const idHash = sha256(sessionId)
-      const row = await db.selectFrom('review_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst()
+      const row = await db.selectFrom('review_sessions').selectAll().select(storeNowColumn(db, store.now()).as('store_now')).where('id_hash', '=', idHash).executeTakeFirst()
       if (!row) return null
-      const now = store.now()
+      const now = row.store_now
       if (row.expires_at <= now || later(row.last_seen_at, idleMs) <= now) {
         await db.deleteFrom('review_sessions').where('id_hash', '=', idHash).execute()
         return null
@@ -119,7 +120,7 @@ export function createReviewSessions(options: ReviewSessionOptions): ReviewSessi
     },
 
     async sweep() {
-      const result = await db.deleteFrom('review_sessions').where('expires_at', '<=', store.now()).executeTakeFirst()
+      const result = await db.deleteFrom('review_sessions').where('expires_at', '<=', leaseNow(db, store.now())).executeTakeFirst()
       return Number(result.numDeletedRows)
     },
   }

@@ -17,7 +17,7 @@ import type { SelectionContext } from './context.js'
  * blocked (a long SQLite statement) or its timer ran late, and it is still walking. Declaring it dead removed the
  * members under a live walk and recorded a crash that never happened. Its selection's expiry still ends it.
  *
- * The lease is written and judged on the database's clock on PostgreSQL (see store/lease-clock.ts): a builder on a
+ * The lease is written and judged on the database's clock on PostgreSQL (see store/store-clock.ts): a builder on a
  * machine whose clock ran behind renewed it into the others' past, and they removed its live walk. The selection's
  * expiry stays on the process's clock, like every other expiry.
  */

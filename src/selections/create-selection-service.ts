@@ -71,7 +71,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
       return { ...(await view(ctx, actor, made.id)), created: made.created }
     },
     load: (actor, selectionId) => load(ctx, actor, selectionId),
-    isExpired: (selection, now) => isExpired(ctx, selection, now),
+    isExpired: (selection, now) => isExpired(selection, now),
     members: (selectionId, afterOrd, limit) => members(ctx, selectionId, afterOrd, limit),
     view: (actor, selectionId) => view(ctx, actor, selectionId),
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),

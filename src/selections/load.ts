@@ -1,11 +1,14 @@
 import { type Actor, WarrantError } from '../contract/index.js'
-import type { SelectionRow } from '../store/index.js'
+import { storeNowColumn, type IsoTimestamp, type SelectionRow } from '../store/index.js'
 import { failedSelection, reapAbandoned, stillBuilding } from './build-lease.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import type { SelectionCompleteness, SelectionMember, SelectionOrigin, SelectionRecord } from './selection-service.js'
 
-export async function loadRow(ctx: SelectionContext, selectionId: string): Promise<SelectionRow> {
-  const row = await ctx.db.selectFrom('selections').selectAll().where('id', '=', selectionId).executeTakeFirst()
+/** A selection's row as loaded, with the store's now read by the same statement: what its expiry is judged at. */
+export type LoadedSelectionRow = SelectionRow & { readonly store_now: IsoTimestamp }
+
+export async function loadRow(ctx: SelectionContext, selectionId: string): Promise<LoadedSelectionRow> {
+  const row = await ctx.db.selectFrom('selections').selectAll().select(storeNowColumn(ctx.db, ctx.nowIso()).as('store_now')).where('id', '=', selectionId).executeTakeFirst()
   if (!row) throw new WarrantError('not_found', `no selection "${selectionId}"`, { selection_id: selectionId })
   // A selection still building (or abandoned mid-build) has no digest yet; serving it would expose a partial set.
   // One whose builder is gone is marked failed here, so the answer says why it will never be served.
@@ -17,10 +20,11 @@ export async function loadRow(ctx: SelectionContext, selectionId: string): Promi
   return row
 }
 
-export function parseRow(ctx: SelectionContext, row: SelectionRow): SelectionRecord {
+export function parseRow(ctx: SelectionContext, row: LoadedSelectionRow): SelectionRecord {
   const completeness = JSON.parse(row.completeness) as SelectionCompleteness
-  // Expiry is derived at read time, so no sweeper has to rewrite rows for it.
-  const expired = row.expires_at <= ctx.nowIso()
+  // Expiry is derived at read time, so no sweeper has to rewrite rows for it; at the store's now (the database's on
+  // PostgreSQL), so every instance sharing the store says alike whether it has expired.
+  const expired = row.expires_at <= row.store_now
   return {
     selection_id: row.id,
     resource: row.resource,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { leaseEnd, withKeyedLock, type Database } from '../store/index.js'
+import { leaseEnd, leaseNow, withKeyedLock, type Database } from '../store/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { lostBuild } from './build-lease.js'
@@ -19,9 +19,10 @@ export function newSelectionId(): string {
   return `sel_${randomBytes(12).toString('hex')}`
 }
 
-function expiryFor(ctx: SelectionContext, resource: Resource, from: Date): string {
+/** Its ttl from now on the store's clock (the database's on PostgreSQL): counted on a clock running ahead, it outlived its time for the other instances. */
+function expiryFor(ctx: SelectionContext, resource: Resource, from: Date) {
   const minutes = resource.config.selection_ttl_minutes ?? ctx.defaultTtlMinutes
-  return new Date(from.getTime() + minutes * 60_000).toISOString()
+  return leaseEnd(ctx.db, from.toISOString(), minutes * 60_000)
 }
 
 export async function insertBuilding(
@@ -52,7 +53,7 @@ export async function insertBuilding(
       exclusions: '[]',
       groups: '[]',
       created_by: actor.principal,
-      created_at: started.toISOString(),
+      created_at: leaseNow(ctx.db, started.toISOString()),
       expires_at: expiryFor(ctx, resource, started),
       state: 'building',
       origin: origin === null ? null : JSON.stringify(origin),

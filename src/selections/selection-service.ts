@@ -130,7 +130,7 @@ export interface SelectionService {
   ): Promise<SelectionView & { readonly created: boolean }>
   /** The stored selection, or `not_found`; `forbidden` when the actor's scope does not cover its resource. */
   load(actor: Actor, selectionId: string): Promise<SelectionRecord>
-  /** True when the selection is past its expiry at `now` (ISO). */
+  /** True when the selection is past its expiry at `now` (ISO); without `now`, as loaded (at the store's now then). */
   isExpired(selection: SelectionRecord, now?: string): boolean
   /** Members with ord > afterOrd, in ord order, at most `limit`: an index seek, never an OFFSET. */
   members(selectionId: string, afterOrd: number, limit: number): Promise<readonly SelectionMember[]>
@@ -177,7 +177,7 @@ export interface SelectionService {
   ): Promise<SelectionRecord>
   /**
    * Refuses a selection a plan, an approval or a commit cannot use: `expired` (410) past its expiry,
-   * `selection_incomplete` (409) when its inventory was incomplete.
+   * `selection_incomplete` (409) when its inventory was incomplete. Without `now`, expiry as loaded (at the store's now then).
    */
   assertUsable(selection: SelectionRecord, now?: string): void
   /**

@@ -3,14 +3,18 @@ import { upstreamDigestOf } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
 import type { SelectionRecord } from './selection-service.js'
 
-/** ISO timestamps compare correctly as strings, so expiry needs no date parsing. */
-export function isExpired(ctx: SelectionContext, selection: SelectionRecord, now = ctx.nowIso()): boolean {
-  return selection.expires_at <= now
+/**
+ * ISO timestamps compare correctly as strings, so expiry needs no date parsing. Without `now`, as the selection was
+ * loaded: at the store's now (see load.ts `parseRow`), never this process's clock, which may disagree with the other
+ * instances' on a shared store.
+ */
+export function isExpired(selection: SelectionRecord, now?: string): boolean {
+  return now === undefined ? selection.state === 'expired' : selection.expires_at <= now
 }
 
 /** Plans, approvals and commits act on a selection only while it is fresh, its inventory complete, and its upstream where it was read. */
-export function assertUsable(ctx: SelectionContext, selection: SelectionRecord, now = ctx.nowIso()): void {
-  if (selection.expires_at <= now)
+export function assertUsable(ctx: SelectionContext, selection: SelectionRecord, now?: string): void {
+  if (isExpired(selection, now))
     throw new WarrantError('expired', `selection ${selection.selection_id} expired at ${selection.expires_at}; create a new selection and review it again`, {
       selection_id: selection.selection_id,
       expires_at: selection.expires_at,

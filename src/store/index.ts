@@ -74,4 +74,4 @@ export { commitJoinerOf, joinCommits, type CommitJoiner, type JoinedWrites } fro
 export { withKeyedLock } from './keyed-lock.js'
 export { inSlices } from './event-loop-slices.js'
 export { deadLocalOwners, defaultOwner, instanceOwner, liveLocalOwners } from './instance-owner.js'
-export { leaseEnd, leaseNow } from './lease-clock.js'
+export { leaseEnd, leaseNow, storeNowColumn } from './store-clock.js'

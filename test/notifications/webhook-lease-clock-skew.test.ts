@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { createNotifier, type NotificationEvent, type Notifications } from '../../src/notifications/index.js'
+import type { Notifications } from '../../src/notifications/index.js'
 import { createStore, type Store } from '../../src/store/index.js'
 import { createTestStore } from '../support/stores.js'
 import { startReceiver } from '../ui/support.js'
+import { notifierOn, type Receiver, type Retry, operationFinished, skewed, until } from './skew-support.js'
 
 /**
  * Several `warrant serve` instances on one PostgreSQL store, on machines whose clocks disagree. A delivery's lease was
@@ -15,37 +16,8 @@ import { startReceiver } from '../ui/support.js'
  * injected clocks, by an hour (more than any delivery's lease). SQLite is one machine, one clock: not run there.
  */
 const HOUR = 3_600_000
-const EVENT: NotificationEvent = {
-  kind: 'operation.finished',
-  plan: { plan_id: 'plan_skew', resource: 'subscriptions', environment: 'billing-prod', action: 'pause_collection', target_count: 3 },
-  operation_id: 'op_skew',
-  state: 'succeeded',
-  counts: { succeeded: 3 },
-  halt_rule: null,
-}
-const silent = { warn: () => undefined, error: () => undefined }
-type Retry = { max_attempts: number; initial_backoff_ms: number; max_backoff_ms: number }
-type Receiver = Awaited<ReturnType<typeof startReceiver>>
-
-function notifierOn(store: Store, receiver: Receiver, retry: Retry): Notifications {
-  return createNotifier({
-    config: { webhooks: [{ name: 'reviewers', url: `${receiver.url}/hook`, format: 'json' }], retry, timeout_ms: 30_000 },
-    store,
-    log: silent,
-    baseUrl: 'https://warrant.example',
-    closeGraceMs: 100,
-  })
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 20) {
-    if (waited > 20_000) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
+const EVENT = operationFinished('plan_skew')
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const skewed = (ms: number) => () => new Date(Date.now() + ms)
 
 /**
  * One PostgreSQL database, two instances on it (`holder`'s clock and `other`'s), and a receiver answering `answer`.

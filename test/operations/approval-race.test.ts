@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { Actor } from '../../src/contract/index.js'
 import { createLogger } from '../../src/gateway/index.js'
+import { leaseEnd } from '../../src/store/index.js'
 import { createOperationService } from '../../src/operations/index.js'
 import type { PlanService } from '../../src/plans/index.js'
 import { startDemoGateway } from '../support/gateway-fixture.js'
@@ -18,11 +19,17 @@ import { startOddUpstream, thingsResourceConfig } from '../plans/support/odd-ups
 type Gw = Awaited<ReturnType<typeof startDemoGateway>>['gateway']
 type Deed = (ctx: { gw: Gw; plan: { plan_id: string; plan_digest: string }; clock: { now: number }; alice: Actor; bob: Actor }) => Promise<void>
 
+/** Time passes for the store: its injected clock on SQLite; on PostgreSQL the database's, so the approval is set to have lapsed a second ago by it. */
+const later = async (gw: Gw, planId: string, clock: { now: number }, ms: number) => {
+  clock.now += ms
+  if (gw.store.dialect === 'postgres') await gw.store.db.updateTable('approvals').set({ expires_at: leaseEnd(gw.store.db, '', -1_000) }).where('plan_id', '=', planId).execute()
+}
+
 const deeds: readonly { name: string; deed: Deed; refusal: (e: any) => boolean }[] = [
   {
     name: 'the approval lapses',
     // the default approval lasts 15 minutes, the selection 30
-    deed: async ({ clock }) => void (clock.now += 16 * 60_000),
+    deed: async ({ gw, plan, clock }) => later(gw, plan.plan_id, clock, 16 * 60_000),
     refusal: (e) => e.code === 'expired' && /approval of plan .* expired/.test(e.message),
   },
   {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
+import { leaseEnd } from '../../src/store/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
@@ -235,6 +236,8 @@ for (const kind of STORE_KINDS) {
       try {
         const { plan } = await selectProposeApprove(fx.as('agent'), [fx.as('reviewer'), fx.as('reviewer2')], 'subscriptions', ARTICLE_SELECTION, { type: 'pause_collection', reason: REASON })
         skew = 16 * 60_000
+        // the store's clock is the database's on PostgreSQL, which no injected clock moves: lapsed a second ago by it
+        if (kind === 'postgres') await fx.gateway.store.db.updateTable('approvals').set({ expires_at: leaseEnd(fx.gateway.store.db, '', -1_000) }).where('plan_id', '=', plan.plan_id).execute()
         const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': 'k-expired' })
         assert.equal(commit.status, 410, JSON.stringify(commit.body))
         assert.equal(commit.body.error.code, 'expired')

@@ -60,7 +60,8 @@ for (const kind of STORE_KINDS) {
       }
     })
 
-    test('a selection that expires between the usability check and the decision\'s clock read: 410 naming the expiry, nothing recorded', async () => {
+    // Two clocks stand for two reads of one clock; on PostgreSQL the decision reads the database's time once, with the plan's row.
+    test('a selection that expires between the usability check and the decision\'s clock read: 410 naming the expiry, nothing recorded', { skip: kind === 'postgres' && 'the store\'s clock is the database\'s: no injected clock moves it' }, async () => {
       // The check read the selection service's clock and the decision read its own a moment later: two clocks two
       // minutes apart stand for a selection expiring in that moment. The approval was stored already lapsed (its
       // expiry the selection's, before its own time) and the answer said 201, `counted: true`, plan pending.

@@ -2,9 +2,10 @@ import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely'
 import type { IsoTimestamp } from './schema.js'
 
 /**
- * Whose clock a lease is read and written on. A lease (an operation's `lease_expires_at`, a building selection's
- * `lease_until`) is one process's claim that others must see live until it ends, so every process must read it on
- * one clock.
+ * Whose clock a lease or an expiry is read and written on. A lease (an operation's `lease_expires_at`, a building
+ * selection's `lease_until`) is one process's claim that others must see live until it ends, and an expiry (an
+ * approval's, a selection's, a token's, a review session's) is a promise that the thing lasts that long and no longer,
+ * whichever instance is asked: every process must read and write them on one clock.
  *
  * - PostgreSQL, shared by instances on several machines: the database's. Each process's own clock disagreed with
  *   the others': one running a minute ahead took a live lease at once (declaring the holder's applied write
@@ -38,4 +39,15 @@ export function leaseNow(db: StoreHandle, localNow: IsoTimestamp): IsoTimestamp 
 export function leaseEnd(db: StoreHandle, localNow: IsoTimestamp, leaseMs: number): IsoTimestamp | RawBuilder<IsoTimestamp> {
   if (!onPostgres(db)) return new Date(Date.parse(localNow) + leaseMs).toISOString()
   return sql<IsoTimestamp>`to_char((statement_timestamp() + cast(${Math.round(leaseMs)} as double precision) * interval '1 millisecond') at time zone 'UTC', ${sql.raw(ISO_TEXT)})`
+}
+
+/**
+ * Now as `leaseNow` says, as a column of a statement that runs anyway (the store's time costs no round trip of its
+ * own): on SQLite `localNow` is bound as a parameter and read back as it is.
+ *
+ * @example const row = await db.selectFrom('plans').selectAll().select(storeNowColumn(db, store.now()).as('store_now')).where('id', '=', id).executeTakeFirst()
+ */
+export function storeNowColumn(db: StoreHandle, localNow: IsoTimestamp): RawBuilder<IsoTimestamp> {
+  const now = leaseNow(db, localNow)
+  return typeof now === 'string' ? sql<IsoTimestamp>`${now}` : now
 }
