@@ -1,8 +1,8 @@
 import { randomUUID, randomBytes, createHash } from 'node:crypto'
 import { sql } from 'kysely'
-import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName, scopesSchema } from '../contract/index.js'
+import { type Actor, ROLES, type Role, type Scopes, type Surface, WarrantError, codePointName, differingParts, scopesSchema } from '../contract/index.js'
 import { isUniqueViolation, leaseEnd, leaseNow, storeNowColumn, writingTransaction, type Store } from '../store/index.js'
-import { lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
+import { drawnNameSkeleton, lookalikeCharacters, nameSkeleton } from './name-skeleton.js'
 import { newPrincipalName, principalName } from './principal-name.js'
 import { createPrincipalStatus } from './principal-status.js'
 
@@ -133,6 +133,14 @@ export function createPrincipalStore(store: Store) {
           { field: 'name', name, existing },
         )
       }
+      const drawnAs = (existing: string) => {
+        const [mine, theirs] = differingParts([name, existing]).map((part) => `"${part}" (${[...part].map(codePointName).join(' ')})`)
+        return new WarrantError(
+          'conflict',
+          `"${name}" reads as the existing principal "${existing}": ${mine} where it has ${theirs}, drawn alike; two reviewers must not read as one. Choose a name that reads differently, or use --principal ${existing} to give that principal another token`,
+          { field: 'name', name, existing },
+        )
+      }
       try {
         return await writingTransaction(store, async (trx) => {
           // "Alice" beside "alice" reads as the same reviewer on the page, so a name differing only in case is taken
@@ -143,8 +151,14 @@ export function createPrincipalStore(store: Store) {
           // skeleton is taken is taken. Principals are few, so the names are read and compared here; unlike the
           // case rule, no index holds this against a concurrent create of the two.
           const skeleton = nameSkeleton(name)
-          const lookalike = (await trx.selectFrom('principals').select('name').execute()).find((p) => nameSkeleton(p.name) === skeleton)
-          if (lookalike) throw readsAs(lookalike.name)
+          const names = (await trx.selectFrom('principals').select('name').execute()).map((p) => p.name)
+          const lookalike = names.find((existing) => nameSkeleton(existing) === skeleton)
+          if (lookalike !== undefined) throw readsAs(lookalike)
+          // "aIice" (a capital I) beside "alice", "rnallory" beside "mallory": one script, drawn alike; one skeleton
+          // per name, compared with the new one's, so the check stays linear in the principals
+          const drawn = drawnNameSkeleton(name)
+          const drawnAlike = names.find((existing) => drawnNameSkeleton(existing) === drawn)
+          if (drawnAlike !== undefined) throw drawnAs(drawnAlike)
           await trx.insertInto('principals').values({ ...principal, scopes: JSON.stringify(scopes), created_at: store.now(), disabled_at: null }).execute()
           return insertToken(trx, principal, options.ttlMs)
         })

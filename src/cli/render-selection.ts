@@ -1,6 +1,7 @@
 import { REASON_TEXT } from '../contract/index.js'
 import type { PlanProposal, PlanView } from '../plans/index.js'
 import type { SelectionView } from '../selections/index.js'
+import { lookalikeLines } from './render-lookalikes.js'
 import { cellText as cell, fitted } from './table-cell.js'
 
 /** A selection for a terminal: completeness first, then count, digest, exclusions with counts, groups, records. */
@@ -30,6 +31,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   lines.push(`  snapshot: ${view.consistent_snapshot ? `consistent (${view.scope.snapshot})` : 'NOT consistent: each batch is re-read before it is written at commit'}`)
   lines.push(`  selector: ${JSON.stringify(view.selector.filter)}`)
   for (const w of view.warnings) lines.push(`Warning ${w.code}: ${cell(w.message)}`)
+  lines.push(...lookalikeLines(view.lookalike_ids, 'a plan on it would change'))
   lines.push('')
   if (view.exclusions.length === 0) lines.push('Exclusions: none (no exclusion rule was given)')
   else {
@@ -73,6 +75,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
     )
   for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${cell(d.message)}. It can be rejected, never approved or committed.`)
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
+  lines.push(...lookalikeLines(plan.lookalike_ids, 'this plan changes'))
   lines.push(`  plan digest:  ${plan.plan_digest}`)
   lines.push(`  selection:    ${plan.selection_id} (${plan.selection_digest}), expires ${plan.expires_at}`)
   lines.push(`  action:       ${plan.action.type}: ${plan.action.description}`)

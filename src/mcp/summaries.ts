@@ -1,4 +1,5 @@
 import type { Continuation, IncompleteReason, Warning } from '../contract/index.js'
+import type { LookalikeIds, SelectionLookalikes } from '../selections/index.js'
 
 /** The completeness fields every collection carries, whatever its items are called. */
 export interface Completeness {
@@ -58,6 +59,33 @@ export function warningsClause(warnings: readonly Warning[] | undefined): string
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** Groups (and words) the summary lists; the rest are counted and left to `lookalike_ids`. */
+const LOOKALIKES_SAID = 5
+
+/** A value quoted, then the code points where it differs from the others it is drawn like. */
+const spelled = (value: string, codePoints: readonly string[]) => `${JSON.stringify(value)} (${codePoints.length === 0 ? 'no character apart' : codePoints.join(' ')})`
+
+/**
+ * The view's `lookalike_ids` in a sentence or two, as the review pages and the CLI say them: the agent relays them to
+ * the person before asking for an approval. '' for ordinary ids.
+ */
+export function lookalikeClause(lookalikes: SelectionLookalikes | LookalikeIds): string {
+  const { groups, more_groups } = lookalikes
+  let said = ''
+  if (groups.length > 0) {
+    const rest = groups.length - Math.min(groups.length, LOOKALIKES_SAID) + more_groups
+    const listed = groups.slice(0, LOOKALIKES_SAID).map((ids) => ids.map(({ id, code_points }) => spelled(id, code_points)).join(' and '))
+    said += ` LOOK-ALIKE IDS: ${plural(groups.length + more_groups, 'group')} of different records whose ids are drawn alike: ${listed.join('; ')}${rest > 0 ? `; and ${rest} more (lookalike_ids)` : ''}. Tell the person each is a separate record before asking for any approval.`
+  }
+  if ('named' in lookalikes && lookalikes.named.length > 0) {
+    const { named, more_named } = lookalikes
+    const rest = named.length - Math.min(named.length, LOOKALIKES_SAID) + more_named
+    const listed = named.slice(0, LOOKALIKES_SAID).map((n) => `${spelled(n.word, n.word_code_points)} looks like the record id ${spelled(n.id, n.id_code_points)}`)
+    said += ` LOOK-ALIKE IDS in the agent's words: ${listed.join('; ')}${rest > 0 ? `; and ${rest} more (lookalike_ids.named)` : ''}: the record changed is the id, not the word.`
+  }
+  return said
+}
 
 /**
  * A collection's summary: completeness first, then what came back and what it proves.

@@ -1,4 +1,5 @@
 import type { ActionConfig } from '../config/index.js'
+import { agentTexts, lookalikeIds } from '../selections/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
@@ -26,6 +27,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     // A plan whose action was removed from the config must still be viewable, to be rejected or understood.
     config = null
   }
+  const params = displayParams(plan)
   const drift = state === 'committed' || state === 'rejected' ? [] : configDriftOf(ctx, row, plan, policy)
   const expiredAt = state === 'pending' ? approvalExpiredAt(row, entries, policy, now) : null
   const still = state === 'rejected' || state === 'expired' || state === 'committed' ? 0 : Math.max(0, policy.reviewers_needed - approvers.length)
@@ -34,7 +36,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     selection_id: row.selection_id,
     resource: row.resource,
     environment: row.environment,
-    action: { type: plan.action.type, params: displayParams(plan), description: config?.description ?? '(the action is no longer configured)' },
+    action: { type: plan.action.type, params, description: config?.description ?? '(the action is no longer configured)' },
     plan_digest: row.plan_digest,
     selection_digest: row.selection_digest,
     target_count: Number(row.target_count),
@@ -64,6 +66,8 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     proposed_by: row.proposed_by,
     created_at: row.created_at,
     expires_at: row.expires_at,
+    // over every member, read once per process: each surface renders this one answer
+    lookalike_ids: await lookalikeIds(selection, (after, limit) => ctx.selections.members(row.selection_id, after, limit), agentTexts(params)),
     review_url: `${(typeof ctx.reviewBaseUrl === 'function' ? ctx.reviewBaseUrl() : ctx.reviewBaseUrl) ?? ''}/review/plans/${row.id}`,
     compensates: row.compensates,
     selection: {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cursorArgument, filterSchema, queryInteger } from '../contract/index.js'
-import { pageCompleteness } from '../selections/index.js'
+import { pageCompleteness, planLookalikesSchema } from '../selections/index.js'
 import { NOT_COUNTED } from './approval-not-counted.js'
 
 /**
@@ -137,6 +137,7 @@ export const planViewSchema = z
     proposed_by: z.string(),
     created_at: z.string(),
     expires_at: z.string().nullable().describe("the selection's expiry: the plan dies with it"),
+    lookalike_ids: planLookalikesSchema.describe("its selection's ids drawn alike, and the agent's words drawn like a target's id: told on every surface before the plan"),
     review_url: z.string().describe("the review page a person opens: absolute, on server.public_url or else the gateway's configured listen address"),
     compensates: z.string().nullable().describe('the operation this plan compensates'),
     selection: z.object({

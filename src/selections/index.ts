@@ -38,4 +38,4 @@ export type {
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
 export { csvCell, csvLine, manifestHeaders } from './export.js'
 export { parseRequest } from './parse-request.js'
-export { lookalikeIds, type LookalikeIds } from './lookalike-ids.js'
+export { agentTexts, lookalikeIds, planLookalikesSchema, selectionLookalikesSchema, type LookalikeIds, type SelectionLookalikes } from './lookalike-ids.js'

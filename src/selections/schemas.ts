@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { selectionLookalikesSchema } from './lookalike-ids.js'
 import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, cursorArgument, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
@@ -113,6 +114,7 @@ export const selectionViewSchema = z
     exclusions: z.array(exclusionSummarySchema),
     exclusion_rule: z.string().describe('how a record matching several rules is attributed'),
     groups: z.array(groupCountSchema),
+    lookalike_ids: selectionLookalikesSchema,
     records: z.array(selectionMemberSchema).describe('the first page of members, in frozen order'),
     next_cursor: z.string().nullable(),
     records_url: z.string(),

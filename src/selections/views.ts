@@ -4,13 +4,14 @@ import { EXCLUSION_ATTRIBUTION } from './exclusions.js'
 import { manifestStream } from './export.js'
 import { MEMBER_ORDERING } from './id-order.js'
 import { load, members } from './load.js'
+import { lookalikeIds } from './lookalike-ids.js'
 import { checkLimit, memberView, nextCursor } from './paging.js'
 import { recoveryLink } from './recovery.js'
 import { upstreamMovedOf } from './usability.js'
 import type { ExportFormat, MemberPage, SelectionView } from './schemas.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from './selection-service.js'
 
-function toView(ctx: SelectionContext, selection: SelectionRecord, first: readonly SelectionMember[]): SelectionView {
+function toView(ctx: SelectionContext, selection: SelectionRecord, first: readonly SelectionMember[], lookalikes: SelectionView['lookalike_ids']): SelectionView {
   const id = selection.selection_id
   const c = selection.completeness
   const expired = selection.state === 'expired'
@@ -45,6 +46,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     exclusion_rule: EXCLUSION_ATTRIBUTION,
     // counts over an incomplete walk are of the records it returned only: no group of them is complete
     groups: selection.groups.map((g) => ({ ...g, values: [...g.values], complete: g.complete && selection.complete })),
+    lookalike_ids: lookalikes,
     records: first.map((m) => memberView(m, selection.fields)),
     next_cursor: nextCursor(ctx, id, 'members', first, ctx.firstPageSize, selection.count),
     records_url: `/v1/selections/${id}/records`,
@@ -54,7 +56,9 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
 
 export async function view(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<SelectionView> {
   const selection = await load(ctx, actor, selectionId)
-  return toView(ctx, selection, await members(ctx, selectionId, 0, ctx.firstPageSize))
+  // over every member, read once per process (kept by selection and digest): each surface renders this one answer
+  const { groups, more_groups } = await lookalikeIds(selection, (after, limit) => members(ctx, selectionId, after, limit))
+  return toView(ctx, selection, await members(ctx, selectionId, 0, ctx.firstPageSize), { groups, more_groups })
 }
 
 export async function memberPage(ctx: SelectionContext, actor: Actor, selectionId: string, query: Parameters<SelectionService['page']>[2]): Promise<MemberPage> {

@@ -1,31 +1,32 @@
-import { codePointName, differingParts } from '../contract/index.js'
-import type { LookalikeIds } from '../selections/index.js'
+import type { LookalikeIds, SelectionLookalikes } from '../selections/index.js'
 import { AgentWords, Notice, RecordId } from './components.js'
 import { plural } from './format.js'
 
-/** A value of a look-alike group as the pages show it, then the characters where it differs from the others by code point. */
-function Spelled(props: { value: string; differs: string; agent?: boolean }) {
-  const spelled = [...props.differs].map((ch) => codePointName(ch)).join(' ')
+/** A value of a look-alike group as the pages show it, then the code points where it differs from the others. */
+function Spelled(props: { value: string; codePoints: readonly string[]; agent?: boolean }) {
   return (
     <>
       {props.agent ? <AgentWords value={props.value} /> : <RecordId id={props.value} />}
-      <span class="muted small"> ({spelled === '' ? 'no character apart' : spelled})</span>
+      <span class="muted small"> ({props.codePoints.length === 0 ? 'no character apart' : props.codePoints.join(' ')})</span>
     </>
   )
 }
 
 /**
- * Said before the plan: the selection holds ids drawn alike ("admin-I" and "admin-l", "user-10" and "user-1O", " r002 "
- * and "r002", NFC and NFD "café"), or the agent's words name an id drawn like a target's but not it. Each value is
- * shown as everywhere else, never left out, with the characters where it differs spelled by code point: a reviewer
- * told of "admin-l" must know there is more than one record reading so, and which is which.
+ * Said before the plan, and on a selection's own page: the selection holds ids drawn alike ("admin-I" and "admin-l",
+ * "user-10" and "user-1O", " r002 " and "r002", NFC and NFD "café"), or the agent's words name an id drawn like a
+ * target's but not it. The view's `lookalike_ids`, the one answer the CLI and the MCP summaries render too. Each
+ * value is shown as everywhere else, never left out, with the code points where it differs: a reviewer told of
+ * "admin-l" must know there is more than one record reading so, and which is which.
  */
-export function LookalikeNotice(props: { lookalikes: LookalikeIds }) {
-  const { groups, more, named, moreNamed } = props.lookalikes
+export function LookalikeNotice(props: { lookalikes: SelectionLookalikes | LookalikeIds; of: 'plan' | 'selection' }) {
+  const { groups, more_groups } = props.lookalikes
+  const named = 'named' in props.lookalikes ? props.lookalikes.named : []
+  const moreNamed = 'more_named' in props.lookalikes ? props.lookalikes.more_named : 0
   if (groups.length === 0 && named.length === 0) return null
   const title =
     groups.length > 0
-      ? `This selection holds record ids that look alike: ${plural(groups.length + more, 'group')} of different records.`
+      ? `This selection holds record ids that look alike: ${plural(groups.length + more_groups, 'group')} of different records.`
       : `The agent's words hold a value drawn like a record id of this selection: ${plural(named.length + moreNamed, 'word')}.`
   return (
     <Notice kind="warn" title={title} testid="lookalike-ids">
@@ -34,38 +35,32 @@ export function LookalikeNotice(props: { lookalikes: LookalikeIds }) {
           <p>
             The upstream holds each as a separate record. They are drawn alike (letters such as l, I and 1, O and 0, rn and m;
             compatibility forms; invisible characters, spaces at either end or Unicode normalisation); the code points where they
-            differ follow each: read the id of each record this plan changes.
+            differ follow each: read the id of each record {props.of === 'plan' ? 'this plan changes' : 'a plan on this selection would change'}.
           </p>
           <ul>
-            {groups.map((ids) => {
-              const differs = differingParts(ids)
-              return (
-                <li>
-                  {ids.map((id, i) => (
-                    <>
-                      {i > 0 ? ' · ' : ''}
-                      <Spelled value={id} differs={differs[i]!} />
-                    </>
-                  ))}
-                </li>
-              )
-            })}
+            {groups.map((ids) => (
+              <li>
+                {ids.map(({ id, code_points }, i) => (
+                  <>
+                    {i > 0 ? ' · ' : ''}
+                    <Spelled value={id} codePoints={code_points} />
+                  </>
+                ))}
+              </li>
+            ))}
           </ul>
-          {more > 0 ? <p>and {plural(more, 'more group')}.</p> : null}
+          {more_groups > 0 ? <p>and {plural(more_groups, 'more group')}.</p> : null}
         </>
       ) : null}
       {named.length > 0 ? (
         <>
           <p>The agent's words name a value drawn like a record id of this selection that is not that id: the record changed is the id, not the word.</p>
           <ul>
-            {named.map(({ word, id }) => {
-              const [inWords, inId] = differingParts([word, id])
-              return (
-                <li>
-                  <Spelled value={word} differs={inWords!} agent /> looks like the record id <Spelled value={id} differs={inId!} />
-                </li>
-              )
-            })}
+            {named.map(({ word, word_code_points, id, id_code_points }) => (
+              <li>
+                <Spelled value={word} codePoints={word_code_points} agent /> looks like the record id <Spelled value={id} codePoints={id_code_points} />
+              </li>
+            ))}
           </ul>
           {moreNamed > 0 ? <p>and {plural(moreNamed, 'more word')}.</p> : null}
         </>

@@ -82,6 +82,27 @@ describe('record ids drawn alike within one script are named on the plan page (a
     assert.match(notice, /agent's words/, notice)
   })
 
+  test('the selection page names them too, and the HTTP view carries them (lookalike_ids) with their code points', async () => {
+    const selection = await fx.gateway.selections.create(agent, 'things', { filter: { id: { in: ['admin-I', 'admin-l', 'rnodel-7', 'model-7', 'user-000123'] } } })
+    const page = await reviewer.get(`/review/selections/${selection.selection_id}`)
+    assert.equal(page.status, 200)
+    const notice = textOf(part(page.html, 'lookalike-ids'))
+    assert.match(notice, /look alike/i, notice)
+    for (const cp of ['U+0049', 'U+006C', 'U+0072 U+006E', 'U+006D']) assert.ok(notice.includes(cp), `the notice does not spell ${cp}: ${notice}`)
+    assert.ok(notice.includes('admin-I') && notice.includes('admin-l') && !notice.includes('user-000123'), notice)
+    // the view every surface renders: GET /v1/selections/{id}, as served
+    const res = await fetch(`${fx.base}/v1/selections/${selection.selection_id}`, { headers: { authorization: `Bearer ${fx.tokens.reviewer}` } })
+    assert.equal(res.status, 200)
+    const view = (await res.json()) as { lookalike_ids?: { groups: { id: string; code_points: string[] }[][]; more_groups: number } }
+    assert.deepEqual(view.lookalike_ids, {
+      groups: [
+        [{ id: 'admin-I', code_points: ['U+0049'] }, { id: 'admin-l', code_points: ['U+006C'] }],
+        [{ id: 'model-7', code_points: ['U+006D'] }, { id: 'rnodel-7', code_points: ['U+0072', 'U+006E'] }],
+      ],
+      more_groups: 0,
+    })
+  })
+
   test('10,000 ordinary ids give no notice', async () => {
     const selection = await fx.gateway.selections.create(agent, 'things', { filter: { id: { gte: 'user-0', lt: 'user-1' } } })
     assert.equal(selection.complete, true)
@@ -90,6 +111,9 @@ describe('record ids drawn alike within one script are named on the plan page (a
     const page = await reviewer.get(`/review/plans/${plan.plan_id}`)
     assert.equal(page.status, 200)
     assert.ok(!page.html.includes('data-testid="lookalike-ids"'), 'a notice over ordinary ids')
+    const selectionPage = await reviewer.get(`/review/selections/${selection.selection_id}`)
+    assert.equal(selectionPage.status, 200)
+    assert.ok(!selectionPage.html.includes('data-testid="lookalike-ids"'), 'a notice over ordinary ids on the selection page')
   })
 })
 
@@ -101,7 +125,7 @@ describe('the look-alike check buckets by skeleton', () => {
     const started = performance.now()
     const found = await lookalikeIds({ selection_id: 'sel_bucket', digest: 'sha256:x' }, members as never)
     const took = performance.now() - started
-    assert.deepEqual(found.groups, [['acct-I', 'acct-l']])
+    assert.deepEqual(found.groups.map((ids) => ids.map((i) => i.id)), [['acct-I', 'acct-l']])
     assert.ok(took < 20_000, `took ${Math.round(took)} ms`)
   })
 })

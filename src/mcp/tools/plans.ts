@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { cursorArgument } from '../../contract/index.js'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema } from '../../plans/index.js'
-import { completenessLabel, plural } from '../summaries.js'
+import { completenessLabel, lookalikeClause, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
 
@@ -43,7 +43,7 @@ export function planSummary(plan: PlanView | PlanProposal): string {
       : changing === 0
         ? ` NO TARGET CHANGES: all ${plan.target_count} already hold every value the action sets.`
         : ` ${changing} of ${plan.target_count} targets change; the others already hold every value the action sets.`
-  return `${evidence}: ${what} ${approval}${skipped}${held}`
+  return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${skipped}${held}`
 }
 
 export const proposeChange = defineTool({

@@ -13,7 +13,7 @@ import {
   createdSelectionViewSchema,
   UNREACHED,
 } from '../../selections/index.js'
-import { completenessLabel, plural, warningsClause } from '../summaries.js'
+import { completenessLabel, lookalikeClause, plural, warningsClause } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { resourceNameSchema } from './resources.js'
 
@@ -53,7 +53,7 @@ export function selectionSummary(view: SelectionView): string {
       : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them again; ${UNREACHED}).` : ''} Inventory: ${againHint(view.continuation)}.`
   const snapshot = view.consistent_snapshot ? '' : ' No consistent snapshot: at commit each batch is re-read and the operation halts if membership or a version changed.'
   const more = view.next_cursor ? ` First ${plural(view.records.length, 'record')} shown; read_selection with part "records" and the next_cursor for more.` : ''
-  return `${head}${exclusions}${usable}${snapshot}${more}${warningsClause(view.warnings)}`
+  return `${head}${lookalikeClause(view.lookalike_ids)}${exclusions}${usable}${snapshot}${more}${warningsClause(view.warnings)}`
 }
 
 export const createSelection = defineTool({

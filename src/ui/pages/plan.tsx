@@ -1,7 +1,7 @@
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
-import type { LookalikeIds, MemberPage, SelectionView } from '../../selections/index.js'
+import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
@@ -24,8 +24,6 @@ export interface PlanPageData {
   readonly types: FieldTypes
   /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
   readonly agentFields: ReadonlySet<string>
-  /** Ids of the selection that read alike though they are different records. */
-  readonly lookalikes: LookalikeIds
   readonly operations: readonly OperationView[]
   readonly deliveries: readonly WebhookDelivery[]
   readonly notificationsEnabled: boolean
@@ -353,7 +351,7 @@ export function PlanPage(d: PlanPageData) {
           </>
         ) : null}
       </p>
-      <LookalikeNotice lookalikes={d.lookalikes} />
+      <LookalikeNotice lookalikes={p.lookalike_ids} of="plan" />
       <Glance d={d} />
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />

@@ -1,6 +1,7 @@
 import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
 import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural } from '../format.js'
+import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
@@ -17,6 +18,7 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
           <p>{s.upstream_moved}</p>
         </Notice>
       ) : null}
+      <LookalikeNotice lookalikes={s.lookalike_ids} of="selection" />
       <h1>
         Selection <code>{s.selection_id}</code>
       </h1>

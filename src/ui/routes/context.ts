@@ -71,18 +71,3 @@ export function pageSize(value: string | undefined): number {
   const n = Number(value)
   return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE
 }
-
-/**
- * The texts of an agent's parameters, each string however deep (params are validated JSON of bounded depth): the
- * words the plan page checks against the selection's ids, since one written like a target's id reads as naming it.
- */
-export function agentTexts(params: Readonly<Record<string, unknown>>): string[] {
-  const texts: string[] = []
-  const pending: unknown[] = [params]
-  while (pending.length > 0) {
-    const v = pending.pop()
-    if (typeof v === 'string') texts.push(v)
-    else if (v && typeof v === 'object') pending.push(...Object.values(v))
-  }
-  return texts
-}

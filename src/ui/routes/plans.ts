@@ -5,11 +5,10 @@ import { paths } from '../components.js'
 import { plural, relative } from '../format.js'
 import { AuditPage } from '../pages/audit.js'
 import type { ChangesPage } from '../../plans/index.js'
-import { lookalikeIds } from '../../selections/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, agentTexts, agentWrittenFields, fieldTypesOf, html, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, agentWrittenFields, fieldTypesOf, html, pageSize } from './context.js'
 import { alreadyDone } from './selections.js'
 
 /** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
@@ -91,7 +90,6 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
         nav: { base, limit, paged: memberCursor !== undefined, next },
         types: fieldTypesOf(gateway, plan.resource),
         agentFields: agentWrittenFields(gateway, plan),
-        lookalikes: await lookalikeIds(selection, (after, n) => gateway.selections.members(plan.selection_id, after, n), agentTexts(plan.action.params)),
         operations: await queue.operationsOf(actor, planId),
         deliveries: await gateway.notifications.deliveries({ plan_id: planId }),
         notificationsEnabled: gateway.notifications.enabled,
