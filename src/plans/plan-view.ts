@@ -67,7 +67,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     created_at: row.created_at,
     expires_at: row.expires_at,
     // over every member, read once per process: each surface renders this one answer
-    lookalike_ids: await lookalikeIds(selection, (after, limit) => ctx.selections.members(row.selection_id, after, limit), agentTexts(params)),
+    lookalike_ids: await lookalikeIds(selection, (after, limit) => ctx.selections.memberIds(row.selection_id, after, limit), agentTexts(params)),
     review_url: `${(typeof ctx.reviewBaseUrl === 'function' ? ctx.reviewBaseUrl() : ctx.reviewBaseUrl) ?? ''}/review/plans/${row.id}`,
     compensates: row.compensates,
     selection: {

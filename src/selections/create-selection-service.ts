@@ -5,7 +5,7 @@ import { DEFAULT_BUILD_LEASE_MS, reapAbandoned } from './build-lease.js'
 import { createFromTargets } from './compensation.js'
 import type { SelectionContext } from './context.js'
 import { excludedPage } from './exclusions.js'
-import { load, members } from './load.js'
+import { load, memberIds, members } from './load.js'
 import { createPageCursors } from './page-cursor.js'
 import { recover } from './recovery.js'
 import { retry } from './retry.js'
@@ -73,6 +73,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     load: (actor, selectionId) => load(ctx, actor, selectionId),
     isExpired: (selection, now) => isExpired(selection, now),
     members: (selectionId, afterOrd, limit) => members(ctx, selectionId, afterOrd, limit),
+    memberIds: (selectionId, afterOrd, limit) => memberIds(ctx, selectionId, afterOrd, limit),
     view: (actor, selectionId) => view(ctx, actor, selectionId),
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),

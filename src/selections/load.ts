@@ -53,6 +53,12 @@ export async function load(ctx: SelectionContext, actor: Actor, selectionId: str
   return parseRow(ctx, row)
 }
 
+/** Members' places and ids only, a page at a time: what a walk over every member for their ids needs. */
+export async function memberIds(ctx: SelectionContext, selectionId: string, afterOrd: number, limit: number): Promise<{ ord: number; id: string }[]> {
+  const rows = await ctx.db.selectFrom('selection_members').select(['ord', 'record_id']).where('selection_id', '=', selectionId).where('ord', '>', afterOrd).orderBy('ord').limit(limit).execute()
+  return rows.map((r) => ({ ord: Number(r.ord), id: r.record_id }))
+}
+
 export async function members(ctx: SelectionContext, selectionId: string, afterOrd: number, limit: number): Promise<SelectionMember[]> {
   const rows = await ctx.db
     .selectFrom('selection_members')

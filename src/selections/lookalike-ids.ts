@@ -1,6 +1,5 @@
 import { z } from 'zod'
 import { codePointName, confusableSkeleton, differingParts } from '../contract/index.js'
-import type { SelectionMember } from './selection-service.js'
 
 /** Members read per page of the walk. */
 const WALK_PAGE = 1000
@@ -72,41 +71,84 @@ function wordsOf(texts: readonly string[]): Map<string, Set<string>> {
   return bySkeleton
 }
 
+/** A member's place and id: all the look-alike check reads (never the review fields). */
+export interface MemberId {
+  readonly ord: number
+  readonly id: string
+}
+
+/**
+ * A 53-bit hash of a skeleton (two FNV-1a passes with different offsets), exact in a double: kept per member
+ * instead of the skeleton, so the walk holds 8 bytes a member, not a string. Two skeletons that share a hash are
+ * told apart by the second pass, which compares the skeletons themselves.
+ */
+function skeletonHash(skeleton: string): number {
+  let a = 0x811c9dc5
+  let b = 0x01000193 ^ 0x5bd1e995
+  for (let i = 0; i < skeleton.length; i++) {
+    const c = skeleton.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
+  }
+  return (a >>> 0) * 2 ** 21 + ((b >>> 0) >>> 11)
+}
+
+/** Every member's id, a page at a time, in frozen order. */
+async function eachId(members: (afterOrd: number, limit: number) => Promise<readonly MemberId[]>, visit: (id: string) => void): Promise<void> {
+  for (let after = 0; ; ) {
+    const page = await members(after, WALK_PAGE)
+    for (const m of page) visit(m.id)
+    if (page.length < WALK_PAGE) return
+    after = page[page.length - 1]!.ord
+  }
+}
+
 /**
  * The ids of a frozen selection drawn alike (`confusableSkeleton`: " r002 " and "r002", NFC and NFD "café",
  * "admin-I" and "admin-l", "user-10" and "user-1O", "ﬁle" and "file"): the upstream holds them as separate records,
  * and a reviewer approving a change to one may be reading another. And the words of the agent's parameters
  * (`agentTexts`) drawn like a member's id but not it: "archive user-1O" over the record user-10 reads as naming it.
- * One skeleton per id, bucketed: no pair is compared, so a million ids cost a million skeletons. Every member is read
- * (one page of ids at a time), so a pair far apart in the manifest is found too; the answer is kept by selection,
- * digest and the agent's words, since frozen members never change.
+ * Every member is read, so a pair far apart in the manifest is found too, and no pair is compared: a first pass keeps
+ * one 53-bit hash of each id's skeleton (8 bytes a member, so memory stays small for millions of members), and only
+ * where two hashes meet does a second pass bucket those ids by the skeleton itself. Members are read by id alone, a
+ * page at a time. The answer is kept by selection, digest and the agent's words, since frozen members never change.
  */
 export async function lookalikeIds(
   selection: { readonly selection_id: string; readonly digest: string },
-  members: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
+  members: (afterOrd: number, limit: number) => Promise<readonly MemberId[]>,
   agentTexts: readonly string[] = [],
 ): Promise<LookalikeIds> {
   const key = JSON.stringify([selection.selection_id, selection.digest, agentTexts])
   const known = kept.get(key)
   if (known) return known
   const words = wordsOf(agentTexts)
-  // the first id of each skeleton; a group only where a second one comes (most ids are their own skeleton)
-  const first = new Map<string, string>()
-  const alike = new Map<string, string[]>()
   const named: { word: string; id: string }[] = []
-  for (let after = 0; ; ) {
-    const page = await members(after, WALK_PAGE)
-    for (const m of page) {
-      const skeleton = confusableSkeleton(m.id)
-      const seen = first.get(skeleton)
-      if (seen === undefined) first.set(skeleton, m.id)
-      else if (alike.has(skeleton)) alike.get(skeleton)!.push(m.id)
-      else alike.set(skeleton, [seen, m.id])
-      for (const word of words.get(skeleton) ?? []) if (word !== m.id) named.push({ word, id: m.id })
+  let hashes = new Float64Array(WALK_PAGE)
+  let count = 0
+  await eachId(members, (id) => {
+    const skeleton = confusableSkeleton(id)
+    if (count === hashes.length) {
+      const grown = new Float64Array(hashes.length * 2)
+      grown.set(hashes)
+      hashes = grown
     }
-    if (page.length < WALK_PAGE) break
-    after = page[page.length - 1]!.ord
-  }
+    hashes[count++] = skeletonHash(skeleton)
+    for (const word of words.get(skeleton) ?? []) if (word !== id) named.push({ word, id })
+  })
+  const sorted = hashes.subarray(0, count).sort()
+  const met = new Set<number>()
+  for (let i = 1; i < count; i++) if (sorted[i] === sorted[i - 1]) met.add(sorted[i]!)
+  // the ids of each skeleton met twice, in frozen order; a group only where two of them share the skeleton itself
+  const bySkeleton = new Map<string, string[]>()
+  if (met.size > 0)
+    await eachId(members, (id) => {
+      const skeleton = confusableSkeleton(id)
+      if (!met.has(skeletonHash(skeleton))) return
+      const ids = bySkeleton.get(skeleton)
+      if (ids) ids.push(id)
+      else bySkeleton.set(skeleton, [id])
+    })
+  const alike = new Map([...bySkeleton].filter(([, ids]) => ids.length > 1))
   const groups = [...alike.values()]
   const answer: LookalikeIds = {
     groups: groups.slice(0, GROUPS_SHOWN).map((ids) => {

@@ -134,6 +134,8 @@ export interface SelectionService {
   isExpired(selection: SelectionRecord, now?: string): boolean
   /** Members with ord > afterOrd, in ord order, at most `limit`: an index seek, never an OFFSET. */
   members(selectionId: string, afterOrd: number, limit: number): Promise<readonly SelectionMember[]>
+  /** Members' places and ids only, for a walk over every member that needs no field (the look-alike check). */
+  memberIds(selectionId: string, afterOrd: number, limit: number): Promise<readonly { readonly ord: number; readonly id: string }[]>
   /** The view `create` returns, for a stored selection (first page of records included). */
   view(actor: Actor, selectionId: string): Promise<SelectionView>
   /** One page of members; `cursor` is a `next_cursor` from this selection's pages. */
