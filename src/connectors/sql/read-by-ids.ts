@@ -80,7 +80,8 @@ function byIds(ctx: ConnectorContext, ids: readonly unknown[]) {
     .compile()
 }
 
-function spelledOtherwise(ctx: ConnectorContext, id: string, stored: readonly string[]): string {
+/** Why an id the engine matched to a row stored under another spelling names no record here. */
+export function spelledOtherwise(ctx: ConnectorContext, id: string, stored: readonly string[]): string {
   const rows = stored.map((s) => `"${s}"`).join(', ')
-  return `reading ${ctx.endpoint} by id "${id}" matches the row stored as ${rows}: the database's comparison of column "${ctx.idField}" ignores case or trailing spaces (its collation), JavaScript's does not, so "${id}" names no record here and is not proven absent either; use the id as the table stores it`
+  return `id "${id}" of ${ctx.endpoint} matches the row stored as ${rows}: the database's comparison of column "${ctx.idField}" is not JavaScript's (a collation ignoring case or trailing spaces, a uuid read in capitals, digits read as a number), so "${id}" names no record here and is not proven absent either; use the id as the table stores it`
 }
