@@ -23,7 +23,8 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const mistyped = mistypedFieldsOf(ctx)
   const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
-  const refusal = queryable.length === 0 ? null : ((await ctx.catalogue.recent()).table?.idRefusal ?? null)
+  const table = queryable.length === 0 ? null : (await ctx.catalogue.recent()).table
+  const refusal = table?.idRefusal ?? null
   if (refusal !== null) {
     for (const id of queryable) failed.push({ id, message: refusal })
     queryable.length = 0
@@ -70,6 +71,9 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
         else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
       }
   }
+  // a row a policy hides is not found, and not proven absent either
+  const hidden = table?.hiddenRows ?? null
+  if (hidden !== null) for (const id of queryable) if (!records.has(id) && !failed.some((f) => f.id === id)) failed.push({ id, message: hidden })
   const failedIds = new Set(failed.map((f) => f.id))
   return { records, missing: unique.filter((id) => !records.has(id) && !failedIds.has(id)), failed }
 }

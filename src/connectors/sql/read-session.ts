@@ -88,6 +88,8 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
     if (table?.idRefusal) return { kind: 'refused', message: table.idRefusal }
+    // the rows a policy hides are part of the scope this role cannot see: never a complete answer
+    if (table?.hiddenRows) return { kind: 'forbidden', status: 403, message: table.hiddenRows }
     const misfit = filterMisfit(Object.keys(request.filter), facts?.misfits ?? null)
     if (misfit !== null) return { kind: 'refused', message: misfit }
 

@@ -35,6 +35,12 @@ export interface TableFacts {
    * which the index lets the table hold beside "a". Null: the column's own comparison is the proven one.
    */
   readonly idCollation?: string | null
+  /**
+   * Why the connecting role does not see every row (PostgreSQL row-level security whose policies apply to it), with
+   * the fix; or null. Every SELECT leaves out what a policy hides, without a word: no walk of it is complete and no
+   * id not found is proven absent.
+   */
+  readonly hiddenRows?: string | null
 }
 
 /** The catalogue query for the id column of `table`, one row (none when the table or the column does not exist). */
@@ -57,7 +63,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
   }
   if (dialect === 'postgres') {
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
-    return sql`select a.attnotnull as id_notnull, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
+    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
           and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index,
@@ -110,7 +116,8 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
     const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
-    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation }
+    const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : null
+    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -126,6 +133,11 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : subMillisecond(endpoint, idField, type, digits),
   }
+}
+
+/** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
+function rowSecurity(endpoint: string): string {
+  return `${endpoint} has row-level security whose policies apply to the role Warrant connects as: every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; connect as a role the policies do not bind (the table's owner, without FORCE ROW LEVEL SECURITY, or one with BYPASSRLS), or disable row-level security on it`
 }
 
 const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
