@@ -5,9 +5,9 @@ import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { idMatch } from './id-match.js'
+import { idMatch, versionMatch } from './exact-key.js'
 import { idParam } from './resource.js'
-import { sameVersion, versionCondition, versionParam } from './version.js'
+import { sameVersion, versionParam } from './version.js'
 import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
 /**
@@ -75,7 +75,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   if (batch.length > 0) {
     const set = updateSet(ctx, assignments, first.set, sharedNextVersion(ctx, now), now)
-    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, b.id, facts)} and ${versionCondition(ctx, b.expected)})`)
+    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, b.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
     const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
     if (precondition) conditions.push(precondition)
     const ids = sql.join(batch.map((b) => b.id))

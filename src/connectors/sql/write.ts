@@ -8,10 +8,10 @@ import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { idMatch } from './id-match.js'
+import { idMatch, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
-import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionCondition, versionParam } from './version.js'
+import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
  * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …` (on MySQL the UPDATE and a read
@@ -37,7 +37,7 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
 
   const now = ctx.clock()
   const set = updateSet(ctx, assignments, request.set, nextVersion(ctx, request.expectedVersion, now), now)
-  const conditions = [idMatch(ctx, id, facts), versionCondition(ctx, expected)]
+  const conditions = [idMatch(ctx, id, facts), versionMatch(ctx, expected, facts)]
   if (precondition) conditions.push(precondition)
   // the rows of exactly this id, as the UPDATE matched them: "A" beside "a" under a case-insensitive key is another record
   const readBack = () => selectRows(ctx).where(idMatch(ctx, id, facts)).compile()
