@@ -63,7 +63,10 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
   }
   if (dialect === 'postgres') {
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
-    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
+    // a table's inheritance children are read and written with it, and its keys do not cover their rows (a
+    // partitioned table's do cover its partitions)
+    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security,
+        exists (select 1 from pg_inherits h join pg_class k on k.oid = h.inhparent where h.inhparent = a.attrelid and k.relkind <> 'p') as inherited, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
           and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index,
@@ -117,7 +120,7 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : null
-    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
+    return { idUnique: row.unique_index === true && row.inherited !== true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -162,7 +165,7 @@ export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: st
   else if (!facts.idUnique)
     problems.push({
       affects: 'walks',
-      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
       configKeys: [],
     })
   return problems
