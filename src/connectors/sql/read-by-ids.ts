@@ -23,7 +23,8 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const mistyped = mistypedFieldsOf(ctx)
   const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
-  const refusal = queryable.length === 0 ? null : ((await ctx.catalogue.recent()).table?.idRefusal ?? null)
+  const table = queryable.length === 0 ? null : (await ctx.catalogue.recent()).table
+  const refusal = table?.idRefusal ?? null
   if (refusal !== null) {
     for (const id of queryable) failed.push({ id, message: refusal })
     queryable.length = 0
@@ -70,6 +71,9 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
         else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
       }
   }
+  // a row a policy hides is not found, and not proven absent either
+  const hidden = table?.hiddenRows ?? null
+  if (hidden !== null) for (const id of queryable) if (!records.has(id) && !failed.some((f) => f.id === id)) failed.push({ id, message: hidden })
   const failedIds = new Set(failed.map((f) => f.id))
   return { records, missing: unique.filter((id) => !records.has(id) && !failedIds.has(id)), failed }
 }
@@ -80,7 +84,8 @@ function byIds(ctx: ConnectorContext, ids: readonly unknown[]) {
     .compile()
 }
 
-function spelledOtherwise(ctx: ConnectorContext, id: string, stored: readonly string[]): string {
+/** Why an id the engine matched to a row stored under another spelling names no record here. */
+export function spelledOtherwise(ctx: ConnectorContext, id: string, stored: readonly string[]): string {
   const rows = stored.map((s) => `"${s}"`).join(', ')
-  return `reading ${ctx.endpoint} by id "${id}" matches the row stored as ${rows}: the database's comparison of column "${ctx.idField}" ignores case or trailing spaces (its collation), JavaScript's does not, so "${id}" names no record here and is not proven absent either; use the id as the table stores it`
+  return `id "${id}" of ${ctx.endpoint} matches the row stored as ${rows}: the database's comparison of column "${ctx.idField}" is not JavaScript's (a collation ignoring case or trailing spaces, a uuid read in capitals, digits read as a number), so "${id}" names no record here and is not proven absent either; use the id as the table stores it`
 }

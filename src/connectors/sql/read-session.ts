@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type SqlBool } from 'kysely'
+import { CompiledQuery, sql, type RawBuilder, type SqlBool } from 'kysely'
 import { WarrantError } from '../../contract/index.js'
 import type { ReadPageRequest, ReadPageResult, ReadSession } from '../connector.js'
 import type { Row, SessionHandle, SessionStream } from './backend.js'
@@ -51,6 +51,8 @@ class SqlReadSession implements ReadSession {
   readonly #compiling: Parameters<typeof compileFilter>[4]
   /** The id column may hold NULL (the table facts): pages leave such rows out, the first page counts them. */
   readonly #idNullable: boolean
+  /** The id as the walk orders and resumes by it: under the collation its unique index proves (the table facts). */
+  readonly #idKey: RawBuilder<unknown>
 
   constructor(
     private readonly ctx: ConnectorContext,
@@ -66,6 +68,8 @@ class SqlReadSession implements ReadSession {
     this.#compiling = { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint, zeroDates: facts.columns?.zeroDates }
     // facts that could not be read: a NULL id is not ruled out
     this.#idNullable = facts.table?.idNullable !== false
+    const collation = facts.table?.idCollation ?? null
+    this.#idKey = collation === null ? sql.ref(ctx.idField) : sql`${sql.ref(ctx.idField)} collate ${sql.raw(collation)}`
     this.#arm()
   }
 
@@ -84,6 +88,8 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
     if (table?.idRefusal) return { kind: 'refused', message: table.idRefusal }
+    // the rows a policy hides are part of the scope this role cannot see: never a complete answer
+    if (table?.hiddenRows) return { kind: 'forbidden', status: 403, message: table.hiddenRows }
     const misfit = filterMisfit(Object.keys(request.filter), facts?.misfits ?? null)
     if (misfit !== null) return { kind: 'refused', message: misfit }
 
@@ -242,12 +248,13 @@ class SqlReadSession implements ReadSession {
     const where = compileFilter(request.filter, ctx.fields, ctx.dialect, 'filter', this.#compiling)
     let query = selectRows(ctx)
     if (where) query = query.where(where)
-    if (resumed) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} > ${AFTER_SLOT}`)
+    if (resumed) query = query.where(sql<SqlBool>`${this.#idKey} > ${AFTER_SLOT}`)
     else if (this.#idNullable) query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} is not null`)
     // a SQLite blob id names no record (see #unkeyedCount): counted, never on a page
     if (ctx.dialect === 'sqlite') query = query.where(sql<SqlBool>`${sql.ref(ctx.idField)} < x''`)
     // one row past the page tells whether there is a next page without a count
-    const compiled = limited ? query.orderBy(ctx.idField).limit(request.pageSize + 1).compile() : query.orderBy(ctx.idField).compile()
+    const ordered = query.orderBy(this.#idKey)
+    const compiled = limited ? ordered.limit(request.pageSize + 1).compile() : ordered.compile()
     if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
     this.#statements.set(key, compiled)
     return compiled

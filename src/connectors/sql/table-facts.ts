@@ -28,6 +28,19 @@ export interface TableFacts {
   readonly writeRefusal: string | null
   /** Why the id column cannot name records (timestamps finer than JavaScript's milliseconds), with the fix; or null. */
   readonly idRefusal: string | null
+  /**
+   * Where `idUnique` is proven by a unique index under another comparison than the column's own (SQLite: the
+   * index's collation, always named; PostgreSQL: an index on `id COLLATE "C"` over a case-insensitive column), that
+   * collation as SQL: a walk orders and resumes under it, or `id > 'a'` in the column's comparison skips "A",
+   * which the index lets the table hold beside "a". Null: the column's own comparison is the proven one.
+   */
+  readonly idCollation?: string | null
+  /**
+   * Why the connecting role does not see every row (PostgreSQL row-level security whose policies apply to it), with
+   * the fix; or null. Every SELECT leaves out what a policy hides, without a word: no walk of it is complete and no
+   * id not found is proven absent.
+   */
+  readonly hiddenRows?: string | null
 }
 
 /** The catalogue query for the id column of `table`, one row (none when the table or the column does not exist). */
@@ -42,15 +55,27 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
         (select count(*) from pragma_table_xinfo(${name}, ${s}) where pk > 0) as pk_columns,
         (select count(*) from pragma_index_list(${name}, ${s}) il where il."unique" = 1 and il.partial = 0
           and (select count(*) from pragma_index_info(il.name, ${s})) = 1
-          and (select ii.name from pragma_index_info(il.name, ${s}) ii) = ${idField}) as unique_indexes
+          and (select ii.name from pragma_index_info(il.name, ${s}) ii) = ${idField}) as unique_indexes,
+        (select min(ix.coll) from pragma_index_list(${name}, ${s}) il join pragma_index_xinfo(il.name, ${s}) ix
+          where il."unique" = 1 and il.partial = 0 and ix.key = 1 and ix.name = ${idField}
+          and (select count(*) from pragma_index_info(il.name, ${s})) = 1) as unique_collation
       from pragma_table_xinfo(${name}, ${s}) x where x.name = ${idField}`.compile(db)
   }
   if (dialect === 'postgres') {
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
-    return sql`select a.attnotnull as id_notnull, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
+    // a table's inheritance children are read and written with it, and its keys do not cover their rows (a
+    // partitioned table's do cover its partitions)
+    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security,
+        exists (select 1 from pg_inherits h join pg_class k on k.oid = h.inhparent where h.inhparent = a.attrelid and k.relkind <> 'p') as inherited, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
-          and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index
+          and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index,
+        case when exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
+            and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum and i.indcollation[0] = a.attcollation) then null
+          else (select quote_ident(n.nspname) || '.' || quote_ident(c.collname) from pg_index i
+            join pg_collation c on c.oid = i.indcollation[0] join pg_namespace n on n.oid = c.collnamespace
+            where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
+              and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum order by c.collname limit 1) end as unique_collation
       from pg_attribute a join pg_type t on t.oid = a.atttypid
       where a.attrelid = to_regclass(${quoted}) and a.attname = ${idField} and not a.attisdropped`.compile(db)
   }
@@ -73,14 +98,29 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const soleKey = Number(row.id_pk) === 1 && Number(row.pk_columns) === 1
     // a non-INTEGER primary key of a rowid table takes NULLs (a legacy SQLite rule), and several of them
     const notNull = Number(row.id_notnull) === 1 || (soleKey && row.id_type === 'INTEGER')
-    return { idUnique: soleKey || Number(row.unique_indexes) > 0, idNullable: !notNull, transactional: true, writeRefusal: null, idRefusal: null }
+    // the rowid (an INTEGER PRIMARY KEY) holds integers only; any other key is an index, whose collation is named
+    // (min(): BINARY sorts before NOCASE and RTRIM, the finest comparison where several indexes prove it)
+    const collation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
+    const named = collation !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(collation)
+    const rowid = soleKey && row.id_type === 'INTEGER'
+    return {
+      // a collation no statement could name (an application's own) proves nothing a walk can use
+      idUnique: rowid || (Number(row.unique_indexes) > 0 && named),
+      idNullable: !notNull,
+      transactional: true,
+      writeRefusal: null,
+      idRefusal: null,
+      idCollation: rowid || !named ? null : collation,
+    }
   }
   if (dialect === 'postgres') {
     const typname = String(row.id_typname ?? '')
     // timestamp(p): atttypmod is p, or -1 for the default of 6 digits
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
     const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
-    return { idUnique: row.unique_index === true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal }
+    const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
+    const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : null
+    return { idUnique: row.unique_index === true && row.inherited !== true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -96,6 +136,11 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : subMillisecond(endpoint, idField, type, digits),
   }
+}
+
+/** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
+function rowSecurity(endpoint: string): string {
+  return `${endpoint} has row-level security whose policies apply to the role Warrant connects as: every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; connect as a role the policies do not bind (the table's owner, without FORCE ROW LEVEL SECURITY, or one with BYPASSRLS), or disable row-level security on it`
 }
 
 const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
@@ -120,7 +165,7 @@ export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: st
   else if (!facts.idUnique)
     problems.push({
       affects: 'walks',
-      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
       configKeys: [],
     })
   return problems

@@ -5,8 +5,9 @@ import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
+import { idMatch, versionMatch } from './exact-key.js'
 import { idParam } from './resource.js'
-import { sameVersion, versionCondition, versionParam } from './version.js'
+import { sameVersion, versionParam } from './version.js'
 import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
 /**
@@ -74,17 +75,19 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   if (batch.length > 0) {
     const set = updateSet(ctx, assignments, first.set, sharedNextVersion(ctx, now), now)
-    const matches = batch.map((b) => sql<SqlBool>`(${sql.ref(ctx.idField)} = ${b.id} and ${versionCondition(ctx, b.expected)})`)
+    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, b.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
     const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
     if (precondition) conditions.push(precondition)
     const ids = sql.join(batch.map((b) => b.id))
-    const expectedOf = new Map(batch.map((b) => [b.key, requests[b.index]!]))
+    // rows are told apart by the id as a record shows it: a row read back as "7" answers a request for "7", never
+    // one for "007" that the engine also matched (an integer id's digits)
+    const expectedOf = new Map(batch.map((b) => [requests[b.index]!.id, requests[b.index]!]))
     let written: readonly string[] = []
     const readBack = () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
     const result = await timed(() =>
       // a window is written on SQLite and PostgreSQL: RETURNING
       ctx.backend.update(conditionalUpdate(ctx, set, conditions, readBack, {
-        returningIsFinal: finalReturning(catalogue),
+        returningIsFinal: finalReturning(catalogue, ctx.idField),
         // the rows the UPDATE wrote, as its triggers left them (not every id of the window: some were not written)
         rereadOf: (returned) => {
           written = returned.map((row) => toRecord(ctx, row).id)
@@ -133,12 +136,12 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       }
       // a row whose id names no request (an id the engine stores in another form): written, but whose? The
       // requests left without a row cannot then be said to be unwritten
-      const claimed = new Set(batch.map((b) => b.key))
+      const claimed = new Set(batch.map((b) => requests[b.index]!.id))
       const stray = [...rowsById.keys()].filter((id) => !claimed.has(id))
       const unmatched: typeof batch = []
       for (const b of batch) {
         const request = requests[b.index]!
-        const rows = rowsById.get(b.key) ?? []
+        const rows = rowsById.get(request.id) ?? []
         const record = rows.length === 1 ? toRecord(ctx, rows[0]!) : undefined
         if (record && sameVersion(ctx, record.version, request.expectedVersion)) {
           // autocommitted (RETURNING was final), so nothing could refuse it: written, but not safely
@@ -205,7 +208,7 @@ async function explainUnmatched(
   const byId = new Map(result.value.map((row) => [toRecord(ctx, row).id, toRecord(ctx, row)]))
   for (const u of unmatched) {
     const request = requests[u.index]!
-    const record = byId.get(u.key)
+    const record = byId.get(request.id)
     outcomes[u.index] = record ? unmatchedOutcome(ctx, request, record) : { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
   }
 }

@@ -8,8 +8,10 @@ import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
+import { idMatch, versionMatch } from './exact-key.js'
+import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
-import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionCondition, versionParam } from './version.js'
+import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
  * One conditional `UPDATE … WHERE id AND version AND precondition RETURNING …` (on MySQL the UPDATE and a read
@@ -35,13 +37,14 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
 
   const now = ctx.clock()
   const set = updateSet(ctx, assignments, request.set, nextVersion(ctx, request.expectedVersion, now), now)
-  const conditions = [sql`${sql.ref(idField)} = ${id}`, versionCondition(ctx, expected)]
+  const conditions = [idMatch(ctx, id, facts), versionMatch(ctx, expected, facts)]
   if (precondition) conditions.push(precondition)
-  const readBack = () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(idField)} = ${id}`).compile()
+  // the rows of exactly this id, as the UPDATE matched them: "A" beside "a" under a case-insensitive key is another record
+  const readBack = () => selectRows(ctx).where(idMatch(ctx, id, facts)).compile()
   const result = await timed(() =>
     ctx.backend.update(
       conditionalUpdate(ctx, set, conditions, readBack, {
-        returningIsFinal: finalReturning(catalogue),
+        returningIsFinal: finalReturning(catalogue, idField),
         rereadOf: readBack,
         accept: (rows) => refusal(ctx, request, rows),
       }),
@@ -55,6 +58,12 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   const rows = result.value
   if (rows.length === 1) {
     const record = toRecord(ctx, rows[0]!)
+    // the engine matched a row stored under another id (an integer id over text digits): committed on its own,
+    // that row was written, never the target
+    if (record.id !== request.id) {
+      ctx.emit({ method: 'UPDATE', targetId, outcome: 'written', durationMs: result.durationMs })
+      return { kind: 'written', status: 200, record: null, otherRecordId: record.id }
+    }
     // only where nothing could refuse it before COMMIT (RETURNING autocommitted): written, but not safely
     if (sameVersion(ctx, record.version, request.expectedVersion)) {
       ctx.emit({ method: 'UPDATE', targetId, outcome: 'unknown', durationMs: result.durationMs })
@@ -75,10 +84,13 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
  * Whether an UPDATE … RETURNING may commit on its own, its rows the answer: nothing changes a row after it (no
  * UPDATE trigger, rule or view), and the id is proven unique. An id no key proves unique may be shared by a row
  * inserted since the selection froze (the walk refuses only repeats it saw); committed alone, the statement
- * would write that row too, which no reviewer approved. Else the rows are read back before COMMIT (`refusal`).
+ * would write that row too, which no reviewer approved. So may an id over a column that compares otherwise (an
+ * integer id over text: "01" is sent as 1, which finds the row "1"), whose match `idMatch` cannot make exact.
+ * Else the rows are read back before COMMIT (`refusal`).
  */
-export function finalReturning(catalogue: CatalogueFacts): boolean {
-  return catalogue.columns !== null && !catalogue.columns.changedAfterUpdate && catalogue.table?.idUnique === true
+export function finalReturning(catalogue: CatalogueFacts, idField: string): boolean {
+  const { columns } = catalogue
+  return columns !== null && !columns.changedAfterUpdate && catalogue.table?.idUnique === true && !columns.misfits.some((m) => m.field === idField)
 }
 
 /**
@@ -156,6 +168,7 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   if (rows.length === 0) return `record "${request.id}" was gone when read back after the UPDATE (a trigger removed it or changed its ${ctx.idField})`
   if (rows.length !== 1) return `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique`
   const record = toRecord(ctx, rows[0]!)
+  if (record.id !== request.id) return spelledOtherwise(ctx, request.id, [record.id])
   if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
   // MySQL reads every write back before COMMIT, so there it can always be refused; elsewhere RETURNING commits
   // on its own where nothing changes the row, and the executor's effect check judges the value answered
@@ -216,9 +229,12 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: st
     }
   }
   ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'ok', durationMs: result.durationMs })
-  const row = result.value[0]
-  if (!row) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
-  return unmatchedOutcome(ctx, request, toRecord(ctx, row), usable)
+  const records = result.value.map((row) => toRecord(ctx, row))
+  const record = records.find((r) => r.id === request.id)
+  // a row the engine's `=` finds under another spelling is not the target, nor proof that it is absent
+  if (!record && records.length > 0) return { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, records.map((r) => r.id))}` }
+  if (!record) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+  return unmatchedOutcome(ctx, request, record, usable)
 }
 
 /**

@@ -227,17 +227,40 @@ for (const kind of KINDS) {
     })
 
     if (kind === 'sqlite')
-      it('a row returned under an id no target named (an INTEGER column declared a string) makes the unanswered targets unknown, never "nothing was written"', async () => {
-        // the config says string; the column is INTEGER, so '007' matches row 7 and comes back as "7"
+      it('ids declared string over an INTEGER column are matched as the text a record shows: "007" writes nothing, never row 7', async () => {
         await engine.exec('create table numbered (id integer primary key, label text not null, grade integer not null, version integer not null)')
         for (const n of [7, 8, 9]) await engine.exec('insert into numbered values (?, ?, ?, ?)', [n, 'open', 1, 1])
+        const connector = connectorFor(engine, 'numbered', 'integer')
+        try {
+          const outcomes = await connector.writeWindow!(['007', '08', '9'].map((id) => ({ id, expectedVersion: '1', set: { label: 'held' }, precondition: {} })))
+          assert.deepEqual(outcomes.map((o) => (o.kind === 'conflict' ? o.reason : o.kind)), ['missing', 'missing', 'written'])
+          assert.deepEqual((await engine.rows('numbered')).map((r) => r.label), ['open', 'open', 'held'])
+        } finally {
+          await connector.close()
+        }
+      })
+
+    if (kind === 'sqlite')
+      it('a row returned under an id no target named (an integer id "007", read back as "7") makes the unanswered targets unknown, never "nothing was written"', async () => {
+        await engine.exec('create table numbered_too (id integer primary key, label text not null, grade integer not null, version integer not null)')
+        for (const n of [7, 8, 9]) await engine.exec('insert into numbered_too values (?, ?, ?, ?)', [n, 'open', 1, 1])
         const calls: UpstreamCall[] = []
-        const connector = connectorFor(engine, 'numbered', 'integer', calls)
+        const connector = createSqlConnector({
+          resource: resourceSchema.parse({
+            environment: { name: 'test' },
+            connector: { kind: 'sql', url: engine.url, table: 'numbered_too' },
+            fields: { id: 'integer', label: 'string', grade: 'integer', version: 'integer' },
+            version_field: 'version',
+            review_fields: ['id', 'label'],
+          }),
+          now: () => NOW,
+          onCall: (call) => calls.push(call),
+        })
         try {
           const outcomes = await connector.writeWindow!(['007', '08', '9'].map((id) => ({ id, expectedVersion: '1', set: { label: 'held' }, precondition: {} })))
           assert.deepEqual(outcomes.map((o) => o.kind), ['unknown', 'unknown', 'written'])
           assert.equal(outcomes[0]!.kind === 'unknown' && outcomes[0]!.message, 'the statement returned rows with id "7", "8", which match no id it was given: record "007" may be among them')
-          assert.deepEqual((await engine.rows('numbered')).map((r) => r.label), ['held', 'held', 'held'], 'all were written: the report must not say otherwise')
+          assert.deepEqual((await engine.rows('numbered_too')).map((r) => r.label), ['held', 'held', 'held'], 'all were written: the report must not say otherwise')
           assert.deepEqual(calls.map((c) => [c.method, c.targetId, c.outcome, c.window]), [
             ['UPDATE', '007', 'unknown', 3],
             ['UPDATE', '08', 'unknown', 3],

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import pg from 'pg'
+import { createEngine, search, type Engine } from './support/engine.js'
+import { TEST_POSTGRES_ADMIN_URL } from '../../support/stores.js'
+
+/**
+ * A PostgreSQL table under row-level security whose policies apply to the role Warrant connects as: every SELECT
+ * silently leaves out the rows a policy hides. The walk read the visible rows and said complete, so a selection
+ * "every past_due subscription" froze none of the hidden past_due ones, and absence was "proven"; a read by the
+ * id of a hidden row said it does not exist. The walk is VISIBILITY_RESTRICTED, naming the table and the fix,
+ * a hidden id is not proven missing, and `warrant check` names it; the owner (policies not forced) reads as before.
+ */
+const FIELDS = { id: 'string', status: 'string', version: 'integer' }
+
+describe('sql on postgres: a table whose row-level security applies to the connecting role', () => {
+  let engine: Engine
+  const role = `warrant_rls_${randomBytes(4).toString('hex')}`
+  let roleUrl: string
+  before(async () => {
+    engine = await createEngine('postgres')
+    await engine.exec('create table guarded (id text primary key, status text, version integer not null)')
+    await engine.exec("insert into guarded values ('a', 'active', 1), ('b', 'past_due', 1), ('c', 'active', 1)")
+    await engine.exec('alter table guarded enable row level security')
+    await engine.exec("create policy only_active on guarded using (status = 'active')")
+    await engine.exec(`create role ${role} login`)
+    await engine.exec(`grant select, update on guarded to ${role}`)
+    const url = new URL(engine.url)
+    url.username = role
+    roleUrl = url.toString()
+  })
+  after(async () => {
+    await engine?.drop()
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_ADMIN_URL })
+    await admin.connect()
+    await admin.query(`drop role if exists ${role}`)
+    await admin.end()
+  })
+
+  const connectorAs = () => engine.connector('guarded', FIELDS, { connector: { kind: 'sql', url: roleUrl, table: 'guarded', source: 'things-db' } })
+
+  it('a walk is not complete, VISIBILITY_RESTRICTED naming row-level security', async () => {
+    const envelope = await search(connectorAs(), {}, 100)
+    assert.equal(envelope.complete, false, `returned ${JSON.stringify(envelope.items.map((i) => i.id))} and said complete`)
+    const reason = envelope.incomplete_reasons.find((r) => r.code === 'VISIBILITY_RESTRICTED')
+    assert.match(reason?.message ?? JSON.stringify(envelope.incomplete_reasons), /row-level security/)
+  })
+
+  it('a read by the id of a hidden row is not "missing"', async () => {
+    const result = await connectorAs().readByIds(['b'])
+    assert.deepEqual(result.missing, [])
+    assert.match(result.failed[0]?.message ?? '', /row-level security/)
+  })
+
+  it('the table owner, whom the policies do not bind, walks it complete', async () => {
+    const envelope = await search(engine.connector('guarded', FIELDS), {}, 100)
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+    assert.deepEqual(envelope.items.map((i) => i.id), ['a', 'b', 'c'])
+  })
+})
