@@ -31,6 +31,10 @@ main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; overflow
 /* A value wider than the screen wraps anywhere: unbroken, it pushed the columns after it (what each record
    receives) thousands of pixels to the right. Only long values, so short ones never break mid-word on a phone. */
 .long { overflow-wrap: anywhere; }
+/* A value, an id or an agent's words is its own run of text: a right-to-left value (Hebrew, Arabic) took the arrow
+   and the value after it into its run, so a before → after read backwards and a count "(1)" moved before the value
+   it counts. Isolated, each reads in place, in the order the page wrote them. */
+.val, code, .agent-words { unicode-bidi: isolate; }
 .agent-words { border: 1px dashed var(--muted); border-radius: 3px; padding: 0 0.25rem; background: #fdf6e3; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: 0.875rem; }
 .muted { color: var(--muted); }

@@ -155,7 +155,8 @@ export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   if (v === '') return <span class="empty">"" (empty text)</span>
   if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
   const text = scalarText(v, props.type)
-  return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
+  // isolated (`.val`): a right-to-left value drew the words beside it into its run, "פתוח → סגור" read after → before
+  return <span class={text.length > LONG_VALUE ? 'val long' : 'val'}>{text}</span>
 }
 
 /**
