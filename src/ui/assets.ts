@@ -78,7 +78,12 @@ ul.clauses li { margin: 0.15rem 0; }
 table { border-collapse: collapse; width: 100%; font-size: 0.94rem; }
 caption { text-align: left; font-weight: 700; padding: 0.5rem 0.75rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.75rem; border-bottom: 1px solid var(--line); }
-thead th { background: var(--soft); white-space: nowrap; }
+/* A table narrower than its words wraps them, headings too, rather than pass its box's edge: a phone's scrollbar
+   overlays the content and shows only while scrolling, so the columns past the edge (the Before → after, beside
+   name and id) were cut with no mark on a 375-pixel screen or at 200% zoom. A word breaks only where the table
+   would not fit otherwise: the auto layout gives a column its whole width first. */
+th, td { overflow-wrap: anywhere; }
+thead th { background: var(--soft); }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: none; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.failed td, tr.failed th { background: var(--bad-bg); }
@@ -131,6 +136,8 @@ summary.small { font-weight: 400; color: var(--muted); }
   .glance dd { margin-bottom: 0.4rem; }
   .facts dd { margin-bottom: 0.3rem; }
   th, td { padding: 0.35rem 0.5rem; }
+  .change { min-width: 0; }
+  td .pill { white-space: normal; overflow-wrap: anywhere; }
   button { width: 100%; }
   button.link { width: auto; }
 }
