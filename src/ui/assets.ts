@@ -82,10 +82,12 @@ th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.75rem; border-
    overlays the content and shows only while scrolling, so the columns past the edge (the Before → after, beside
    name and id) were cut with no mark on a 375-pixel screen or at 200% zoom. A word breaks only where the table
    would not fit otherwise: the auto layout gives a column its whole width first. */
-th, td { overflow-wrap: anywhere; }
+th, td, th code, td code { overflow-wrap: anywhere; }
 thead th { background: var(--soft); }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: none; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+/* a count never breaks: 13 drawn as a 1 above a 3 reads as two numbers */
+td.num { overflow-wrap: normal; }
 tr.failed td, tr.failed th { background: var(--bad-bg); }
 .empty { color: var(--muted); font-style: italic; }
 .change { min-width: 12rem; }
