@@ -31,6 +31,10 @@ main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; overflow
 /* A value wider than the screen wraps anywhere: unbroken, it pushed the columns after it (what each record
    receives) thousands of pixels to the right. Only long values, so short ones never break mid-word on a phone. */
 .long { overflow-wrap: anywhere; }
+/* A value, an id or an agent's words is its own run of text: a right-to-left value (Hebrew, Arabic) took the arrow
+   and the value after it into its run, so a before → after read backwards and a count "(1)" moved before the value
+   it counts. Isolated, each reads in place, in the order the page wrote them. */
+.val, code, .agent-words { unicode-bidi: isolate; }
 .agent-words { border: 1px dashed var(--muted); border-radius: 3px; padding: 0 0.25rem; background: #fdf6e3; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: 0.875rem; }
 .muted { color: var(--muted); }
@@ -74,9 +78,16 @@ ul.clauses li { margin: 0.15rem 0; }
 table { border-collapse: collapse; width: 100%; font-size: 0.94rem; }
 caption { text-align: left; font-weight: 700; padding: 0.5rem 0.75rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.4rem 0.75rem; border-bottom: 1px solid var(--line); }
-thead th { background: var(--soft); white-space: nowrap; }
+/* A table narrower than its words wraps them, headings too, rather than pass its box's edge: a phone's scrollbar
+   overlays the content and shows only while scrolling, so the columns past the edge (the Before → after, beside
+   name and id) were cut with no mark on a 375-pixel screen or at 200% zoom. A word breaks only where the table
+   would not fit otherwise: the auto layout gives a column its whole width first. */
+th, td, th code, td code { overflow-wrap: anywhere; }
+thead th { background: var(--soft); }
 tbody tr:last-child th, tbody tr:last-child td { border-bottom: none; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+/* a count never breaks: 13 drawn as a 1 above a 3 reads as two numbers */
+td.num { overflow-wrap: normal; }
 tr.failed td, tr.failed th { background: var(--bad-bg); }
 .empty { color: var(--muted); font-style: italic; }
 .change { min-width: 12rem; }
@@ -127,6 +138,8 @@ summary.small { font-weight: 400; color: var(--muted); }
   .glance dd { margin-bottom: 0.4rem; }
   .facts dd { margin-bottom: 0.3rem; }
   th, td { padding: 0.35rem 0.5rem; }
+  .change { min-width: 0; }
+  td .pill { white-space: normal; overflow-wrap: anywhere; }
   button { width: 100%; }
   button.link { width: auto; }
 }

@@ -91,9 +91,14 @@ export function Layout(props: { title: string; viewer?: Viewer | null; children?
 
 /** Where the writes land: never a detail. Red for an environment that reads like production. */
 export function EnvBanner(props: { environment: string; resource: string; what?: Child; label?: string }) {
+  const prod = looksLikeProduction(props.environment)
   return (
-    <section class={`env${looksLikeProduction(props.environment) ? ' prod' : ''}`} aria-label="Environment">
-      <span class="label">{props.label ?? 'Writes land in'}</span>
+    <section class={`env${prod ? ' prod' : ''}`} aria-label="Environment">
+      {/* said in words too: with the system's forced colours (or to a reader who cannot tell red) the red banner looked like any other */}
+      <span class="label">
+        {props.label ?? 'Writes land in'}
+        {prod ? ' production' : ''}
+      </span>
       <span class="name" data-testid="environment">
         {revealed(props.environment)}
       </span>
@@ -155,7 +160,8 @@ export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   if (v === '') return <span class="empty">"" (empty text)</span>
   if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
   const text = scalarText(v, props.type)
-  return text.length > LONG_VALUE ? <span class="long">{text}</span> : <>{text}</>
+  // isolated (`.val`): a right-to-left value drew the words beside it into its run, "פתוח → סגור" read after → before
+  return <span class={text.length > LONG_VALUE ? 'val long' : 'val'}>{text}</span>
 }
 
 /**

@@ -55,7 +55,15 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                     <code>{p.plan_id}</code>, <When iso={p.created_at} />
                   </div>
                 </th>
-                <td>{looksLikeProduction(p.environment) ? <strong>{revealed(p.environment)}</strong> : revealed(p.environment)}</td>
+                <td>
+                  {looksLikeProduction(p.environment) ? (
+                    <>
+                      <strong>{revealed(p.environment)}</strong> <span class="small">(production)</span>
+                    </>
+                  ) : (
+                    revealed(p.environment)
+                  )}
+                </td>
                 <td>
                   <code>{p.resource}</code>
                 </td>
