@@ -1,4 +1,5 @@
 import { WarrantError, createListDigest } from '../contract/index.js'
+import { csvLine } from './csv-cell.js'
 import type { ExportFormat } from './schemas.js'
 import type { SelectionMember, SelectionRecord } from './selection-service.js'
 
@@ -122,24 +123,6 @@ function uniqueColumn(name: string, taken: readonly string[]): string {
   let out = name
   while (taken.includes(out)) out = `_${out}`
   return out
-}
-/** One RFC 4180 line, CRLF-terminated. */
-export function csvLine(values: readonly unknown[]): string {
-  return `${values.map(csvCell).join(',')}\r\n`
-}
-
-/**
- * One cell: null is empty, lists and objects are JSON, text that a spreadsheet would run as a formula
- * (`=`, `+`, `-`, `@`, tab, CR at the start) is prefixed with `'` (OWASP CSV injection), and a cell with a
- * comma, quote or line break is quoted with its quotes doubled.
- */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  let text: string
-  if (typeof value === 'string') text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-  else if (typeof value === 'object') text = JSON.stringify(value)
-  else text = String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
 /**
