@@ -88,6 +88,7 @@ function manifestFacts(s: SelectionRecord) {
     digest: s.digest,
     digest_of: 'the members in this order, each {id, version}',
     fields: [...s.fields],
+    withheld_fields: [...s.withheld_fields],
   }
 }
 

@@ -21,12 +21,17 @@ export function parseRow(ctx: SelectionContext, row: SelectionRow): SelectionRec
   const completeness = JSON.parse(row.completeness) as SelectionCompleteness
   // Expiry is derived at read time, so no sweeper has to rewrite rows for it.
   const expired = row.expires_at <= ctx.nowIso()
+  // a field denied since the freeze (it turned out to hold secrets) is stored with the members but never served
+  const denied = new Set(ctx.catalogue.names.includes(row.resource) ? ctx.catalogue.get(row.resource).config.denied_fields : [])
+  const fields = JSON.parse(row.fields) as string[]
+  const groups = JSON.parse(row.groups) as SelectionRecord['groups']
   return {
     selection_id: row.id,
     resource: row.resource,
     environment: row.environment,
     selector: JSON.parse(row.selector) as SelectionRecord['selector'],
-    fields: JSON.parse(row.fields) as string[],
+    fields: fields.filter((f) => !denied.has(f)),
+    withheld_fields: [...new Set([...fields, ...groups.map((g) => g.field)])].filter((f) => denied.has(f)),
     count: Number(row.count),
     digest: row.digest,
     complete: row.complete === 1,
@@ -37,7 +42,7 @@ export function parseRow(ctx: SelectionContext, row: SelectionRow): SelectionRec
     state: row.state === 'frozen' && expired ? 'expired' : row.state,
     completeness,
     exclusions: JSON.parse(row.exclusions) as SelectionRecord['exclusions'],
-    groups: JSON.parse(row.groups) as SelectionRecord['groups'],
+    groups: groups.filter((g) => !denied.has(g.field)),
     origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
     upstream_digest: row.upstream_digest,
   }

@@ -23,6 +23,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     state: expired ? 'expired' : 'frozen',
     selector: { filter: selection.selector.filter, exclude: [...selection.selector.exclude] },
     fields: [...selection.fields],
+    withheld_fields: [...selection.withheld_fields],
     created_by: selection.created_by,
     created_at: selection.created_at,
     expires_at: selection.expires_at,
