@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
-import { createApp } from '../../src/api/index.js'
 import { createLogger, openGateway, type Gateway } from '../../src/gateway/index.js'
-import { startOddUpstream, thingsResourceConfig, type OddUpstream } from '../plans/support/odd-upstream.js'
+import { startThingsGateway } from '../plans/support/odd-upstream.js'
 import { csvRecords } from '../support/csv-rows.js'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { serveGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 
 const SECRET = 'sk_live_after_the_fact'
 
@@ -16,16 +13,15 @@ const SECRET = 'sk_live_after_the_fact'
  * the view; the export's first line names the field as withheld.
  */
 describe('a field denied after a selection was frozen leaves the gateway no more (an odd http upstream)', () => {
-  let up: OddUpstream
+  let things: Awaited<ReturnType<typeof startThingsGateway>>
   let fx: GatewayFixture
   let later: Gateway
-  let server: ServerType
-  let base: string
+  let served: Awaited<ReturnType<typeof serveGateway>> | undefined
   let selectionId: string
   before(async () => {
-    up = await startOddUpstream([{ id: 'leaky', name: 'x', status: 'open', note: SECRET }])
-    fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
-    const agent = await fx.gateway.principals.authenticate((await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token, 'http')
+    things = await startThingsGateway([{ id: 'leaky', name: 'x', status: 'open', note: SECRET }])
+    fx = things.fx
+    const agent = await fx.gateway.principals.authenticate(things.token, 'http')
     const sel = await fx.gateway.selections.create(agent, 'things', {})
     assert.ok(JSON.stringify(sel.records).includes(SECRET), 'frozen while the field was a review field')
     selectionId = sel.selection_id
@@ -35,21 +31,16 @@ describe('a field denied after a selection was frozen leaves the gateway no more
     config.resources.things.denied_fields = ['note']
     config.resources.things.review_fields = ['id', 'name', 'status']
     later = await openGateway({ config, log: createLogger({ level: 'silent' }) })
-    const app = createApp({ gateway: later })
-    server = await new Promise<ServerType>((resolve) => {
-      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
-    })
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    served = await serveGateway(later)
   })
   after(async () => {
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
+    await served?.stop()
     await later?.audit.flush()
     await later?.close()
-    await fx?.close()
-    await up?.close()
+    await things?.close()
   })
   const get = async (path: string) => {
-    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${fx.tokens.admin}` } })
+    const res = await fetch(`${served!.base}${path}`, { headers: { authorization: `Bearer ${fx.tokens.admin}` } })
     assert.equal(res.status, 200, path)
     return res.text()
   }

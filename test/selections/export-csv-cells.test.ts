@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { startOddUpstream, thingsResourceConfig, type OddUpstream } from '../plans/support/odd-upstream.js'
+import { startThingsGateway } from '../plans/support/odd-upstream.js'
 import { csvRows } from '../support/csv-rows.js'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 
 /** Values a CSV can lose, confuse or run as a formula, each in a text field of the odd upstream. */
 const THINGS = [
@@ -19,21 +18,18 @@ const THINGS = [
 const valueOf = (cell: { text: string; quoted: boolean }) => (cell.text === '' && !cell.quoted ? null : cell.text.startsWith("'") ? cell.text.slice(1) : cell.text)
 
 describe('CSV cells: every value read back exactly, none runs as a formula (an odd http upstream)', () => {
-  let up: OddUpstream
-  let fx: GatewayFixture
+  let things: Awaited<ReturnType<typeof startThingsGateway>>
   let csv: string
   before(async () => {
-    up = await startOddUpstream(THINGS as never)
-    fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
-    const token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
+    things = await startThingsGateway(THINGS as never)
+    const { fx, token } = things
     const auth = { authorization: `Bearer ${token}` }
     const sel = (await (await fetch(`${fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ filter: { id: { in: THINGS.map((t) => t.id) } } }) })).json()) as any
     assert.equal(sel.count, THINGS.length)
     csv = await (await fetch(`${fx.base}/v1/selections/${sel.selection_id}/export?format=csv`, { headers: auth })).text()
   })
   after(async () => {
-    await fx?.close()
-    await up?.close()
+    await things?.close()
   })
 
   test('each value comes back from its cell: null and empty text apart, spaces at the ends kept, a real leading quote kept apart from an added one', () => {

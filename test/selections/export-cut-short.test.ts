@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
-import { startOddUpstream, thingsResourceConfig, type OddUpstream } from '../plans/support/odd-upstream.js'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { startThingsGateway } from '../plans/support/odd-upstream.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 
 /** The body as far as it came, and whether the connection ended it cleanly. */
 async function readAll(res: Response): Promise<{ text: string; ended: 'clean' | 'cut' }> {
@@ -26,20 +26,18 @@ async function readAll(res: Response): Promise<{ text: string; ended: 'clean' | 
  * ended cleanly with what the store still held, and looked whole.
  */
 describe('an export that cannot send the frozen set never ends looking whole (an odd http upstream, SQLite store)', () => {
-  let up: OddUpstream
+  let things: Awaited<ReturnType<typeof startThingsGateway>>
   let fx: GatewayFixture
   let token: string
   let store: BetterSqlite3.Database
   before(async () => {
-    up = await startOddUpstream()
-    fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
-    token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
+    things = await startThingsGateway()
+    ;({ fx, token } = things)
     store = new BetterSqlite3(fx.storeUrl.slice('sqlite:'.length))
   })
   after(async () => {
     store?.close()
-    await fx?.close()
-    await up?.close()
+    await things?.close()
   })
   const select = async () => {
     const res = await fetch(`${fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { createListDigest } from '../../src/contract/index.js'
-import { startOddUpstream, thingsResourceConfig, type OddUpstream } from '../plans/support/odd-upstream.js'
+import { startThingsGateway } from '../plans/support/odd-upstream.js'
 import { csvRecords } from '../support/csv-rows.js'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 
 /**
  * An export is a list that leaves the gateway: the file itself (not only the HTTP headers, lost once it is
@@ -11,7 +11,7 @@ import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixtur
  * and digest its members must hash to; an NDJSON file ends with a line that says it ended.
  */
 describe('a selection export says, in the file, what it is (an odd http upstream)', () => {
-  let up: OddUpstream
+  let things: Awaited<ReturnType<typeof startThingsGateway>>
   let fx: GatewayFixture
   let token: string
   const select = async (body: unknown) => {
@@ -27,13 +27,11 @@ describe('a selection export says, in the file, what it is (an odd http upstream
   const closedRule = [{ rule: 'closed', filter: { status: 'closed' } }]
 
   before(async () => {
-    up = await startOddUpstream([{ id: 'gone', name: 'x', status: 'closed', note: 'n' }])
-    fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
-    token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
+    things = await startThingsGateway([{ id: 'gone', name: 'x', status: 'closed', note: 'n' }])
+    ;({ fx, token } = things)
   })
   after(async () => {
-    await fx?.close()
-    await up?.close()
+    await things?.close()
   })
 
   test('NDJSON: a first line with the facts (incomplete, its reasons, the exclusions), the members, and an end line with rows and digest', async () => {
