@@ -63,4 +63,22 @@ describe('an export that cannot send the frozen set never ends looking whole (an
         if (format === 'ndjson') assert.ok(!got.text.split('\n').some((l) => l.includes('"end":true')), got.text)
       }
     })
+
+  test('a value holding half a surrogate pair, which UTF-8 cannot carry: the CSV is cut before its row, never written with U+FFFD (two such values read the same); the NDJSON escapes it', async () => {
+    things.up.things.set('half-1', { id: 'half-1', name: 'n\ud800', status: 'open', note: 'x' })
+    things.up.things.set('half-2', { id: 'half-2', name: 'n\udc00', status: 'open', note: 'x' })
+    try {
+      const res = await fetch(`${fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ filter: { id: { in: ['half-1', 'half-2'] } } }) })
+      const id = ((await res.json()) as any).selection_id
+      const nd = await readAll(await exportOf(id, 'ndjson'))
+      assert.equal(nd.ended, 'clean')
+      assert.ok(nd.text.includes('"n\\ud800"') && nd.text.includes('"n\\udc00"'), nd.text)
+      const csv = await readAll(await exportOf(id, 'csv'))
+      assert.equal(csv.ended, 'cut', csv.text)
+      assert.ok(!csv.text.includes('\ufffd'), csv.text)
+    } finally {
+      things.up.things.delete('half-1')
+      things.up.things.delete('half-2')
+    }
+  })
 })
