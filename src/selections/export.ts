@@ -1,5 +1,6 @@
 import { WarrantError, createListDigest } from '../contract/index.js'
 import { csvLine } from './csv-cell.js'
+import { memberView } from './paging.js'
 import type { ExportFormat } from './schemas.js'
 import type { SelectionMember, SelectionRecord } from './selection-service.js'
 
@@ -51,7 +52,7 @@ export function manifestStream(
           const text =
             format === 'csv'
               ? members.map((m) => csvLine([facts.complete, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
-              : members.map((m) => `${JSON.stringify({ ord: m.ord, id: m.id, version: m.version, fields: pick(m.fields, fields) })}\n`).join('')
+              : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
           controller.enqueue(encoder.encode(text))
           after = members[members.length - 1]!.ord
         }
@@ -112,12 +113,6 @@ function csvColumns(reviewFields: readonly string[]) {
       f.digest,
     ],
   }
-}
-
-function pick(values: Readonly<Record<string, unknown>>, fields: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const f of fields) out[f] = values[f] ?? null
-  return out
 }
 
 function uniqueColumn(name: string, taken: readonly string[]): string {
