@@ -1,21 +1,38 @@
+import { WarrantError, createListDigest } from '../contract/index.js'
+import { csvLine } from './csv-cell.js'
+import { memberView } from './paging.js'
 import type { ExportFormat } from './schemas.js'
-import type { SelectionMember } from './selection-service.js'
+import type { SelectionMember, SelectionRecord } from './selection-service.js'
 
 /** Members fetched per export page. */
 export const EXPORT_PAGE = 1000
 
+/** The `format` of an NDJSON export's first and last lines. */
+export const MANIFEST_FORMAT = 'warrant-selection-export/1'
+
 /**
  * The whole manifest as a byte stream, one page of members per pull: memory holds one page, whatever the
- * size of the selection. CSV has a header row of the selection's review fields (then the frozen version);
- * NDJSON has one member per line, exactly as the records pages give them.
+ * size of the selection. The file says what it is, since the HTTP headers are lost once it is saved:
+ * - NDJSON: a first line with the selection's facts (completeness and its reasons, what each exclusion rule
+ *   left out, count, digest), one member per line exactly as the records pages give them, and an end line
+ *   (`end: true`, rows, digest) written only once every member was sent and they hash to the digest: a file
+ *   without it was cut short;
+ * - CSV: a header row, then one row per member; `selection_complete` first and the other facts last on every
+ *   row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
+ *   and copying rows out, and a row count short of `selection_count` shows a file cut short).
  */
 export function manifestStream(
   format: ExportFormat,
-  fields: readonly string[],
+  selection: SelectionRecord,
   page: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
-  const versionColumn = uniqueColumn('frozen_version', fields)
+  const fields = selection.fields
+  const facts = manifestFacts(selection)
+  const columns = csvColumns(fields)
+  const trailing = columns.trailing(facts)
+  const digest = createListDigest()
+  let rows = 0
   let after = 0
   let started = false
   let done = false
@@ -23,23 +40,29 @@ export function manifestStream(
     {
       async pull(controller) {
         if (done) return
-        if (!started && format === 'csv') {
+        if (!started) {
           started = true
-          controller.enqueue(encoder.encode(csvLine([...fields, versionColumn])))
+          controller.enqueue(encoder.encode(format === 'csv' ? csvLine(columns.header) : `${JSON.stringify(facts)}\n`))
           return
         }
-        started = true
         const members = await page(after, EXPORT_PAGE)
+        for (const m of members) digest.add({ id: m.id, version: m.version })
+        rows += members.length
         if (members.length > 0) {
           const text =
             format === 'csv'
-              ? members.map((m) => csvLine([...fields.map((f) => m.fields[f]), m.version])).join('')
-              : members.map((m) => `${JSON.stringify({ ord: m.ord, id: m.id, version: m.version, fields: pick(m.fields, fields) })}\n`).join('')
+              ? members.map((m) => csvLine([facts.complete, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
+              : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
           controller.enqueue(encoder.encode(text))
           after = members[members.length - 1]!.ord
         }
         if (members.length < EXPORT_PAGE) {
           done = true
+          // what was sent is not the frozen set: the stream fails, so the file has no end and reads as cut short
+          const sent = digest.finish()
+          if (rows !== selection.count || sent !== selection.digest)
+            throw new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${sent}, not the ${selection.count} frozen (${selection.digest})`)
+          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: sent })}\n`))
           controller.close()
         }
       },
@@ -48,35 +71,54 @@ export function manifestStream(
   )
 }
 
-function pick(values: Readonly<Record<string, unknown>>, fields: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const f of fields) out[f] = values[f] ?? null
-  return out
+/** The first line of an NDJSON export: what a reader must know before it acts on any member. */
+function manifestFacts(s: SelectionRecord) {
+  return {
+    format: MANIFEST_FORMAT,
+    selection_id: s.selection_id,
+    resource: s.resource,
+    environment: s.environment,
+    state: s.state,
+    expires_at: s.expires_at,
+    complete: s.complete,
+    status: s.completeness.status,
+    incomplete_reasons: [...s.completeness.incomplete_reasons],
+    exclusions: s.exclusions.map((e) => ({ rule: e.rule, filter: e.filter, count: e.count, records_url: `/v1/selections/${s.selection_id}/excluded?rule=${encodeURIComponent(e.rule)}` })),
+    excluded_records: 'not in this file: each exclusion rule names how many records it removed, and where to list them',
+    count: s.count,
+    digest: s.digest,
+    digest_of: 'the members in this order, each {id, version}',
+    fields: [...s.fields],
+    withheld_fields: [...s.withheld_fields],
+  }
+}
+
+/** The CSV's columns: the facts that must not be missed first, the review fields, the frozen version, the rest of the facts. */
+function csvColumns(reviewFields: readonly string[]) {
+  const taken = [...reviewFields]
+  const name = (wanted: string) => {
+    const out = uniqueColumn(wanted, taken)
+    taken.push(out)
+    return out
+  }
+  const complete = name('selection_complete')
+  const version = name('frozen_version')
+  const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_count', 'selection_digest'].map(name)
+  return {
+    header: [complete, ...reviewFields, version, ...rest],
+    trailing: (f: ReturnType<typeof manifestFacts>) => [
+      f.incomplete_reasons.map((r) => `${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}`).join('; '),
+      f.exclusions.map((e) => `${e.rule}=${e.count}`).join('; '),
+      f.count,
+      f.digest,
+    ],
+  }
 }
 
 function uniqueColumn(name: string, taken: readonly string[]): string {
   let out = name
   while (taken.includes(out)) out = `_${out}`
   return out
-}
-
-/** One RFC 4180 line, CRLF-terminated. */
-export function csvLine(values: readonly unknown[]): string {
-  return `${values.map(csvCell).join(',')}\r\n`
-}
-
-/**
- * One cell: null is empty, lists and objects are JSON, text that a spreadsheet would run as a formula
- * (`=`, `+`, `-`, `@`, tab, CR at the start) is prefixed with `'` (OWASP CSV injection), and a cell with a
- * comma, quote or line break is quoted with its quotes doubled.
- */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  let text: string
-  if (typeof value === 'string') text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-  else if (typeof value === 'object') text = JSON.stringify(value)
-  else text = String(value)
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
 /**

@@ -25,12 +25,17 @@ export function parseRow(ctx: SelectionContext, row: LoadedSelectionRow): Select
   // Expiry is derived at read time, so no sweeper has to rewrite rows for it; at the store's now (the database's on
   // PostgreSQL), so every instance sharing the store says alike whether it has expired.
   const expired = row.expires_at <= row.store_now
+  // a field denied since the freeze (it turned out to hold secrets) is stored with the members but never served
+  const denied = new Set(ctx.catalogue.names.includes(row.resource) ? ctx.catalogue.get(row.resource).config.denied_fields : [])
+  const fields = JSON.parse(row.fields) as string[]
+  const groups = JSON.parse(row.groups) as SelectionRecord['groups']
   return {
     selection_id: row.id,
     resource: row.resource,
     environment: row.environment,
     selector: JSON.parse(row.selector) as SelectionRecord['selector'],
-    fields: JSON.parse(row.fields) as string[],
+    fields: fields.filter((f) => !denied.has(f)),
+    withheld_fields: [...new Set([...fields, ...groups.map((g) => g.field)])].filter((f) => denied.has(f)),
     count: Number(row.count),
     digest: row.digest,
     complete: row.complete === 1,
@@ -41,7 +46,7 @@ export function parseRow(ctx: SelectionContext, row: LoadedSelectionRow): Select
     state: row.state === 'frozen' && expired ? 'expired' : row.state,
     completeness,
     exclusions: JSON.parse(row.exclusions) as SelectionRecord['exclusions'],
-    groups: JSON.parse(row.groups) as SelectionRecord['groups'],
+    groups: groups.filter((g) => !denied.has(g.field)),
     origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
     upstream_digest: row.upstream_digest,
   }

@@ -87,6 +87,7 @@ export const selectionViewSchema = z
     state: z.enum(['frozen', 'expired']),
     selector: z.object({ filter: filterSchema, exclude: z.array(exclusionRuleSchema) }).describe('the filter and the exclusion rules, as given'),
     fields: z.array(z.string()),
+    withheld_fields: z.array(z.string()).describe('fields frozen with the members that the resource denies now: never served, on any surface'),
     created_by: z.string().nullable(),
     created_at: z.string(),
     expires_at: z.string(),

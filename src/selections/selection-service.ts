@@ -78,6 +78,8 @@ export interface SelectionRecord {
   readonly environment: string
   readonly selector: { readonly filter: Filter; readonly exclude: readonly ExclusionRule[] }
   readonly fields: readonly string[]
+  /** Fields frozen with the members that the resource denies now: stored, never served. */
+  readonly withheld_fields: readonly string[]
   readonly count: number
   readonly digest: string
   readonly complete: boolean

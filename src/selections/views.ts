@@ -24,6 +24,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     state: expired ? 'expired' : 'frozen',
     selector: { filter: selection.selector.filter, exclude: [...selection.selector.exclude] },
     fields: [...selection.fields],
+    withheld_fields: [...selection.withheld_fields],
     created_by: selection.created_by,
     created_at: selection.created_at,
     expires_at: selection.expires_at,
@@ -82,7 +83,7 @@ export async function exportStream(ctx: SelectionContext, actor: Actor, selectio
   const selection = await load(ctx, actor, selectionId)
   return {
     // Members are fetched page by page as the stream is read, so memory stays flat however large the selection.
-    stream: manifestStream(format, selection.fields, (after, limit) => members(ctx, selectionId, after, limit)),
+    stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit)),
     contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     filename: `${selectionId}.${format}`,
     selection,

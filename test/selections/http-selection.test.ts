@@ -143,6 +143,8 @@ describe('CSV cells', () => {
     assert.equal(csvCell(null), '')
     assert.equal(csvCell(12.5), '12.5')
     assert.equal(csvCell('=HYPERLINK("http://evil")'), `"'=HYPERLINK(""http://evil"")"`)
-    assert.equal(csvCell('-3'), "'-3")
+    // a negative number's digits run nothing; a formula behind a minus does
+    assert.equal(csvCell('-3'), '-3')
+    assert.equal(csvCell('-3+cmd'), "'-3+cmd")
   })
 })

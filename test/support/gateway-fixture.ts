@@ -85,15 +85,8 @@ export async function startGatewayOn(
   const issue = async (name: string, role: 'agent' | 'reviewer' | 'admin') =>
     (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: [...options.resources], actions: '*' } : undefined })).token
   const tokens = { agent: await issue('test-agent', 'agent'), reviewer: await issue('alice', 'reviewer'), reviewer2: await issue('bob', 'reviewer'), admin: await issue('root', 'admin') }
-  let server: ServerType | null = null
-  let base = ''
-  if (options.serve !== false) {
-    const app = createApp({ gateway })
-    server = await new Promise<ServerType>((resolve) => {
-      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
-    })
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  }
+  const served = options.serve !== false ? await serveGateway(gateway) : null
+  const base = served?.base ?? ''
   return {
     gateway,
     config,
@@ -101,9 +94,21 @@ export async function startGatewayOn(
     tokens,
     as: (who) => (method, path, body, headers = {}) => call(base, method, path, body, { authorization: `Bearer ${tokens[who]}`, ...headers }),
     async close() {
-      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()))
+      await served?.stop()
       await gateway.close()
     },
+  }
+}
+
+/** The app of `gateway` on a real HTTP server on 127.0.0.1 (a gateway reopened on a fixture's store, say); `stop()` closes the server only. */
+export async function serveGateway(gateway: Gateway): Promise<{ readonly base: string; stop(): Promise<void> }> {
+  const app = createApp({ gateway })
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
+  })
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }
 

@@ -85,6 +85,7 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
       environment: 'model-prod',
       selector: { filter: { status: 'active' }, exclude: [{ rule: 'suspended', filter: { role: 'suspended' } }] },
       fields: ['id', 'role', 'status'],
+      withheld_fields: [],
       count: ids.length,
       digest: digest.finish(),
       complete: true,

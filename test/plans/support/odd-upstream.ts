@@ -82,6 +82,22 @@ export function thingsResourceConfig(origin: string, approval: Record<string, un
   }
 }
 
+/** A served demo gateway (SQLite store) whose `things` resource reads an odd upstream, and an agent token scoped to it. */
+export async function startThingsGateway(extra: readonly Thing[] = []) {
+  const up = await startOddUpstream(extra)
+  const fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
+  const token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
+  return {
+    up,
+    fx,
+    token,
+    async close() {
+      await fx.close()
+      await up.close()
+    },
+  }
+}
+
 /**
  * A demo gateway whose `things` resource reads a staging odd upstream, an agent scoped to it, and `move()`: a second
  * gateway on the same store and config but with the connector's base_url pointed at a production copy (the
