@@ -58,15 +58,26 @@ export function confusableSkeleton(text: string): string {
 }
 
 /**
+ * How many units at the start (`head`) and at the end (`tail`) every sequence shares, the two never overlapping in
+ * the shortest: what lies between is where the sequences differ. Units, so a caller can walk code points, or
+ * graphemes and revealed escapes whole.
+ */
+export function sharedEnds<T>(sequences: readonly (readonly T[])[]): { head: number; tail: number } {
+  const first = sequences[0] ?? []
+  const shortest = Math.min(...sequences.map((c) => c.length))
+  let head = 0
+  while (head < shortest && sequences.every((c) => c[head] === first[head])) head++
+  let tail = 0
+  while (tail < shortest - head && sequences.every((c) => c[c.length - 1 - tail] === first[first.length - 1 - tail])) tail++
+  return { head, tail }
+}
+
+/**
  * Where values that share a skeleton differ: each value's characters between the prefix and suffix all of them share
  * ("I" of "admin-I", "l" of "admin-l"), to be spelled by code point beside the value.
  */
 export function differingParts(values: readonly string[]): string[] {
   const chars = values.map((v) => [...v])
-  const shortest = Math.min(...chars.map((c) => c.length))
-  let head = 0
-  while (head < shortest && chars.every((c) => c[head] === chars[0]![head])) head++
-  let tail = 0
-  while (tail < shortest - head && chars.every((c) => c[c.length - 1 - tail] === chars[0]![chars[0]!.length - 1 - tail])) tail++
+  const { head, tail } = sharedEnds(chars)
   return chars.map((c) => c.slice(head, c.length - tail).join(''))
 }

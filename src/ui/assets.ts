@@ -36,6 +36,17 @@ main { max-width: 78rem; margin: 0 auto; padding: 0.75rem 1.25rem 3rem; overflow
    it counts. Isolated, each reads in place, in the order the page wrote them. */
 .val, code, .agent-words { unicode-bidi: isolate; }
 .agent-words { border: 1px dashed var(--muted); border-radius: 3px; padding: 0 0.25rem; background: #fdf6e3; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
+/* Where a long value changed (one letter of 2,000), on both sides of its before → after. Said in words too, out of
+   sight and out of the copied text (generated content): a screen reader does not announce a mark, and forced colours
+   drop its background (the outline stays). An empty mark is where the other side has text: a bar. */
+mark.changed { background: #ffd84d; color: inherit; outline: 1px solid #7a5c00; }
+mark.changed::before, mark.changed::after { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+mark.changed::before { content: " [changed: "; }
+mark.changed::after { content: " (end of change)] "; }
+mark.changed:empty { display: inline-block; width: 2px; height: 1em; vertical-align: text-bottom; background: #7a5c00; }
+mark.changed:empty::before { content: " [changed: the other side has text here] "; }
+mark.changed:empty::after { content: none; }
+@media (forced-colors: active) { mark.changed { outline: 2px solid Highlight; } mark.changed:empty { background: Highlight; } }
 footer { max-width: 78rem; margin: 0 auto; padding: 1rem 1.25rem 2rem; color: var(--muted); font-size: 0.875rem; }
 .muted { color: var(--muted); }
 .small { font-size: 0.875rem; }

@@ -4,6 +4,7 @@ import type { FieldType } from '../config/index.js'
 import { canonicalJson } from '../contract/index.js'
 import { type FieldTypes, count, looksLikeProduction, plural, relative, scalarText, utc } from './format.js'
 import { revealed } from './reveal.js'
+import { LONG_VALUE, type ShownParts, changedParts } from './changed-part.js'
 
 /** What every signed-in page knows about the viewer. */
 export interface Viewer {
@@ -150,9 +151,11 @@ export function Pill(props: { state: string; testid?: string }) {
   )
 }
 
-/** A value in a table cell; empty values say so rather than showing nothing. */
-/** A value as `scalarText` reads it; `type`, its field's declared type where the page knows it. */
-export function Val(props: { value: unknown; type?: FieldType | undefined }) {
+/**
+ * A value as `scalarText` reads it, empty values saying so rather than showing nothing; `type`, its field's declared
+ * type where the page knows it; `parts`, the same text cut where it changed (`changedParts`), that part marked.
+ */
+export function Val(props: { value: unknown; type?: FieldType | undefined; parts?: ShownParts | undefined }) {
   const v = props.value
   // absent: the upstream's answer did not carry the field at all; empty: it carried null
   if (v === undefined) return <span class="empty">absent</span>
@@ -161,7 +164,20 @@ export function Val(props: { value: unknown; type?: FieldType | undefined }) {
   if (Array.isArray(v) && v.length === 0) return <span class="empty">none</span>
   const text = scalarText(v, props.type)
   // isolated (`.val`): a right-to-left value drew the words beside it into its run, "פתוח → סגור" read after → before
-  return <span class={text.length > LONG_VALUE ? 'val long' : 'val'}>{text}</span>
+  const p = props.parts
+  return (
+    <span class={text.length > LONG_VALUE ? 'val long' : 'val'}>
+      {p ? (
+        <>
+          {p.head}
+          <mark class="changed">{p.changed}</mark>
+          {p.tail}
+        </>
+      ) : (
+        text
+      )}
+    </span>
+  )
 }
 
 /**
@@ -182,9 +198,6 @@ export function AgentWords(props: { value: unknown }) {
   )
 }
 
-/** Characters past which a value may wrap anywhere (see `.long` in the stylesheet). */
-const LONG_VALUE = 40
-
 /**
  * A record's id as the upstream gave it: revealed, and wrapped anywhere once long. An unwrapped id of thousands
  * of characters made its table as wide, the outcome and the change beside it far out of sight.
@@ -197,14 +210,16 @@ export function RecordId(props: { id: string }) {
 export function Change(props: { field: string; before: unknown; after: unknown; type?: FieldType | undefined }) {
   // an absent value is not "already" an empty one: the answer did not say the field is empty
   const same = props.before !== undefined && props.after !== undefined && canonicalJson(props.before) === canonicalJson(props.after)
+  // a long text's changed part marked on both sides: near-identical long values read alike, whatever changed
+  const [was, becomes] = changedParts(props.before, props.after, props.type) ?? []
   return (
     <div class="change">
-      <code>{props.field}</code>: <Val value={props.before} type={props.type} />
+      <code>{props.field}</code>: <Val value={props.before} type={props.type} parts={was} />
       <span class="arrow" aria-label="becomes">
         →
       </span>
       <span class="after">
-        <Val value={props.after} type={props.type} />
+        <Val value={props.after} type={props.type} parts={becomes} />
       </span>
       {same ? <span class="muted small"> (already)</span> : null}
     </div>
