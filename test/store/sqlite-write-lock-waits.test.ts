@@ -12,17 +12,17 @@ const HOLD_MS = 400
  * SQLite waits for the lock only where a transaction's first statement writes (or it began IMMEDIATE): one that read
  * first and then came to write is refused at once (SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT), a 503 "store busy" for a lock
  * held a few hundred milliseconds. Every step below must wait its turn and succeed. The lock is held by a worker
- * thread, its own connection, which lets go on its own timer: better-sqlite3 waits synchronously on the gateway's.
+ * thread, its own connection, which lets go on its own timer (better-sqlite3 waits synchronously on the gateway's),
+ * set from the moment the step starts.
  */
 function briefLocker(file: string) {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads')
      const db = new (require('better-sqlite3'))(workerData)
-     parentPort.on('message', (ms) => {
-       if (ms === 'close') { db.close(); parentPort.close(); return }
-       db.exec('BEGIN IMMEDIATE')
-       parentPort.postMessage('held')
-       setTimeout(() => db.exec('COMMIT'), ms)
+     parentPort.on('message', (m) => {
+       if (m === 'close') { db.close(); parentPort.close(); return }
+       if (m === 'lock') { db.exec('BEGIN IMMEDIATE'); parentPort.postMessage('held'); return }
+       setTimeout(() => db.exec('COMMIT'), Math.max(0, m.releaseAt - Date.now()))
      })`,
     { eval: true, workerData: file },
   )
@@ -30,9 +30,12 @@ function briefLocker(file: string) {
     /** Runs `step` while the lock is held, and how long it took. */
     async during<T>(step: () => Promise<T>): Promise<{ value: T; ms: number }> {
       const held = new Promise<void>((resolve) => worker.once('message', () => resolve()))
-      worker.postMessage(HOLD_MS)
+      worker.postMessage('lock')
       await held
+      // the release is timed from here, not from when the lock was taken: under load the 'held' message may arrive
+      // after a timer started in the worker had already let go, and the step would never meet the lock
       const started = Date.now()
+      worker.postMessage({ releaseAt: started + HOLD_MS })
       const value = await step()
       return { value, ms: Date.now() - started }
     },
