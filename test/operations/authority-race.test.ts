@@ -44,28 +44,45 @@ function pauseInsideCommit(deed: () => Promise<void>): KyselyPlugin {
   }
 }
 
-/** Disables a principal through a connection of its own, as another process would; resolves when that committed. */
-function disabler(gw: Gw, storeUrl: string): (principal: string) => Promise<void> {
+/**
+ * Disables a principal through a connection of its own, as another process would; resolves when that committed, with
+ * whether the plan's operation was already recorded as the disable's own transaction saw it. That is the order the
+ * two transactions serialized in, read from the store itself rather than from when promises resolve in this process
+ * (the commit's work after its transaction, the audit and the runner, can outlast a disable that waited for it).
+ */
+function disabler(gw: Gw, storeUrl: string): (principal: string, planId: string) => Promise<{ operationRecorded: boolean }> {
   if (gw.store.dialect === 'postgres')
-    return async (principal) => {
+    return async (principal, planId) => {
       const client = new pg.Client({ connectionString: storeUrl })
       await client.connect()
       try {
+        await client.query('begin')
+        // waits here while the commit holds the principal's row; the next statement then reads what committed before
         await client.query('update principals set disabled_at = $1 where id = $2', [new Date().toISOString(), principal])
+        const seen = await client.query('select count(*)::int as n from operations where plan_id = $1', [planId])
+        await client.query('commit')
+        return { operationRecorded: seen.rows[0].n > 0 }
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined)
+        throw error
       } finally {
         await client.end()
       }
     }
   // SQLite: another connection to the file, waiting for the write lock as another process's would (without blocking
   // this process's event loop: it tries again every 20 ms)
-  return async (principal) => {
+  return async (principal, planId) => {
     const other = new BetterSqlite3(storeUrl.replace(/^sqlite:/, ''))
     other.pragma('busy_timeout = 0')
+    const disableAndLook = other.transaction(() => {
+      other.prepare('update principals set disabled_at = ? where id = ?').run(new Date().toISOString(), principal)
+      const seen = other.prepare('select count(*) as n from operations where plan_id = ?').get(planId) as { n: number }
+      return { operationRecorded: seen.n > 0 }
+    })
     try {
       for (;;) {
         try {
-          other.prepare('update principals set disabled_at = ? where id = ?').run(new Date().toISOString(), principal)
-          return
+          return disableAndLook.immediate()
         } catch (error) {
           if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error
           await new Promise((r) => setTimeout(r, 20))
@@ -104,10 +121,9 @@ for (const kind of STORE_KINDS) {
           const target = who === 'approver' ? reviewer.principal : agent.principal
           const disable = disabler(gw, fx.storeUrl)
 
-          let disabling: Promise<void> | null = null
-          let landedInside = false
+          let disabling: Promise<{ operationRecorded: boolean }> | null = null
           const plugin = pauseInsideCommit(async () => {
-            disabling = disable(target).then(() => void (landedInside = true))
+            disabling = disable(target, plan.plan_id)
             // long enough for a disable that does not wait for the commit to commit
             await Promise.race([disabling, new Promise((r) => setTimeout(r, 700))])
           })
@@ -122,13 +138,12 @@ for (const kind of STORE_KINDS) {
           } finally {
             await operations.close()
           }
-          const landedBeforeCommitEnded = landedInside
           assert.ok(disabling, 'the disable was attempted inside the commit transaction')
-          await disabling
+          const { operationRecorded } = await (disabling as Promise<{ operationRecorded: boolean }>)
           const ops = await gw.store.db.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).execute()
           assert.equal(ops.length, outcome === 'committed' ? 1 : 0)
           assert.ok(
-            !(outcome === 'committed' && landedBeforeCommitEnded),
+            !(outcome === 'committed' && !operationRecorded),
             `the operation was recorded by a transaction that committed after the ${who} was disabled`,
           )
           const row = await gw.store.db.selectFrom('principals').select('disabled_at').where('id', '=', target).executeTakeFirstOrThrow()
