@@ -51,10 +51,10 @@ export async function verifyWritten(
   const reread = await rereadOne(ctx.connector, id, 'after')
   const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
   // The upstream answered the re-read, but not with a well-formed target record: after our write, that is
-  // what our write left (halting is the safe reading; carrying on could repeat it on every target). A 202 or
-  // 206 is no record at all (taken to answer later, a part of the answer: unfinished-answer.ts), which says
-  // nothing of the write.
-  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300 && reread.status !== 202 && reread.status !== 206)
+  // what our write left (halting is the safe reading; carrying on could repeat it on every target). A 202, 203
+  // or 206 is not the record by its own word (taken to answer later, rewritten on the way, a part of the answer:
+  // unfinished-answer.ts), which says nothing of the write.
+  if (reread.kind === 'failed' && reread.status !== undefined && reread.status >= 200 && reread.status < 300 && !NOT_THE_RECORD.has(reread.status))
     return { kind: 'contradicted', message: `the record read back is not the record it was: ${reread.message}`, after: null }
   if (reread.kind !== 'found' && answered) return answered
   if (reread.kind !== 'found')
@@ -68,6 +68,9 @@ export async function verifyWritten(
   if (check.kind === 'contradicted') return { kind: 'contradicted', message: `${check.message} (re-read after the write)`, after: after.fields, version: after.version }
   return { kind: 'holds', after, version: after.version }
 }
+
+/** 2xx statuses whose answer says of itself it is not the record (unfinished-answer.ts). */
+const NOT_THE_RECORD: ReadonlySet<number> = new Set([202, 203, 206])
 
 /**
  * Whether the version seen after a write is the one it started from. Then the record is as it was (the write

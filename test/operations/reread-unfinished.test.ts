@@ -14,6 +14,8 @@ import { judgeOnePause } from './one-write-judged.js'
 const ANSWERS: readonly [string, number, Record<string, string>][] = [
   ['202 Accepted', 202, {}],
   ['206 Partial Content', 206, { 'content-range': 'bytes 0-70/900' }],
+  // a transforming proxy's rewrite of the upstream's answer: not the upstream's word on the record
+  ['203 Non-Authoritative Information', 203, {}],
 ]
 
 for (const [name, status, headers] of ANSWERS)
@@ -42,3 +44,26 @@ for (const [name, status, headers] of ANSWERS)
       assert.match(message ?? '', new RegExp(name))
     })
   })
+
+/**
+ * The write's own answer rewritten on the way (203 Non-Authoritative Information): its body is a proxy's word, not
+ * the upstream's, so it proves nothing. Here it shows the approved values at a new version while the upstream never
+ * applied the write: the record is re-read and judged on what the upstream holds. Was: `succeeded` on the body.
+ */
+describe('a write answered 203 Non-Authoritative Information with the approved record', () => {
+  let upstream: TestUpstream
+  const doc = { id: 'a1', status: 'active', collection: 'active', version: 1 }
+  before(async () => {
+    upstream = await startUpstream((req, res) =>
+      req.method === 'GET' ? sendJson(res, 200, doc) : sendJson(res, 203, { ...doc, collection: 'paused', version: 2 }),
+    )
+  })
+  after(() => upstream.close())
+
+  test('judged on the record re-read, never succeeded on the rewritten body', async () => {
+    const attempt = await judgeOnePause(upstream.origin, [200, 203, 204])
+    assert.ok(attempt.kind === 'done')
+    const { state, reason, message } = attempt.outcome
+    assert.notEqual(state, 'succeeded', `${state} (${reason}: ${message})`)
+  })
+})

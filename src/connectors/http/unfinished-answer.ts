@@ -12,11 +12,17 @@ import { mediaTypeOf } from './body-text.js'
  * part parses as, the upstream says there is more of it. A 206 for a range of rows (PostgREST's `0-24/3573`, an
  * `items` unit) is a page like any other, judged by its paging signals.
  *
+ * 203 Non-Authoritative Information: an intermediary (a transforming proxy, an edge rewrite) changed the upstream's
+ * answer before it arrived. What it holds is the intermediary's word: a page it cut, or a paging signal it dropped,
+ * would read as the upstream's own last page, and a record it rewrote as the upstream's record.
+ *
  * A read so answered is read again later.
  */
 export function unfinishedAnswer(source: string, status: number, headers: Headers): string | null {
   if (status === 202)
     return `source "${source}" answered 202 Accepted: it took the read to answer it later, so its body is not what it holds now`
+  if (status === 203)
+    return `source "${source}" answered 203 Non-Authoritative Information: something between Warrant and the upstream changed its answer, so what it holds is not the upstream's word`
   if (status !== 206) return null
   const range = headers.get('content-range')?.trim() ?? ''
   if (/^bytes\s/i.test(range))

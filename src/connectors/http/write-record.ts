@@ -146,6 +146,9 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
   // Taken, not done: whatever the body says is what the upstream means to do, and a read now may be before it.
   if (status === 202)
     return { kind: 'unknown', status, accepted: true, message: `source "${source}" answered 202 Accepted: it took the write to apply it later, so its answer neither proves nor contradicts the effect` }
+  // Done, but its answer rewritten on the way (a transforming proxy): neither its body nor its headers are the
+  // upstream's word on the record or its version, so the record is re-read and judged.
+  if (status === 203) return { kind: 'written', status, record: null }
   if (status >= 200 && status < 300) {
     if (body !== null && body.trim() === '') {
       const stated = statedVersion(ctx, newVersion, headers, undefined)

@@ -126,3 +126,38 @@ describe('a read answered 206 Partial Content for a byte range', () => {
     await connector.close()
   })
 })
+
+// 203 Non-Authoritative Information: an intermediary (a transforming proxy, a CDN's edge rewrite) changed the
+// upstream's 200 before it reached Warrant. Whatever it holds is the intermediary's word, not the upstream's: a
+// page cut or rewritten there reads as the upstream's answer. Not complete, read again later; a record so answered
+// is not found.
+describe('a read answered 203 Non-Authoritative Information', () => {
+  let up: TestUpstream
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      const path = req.url.pathname
+      // the proxy dropped the paging signal and some items: the body parses as a whole, last page
+      if (path === '/rewritten') return sendJson(res, 203, { items: ITEMS.slice(0, 3), next_cursor: null })
+      const one = /^\/rewritten\/items\/(.+)$/.exec(path)
+      if (one) return sendJson(res, 203, ITEMS.find((i) => i.id === one[1]) ?? {})
+      return sendJson(res, 404, {})
+    })
+  })
+  after(() => up.close())
+
+  test('a list answered 203: not complete, SOURCE_UNAVAILABLE naming the 203 (was: complete, 3 of 12)', async () => {
+    const env = await search(up.origin, '/rewritten')
+    assert.equal(env.complete, false, reasons(env))
+    const reason = env.incomplete_reasons.find((r) => r.code === 'SOURCE_UNAVAILABLE')
+    assert.equal(reason?.upstream_status, 203, reasons(env))
+    assert.match(reason?.message ?? '', /203 Non-Authoritative Information/, reasons(env))
+  })
+
+  test('a read by id answered 203: failed with the status, never found', async () => {
+    const connector = createHttpConnector({ resource: httpResource({ sources: [{ name: 'main', base_url: up.origin }], get: { path: '/rewritten/items/{id}' } }) })
+    const read = await connector.readByIds(['r001'])
+    assert.equal(read.records.size, 0)
+    assert.equal(read.failed[0]?.status, 203, JSON.stringify(read.failed))
+    await connector.close()
+  })
+})
