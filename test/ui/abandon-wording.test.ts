@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { createSelection, launchBrowser, newContext, proposePlan, signIn } from './support.js'
+import { describe, test } from 'node:test'
+import { createSelection, demoGatewayWithBrowser, newContext, proposePlan, signIn } from './support.js'
 
 /** The Abandon choice of an incomplete selection says when it expires, in a sentence that agrees with its subject. */
 describe('review pages: the Abandon choice says when the selection (and plan) expire, in correct English', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 200 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 200 })
 
   test('a selection page says "The selection expires"; a plan page says "The selection and this plan expire"', async () => {
+    const { fx, browser } = env
     const partial = await createSelection(fx, { filter: { region: 'apac' }, page_size: 10, budget: { max_pages: 1 } })
     assert.equal(partial.complete, false)
     const page = await (await newContext(browser)).newPage()

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import { after, before, describe, test } from 'node:test'
 import type { Browser } from 'playwright-core'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { createSelection, launchBrowser, newContext, proposePlan, signIn } from './support.js'
+import { createSelection, demoGatewayWithBrowser, launchBrowser, newContext, proposePlan, signIn } from './support.js'
 
 /** Characters a reviewer cannot see, or that reorder what they see: never on a review page as themselves. */
 const HIDDEN = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/
@@ -70,18 +70,10 @@ describe('review pages: values that would read as something else are shown as wh
 })
 
 describe('review pages: the confirmation after a decision tells the plan as it is now', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 300 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 300 })
 
   test('reloading the page an approval redirected to, after another reviewer rejected the plan, never says it may be committed', async () => {
+    const { fx, browser } = env
     const plan = await proposePlan(fx, (await createSelection(fx, { filter: { status: 'past_due', region: 'us' } })).selection_id, { type: 'pause_collection', params: { reason: 'r' } })
     const page = await (await newContext(browser)).newPage()
     await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)

@@ -4,23 +4,15 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { Browser } from 'playwright-core'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { ARTICLE_SELECTION, PAUSE, createSelection, launchBrowser, newContext, proposePlan, screenshot, signIn } from './support.js'
+import { ARTICLE_SELECTION, PAUSE, createSelection, demoGatewayWithBrowser, launchBrowser, newContext, proposePlan, screenshot, signIn } from './support.js'
 
 const RESUME = { type: 'resume_collection', params: {} }
 
 describe('review pages refuse what the services refuse', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 3000 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 3000 })
 
   test('an incomplete selection: its page gives the reasons in words and codes, what was returned, and the three choices; restricting makes a complete one', async () => {
+    const { fx, browser } = env
     const partial = await createSelection(fx, { ...ARTICLE_SELECTION, filter: { region: 'eu' }, page_size: 50, budget: { max_pages: 2 } })
     assert.equal(partial.complete, false)
 
@@ -46,6 +38,7 @@ describe('review pages refuse what the services refuse', () => {
   })
 
   test("a plan on an incomplete selection shows why, offers no Approve button, and a forged approval is refused by the plan service", async () => {
+    const { fx, browser } = env
     // An agent proposes on an incomplete selection: the plan is reviewable, never approvable.
     const partial = await createSelection(fx, { filter: { region: 'apac', status: 'paused' }, page_size: 10, budget: { max_pages: 1 } })
     assert.equal(partial.complete, false)
@@ -82,6 +75,7 @@ describe('review pages refuse what the services refuse', () => {
   })
 
   test("a reviewer whose token does not cover the plan's action is offered no decision, and a posted one is refused (403) by the plan service", async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, { filter: { region: 'us', status: 'past_due' } })
     const plan = await proposePlan(fx, selection.selection_id, PAUSE)
     const narrow = await fx.gateway.principals.issue({ name: 'resume-only-ui-reviewer', role: 'reviewer', scopes: { resources: ['subscriptions'], actions: ['resume_collection'] } })
@@ -106,6 +100,7 @@ describe('review pages refuse what the services refuse', () => {
   })
 
   test('a forged form without the CSRF token is refused (403) and changes nothing; so is a form from another site', async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, { filter: { region: 'us', status: 'paused' } })
     const plan = await proposePlan(fx, selection.selection_id, RESUME)
     const context = await newContext(browser)
@@ -152,6 +147,7 @@ describe('review pages refuse what the services refuse', () => {
   })
 
   test('a sign-in form without its own CSRF token (double submit: the form field and its cookie) is refused (403) and opens no session', async () => {
+    const { fx } = env
     const form = await fetch(`${fx.base}/review/sign-in`)
     const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1]
     assert.ok(csrf)
@@ -176,6 +172,7 @@ describe('review pages refuse what the services refuse', () => {
   })
 
   test('the approve flow works with the keyboard only', async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, { filter: { region: 'eu', status: 'canceled' } })
     const plan = await proposePlan(fx, selection.selection_id, RESUME)
     const context = await newContext(browser)

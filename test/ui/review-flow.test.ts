@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
-import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { ARTICLE_SELECTION, PAUSE, createSelection, csvRows, launchBrowser, newContext, proposePlan, screenshot, signIn, waitForOperation } from './support.js'
+import { after, describe, test } from 'node:test'
+import { ARTICLE_SELECTION, PAUSE, createSelection, csvRows, demoGatewayWithBrowser, newContext, proposePlan, screenshot, signIn, waitForOperation } from './support.js'
 
 describe('review pages: a reviewer approves the article scenario in a real browser', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 3000 })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: 3000 })
 
   test('select and propose over HTTP; sign in, read the five answers, export the CSV, approve; commit over HTTP; the operation page shows the outcomes', async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, ARTICLE_SELECTION)
     assert.equal(selection.complete, true)
     assert.ok(selection.exclusions.every((e: any) => e.count > 0), 'the demo data has disputed and legal_hold records among past_due eu')
@@ -172,6 +162,7 @@ describe('review pages: a reviewer approves the article scenario in a real brows
   })
 
   test('an agent cannot sign in to the review pages (403)', async () => {
+    const { fx, browser } = env
     const context = await newContext(browser)
     const page = await context.newPage()
     assert.equal(await signIn(page, fx, 'agent'), 403)

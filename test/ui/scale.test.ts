@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import type { Browser } from 'playwright-core'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { createSelection, launchBrowser, newContext, proposePlan, signIn } from './support.js'
+import { after, describe, test } from 'node:test'
+import { createSelection, demoGatewayWithBrowser, newContext, proposePlan, signIn } from './support.js'
 
 const COUNT = 100_000
 
 describe('review pages on a 100,000-member selection', () => {
-  let fx: GatewayFixture
-  let browser: Browser
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: COUNT })
-    browser = await launchBrowser()
-  })
-  after(async () => {
-    await browser?.close()
-    await fx?.close()
-  })
+  const env = demoGatewayWithBrowser({ store: 'sqlite', count: COUNT })
 
   test('the plan page renders its first page and the total; later pages are read by cursor, never by loading the set', async () => {
+    const { fx, browser } = env
     const selection = await createSelection(fx, { filter: {}, page_size: 10_000 })
     assert.equal(selection.count, COUNT)
     const plan = await proposePlan(fx, selection.selection_id, { type: 'resume_collection', params: {} })
