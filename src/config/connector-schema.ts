@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { refusePlainHttp } from './plain-http.js'
 import { dottedPath, durationMs, fieldName, secretRef, templateValue } from './value-schemas.js'
 
 // How the gateway reaches an upstream: a table (sql) or a REST API (http).
@@ -34,10 +35,13 @@ export const paginationSchema = z.discriminatedUnion('style', [
 ])
 export type PaginationConfig = z.infer<typeof paginationSchema>
 
-export const httpSourceSchema = z.strictObject({
-  name: z.string().min(1),
-  base_url: z.url(),
-})
+export const httpSourceSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    base_url: z.url(),
+    plain_http: z.boolean().optional().describe('allow an http:// base_url off this machine (the network between is your own); loopback and https need no flag'),
+  })
+  .superRefine((s, ctx) => refusePlainHttp(s.base_url, s.plain_http === true, ['base_url'], ctx, 'source'))
 
 export const httpConnectorSchema = z.strictObject({
   kind: z.literal('http'),

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { filterSchema } from '../contract/index.js'
 import { connectorSchema } from './connector-schema.js'
+import { refusePlainHttp } from './plain-http.js'
 import { fieldName, fieldTypeSchema, secretRef, templateValue, ttlMinutes } from './value-schemas.js'
 
 export {
@@ -182,8 +183,10 @@ export const webhookSchema = z
     secret: secretRef.optional().describe('HMAC-SHA256 key for X-Warrant-Signature; required for format json'),
     format: z.enum(['json', 'slack']).default('json'),
     events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).optional().describe('default: every event'),
+    plain_http: z.boolean().optional().describe('allow an http:// url off this machine (the network between is your own); loopback and https need no flag'),
   })
   .refine((w) => w.format === 'slack' || w.secret !== undefined, { message: 'a json webhook needs a secret to sign its body', path: ['secret'] })
+  .superRefine((w, ctx) => refusePlainHttp(w.url, w.plain_http === true, ['url'], ctx, 'webhook'))
 
 export const notificationsSchema = z
   .strictObject({

@@ -1,27 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { parseConfig } from '../../src/config/index.js'
-import { configProblems, parseConfigInput, problemKeys } from '../support/config-input.js'
+import { configProblems, httpResourceInput, parseConfigInput, problemKeys } from '../support/config-input.js'
 
 // Mistakes a platform engineer makes editing the YAML by hand, each accepted before and found out only
 // mid-operation (or never): every one is refused at load, naming the key and what to write instead.
-
-/** A small http resource to add beside the demo's sql one. */
-function httpResourceInput(): any {
-  return {
-    environment: { name: 'crm-prod' },
-    connector: {
-      kind: 'http',
-      sources: [{ name: 'main', base_url: 'http://127.0.0.1:9/' }],
-      list: { path: '/items', pagination: { style: 'cursor' } },
-      get: { path: '/items/{id}' },
-      version: { from: 'field', field: 'rev' },
-    },
-    fields: { id: 'string', status: 'string', rev: 'integer' },
-    review_fields: ['id', 'status'],
-    actions: { close: { set: { status: 'closed' }, write: { path: '/items/{id}' } } },
-  }
-}
 
 describe('config mistakes refused at load', () => {
   test('an action that sets the version field is refused (the sql write overrode it with the next version; an http one sent it to the upstream)', () => {

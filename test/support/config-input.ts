@@ -11,6 +11,23 @@ export function parseConfigInput(): any {
   return parseYaml(readFileSync(DEMO_CONFIG_PATH, 'utf8'))
 }
 
+/** A small http resource to add beside the demo's sql one. */
+export function httpResourceInput(baseUrl = 'http://127.0.0.1:9/'): any {
+  return {
+    environment: { name: 'crm-prod' },
+    connector: {
+      kind: 'http',
+      sources: [{ name: 'main', base_url: baseUrl }],
+      list: { path: '/items', pagination: { style: 'cursor' } },
+      get: { path: '/items/{id}' },
+      version: { from: 'field', field: 'rev' },
+    },
+    fields: { id: 'string', status: 'string', rev: 'integer' },
+    review_fields: ['id', 'status'],
+    actions: { close: { set: { status: 'closed' }, write: { path: '/items/{id}' } } },
+  }
+}
+
 /** The keys a refused config names (`fn` must throw the config's `invalid_request` error). */
 export function problemKeys(fn: () => unknown): string[] {
   return configProblems(fn).map((p) => p.key)

@@ -1,0 +1,31 @@
+import type { z } from 'zod'
+
+/** Hosts that are this machine: plain http to them never crosses a network. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase()
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+/**
+ * Refuses (as an issue at `path`) a URL that is not http or https, or plain http to a host off this machine unless
+ * `plainHttp` says the network between is the operator's own. Over such a URL the credential and every record
+ * cross the network readable, and anything on the path can cut a page or change a record, which a walk would then
+ * call complete.
+ *
+ * @example
+ * schema.superRefine((s, ctx) => refusePlainHttp(s.base_url, s.plain_http, ['base_url'], ctx, 'source'))
+ */
+export function refusePlainHttp(url: string, plainHttp: boolean, path: readonly (string | number)[], ctx: z.RefinementCtx, what: string): void {
+  if (!URL.canParse(url)) return // the url schema names that
+  const parsed = new URL(url)
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', path: [...path], message: `an http or https URL (not ${parsed.protocol})` })
+    return
+  }
+  if (parsed.protocol === 'https:' || plainHttp || isLoopback(parsed.hostname)) return
+  ctx.addIssue({
+    code: 'custom',
+    path: [...path],
+    message: `plain http to "${parsed.hostname}", off this machine: what this ${what} sends and reads crosses the network readable, and anything on the path can cut or change it; use https, or set plain_http: true on this ${what} if the network between is your own`,
+  })
+}
