@@ -9,7 +9,7 @@ const UNFINISHED = ['pending', 'running'] as const
 
 /** The gauges read from the store at each scrape: true for every instance that shares it. */
 export function storeCounts(store: Store): StoreCounts {
-  const byState = (rows: { state: string; n: number | string | bigint }[]) => Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]))
+  const byState = (rows: { state: string; n: number | string | bigint }[]) => rows.map((r) => ({ labels: { state: r.state }, count: Number(r.n) }))
   return {
     warrant_plans: async () => byState(await store.db.selectFrom('plans').select(['state', sql<number>`count(*)`.as('n')]).groupBy('state').execute()),
     // targets of unfinished operations only: the progress of what runs now, not the whole history
@@ -23,6 +23,15 @@ export function storeCounts(store: Store): StoreCounts {
           .groupBy('operation_targets.state')
           .execute(),
       ),
+    // every delivery ever recorded: an alert on a rise of the failed count finds a reviewer who was never told
+    warrant_webhook_deliveries: async () =>
+      (
+        await store.db
+          .selectFrom('webhook_deliveries')
+          .select(['webhook_label', 'state', sql<number>`count(*)`.as('n')])
+          .groupBy(['webhook_label', 'state'])
+          .execute()
+      ).map((r) => ({ labels: { webhook: r.webhook_label, state: r.state }, count: Number(r.n) })),
   }
 }
 

@@ -37,6 +37,7 @@ export const METRICS = {
 export const STORE_GAUGES = {
   warrant_plans: { labels: ['state'], help: 'Plans by state (pending, approved, rejected, expired, committed), from the store' },
   warrant_operation_targets: { labels: ['state'], help: 'Targets of operations not yet finished, by state: the progress of running operations' },
+  warrant_webhook_deliveries: { labels: ['webhook', 'state'], help: 'Webhook deliveries by webhook (its name, or scheme and host) and state (pending, delivered, failed), from the store: a reviewer never told is a failed one' },
 } as const
 
 export interface MetricSpec {

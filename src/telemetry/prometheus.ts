@@ -1,8 +1,14 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { METRICS, STORE_GAUGES, type MetricName } from './metrics.js'
 
-/** Counts read from the store at scrape time: state → count. */
-export type StoreCounts = Record<keyof typeof STORE_GAUGES, () => Promise<Readonly<Record<string, number>>>>
+/** One count read from the store, with its labels (those the gauge names in `STORE_GAUGES`). */
+export interface StoreCount {
+  readonly labels: Readonly<Record<string, string>>
+  readonly count: number
+}
+
+/** Counts read from the store at scrape time. */
+export type StoreCounts = Record<keyof typeof STORE_GAUGES, () => Promise<readonly StoreCount[]>>
 
 export interface PrometheusMetrics {
   add(metric: MetricName, labels: Readonly<Record<string, string>>, by: number): void
@@ -33,7 +39,7 @@ export function createPrometheusMetrics(storeCounts?: StoreCounts): PrometheusMe
         async collect() {
           const counts = await read()
           this.reset()
-          for (const [state, count] of Object.entries(counts)) this.set({ state }, count)
+          for (const { labels, count } of counts) this.set(labels, count)
         },
       })
     }
