@@ -51,14 +51,16 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       'principals.name as name',
       'principals.role as role',
       'principals.disabled_at as disabled_at',
+      'principals.last_disabled_at as last_disabled_at',
       'principals.scopes as scopes',
     ])
     .where('approvals.plan_id', '=', row.id)
     .orderBy('approvals.decided_at')
     .orderBy('approvals.id')
     .execute()
+  const proposer = await ctx.db.selectFrom('principals').select('last_disabled_at').where('id', '=', row.proposed_by).executeTakeFirst()
   return rows.map((r) => {
-    const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now) : null
+    const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now, proposer?.last_disabled_at ?? null) : null
     return {
       approval_id: r.id,
       decision: r.decision,

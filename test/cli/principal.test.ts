@@ -95,7 +95,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(enableRow!.details.was_disabled_at, row.disabled_at)
     })
 
-    test('a disabled reviewer\'s approval stops counting at once: the commit is 403 not_approved (approver_disabled); enabled, it counts again', async () => {
+    test('a disabled reviewer\'s approval stops counting at once: the commit is 403 not_approved (approver_disabled); enabled, it stays void (approver_disabled_since)', async () => {
       const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'apac' } })
       assert.equal(selection.status, 201, JSON.stringify(selection.body))
       const plan = (await fx.as('agent')('POST', `/v1/selections/${selection.body.selection_id}/plans`, { action: { type: 'pause_collection', params: { reason: 'disable test' } } })).body
@@ -124,7 +124,11 @@ for (const kind of STORE_KINDS) {
       const byBob = (await rowsOf('cli:principal enable')).at(-1)!
       assert.equal(byBob.principal, (await principalRow('bob')).id)
       assert.deepEqual([byBob.details.principal_name, byBob.details.changed], ['alice', true])
-      assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.approvals[0].not_counted, null)
+      // given before the disable, maybe by whoever had the laptop: an enable does not bring it back
+      const after = (await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body
+      assert.equal(after.approvals[0].not_counted, 'approver_disabled_since')
+      assert.equal(after.state, 'pending')
+      assert.match(enabled.stdout, /the approvals it gave before \S+, and those given on plans it proposed before then, stay void/)
     })
 
     test('wrong input changes nothing: an unknown name, a missing or blank reason (exit 2), and no audit row claims a change', async () => {

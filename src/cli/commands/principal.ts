@@ -39,7 +39,7 @@ export function registerPrincipal(program: Command): void {
         else {
           const width = Math.max(...listed.map((p) => cellText(p.name).length))
           for (const p of listed)
-            process.stdout.write(`${cellText(p.name).padEnd(width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : 'enabled'}\n`)
+            process.stdout.write(`${cellText(p.name).padEnd(width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : p.last_disabled_at ? `enabled (last disabled ${p.last_disabled_at})` : 'enabled'}\n`)
         }
       } finally {
         await gateway.close()
@@ -73,17 +73,17 @@ const STATUS = {
     changed: (who: string, change: PrincipalStatusChange, reason: string | null) => [
       `disabled ${who} (${change.role}, ${change.principal_id}) at ${change.disabled_at}: reason "${cellText(reason)}"`,
       `  its ${change.live_tokens} live token(s) are refused from the next request on (401 unauthenticated, reason principal_disabled), on every gateway sharing this store`,
-      '  the approvals it gave no longer count; an operation it already committed keeps running (a person approved it)',
+      '  the approvals it gave, and those given on plans it proposed, no longer count, even once it is enabled again; an operation it already committed keeps running (a person approved it)',
     ],
   },
   enable: {
-    description: 'let a disabled principal act again: its live tokens work and its approvals count again where they still hold',
+    description: 'let a disabled principal act again: its live tokens work; the approvals it gave before the disable (and those on plans it proposed before it) stay void',
     reasonRequired: false,
     reasonHelp: 'why it may act again: kept in the audit log',
     unchanged: (who: string) => `${who} is not disabled: nothing changed`,
     changed: (who: string, change: PrincipalStatusChange) => [
       `enabled ${who} (${change.role}, ${change.principal_id}), disabled since ${change.was_disabled_at}`,
-      `  its ${change.live_tokens} live token(s) work again, and the approvals it gave before count again where they still hold`,
+      `  its ${change.live_tokens} live token(s) work again; the approvals it gave before ${change.was_disabled_at}, and those given on plans it proposed before then, stay void: a reviewer approves again`,
       '  (a token that may have leaked is revoked on its own: warrant token revoke TOKEN_ID)',
     ],
   },
