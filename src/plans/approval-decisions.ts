@@ -120,8 +120,12 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   // The same action rule as proposing and committing: a reviewer decides only on what their token may do.
   const plan = toRecord(row)
   if (!planInActionScope(actor, plan)) scoped(actor, row.resource, row.compensates ? COMPENSATE : plan.action.type)
+  // four eyes: told apart from a missing role or scope by `reason`, so a client can say "ask another reviewer"
   if (actor.principal === row.proposed_by)
-    throw new WarrantError('forbidden', 'the principal who proposed a plan cannot approve or reject it; another reviewer must', { plan_id: planId })
+    throw new WarrantError('forbidden', `the principal who proposed a plan cannot approve or reject it; another reviewer must (plan ${planId} was proposed by "${actor.name}")`, {
+      plan_id: planId,
+      reason: 'own_proposal',
+    })
   if (row.state === 'committed' || row.state === 'rejected')
     throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
   const selection = await selectionOf(ctx, row)
