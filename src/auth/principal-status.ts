@@ -26,6 +26,8 @@ export interface PrincipalStatusChange {
   readonly disabled_at: string | null
   /** the disable time before this command (null: it was enabled) */
   readonly was_disabled_at: string | null
+  /** its most recent disable, kept by an enable: the approvals decided before it stay void */
+  readonly last_disabled_at: string | null
   readonly live_tokens: number
   /** admins still enabled after this change: 0 is said, never refused (see `warrant principal disable`) */
   readonly enabled_admins_left: number
@@ -73,7 +75,7 @@ export function createPrincipalStatus(store: Store) {
       .where('disabled_at', disable ? 'is' : 'is not', null)
       .executeTakeFirst()
     const changed = Number(result.numUpdatedRows) === 1
-    const current = await store.db.selectFrom('principals').select('disabled_at').where('id', '=', row.id).executeTakeFirstOrThrow()
+    const current = await store.db.selectFrom('principals').select(['disabled_at', 'last_disabled_at']).where('id', '=', row.id).executeTakeFirstOrThrow()
     const admins = await store.db
       .selectFrom('principals')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -87,6 +89,7 @@ export function createPrincipalStatus(store: Store) {
       changed,
       disabled_at: current.disabled_at,
       was_disabled_at: changed ? row.disabled_at : current.disabled_at,
+      last_disabled_at: current.last_disabled_at,
       live_tokens: await liveTokens(row.id, now),
       enabled_admins_left: Number(admins.n),
     }
@@ -109,4 +112,34 @@ export function createPrincipalStatus(store: Store) {
      */
     enable: (name: string) => setDisabled(name, false),
   }
+}
+
+/**
+ * A disable's or an enable's reason as recorded: trimmed; `field` is how the surface names it (`--reason`, `reason`). A
+ * disable needs one, so whoever reads the audit log later knows why a principal was stopped; a blank one is refused
+ * before anything changes.
+ */
+export function statusReason(raw: string | undefined, required: boolean, field: string): string | null {
+  if (raw === undefined && !required) return null
+  const reason = (raw ?? '').trim()
+  if (reason === '') throw new WarrantError('invalid_request', `give a reason (${field}): what the principal did or why it is stopped; it is kept in the audit log`, { field: 'reason' })
+  return reason
+}
+
+/** What a disable's or an enable's audit row carries, the same from the CLI and over HTTP: a repeat says it changed nothing. */
+export function statusAuditDetails(verb: 'disable' | 'enable', change: PrincipalStatusChange, reason: string | null): Record<string, unknown> {
+  return {
+    principal_id: change.principal_id,
+    principal_name: change.name,
+    principal_role: change.role,
+    changed: change.changed,
+    ...(verb === 'disable' ? { disabled_at: change.disabled_at } : { was_disabled_at: change.was_disabled_at }),
+    reason,
+    ...(noEnabledAdminLeft(change) ? { no_enabled_admin_left: true } : {}),
+  }
+}
+
+/** An admin's change left no enabled admin: allowed, and said (GET /metrics and the principals routes need one). */
+export function noEnabledAdminLeft(change: PrincipalStatusChange): boolean {
+  return change.role === 'admin' && change.enabled_admins_left === 0
 }

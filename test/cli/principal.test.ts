@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { call, type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { runWarrant } from '../support/cli-config.js'
+import { auditRowsOf, principalRow as principalRowOf } from '../support/principal-rows.js'
 import { STORE_KINDS } from '../support/stores.js'
 
 /**
@@ -15,13 +16,8 @@ for (const kind of STORE_KINDS) {
     let fx: GatewayFixture
     let config: string
     const warrant = (args: readonly string[], env: Record<string, string | undefined> = {}) => runWarrant([...args, '-c', config], fx.dir, env)
-    const principalRow = (name: string) => fx.gateway.store.db.selectFrom('principals').selectAll().where('name', '=', name).executeTakeFirstOrThrow()
-    const rowsOf = async (action: string) =>
-      (await fx.gateway.store.db.selectFrom('audit_events').selectAll().where('action', '=', action).orderBy('seq').execute()).map((r) => ({
-        ...r,
-        summary: JSON.parse(r.summary),
-        details: r.details === null ? null : JSON.parse(r.details),
-      }))
+    const principalRow = (name: string) => principalRowOf(fx, name)
+    const rowsOf = (action: string) => auditRowsOf(fx, action)
     const mcpSearch = (token: string) =>
       call(fx.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }, { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' })
 

@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
-import type { PrincipalStatusChange } from '../../auth/index.js'
-import { WarrantError } from '../../contract/index.js'
+import { noEnabledAdminLeft, type PrincipalStatusChange, statusAuditDetails, statusReason } from '../../auth/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { noteCliDetails } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -8,13 +7,9 @@ import { cellText } from '../table-cell.js'
 
 type StatusFlags = TokenFlags & { reason?: string; config?: string; json?: boolean }
 
-/** The reason as recorded: trimmed; a blank one is refused before anything is opened, so it changes nothing. */
+/** The reason as recorded (see `statusReason`): refused before anything is opened, so a blank one changes nothing. */
 function reasonOf(flags: StatusFlags, required: boolean): string | null {
-  if (flags.reason === undefined && !required) return null
-  const reason = (flags.reason ?? '').trim()
-  if (reason === '')
-    throw new WarrantError('invalid_request', 'give a reason (--reason): what the principal did or why it is stopped; it is kept in the audit log', { field: 'reason' })
-  return reason
+  return statusReason(flags.reason, required, '--reason')
 }
 
 /**
@@ -95,17 +90,9 @@ async function changeStatus(name: string, flags: StatusFlags, verb: 'disable' | 
   try {
     await cliActor(gateway, flags)
     const change = await gateway.principals[verb](name)
-    const noAdminLeft = change.role === 'admin' && change.enabled_admins_left === 0
+    const noAdminLeft = noEnabledAdminLeft(change)
     // the command's one audit row (`cli:principal disable`) carries what it did: a repeat says it changed nothing
-    noteCliDetails({
-      principal_id: change.principal_id,
-      principal_name: change.name,
-      principal_role: change.role,
-      changed: change.changed,
-      ...(verb === 'disable' ? { disabled_at: change.disabled_at } : { was_disabled_at: change.was_disabled_at }),
-      reason,
-      ...(noAdminLeft ? { no_enabled_admin_left: true } : {}),
-    })
+    noteCliDetails(statusAuditDetails(verb, change, reason))
     // Allowed, not refused: over HTTP an admin's token is needed only for GET /metrics (reviewers approve and read the
     // audit too), and principals and tokens are made here by whoever holds the store, so no admin left locks nobody
     // out. Said, so it is not found out when Prometheus starts failing.
