@@ -124,3 +124,33 @@ for (const kind of STORE_KINDS) {
     })
   })
 }
+
+for (const kind of STORE_KINDS) {
+  describe(`a decision that reaches the store after its approver's disable is refused (${kind} store)`, () => {
+    let fx: GatewayFixture
+    before(async () => {
+      fx = await startDemoGateway({ store: kind, count: 300 })
+    })
+    after(async () => {
+      await fx?.close()
+    })
+
+    test('authenticated before the disable, recorded after it: refused 401 principal_disabled, no approval row, none to count once enabled', async () => {
+      const reviewer = await fx.gateway.principals.issue({ name: 'erin', role: 'reviewer' })
+      const sel = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'us' } })
+      const plan = (await fx.as('agent')('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })).body
+      // the request was authenticated (its actor made) before the disable committed: the decision is recorded after it
+      const actor = await fx.gateway.principals.authenticate(reviewer.token, 'http')
+      await fx.gateway.principals.disable('erin')
+      await assert.rejects(fx.gateway.plans.decide(actor, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest }), (e: any) => {
+        assert.equal(e.code, 'unauthenticated')
+        assert.equal(e.details?.reason, 'principal_disabled')
+        return true
+      })
+      await fx.gateway.principals.enable('erin')
+      const rows = await fx.gateway.store.db.selectFrom('approvals').select('id').where('plan_id', '=', plan.plan_id).execute()
+      assert.deepEqual(rows, [], 'no approval was recorded')
+      assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.state, 'pending')
+    })
+  })
+}
