@@ -11,6 +11,7 @@ import { registerAuditRoutes } from './routes/audit.js'
 import { registerOperationRoutes } from './routes/operations.js'
 import { registerResourceRoutes } from './routes/resources.js'
 import { registerPlanRoutes } from './routes/plans.js'
+import { registerPrincipalRoutes } from './routes/principals.js'
 import { registerSelectionRoutes } from './routes/selections.js'
 import { registerReviewPages } from '../ui/index.js'
 
@@ -64,6 +65,7 @@ export function createApp(options: AppOptions): App {
   registerPlanRoutes(app, gateway)
   registerOperationRoutes(app, { operations: gateway.operations })
   registerAuditRoutes(app, { audit: gateway.audit })
+  registerPrincipalRoutes(app, gateway)
   registerReviewPages(app, gateway)
 
   app.doc31('/openapi.json', {

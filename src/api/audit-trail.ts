@@ -74,7 +74,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
           selection_id: ids.selection_id as string | undefined,
           plan_id: ids.plan_id as string | undefined,
           operation_id: ids.operation_id as string | undefined,
-          details: !refused && decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : undefined,
+          details: refused ? undefined : decision !== undefined ? { decision, decided_by: actor?.principal, comment: (body as Record<string, unknown>).comment ?? null } : c.get('audit_details'),
         })
       } catch (error) {
         gateway.log.error({ err: error, path: c.req.path }, 'audit trail: could not record the request')

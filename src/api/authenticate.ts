@@ -5,10 +5,18 @@ import type { Gateway } from '../gateway/index.js'
 import { clientAddress, createFailureLimit, type FailureLimit } from './failure-limit.js'
 
 /**
- * `streamed_answer`: the route answered with a stream (envelope-stream.ts), which the audit trail must not read
+ * `audit_details`: set by a route whose audit row says what it changed (a principal's disable). `streamed_answer`: the route answered with a stream (envelope-stream.ts), which the audit trail must not read
  * back; the stream then hands its end to `record_stream_end` (set by the audit trail) before its last bytes.
  */
-export type ApiEnv = { Variables: { actor: Actor; streamed_answer?: true; record_stream_end?: (end: StreamEnd) => Promise<void> } }
+export type ApiEnv = {
+  Variables: {
+    actor: Actor
+    streamed_answer?: true
+    record_stream_end?: (end: StreamEnd) => Promise<void>
+    /** what a route's change did, for its audit row's `details` (kept only when the answer is not a refusal) */
+    audit_details?: Record<string, unknown>
+  }
+}
 
 /** One failure limit per gateway, shared by every surface it authenticates (/v1 and /mcp). */
 const limits = new WeakMap<Gateway, FailureLimit>()

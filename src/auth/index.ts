@@ -1,2 +1,3 @@
 export { createPrincipalStore, hashToken, LAST_USED_RESOLUTION_MS, scopesSchema, type AddTokenOptions, type PrincipalStore, type IssuedToken, type IssueOptions, type TokenListing } from './principals.js'
-export type { PrincipalListing, PrincipalStatusChange } from './principal-status.js'
+export { noEnabledAdminLeft, statusAuditDetails, statusReason, type PrincipalListing, type PrincipalStatusChange } from './principal-status.js'
+export { principalListSchema, principalStatusAnswerSchema, principalStatusRequestSchema } from './principal-schemas.js'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { type Role, WarrantError } from '../contract/index.js'
-import type { Store } from '../store/index.js'
+import { leaseNow, type Store } from '../store/index.js'
 import { principalName } from './principal-name.js'
 
 /** A principal as `warrant principal list` shows it: never its tokens' values. */
@@ -10,6 +10,8 @@ export interface PrincipalListing {
   readonly role: Role
   readonly created_at: string
   readonly disabled_at: string | null
+  /** its most recent disable, kept by an enable: the approvals decided before it stay void */
+  readonly last_disabled_at: string | null
   /** tokens neither revoked nor expired: what a disable stops, and an enable lets work again */
   readonly live_tokens: number
 }
@@ -24,6 +26,8 @@ export interface PrincipalStatusChange {
   readonly disabled_at: string | null
   /** the disable time before this command (null: it was enabled) */
   readonly was_disabled_at: string | null
+  /** its most recent disable, kept by an enable: the approvals decided before it stay void */
+  readonly last_disabled_at: string | null
   readonly live_tokens: number
   /** admins still enabled after this change: 0 is said, never refused (see `warrant principal disable`) */
   readonly enabled_admins_left: number
@@ -60,15 +64,18 @@ export function createPrincipalStatus(store: Store) {
   async function setDisabled(raw: string, disable: boolean): Promise<PrincipalStatusChange> {
     const row = await find(raw)
     const now = store.now()
-    // conditional: of two disables at once, one changes the row and the other finds it done; the first time stands
+    // conditional: of two disables at once, one changes the row and the other finds it done; the first time stands.
+    // The disable's time is the store's (the database's on PostgreSQL), the clock approvals' `decided_at` is read on:
+    // `last_disabled_at` is compared with it, and an enable leaves it, so what was decided before stays void for good.
+    const at = leaseNow(store.db, now)
     const result = await store.db
       .updateTable('principals')
-      .set({ disabled_at: disable ? now : null })
+      .set(disable ? { disabled_at: at, last_disabled_at: at } : { disabled_at: null })
       .where('id', '=', row.id)
       .where('disabled_at', disable ? 'is' : 'is not', null)
       .executeTakeFirst()
     const changed = Number(result.numUpdatedRows) === 1
-    const current = await store.db.selectFrom('principals').select('disabled_at').where('id', '=', row.id).executeTakeFirstOrThrow()
+    const current = await store.db.selectFrom('principals').select(['disabled_at', 'last_disabled_at']).where('id', '=', row.id).executeTakeFirstOrThrow()
     const admins = await store.db
       .selectFrom('principals')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -82,6 +89,7 @@ export function createPrincipalStatus(store: Store) {
       changed,
       disabled_at: current.disabled_at,
       was_disabled_at: changed ? row.disabled_at : current.disabled_at,
+      last_disabled_at: current.last_disabled_at,
       live_tokens: await liveTokens(row.id, now),
       enabled_admins_left: Number(admins.n),
     }
@@ -91,12 +99,47 @@ export function createPrincipalStatus(store: Store) {
     /** Every principal, oldest first, with whether it is disabled and how many live tokens it holds. */
     async listPrincipals(): Promise<PrincipalListing[]> {
       const now = store.now()
-      const rows = await store.db.selectFrom('principals').select(['id', 'name', 'role', 'created_at', 'disabled_at']).orderBy('created_at').orderBy('name').execute()
-      return Promise.all(rows.map(async (r) => ({ principal_id: r.id, name: r.name, role: r.role, created_at: r.created_at, disabled_at: r.disabled_at, live_tokens: await liveTokens(r.id, now) })))
+      const rows = await store.db.selectFrom('principals').select(['id', 'name', 'role', 'created_at', 'disabled_at', 'last_disabled_at']).orderBy('created_at').orderBy('name').execute()
+      return Promise.all(
+        rows.map(async (r) => ({ principal_id: r.id, name: r.name, role: r.role, created_at: r.created_at, disabled_at: r.disabled_at, last_disabled_at: r.last_disabled_at, live_tokens: await liveTokens(r.id, now) })),
+      )
     },
     /** Its tokens are refused from the next request on, its approvals stop counting; already disabled: nothing changes. */
     disable: (name: string) => setDisabled(name, true),
-    /** Its live tokens work again and its approvals count again where they still hold; already enabled: nothing changes. */
+    /**
+     * Its live tokens work again; the approvals it gave before its disable, and those given on plans it proposed before
+     * it, stay void (`last_disabled_at` is kept); already enabled: nothing changes.
+     */
     enable: (name: string) => setDisabled(name, false),
   }
+}
+
+/**
+ * A disable's or an enable's reason as recorded: trimmed; `field` is how the surface names it (`--reason`, `reason`). A
+ * disable needs one, so whoever reads the audit log later knows why a principal was stopped; a blank one is refused
+ * before anything changes.
+ */
+export function statusReason(raw: string | undefined, required: boolean, field: string): string | null {
+  if (raw === undefined && !required) return null
+  const reason = (raw ?? '').trim()
+  if (reason === '') throw new WarrantError('invalid_request', `give a reason (${field}): what the principal did or why it is stopped; it is kept in the audit log`, { field: 'reason' })
+  return reason
+}
+
+/** What a disable's or an enable's audit row carries, the same from the CLI and over HTTP: a repeat says it changed nothing. */
+export function statusAuditDetails(verb: 'disable' | 'enable', change: PrincipalStatusChange, reason: string | null): Record<string, unknown> {
+  return {
+    principal_id: change.principal_id,
+    principal_name: change.name,
+    principal_role: change.role,
+    changed: change.changed,
+    ...(verb === 'disable' ? { disabled_at: change.disabled_at } : { was_disabled_at: change.was_disabled_at }),
+    reason,
+    ...(noEnabledAdminLeft(change) ? { no_enabled_admin_left: true } : {}),
+  }
+}
+
+/** An admin's change left no enabled admin: allowed, and said (GET /metrics and the principals routes need one). */
+export function noEnabledAdminLeft(change: PrincipalStatusChange): boolean {
+  return change.role === 'admin' && change.enabled_admins_left === 0
 }

@@ -1,5 +1,5 @@
 import { REASON_TEXT } from '../contract/index.js'
-import type { PlanProposal, PlanView } from '../plans/index.js'
+import { type PlanProposal, type PlanView, withdrawnApprovalSentences } from '../plans/index.js'
 import type { SelectionView } from '../selections/index.js'
 import { lookalikeLines } from './render-lookalikes.js'
 import { cellText as cell, fitted } from './table-cell.js'
@@ -97,6 +97,8 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   }
   lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
   for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${cell(a.name ?? a.principal)} at ${a.approved_at}, valid until ${a.expires_at}`)
+  // an approval withdrawn (a token revoked, a principal disabled) is said, with why: "still needed: 1" alone read as if nobody had approved
+  for (const line of withdrawnApprovalSentences(plan.approvals)) lines.push(`  NO LONGER COUNTS: ${cell(line)}`)
   if (plan.approval_state.expired) lines.push(`  APPROVAL EXPIRED at ${plan.approval_state.expired_at}: a reviewer must approve again before a commit`)
   if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${cell(plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal)}`)
   if (!plan.selection.complete) lines.push(`  who can approve: ${plan.approval_state.who_can_approve}`)

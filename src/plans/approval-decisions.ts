@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { parseRequest } from '../selections/parse-request.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
-import { writingTransaction, type PlanRow } from '../store/index.js'
+import { writingTransaction, type PlanRow, type Store } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
@@ -51,14 +51,16 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       'principals.name as name',
       'principals.role as role',
       'principals.disabled_at as disabled_at',
+      'principals.last_disabled_at as last_disabled_at',
       'principals.scopes as scopes',
     ])
     .where('approvals.plan_id', '=', row.id)
     .orderBy('approvals.decided_at')
     .orderBy('approvals.id')
     .execute()
+  const proposer = await ctx.db.selectFrom('principals').select('last_disabled_at').where('id', '=', row.proposed_by).executeTakeFirst()
   return rows.map((r) => {
-    const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now) : null
+    const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now, proposer?.last_disabled_at ?? null) : null
     return {
       approval_id: r.id,
       decision: r.decision,
@@ -72,6 +74,23 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       not_counted: notCounted,
     }
   })
+}
+
+/**
+ * The decider was authenticated as its request arrived; a disable that committed since must not be followed by its
+ * decision. Recorded after the disable, an approval was void while the principal stood disabled, and counted once it
+ * was enabled again (its `decided_at` came after the disable's watermark). Read in the decision's transaction: on
+ * PostgreSQL under a share lock (a disable in flight is waited for and seen; one that comes later waits for this
+ * decision, and its watermark then voids it), on SQLite under the write lock the transaction took up front.
+ */
+async function assertDeciderEnabled(db: Store['db'], dialect: Store['dialect'], actor: Actor): Promise<void> {
+  let read = db.selectFrom('principals').select(['disabled_at', 'name']).where('id', '=', actor.principal)
+  if (dialect === 'postgres') read = read.forShare()
+  const principal = await read.executeTakeFirst()
+  if (principal?.disabled_at)
+    throw new WarrantError('unauthenticated', `the principal "${principal.name}" was disabled (at ${principal.disabled_at}) before this decision could be recorded; nothing was recorded`, {
+      reason: 'principal_disabled',
+    })
 }
 
 /** Distinct principals with a valid approval, earliest first. */
@@ -118,8 +137,12 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
   // The same action rule as proposing and committing: a reviewer decides only on what their token may do.
   const plan = toRecord(row)
   if (!planInActionScope(actor, plan)) scoped(actor, row.resource, row.compensates ? COMPENSATE : plan.action.type)
+  // four eyes: told apart from a missing role or scope by `reason`, so a client can say "ask another reviewer"
   if (actor.principal === row.proposed_by)
-    throw new WarrantError('forbidden', 'the principal who proposed a plan cannot approve or reject it; another reviewer must', { plan_id: planId })
+    throw new WarrantError('forbidden', `the principal who proposed a plan cannot approve or reject it; another reviewer must (plan ${planId} was proposed by "${actor.name}")`, {
+      plan_id: planId,
+      reason: 'own_proposal',
+    })
   if (row.state === 'committed' || row.state === 'rejected')
     throw new WarrantError('conflict', `plan ${planId} is already ${row.state}; it takes no more decisions`, { plan_id: planId, state: row.state })
   const selection = await selectionOf(ctx, row)
@@ -150,6 +173,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     const current = await locked.executeTakeFirstOrThrow()
     if (current.state === 'committed' || current.state === 'rejected')
       throw new WarrantError('conflict', `plan ${planId} is already ${current.state}; it takes no more decisions`, { plan_id: planId, state: current.state })
+    await assertDeciderEnabled(trx, store.dialect, actor)
     // A second approval by a reviewer whose approval of this digest still stands is that approval, not another
     // row: two rows read as two approvals in every list, and a retried click or a second tab must not seem to add
     // a reviewer. Once it has lapsed, approving again is a new approval (with a new expiry).

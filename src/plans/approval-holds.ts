@@ -1,7 +1,7 @@
 import { type Actor, ROLES, scopesSchema, WarrantError } from '../contract/index.js'
 import type { PlanRow, Store, StoreDialect } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
-import { isApproverReason, notCountedWords } from './approval-not-counted.js'
+import { isApproverReason, withdrawnApprovalSentences } from './approval-not-counted.js'
 import { planInActionScope } from './compensation.js'
 import type { PlanRecord } from './plan-service.js'
 
@@ -29,7 +29,7 @@ export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry
   const withdrawn = entries.filter((e) => isApproverReason(e.not_counted))
   const expiredAt = approvalExpiredAt(row, entries, { reviewers_needed: reviewersNeeded }, now)
   if (expiredAt && withdrawn.length === 0) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
-  const named = withdrawn.map((e) => `the approval by "${e.name ?? e.principal}" at ${e.decided_at} no longer counts: ${notCountedWords(e.not_counted!)} (${e.not_counted})`)
+  const named = withdrawnApprovalSentences(entries)
   throw new WarrantError(
     'not_approved',
     `plan ${row.id} needs ${reviewersNeeded} distinct reviewer approval(s) of digest ${row.plan_digest}${why ? ` (${why})` : ''}; it has ${approvers.length}${named.length > 0 ? `; ${named.join('; ')}` : ''}`,
@@ -70,7 +70,9 @@ export async function assertAuthorityHolds(
   const planId = plan.plan_id
   if (dialect === 'postgres') {
     const approvals = await db.selectFrom('approvals').select(['principal', 'token_id']).where('plan_id', '=', planId).execute()
-    const principals = [...new Set([committer.principal, ...approvals.map((a) => a.principal)])].sort()
+    // the proposer's too: its disable voids the approvals given before it (see `notCountedOf`)
+    const proposer = await db.selectFrom('plans').select('proposed_by').where('id', '=', planId).executeTakeFirstOrThrow()
+    const principals = [...new Set([committer.principal, proposer.proposed_by, ...approvals.map((a) => a.principal)])].sort()
     const tokens = [...new Set([committer.token_id, ...approvals.map((a) => a.token_id)].filter((t): t is string => typeof t === 'string'))].sort()
     await db.selectFrom('principals').select('id').where('id', 'in', principals).orderBy('id').forShare().execute()
     if (tokens.length > 0) await db.selectFrom('tokens').select('id').where('id', 'in', tokens).orderBy('id').forShare().execute()

@@ -9,7 +9,17 @@ import { toRecord } from './plan-context.js'
  * leaked), the principal disabled (compromised, or gone), or their role or scope no longer lets them approve this
  * plan, the approval no longer authorises a commit.
  */
-export const NOT_COUNTED = ['other_digest', 'proposer', 'approver_revoked', 'approver_disabled', 'approver_not_reviewer', 'approver_out_of_scope', 'lapsed'] as const
+export const NOT_COUNTED = [
+  'other_digest',
+  'proposer',
+  'approver_revoked',
+  'approver_disabled',
+  'approver_disabled_since',
+  'proposer_disabled_since',
+  'approver_not_reviewer',
+  'approver_out_of_scope',
+  'lapsed',
+] as const
 export type NotCounted = (typeof NOT_COUNTED)[number]
 
 const WORDS: Readonly<Record<NotCounted, string>> = {
@@ -17,6 +27,8 @@ const WORDS: Readonly<Record<NotCounted, string>> = {
   proposer: 'the approver proposed this plan',
   approver_revoked: 'the token it was given with was revoked',
   approver_disabled: 'the approver is disabled',
+  approver_disabled_since: 'the approver was disabled after giving it; an enable does not bring back what was decided before a disable',
+  proposer_disabled_since: "the plan's proposer was disabled after it was given; a reviewer must approve the plan again",
   approver_not_reviewer: 'the approver is no longer a reviewer or admin',
   approver_out_of_scope: "the approver's scope no longer covers this plan's action",
   lapsed: 'it lapsed',
@@ -27,9 +39,21 @@ export function notCountedWords(reason: NotCounted): string {
   return WORDS[reason]
 }
 
-/** Whether the reason is about the approver's authority now (rather than the approval's digest or expiry). */
+/**
+ * Whether the reason withdrew an approval that counted (its approver's authority now, or a disable of the approver or
+ * the proposer since), rather than the approval's digest or expiry: these are named wherever the plan is shown.
+ */
 export function isApproverReason(reason: NotCounted | null): reason is Exclude<NotCounted, 'other_digest' | 'proposer' | 'lapsed'> {
-  return reason !== null && reason.startsWith('approver_')
+  return reason !== null && (reason.startsWith('approver_') || reason === 'proposer_disabled_since')
+}
+
+/**
+ * Each approval a withdrawal voided, as one sentence naming who, when and why: the commit's refusal, the CLI and the MCP
+ * summary say it so (the review page draws the same). "It has 0" alone read as if nobody had approved, and the agent
+ * asked the same reviewer again.
+ */
+export function withdrawnApprovalSentences(entries: readonly { readonly name: string | null; readonly principal: string; readonly decided_at: string; readonly not_counted: NotCounted | null }[]): string[] {
+  return entries.filter((e) => isApproverReason(e.not_counted)).map((e) => `the approval by "${e.name ?? e.principal}" at ${e.decided_at} no longer counts: ${notCountedWords(e.not_counted!)} (${e.not_counted})`)
 }
 
 /** One stored approval with its principal and token as they stand now (left-joined: either may be missing). */
@@ -37,6 +61,7 @@ export interface ApprovalStanding {
   readonly principal: string
   readonly name: string | null
   readonly plan_digest: string
+  readonly decided_at: string
   readonly expires_at: string | null
   readonly token_id: string | null
   /** the token's row id when it still exists */
@@ -44,17 +69,26 @@ export interface ApprovalStanding {
   readonly token_revoked_at: string | null
   readonly role: Actor['role'] | null
   readonly disabled_at: string | null
+  /** the approver's most recent disable, kept by an enable */
+  readonly last_disabled_at: string | null
   readonly scopes: string | null
 }
 
-/** Null when the approval counts at `now`; else the first reason it does not. */
-export function notCountedOf(row: PlanRow, a: ApprovalStanding, now: string): NotCounted | null {
+/**
+ * Null when the approval counts at `now`; else the first reason it does not. `proposerLastDisabledAt` is the plan's
+ * proposer's most recent disable: a plan proposed by a principal that was then disabled (compromised, or gone) needs a
+ * person to approve it after that, as one approved by a principal that was then disabled does.
+ */
+export function notCountedOf(row: PlanRow, a: ApprovalStanding, now: string, proposerLastDisabledAt: string | null): NotCounted | null {
   if (a.plan_digest !== row.plan_digest) return 'other_digest'
   if (a.principal === row.proposed_by) return 'proposer'
   // An approval from before tokens were kept (null) is judged by its principal alone; a kept token gone from the
   // store cannot be shown not to be revoked.
   if (a.token_id !== null && (a.token_found === null || a.token_revoked_at !== null)) return 'approver_revoked'
   if (a.disabled_at !== null) return 'approver_disabled'
+  // `decided_at` and the disable's time are both the store's clock; a tie is a decision the disable did not follow
+  if (a.last_disabled_at !== null && a.decided_at <= a.last_disabled_at) return 'approver_disabled_since'
+  if (proposerLastDisabledAt !== null && a.decided_at <= proposerLastDisabledAt) return 'proposer_disabled_since'
   if (a.role !== 'reviewer' && a.role !== 'admin') return 'approver_not_reviewer'
   if (!inScopeNow(row, a)) return 'approver_out_of_scope'
   if (a.expires_at === null || a.expires_at <= now) return 'lapsed'

@@ -24,4 +24,4 @@ export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionReq
 export { renderValue, renderPath, type TemplateContext } from './render.js'
 export { planInActionScope } from './compensation.js'
 export { assertAuthorityHolds, rejectedPlan } from './approval-holds.js'
-export { isApproverReason, notCountedWords, type NotCounted } from './approval-not-counted.js'
+export { isApproverReason, notCountedWords, withdrawnApprovalSentences, type NotCounted } from './approval-not-counted.js'

@@ -72,7 +72,7 @@ export const approvalEntrySchema = z
       .enum(NOT_COUNTED)
       .nullable()
       .describe(
-        "why this approval does not count now (null when it does, and for a rejection): the approver's token was revoked (approver_revoked), the approver disabled (approver_disabled), no longer a reviewer (approver_not_reviewer) or scoped to the action (approver_out_of_scope); it lapsed, approved another digest, or came from the proposer",
+        "why this approval does not count now (null when it does, and for a rejection): the approver's token was revoked (approver_revoked), the approver disabled (approver_disabled) or disabled after giving it, even if enabled since (approver_disabled_since), the plan's proposer disabled after it was given (proposer_disabled_since), no longer a reviewer (approver_not_reviewer) or scoped to the action (approver_out_of_scope); it lapsed, approved another digest, or came from the proposer",
       ),
   })
   .meta({ id: 'ApprovalEntry' })

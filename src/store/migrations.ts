@@ -8,6 +8,7 @@ import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
 import { addApprovalToken } from './migration-approval-token.js'
 import { createInitialSchema } from './migration-initial-schema.js'
 import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease.js'
+import { addPrincipalLastDisabled } from './migration-principal-last-disabled.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -30,6 +31,8 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0010_selection_upstream_digest': { up: addSelectionUpstreamDigest },
   '0011_approval_token': { up: addApprovalToken },
   '0012_webhook_delivery_lease_owner': { up: addWebhookDeliveryLeaseOwner },
+  // 0013 is left to another branch's migration (both are added, in order, when the branches merge)
+  '0014_principal_last_disabled': { up: addPrincipalLastDisabled },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 
 /**
  * A JSON document stored as text on both dialects: write `JSON.stringify(value)`, read `JSON.parse(text)`.
@@ -196,6 +196,11 @@ export interface PrincipalsTable {
   scopes: JsonText
   created_at: IsoTimestamp
   disabled_at: IsoTimestamp | null
+  /**
+   * (0014) the time of its most recent disable, kept when it is enabled again: approvals decided before it, its own
+   * or on plans it proposed, stay void for good. Written only by a disable.
+   */
+  last_disabled_at: ColumnType<IsoTimestamp | null, IsoTimestamp | null | undefined, IsoTimestamp | null>
 }
 
 /** API tokens; only a hash of the token is stored. */

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { call, type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { runWarrant } from '../support/cli-config.js'
+import { auditRowsOf, principalRow as principalRowOf } from '../support/principal-rows.js'
 import { STORE_KINDS } from '../support/stores.js'
 
 /**
@@ -15,13 +16,8 @@ for (const kind of STORE_KINDS) {
     let fx: GatewayFixture
     let config: string
     const warrant = (args: readonly string[], env: Record<string, string | undefined> = {}) => runWarrant([...args, '-c', config], fx.dir, env)
-    const principalRow = (name: string) => fx.gateway.store.db.selectFrom('principals').selectAll().where('name', '=', name).executeTakeFirstOrThrow()
-    const rowsOf = async (action: string) =>
-      (await fx.gateway.store.db.selectFrom('audit_events').selectAll().where('action', '=', action).orderBy('seq').execute()).map((r) => ({
-        ...r,
-        summary: JSON.parse(r.summary),
-        details: r.details === null ? null : JSON.parse(r.details),
-      }))
+    const principalRow = (name: string) => principalRowOf(fx, name)
+    const rowsOf = (action: string) => auditRowsOf(fx, action)
     const mcpSearch = (token: string) =>
       call(fx.base, 'POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }, { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' })
 
@@ -95,7 +91,7 @@ for (const kind of STORE_KINDS) {
       assert.equal(enableRow!.details.was_disabled_at, row.disabled_at)
     })
 
-    test('a disabled reviewer\'s approval stops counting at once: the commit is 403 not_approved (approver_disabled); enabled, it counts again', async () => {
+    test('a disabled reviewer\'s approval stops counting at once: the commit is 403 not_approved (approver_disabled); enabled, it stays void (approver_disabled_since)', async () => {
       const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'apac' } })
       assert.equal(selection.status, 201, JSON.stringify(selection.body))
       const plan = (await fx.as('agent')('POST', `/v1/selections/${selection.body.selection_id}/plans`, { action: { type: 'pause_collection', params: { reason: 'disable test' } } })).body
@@ -124,7 +120,11 @@ for (const kind of STORE_KINDS) {
       const byBob = (await rowsOf('cli:principal enable')).at(-1)!
       assert.equal(byBob.principal, (await principalRow('bob')).id)
       assert.deepEqual([byBob.details.principal_name, byBob.details.changed], ['alice', true])
-      assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.approvals[0].not_counted, null)
+      // given before the disable, maybe by whoever had the laptop: an enable does not bring it back
+      const after = (await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body
+      assert.equal(after.approvals[0].not_counted, 'approver_disabled_since')
+      assert.equal(after.state, 'pending')
+      assert.match(enabled.stdout, /the approvals it gave before \S+, and those given on plans it proposed before then, stay void/)
     })
 
     test('wrong input changes nothing: an unknown name, a missing or blank reason (exit 2), and no audit row claims a change', async () => {

@@ -4,6 +4,7 @@ import { caller } from '../operations/support/flow.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { openReviewSession } from '../support/review-session.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { refusedCommit } from './support/withdrawn-approval.js'
 
 /**
  * An approval is the act of a person at a time, with a token. When that token is revoked (it leaked), its principal
@@ -40,25 +41,10 @@ for (const kind of STORE_KINDS) {
       return { plan: plan.body, issued }
     }
 
-    async function refusedCommit(plan: { plan_id: string; plan_digest: string }, reason: string) {
-      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k-${plan.plan_id}` })
-      assert.equal(commit.status, 403, `the commit was taken: ${JSON.stringify(commit.body)}`)
-      assert.equal(commit.body.error.code, 'not_approved')
-      assert.equal(commit.body.error.details.reason, reason, JSON.stringify(commit.body.error))
-      const ops = await fx.gateway.store.db.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).execute()
-      assert.deepEqual(ops, [], 'no operation was recorded')
-      const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
-      assert.equal(view.body.state, 'pending')
-      assert.equal(view.body.approvals.length, 1)
-      assert.equal(view.body.approvals[0].valid, false)
-      assert.equal(view.body.approvals[0].not_counted, reason)
-      return commit.body.error
-    }
-
     test('the token the approval was given with is revoked: the commit is refused (approver_revoked), the view and the review page say so', async () => {
       const { plan, issued } = await approvedPlan()
       await fx.gateway.principals.revoke(issued.token_id)
-      const error = await refusedCommit(plan, 'approver_revoked')
+      const { error } = await refusedCommit(fx, fx.as('agent'), plan, 'approver_revoked')
       assert.match(error.message, /carol-\d+/)
       assert.match(error.message, /revoked/)
 
@@ -89,21 +75,21 @@ for (const kind of STORE_KINDS) {
     test('the approver is disabled: refused (approver_disabled)', async () => {
       const { plan, issued } = await approvedPlan()
       await fx.gateway.store.db.updateTable('principals').set({ disabled_at: fx.gateway.store.now() }).where('id', '=', issued.principal_id).execute()
-      const error = await refusedCommit(plan, 'approver_disabled')
+      const { error } = await refusedCommit(fx, fx.as('agent'), plan, 'approver_disabled')
       assert.match(error.message, /disabled/)
     })
 
     test('the approver is no longer a reviewer: refused (approver_not_reviewer)', async () => {
       const { plan, issued } = await approvedPlan()
       await fx.gateway.store.db.updateTable('principals').set({ role: 'agent' }).where('id', '=', issued.principal_id).execute()
-      await refusedCommit(plan, 'approver_not_reviewer')
+      await refusedCommit(fx, fx.as('agent'), plan, 'approver_not_reviewer')
     })
 
     test("the approver's scope no longer covers the action: refused (approver_out_of_scope)", async () => {
       const { plan, issued } = await approvedPlan()
       const narrow = JSON.stringify({ resources: ['subscriptions'], actions: ['resume_collection'] })
       await fx.gateway.store.db.updateTable('principals').set({ scopes: narrow }).where('id', '=', issued.principal_id).execute()
-      await refusedCommit(plan, 'approver_out_of_scope')
+      await refusedCommit(fx, fx.as('agent'), plan, 'approver_out_of_scope')
     })
   })
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
-import type { PrincipalStatusChange } from '../../auth/index.js'
-import { WarrantError } from '../../contract/index.js'
+import { noEnabledAdminLeft, type PrincipalStatusChange, statusAuditDetails, statusReason } from '../../auth/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { noteCliDetails } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -8,13 +7,9 @@ import { cellText } from '../table-cell.js'
 
 type StatusFlags = TokenFlags & { reason?: string; config?: string; json?: boolean }
 
-/** The reason as recorded: trimmed; a blank one is refused before anything is opened, so it changes nothing. */
+/** The reason as recorded (see `statusReason`): refused before anything is opened, so a blank one changes nothing. */
 function reasonOf(flags: StatusFlags, required: boolean): string | null {
-  if (flags.reason === undefined && !required) return null
-  const reason = (flags.reason ?? '').trim()
-  if (reason === '')
-    throw new WarrantError('invalid_request', 'give a reason (--reason): what the principal did or why it is stopped; it is kept in the audit log', { field: 'reason' })
-  return reason
+  return statusReason(flags.reason, required, '--reason')
 }
 
 /**
@@ -39,7 +34,7 @@ export function registerPrincipal(program: Command): void {
         else {
           const width = Math.max(...listed.map((p) => cellText(p.name).length))
           for (const p of listed)
-            process.stdout.write(`${cellText(p.name).padEnd(width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : 'enabled'}\n`)
+            process.stdout.write(`${cellText(p.name).padEnd(width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : p.last_disabled_at ? `enabled (last disabled ${p.last_disabled_at})` : 'enabled'}\n`)
         }
       } finally {
         await gateway.close()
@@ -73,17 +68,17 @@ const STATUS = {
     changed: (who: string, change: PrincipalStatusChange, reason: string | null) => [
       `disabled ${who} (${change.role}, ${change.principal_id}) at ${change.disabled_at}: reason "${cellText(reason)}"`,
       `  its ${change.live_tokens} live token(s) are refused from the next request on (401 unauthenticated, reason principal_disabled), on every gateway sharing this store`,
-      '  the approvals it gave no longer count; an operation it already committed keeps running (a person approved it)',
+      '  the approvals it gave, and those given on plans it proposed, no longer count, even once it is enabled again; an operation it already committed keeps running (a person approved it)',
     ],
   },
   enable: {
-    description: 'let a disabled principal act again: its live tokens work and its approvals count again where they still hold',
+    description: 'let a disabled principal act again: its live tokens work; the approvals it gave before the disable (and those on plans it proposed before it) stay void',
     reasonRequired: false,
     reasonHelp: 'why it may act again: kept in the audit log',
     unchanged: (who: string) => `${who} is not disabled: nothing changed`,
     changed: (who: string, change: PrincipalStatusChange) => [
       `enabled ${who} (${change.role}, ${change.principal_id}), disabled since ${change.was_disabled_at}`,
-      `  its ${change.live_tokens} live token(s) work again, and the approvals it gave before count again where they still hold`,
+      `  its ${change.live_tokens} live token(s) work again; the approvals it gave before ${change.was_disabled_at}, and those given on plans it proposed before then, stay void: a reviewer approves again`,
       '  (a token that may have leaked is revoked on its own: warrant token revoke TOKEN_ID)',
     ],
   },
@@ -95,17 +90,9 @@ async function changeStatus(name: string, flags: StatusFlags, verb: 'disable' | 
   try {
     await cliActor(gateway, flags)
     const change = await gateway.principals[verb](name)
-    const noAdminLeft = change.role === 'admin' && change.enabled_admins_left === 0
+    const noAdminLeft = noEnabledAdminLeft(change)
     // the command's one audit row (`cli:principal disable`) carries what it did: a repeat says it changed nothing
-    noteCliDetails({
-      principal_id: change.principal_id,
-      principal_name: change.name,
-      principal_role: change.role,
-      changed: change.changed,
-      ...(verb === 'disable' ? { disabled_at: change.disabled_at } : { was_disabled_at: change.was_disabled_at }),
-      reason,
-      ...(noAdminLeft ? { no_enabled_admin_left: true } : {}),
-    })
+    noteCliDetails(statusAuditDetails(verb, change, reason))
     // Allowed, not refused: over HTTP an admin's token is needed only for GET /metrics (reviewers approve and read the
     // audit too), and principals and tokens are made here by whoever holds the store, so no admin left locks nobody
     // out. Said, so it is not found out when Prometheus starts failing.

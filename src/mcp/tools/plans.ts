@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cursorArgument } from '../../contract/index.js'
-import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema } from '../../plans/index.js'
+import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema, withdrawnApprovalSentences } from '../../plans/index.js'
 import { completenessLabel, lookalikeClause, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
@@ -43,7 +43,9 @@ export function planSummary(plan: PlanView | PlanProposal): string {
       : changing === 0
         ? ` NO TARGET CHANGES: all ${plan.target_count} already hold every value the action sets.`
         : ` ${changing} of ${plan.target_count} targets change; the others already hold every value the action sets.`
-  return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${skipped}${held}`
+  // an approval withdrawn (a token revoked, a principal disabled) is named with why, so the agent does not ask the same reviewer to click again
+  const withdrawn = plan.state === 'pending' ? withdrawnApprovalSentences(plan.approvals).map((w) => ` No longer counts: ${w}.`).join('') : ''
+  return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${withdrawn}${skipped}${held}`
 }
 
 export const proposeChange = defineTool({
