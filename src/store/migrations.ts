@@ -8,6 +8,7 @@ import { addSelectionUpstreamDigest } from './migration-selection-upstream.js'
 import { addApprovalToken } from './migration-approval-token.js'
 import { createInitialSchema } from './migration-initial-schema.js'
 import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease.js'
+import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -30,6 +31,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0010_selection_upstream_digest': { up: addSelectionUpstreamDigest },
   '0011_approval_token': { up: addApprovalToken },
   '0012_webhook_delivery_lease_owner': { up: addWebhookDeliveryLeaseOwner },
+  '0013_selection_lookalike_ids': { up: addSelectionLookalikeIds },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
