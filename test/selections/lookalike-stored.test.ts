@@ -8,10 +8,12 @@ import { SYSTEM_ACTOR } from '../../src/contract/index.js'
 import { createLogger, type Gateway, openGateway } from '../../src/gateway/index.js'
 import { createCursorCodec } from '../../src/inventory/index.js'
 import { createPlanService } from '../../src/plans/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
 import { createSelectionService, lookalikeIds } from '../../src/selections/index.js'
+import { migrateToLatest, storeMigrations } from '../../src/store/index.js'
 import { type OddUpstream, startOddUpstream, thingsResourceConfig } from '../plans/support/odd-upstream.js'
 import { type CliWorkspace, createCliWorkspace } from '../support/cli-config.js'
-import { STORE_KINDS, type TempDir, type TestDatabase, createTempDir, createTestPostgresDatabase } from '../support/stores.js'
+import { STORE_KINDS, type TempDir, type TestDatabase, createTempDir, createTestPostgresDatabase, createTestStore } from '../support/stores.js'
 
 /** Ids drawn alike (three by l, I and 1; a ligature), a word's target, among 2,500 plain ones: a walk over them is three pages. */
 const ALIKE = ['admin-I', 'admin-l', 'admin-1', 'ﬁle-7', 'file-7', 'user-10']
@@ -163,4 +165,41 @@ for (const kind of STORE_KINDS)
       const view = await counted(gw).selections.view(SYSTEM_ACTOR, id)
       assert.deepEqual(view.lookalike_ids, { groups: (await walked(id)).groups, more_groups: 0 })
     })
+  })
+
+/** The store's history up to the migration that added the column: what an older Warrant left. */
+const BEFORE_0013 = Object.fromEntries(Object.entries(storeMigrations).filter(([name]) => name < '0013'))
+
+for (const kind of STORE_KINDS)
+  test(`a selection frozen by a Warrant before 0013 gets its groups on first view, stored then (${kind} store)`, { timeout: 60_000 }, async () => {
+    const { store, drop } = await createTestStore(kind, { migrate: false })
+    try {
+      assert.equal((await migrateToLatest({ db: store.db, migrations: BEFORE_0013 })).error, undefined)
+      const T0 = new Date().toISOString()
+      await store.db
+        .insertInto('selections')
+        .values({
+          id: 'sel_old', resource: 'gone', environment: 'staging', selector: '{"filter":{},"exclude":[]}', fields: '["id"]', count: 3, digest: 'sha256:old', complete: 1,
+          completeness: JSON.stringify({ status: 'complete', truncated: false, incomplete_reasons: [], continuation: null, warnings: [], scope: {} }),
+          consistent_snapshot: 0, exclusions: '[]', groups: '[]', created_by: 'agent', created_at: T0, expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+          state: 'frozen', origin: null, builder: null, lease_until: null, failure: null, idempotency_key: null, request_fingerprint: null, upstream_digest: null,
+        })
+        .execute()
+      const ids = ['admin-I', 'admin-l', 'row-1']
+      await store.db.insertInto('selection_members').values(ids.map((id, i) => ({ selection_id: 'sel_old', ord: i + 1, record_id: id, version: 'v', fields: JSON.stringify({ id }), source: null }))).execute()
+      assert.deepEqual((await store.migrate()).applied, ['0013_selection_lookalike_ids'])
+      const reads = memberReads()
+      const catalogue = { names: [] } as unknown as Catalogue
+      const selections = createSelectionService({ store: { ...store, db: store.db.withPlugin(reads) }, catalogue, cursorCodec: createCursorCodec({ key: Buffer.alloc(32, 1) }) })
+      const view = await selections.view(SYSTEM_ACTOR, 'sel_old')
+      assert.deepEqual(view.lookalike_ids, { groups: [[{ id: 'admin-I', code_points: ['U+0049'] }, { id: 'admin-l', code_points: ['U+006C'] }]], more_groups: 0 })
+      assert.ok(reads.count > 1, 'its member ids were walked')
+      const row = await store.db.selectFrom('selections').select('lookalike_ids').where('id', '=', 'sel_old').executeTakeFirstOrThrow()
+      assert.deepEqual(JSON.parse(row.lookalike_ids!), { groups: [['admin-I', 'admin-l']], more_groups: 0 })
+      reads.count = 0
+      assert.deepEqual((await selections.view(SYSTEM_ACTOR, 'sel_old')).lookalike_ids, view.lookalike_ids)
+      assert.equal(reads.count, 1, 'read as stored the second time')
+    } finally {
+      await drop()
+    }
   })
