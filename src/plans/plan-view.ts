@@ -1,5 +1,5 @@
 import type { ActionConfig } from '../config/index.js'
-import { agentTexts, lookalikeIds } from '../selections/index.js'
+import { agentTexts } from '../selections/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
@@ -66,8 +66,8 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     proposed_by: row.proposed_by,
     created_at: row.created_at,
     expires_at: row.expires_at,
-    // over every member, read once per process: each surface renders this one answer
-    lookalike_ids: await lookalikeIds(selection, (after, limit) => ctx.selections.memberIds(row.selection_id, after, limit), agentTexts(params)),
+    // the groups stored with the selection at its freeze; the agent's words over every member, once per process: each surface renders this one answer
+    lookalike_ids: await ctx.selections.lookalikes(selection, agentTexts(params)),
     review_url: `${(typeof ctx.reviewBaseUrl === 'function' ? ctx.reviewBaseUrl() : ctx.reviewBaseUrl) ?? ''}/review/plans/${row.id}`,
     compensates: row.compensates,
     selection: {

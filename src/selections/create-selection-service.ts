@@ -14,6 +14,7 @@ import type { SelectionService } from './selection-service.js'
 import { assertSameUpstream, assertUsable, isExpired } from './usability.js'
 import { exportStream, memberPage, view } from './views.js'
 import { createKeyed } from './idempotency.js'
+import { lookalikesOf } from './stored-lookalikes.js'
 
 // Re-exported so the names stay importable from this module, where they were first defined.
 export { SELECTION_DEFAULT_BUDGET } from './walk.js'
@@ -74,6 +75,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     isExpired: (selection, now) => isExpired(selection, now),
     members: (selectionId, afterOrd, limit) => members(ctx, selectionId, afterOrd, limit),
     memberIds: (selectionId, afterOrd, limit) => memberIds(ctx, selectionId, afterOrd, limit),
+    lookalikes: (selection, agentTexts) => lookalikesOf(ctx, selection, agentTexts),
     view: (actor, selectionId) => view(ctx, actor, selectionId),
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),

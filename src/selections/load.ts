@@ -1,7 +1,9 @@
+import type { Kysely } from 'kysely'
 import { type Actor, WarrantError } from '../contract/index.js'
-import { storeNowColumn, type IsoTimestamp, type SelectionRow } from '../store/index.js'
+import { storeNowColumn, type Database, type IsoTimestamp, type SelectionRow } from '../store/index.js'
 import { failedSelection, reapAbandoned, stillBuilding } from './build-lease.js'
 import { type SelectionContext, assertInScope } from './context.js'
+import { type StoredLookalikes, storedLookalikesSchema } from './lookalike-groups.js'
 import type { SelectionCompleteness, SelectionMember, SelectionOrigin, SelectionRecord } from './selection-service.js'
 
 /** A selection's row as loaded, with the store's now read by the same statement: what its expiry is judged at. */
@@ -49,6 +51,18 @@ export function parseRow(ctx: SelectionContext, row: LoadedSelectionRow): Select
     groups: groups.filter((g) => !denied.has(g.field)),
     origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
     upstream_digest: row.upstream_digest,
+    lookalike_ids: storedLookalikesOf(row.lookalike_ids),
+  }
+}
+
+/** The stored look-alike groups; null when none are stored, or what is stored is not them (edited by hand): walked again then. */
+function storedLookalikesOf(text: string | null): StoredLookalikes | null {
+  if (text === null) return null
+  try {
+    const parsed = storedLookalikesSchema.safeParse(JSON.parse(text))
+    return parsed.success ? parsed.data : null
+  } catch {
+    return null
   }
 }
 
@@ -60,7 +74,12 @@ export async function load(ctx: SelectionContext, actor: Actor, selectionId: str
 
 /** Members' places and ids only, a page at a time: what a walk over every member for their ids needs. */
 export async function memberIds(ctx: SelectionContext, selectionId: string, afterOrd: number, limit: number): Promise<{ ord: number; id: string }[]> {
-  const rows = await ctx.db.selectFrom('selection_members').select(['ord', 'record_id']).where('selection_id', '=', selectionId).where('ord', '>', afterOrd).orderBy('ord').limit(limit).execute()
+  return memberIdsOn(ctx.db, selectionId, afterOrd, limit)
+}
+
+/** `memberIds` on a connection or transaction of the caller's (the freeze's, before the selection is served). */
+export async function memberIdsOn(db: Kysely<Database>, selectionId: string, afterOrd: number, limit: number): Promise<{ ord: number; id: string }[]> {
+  const rows = await db.selectFrom('selection_members').select(['ord', 'record_id']).where('selection_id', '=', selectionId).where('ord', '>', afterOrd).orderBy('ord').limit(limit).execute()
   return rows.map((r) => ({ ord: Number(r.ord), id: r.record_id }))
 }
 

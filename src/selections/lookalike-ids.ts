@@ -1,11 +1,10 @@
 import { z } from 'zod'
 import { codePointName, confusableSkeleton, differingParts } from '../contract/index.js'
+import { GROUPS_SHOWN, type MemberIdPages, SkeletonHashes, type StoredLookalikes, eachId, groupsWhereMet } from './lookalike-groups.js'
 
-/** Members read per page of the walk. */
-const WALK_PAGE = 1000
-/** Groups (and words of the agent) named; beyond it, only how many more there are. */
-const GROUPS_SHOWN = 20
-/** Answers kept: a frozen selection's members never change, so each is read once per process. */
+export type { MemberId } from './lookalike-groups.js'
+
+/** Words' answers kept: a frozen selection's members and a plan's parameters never change, so each is read once per process. */
 const KEPT = 200
 /** What separates the words of an agent's parameter that may name a record: spaces, quotes, brackets, commas. */
 const WORD_BREAK = /[\s"'`,;()[\]{}<>]+/u
@@ -56,8 +55,6 @@ export function agentTexts(params: Readonly<Record<string, unknown>>): string[] 
   return texts
 }
 
-const kept = new Map<string, LookalikeIds>()
-
 /** The words of the agent's text that could name a record: each whole text, each word of it, and the word without a closing stop. */
 function wordsOf(texts: readonly string[]): Map<string, Set<string>> {
   const bySkeleton = new Map<string, Set<string>>()
@@ -71,35 +68,25 @@ function wordsOf(texts: readonly string[]): Map<string, Set<string>> {
   return bySkeleton
 }
 
-/** A member's place and id: all the look-alike check reads (never the review fields). */
-export interface MemberId {
-  readonly ord: number
+/** A word of the agent's drawn like a member's id though not it. */
+export interface NamedWord {
+  readonly word: string
   readonly id: string
 }
 
-/**
- * A 53-bit hash of a skeleton (two FNV-1a passes with different offsets), exact in a double: kept per member
- * instead of the skeleton, so the walk holds 8 bytes a member, not a string. Two skeletons that share a hash are
- * told apart by the second pass, which compares the skeletons themselves.
- */
-function skeletonHash(skeleton: string): number {
-  let a = 0x811c9dc5
-  let b = 0x01000193 ^ 0x5bd1e995
-  for (let i = 0; i < skeleton.length; i++) {
-    const c = skeleton.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
-  }
-  return (a >>> 0) * 2 ** 21 + ((b >>> 0) >>> 11)
-}
-
-/** Every member's id, a page at a time, in frozen order. */
-async function eachId(members: (afterOrd: number, limit: number) => Promise<readonly MemberId[]>, visit: (id: string) => void): Promise<void> {
-  for (let after = 0; ; ) {
-    const page = await members(after, WALK_PAGE)
-    for (const m of page) visit(m.id)
-    if (page.length < WALK_PAGE) return
-    after = page[page.length - 1]!.ord
+/** The answer every surface renders, from the groups' ids and the agent's words: each spelled by code point. */
+export function lookalikeAnswer(stored: StoredLookalikes, named: readonly NamedWord[]): LookalikeIds {
+  return {
+    groups: stored.groups.map((ids) => {
+      const codePoints = spelled(ids)
+      return ids.map((id, i) => ({ id, code_points: codePoints[i]! }))
+    }),
+    more_groups: stored.more_groups,
+    named: named.slice(0, GROUPS_SHOWN).map(({ word, id }) => {
+      const [inWord, inId] = spelled([word, id])
+      return { word, word_code_points: inWord!, id, id_code_points: inId! }
+    }),
+    more_named: Math.max(0, named.length - GROUPS_SHOWN),
   }
 }
 
@@ -109,60 +96,49 @@ async function eachId(members: (afterOrd: number, limit: number) => Promise<read
  * and a reviewer approving a change to one may be reading another. And the words of the agent's parameters
  * (`agentTexts`) drawn like a member's id but not it: "archive user-1O" over the record user-10 reads as naming it.
  * Every member is read, so a pair far apart in the manifest is found too, and no pair is compared: a first pass keeps
- * one 53-bit hash of each id's skeleton (8 bytes a member, so memory stays small for millions of members), and only
- * where two hashes meet does a second pass bucket those ids by the skeleton itself. Members are read by id alone, a
- * page at a time. The answer is kept by selection, digest and the agent's words, since frozen members never change.
+ * one 53-bit hash of each id's skeleton (`SkeletonHashes`), and only where two hashes meet does a second pass bucket
+ * those ids by the skeleton itself. Members are read by id alone, a page at a time. The freeze makes the same two
+ * passes as it writes the members and stores the groups (`MemberWriter.lookalikes`); this walk is for selections
+ * frozen before that (0013), once, and its words' half for a plan's parameters.
  */
-export async function lookalikeIds(
-  selection: { readonly selection_id: string; readonly digest: string },
-  members: (afterOrd: number, limit: number) => Promise<readonly MemberId[]>,
-  agentTexts: readonly string[] = [],
-): Promise<LookalikeIds> {
-  const key = JSON.stringify([selection.selection_id, selection.digest, agentTexts])
-  const known = kept.get(key)
-  if (known) return known
+export async function walkLookalikes(members: MemberIdPages, agentTexts: readonly string[] = []): Promise<{ stored: StoredLookalikes; named: NamedWord[] }> {
   const words = wordsOf(agentTexts)
-  const named: { word: string; id: string }[] = []
-  let hashes = new Float64Array(WALK_PAGE)
-  let count = 0
+  const named: NamedWord[] = []
+  const hashes = new SkeletonHashes()
   await eachId(members, (id) => {
-    const skeleton = confusableSkeleton(id)
-    if (count === hashes.length) {
-      const grown = new Float64Array(hashes.length * 2)
-      grown.set(hashes)
-      hashes = grown
-    }
-    hashes[count++] = skeletonHash(skeleton)
+    const skeleton = hashes.add(id)
     for (const word of words.get(skeleton) ?? []) if (word !== id) named.push({ word, id })
   })
-  const sorted = hashes.subarray(0, count).sort()
-  const met = new Set<number>()
-  for (let i = 1; i < count; i++) if (sorted[i] === sorted[i - 1]) met.add(sorted[i]!)
-  // the ids of each skeleton met twice, in frozen order; a group only where two of them share the skeleton itself
-  const bySkeleton = new Map<string, string[]>()
-  if (met.size > 0)
-    await eachId(members, (id) => {
-      const skeleton = confusableSkeleton(id)
-      if (!met.has(skeletonHash(skeleton))) return
-      const ids = bySkeleton.get(skeleton)
-      if (ids) ids.push(id)
-      else bySkeleton.set(skeleton, [id])
-    })
-  const alike = new Map([...bySkeleton].filter(([, ids]) => ids.length > 1))
-  const groups = [...alike.values()]
-  const answer: LookalikeIds = {
-    groups: groups.slice(0, GROUPS_SHOWN).map((ids) => {
-      const codePoints = spelled(ids)
-      return ids.map((id, i) => ({ id, code_points: codePoints[i]! }))
-    }),
-    more_groups: Math.max(0, groups.length - GROUPS_SHOWN),
-    named: named.slice(0, GROUPS_SHOWN).map(({ word, id }) => {
-      const [inWord, inId] = spelled([word, id])
-      return { word, word_code_points: inWord!, id, id_code_points: inId! }
-    }),
-    more_named: Math.max(0, named.length - GROUPS_SHOWN),
-  }
-  if (kept.size >= KEPT) kept.delete(kept.keys().next().value!)
-  kept.set(key, answer)
-  return answer
+  return { stored: await groupsWhereMet(hashes.met(), members), named }
+}
+
+/** `walkLookalikes`, answered as every surface renders it. */
+export async function lookalikeIds(
+  _selection: { readonly selection_id: string; readonly digest: string },
+  members: MemberIdPages,
+  agentTexts: readonly string[] = [],
+): Promise<LookalikeIds> {
+  const { stored, named } = await walkLookalikes(members, agentTexts)
+  return lookalikeAnswer(stored, named)
+}
+
+const keptWords = new Map<string, NamedWord[]>()
+
+/**
+ * The agent's words drawn like a member's id (`walkLookalikes`' words' half): one pass over the ids, only when the
+ * plan has texts, kept by selection, digest and the words, since neither changes once frozen and proposed.
+ */
+export async function namedWords(selection: { readonly selection_id: string; readonly digest: string }, members: MemberIdPages, agentTexts: readonly string[]): Promise<readonly NamedWord[]> {
+  const words = wordsOf(agentTexts)
+  if (words.size === 0) return []
+  const key = JSON.stringify([selection.selection_id, selection.digest, agentTexts])
+  const known = keptWords.get(key)
+  if (known) return known
+  const named: NamedWord[] = []
+  await eachId(members, (id) => {
+    for (const word of words.get(confusableSkeleton(id)) ?? []) if (word !== id) named.push({ word, id })
+  })
+  if (keptWords.size >= KEPT) keptWords.delete(keptWords.keys().next().value!)
+  keptWords.set(key, named)
+  return named
 }

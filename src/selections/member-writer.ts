@@ -5,6 +5,8 @@ import { inSlices, type Database, type Store } from '../store/index.js'
 import { digestEntry, groupCounts, recomputeDigest, renumber } from './freeze.js'
 import { GroupTally } from './group-tally.js'
 import { compareIds } from './id-order.js'
+import { memberIdsOn } from './load.js'
+import { SkeletonHashes, type StoredLookalikes, groupsWhereMet } from './lookalike-groups.js'
 import type { GroupCount } from './selection-service.js'
 
 /**
@@ -47,6 +49,8 @@ export class MemberWriter {
   readonly #selectionId: string
   readonly #groups: GroupTally
   readonly #digest = createListDigest()
+  /** The look-alike check's first pass, made as the ids go by: 8 bytes a member (see `lookalikes`). */
+  readonly #skeletons = new SkeletonHashes()
   readonly #exclusionCounts = new Map<string, number>()
   readonly #lastExcluded = new Map<string, string>()
   #count = 0
@@ -82,6 +86,7 @@ export class MemberWriter {
       this.#count += 1
       this.#digest.add(digestEntry(m.id, m.version))
       this.#groups.add(m.fields)
+      this.#skeletons.add(m.id)
       this.#members.push([this.#count, m.id, m.version, JSON.stringify(m.fields), m.source])
     }
     for (const e of excluded) {
@@ -125,6 +130,15 @@ export class MemberWriter {
     if (this.#membersSorted) return this.#digest.finish()
     await renumber(this.#db, this.#store.dialect, this.#selectionId, 'selection_members')
     return recomputeDigest(this.#db, this.#selectionId)
+  }
+
+  /**
+   * The members' ids drawn alike (`walkLookalikes`), for the selection row; call after `finish`. The first pass was
+   * made as the members went by; the second, over the stored ids in their final order, only when two skeleton hashes
+   * met (ids drawn alike, or a rare collision): a selection of plain distinct ids is read back not at all.
+   */
+  async lookalikes(): Promise<StoredLookalikes> {
+    return groupsWhereMet(this.#skeletons.met(), (after, limit) => memberIdsOn(this.#db, this.#selectionId, after, limit))
   }
 
   /** Counts per value of each group-by field over the members written; call after `finish`. */

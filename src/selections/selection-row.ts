@@ -94,6 +94,7 @@ export async function freezeRow(
   once?: FreezeOnce,
 ): Promise<string> {
   const groups = await writer.groupCounts()
+  const lookalikes = await writer.lookalikes()
   const mark = (db: Kysely<Database>) =>
     db
       .updateTable('selections')
@@ -105,6 +106,7 @@ export async function freezeRow(
         consistent_snapshot: consistent ? 1 : 0,
         exclusions: JSON.stringify(exclude.map((r) => ({ rule: r.rule, filter: r.filter, count: writer.exclusionCounts.get(r.rule) ?? 0 }))),
         groups: JSON.stringify(groups),
+        lookalike_ids: JSON.stringify(lookalikes),
         state: 'frozen',
         lease_until: null,
       })

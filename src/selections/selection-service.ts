@@ -1,4 +1,6 @@
 import type { Actor, Filter, IncompleteReason, Continuation, Warning, Scope } from '../contract/index.js'
+import type { LookalikeIds } from './lookalike-ids.js'
+import type { StoredLookalikes } from './lookalike-groups.js'
 import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './schemas.js'
 
 /**
@@ -16,6 +18,7 @@ import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './sc
  * - `reapAbandoned`; `load` of a selection still building or failed is `conflict` (409) saying so (was `not_found`).
  * - `create` takes `options.idempotencyKey` and its view says `created`.
  * - `SelectionRecord.upstream_digest`, `assertSameUpstream` (also part of `assertUsable`).
+ * - `SelectionRecord.lookalike_ids` (optional), `lookalikes`.
  */
 
 export interface ExclusionRule {
@@ -96,6 +99,8 @@ export interface SelectionRecord {
   readonly origin: SelectionOrigin | null
   /** `upstreamDigestOf` its resource when frozen: where its members were read; null for a selection frozen before it was kept. */
   readonly upstream_digest: string | null
+  /** Its ids drawn alike, stored at the freeze; null (or absent) for a selection frozen before they were (0013) until first viewed. */
+  readonly lookalike_ids?: StoredLookalikes | null
 }
 
 /** One target of a compensation selection: built from an operation's ledger, not from an upstream read. */
@@ -138,6 +143,11 @@ export interface SelectionService {
   members(selectionId: string, afterOrd: number, limit: number): Promise<readonly SelectionMember[]>
   /** Members' places and ids only, for a walk over every member that needs no field (the look-alike check). */
   memberIds(selectionId: string, afterOrd: number, limit: number): Promise<readonly { readonly ord: number; readonly id: string }[]>
+  /**
+   * Its ids drawn alike (stored at the freeze; walked once and stored for a selection frozen before), and the words
+   * of `agentTexts` (a plan's parameters) drawn like a member's id though not it: the answer every surface renders.
+   */
+  lookalikes(selection: SelectionRecord, agentTexts?: readonly string[]): Promise<LookalikeIds>
   /** The view `create` returns, for a stored selection (first page of records included). */
   view(actor: Actor, selectionId: string): Promise<SelectionView>
   /** One page of members; `cursor` is a `next_cursor` from this selection's pages. */

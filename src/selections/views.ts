@@ -3,8 +3,8 @@ import type { SelectionContext } from './context.js'
 import { EXCLUSION_ATTRIBUTION } from './exclusions.js'
 import { manifestStream } from './export.js'
 import { MEMBER_ORDERING } from './id-order.js'
-import { load, memberIds, members } from './load.js'
-import { lookalikeIds } from './lookalike-ids.js'
+import { load, members } from './load.js'
+import { lookalikesOf } from './stored-lookalikes.js'
 import { checkLimit, memberView, nextCursor } from './paging.js'
 import { recoveryLink } from './recovery.js'
 import { upstreamMovedOf } from './usability.js'
@@ -57,8 +57,8 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
 
 export async function view(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<SelectionView> {
   const selection = await load(ctx, actor, selectionId)
-  // over every member, read once per process (kept by selection and digest): each surface renders this one answer
-  const { groups, more_groups } = await lookalikeIds(selection, (after, limit) => memberIds(ctx, selectionId, after, limit))
+  // over every member, found by the freeze and stored with the selection: each surface renders this one answer
+  const { groups, more_groups } = await lookalikesOf(ctx, selection)
   return toView(ctx, selection, await members(ctx, selectionId, 0, ctx.firstPageSize), { groups, more_groups })
 }
 

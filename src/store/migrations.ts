@@ -9,6 +9,7 @@ import { addApprovalToken } from './migration-approval-token.js'
 import { createInitialSchema } from './migration-initial-schema.js'
 import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease.js'
 import { addPrincipalLastDisabled } from './migration-principal-last-disabled.js'
+import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -31,7 +32,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0010_selection_upstream_digest': { up: addSelectionUpstreamDigest },
   '0011_approval_token': { up: addApprovalToken },
   '0012_webhook_delivery_lease_owner': { up: addWebhookDeliveryLeaseOwner },
-  // 0013 is left to another branch's migration (both are added, in order, when the branches merge)
+  '0013_selection_lookalike_ids': { up: addSelectionLookalikeIds },
   '0014_principal_last_disabled': { up: addPrincipalLastDisabled },
 })
 

@@ -59,6 +59,8 @@ export interface SelectionsTable {
   request_fingerprint: string | null
   /** `upstreamDigestOf` its resource when frozen: where its members were read from; null on rows from before 0010 */
   upstream_digest: string | null
+  /** JSON `StoredLookalikes`: the ids drawn alike, found as the members were written; null on rows from before 0013 until first viewed */
+  lookalike_ids: JsonText | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */
