@@ -495,7 +495,7 @@ for (const kind of STORE_KINDS) {
         await db.insertInto('audit_events').values(event).execute()
         assert.deepEqual(await db.selectFrom('audit_events').selectAll().executeTakeFirstOrThrow(), event)
 
-        const principal = { id: 'agent_1', name: 'billing agent', role: 'agent' as const, scopes: JSON.stringify(['subscriptions:read']), created_at: T0, disabled_at: null }
+        const principal = { id: 'agent_1', name: 'billing agent', role: 'agent' as const, scopes: JSON.stringify(['subscriptions:read']), created_at: T0, disabled_at: null, last_disabled_at: null }
         await db.insertInto('principals').values(principal).execute()
         assert.deepEqual(await db.selectFrom('principals').selectAll().executeTakeFirstOrThrow(), principal)
 
