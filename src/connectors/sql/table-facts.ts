@@ -1,6 +1,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { TableProblem } from '../connector.js'
 import type { Row } from './backend.js'
+import { sqliteKind } from './column-types.js'
 import type { SqlDialectName } from './url.js'
 
 /**
@@ -103,9 +104,12 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const collation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const named = collation !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(collation)
     const rowid = soleKey && row.id_type === 'INTEGER'
+    // a column of no type or BLOB keeps the integer 1, the real 1.0 and the text '1' as three keys its index tells
+    // apart, all three shown as the id "1": its index proves no id names one row
+    const oneFormPerId = sqliteKind(String(row.id_type ?? '')) !== 'untyped'
     return {
       // a collation no statement could name (an application's own) proves nothing a walk can use
-      idUnique: rowid || (Number(row.unique_indexes) > 0 && named),
+      idUnique: rowid || (Number(row.unique_indexes) > 0 && named && oneFormPerId),
       idNullable: !notNull,
       transactional: true,
       writeRefusal: null,
@@ -165,7 +169,7 @@ export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: st
   else if (!facts.idUnique)
     problems.push({
       affects: 'walks',
-      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children, a SQLite column of no type or BLOB, whose key keeps the integer 1 and the text '1' apart though both are shown as "1"), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
       configKeys: [],
     })
   return problems
