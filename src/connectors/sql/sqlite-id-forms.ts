@@ -32,7 +32,7 @@ export function sqliteIdsIn(column: string, ids: readonly string[]): RawBuilder<
     const { text, number } = sqliteIdForms(id)
     return number === null ? [text] : [text, number]
   })
-  return sql<SqlBool>`${sql.ref(column)} in (${sql.join(forms.map((f) => sql.val(f)))})`
+  return sql<SqlBool>`${sql.ref(column)} in (${sql.join(forms)})`
 }
 
 /**
