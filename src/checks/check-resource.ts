@@ -73,10 +73,10 @@ async function readById(connector: Connector, samples: readonly SourceSample[], 
   const probes = [...new Map([listed[0]!, listed[listed.length - 1]!].map((r) => [r.id, r])).values()]
   const before = calls?.length ?? 0
   const result = await connector.readByIds(probes.map((r) => r.id))
-  return [readBack(probes, result), ...batch(calls === null ? null : calls.slice(before), probes.length)]
+  return [readBack(probes, result, config), ...batch(calls === null ? null : calls.slice(before), probes.length)]
 }
 
-function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Connector['readByIds']>>): Guarantee {
+function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Connector['readByIds']>>, config: ResourceConfig): Guarantee {
   const promise = READ_BY_ID
   const problems: string[] = []
   for (const failed of result.failed) problems.push(`"${failed.id}": ${failed.message}`)
@@ -88,7 +88,8 @@ function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Co
     if (difference) problems.push(`"${listedRecord.id}": ${difference}`)
   }
   if (problems.length === 0) return { name: 'read_by_id', promise, status: 'holds', detail: `${probes.length} record(s) read back identical`, config_keys: [] }
-  return { name: 'read_by_id', promise, status: 'fails_closed', detail: problems.join('; '), config_keys: ['connector.get'] }
+  // a sql resource reads by id from its table, by its id column: no get to configure
+  return { name: 'read_by_id', promise, status: 'fails_closed', detail: problems.join('; '), config_keys: [config.connector.kind === 'sql' ? 'id_field' : 'connector.get'] }
 }
 
 /**

@@ -52,7 +52,7 @@ export async function sampleSources(connector: Connector, options: ReadProbeOpti
 
 /** The guarantees that follow from list reads: reachable, declared fields, unique ids, stable order, totals. */
 export function readGuarantees(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee[] {
-  return [reachable(resource, samples), declaredFields(resource, samples), uniqueIds(samples), stableOrder(resource, samples), totals(resource, samples)]
+  return [reachable(resource, samples), declaredFields(resource, samples), uniqueIds(resource, samples), stableOrder(resource, samples), totals(resource, samples)]
 }
 
 function failures(samples: readonly SourceSample[]): string[] {
@@ -85,7 +85,9 @@ function reachable(resource: ResourceConfig, samples: readonly SourceSample[]): 
     const address = resource.connector.kind === 'sql' ? 'connector.url' : 'connector.sources'
     return { name, promise, status: 'unknown', detail: `${failed.join('; ')}: Warrant could not tell; start the upstream (or correct its address) and run the check again`, config_keys: [address] }
   }
-  return { name, promise, status: 'fails_closed', detail: failed.join('; '), config_keys: keys.length > 0 ? keys : ['connector.sources', 'connector.list'] }
+  // a sql resource has no sources or list: its reads are the table's
+  const fallback = resource.connector.kind === 'sql' ? ['connector.table'] : ['connector.sources', 'connector.list']
+  return { name, promise, status: 'fails_closed', detail: failed.join('; '), config_keys: keys.length > 0 ? keys : fallback }
 }
 
 function declaredFields(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
@@ -122,7 +124,7 @@ function declaredFields(resource: ResourceConfig, samples: readonly SourceSample
   }
 }
 
-function uniqueIds(samples: readonly SourceSample[]): Guarantee {
+function uniqueIds(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const seen = new Set<string>()
   const twice = new Set<string>()
   for (const s of samples) for (const r of s.records) (seen.has(r.id) ? twice : seen).add(r.id)
@@ -131,7 +133,7 @@ function uniqueIds(samples: readonly SourceSample[]): Guarantee {
     promise: 'no id comes twice in one walk, across pages and sources',
     status: twice.size === 0 ? (seen.size === 0 ? 'unknown' : 'holds') : 'fails_closed',
     detail: twice.size === 0 ? `${seen.size} distinct ids` : `${twice.size} id(s) came twice (first: ${[...twice][0]}): the pages overlap or the id is not unique`,
-    config_keys: twice.size === 0 ? [] : ['id_field', 'connector.list.pagination'],
+    config_keys: twice.size === 0 ? [] : resource.connector.kind === 'sql' ? ['id_field'] : ['id_field', 'connector.list.pagination'],
   }
 }
 
@@ -156,7 +158,8 @@ function stableOrder(resource: ResourceConfig, samples: readonly SourceSample[])
       unstable.length === 0
         ? 'the first page read twice came back identical'
         : `the first page changed between two reads on ${unstable.join(', ')}${offsetLike ? ': offset paging over an unstable order skips and repeats records (walks report SNAPSHOT_INVALIDATED)' : ''}`,
-    config_keys: unstable.length === 0 ? [] : ['connector.list.query', 'connector.list.pagination'],
+    // a sql walk orders by the id column in one snapshot: a page that changes there is the id column's doing
+    config_keys: unstable.length === 0 ? [] : resource.connector.kind === 'sql' ? ['id_field'] : ['connector.list.query', 'connector.list.pagination'],
   }
 }
 

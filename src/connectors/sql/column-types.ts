@@ -89,7 +89,7 @@ function mysqlSecondDigits(declared: string, precision: unknown): number | null 
 }
 
 /** SQLite's column affinity, by its own rules (datatype3.html §3.1), in their order. */
-function sqliteKind(declared: string): ColumnKind {
+export function sqliteKind(declared: string): ColumnKind {
   const t = declared.toUpperCase()
   if (t.includes('INT')) return 'numeric'
   if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'text'

@@ -152,6 +152,25 @@ export function missingColumnOf(error: unknown): string | null {
 }
 
 /**
+ * Whether a statement failed because the configured table does not exist (SQLite "no such table", PostgreSQL
+ * 42P01, MySQL/MariaDB 1146): the config's `connector.table` does not match the database.
+ */
+export function isMissingTable(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno
+  return codeOf(error) === '42P01' || errno === 1146 || /no such table: /i.test(messageOf(error))
+}
+
+/**
+ * The line of a sql resource's config a read failure blames, for `warrant check`'s advice: the declared field the
+ * table lacks, or the table itself; undefined where the failure names none.
+ */
+export function blamedConfigKey(error: unknown): string | undefined {
+  const column = missingColumnOf(error)
+  if (column !== null) return `fields.${column}`
+  return isMissingTable(error) ? 'connector.table' : undefined
+}
+
+/**
  * Why a read failed, in words. A declared column the table lacks is the config not matching the table: said
  * as such, with the fix, never as an outage to retry.
  */
@@ -192,6 +211,9 @@ export function classifyReadError(endpoint: string, error: unknown): Extract<Rea
   const message = readFailure(endpoint, error)
   const failure = classifyWriteError(error)
   if (failure.kind === 'unauthorized') return { kind: 'forbidden', status: failure.status, message }
-  if (failure.kind === 'rejected' && (failure.status === 500 || failure.status === 422)) return { kind: 'refused', message }
+  if (failure.kind === 'rejected' && (failure.status === 500 || failure.status === 422)) {
+    const configKey = blamedConfigKey(error)
+    return configKey === undefined ? { kind: 'refused', message } : { kind: 'refused', message, configKey }
+  }
   return { kind: 'unavailable', message }
 }

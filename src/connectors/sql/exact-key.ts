@@ -2,6 +2,8 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { ColumnFacts } from './column-types.js'
 import { compileFilter } from './compile.js'
 import type { ConnectorContext } from './context.js'
+import { idParam } from './resource.js'
+import { sqliteExactIds, sqliteIdsIn } from './sqlite-id-forms.js'
 import { versionCondition } from './version.js'
 
 /**
@@ -27,9 +29,31 @@ export function exactKey(ctx: ConnectorContext, field: string, value: string | n
   return exact === null ? plain : sql<SqlBool>`(${plain} and ${exact})`
 }
 
-/** The row's id is the target's exactly (`exactKey`). */
-export function idMatch(ctx: ConnectorContext, id: string | number | bigint, facts: ColumnFacts | null): RawBuilder<SqlBool> {
-  return exactKey(ctx, ctx.idField, id, facts)
+/**
+ * The row's id is the target's exactly, as a record shows it (`exactKey`; on SQLite `sqliteExactIds`, whose
+ * columns keep one id in several storage classes). `id` is one the table admits (`admitsId`).
+ */
+export function idMatch(ctx: ConnectorContext, id: string, facts: ColumnFacts | null): RawBuilder<SqlBool> {
+  if (ctx.dialect === 'sqlite') return sqliteExactIds(ctx.idField, [id])
+  return exactKey(ctx, ctx.idField, idParam(ctx.idType, id)!, facts)
+}
+
+/**
+ * Whether a row could have `id`: one the id type admits (`idParam`), and on SQLite any id, since any column there
+ * keeps any text (an integer id over a TEXT column holding '1.0' is shown as "1.0"): no id is absent unread.
+ */
+export function admitsId(ctx: ConnectorContext, id: string): boolean {
+  return ctx.dialect === 'sqlite' || idParam(ctx.idType, id) !== undefined
+}
+
+/**
+ * The rows the engine's own comparison finds for `ids` (each one `admitsId`), on the column's index: on
+ * SQLite in every form the column may keep them (`sqliteIdsIn`). Wider than the ids where the engine's `=` is
+ * (a case-insensitive collation, digits read as a number): the caller tells the rows apart by the id each shows.
+ */
+export function idsIn(ctx: ConnectorContext, ids: readonly string[]): RawBuilder<SqlBool> {
+  if (ctx.dialect === 'sqlite') return sqliteIdsIn(ctx.idField, ids)
+  return sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(ids.map((id) => idParam(ctx.idType, id)!))})`
 }
 
 /** The row is at the expected version: a string one exactly (`exactKey`), an integer or timestamp by `versionCondition`. */

@@ -1,9 +1,8 @@
-import { sql, type SqlBool } from 'kysely'
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { readFailure } from './errors.js'
+import { admitsId, idsIn } from './exact-key.js'
 import { mistypedFieldsOf, mistypedMessage } from './page-judge.js'
-import { idParam } from './resource.js'
 import { hasNoVersion, noVersionMessage } from './version.js'
 
 // keeps each IN list well under every driver's parameter limit
@@ -21,7 +20,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const records = new Map<string, SourceRecord>()
   const failed: { id: string; message: string }[] = []
   const mistyped = mistypedFieldsOf(ctx)
-  const queryable = unique.filter((id) => idParam(idType, id) !== undefined)
+  const queryable = unique.filter((id) => admitsId(ctx, id))
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
   const table = queryable.length === 0 ? null : (await ctx.catalogue.recent()).table
   const refusal = table?.idRefusal ?? null
@@ -36,7 +35,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       for (const id of chunk) failed.push({ id, message })
       continue
     }
-    const result = await timed(() => ctx.backend.run(byIds(ctx, chunk.map((id) => idParam(idType, id)!))))
+    const result = await timed(() => ctx.backend.run(byIds(ctx, chunk)))
     if ('error' in result) {
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       const message = readFailure(`${endpoint} by id`, result.error)
@@ -46,8 +45,14 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs, ...(chunk.length === 1 ? { targetId: chunk[0] } : {}) })
     const asked = new Set(chunk)
     const strays: string[] = []
-    for (const row of result.value) {
-      const record = toRecord(ctx, row)
+    const shown = result.value.map((row) => toRecord(ctx, row))
+    // two rows a record shows under one id (a SQLite column of no type keeps the integer 1 beside the text '1'):
+    // neither is that record, and the id is not proven absent
+    const rowsOf = new Map<string, number>()
+    for (const record of shown) rowsOf.set(record.id, (rowsOf.get(record.id) ?? 0) + 1)
+    for (const [id, count] of rowsOf) if (count > 1 && asked.has(id)) failed.push({ id, message: sharedId(ctx, id, count) })
+    for (const record of shown) {
+      if ((rowsOf.get(record.id) ?? 0) > 1 && asked.has(record.id)) continue
       // the engine's equality is not always JavaScript's ('A' = 'a' under a case-insensitive collation)
       if (!asked.has(record.id)) {
         strays.push(record.id)
@@ -66,7 +71,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     if (strays.length > 0)
       for (const id of chunk) {
         if (records.has(id) || failed.some((f) => f.id === id)) continue
-        const alone = await timed(() => ctx.backend.run(byIds(ctx, [idParam(idType, id)!])))
+        const alone = await timed(() => ctx.backend.run(byIds(ctx, [id])))
         if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
         else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
       }
@@ -78,10 +83,13 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   return { records, missing: unique.filter((id) => !records.has(id) && !failedIds.has(id)), failed }
 }
 
-function byIds(ctx: ConnectorContext, ids: readonly unknown[]) {
-  return selectRows(ctx)
-    .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(ids)})`)
-    .compile()
+function byIds(ctx: ConnectorContext, ids: readonly string[]) {
+  return selectRows(ctx).where(idsIn(ctx, ids)).compile()
+}
+
+/** Why an id that several rows show names no one record. */
+function sharedId(ctx: ConnectorContext, id: string, count: number): string {
+  return `${count} rows of ${ctx.endpoint} show ${ctx.idField} "${id}" (a SQLite column of no declared type, or BLOB, keeps the integer 1, the real 1.0 and the text '1' as different values, all shown as "1"): the id names no one record, and none is proven absent; give the column a type (INTEGER or TEXT) and store one form of each id`
 }
 
 /** Why an id the engine matched to a row stored under another spelling names no record here. */

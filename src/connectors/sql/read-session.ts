@@ -8,7 +8,7 @@ import { createPageJudge } from './page-judge.js'
 import { compileFilter } from './compile.js'
 import { looseFieldsOf } from './loose-values.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
-import { classifyReadError, messageOf, SnapshotGoneError } from './errors.js'
+import { classifyReadError, isMissingTable, messageOf, SnapshotGoneError } from './errors.js'
 import { keyString } from './record.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
@@ -87,11 +87,11 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'closed') return { kind: 'cursor_expired', message: `the read session on ${endpoint} is closed; its snapshot is gone` }
     if (this.#state === 'broken') return { kind: 'unavailable', message: `the read session on ${endpoint} failed earlier: ${this.#brokenBy}` }
     if (request.signal?.aborted) return { kind: 'unavailable', message: 'the read was aborted before it was sent' }
-    if (table?.idRefusal) return { kind: 'refused', message: table.idRefusal }
+    if (table?.idRefusal) return { kind: 'refused', message: table.idRefusal, configKey: 'id_field' }
     // the rows a policy hides are part of the scope this role cannot see: never a complete answer
     if (table?.hiddenRows) return { kind: 'forbidden', status: 403, message: table.hiddenRows }
     const misfit = filterMisfit(Object.keys(request.filter), facts?.misfits ?? null)
-    if (misfit !== null) return { kind: 'refused', message: misfit }
+    if (misfit !== null) return { kind: 'refused', message: misfit, configKey: `fields.${Object.keys(request.filter).find((f) => facts?.misfits.some((m) => m.field === f))}` }
 
     this.#disarm()
     // only an id the catalogue does not prove unique costs a check (the proven walk is as fast as ever)
@@ -115,7 +115,7 @@ class SqlReadSession implements ReadSession {
     if (this.#state === 'open') this.#arm()
     const { rows, unkeyed, repeated } = result.value
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
-    if (repeated !== null) return { kind: 'refused', message: repeated }
+    if (repeated !== null) return { kind: 'refused', message: repeated, configKey: 'id_field' }
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows
     const last = pageRows[pageRows.length - 1]
@@ -295,11 +295,13 @@ export type OpenSessions = Set<{ expire(): Promise<void> }>
 /** Opens a read session; an upstream that cannot be reached gives a session whose every read says so. */
 export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessions): Promise<ReadSession> {
   const { endpoint } = ctx
-  if (ctx.isClosing()) return failedSession(ctx, `the connector for ${endpoint} is closed`)
+  if (ctx.isClosing()) return failedSession(ctx, { kind: 'unavailable', message: `the connector for ${endpoint} is closed` })
   const result = await timed(() => ctx.backend.openHandle())
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
-    return failedSession(ctx, `cannot open a read session on ${endpoint} (${ctx.location.display}): ${messageOf(result.error)}`)
+    const message = `cannot open a read session on ${endpoint} (${ctx.location.display}): ${messageOf(result.error)}`
+    // a table the database does not have (SQLite reads it as the session opens) is the config, not an outage
+    return failedSession(ctx, isMissingTable(result.error) ? { kind: 'refused', message, configKey: 'connector.table' } : { kind: 'unavailable', message })
   }
   ctx.emit({ method: 'SELECT', outcome: 'session_opened', durationMs: result.durationMs })
   // read anew for each session, before its idle clock starts (every page needs them): a migration since the last
@@ -310,7 +312,7 @@ export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessi
   // the connector may have closed while the connection was being opened; it would never expire this one
   if (ctx.isClosing()) {
     await result.value.close().catch(() => undefined)
-    return failedSession(ctx, `the connector for ${endpoint} is closed`)
+    return failedSession(ctx, { kind: 'unavailable', message: `the connector for ${endpoint} is closed` })
   }
   const session = new SqlReadSession(ctx, result.value, facts, consistent, (released) => sessions.delete(released))
   sessions.add(session)
@@ -318,14 +320,14 @@ export async function openReadSession(ctx: ConnectorContext, sessions: OpenSessi
 }
 
 /** A session that could not be opened: every read says why. */
-function failedSession(ctx: ConnectorContext, message: string): ReadSession {
+function failedSession(ctx: ConnectorContext, failure: Extract<ReadPageResult, { kind: 'refused' | 'unavailable' }>): ReadSession {
   return {
     consistentSnapshot: false,
     snapshot: null,
     readPage: async (request) => {
       // a bad filter is still the caller's error, whether or not the upstream is reachable
       compileFilter(request.filter, ctx.fields, ctx.dialect)
-      return { kind: 'unavailable', message }
+      return failure
     },
     close: async () => undefined,
   }

@@ -1,6 +1,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { TableProblem } from '../connector.js'
 import type { Row } from './backend.js'
+import { sqliteKind } from './column-types.js'
 import type { SqlDialectName } from './url.js'
 
 /**
@@ -65,7 +66,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
     // a table's inheritance children are read and written with it, and its keys do not cover their rows (a
     // partitioned table's do cover its partitions)
-    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security,
+    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security, (${viewRowSecurity(quoted)}) as row_security_through,
         exists (select 1 from pg_inherits h join pg_class k on k.oid = h.inhparent where h.inhparent = a.attrelid and k.relkind <> 'p') as inherited, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
@@ -103,9 +104,12 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const collation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const named = collation !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(collation)
     const rowid = soleKey && row.id_type === 'INTEGER'
+    // a column of no type or BLOB keeps the integer 1, the real 1.0 and the text '1' as three keys its index tells
+    // apart, all three shown as the id "1": its index proves no id names one row
+    const oneFormPerId = sqliteKind(String(row.id_type ?? '')) !== 'untyped'
     return {
       // a collation no statement could name (an application's own) proves nothing a walk can use
-      idUnique: rowid || (Number(row.unique_indexes) > 0 && named),
+      idUnique: rowid || (Number(row.unique_indexes) > 0 && named && oneFormPerId),
       idNullable: !notNull,
       transactional: true,
       writeRefusal: null,
@@ -119,7 +123,8 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
     const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
-    const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : null
+    const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
+    const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
     return { idUnique: row.unique_index === true && row.inherited !== true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
   }
   const type = String(row.id_type ?? '').toLowerCase()
@@ -141,6 +146,38 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
 /** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
 function rowSecurity(endpoint: string): string {
   return `${endpoint} has row-level security whose policies apply to the role Warrant connects as: every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; connect as a role the policies do not bind (the table's owner, without FORCE ROW LEVEL SECURITY, or one with BYPASSRLS), or disable row-level security on it`
+}
+
+/**
+ * The first table a view reads (through views over views, to any depth) whose row-level security binds the role it
+ * is read as, as `table|role`; NULL where none does. A view has no row security of its own (`row_security_active`
+ * is false for it): it reads its tables as its owner, or as the reader where it is `security_invoker`
+ * (PostgreSQL 15), and a policy binds that role unless it is a superuser, has BYPASSRLS, or owns the table
+ * (by membership) without FORCE ROW LEVEL SECURITY. A materialized view holds what its owner read at refresh.
+ */
+function viewRowSecurity(quoted: string) {
+  return sql`with recursive reached(relid, acting, depth) as (
+      select to_regclass(${quoted})::oid, (select r.oid from pg_roles r where r.rolname = current_user), 0
+      union all
+      select d.refobjid, case when exists (select 1 from pg_options_to_table(v.reloptions) o
+          where o.option_name = 'security_invoker' and lower(o.option_value) in ('true', 'on', 'yes', '1', 't', 'y')) then reached.acting else v.relowner end,
+        reached.depth + 1
+      from reached join pg_class v on v.oid = reached.relid and v.relkind in ('v', 'm')
+        join pg_rewrite w on w.ev_class = v.oid
+        join pg_depend d on d.classid = 'pg_rewrite'::regclass and d.objid = w.oid and d.refclassid = 'pg_class'::regclass and d.refobjid <> v.oid
+      where reached.depth < 32)
+    select t.oid::regclass::text || '|' || a.rolname from reached join pg_class t on t.oid = reached.relid join pg_roles a on a.oid = reached.acting
+    where reached.depth > 0 and t.relrowsecurity and not a.rolsuper and not a.rolbypassrls
+      and (t.relforcerowsecurity or not pg_has_role(a.oid, t.relowner, 'USAGE'))
+    order by reached.depth limit 1`
+}
+
+/** Why a walk of a view over a table whose row-level security binds the role the view reads it as cannot be complete. */
+function rowSecurityThrough(endpoint: string, through: string): string {
+  const bar = through.lastIndexOf('|')
+  const table = through.slice(0, bar)
+  const role = through.slice(bar + 1)
+  return `${endpoint} reads table ${table}, which has row-level security whose policies apply to role "${role}" (the view's owner, as whom a view reads its tables, or the role Warrant connects as, where the view is security_invoker): every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; have the view read as a role the policies do not bind (owned by the table's owner, without FORCE ROW LEVEL SECURITY, or by one with BYPASSRLS), or disable row-level security on ${table}`
 }
 
 const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
@@ -165,7 +202,7 @@ export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: st
   else if (!facts.idUnique)
     problems.push({
       affects: 'walks',
-      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
+      message: `id column "${idField}" of ${endpoint} is not proven unique: it is neither the table's only primary key column nor alone under a unique index (a view, a table without a key, a key over several columns, a PostgreSQL table with inheritance children, a SQLite column of no type or BLOB, whose key keeps the integer 1 and the text '1' apart though both are shown as "1"), so every page of a walk is checked for an id that comes twice (one more count per page) and the walk is refused, naming the id, where one does; make "${idField}" the primary key, or give it a unique index of its own, to prove it`,
       configKeys: [],
     })
   return problems

@@ -5,7 +5,8 @@ import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { idMatch, versionMatch } from './exact-key.js'
+import { admitsId, idMatch, idsIn, versionMatch } from './exact-key.js'
+import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionParam } from './version.js'
 import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
@@ -48,10 +49,11 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   const now = ctx.clock()
   const alone: number[] = []
-  const batch: { index: number; id: string | number | bigint; key: string; expected: string | number }[] = []
+  const batch: { index: number; key: string; expected: string | number }[] = []
+  // the same record under two spellings ("1" and "01" of an integer id) is one key: both go alone
+  const keyOf = (id: string) => String(idParam(ctx.idType, id) ?? id)
   requests.forEach((request, index) => {
-    const id = idParam(ctx.idType, request.id)
-    if (id === undefined) {
+    if (!admitsId(ctx, request.id)) {
       outcomes[index] = { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${ctx.idType} id; no such record` }
       return
     }
@@ -62,12 +64,12 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       alone.push(index)
       return
     }
-    batch.push({ index, id, key: String(id), expected })
+    batch.push({ index, key: keyOf(request.id), expected })
   })
   // the same record twice in one window: every request for it goes alone, in window order (the statement
   // would apply them out of order, and a later request could then match the version an earlier one wrote)
   const times = new Map<string, number>()
-  for (const key of [...alone.map((i) => String(idParam(ctx.idType, requests[i]!.id))), ...batch.map((b) => b.key)]) times.set(key, (times.get(key) ?? 0) + 1)
+  for (const key of [...alone.map((i) => keyOf(requests[i]!.id)), ...batch.map((b) => b.key)]) times.set(key, (times.get(key) ?? 0) + 1)
   for (const entry of batch.filter((b) => times.get(b.key)! > 1)) {
     batch.splice(batch.indexOf(entry), 1)
     alone.push(entry.index)
@@ -75,15 +77,14 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   if (batch.length > 0) {
     const set = updateSet(ctx, assignments, first.set, sharedNextVersion(ctx, now), now)
-    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, b.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
+    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, requests[b.index]!.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
     const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
     if (precondition) conditions.push(precondition)
-    const ids = sql.join(batch.map((b) => b.id))
     // rows are told apart by the id as a record shows it: a row read back as "7" answers a request for "7", never
     // one for "007" that the engine also matched (an integer id's digits)
     const expectedOf = new Map(batch.map((b) => [requests[b.index]!.id, requests[b.index]!]))
     let written: readonly string[] = []
-    const readBack = () => selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${ids})`).compile()
+    const readBack = () => selectRows(ctx).where(idsIn(ctx, batch.map((b) => requests[b.index]!.id))).compile()
     const result = await timed(() =>
       // a window is written on SQLite and PostgreSQL: RETURNING
       ctx.backend.update(conditionalUpdate(ctx, set, conditions, readBack, {
@@ -187,11 +188,11 @@ function sharedNextVersion(ctx: ConnectorContext, now: Date): unknown {
 async function explainUnmatched(
   ctx: ConnectorContext,
   requests: readonly WriteRequest[],
-  unmatched: readonly { index: number; id: string | number | bigint; key: string }[],
+  unmatched: readonly { index: number; key: string }[],
   outcomes: (WriteOutcome | undefined)[],
 ): Promise<void> {
   const compiled = selectRows(ctx)
-    .where(sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(unmatched.map((u) => u.id))})`)
+    .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id)))
     .compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
@@ -206,10 +207,16 @@ async function explainUnmatched(
   }
   ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
   const byId = new Map(result.value.map((row) => [toRecord(ctx, row).id, toRecord(ctx, row)]))
+  // rows the engine's `=` found under no id asked (an integer id "007" finds the row 7): which target found which is
+  // not known, so none of those targets is proven absent
+  const named = new Set(unmatched.map((u) => requests[u.index]!.id))
+  const others = [...byId.keys()].filter((id) => !named.has(id))
   for (const u of unmatched) {
     const request = requests[u.index]!
     const record = byId.get(request.id)
-    outcomes[u.index] = record ? unmatchedOutcome(ctx, request, record) : { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record)
+    else if (others.length > 0) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, others)}` }
+    else outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
   }
 }
 

@@ -8,9 +8,8 @@ import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { idMatch, versionMatch } from './exact-key.js'
+import { admitsId, idMatch, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
-import { idParam } from './resource.js'
 import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
@@ -27,20 +26,19 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   const facts = catalogue.columns
   const targetId = request.id
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
-  const id = idParam(idType, request.id)
-  if (id === undefined) return { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${idType} id; no such record` }
+  if (!admitsId(ctx, request.id)) return { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${idType} id; no such record` }
   if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
   // no version ("", as frozen from a row without one) or none the column could hold: no UPDATE could be made
   // conditional on it; the row says why (it has no version itself, or another one), nothing is sent
   const expected = request.expectedVersion === '' ? undefined : versionParam(ctx, request.expectedVersion)
-  if (expected === undefined) return explainNoRow(ctx, request, id, false)
+  if (expected === undefined) return explainNoRow(ctx, request, false)
 
   const now = ctx.clock()
   const set = updateSet(ctx, assignments, request.set, nextVersion(ctx, request.expectedVersion, now), now)
-  const conditions = [idMatch(ctx, id, facts), versionMatch(ctx, expected, facts)]
+  const conditions = [idMatch(ctx, targetId, facts), versionMatch(ctx, expected, facts)]
   if (precondition) conditions.push(precondition)
   // the rows of exactly this id, as the UPDATE matched them: "A" beside "a" under a case-insensitive key is another record
-  const readBack = () => selectRows(ctx).where(idMatch(ctx, id, facts)).compile()
+  const readBack = () => selectRows(ctx).where(idMatch(ctx, targetId, facts)).compile()
   const result = await timed(() =>
     ctx.backend.update(
       conditionalUpdate(ctx, set, conditions, readBack, {
@@ -77,7 +75,7 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
     return { kind: 'unknown', message: `${rows.length} rows of ${endpoint} have ${idField} "${request.id}": the id is not unique and every one of them was written` }
   }
   ctx.emit({ method: 'UPDATE', targetId, outcome: 'conflict', durationMs: result.durationMs })
-  return explainNoRow(ctx, request, id)
+  return explainNoRow(ctx, request)
 }
 
 /**
@@ -217,8 +215,8 @@ export function unmovedVersion(ctx: ConnectorContext, id: string, version: strin
  * After an UPDATE that matched nothing, or none sent (`usable` false: no expected version it could be made
  * conditional on): read the row to say why. The write did not happen either way.
  */
-async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, id: string | number | bigint, usable = true): Promise<WriteOutcome> {
-  const compiled = selectRows(ctx).where(sql<SqlBool>`${sql.ref(ctx.idField)} = ${id}`).compile()
+async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable = true): Promise<WriteOutcome> {
+  const compiled = selectRows(ctx).where(idsIn(ctx, [request.id])).compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'error', durationMs: result.durationMs })

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import pg from 'pg'
 import { createEngine, search, type Engine } from './support/engine.js'
-import { TEST_POSTGRES_ADMIN_URL } from '../../support/stores.js'
+import { createGuardedTable, dropRoles, urlAs } from './support/guarded-table.js'
 
 /**
  * A PostgreSQL table under row-level security whose policies apply to the role Warrant connects as: every SELECT
@@ -20,22 +19,14 @@ describe('sql on postgres: a table whose row-level security applies to the conne
   let roleUrl: string
   before(async () => {
     engine = await createEngine('postgres')
-    await engine.exec('create table guarded (id text primary key, status text, version integer not null)')
-    await engine.exec("insert into guarded values ('a', 'active', 1), ('b', 'past_due', 1), ('c', 'active', 1)")
-    await engine.exec('alter table guarded enable row level security')
-    await engine.exec("create policy only_active on guarded using (status = 'active')")
+    await createGuardedTable(engine)
     await engine.exec(`create role ${role} login`)
     await engine.exec(`grant select, update on guarded to ${role}`)
-    const url = new URL(engine.url)
-    url.username = role
-    roleUrl = url.toString()
+    roleUrl = urlAs(engine, role)
   })
   after(async () => {
     await engine?.drop()
-    const admin = new pg.Client({ connectionString: TEST_POSTGRES_ADMIN_URL })
-    await admin.connect()
-    await admin.query(`drop role if exists ${role}`)
-    await admin.end()
+    await dropRoles([role])
   })
 
   const connectorAs = () => engine.connector('guarded', FIELDS, { connector: { kind: 'sql', url: roleUrl, table: 'guarded', source: 'things-db' } })
