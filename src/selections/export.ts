@@ -1,4 +1,4 @@
-import { WarrantError, createListDigest } from '../contract/index.js'
+import { WarrantError, createListDigest, isWarrantError } from '../contract/index.js'
 import { csvLine } from './csv-cell.js'
 import { memberView } from './paging.js'
 import type { ExportFormat } from './schemas.js'
@@ -11,6 +11,33 @@ export const EXPORT_PAGE = 1000
 export const MANIFEST_FORMAT = 'warrant-selection-export/1'
 
 /**
+ * Why an export stopped before its end, for its audit row: what was read did not hash to the digest
+ * (`digest_mismatch`), the store failed to answer a page (`store_error`), a value CSV cannot carry
+ * (`value_unwritable`), or the client closed the connection (`client_gone`).
+ */
+export type ExportStop = 'digest_mismatch' | 'store_error' | 'value_unwritable' | 'client_gone'
+
+/** How an export ended, handed to the surface that records it: the audit row says what the file held. */
+export interface ExportEnd {
+  readonly format: ExportFormat
+  /** member rows handed to the connection (a client that left may not have received the last of them) */
+  readonly rows_sent: number
+  /** the frozen count and digest the rows were to add up to */
+  readonly count: number
+  readonly digest: string
+  /** the whole file was sent: every member, checked against the digest (and NDJSON's end line) */
+  readonly end_reached: boolean
+  readonly stopped: ExportStop | null
+  /** the error's stable code, when an error stopped it */
+  readonly error?: string
+}
+
+/** The outcome word every streamed answer's audit row uses (`ok`, `client_closed`, `failed`). */
+export function exportOutcome(end: ExportEnd): 'ok' | 'client_closed' | 'failed' {
+  return end.end_reached ? 'ok' : end.stopped === 'client_gone' ? 'client_closed' : 'failed'
+}
+
+/**
  * The whole manifest as a byte stream, one page of members per pull: memory holds one page, whatever the
  * size of the selection. The file says what it is, since the HTTP headers are lost once it is saved:
  * - NDJSON: a first line with the selection's facts (completeness and its reasons, what each exclusion rule
@@ -20,51 +47,84 @@ export const MANIFEST_FORMAT = 'warrant-selection-export/1'
  * - CSV: a header row, then one row per member; `selection_complete` first and the other facts last on every
  *   row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
  *   and copying rows out, and a row count short of `selection_count` shows a file cut short).
+ *
+ * `onEnd` is called once, however the stream ends: before the last bytes leave when it reaches its end, else when
+ * it fails or the client leaves. The response is long gone by then, so this is where its audit row is written:
+ * a row written when the answer began would say an export succeeded that was cut.
  */
 export function manifestStream(
   format: ExportFormat,
   selection: SelectionRecord,
   page: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
+  onEnd: (end: ExportEnd) => Promise<void> = async () => undefined,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   const fields = selection.fields
   const facts = manifestFacts(selection)
   const columns = csvColumns(fields)
+  const leading = columns.leading(facts)
   const trailing = columns.trailing(facts)
   const digest = createListDigest()
   let rows = 0
+  let sent = 0
   let after = 0
   let started = false
-  let done = false
+  let ended = false
+  let cancelled = false
+  const end = async (endReached: boolean, stopped: ExportStop | null, error?: unknown) => {
+    if (ended) return
+    ended = true
+    const code = error === undefined ? undefined : isWarrantError(error) ? error.code : 'internal'
+    await onEnd({ format, rows_sent: sent, count: selection.count, digest: selection.digest, end_reached: endReached, stopped, ...(code ? { error: code } : {}) })
+  }
+  /** Records why the stream stops, then fails it: a file without its end reads as cut short. */
+  const fail = async (stopped: ExportStop, error: unknown): Promise<never> => {
+    await end(false, stopped, error)
+    throw error
+  }
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        if (done) return
+        if (ended) return
         if (!started) {
           started = true
           controller.enqueue(encoder.encode(format === 'csv' ? csvLine(columns.header) : `${JSON.stringify(facts)}\n`))
           return
         }
-        const members = await page(after, EXPORT_PAGE)
+        const members = await page(after, EXPORT_PAGE).catch((error: unknown) => fail('store_error', error))
+        // the client left while the page was read: cancel() recorded it, and nothing more can be sent
+        if (cancelled) return
         for (const m of members) digest.add({ id: m.id, version: m.version })
         rows += members.length
         if (members.length > 0) {
-          const text =
-            format === 'csv'
-              ? members.map((m) => csvLine([facts.complete, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
-              : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
+          let text: string
+          try {
+            text =
+              format === 'csv'
+                ? members.map((m) => csvLine([...leading, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
+                : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
+          } catch (error) {
+            return fail('value_unwritable', error)
+          }
           controller.enqueue(encoder.encode(text))
+          sent += members.length
           after = members[members.length - 1]!.ord
         }
         if (members.length < EXPORT_PAGE) {
-          done = true
           // what was sent is not the frozen set: the stream fails, so the file has no end and reads as cut short
-          const sent = digest.finish()
-          if (rows !== selection.count || sent !== selection.digest)
-            throw new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${sent}, not the ${selection.count} frozen (${selection.digest})`)
-          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: sent })}\n`))
+          const read = digest.finish()
+          if (rows !== selection.count || read !== selection.digest)
+            return fail('digest_mismatch', new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${read}, not the ${selection.count} frozen (${selection.digest})`))
+          // the audit row is written before the last bytes leave, as a streamed search's is
+          await end(true, null)
+          if (cancelled) return
+          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: read })}\n`))
           controller.close()
         }
+      },
+      async cancel() {
+        cancelled = true
+        await end(false, 'client_gone')
       },
     },
     { highWaterMark: 1 },
@@ -106,6 +166,7 @@ function csvColumns(reviewFields: readonly string[]) {
   const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_count', 'selection_digest'].map(name)
   return {
     header: [complete, ...reviewFields, version, ...rest],
+    leading: (f: ReturnType<typeof manifestFacts>) => [f.complete],
     trailing: (f: ReturnType<typeof manifestFacts>) => [
       f.incomplete_reasons.map((r) => `${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}`).join('; '),
       f.exclusions.map((e) => `${e.rule}=${e.count}`).join('; '),
