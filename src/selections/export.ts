@@ -44,8 +44,8 @@ export function exportOutcome(end: ExportEnd): 'ok' | 'client_closed' | 'failed'
  *   left out, count, digest), one member per line exactly as the records pages give them, and an end line
  *   (`end: true`, rows, digest) written only once every member was sent and they hash to the digest: a file
  *   without it was cut short;
- * - CSV: a header row, then one row per member; `selection_complete` first and the other facts last on every
- *   row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
+ * - CSV: a header row, then one row per member; `selection_complete` and `selection_state` first and the other
+ *   facts (`selection_expires_at` among them) last on every row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
  *   and copying rows out, and a row count short of `selection_count` shows a file cut short).
  *
  * `onEnd` is called once, however the stream ends: before the last bytes leave when it reaches its end, else when
@@ -161,15 +161,17 @@ function csvColumns(reviewFields: readonly string[]) {
     taken.push(out)
     return out
   }
-  const complete = name('selection_complete')
+  const first = ['selection_complete', 'selection_state'].map(name)
   const version = name('frozen_version')
-  const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_count', 'selection_digest'].map(name)
+  const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_expires_at', 'selection_count', 'selection_digest'].map(name)
   return {
-    header: [complete, ...reviewFields, version, ...rest],
-    leading: (f: ReturnType<typeof manifestFacts>) => [f.complete],
+    header: [...first, ...reviewFields, version, ...rest],
+    // whether the rows may be acted on at all comes first: an incomplete or expired selection must not read as usable
+    leading: (f: ReturnType<typeof manifestFacts>) => [f.complete, f.state],
     trailing: (f: ReturnType<typeof manifestFacts>) => [
       f.incomplete_reasons.map((r) => `${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}`).join('; '),
       f.exclusions.map((e) => `${e.rule}=${e.count}`).join('; '),
+      f.expires_at,
       f.count,
       f.digest,
     ],

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { startOddUpstream, thingsResourceConfig, type OddUpstream, type Thing } from '../plans/support/odd-upstream.js'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { startThingsGateway, type Thing } from '../plans/support/odd-upstream.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 import { readRest } from '../support/read-body.js'
 import { openReviewSession } from '../support/review-session.js'
 import { STORE_KINDS } from '../support/stores.js'
@@ -38,15 +38,14 @@ const memberLines = (text: string) => text.split('\n').slice(0, -1).filter((l) =
 
 for (const kind of STORE_KINDS) {
   describe(`an export's audit row says how the export ended (${kind} store, an odd HTTP upstream)`, () => {
-    let up: OddUpstream
+    let things: Awaited<ReturnType<typeof startThingsGateway>>
     let fx: GatewayFixture
     let token: string
     let selectionId: string
     let digest: string
     before(async () => {
-      up = await startOddUpstream(Array.from({ length: COUNT - 7 }, (_, i) => thing(i)))
-      fx = await startDemoGateway({ store: kind, count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
-      token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
+      things = await startThingsGateway(Array.from({ length: COUNT - 7 }, (_, i) => thing(i)), kind)
+      ;({ fx, token } = things)
       const res = await fetch(`${fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })
       const sel = (await res.json()) as any
       assert.equal(res.status, 201, JSON.stringify(sel).slice(0, 500))
@@ -54,8 +53,7 @@ for (const kind of STORE_KINDS) {
       ;({ selection_id: selectionId, digest } = sel)
     })
     after(async () => {
-      await fx?.close()
-      await up?.close()
+      await things?.close()
     })
 
     const exportOf = (format: string, signal?: AbortSignal) => fetch(`${fx.base}/v1/selections/${selectionId}/export?format=${format}`, { headers: { authorization: `Bearer ${token}` }, signal })
