@@ -56,11 +56,12 @@ export function manifestStream(
   format: ExportFormat,
   selection: SelectionRecord,
   page: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
-  onEnd: (end: ExportEnd) => Promise<void> = async () => undefined,
+  options: { readonly upstreamMoved: string | null; readonly onEnd?: ((end: ExportEnd) => Promise<void>) | undefined },
 ): ReadableStream<Uint8Array> {
+  const onEnd = options.onEnd ?? (async () => undefined)
   const encoder = new TextEncoder()
   const fields = selection.fields
-  const facts = manifestFacts(selection)
+  const facts = manifestFacts(selection, options.upstreamMoved)
   const columns = csvColumns(fields)
   const leading = columns.leading(facts)
   const trailing = columns.trailing(facts)
@@ -131,13 +132,18 @@ export function manifestStream(
   )
 }
 
-/** The first line of an NDJSON export: what a reader must know before it acts on any member. */
-function manifestFacts(s: SelectionRecord) {
+/**
+ * The first line of an NDJSON export: what a reader must know before it acts on any member. `upstream_moved` says why
+ * the members are no longer where the resource's connector points (its base_url, database or table changed since the
+ * freeze, the environment label left as it was), or null: the `environment` is where they were read.
+ */
+function manifestFacts(s: SelectionRecord, upstreamMoved: string | null) {
   return {
     format: MANIFEST_FORMAT,
     selection_id: s.selection_id,
     resource: s.resource,
     environment: s.environment,
+    upstream_moved: upstreamMoved,
     state: s.state,
     expires_at: s.expires_at,
     complete: s.complete,
@@ -163,7 +169,16 @@ function csvColumns(reviewFields: readonly string[]) {
   }
   const first = ['selection_complete', 'selection_state'].map(name)
   const version = name('frozen_version')
-  const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_expires_at', 'selection_count', 'selection_digest'].map(name)
+  const rest = [
+    'selection_incomplete_reasons',
+    'selection_excluded',
+    'selection_withheld_fields',
+    'selection_environment',
+    'selection_upstream_moved',
+    'selection_expires_at',
+    'selection_count',
+    'selection_digest',
+  ].map(name)
   return {
     header: [...first, ...reviewFields, version, ...rest],
     // whether the rows may be acted on at all comes first: an incomplete or expired selection must not read as usable
@@ -171,6 +186,10 @@ function csvColumns(reviewFields: readonly string[]) {
     trailing: (f: ReturnType<typeof manifestFacts>) => [
       f.incomplete_reasons.map((r) => `${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}`).join('; '),
       f.exclusions.map((e) => `${e.rule}=${e.count}`).join('; '),
+      // a column missing from the header because the resource denies it now, not because it was never there
+      f.withheld_fields.join('; '),
+      f.environment,
+      f.upstream_moved,
       f.expires_at,
       f.count,
       f.digest,
