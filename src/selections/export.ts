@@ -159,28 +159,36 @@ function manifestFacts(s: SelectionRecord, upstreamMoved: string | null) {
   }
 }
 
-/** The CSV's columns: the facts that must not be missed first, the review fields, the frozen version, the rest of the facts. */
+/** The facts every CSV row carries, under these names always: a reader's check of `selection_complete` must find the fact. */
+const FIRST_FACTS = ['selection_complete', 'selection_state'] as const
+const LAST_FACTS = [
+  'selection_incomplete_reasons',
+  'selection_excluded',
+  'selection_withheld_fields',
+  'selection_environment',
+  'selection_upstream_moved',
+  'selection_expires_at',
+  'selection_count',
+  'selection_digest',
+] as const
+
+/**
+ * The CSV's columns: the facts that must not be missed first, the review fields, the frozen version, the rest of the
+ * facts. A review field named like a fact column is the one renamed (a leading `_`), never the fact: otherwise a
+ * resource with a field `selection_complete` would put a record's value where every reader looks for the selection's.
+ */
 function csvColumns(reviewFields: readonly string[]) {
-  const taken = [...reviewFields]
-  const name = (wanted: string) => {
-    const out = uniqueColumn(wanted, taken)
+  const first = [...FIRST_FACTS]
+  const version = 'frozen_version'
+  const rest = [...LAST_FACTS]
+  const taken: string[] = [...first, version, ...rest]
+  const fieldColumns = reviewFields.map((f) => {
+    const out = uniqueColumn(f, taken)
     taken.push(out)
     return out
-  }
-  const first = ['selection_complete', 'selection_state'].map(name)
-  const version = name('frozen_version')
-  const rest = [
-    'selection_incomplete_reasons',
-    'selection_excluded',
-    'selection_withheld_fields',
-    'selection_environment',
-    'selection_upstream_moved',
-    'selection_expires_at',
-    'selection_count',
-    'selection_digest',
-  ].map(name)
+  })
   return {
-    header: [...first, ...reviewFields, version, ...rest],
+    header: [...first, ...fieldColumns, version, ...rest],
     // whether the rows may be acted on at all comes first: an incomplete or expired selection must not read as usable
     leading: (f: ReturnType<typeof manifestFacts>) => [f.complete, f.state],
     trailing: (f: ReturnType<typeof manifestFacts>) => [
