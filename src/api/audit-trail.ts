@@ -70,6 +70,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
             ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
             // what a listing answered (the same summary an MCP tool call's row keeps)
             ...answerSummary(end ?? answer),
+            ...(end?.manifest ? { manifest: end.manifest } : {}),
           },
           selection_id: ids.selection_id as string | undefined,
           plan_id: ids.plan_id as string | undefined,

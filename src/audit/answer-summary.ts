@@ -6,6 +6,8 @@ export interface StreamEnd {
   readonly items: number
   /** the envelope's end, when the walk ended (its completeness and why not) */
   readonly envelope?: { readonly complete: boolean; readonly incomplete_reasons: readonly { readonly code: string }[] }
+  /** a selection export's end as its stream saw it (rows sent, end reached, why it stopped), kept whole in the row */
+  readonly manifest?: Readonly<Record<string, unknown>>
 }
 
 /** What a listing's audit row keeps of what the agent was answered. */

@@ -79,7 +79,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     view: (actor, selectionId) => view(ctx, actor, selectionId),
     page: (actor, selectionId, query) => memberPage(ctx, actor, selectionId, query),
     excluded: (actor, selectionId, query) => excludedPage(ctx, actor, selectionId, query),
-    exportStream: (actor, selectionId, format) => exportStream(ctx, actor, selectionId, format),
+    exportStream: (actor, selectionId, format, onEnd) => exportStream(ctx, actor, selectionId, format, onEnd),
     recover: async (actor, selectionId, options) => {
       const recovery = await recover(ctx, actor, selectionId, options?.signal, options?.onProgress)
       return { ...(await view(ctx, actor, recovery.id)), created: recovery.created }

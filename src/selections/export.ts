@@ -1,4 +1,4 @@
-import { WarrantError, createListDigest } from '../contract/index.js'
+import { WarrantError, createListDigest, isWarrantError } from '../contract/index.js'
 import { csvLine } from './csv-cell.js'
 import { memberView } from './paging.js'
 import type { ExportFormat } from './schemas.js'
@@ -11,73 +11,139 @@ export const EXPORT_PAGE = 1000
 export const MANIFEST_FORMAT = 'warrant-selection-export/1'
 
 /**
+ * Why an export stopped before its end, for its audit row: what was read did not hash to the digest
+ * (`digest_mismatch`), the store failed to answer a page (`store_error`), a value CSV cannot carry
+ * (`value_unwritable`), or the client closed the connection (`client_gone`).
+ */
+export type ExportStop = 'digest_mismatch' | 'store_error' | 'value_unwritable' | 'client_gone'
+
+/** How an export ended, handed to the surface that records it: the audit row says what the file held. */
+export interface ExportEnd {
+  readonly format: ExportFormat
+  /** member rows handed to the connection (a client that left may not have received the last of them) */
+  readonly rows_sent: number
+  /** the frozen count and digest the rows were to add up to */
+  readonly count: number
+  readonly digest: string
+  /** the whole file was sent: every member, checked against the digest (and NDJSON's end line) */
+  readonly end_reached: boolean
+  readonly stopped: ExportStop | null
+  /** the error's stable code, when an error stopped it */
+  readonly error?: string
+}
+
+/** The outcome word every streamed answer's audit row uses (`ok`, `client_closed`, `failed`). */
+export function exportOutcome(end: ExportEnd): 'ok' | 'client_closed' | 'failed' {
+  return end.end_reached ? 'ok' : end.stopped === 'client_gone' ? 'client_closed' : 'failed'
+}
+
+/**
  * The whole manifest as a byte stream, one page of members per pull: memory holds one page, whatever the
  * size of the selection. The file says what it is, since the HTTP headers are lost once it is saved:
  * - NDJSON: a first line with the selection's facts (completeness and its reasons, what each exclusion rule
  *   left out, count, digest), one member per line exactly as the records pages give them, and an end line
  *   (`end: true`, rows, digest) written only once every member was sent and they hash to the digest: a file
  *   without it was cut short;
- * - CSV: a header row, then one row per member; `selection_complete` first and the other facts last on every
- *   row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
+ * - CSV: a header row, then one row per member; `selection_complete` and `selection_state` first and the other
+ *   facts (`selection_expires_at` among them) last on every row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
  *   and copying rows out, and a row count short of `selection_count` shows a file cut short).
+ *
+ * `onEnd` is called once, however the stream ends: before the last bytes leave when it reaches its end, else when
+ * it fails or the client leaves. The response is long gone by then, so this is where its audit row is written:
+ * a row written when the answer began would say an export succeeded that was cut.
  */
 export function manifestStream(
   format: ExportFormat,
   selection: SelectionRecord,
   page: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
+  options: { readonly upstreamMoved: string | null; readonly onEnd?: ((end: ExportEnd) => Promise<void>) | undefined },
 ): ReadableStream<Uint8Array> {
+  const onEnd = options.onEnd ?? (async () => undefined)
   const encoder = new TextEncoder()
   const fields = selection.fields
-  const facts = manifestFacts(selection)
+  const facts = manifestFacts(selection, options.upstreamMoved)
   const columns = csvColumns(fields)
+  const leading = columns.leading(facts)
   const trailing = columns.trailing(facts)
   const digest = createListDigest()
   let rows = 0
+  let sent = 0
   let after = 0
   let started = false
-  let done = false
+  let ended = false
+  let cancelled = false
+  const end = async (endReached: boolean, stopped: ExportStop | null, error?: unknown) => {
+    if (ended) return
+    ended = true
+    const code = error === undefined ? undefined : isWarrantError(error) ? error.code : 'internal'
+    await onEnd({ format, rows_sent: sent, count: selection.count, digest: selection.digest, end_reached: endReached, stopped, ...(code ? { error: code } : {}) })
+  }
+  /** Records why the stream stops, then fails it: a file without its end reads as cut short. */
+  const fail = async (stopped: ExportStop, error: unknown): Promise<never> => {
+    await end(false, stopped, error)
+    throw error
+  }
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        if (done) return
+        if (ended) return
         if (!started) {
           started = true
           controller.enqueue(encoder.encode(format === 'csv' ? csvLine(columns.header) : `${JSON.stringify(facts)}\n`))
           return
         }
-        const members = await page(after, EXPORT_PAGE)
+        const members = await page(after, EXPORT_PAGE).catch((error: unknown) => fail('store_error', error))
+        // the client left while the page was read: cancel() recorded it, and nothing more can be sent
+        if (cancelled) return
         for (const m of members) digest.add({ id: m.id, version: m.version })
         rows += members.length
         if (members.length > 0) {
-          const text =
-            format === 'csv'
-              ? members.map((m) => csvLine([facts.complete, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
-              : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
+          let text: string
+          try {
+            text =
+              format === 'csv'
+                ? members.map((m) => csvLine([...leading, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
+                : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
+          } catch (error) {
+            return fail('value_unwritable', error)
+          }
           controller.enqueue(encoder.encode(text))
+          sent += members.length
           after = members[members.length - 1]!.ord
         }
         if (members.length < EXPORT_PAGE) {
-          done = true
           // what was sent is not the frozen set: the stream fails, so the file has no end and reads as cut short
-          const sent = digest.finish()
-          if (rows !== selection.count || sent !== selection.digest)
-            throw new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${sent}, not the ${selection.count} frozen (${selection.digest})`)
-          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: sent })}\n`))
+          const read = digest.finish()
+          if (rows !== selection.count || read !== selection.digest)
+            return fail('digest_mismatch', new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${read}, not the ${selection.count} frozen (${selection.digest})`))
+          // the audit row is written before the last bytes leave, as a streamed search's is
+          await end(true, null)
+          if (cancelled) return
+          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: read })}\n`))
           controller.close()
         }
+      },
+      async cancel() {
+        cancelled = true
+        await end(false, 'client_gone')
       },
     },
     { highWaterMark: 1 },
   )
 }
 
-/** The first line of an NDJSON export: what a reader must know before it acts on any member. */
-function manifestFacts(s: SelectionRecord) {
+/**
+ * The first line of an NDJSON export: what a reader must know before it acts on any member. `upstream_moved` says why
+ * the members are no longer where the resource's connector points (its base_url, database or table changed since the
+ * freeze, the environment label left as it was), or null: the `environment` is where they were read.
+ */
+function manifestFacts(s: SelectionRecord, upstreamMoved: string | null) {
   return {
     format: MANIFEST_FORMAT,
     selection_id: s.selection_id,
     resource: s.resource,
     environment: s.environment,
+    upstream_moved: upstreamMoved,
     state: s.state,
     expires_at: s.expires_at,
     complete: s.complete,
@@ -93,22 +159,46 @@ function manifestFacts(s: SelectionRecord) {
   }
 }
 
-/** The CSV's columns: the facts that must not be missed first, the review fields, the frozen version, the rest of the facts. */
+/** The facts every CSV row carries, under these names always: a reader's check of `selection_complete` must find the fact. */
+const FIRST_FACTS = ['selection_complete', 'selection_state'] as const
+const LAST_FACTS = [
+  'selection_incomplete_reasons',
+  'selection_excluded',
+  'selection_withheld_fields',
+  'selection_environment',
+  'selection_upstream_moved',
+  'selection_expires_at',
+  'selection_count',
+  'selection_digest',
+] as const
+
+/**
+ * The CSV's columns: the facts that must not be missed first, the review fields, the frozen version, the rest of the
+ * facts. A review field named like a fact column is the one renamed (a leading `_`), never the fact: otherwise a
+ * resource with a field `selection_complete` would put a record's value where every reader looks for the selection's.
+ */
 function csvColumns(reviewFields: readonly string[]) {
-  const taken = [...reviewFields]
-  const name = (wanted: string) => {
-    const out = uniqueColumn(wanted, taken)
+  const first = [...FIRST_FACTS]
+  const version = 'frozen_version'
+  const rest = [...LAST_FACTS]
+  const taken: string[] = [...first, version, ...rest]
+  const fieldColumns = reviewFields.map((f) => {
+    const out = uniqueColumn(f, taken)
     taken.push(out)
     return out
-  }
-  const complete = name('selection_complete')
-  const version = name('frozen_version')
-  const rest = ['selection_incomplete_reasons', 'selection_excluded', 'selection_count', 'selection_digest'].map(name)
+  })
   return {
-    header: [complete, ...reviewFields, version, ...rest],
+    header: [...first, ...fieldColumns, version, ...rest],
+    // whether the rows may be acted on at all comes first: an incomplete or expired selection must not read as usable
+    leading: (f: ReturnType<typeof manifestFacts>) => [f.complete, f.state],
     trailing: (f: ReturnType<typeof manifestFacts>) => [
       f.incomplete_reasons.map((r) => `${r.code}${r.limit ? ` (${r.limit.name}=${r.limit.value})` : ''}`).join('; '),
       f.exclusions.map((e) => `${e.rule}=${e.count}`).join('; '),
+      // a column missing from the header because the resource denies it now, not because it was never there
+      f.withheld_fields.join('; '),
+      f.environment,
+      f.upstream_moved,
+      f.expires_at,
       f.count,
       f.digest,
     ],

@@ -36,7 +36,7 @@ export type {
   CompensationTarget,
 } from './selection-service.js'
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
-export { manifestHeaders } from './export.js'
+export { exportOutcome, manifestHeaders, type ExportEnd, type ExportStop } from './export.js'
 export { csvCell, csvLine } from './csv-cell.js'
 export { parseRequest } from './parse-request.js'
 export { agentTexts, lookalikeIds, planLookalikesSchema, selectionLookalikesSchema, type LookalikeIds, type SelectionLookalikes } from './lookalike-ids.js'

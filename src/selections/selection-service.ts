@@ -2,6 +2,7 @@ import type { Actor, Filter, IncompleteReason, Continuation, Warning, Scope } fr
 import type { LookalikeIds } from './lookalike-ids.js'
 import type { StoredLookalikes } from './lookalike-groups.js'
 import type { ExcludedPage, ExportFormat, MemberPage, SelectionView } from './schemas.js'
+import type { ExportEnd } from './export.js'
 
 /**
  * The interface other modules (plans, operations, surfaces) rely on. The implementation lives beside it
@@ -154,8 +155,11 @@ export interface SelectionService {
   page(actor: Actor, selectionId: string, query: { readonly cursor?: string; readonly limit?: number }): Promise<MemberPage>
   /** One page of the records an exclusion rule removed. */
   excluded(actor: Actor, selectionId: string, query: { readonly rule: string; readonly cursor?: string; readonly limit?: number }): Promise<ExcludedPage>
-  /** The whole manifest, streamed page by page (memory does not grow with the selection). */
-  exportStream(actor: Actor, selectionId: string, format: ExportFormat): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
+  /**
+   * The whole manifest, streamed page by page (memory does not grow with the selection). `onEnd` is called once when
+   * the stream ends, however it ends (sent whole, cut, the client gone): the surface writes the export's audit row there.
+   */
+  exportStream(actor: Actor, selectionId: string, format: ExportFormat, onEnd?: (end: ExportEnd) => Promise<void>): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
   /**
    * A new selection over the ids an (incomplete) selection returned: `filter: {id: {in: [...]}}`, same exclusions and
    * fields. `onProgress` and `signal` as `create`'s (its walk can be as long): the call rejects with the signal's reason

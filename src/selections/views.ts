@@ -1,7 +1,7 @@
 import type { Actor } from '../contract/index.js'
 import type { SelectionContext } from './context.js'
 import { EXCLUSION_ATTRIBUTION } from './exclusions.js'
-import { manifestStream } from './export.js'
+import { type ExportEnd, manifestStream } from './export.js'
 import { MEMBER_ORDERING } from './id-order.js'
 import { load, members } from './load.js'
 import { lookalikesOf } from './stored-lookalikes.js'
@@ -79,11 +79,11 @@ export async function memberPage(ctx: SelectionContext, actor: Actor, selectionI
   }
 }
 
-export async function exportStream(ctx: SelectionContext, actor: Actor, selectionId: string, format: ExportFormat): ReturnType<SelectionService['exportStream']> {
+export async function exportStream(ctx: SelectionContext, actor: Actor, selectionId: string, format: ExportFormat, onEnd?: (end: ExportEnd) => Promise<void>): ReturnType<SelectionService['exportStream']> {
   const selection = await load(ctx, actor, selectionId)
   return {
     // Members are fetched page by page as the stream is read, so memory stays flat however large the selection.
-    stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit)),
+    stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit), { upstreamMoved: upstreamMovedOf(ctx, selection), onEnd }),
     contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     filename: `${selectionId}.${format}`,
     selection,

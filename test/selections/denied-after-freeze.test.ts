@@ -54,6 +54,8 @@ describe('a field denied after a selection was frozen leaves the gateway no more
     const csv = await get(`/v1/selections/${selectionId}/export?format=csv`)
     assert.ok(!csv.includes(SECRET), csv)
     assert.ok(!('note' in csvRecords(csv)[0]!))
+    // the CSV says the column is missing because it is withheld now, not because it was never there
+    assert.ok(csvRecords(csv).every((r) => r.selection_withheld_fields === 'note'))
   })
 
   test('the view and the records pages hold no value of it', async () => {

@@ -3,22 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import { startThingsGateway } from '../plans/support/odd-upstream.js'
 import type { GatewayFixture } from '../support/gateway-fixture.js'
-
-/** The body as far as it came, and whether the connection ended it cleanly. */
-async function readAll(res: Response): Promise<{ text: string; ended: 'clean' | 'cut' }> {
-  const reader = res.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return { text, ended: 'clean' }
-      text += decoder.decode(value, { stream: true })
-    }
-  } catch {
-    return { text, ended: 'cut' }
-  }
-}
+import { readAll } from '../support/read-body.js'
 
 /**
  * An export whose members, as read from the store, are not the frozen set (a row lost or altered under the
@@ -76,6 +61,10 @@ describe('an export that cannot send the frozen set never ends looking whole (an
       const csv = await readAll(await exportOf(id, 'csv'))
       assert.equal(csv.ended, 'cut', csv.text)
       assert.ok(!csv.text.includes('\ufffd'), csv.text)
+      // its audit row says why it stopped, and that no member row was sent (the page holding the value was not)
+      const rows = await fx.gateway.store.db.selectFrom('audit_events').select(['summary']).where('selection_id', '=', id).where('action', '=', 'GET /v1/selections/:id/export').orderBy('seq').execute()
+      const manifest = JSON.parse(rows.at(-1)!.summary).manifest
+      assert.deepEqual([manifest.format, manifest.stopped, manifest.error, manifest.end_reached, manifest.rows_sent], ['csv', 'value_unwritable', 'conflict', false, 0])
     } finally {
       things.up.things.delete('half-1')
       things.up.things.delete('half-2')

@@ -166,9 +166,9 @@ for (const kind of STORE_KINDS) {
       const text = await csv.text()
       const lines = text.split('\r\n')
       assert.equal(lines.pop(), '', 'the file ends with a line break')
-      assert.equal(lines[0], 'selection_complete,id,customer_name,status,amount_due,tags,frozen_version,selection_incomplete_reasons,selection_excluded,selection_count,selection_digest')
+      assert.equal(lines[0], 'selection_complete,selection_state,id,customer_name,status,amount_due,tags,frozen_version,selection_incomplete_reasons,selection_excluded,selection_withheld_fields,selection_environment,selection_upstream_moved,selection_expires_at,selection_count,selection_digest')
       assert.equal(lines.length - 1, article.count)
-      assert.ok(lines[1]!.startsWith(`true,${article.records[0].id},`))
+      assert.ok(lines[1]!.startsWith(`true,frozen,${article.records[0].id},`))
       assert.ok(text.includes('"[""enterprise""]"') || !article.records.some((r: any) => r.fields.tags.length), 'lists are JSON, quoted')
 
       const nd = await fetch(`${fx.base}/v1/selections/${article.selection_id}/export?format=ndjson`, { headers: { authorization: `Bearer ${fx.tokens.agent}` } })

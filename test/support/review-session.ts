@@ -10,6 +10,8 @@ export interface ReviewHttpSession {
   post(path: string, form: Record<string, string>): Promise<{ status: number; html: string; location: string | null }>
   /** The CSRF token the last page read carried. */
   readonly csrf: string
+  /** The session's cookie header, for a request the test makes itself (a download read as a stream). */
+  readonly cookie: string
 }
 
 export async function openReviewSession(base: string, token: string): Promise<ReviewHttpSession> {
@@ -43,6 +45,9 @@ export async function openReviewSession(base: string, token: string): Promise<Re
   return {
     get csrf() {
       return csrf
+    },
+    get cookie() {
+      return cookie()
     },
     get: async (path) => read(await fetch(`${base}${path}`, { redirect: 'manual', headers: { cookie: cookie() } })),
     post: async (path, fields) =>

@@ -84,9 +84,9 @@ describe('review pages: a reviewer approves the article scenario in a real brows
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-csv').click()])
     const csv = csvRows(await readFile((await download.path())!, 'utf8')).filter((r) => r.length > 1 || r[0] !== '')
     assert.equal(csv.length - 1, selection.count, 'a header row, then one row per member')
-    // each row says whether the selection is whole, then the member's id; its digest closes the row
-    assert.deepEqual(csv[0]!.slice(0, 2), ['selection_complete', 'id'])
-    assert.ok(csv.slice(1).every((r) => r[0] === 'true' && r[r.length - 1] === selection.digest), 'every row names the complete selection it belongs to')
+    // each row says whether the selection is whole and its state, then the member's id; its digest closes the row
+    assert.deepEqual(csv[0]!.slice(0, 3), ['selection_complete', 'selection_state', 'id'])
+    assert.ok(csv.slice(1).every((r) => r[0] === 'true' && r[1] === 'frozen' && r[r.length - 1] === selection.digest), 'every row names the complete selection it belongs to')
 
     await screenshot(page, 'plan-1280')
     const phone = await (await newContext(browser, 375)).newPage()

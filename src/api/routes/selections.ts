@@ -1,11 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
+import type { StreamEnd } from '../../audit/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import {
   excludedPageQuerySchema,
   excludedPageSchema,
   exportFormatSchema,
+  exportOutcome,
   manifestHeaders,
+  type ExportEnd,
+  type SelectionRecord,
   memberPageQuerySchema,
   memberPageSchema,
   selectionRequestSchema,
@@ -93,6 +97,11 @@ const recover = v1Route({
   },
 })
 
+/** An export's end as a streamed answer's audit row keeps it: its outcome, the rows sent, the selection's completeness. */
+function exportStreamEnd(selection: SelectionRecord, end: ExportEnd): StreamEnd {
+  return { outcome: exportOutcome(end), items: end.rows_sent, envelope: { complete: selection.complete, incomplete_reasons: selection.completeness.incomplete_reasons }, manifest: { ...end } }
+}
+
 export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
   app.openapi(create, async (c) => {
     const made = await gateway.selections.create(c.get('actor'), c.req.valid('param').resource, c.req.valid('json'), { idempotencyKey: idempotencyKeyOf(c) })
@@ -112,7 +121,11 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatew
   })
 
   app.openapi(exportManifest, async (c) => {
-    const exported = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format)
+    // the request's audit row is written when the stream ends, saying how far it got (a row written now would
+    // call an export that is cut later a success); a refusal before the stream is recorded as any other
+    const recordEnd = c.get('record_stream_end')
+    const exported = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format, (end) => recordEnd?.(exportStreamEnd(exported.selection, end)) ?? Promise.resolve())
+    c.set('streamed_answer', true)
     return new Response(exported.stream, {
       status: 200,
       headers: manifestHeaders(exported),

@@ -2,7 +2,8 @@ import type { Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { ActionRequest } from '../../plans/index.js'
-import { manifestHeaders } from '../../selections/index.js'
+import { markRequestAudited } from '../../audit/index.js'
+import { exportOutcome, manifestHeaders } from '../../selections/index.js'
 import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
@@ -62,8 +63,14 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const id = c.req.param('id')
     const format = c.req.query('format') === 'ndjson' ? 'ndjson' : c.req.query('format') === 'csv' || c.req.query('format') === undefined ? 'csv' : null
     if (!format) throw new WarrantError('invalid_request', 'format must be csv or ndjson', { field: 'format' })
-    const exported = await gateway.selections.exportStream(actor, id, format)
-    await recordUi(actor, 'ui:export_manifest', { selection_id: id, summary: { status: 200, format, count: exported.selection.count, digest: exported.selection.digest } })
+    // the row is written when the stream ends, saying how far it got: written now, it would call a cut export a success
+    const exported = await gateway.selections.exportStream(actor, id, format, (end) =>
+      recordUi(actor, 'ui:export_manifest', {
+        selection_id: id,
+        summary: { status: 200, outcome: exportOutcome(end), format, count: exported.selection.count, digest: exported.selection.digest, answer: { items: end.rows_sent, complete: exported.selection.complete }, manifest: end },
+      }).then(() => undefined),
+    )
+    markRequestAudited()
     return new Response(exported.stream, {
       status: 200,
       headers: manifestHeaders(exported),
