@@ -7,6 +7,8 @@ import { parseSqlUrl } from '../../src/connectors/sql/url.js'
 import { CompiledQuery } from 'kysely'
 import { mysqlBackend } from '../../src/connectors/sql/mysql-backend.js'
 import { postgresBackend } from '../../src/connectors/sql/postgres-backend.js'
+import { existsSync } from 'node:fs'
+import { createCliWorkspace } from '../support/cli-config.js'
 import { configProblems, parseConfigInput } from '../support/config-input.js'
 
 // A sql upstream or a PostgreSQL store on a host off this machine, reached without TLS, sends every record (and,
@@ -108,6 +110,18 @@ describe('a database off this machine without TLS is refused unless the config s
     assert.doesNotThrow(() => parse(withStore('postgres://warrant@db.internal/warrant?sslmode=verify-full')))
     assert.doesNotThrow(() => parse(withStore('postgres://warrant@127.0.0.1:5432/warrant')))
     assert.doesNotThrow(() => parse(withStore('sqlite:./warrant.db')))
+  })
+
+  test('warrant serve with such a store: exits 2 naming store.url before anything is written (no audit key file)', async () => {
+    const ws = await createCliWorkspace({ count: 5, edit: (raw) => (raw.store = { url: 'postgres://warrant@db.invalid:5432/warrant' }) })
+    try {
+      const result = await ws.warrantWith(['serve', '--port', '0'], {})
+      assert.equal(result.code, 2, result.stderr)
+      assert.match(result.stderr, /store\.url: reaches the database at "db\.invalid", off this machine, without TLS/)
+      assert.equal(existsSync(join(ws.dir, 'audit.key')), false, 'the audit key file was written')
+    } finally {
+      await ws.drop()
+    }
   })
 
   test('unencrypted on a sqlite store is refused: a file crosses no network', () => {
