@@ -16,6 +16,8 @@ interface DatabaseReach {
   /** loopback or a unix socket: nothing crosses a network */
   readonly local: boolean
   readonly tls: boolean
+  /** what the URL said that does not make TLS a condition (`sslmode=prefer`), to name in the refusal */
+  readonly said?: string
 }
 
 /** The last value of a query parameter, as pg's connection-string parser keeps it. */
@@ -42,13 +44,15 @@ function reachOf(url: string, env: NodeJS.ProcessEnv): DatabaseReach | undefined
   const params = parsed.searchParams
   if (driver === 'mysql') {
     const mode = mysqlSslModeOf(lastParam(params, MYSQL_SSL_MODE_PARAM) ?? '')
-    return { driver, host: hostname, local: isLoopbackHost(hostname), tls: mode !== undefined && mode !== 'DISABLED' }
+    const said = params.has(MYSQL_SSL_MODE_PARAM) ? `${MYSQL_SSL_MODE_PARAM}=${lastParam(params, MYSQL_SSL_MODE_PARAM)}` : undefined
+    return { driver, host: hostname, local: isLoopbackHost(hostname), tls: mode !== undefined && mode !== 'DISABLED', ...(said ? { said } : {}) }
   }
   const host = lastParam(params, 'host') || hostname || env.PGHOST || 'localhost'
   const sslmode = lastParam(params, 'sslmode')
   const ssl = lastParam(params, 'ssl')
   const tls = sslmode !== undefined ? PG_TLS_MODES.has(sslmode) : ssl === 'true' || ssl === '1'
-  return { driver, host, local: host.startsWith('/') || isLoopbackHost(host), tls }
+  const said = sslmode !== undefined ? `sslmode=${sslmode}` : ssl !== undefined ? `ssl=${ssl}` : undefined
+  return { driver, host, local: host.startsWith('/') || isLoopbackHost(host), tls, ...(said ? { said } : {}) }
 }
 
 const HOW_TO_TLS = {
@@ -80,6 +84,6 @@ export function refuseUnencryptedDatabase(
   ctx.addIssue({
     code: 'custom',
     path: [...path],
-    message: `reaches the database at "${reach.host}", off this machine, without TLS: every record this ${what} reads or writes (and perhaps the password) crosses the network readable, and anything on the path can cut a result set; ${HOW_TO_TLS[reach.driver]}, or set unencrypted: true on this ${what} if the network between is your own`,
+    message: `reaches the database at "${reach.host}", off this machine, without TLS${reach.said ? ` (${reach.said} lets it be plain)` : ''}: every record this ${what} reads or writes (and perhaps the password) crosses the network readable, and anything on the path can cut a result set; ${HOW_TO_TLS[reach.driver]}, or set unencrypted: true on this ${what} if the network between is your own`,
   })
 }

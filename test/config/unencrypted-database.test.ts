@@ -79,6 +79,8 @@ describe('a database off this machine without TLS is refused unless the config s
     assert.ok(!pgProblem!.message.includes('s3cret'), 'the password is not quoted')
     const [mysqlProblem] = configProblems(() => parse(withSqlUrl('mysql://app:s3cret@db.internal/shop')))
     assert.match(mysqlProblem!.message, /ssl-mode=VERIFY_IDENTITY/)
+    const [preferProblem] = configProblems(() => parse(withSqlUrl('postgres://app@db.internal/crm?sslmode=prefer')))
+    assert.match(preferProblem!.message, /sslmode=prefer lets it be plain/)
     assert.ok(!mysqlProblem!.message.includes('s3cret'), 'the password is not quoted')
   })
 
