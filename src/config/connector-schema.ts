@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { refusePlainHttp } from './plain-http.js'
+import { refuseUnencryptedDatabase } from './unencrypted-database.js'
 import { dottedPath, durationMs, fieldName, secretRef, templateValue } from './value-schemas.js'
 
 // How the gateway reaches an upstream: a table (sql) or a REST API (http).
@@ -157,7 +158,11 @@ export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
 
 export const sqlConnectorSchema = z.strictObject({
   kind: z.literal('sql'),
-  url: z.string().min(1).describe('sqlite:./file.db, postgres://… or mysql://…'),
+  url: z.string().min(1).describe('sqlite:./file.db, postgres://… or mysql://…; off this machine, with TLS asked (?sslmode=verify-full, ?ssl-mode=VERIFY_IDENTITY)'),
+  unencrypted: z
+    .boolean()
+    .optional()
+    .describe('allow a postgres or mysql URL off this machine that asks for no TLS (the network between is your own); loopback, unix sockets and TLS need no flag'),
   table: fieldName,
   source: z.string().default('primary').describe('the name this table is reported under'),
   password: secretRef.optional().describe('for postgres or mysql URLs without a password'),
@@ -175,6 +180,9 @@ export const sqlConnectorSchema = z.strictObject({
     // MySQL has no UPDATE … RETURNING: it writes one target at a time, so a window there would be a promise not kept
     if (c.write_window !== undefined && /^\s*(mysql|mariadb):/i.test(c.url))
       ctx.addIssue({ code: 'custom', path: ['write_window'], message: 'a mysql upstream is written one target at a time (no UPDATE … RETURNING); remove write_window' })
+    if (c.unencrypted !== undefined && /^\s*sqlite:/i.test(c.url))
+      ctx.addIssue({ code: 'custom', path: ['unencrypted'], message: 'applies to a postgres or mysql upstream only; a sqlite: upstream is a file and crosses no network (remove the key)' })
+    refuseUnencryptedDatabase(c.url, c.unencrypted === true, ['url'], ctx, 'connector')
   })
 export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>
 

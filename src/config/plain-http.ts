@@ -1,10 +1,5 @@
 import type { z } from 'zod'
-
-/** Hosts that are this machine: plain http to them never crosses a network. */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.toLowerCase()
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
-}
+import { isLoopbackHost } from '../contract/index.js'
 
 /**
  * Refuses (as an issue at `path`) a URL that is not http or https, or plain http to a host off this machine unless
@@ -22,7 +17,7 @@ export function refusePlainHttp(url: string, plainHttp: boolean, path: readonly 
     ctx.addIssue({ code: 'custom', path: [...path], message: `an http or https URL (not ${parsed.protocol})` })
     return
   }
-  if (parsed.protocol === 'https:' || plainHttp || isLoopback(parsed.hostname)) return
+  if (parsed.protocol === 'https:' || plainHttp || isLoopbackHost(parsed.hostname)) return
   ctx.addIssue({
     code: 'custom',
     path: [...path],

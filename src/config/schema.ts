@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { filterSchema } from '../contract/index.js'
 import { connectorSchema } from './connector-schema.js'
 import { refusePlainHttp } from './plain-http.js'
+import { refuseUnencryptedDatabase } from './unencrypted-database.js'
 import { fieldName, fieldTypeSchema, secretRef, templateValue, ttlMinutes } from './value-schemas.js'
 
 export {
@@ -228,7 +229,11 @@ const storeSchema = z
     (value) => (typeof value === 'string' ? { url: value } : value),
     z
       .strictObject({
-        url: z.string().describe('sqlite:./file.db, sqlite::memory: or postgres://user@host:5432/db'),
+        url: z.string().describe('sqlite:./file.db, sqlite::memory: or postgres://user@host:5432/db (off this machine, with ?sslmode=verify-full)'),
+        unencrypted: z
+          .boolean()
+          .optional()
+          .describe('PostgreSQL only: allow a store URL off this machine that asks for no TLS (the network between is your own); loopback, unix sockets and sslmode=require or stronger need no flag'),
         busy_timeout_ms: z
           .number()
           .int()
@@ -258,6 +263,9 @@ const storeSchema = z
           ctx.addIssue({ code: 'custom', path: ['connect_timeout_ms'], message: 'applies to a PostgreSQL store only; a sqlite: store opens a file (remove the key)' })
         if (store.statement_timeout_ms !== undefined && store.url.startsWith('sqlite:'))
           ctx.addIssue({ code: 'custom', path: ['statement_timeout_ms'], message: 'applies to a PostgreSQL store only; a sqlite: store waits on no server (remove the key)' })
+        if (store.unencrypted !== undefined && store.url.startsWith('sqlite:'))
+          ctx.addIssue({ code: 'custom', path: ['unencrypted'], message: 'applies to a PostgreSQL store only; a sqlite: store is a file and crosses no network (remove the key)' })
+        refuseUnencryptedDatabase(store.url, store.unencrypted === true, ['url'], ctx, 'store')
       }),
   )
   .default({ url: 'sqlite:./.warrant/warrant.db' })

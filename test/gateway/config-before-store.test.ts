@@ -54,6 +54,16 @@ const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
   ],
   ['a sql URL of an unknown scheme', (raw) => (raw.resources.subscriptions.connector.url = 'oracle://127.0.0.1:9/crm'), /resources\.subscriptions\.connector\.url: sql connector URL "oracle:\/\/127\.0\.0\.1:9\/crm" has an unsupported scheme/],
   ['a sqlite URL naming a host', (raw) => (raw.resources.subscriptions.connector.url = 'sqlite://db-host/billing.db'), /resources\.subscriptions\.connector\.url: sql connector URL "sqlite:\/\/db-host\/billing\.db" names a host/],
+  [
+    'a postgres upstream off this machine without TLS',
+    (raw) => (raw.resources.subscriptions.connector.url = 'postgres://app@db.internal:5432/billing'),
+    /resources\.subscriptions\.connector\.url: reaches the database at "db\.internal", off this machine, without TLS/,
+  ],
+  [
+    'a mysql upstream off this machine without TLS',
+    (raw) => (raw.resources.subscriptions.connector.url = 'mysql://app@db.internal/billing?ssl-mode=DISABLED'),
+    /resources\.subscriptions\.connector\.url: reaches the database at "db\.internal", off this machine, without TLS/,
+  ],
   ['a mysql URL naming no database', (raw) => (raw.resources.subscriptions.connector.url = 'mysql://root@127.0.0.1:9/'), /resources\.subscriptions\.connector\.url: sql connector URL "mysql:\/\/root@127\.0\.0\.1:9\/" does not name one database/],
   [
     'a sql version_field of a type no version has',

@@ -10,6 +10,17 @@ import type { Backend, Row } from './backend.js'
 type MysqlLocation = Extract<SqlLocation, { dialect: 'mysql' }>
 
 /**
+ * mysql2's TLS for an `ssl-mode`. With `ssl` set, mysql2 refuses a server that offers no TLS rather than fall back.
+ * It checks the certificate against Node's CAs (and NODE_EXTRA_CA_CERTS) unless rejectUnauthorized is false, and
+ * the host name only with verifyIdentity.
+ */
+function sslOptionsOf(mode: MysqlLocation['sslMode']): Pick<PoolOptions, 'ssl'> {
+  if (mode === 'DISABLED') return {}
+  if (mode === 'REQUIRED') return { ssl: { rejectUnauthorized: false } }
+  return { ssl: { rejectUnauthorized: true, verifyIdentity: mode === 'VERIFY_IDENTITY' } }
+}
+
+/**
  * MySQL and MariaDB over mysql2. UPDATE has no RETURNING there, so a write is a transaction: the UPDATE, the
  * row read back (our own row lock keeps it as written), then COMMIT. Until COMMIT is sent nothing is
  * durable, which lets a write that failed or was refused say "nothing was written" with certainty: refused by
@@ -23,6 +34,7 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
     user: location.user,
     ...(location.password === undefined ? {} : { password: location.password }),
     database: location.database,
+    ...sslOptionsOf(location.sslMode),
     connectTimeout: 10_000,
     charset: 'utf8mb4',
     // DATETIME values are read and written as UTC instants; TIMESTAMP columns follow the session time zone below

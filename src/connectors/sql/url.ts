@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path'
-import { maskPassword, WarrantError } from '../../contract/index.js'
+import { maskPassword, MYSQL_SSL_MODE_PARAM, MYSQL_SSL_MODES, mysqlSslModeOf, WarrantError, type MysqlSslMode } from '../../contract/index.js'
 
 /** Where an upstream SQL table lives. `display` is safe to log: any password is masked. */
 export type SqlLocation =
@@ -12,6 +12,8 @@ export type SqlLocation =
       readonly user: string
       readonly password: string | undefined
       readonly database: string
+      /** the TLS asked by `?ssl-mode=`; DISABLED when the URL says none */
+      readonly sslMode: MysqlSslMode
       readonly display: string
     }
 
@@ -20,7 +22,7 @@ export type SqlDialectName = SqlLocation['dialect']
 /**
  * Reads a sql connector URL: `sqlite:/abs/file.db`, `sqlite:///abs/file.db`, `sqlite:./relative.db` (against the
  * working folder; the config loader has already made it absolute), `postgres://user@host:port/db`, or
- * `mysql://user@host:port/db` (also spelled `mariadb://`).
+ * `mysql://user@host:port/db?ssl-mode=VERIFY_IDENTITY` (also spelled `mariadb://`; `ssl-mode` is the only parameter).
  * `password`, when given and the URL has none, is put into the connection string (never into `display`).
  *
  * @throws WarrantError('invalid_request') naming what is wrong, never the password.
@@ -62,6 +64,15 @@ function parseMysql(url: string, password: string | undefined): SqlLocation {
   if (database === '' || database.includes('/')) throw invalid(`sql connector URL "${display}" does not name one database (mysql://user@host:port/database)`)
   if (parsed.hostname === '') throw invalid(`sql connector URL "${display}" names no host`)
   const port = parsed.port === '' ? 3306 : Number(parsed.port)
+  // the mysql backend is built from these parts, not from the URL: a parameter it does not read would be dropped
+  // without a word (`?ssl=true` read as asking for TLS, and none asked)
+  const unread = [...parsed.searchParams.keys()].find((key) => key !== MYSQL_SSL_MODE_PARAM)
+  if (unread !== undefined)
+    throw invalid(`sql connector URL "${display}" has the query parameter "${unread}", which a mysql connection does not read; the only one is ${MYSQL_SSL_MODE_PARAM} (${MYSQL_SSL_MODES.join(', ')})`)
+  const modeText = parsed.searchParams.get(MYSQL_SSL_MODE_PARAM)
+  const sslMode = modeText === null ? 'DISABLED' : mysqlSslModeOf(modeText)
+  if (sslMode === undefined)
+    throw invalid(`sql connector URL "${display}" has ${MYSQL_SSL_MODE_PARAM} "${modeText}"; expected one of ${MYSQL_SSL_MODES.join(', ')} (PREFERRED is not: this driver cannot fall back to plain, so say which)`)
   return {
     dialect: 'mysql',
     host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
@@ -69,6 +80,7 @@ function parseMysql(url: string, password: string | undefined): SqlLocation {
     user: decodeURIComponent(parsed.username) || 'root',
     password: parsed.password !== '' ? decodeURIComponent(parsed.password) : password,
     database,
+    sslMode,
     display,
   }
 }
