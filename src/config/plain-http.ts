@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import { isLoopbackHost } from '../contract/index.js'
 
 /**
- * Refuses (as an issue at `path`) a URL that is not http or https, or plain http to a host off this machine unless
+ * Refuses (as an issue at `path`) plain http to a host off this machine unless
  * `plainHttp` says the network between is the operator's own. Over such a URL the credential and every record
  * cross the network readable, and anything on the path can cut a page or change a record, which a walk would then
  * call complete.
@@ -13,11 +13,8 @@ import { isLoopbackHost } from '../contract/index.js'
 export function refusePlainHttp(url: string, plainHttp: boolean, path: readonly (string | number)[], ctx: z.RefinementCtx, what: string): void {
   if (!URL.canParse(url)) return // the url schema names that
   const parsed = new URL(url)
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    ctx.addIssue({ code: 'custom', path: [...path], message: `an http or https URL (not ${parsed.protocol})` })
-    return
-  }
-  if (parsed.protocol === 'https:' || plainHttp || isLoopbackHost(parsed.hostname)) return
+  // another scheme is refused where the URL is used (the connector's base URL guard, the webhook's url schema)
+  if (parsed.protocol !== 'http:' || plainHttp || isLoopbackHost(parsed.hostname)) return
   ctx.addIssue({
     code: 'custom',
     path: [...path],

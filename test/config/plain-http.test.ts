@@ -42,14 +42,6 @@ describe('plain http off this machine is refused unless the config says the netw
     assert.doesNotThrow(() => parse(withHttpResource('http://api.internal:8080/', { plain_http: true })))
   })
 
-  test('a source that is not http at all (ftp:, file:) is refused: nothing can read it', () => {
-    for (const url of ['ftp://files.example.com/', 'file:///etc/passwd']) {
-      const [problem] = configProblems(() => parse(withHttpResource(url)))
-      assert.equal(problem?.key, 'resources.crm.connector.sources.0.base_url', url)
-      assert.match(problem!.message, /http or https/)
-    }
-  })
-
   test('a webhook at plain http off this machine: refused, naming it; plain_http: true or loopback or https accepted', () => {
     const [problem] = configProblems(() => parse(withWebhook('http://hooks.internal/warrant')))
     assert.equal(problem?.key, 'notifications.webhooks.0.url')

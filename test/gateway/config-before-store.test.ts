@@ -36,7 +36,7 @@ const cases: [string, (raw: Record<string, any>) => void, RegExp][] = [
   // what the connectors find when they are built
   [
     'an http base_url at a metadata address',
-    (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'http://169.254.169.254/latest/'))),
+    (raw) => (raw.resources.crm = httpResource((c) => Object.assign(c.sources[0], { base_url: 'http://169.254.169.254/latest/', plain_http: true }))),
     /resources\.crm\.connector\.sources\[0\]\.base_url: points to a link-local or metadata address .*\(source "main"\)/,
   ],
   ['an http base_url that is not http', (raw) => (raw.resources.crm = httpResource((c) => (c.sources[0].base_url = 'ftp://127.0.0.1/'))), /resources\.crm\.connector\.sources\[0\]\.base_url: must be http or https, not ftp: \(source "main"\)/],

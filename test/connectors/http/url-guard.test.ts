@@ -8,7 +8,7 @@ import { assertRelativePath, blockedHostReason, isWithinBase, renderPathTemplate
 import { httpResource } from './fixtures.js'
 
 const build = (base_url: string, connector: Record<string, unknown> = {}) =>
-  createHttpConnector({ resource: httpResource({ sources: [{ name: 'shard-1', base_url }], ...connector }) })
+  createHttpConnector({ resource: httpResource({ sources: [{ name: 'shard-1', base_url, plain_http: true }], ...connector }) })
 
 describe('base URL guard', () => {
   for (const url of [
