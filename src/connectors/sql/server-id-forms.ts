@@ -28,7 +28,7 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
   if (column === null || column === undefined || (column.kind !== 'numeric' && column.kind !== 'text')) {
     // no catalogue, or a column of another kind (a date, a uuid): bound as the id is declared
     const param = idParam(ctx.idType, id)
-    return param === undefined ? { refusal: cannotHold(ctx, id, `a ${ctx.idType} id`) } : { param: sql`${param}`, exact: false }
+    return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
   }
   if (column.kind === 'text') return { param: sql`${id}`, exact: false }
   if (column.integer) {
