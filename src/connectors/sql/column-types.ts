@@ -198,6 +198,8 @@ export interface ColumnFacts {
    * a write's answer must then be the row read back in the UPDATE's transaction.
    */
   readonly changedAfterUpdate: boolean
+  /** The id column as the catalogue shows it (null where the table declares none by that name): how an id is bound (`serverIdBinding`). */
+  readonly idColumn?: ColumnType | null
 }
 
 /** The resource as the catalogue's facts are judged against it. */
@@ -205,6 +207,7 @@ export interface DeclaredTable {
   readonly fields: Readonly<Record<string, FieldType>>
   readonly versionField: string
   readonly table: string
+  readonly idField?: string
 }
 
 export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, changedAfterUpdate: boolean): ColumnFacts {
@@ -217,6 +220,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
+    idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
   }
 }
 

@@ -2,7 +2,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { ColumnFacts } from './column-types.js'
 import { compileFilter } from './compile.js'
 import type { ConnectorContext } from './context.js'
-import { idParam } from './resource.js'
+import { serverIdBinding } from './server-id-forms.js'
 import { sqliteExactIds, sqliteIdsIn } from './sqlite-id-forms.js'
 import { versionCondition } from './version.js'
 
@@ -18,8 +18,8 @@ import { versionCondition } from './version.js'
  * Other fields, and a string field over a column it misfits, stay the plain `=`: the rows a write reads back are
  * checked for the id as well (write.ts).
  */
-export function exactKey(ctx: ConnectorContext, field: string, value: string | number | bigint, facts: ColumnFacts | null): RawBuilder<SqlBool> {
-  const plain = sql<SqlBool>`${sql.ref(field)} = ${value}`
+export function exactKey(ctx: ConnectorContext, field: string, value: string | number | bigint, facts: ColumnFacts | null, param: unknown = value): RawBuilder<SqlBool> {
+  const plain = sql<SqlBool>`${sql.ref(field)} = ${param}`
   if (ctx.fields[field] !== 'string' || typeof value !== 'string') return plain
   if (facts?.misfits.some((m) => m.field === field)) return plain
   const options = facts === null ? {} : { comparedAsText: facts.comparedAsText, comparedByCodePoint: facts.comparedByCodePoint }
@@ -31,29 +31,51 @@ export function exactKey(ctx: ConnectorContext, field: string, value: string | n
 
 /**
  * The row's id is the target's exactly, as a record shows it (`exactKey`; on SQLite `sqliteExactIds`, whose
- * columns keep one id in several storage classes). `id` is one the table admits (`admitsId`).
+ * columns keep one id in several storage classes). Elsewhere the id is bound by the column's type
+ * (`serverIdBinding`), and over a text column compared as a string id is, whatever the id is declared: a number
+ * id "1.0" names the text '1.0' only. `id` is one the table admits (`idRefusal` null).
  */
 export function idMatch(ctx: ConnectorContext, id: string, facts: ColumnFacts | null): RawBuilder<SqlBool> {
   if (ctx.dialect === 'sqlite') return sqliteExactIds(ctx.idField, [id])
-  return exactKey(ctx, ctx.idField, idParam(ctx.idType, id)!, facts)
+  const bound = serverIdBinding(ctx, id, facts?.idColumn)
+  if ('refusal' in bound) return sql<SqlBool>`1 = 0`
+  const plain = sql<SqlBool>`${sql.ref(ctx.idField)} = ${bound.param}`
+  const column = facts?.idColumn
+  if (bound.exact) return plain
+  if (column === null || column === undefined || (column.kind !== 'text' && column.kind !== 'numeric')) return exactKey(ctx, ctx.idField, id, facts, bound.param)
+  // compared as the text a record shows, whatever the id is declared: the engine's `=` finds "1.00" for a number id
+  // "1.0", "A" for "a" under a case-insensitive collation, a row a write must not take for the one named
+  const pgText = ctx.dialect === 'postgres'
+  const exact = compileFilter({ [ctx.idField]: { eq: id } }, { ...ctx.fields, [ctx.idField]: 'string' }, ctx.dialect, ctx.idField, {
+    comparedAsText: pgText && column.kind !== 'text' ? new Map([[ctx.idField, column.integer]]) : undefined,
+    comparedByCodePoint: pgText && !column.codePointEquality ? new Set([ctx.idField]) : undefined,
+  })
+  return sql<SqlBool>`(${plain} and ${exact!})`
 }
 
 /**
- * Whether a row could have `id`: one the id type admits (`idParam`), and on SQLite any id, since any column there
- * keeps any text (an integer id over a TEXT column holding '1.0' is shown as "1.0"): no id is absent unread.
+ * Why no row could be the record `id` names, or null when one could: on SQLite any id may be (any column there keeps
+ * any text: an integer id over a TEXT column holding '1.0' is shown as "1.0"); elsewhere by the id column's type
+ * (`serverIdBinding`). A refused id is failed, never missing: the column's type rules it out, not the table.
  */
-export function admitsId(ctx: ConnectorContext, id: string): boolean {
-  return ctx.dialect === 'sqlite' || idParam(ctx.idType, id) !== undefined
+export function idRefusal(ctx: ConnectorContext, id: string, facts: ColumnFacts | null): string | null {
+  if (ctx.dialect === 'sqlite') return null
+  const bound = serverIdBinding(ctx, id, facts?.idColumn)
+  return 'refusal' in bound ? bound.refusal : null
 }
 
 /**
- * The rows the engine's own comparison finds for `ids` (each one `admitsId`), on the column's index: on
- * SQLite in every form the column may keep them (`sqliteIdsIn`). Wider than the ids where the engine's `=` is
- * (a case-insensitive collation, digits read as a number): the caller tells the rows apart by the id each shows.
+ * The rows the engine's own comparison finds for `ids` (each one admitted: `idRefusal` null), on the column's
+ * index: on SQLite in every form the column may keep them (`sqliteIdsIn`). Wider than the ids where the engine's
+ * `=` is (a case-insensitive collation, digits read as a number): the caller tells the rows apart by the id each shows.
  */
-export function idsIn(ctx: ConnectorContext, ids: readonly string[]): RawBuilder<SqlBool> {
+export function idsIn(ctx: ConnectorContext, ids: readonly string[], facts: ColumnFacts | null): RawBuilder<SqlBool> {
   if (ctx.dialect === 'sqlite') return sqliteIdsIn(ctx.idField, ids)
-  return sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(ids.map((id) => idParam(ctx.idType, id)!))})`
+  const params = ids.flatMap((id) => {
+    const bound = serverIdBinding(ctx, id, facts?.idColumn)
+    return 'refusal' in bound ? [] : [bound.param]
+  })
+  return params.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(params)})`
 }
 
 /** The row is at the expected version: a string one exactly (`exactKey`), an integer or timestamp by `versionCondition`. */

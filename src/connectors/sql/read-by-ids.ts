@@ -1,7 +1,8 @@
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { readFailure } from './errors.js'
-import { admitsId, idsIn } from './exact-key.js'
+import type { ColumnFacts } from './column-types.js'
+import { idRefusal, idsIn } from './exact-key.js'
 import { mistypedFieldsOf, mistypedMessage } from './page-judge.js'
 import { hasNoVersion, noVersionMessage } from './version.js'
 
@@ -10,7 +11,8 @@ const READ_BY_IDS_CHUNK = 500
 
 /**
  * Reads records by id outside any session, in chunks. An id that cannot be one of the id column's type is
- * missing without a query; a chunk that fails marks its ids failed, not missing, since they may exist. A record
+ * failed without a query (`idRefusal`); a chunk that fails is read again id by id, so one id the engine cannot
+ * read fails no other; an id whose read fails is failed, not missing, since it may exist. A record
  * holding a value of another type than declared is failed too, naming the field (see `createPageJudge`), and so
  * is one whose version column is NULL or ''.
  */
@@ -20,24 +22,40 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const records = new Map<string, SourceRecord>()
   const failed: { id: string; message: string }[] = []
   const mistyped = mistypedFieldsOf(ctx)
-  const queryable = unique.filter((id) => admitsId(ctx, id))
+  const catalogue = unique.length === 0 ? null : await ctx.catalogue.recent()
+  const columns = catalogue?.columns ?? null
+  // an id the column's type cannot hold is not sent (PostgreSQL would fail the batch on it): failed, saying why,
+  // never missing, since only the type rules it out
+  const queryable: string[] = []
+  for (const id of unique) {
+    const why = idRefusal(ctx, id, columns)
+    if (why === null) queryable.push(id)
+    else failed.push({ id, message: `${endpoint} by id: ${why}` })
+  }
   // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
-  const table = queryable.length === 0 ? null : (await ctx.catalogue.recent()).table
+  const table = catalogue?.table ?? null
   const refusal = table?.idRefusal ?? null
   if (refusal !== null) {
     for (const id of queryable) failed.push({ id, message: refusal })
     queryable.length = 0
   }
-  for (let start = 0; start < queryable.length; start += READ_BY_IDS_CHUNK) {
-    const chunk = queryable.slice(start, start + READ_BY_IDS_CHUNK)
+  const chunks: string[][] = []
+  for (let start = 0; start < queryable.length; start += READ_BY_IDS_CHUNK) chunks.push(queryable.slice(start, start + READ_BY_IDS_CHUNK))
+  for (const chunk of chunks) {
     if (ctx.isClosing() || signal?.aborted) {
       const message = ctx.isClosing() ? 'the connector is closed' : 'the read was aborted'
       for (const id of chunk) failed.push({ id, message })
       continue
     }
-    const result = await timed(() => ctx.backend.run(byIds(ctx, chunk)))
+    const result = await timed(() => ctx.backend.run(byIds(ctx, chunk, columns)))
     if ('error' in result) {
       ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
+      // one id the engine could not read (past a type's range) fails the statement: each id then alone, so it
+      // fails no other
+      if (chunk.length > 1) {
+        chunks.push(...chunk.map((id) => [id]))
+        continue
+      }
       const message = readFailure(`${endpoint} by id`, result.error)
       for (const id of chunk) failed.push({ id, message })
       continue
@@ -66,15 +84,26 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       else records.set(record.id, record)
     }
     // An id the engine matched to a row stored otherwise is neither that record nor proven absent (a write to it
-    // would change the stored row). Which asked id matched which row only the engine knows: rare enough to ask it
-    // for each id left without its own row.
-    if (strays.length > 0)
-      for (const id of chunk) {
-        if (records.has(id) || failed.some((f) => f.id === id)) continue
-        const alone = await timed(() => ctx.backend.run(byIds(ctx, [id])))
-        if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
-        else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
+    // would change the stored row). Which asked id matched which row only the engine knows. Rows each shown under
+    // an asked id may have matched another asked id too ("abc" beside "ABC" under a case-insensitive collation,
+    // "x" beside "x " under PAD SPACE): the ids left without a row are asked again together, and only where that
+    // finds rows (rare), one by one.
+    const answered = new Set(failed.map((f) => f.id))
+    const left = chunk.filter((id) => !records.has(id) && !answered.has(id))
+    if (left.length === 0 || result.value.length === 0) continue
+    if (strays.length === 0) {
+      const again = await timed(() => ctx.backend.run(byIds(ctx, left, columns)))
+      if ('error' in again) {
+        for (const id of left) failed.push({ id, message: readFailure(`${endpoint} by id`, again.error) })
+        continue
       }
+      if (again.value.length === 0) continue
+    }
+    for (const id of left) {
+      const alone = await timed(() => ctx.backend.run(byIds(ctx, [id], columns)))
+      if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
+      else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
+    }
   }
   // a row a policy hides is not found, and not proven absent either
   const hidden = table?.hiddenRows ?? null
@@ -83,8 +112,8 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   return { records, missing: unique.filter((id) => !records.has(id) && !failedIds.has(id)), failed }
 }
 
-function byIds(ctx: ConnectorContext, ids: readonly string[]) {
-  return selectRows(ctx).where(idsIn(ctx, ids)).compile()
+function byIds(ctx: ConnectorContext, ids: readonly string[], columns: ColumnFacts | null) {
+  return selectRows(ctx).where(idsIn(ctx, ids, columns)).compile()
 }
 
 /** Why an id that several rows show names no one record. */

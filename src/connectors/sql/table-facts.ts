@@ -139,7 +139,7 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     writeRefusal: transactional
       ? null
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
-    idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : subMillisecond(endpoint, idField, type, digits),
+    idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
   }
 }
 
@@ -191,6 +191,15 @@ const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumb
  */
 function bytesId(endpoint: string, idField: string, type: string, hex: string): string {
   return `id column "${idField}" of ${endpoint} is ${type}, which holds bytes, not text: its ids would be read as UTF-8 text (bytes that are none would lose their value, two rows could share one id) and no walk could resume from them, so no record of it is read or written; choose another id column, or key the table by text (a text column, or a generated column holding ${hex} under a unique index)`
+}
+
+/**
+ * A MySQL/MariaDB FLOAT id keeps a single-precision value, which the driver reads as the server's 6-digit
+ * rendering ("0.1") and the server compares with any parameter as a double (0.100000001…): no id a record shows
+ * finds its row again, and every read by it would say missing. Refused, as a bytes id is. (A DOUBLE round-trips.)
+ */
+function floatId(endpoint: string, idField: string): string {
+  return `id column "${idField}" of ${endpoint} is FLOAT, which keeps single-precision values that are read rounded to 6 digits ("0.1") and compared as doubles (0.100000001…): no id a record shows would find its row again, so no record of it is read or written; choose another id column, or declare it DOUBLE or DECIMAL`
 }
 
 /** The facts as what the connector refuses or checks, each with the fix (`warrant check` reports them). */

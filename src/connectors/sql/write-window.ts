@@ -5,7 +5,7 @@ import type { WriteOutcome, WriteRequest } from '../connector.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { admitsId, idMatch, idsIn, versionMatch } from './exact-key.js'
+import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionParam } from './version.js'
@@ -53,8 +53,9 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // the same record under two spellings ("1" and "01" of an integer id) is one key: both go alone
   const keyOf = (id: string) => String(idParam(ctx.idType, id) ?? id)
   requests.forEach((request, index) => {
-    if (!admitsId(ctx, request.id)) {
-      outcomes[index] = { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${ctx.idType} id; no such record` }
+    const unbound = idRefusal(ctx, request.id, facts)
+    if (unbound !== null) {
+      outcomes[index] = { kind: 'rejected', status: 422, message: `nothing was written: ${unbound}` }
       return
     }
     const expected = request.expectedVersion === '' ? undefined : versionParam(ctx, request.expectedVersion)
@@ -84,7 +85,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     // one for "007" that the engine also matched (an integer id's digits)
     const expectedOf = new Map(batch.map((b) => [requests[b.index]!.id, requests[b.index]!]))
     let written: readonly string[] = []
-    const readBack = () => selectRows(ctx).where(idsIn(ctx, batch.map((b) => requests[b.index]!.id))).compile()
+    const readBack = () => selectRows(ctx).where(idsIn(ctx, batch.map((b) => requests[b.index]!.id), facts)).compile()
     const result = await timed(() =>
       // a window is written on SQLite and PostgreSQL: RETURNING
       ctx.backend.update(conditionalUpdate(ctx, set, conditions, readBack, {
@@ -192,7 +193,7 @@ async function explainUnmatched(
   outcomes: (WriteOutcome | undefined)[],
 ): Promise<void> {
   const compiled = selectRows(ctx)
-    .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id)))
+    .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id), (await ctx.catalogue.recent()).columns))
     .compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {

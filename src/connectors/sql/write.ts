@@ -8,7 +8,7 @@ import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
-import { admitsId, idMatch, idsIn, versionMatch } from './exact-key.js'
+import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
@@ -21,12 +21,13 @@ import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam 
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
-  const { idField, idType, endpoint } = ctx
+  const { idField, endpoint } = ctx
   const { assignments, catalogue, precondition } = await prepareWrite(ctx, request)
   const facts = catalogue.columns
   const targetId = request.id
   if (ctx.isClosing()) return { kind: 'rejected', status: 503, message: `the connector for ${endpoint} is closed; nothing was written` }
-  if (!admitsId(ctx, request.id)) return { kind: 'conflict', reason: 'missing', message: `"${request.id}" is not a valid ${idType} id; no such record` }
+  const unbound = idRefusal(ctx, request.id, facts)
+  if (unbound !== null) return { kind: 'rejected', status: 422, message: `nothing was written: ${unbound}` }
   if (facts?.versionProblem) return { kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }
   // no version ("", as frozen from a row without one) or none the column could hold: no UPDATE could be made
   // conditional on it; the row says why (it has no version itself, or another one), nothing is sent
@@ -216,7 +217,9 @@ export function unmovedVersion(ctx: ConnectorContext, id: string, version: strin
  * conditional on): read the row to say why. The write did not happen either way.
  */
 async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable = true): Promise<WriteOutcome> {
-  const compiled = selectRows(ctx).where(idsIn(ctx, [request.id])).compile()
+  const compiled = selectRows(ctx)
+    .where(idsIn(ctx, [request.id], (await ctx.catalogue.recent()).columns))
+    .compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'error', durationMs: result.durationMs })

@@ -1,0 +1,61 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { ColumnType } from './column-types.js'
+import type { ConnectorContext } from './context.js'
+import { idParam } from './resource.js'
+
+/**
+ * An id bound for a MySQL/MariaDB or PostgreSQL statement: the parameter, and whether the engine's `=` on it is
+ * already exact (`exact`: no text comparison to add, see `idMatch`); or why no parameter can name a row.
+ */
+export type ServerIdBinding = { readonly param: RawBuilder<unknown>; readonly exact: boolean } | { readonly refusal: string }
+
+/**
+ * An id as a MySQL/MariaDB or PostgreSQL parameter, by the id column's type as the catalogue shows it, not by the
+ * declared id type. A walk shows each id as the driver reads the stored value (record.ts `keyString`): a
+ * decimal(10,2) 1 as "1.00", a varchar '1.0' as "1.0", whatever the id is declared. Bound by the declared type, an
+ * integer id "1.00" was no id at all (missing, never read), and a number id "1.0" over text went as the number 1,
+ * which the text '1.0' is not: a record the walk had just shown read as absent, and a write said "no such record".
+ *
+ * So text goes to a text column as it is; an integer's digits to an integer column as that integer, exactly; a
+ * decimal numeral to a decimal column as a decimal (MySQL would compare a string with it as doubles, and find
+ * 9007199254740992 for "…993"); to a floating-point column only the shortest spelling of a value (a walk shows
+ * none other), which the engine reads back as that very value. An id the column cannot hold is refused, saying
+ * why: PostgreSQL fails a statement on a parameter its type cannot read, and with it every other id of the batch.
+ * (A MySQL FLOAT id is refused as a whole: table-facts.ts `floatId`.)
+ */
+export function serverIdBinding(ctx: ConnectorContext, id: string, column: ColumnType | null | undefined): ServerIdBinding {
+  const pg = ctx.dialect === 'postgres'
+  if (column === null || column === undefined || (column.kind !== 'numeric' && column.kind !== 'text')) {
+    // no catalogue, or a column of another kind (a date, a uuid): bound as the id is declared
+    const param = idParam(ctx.idType, id)
+    return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
+  }
+  if (column.kind === 'text') return { param: sql`${id}`, exact: false }
+  if (column.integer) {
+    if (!/^-?\d+$/.test(id) || (pg && !withinRange(column.declared, BigInt(id)))) return { refusal: cannotHold(ctx, id, column.declared) }
+    return { param: sql`${idParam('integer', id)}`, exact: false }
+  }
+  if (/^(real|double precision|float|double)$/i.test(column.declared)) {
+    // the shortest spelling is the one a walk shows, and the only one naming that value alone ("1.0" and "1" are one)
+    const n = Number(id)
+    const special = pg && /^(NaN|-?Infinity)$/.test(id)
+    if (!special && (!NUMERAL.test(id) || !Number.isFinite(n) || String(n) !== id)) return { refusal: cannotHold(ctx, id, column.declared) }
+    return { param: pg ? sql`${id}` : sql`${n}`, exact: true }
+  }
+  if (pg) return NUMERAL.test(id) || id === 'NaN' ? { param: sql`${id}`, exact: false } : { refusal: cannotHold(ctx, id, column.declared) }
+  return NUMERAL.test(id) ? { param: sql`cast(${id} as decimal(65, 30))`, exact: false } : { refusal: cannotHold(ctx, id, column.declared) }
+}
+
+const NUMERAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/
+
+const PG_INTEGER_BITS: Readonly<Record<string, bigint>> = { smallint: 15n, integer: 31n, bigint: 63n }
+
+/** Whether PostgreSQL reads `value` as a value of the integer type `declared`: past its range, the statement fails. */
+function withinRange(declared: string, value: bigint): boolean {
+  const bits = PG_INTEGER_BITS[declared.toLowerCase()] ?? 63n
+  return value >= -(2n ** bits) && value < 2n ** bits
+}
+
+function cannotHold(ctx: ConnectorContext, id: string, type: string): string {
+  return `id "${id}" cannot be a value of id column "${ctx.idField}" of ${ctx.endpoint} (${type}), nor the id a record of it shows: no row was read for it, and it is not reported missing, since the column's type, not the table, rules it out; use an id as a record shows it`
+}
