@@ -11,10 +11,10 @@ import { createEngine, type Engine, type Kind } from './support/engine.js'
  * type: the id a walk shows finds its own row, by id, by write and in a write window, beside ids of other shapes.
  */
 const DECLARED: Record<'mysql' | 'postgres', readonly string[]> = {
-  mysql: ['decimal(10,2)', 'decimal(30,0)', 'double', 'bigint', 'int', 'bigint unsigned', 'varchar(30)', 'char(5)', 'varchar(30) collate utf8mb4_bin'],
+  mysql: ['decimal(10,2)', 'decimal(30,0)', 'decimal(40,0)', 'decimal(65,2)', 'double', 'bigint', 'int', 'bigint unsigned', 'varchar(30)', 'char(5)', 'varchar(30) collate utf8mb4_bin'],
   postgres: ['numeric(10,2)', 'numeric', 'real', 'double precision', 'bigint', 'integer', 'varchar(30)', 'text', 'char(5)'],
 }
-const STORED = ['1', '1.5', "'1.0'", "'01'", "'abc'", "' 1'", "'1e0'", '-0.5', '123456789012', '0.1', '9007199254740993', "'1.10'"] as const
+const STORED = ['1', '1.5', "'1.0'", "'01'", "'abc'", "' 1'", "'1e0'", '-0.5', '123456789012', '0.1', '9007199254740993', "'1.10'", '1234567890123456789012345678901234567890'] as const
 const ID_TYPES = ['string', 'integer', 'number'] as const
 
 async function walk(connector: SqlConnector): Promise<SourceRecord[] | null> {
