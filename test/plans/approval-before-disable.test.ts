@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { renderPlan } from '../../src/cli/render-selection.js'
 import { callTool } from '../mcp/support.js'
 import { caller } from '../operations/support/flow.js'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { demoGatewayFor } from '../support/gateway-fixture.js'
 import { openReviewSession } from '../support/review-session.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { refusedCommit } from './support/withdrawn-approval.js'
@@ -21,26 +21,20 @@ const FILTERS = [{ status: 'past_due', region: 'us' }, { status: 'past_due', reg
 
 for (const kind of STORE_KINDS) {
   describe(`an approval given before its approver's (or the plan's proposer's) disable stays void once enabled (${kind} store)`, () => {
-    let fx: GatewayFixture
+    const env = demoGatewayFor({ store: kind, count: 300 })
     let n = 0
-    before(async () => {
-      fx = await startDemoGateway({ store: kind, count: 300 })
-    })
-    after(async () => {
-      await fx?.close()
-    })
 
     /** A fresh agent proposes, a fresh reviewer approves over HTTP; the plan is approved. */
     async function approvedPlan() {
       n += 1
-      const reviewer = await fx.gateway.principals.issue({ name: `dora-${n}`, role: 'reviewer' })
-      const agentIssued = await fx.gateway.principals.issue({ name: `agent-${n}`, role: 'agent', scopes: { resources: ['subscriptions'], actions: '*' } })
-      const agent = caller(fx.base, agentIssued.token)
+      const reviewer = await env.fx.gateway.principals.issue({ name: `dora-${n}`, role: 'reviewer' })
+      const agentIssued = await env.fx.gateway.principals.issue({ name: `agent-${n}`, role: 'agent', scopes: { resources: ['subscriptions'], actions: '*' } })
+      const agent = caller(env.fx.base, agentIssued.token)
       const sel = await agent('POST', '/v1/resources/subscriptions/selections', { filter: FILTERS[n % FILTERS.length] })
       assert.equal(sel.status, 201, JSON.stringify(sel.body))
       const plan = await agent('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })
       assert.equal(plan.status, 201, JSON.stringify(plan.body))
-      const approved = await caller(fx.base, reviewer.token)('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
+      const approved = await caller(env.fx.base, reviewer.token)('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
       assert.equal(approved.status, 201, JSON.stringify(approved.body))
       assert.equal(approved.body.plan_state, 'approved')
       return { plan: plan.body as { plan_id: string; plan_digest: string }, reviewer, agent, agentIssued }
@@ -48,10 +42,10 @@ for (const kind of STORE_KINDS) {
 
     test('the approver is disabled, then enabled: its earlier approval stays void on every surface; a new approval counts', async () => {
       const { plan, reviewer, agent, agentIssued } = await approvedPlan()
-      await fx.gateway.principals.disable(reviewer.name)
-      const enabled = await fx.gateway.principals.enable(reviewer.name)
+      await env.fx.gateway.principals.disable(reviewer.name)
+      const enabled = await env.fx.gateway.principals.enable(reviewer.name)
       assert.equal(enabled.changed, true)
-      const { error, view } = await refusedCommit(fx, agent, plan, 'approver_disabled_since')
+      const { error, view } = await refusedCommit(env.fx, agent, plan, 'approver_disabled_since')
       assert.match(error.message, /dora-\d+/)
       assert.match(error.message, /disabled after/)
 
@@ -59,14 +53,14 @@ for (const kind of STORE_KINDS) {
       assert.match(renderPlan(view), /NO LONGER COUNTS: the approval by "dora-\d+" at .*disabled after/)
 
       // the review page
-      const bob = await openReviewSession(fx.base, fx.tokens.reviewer2)
+      const bob = await openReviewSession(env.fx.base, env.fx.tokens.reviewer2)
       const page = await bob.get(`/review/plans/${plan.plan_id}`)
       assert.equal(page.status, 200)
       assert.match(page.html, /data-testid="not-counted"[^>]*>[\s\S]*?dora-\d+[\s\S]*?disabled after/)
 
       // MCP get_plan, over /mcp: the text an agent reads names it too
       const client = new Client({ name: 'disable-test', version: '1.0.0' })
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${agentIssued.token}` } } }))
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${env.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${agentIssued.token}` } } }))
       try {
         const got = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
         assert.equal(got.structuredContent.approvals[0].not_counted, 'approver_disabled_since')
@@ -77,7 +71,7 @@ for (const kind of STORE_KINDS) {
       }
 
       // the same person approves again, after the enable: that approval counts and the commit goes through
-      const again = await caller(fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      const again = await caller(env.fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
       assert.equal(again.status, 201, JSON.stringify(again.body))
       assert.equal(again.body.counted, true)
       assert.equal(again.body.plan_state, 'approved')
@@ -87,12 +81,12 @@ for (const kind of STORE_KINDS) {
 
     test('a second disable and enable voids the approval given between the two', async () => {
       const { plan, reviewer, agent } = await approvedPlan()
-      await fx.gateway.principals.disable(reviewer.name)
-      await fx.gateway.principals.enable(reviewer.name)
-      const again = await caller(fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      await env.fx.gateway.principals.disable(reviewer.name)
+      await env.fx.gateway.principals.enable(reviewer.name)
+      const again = await caller(env.fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
       assert.equal(again.body.counted, true)
-      await fx.gateway.principals.disable(reviewer.name)
-      await fx.gateway.principals.enable(reviewer.name)
+      await env.fx.gateway.principals.disable(reviewer.name)
+      await env.fx.gateway.principals.enable(reviewer.name)
       const view = await agent('GET', `/v1/plans/${plan.plan_id}`)
       assert.equal(view.body.state, 'pending')
       assert.deepEqual(
@@ -103,11 +97,11 @@ for (const kind of STORE_KINDS) {
 
     test("the plan's proposer is disabled, then enabled: the approval given before stays void; a person approves again", async () => {
       const { plan, reviewer, agent, agentIssued } = await approvedPlan()
-      await fx.gateway.principals.disable(agentIssued.name)
-      await fx.gateway.principals.enable(agentIssued.name)
-      const { error } = await refusedCommit(fx, agent, plan, 'proposer_disabled_since')
+      await env.fx.gateway.principals.disable(agentIssued.name)
+      await env.fx.gateway.principals.enable(agentIssued.name)
+      const { error } = await refusedCommit(env.fx, agent, plan, 'proposer_disabled_since')
       assert.match(error.message, /proposer was disabled after/)
-      const again = await caller(fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      const again = await caller(env.fx.base, reviewer.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
       assert.equal(again.status, 201, JSON.stringify(again.body))
       assert.equal(again.body.plan_state, 'approved')
       const commit = await agent('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k2-${plan.plan_id}` })
@@ -116,9 +110,9 @@ for (const kind of STORE_KINDS) {
 
     test('an enable never clears what a disable voided: the watermark stays in the listing', async () => {
       const { reviewer } = await approvedPlan()
-      const disabled = await fx.gateway.principals.disable(reviewer.name)
-      await fx.gateway.principals.enable(reviewer.name)
-      const listed = (await fx.gateway.principals.listPrincipals()).find((p) => p.name === reviewer.name)!
+      const disabled = await env.fx.gateway.principals.disable(reviewer.name)
+      await env.fx.gateway.principals.enable(reviewer.name)
+      const listed = (await env.fx.gateway.principals.listPrincipals()).find((p) => p.name === reviewer.name)!
       assert.equal(listed.disabled_at, null)
       assert.equal(listed.last_disabled_at, disabled.disabled_at)
     })
@@ -127,30 +121,24 @@ for (const kind of STORE_KINDS) {
 
 for (const kind of STORE_KINDS) {
   describe(`a decision that reaches the store after its approver's disable is refused (${kind} store)`, () => {
-    let fx: GatewayFixture
-    before(async () => {
-      fx = await startDemoGateway({ store: kind, count: 300 })
-    })
-    after(async () => {
-      await fx?.close()
-    })
+    const env = demoGatewayFor({ store: kind, count: 300 })
 
     test('authenticated before the disable, recorded after it: refused 401 principal_disabled, no approval row, none to count once enabled', async () => {
-      const reviewer = await fx.gateway.principals.issue({ name: 'erin', role: 'reviewer' })
-      const sel = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'us' } })
-      const plan = (await fx.as('agent')('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })).body
+      const reviewer = await env.fx.gateway.principals.issue({ name: 'erin', role: 'reviewer' })
+      const sel = await env.fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'us' } })
+      const plan = (await env.fx.as('agent')('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })).body
       // the request was authenticated (its actor made) before the disable committed: the decision is recorded after it
-      const actor = await fx.gateway.principals.authenticate(reviewer.token, 'http')
-      await fx.gateway.principals.disable('erin')
-      await assert.rejects(fx.gateway.plans.decide(actor, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest }), (e: any) => {
+      const actor = await env.fx.gateway.principals.authenticate(reviewer.token, 'http')
+      await env.fx.gateway.principals.disable('erin')
+      await assert.rejects(env.fx.gateway.plans.decide(actor, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest }), (e: any) => {
         assert.equal(e.code, 'unauthenticated')
         assert.equal(e.details?.reason, 'principal_disabled')
         return true
       })
-      await fx.gateway.principals.enable('erin')
-      const rows = await fx.gateway.store.db.selectFrom('approvals').select('id').where('plan_id', '=', plan.plan_id).execute()
+      await env.fx.gateway.principals.enable('erin')
+      const rows = await env.fx.gateway.store.db.selectFrom('approvals').select('id').where('plan_id', '=', plan.plan_id).execute()
       assert.deepEqual(rows, [], 'no approval was recorded')
-      assert.equal((await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.state, 'pending')
+      assert.equal((await env.fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.state, 'pending')
     })
   })
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import { caller } from '../operations/support/flow.js'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { demoGatewayFor } from '../support/gateway-fixture.js'
 import { openReviewSession } from '../support/review-session.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { refusedCommit } from './support/withdrawn-approval.js'
@@ -17,25 +17,19 @@ const FILTERS = [{ status: 'past_due', region: 'us' }, { status: 'past_due', reg
 
 for (const kind of STORE_KINDS) {
   describe(`an approval whose approver lost the right to give it no longer counts (${kind} store)`, () => {
-    let fx: GatewayFixture
+    const env = demoGatewayFor({ store: kind, count: 300 })
     let n = 0
-    before(async () => {
-      fx = await startDemoGateway({ store: kind, count: 300 })
-    })
-    after(async () => {
-      await fx?.close()
-    })
 
     /** A fresh reviewer approves a fresh plan over HTTP; the plan is approved. */
     async function approvedPlan() {
       n += 1
-      const issued = await fx.gateway.principals.issue({ name: `carol-${n}`, role: 'reviewer' })
-      const agent = fx.as('agent')
+      const issued = await env.fx.gateway.principals.issue({ name: `carol-${n}`, role: 'reviewer' })
+      const agent = env.fx.as('agent')
       const sel = await agent('POST', '/v1/resources/subscriptions/selections', { filter: FILTERS[n % FILTERS.length] })
       assert.equal(sel.status, 201, JSON.stringify(sel.body))
       const plan = await agent('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: PAUSE })
       assert.equal(plan.status, 201, JSON.stringify(plan.body))
-      const approved = await caller(fx.base, issued.token)('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
+      const approved = await caller(env.fx.base, issued.token)('POST', `/v1/plans/${plan.body.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.body.plan_digest })
       assert.equal(approved.status, 201, JSON.stringify(approved.body))
       assert.equal(approved.body.plan_state, 'approved')
       return { plan: plan.body, issued }
@@ -43,53 +37,53 @@ for (const kind of STORE_KINDS) {
 
     test('the token the approval was given with is revoked: the commit is refused (approver_revoked), the view and the review page say so', async () => {
       const { plan, issued } = await approvedPlan()
-      await fx.gateway.principals.revoke(issued.token_id)
-      const { error } = await refusedCommit(fx, fx.as('agent'), plan, 'approver_revoked')
+      await env.fx.gateway.principals.revoke(issued.token_id)
+      const { error } = await refusedCommit(env.fx, env.fx.as('agent'), plan, 'approver_revoked')
       assert.match(error.message, /carol-\d+/)
       assert.match(error.message, /revoked/)
 
-      const bob = await openReviewSession(fx.base, fx.tokens.reviewer2)
+      const bob = await openReviewSession(env.fx.base, env.fx.tokens.reviewer2)
       const page = await bob.get(`/review/plans/${plan.plan_id}`)
       assert.equal(page.status, 200)
       assert.match(page.html, /data-testid="not-counted"[^>]*>[\s\S]*?carol-\d+[\s\S]*?token it was given with was revoked/)
 
       // the same person, with a new token, approves again: that approval is hers now, and counts
-      const fresh = await fx.gateway.principals.addToken({ principal: issued.name })
-      const again = await caller(fx.base, fresh.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+      const fresh = await env.fx.gateway.principals.addToken({ principal: issued.name })
+      const again = await caller(env.fx.base, fresh.token)('POST', `/v1/plans/${plan.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: plan.plan_digest })
       assert.equal(again.status, 201, JSON.stringify(again.body))
       assert.equal(again.body.counted, true)
       assert.equal(again.body.plan_state, 'approved')
-      const commit = await fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k2-${plan.plan_id}` })
+      const commit = await env.fx.as('agent')('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `k2-${plan.plan_id}` })
       assert.equal(commit.status, 202, JSON.stringify(commit.body))
     })
 
     test('another token of the approver is revoked: the approval still counts', async () => {
       const { plan, issued } = await approvedPlan()
-      const other = await fx.gateway.principals.addToken({ principal: issued.name })
-      await fx.gateway.principals.revoke(other.token_id)
-      const view = await fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
+      const other = await env.fx.gateway.principals.addToken({ principal: issued.name })
+      await env.fx.gateway.principals.revoke(other.token_id)
+      const view = await env.fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)
       assert.equal(view.body.state, 'approved')
       assert.equal(view.body.approvals[0].not_counted, null)
     })
 
     test('the approver is disabled: refused (approver_disabled)', async () => {
       const { plan, issued } = await approvedPlan()
-      await fx.gateway.store.db.updateTable('principals').set({ disabled_at: fx.gateway.store.now() }).where('id', '=', issued.principal_id).execute()
-      const { error } = await refusedCommit(fx, fx.as('agent'), plan, 'approver_disabled')
+      await env.fx.gateway.store.db.updateTable('principals').set({ disabled_at: env.fx.gateway.store.now() }).where('id', '=', issued.principal_id).execute()
+      const { error } = await refusedCommit(env.fx, env.fx.as('agent'), plan, 'approver_disabled')
       assert.match(error.message, /disabled/)
     })
 
     test('the approver is no longer a reviewer: refused (approver_not_reviewer)', async () => {
       const { plan, issued } = await approvedPlan()
-      await fx.gateway.store.db.updateTable('principals').set({ role: 'agent' }).where('id', '=', issued.principal_id).execute()
-      await refusedCommit(fx, fx.as('agent'), plan, 'approver_not_reviewer')
+      await env.fx.gateway.store.db.updateTable('principals').set({ role: 'agent' }).where('id', '=', issued.principal_id).execute()
+      await refusedCommit(env.fx, env.fx.as('agent'), plan, 'approver_not_reviewer')
     })
 
     test("the approver's scope no longer covers the action: refused (approver_out_of_scope)", async () => {
       const { plan, issued } = await approvedPlan()
       const narrow = JSON.stringify({ resources: ['subscriptions'], actions: ['resume_collection'] })
-      await fx.gateway.store.db.updateTable('principals').set({ scopes: narrow }).where('id', '=', issued.principal_id).execute()
-      await refusedCommit(fx, fx.as('agent'), plan, 'approver_out_of_scope')
+      await env.fx.gateway.store.db.updateTable('principals').set({ scopes: narrow }).where('id', '=', issued.principal_id).execute()
+      await refusedCommit(env.fx, env.fx.as('agent'), plan, 'approver_out_of_scope')
     })
   })
 }

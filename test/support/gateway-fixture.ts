@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { readFileSync } from 'node:fs'
+import assert from 'node:assert/strict'
+import { after, before } from 'node:test'
 import { createApp } from '../../src/api/index.js'
 import { parseConfig, resolvePaths, type WarrantConfig } from '../../src/config/index.js'
 import { ensureDemoData } from '../../src/demo/index.js'
@@ -68,6 +70,28 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
       await pg?.drop()
       await upstreamDb?.drop()
       await dir.drop()
+    },
+  }
+}
+
+/**
+ * One demo gateway for the tests of the enclosing `describe`: started before them, closed after them.
+ *
+ * @example
+ * const env = demoGatewayFor({ store: kind, count: 300 })
+ * test('…', async () => { const agent = env.fx.as('agent') })
+ */
+export function demoGatewayFor(options: GatewayFixtureOptions): { readonly fx: GatewayFixture } {
+  let fx: GatewayFixture | undefined
+  before(async () => {
+    fx = await startDemoGateway(options)
+  })
+  after(async () => {
+    await fx?.close()
+  })
+  return {
+    get fx() {
+      return fx ?? assert.fail('the gateway is started before the tests')
     },
   }
 }
