@@ -11,16 +11,16 @@ import type { GroupCount } from './selection-service.js'
 
 /**
  * Freezing a selection as its inventory streams in. Members and excluded records are buffered and written in
- * batches, each one statement per table in one transaction (the rows travel as one JSON array: nothing
- * to compile per row, no bound-parameter limit), so memory stays flat however large the selection and a
+ * batches, each one statement per table in one transaction (on PostgreSQL the rows travel as two JSON arrays,
+ * `splitFields`: nothing to compile per row, no bound-parameter limit), so memory stays flat however large the selection and a
  * SQLite store pays one sync per batch, not per page. The order is decided on the immutable id (code-point
  * order). When the walk delivers ids in that order (one SQL source, keyset-paged), ords are final as written
  * and the digest and group counts are computed on the fly; otherwise (several sources, an HTTP upstream in its
  * own order) the rows are renumbered in the store and the digest is recomputed from it.
  *
  * On a SQLite store the rows go through two statements prepared once and run row by row on the store's
- * connection inside the batch's transaction (the fields JSON is bound as it is, never escaped into a second
- * JSON document); the loop hands the event loop a turn every slice.
+ * connection inside the batch's transaction (each row's fields JSON is made there and bound as it is); the loop
+ * hands the event loop a turn every slice.
  */
 
 /**
@@ -39,9 +39,10 @@ export interface FrozenRow {
   readonly source: string | null
 }
 
-/** [ord, record_id, version, fields JSON, source] for members; the rule first for excluded records. */
-type MemberTuple = [number, string, string | null, string, string | null]
-type ExclusionTuple = [string, number, string, string | null, string, string | null]
+type Fields = FrozenRow['fields']
+/** [ord, record_id, version, fields, source] for members; the rule first for excluded records. */
+type MemberTuple = [number, string, string | null, Fields, string | null]
+type ExclusionTuple = [string, number, string, string | null, Fields, string | null]
 
 export class MemberWriter {
   readonly #store: Store
@@ -87,7 +88,7 @@ export class MemberWriter {
       this.#digest.add(digestEntry(m.id, m.version))
       this.#groups.add(m.fields)
       this.#skeletons.add(m.id)
-      this.#members.push([this.#count, m.id, m.version, JSON.stringify(m.fields), m.source])
+      this.#members.push([this.#count, m.id, m.version, m.fields, m.source])
     }
     for (const e of excluded) {
       const last = this.#lastExcluded.get(e.rule)
@@ -95,7 +96,7 @@ export class MemberWriter {
       this.#lastExcluded.set(e.rule, e.id)
       const ord = (this.#exclusionCounts.get(e.rule) ?? 0) + 1
       this.#exclusionCounts.set(e.rule, ord)
-      this.#excluded.push([e.rule, ord, e.id, e.version, JSON.stringify(e.fields), e.source])
+      this.#excluded.push([e.rule, ord, e.id, e.version, e.fields, e.source])
     }
     if (this.#members.length + this.#excluded.length >= BATCH_ROWS) await this.flush()
   }
@@ -154,29 +155,46 @@ export class MemberWriter {
       exclusions: sqlite.prepare('insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source) values (?, ?, ?, ?, ?, ?, ?)'),
     })
     const id = this.#selectionId
-    await inSlices(members, SLICE_MS, (m) => inserts.members.run(id, m[0], m[1], m[2], m[3], m[4]))
-    await inSlices(excluded, SLICE_MS, (e) => inserts.exclusions.run(id, e[0], e[1], e[2], e[3], e[4], e[5]))
+    await inSlices(members, SLICE_MS, (m) => inserts.members.run(id, m[0], m[1], m[2], JSON.stringify(m[3]), m[4]))
+    await inSlices(excluded, SLICE_MS, (e) => inserts.exclusions.run(id, e[0], e[1], e[2], e[3], JSON.stringify(e[4]), e[5]))
   }
 
+  /** PostgreSQL: the batch as two JSON documents (`splitFields`), one statement. */
   async #insertMembers(trx: Transaction<Database>, rows: readonly MemberTuple[]): Promise<void> {
-    const json = JSON.stringify(rows)
-    if (this.#store.dialect === 'postgres')
-      await sql`insert into selection_members (selection_id, ord, record_id, version, fields, source)
-        select ${this.#selectionId}, (e->>0)::bigint, e->>1, e->>2, e->>3, e->>4 from json_array_elements(${json}::json) as e`.execute(trx)
-    else
-      await sql`insert into selection_members (selection_id, ord, record_id, version, fields, source)
-        select ${this.#selectionId}, e.value->>0, e.value->>1, e.value->>2, e.value->>3, e.value->>4 from json_each(${json}) as e`.execute(trx)
+    const { keys, fields } = splitFields(rows, 3)
+    await sql`insert into selection_members (selection_id, ord, record_id, version, fields, source)
+      select ${this.#selectionId}, (k->>0)::bigint, k->>1, k->>2, f::text, k->>3
+      from rows from (json_array_elements(${keys}::json), json_array_elements(${fields}::json)) as t(k, f)`.execute(trx)
   }
 
   async #insertExclusions(trx: Transaction<Database>, rows: readonly ExclusionTuple[]): Promise<void> {
-    const json = JSON.stringify(rows)
-    if (this.#store.dialect === 'postgres')
-      await sql`insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source)
-        select ${this.#selectionId}, e->>0, (e->>1)::bigint, e->>2, e->>3, e->>4, e->>5 from json_array_elements(${json}::json) as e`.execute(trx)
-    else
-      await sql`insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source)
-        select ${this.#selectionId}, e.value->>0, e.value->>1, e.value->>2, e.value->>3, e.value->>4, e.value->>5 from json_each(${json}) as e`.execute(trx)
+    const { keys, fields } = splitFields(rows, 4)
+    await sql`insert into selection_exclusions (selection_id, rule, ord, record_id, version, fields, source)
+      select ${this.#selectionId}, k->>0, (k->>1)::bigint, k->>2, k->>3, f::text, k->>4
+      from rows from (json_array_elements(${keys}::json), json_array_elements(${fields}::json)) as t(k, f)`.execute(trx)
   }
+}
+
+/**
+ * A batch as two JSON documents: the rows without their fields, and the rows' fields, element by element. The
+ * fields go in as JSON values, not as strings of the first document: JSON.stringify once per batch instead of
+ * once per row and again over the whole batch, which escaped every quote twice (and PostgreSQL undid it). The
+ * text stored is the same: `json_array_elements` gives each element back as its exact text, checked, decoding
+ * nothing (a \u0000 escape stays as JSON.stringify wrote it, as it did inside a string).
+ */
+function splitFields(rows: readonly (readonly unknown[])[], at: number): { keys: string; fields: string } {
+  const keys: unknown[][] = new Array(rows.length)
+  const fields: unknown[] = new Array(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!
+    const key: unknown[] = new Array(row.length - 1)
+    for (let j = 0, k = 0; j < row.length; j++) {
+      if (j === at) fields[i] = row[j]
+      else key[k++] = row[j]
+    }
+    keys[i] = key
+  }
+  return { keys: JSON.stringify(keys), fields: JSON.stringify(fields) }
 }
 
 function isUniqueViolation(error: unknown): boolean {

@@ -5,6 +5,7 @@ import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
 import { NotCommittedError, NotConnectedError } from './errors.js'
 import { updateAndReread } from './reread-update.js'
+import { TIMESTAMPTZ, utcInstantText } from './utc-instant-text.js'
 
 /** PostgreSQL's type oid of `character(n)` (bpchar), also sent for a domain over it. */
 const BPCHAR = 1042
@@ -17,7 +18,10 @@ const BPCHAR = 1042
  */
 function typeParserOf(oid: number, format?: string): (value: string) => unknown {
   if (oid === BPCHAR && format !== 'binary') return (value) => value.replace(/ +$/, '')
-  return pg.types.getTypeParser(oid, format as 'text')
+  const parser = pg.types.getTypeParser(oid, format as 'text')
+  // a timestamptz is read as the ISO text its record shows, not as a Date turned back into it (`utcInstantText`)
+  if (oid === TIMESTAMPTZ && format !== 'binary') return (value) => utcInstantText(value, parser)
+  return parser
 }
 
 export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postgres' }>, options: SqlConnectorOptions): Backend {
