@@ -1,0 +1,30 @@
+/**
+ * Where a 2xx JSON answer says of itself that the request failed: `{"items": [], "error": "timed out"}`, Slack's
+ * `ok: false`, JSend's `status: "error"` or `"fail"`, GraphQL's partial answer with `errors` beside its data.
+ * Read as a page, the items beside such a member are what the upstream managed, not the list: an empty array
+ * there was taken for the list's end. Only the answer's top-level members count, by these names; a member that
+ * says all is well (`error: null`, `""`, `{}` or `false`, `errors: []`, `ok: true`) is none.
+ *
+ * @example errorInBody({ items: [], error: 'timed out' }) // '"error" holds a message'
+ */
+export function errorInBody(payload: unknown): string | null {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
+  const body = payload as Record<string, unknown>
+  const said: string[] = []
+  const errors = body.errors
+  if (Array.isArray(errors) ? errors.length > 0 : filled(errors)) said.push(`"errors" holds ${Array.isArray(errors) ? `${errors.length} error(s)` : 'an error'}`)
+  if (filled(body.error)) said.push(`"error" holds ${typeof body.error === 'string' ? 'a message' : 'an error'}`)
+  for (const flag of ['ok', 'success'] as const) if (body[flag] === false) said.push(`"${flag}" is false`)
+  if (typeof body.status === 'string' && FAILED_STATUS.has(body.status.trim().toLowerCase())) said.push(`"status" is "${body.status.trim()}"`)
+  return said.length === 0 ? null : said.join(', ')
+}
+
+/** `status` values that mean the request failed (JSend's `error` and `fail`, and their common spellings). */
+const FAILED_STATUS: ReadonlySet<string> = new Set(['error', 'fail', 'failed', 'failure'])
+
+/** A member that says something: not null, false, "", an empty object or array. */
+function filled(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === '') return false
+  if (typeof value === 'object') return Object.keys(value).length > 0
+  return true
+}
