@@ -6,6 +6,7 @@ import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
 import { evidenceOfMore } from './more-evidence.js'
 import { errorInBody } from './error-body.js'
+import { repeatedId } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
@@ -242,9 +243,11 @@ function interpret(
   // the id of the page's first item: the next page must not start with it again
   let firstId: string | undefined
   const skipped = listed.length - rawItems.length
+  const ids: [string | undefined, unknown][] = []
   for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = readId(made)
+    ids.push([lastId, item])
     if (index === 0) firstId = lastId
     const touched = fieldsTouched(ctx, list.record_path, duplicates.byItem.get(index + skipped) ?? [])
     if ('problem' in made && made.versionless) shape.addVersionless(ctx.config.version.from === 'field' ? made.field : undefined)
@@ -252,6 +255,12 @@ function interpret(
     else if (made.absent.length > 0 || made.mistyped.length > 0 || touched.length > 0) shape.add(made.absent, [...new Set([...made.mistyped, ...touched])])
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
+  const twice = repeatedId(ids)
+  if (twice !== null)
+    return unexpected(
+      `id_field "${ctx.resource.id_field}" is not unique: this one answer holds two different records under ${quotedKey(twice)}, so no reader can tell them apart (a walk keeps one, a write by id reaches one); set id_field to a field unique per record`,
+      'id_field',
+    )
   const unjudged = shape.result()
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
