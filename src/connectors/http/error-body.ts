@@ -1,15 +1,20 @@
+import type { HttpConnectorConfig } from '../../config/schema.js'
+
 /**
  * Where a 2xx JSON answer says of itself that the request failed: `{"items": [], "error": "timed out"}`, Slack's
  * `ok: false`, JSend's `status: "error"` or `"fail"`, GraphQL's partial answer with `errors` beside its data.
  * Read as a page, the items beside such a member are what the upstream managed, not the list: an empty array
  * there was taken for the list's end. Only the answer's top-level members count, by these names; a member that
- * says all is well (`error: null`, `""`, `{}` or `false`, `errors: []`, `ok: true`) is none.
+ * says all is well (`error: null`, `""`, `{}` or `false`, `errors: []`, `ok: true`) is none, and so is one under a
+ * path the config reads (`read`: the items, a paging signal).
  *
  * @example errorInBody({ items: [], error: 'timed out' }) // '"error" holds a message'
  */
-export function errorInBody(payload: unknown): string | null {
+export function errorInBody(payload: unknown, read: readonly string[] = []): string | null {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return null
-  const body = payload as Record<string, unknown>
+  // a member the config reads (items_path "errors", a flag at "ok") is what the config says it is
+  const taken = new Set(read.map((path) => path.split('.')[0]))
+  const body = Object.fromEntries(Object.entries(payload).filter(([key]) => !taken.has(key)))
   const said: string[] = []
   const errors = body.errors
   if (Array.isArray(errors) ? errors.length > 0 : filled(errors)) said.push(`"errors" holds ${Array.isArray(errors) ? `${errors.length} error(s)` : 'an error'}`)
@@ -27,4 +32,11 @@ function filled(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === '') return false
   if (typeof value === 'object') return Object.keys(value).length > 0
   return true
+}
+
+/** The paths a list answer is read at: a member there is what the config says it is, never an error flag. */
+export function readPaths(list: HttpConnectorConfig['list']): string[] {
+  const pagination = list.pagination
+  const cursor = pagination.style === 'cursor' ? pagination.next_cursor_path : pagination.style === 'next_link' ? pagination.path : undefined
+  return [list.items_path, list.has_more_path, list.total_path, list.incomplete_flag?.path, list.failed_parts?.path, list.failed_parts?.total_path, cursor].filter((p): p is string => p !== undefined && p !== '')
 }

@@ -5,7 +5,7 @@ import { readPath } from './json-path.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
 import { evidenceOfMore } from './more-evidence.js'
-import { errorInBody } from './error-body.js'
+import { errorInBody, readPaths } from './error-body.js'
 import { repeatedId } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
@@ -134,7 +134,7 @@ function interpret(
   const duplicates = splitByItem(list.items_path, parsed.duplicates)
   if (duplicates.outside.length > 0) return unexpected(duplicatesProblem(duplicates.outside))
   // a 2xx whose body says the request failed: the items beside it (none, or part) are not the list, nor its end
-  const failed = errorInBody(payload)
+  const failed = errorInBody(payload, readPaths(list))
   if (failed !== null)
     return { kind: 'refused', status, message: `source "${source}" answered ${status}, but its body says the request failed (${failed}): the items beside it are not the list; read again later` }
   const listed = readPath(payload, list.items_path)

@@ -91,3 +91,21 @@ describe('an answer whose error members say all is well', () => {
     }
   })
 })
+
+describe('a member the config reads is the list, not an error', () => {
+  test('items_path "errors" (a resource of error records): complete, all 25 (its non-empty array is the items)', async () => {
+    const items = collection(25)
+    const up = await startUpstream((req: SeenRequest, res) => {
+      const from = Number(req.url.searchParams.get('offset') ?? 0)
+      sendJson(res, 200, { errors: items.slice(from, from + Number(req.url.searchParams.get('limit') ?? 10)) })
+    })
+    try {
+      const resource = httpResource({ sources: [{ name: 'main', base_url: up.origin }], list: { path: '/items', items_path: 'errors', page_size_param: 'limit', pagination: { style: 'offset' } } })
+      const env = envelopeSchema.parse(await searchAll(createHttpConnector({ resource }), { resource: 'items', filter: {}, pageSize: 10 }, { maxPages: 20, deadlineMs: 10_000 }, { scope, cursorCodec: codec }))
+      assert.equal(env.complete, true, JSON.stringify(env.incomplete_reasons))
+      assert.equal(env.items.length, 25)
+    } finally {
+      await up.close()
+    }
+  })
+})
