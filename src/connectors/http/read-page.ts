@@ -6,7 +6,7 @@ import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
 import { evidenceOfMore } from './more-evidence.js'
 import { errorInBody, readPaths } from './error-body.js'
-import { repeatedId } from './repeated-ids.js'
+import { repeatedId, sharedKey } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
@@ -260,6 +260,13 @@ function interpret(
     return unexpected(
       `id_field "${ctx.resource.id_field}" is not unique: this one answer holds two different records under ${quotedKey(twice)}, so no reader can tell them apart (a walk keeps one, a write by id reaches one); set id_field to a field unique per record`,
       'id_field',
+    )
+  const keyField = list.pagination.style === 'keyset' ? (list.pagination.field ?? ctx.resource.id_field) : undefined
+  const tie = keyField === undefined ? null : sharedKey(ids.map(([id, item]) => [id, keyOf(ctx, item, keyField)] as const))
+  if (tie !== null)
+    return unexpected(
+      `pagination.field "${keyField}" is not unique: records ${tie.ids.map(quotedKey).join(' and ')} of this page share the key ${JSON.stringify(tie.key)}, and each page starts after the last one's key, so records sharing a page's last key are never read; set pagination.field to a field unique per record (the id field)`,
+      'connector.list.pagination.field',
     )
   const unjudged = shape.result()
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)

@@ -17,3 +17,21 @@ export function repeatedId(items: readonly (readonly [id: string | undefined, it
   }
   return null
 }
+
+/**
+ * The first keyset key one answer gives to two records of different ids, or null. Keyset paging starts the next
+ * page after the last item's key, so on a field records share, those sharing a page's last key are never read,
+ * the data standing still; a page holding two under one key proves the field is not unique. Keys compare as
+ * JSON, so 7 and "7" differ, as a start key does.
+ */
+export function sharedKey(items: readonly (readonly [id: string | undefined, key: string | number | null])[]): { readonly key: string | number; readonly ids: readonly [string, string] } | null {
+  const first = new Map<string, string>()
+  for (const [id, key] of items) {
+    if (id === undefined || key === null) continue
+    const text = JSON.stringify(key)
+    const other = first.get(text)
+    if (other === undefined) first.set(text, id)
+    else if (other !== id) return { key, ids: [other, id] }
+  }
+  return null
+}
