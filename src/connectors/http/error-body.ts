@@ -2,7 +2,8 @@ import type { HttpConnectorConfig } from '../../config/schema.js'
 
 /**
  * Where a 2xx JSON answer says of itself that the request failed: `{"items": [], "error": "timed out"}`, Slack's
- * `ok: false`, JSend's `status: "error"` or `"fail"`, GraphQL's partial answer with `errors` beside its data.
+ * `ok: false`, JSend's `status: "error"` or `"fail"`, an HTTP error status echoed (`status: 500`, `statusCode:
+ * 503`), GraphQL's partial answer with `errors` beside its data.
  * Read as a page, the items beside such a member are what the upstream managed, not the list: an empty array
  * there was taken for the list's end. Only the answer's top-level members count, by these names; a member that
  * says all is well (`error: null`, `""`, `{}` or `false`, `errors: []`, `ok: true`) is none, and so is one under a
@@ -21,6 +22,11 @@ export function errorInBody(payload: unknown, read: readonly string[] = []): str
   if (filled(body.error)) said.push(`"error" holds ${typeof body.error === 'string' ? 'a message' : 'an error'}`)
   for (const flag of ['ok', 'success'] as const) if (body[flag] === false) said.push(`"${flag}" is false`)
   if (typeof body.status === 'string' && FAILED_STATUS.has(body.status.trim().toLowerCase())) said.push(`"status" is "${body.status.trim()}"`)
+  // an HTTP error status echoed in the envelope (`{"status": 500, "message": …}`, API Gateway's `statusCode`)
+  for (const key of ['status', 'statusCode'] as const) {
+    const code = body[key]
+    if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599) said.push(`"${key}" is ${code}`)
+  }
   return said.length === 0 ? null : said.join(', ')
 }
 

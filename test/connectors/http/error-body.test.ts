@@ -42,6 +42,8 @@ describe('a 200 answer whose body says it failed', () => {
     ['success: false', { success: false, items: [] }, '"success"'],
     ['status: "error" (JSend)', { status: 'error', items: [] }, '"status"'],
     ['status: "fail" (JSend)', { status: 'fail', items: [] }, '"status"'],
+    ['status: 500 (an HTTP status echoed in the envelope)', { status: 500, message: 'Internal error', items: [] }, '"status"'],
+    ['statusCode: 503', { statusCode: 503, items: [] }, '"statusCode"'],
   ] as const) {
     test(`${name}, on the first page: not an empty list (was complete: true, 0 records)`, async () => {
       const env = await searchWith(() => body)
@@ -82,6 +84,13 @@ describe('an answer whose error members say all is well', () => {
     const env = await searchWith(() => null, { error: null, errors: [], ok: true, success: true, status: 'ok' })
     assert.equal(env.complete, true, JSON.stringify(env.incomplete_reasons))
     assert.equal(env.items.length, 25)
+  })
+
+  test('status: 200 or 0, statusCode: 200: complete', async () => {
+    for (const extra of [{ status: 200 }, { status: 0 }, { statusCode: 200 }]) {
+      const env = await searchWith(() => null, extra)
+      assert.equal(env.complete, true, `${JSON.stringify(extra)}: ${JSON.stringify(env.incomplete_reasons)}`)
+    }
   })
 
   test('error: "" and error: {} and error: false: complete', async () => {
