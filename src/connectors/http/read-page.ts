@@ -247,7 +247,7 @@ function interpret(
   for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = readId(made)
-    ids.push([lastId, item])
+    ids.push([lastId, readPath(item, list.record_path)])
     if (index === 0) firstId = lastId
     const touched = fieldsTouched(ctx, list.record_path, duplicates.byItem.get(index + skipped) ?? [])
     if ('problem' in made && made.versionless) shape.addVersionless(ctx.config.version.from === 'field' ? made.field : undefined)
@@ -262,7 +262,7 @@ function interpret(
       'id_field',
     )
   const keyField = list.pagination.style === 'keyset' ? (list.pagination.field ?? ctx.resource.id_field) : undefined
-  const tie = keyField === undefined ? null : sharedKey(ids.map(([id, item]) => [id, keyOf(ctx, item, keyField)] as const))
+  const tie = keyField === undefined ? null : sharedKey(rawItems.map((item, i) => [ids[i]![0], keyOf(ctx, item, keyField)] as const))
   if (tie !== null)
     return unexpected(
       `pagination.field "${keyField}" is not unique: records ${tie.ids.map(quotedKey).join(' and ')} of this page share the key ${JSON.stringify(tie.key)}, and each page starts after the last one's key, so records sharing a page's last key are never read; set pagination.field to a field unique per record (the id field)`,

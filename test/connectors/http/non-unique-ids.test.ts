@@ -65,3 +65,27 @@ describe('an id_field that is not unique', () => {
     assert.equal(env.items.length, 25)
   })
 })
+
+describe('rows around a record (record_path)', () => {
+  test('two view rows of one document (CouchDB, a view emitting twice: rows differ by key, the doc is the same): one record, not an id_field refusal', async () => {
+    const docs = collection(3)
+    const rows = [
+      { id: docs[0]!.id, key: 'a', doc: docs[0] },
+      { id: docs[0]!.id, key: 'b', doc: docs[0] },
+      { id: docs[1]!.id, key: 'c', doc: docs[1] },
+      { id: docs[2]!.id, key: 'd', doc: docs[2] },
+    ]
+    const up = await startUpstream((req, res) => {
+      const from = Number(req.url.searchParams.get('offset') ?? 0)
+      sendJson(res, 200, { rows: rows.slice(from, from + Number(req.url.searchParams.get('limit') ?? 10)) })
+    })
+    try {
+      const resource = httpResource({ sources: [{ name: 'main', base_url: up.origin }], list: { path: '/items', items_path: 'rows', record_path: 'doc', page_size_param: 'limit', pagination: { style: 'offset' } } })
+      const env = envelopeSchema.parse(await searchAll(createHttpConnector({ resource }), { resource: 'items', filter: {}, pageSize: 10 }, { maxPages: 20, deadlineMs: 10_000 }, { scope, cursorCodec: codec }))
+      assert.equal(env.items.length, 3)
+      assert.ok(!env.incomplete_reasons.some((r) => r.message?.includes('not unique')), JSON.stringify(env.incomplete_reasons))
+    } finally {
+      await up.close()
+    }
+  })
+})
