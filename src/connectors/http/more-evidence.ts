@@ -27,6 +27,8 @@ const MARKER_KEYS = new Set([
   'continuationtoken',
   'nextcontinuationtoken',
   'nextmarker',
+  // Salesforce's query locator
+  'nextrecordsurl',
 ])
 
 /**
@@ -39,7 +41,10 @@ const TOKEN_KEYS = new Set(['offset'])
 const LINK_MEMBERS = ['href', 'url', 'link', 'after', 'cursor', 'token'] as const
 
 /** Keys that say, as `true`, that more follow. */
-const FLAG_KEYS = new Set(['hasmore', 'hasnext', 'hasnextpage', 'hasmorepages', 'hasmoreitems', 'moreavailable', 'istruncated'])
+const FLAG_KEYS = new Set(['hasmore', 'hasnext', 'hasnextpage', 'hasmorepages', 'hasmoreitems', 'moreavailable', 'istruncated', 'morerecords'])
+
+/** Keys that say, as `false`, that more follow: Salesforce's `done`, Jira's `isLast`. */
+const LAST_KEYS = new Set(['done', 'islast'])
 
 /** Response headers that carry what follows: GitLab's `X-Next-Page`, `X-Next-Cursor`, Cosmos DB's `x-ms-continuation`. */
 const NEXT_HEADER = /^x-(ms-)?(next($|-)|continuation($|-token$))/
@@ -80,8 +85,14 @@ function search(value: unknown, at: string, depth: number, items: unknown, found
     const path = at === '' ? key : `${at}.${key}`
     const name = normalized(key)
     if (child === items) continue
-    if (FLAG_KEYS.has(name) && child === false) denied.said = true
+    if ((FLAG_KEYS.has(name) && child === false) || (LAST_KEYS.has(name) && child === true)) denied.said = true
     if (FLAG_KEYS.has(name) && child === true) found.push(`"${path}" is true`)
+    else if (LAST_KEYS.has(name) && child === false) found.push(`"${path}" is false`)
+    else if (name === 'links' && Array.isArray(child)) {
+      // HATEOAS link lists (PayPal): `links: [{href, rel: "next"}]`
+      const next = child.find((l) => l !== null && typeof l === 'object' && typeof l.rel === 'string' && l.rel.toLowerCase().split(/\s+/).includes('next') && isMarker(l.href ?? l.url))
+      if (next !== undefined) found.push(`"${path}" holds a rel="next" link ${clip(String(next.href ?? next.url))}`)
+    }
     else if (MARKER_KEYS.has(name) && isMarker(child)) found.push(`"${path}" holds ${clip(String(child))}`)
     else if (TOKEN_KEYS.has(name) && typeof child === 'string' && child.trim() !== '' && !/^\d+$/.test(child.trim())) found.push(`"${path}" holds ${clip(child)}`)
     else if (MARKER_KEYS.has(name) && child !== null && typeof child === 'object' && !Array.isArray(child)) {

@@ -58,6 +58,28 @@ test('S3 IsTruncated: true beside a cursor under a key no search knows: not comp
   assert.ok(env.incomplete_reasons.some((r) => r.message?.includes('"IsTruncated" is true')), JSON.stringify(env.incomplete_reasons))
 })
 
+describe('more shapes, their cursor missed the same way', () => {
+  const more: Record<string, { shape: Shape; said: string }> = {
+    'Salesforce done: false, nextRecordsUrl': { shape: (page, next) => ({ items: page, done: next === null, ...(next ? { nextRecordsUrl: `/query/01g-${next}` } : {}) }), said: '"nextRecordsUrl"' },
+    'Jira isLast: false': { shape: (page, next) => ({ items: page, isLast: next === null, ...(next ? { token: next } : {}) }), said: '"isLast" is false' },
+    'Asana next_page.offset': { shape: (page, next) => ({ items: page, next_page: next ? { offset: `eyJ${next}`, path: `/items?offset=eyJ${next}`, uri: `https://app.asana.com/api/1.0/items?offset=eyJ${next}` } : null }), said: '"next_page.' },
+    'PayPal links [{rel: next}]': { shape: (page, next) => ({ items: page, links: [{ href: '/items', rel: 'self' }, ...(next ? [{ href: `/items?cursor=${next}`, rel: 'next', method: 'GET' }] : [])] }), said: '"links"' },
+    'Zoho info.more_records': { shape: (page, next) => ({ items: page, info: { more_records: next !== null, page_token: next } }), said: '"info.more_records" is true' },
+  }
+  for (const [name, { shape, said }] of Object.entries(more))
+    test(`${name}: not complete, naming it (was complete: true with 5 of 25)`, async () => {
+      const env = await searchShape(shape, 'next_cursor')
+      assert.equal(env.complete, false, `complete with ${env.items.length} of 25`)
+      assert.ok(env.incomplete_reasons.some((r) => r.message?.includes(said)), JSON.stringify(env.incomplete_reasons))
+    })
+
+  test('done: true, isLast: true and a rel="self" link on every page say nothing of more: complete with the configured cursor', async () => {
+    const env = await searchShape((page, next) => ({ items: page, done: true, isLast: true, links: [{ href: '/items', rel: 'self' }], next_cursor: next }), 'next_cursor')
+    assert.equal(env.complete, true, JSON.stringify(env.incomplete_reasons))
+    assert.equal(env.items.length, 25)
+  })
+})
+
 describe('the same upstreams, configured where they write it', () => {
   for (const [name, { shape, cursor }] of Object.entries(SHAPES))
     test(`${name}: complete, all 25`, async () => {
