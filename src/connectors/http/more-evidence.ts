@@ -23,10 +23,28 @@ const MARKER_KEYS = new Set([
   'nextpageurl',
   'nexthref',
   'odatanextlink',
+  // Azure's body continuation, S3's ListObjectsV2 and ListObjects (v1) markers
+  'continuationtoken',
+  'nextcontinuationtoken',
+  'nextmarker',
+  // Salesforce's query locator
+  'nextrecordsurl',
 ])
 
+/**
+ * Keys that hold the next position only as an opaque token (Airtable's `offset: "itr…/rec…"`): a number, or a
+ * string of digits, there is where this page started, which many envelopes echo (`{offset: 20, limit: 10}`).
+ */
+const TOKEN_KEYS = new Set(['offset'])
+
+/** Members of an object under a marker key that hold what follows: HAL's `href`, HubSpot's `paging.next.after`. */
+const LINK_MEMBERS = ['href', 'url', 'link', 'after', 'cursor', 'token'] as const
+
 /** Keys that say, as `true`, that more follow. */
-const FLAG_KEYS = new Set(['hasmore', 'hasnext', 'hasnextpage', 'hasmorepages', 'hasmoreitems', 'moreavailable'])
+const FLAG_KEYS = new Set(['hasmore', 'hasnext', 'hasnextpage', 'hasmorepages', 'hasmoreitems', 'moreavailable', 'istruncated', 'morerecords'])
+
+/** Keys that say, as `false`, that more follow: Salesforce's `done`, Jira's `isLast`. */
+const LAST_KEYS = new Set(['done', 'islast'])
 
 /** Response headers that carry what follows: GitLab's `X-Next-Page`, `X-Next-Cursor`, Cosmos DB's `x-ms-continuation`. */
 const NEXT_HEADER = /^x-(ms-)?(next($|-)|continuation($|-token$))/
@@ -67,13 +85,20 @@ function search(value: unknown, at: string, depth: number, items: unknown, found
     const path = at === '' ? key : `${at}.${key}`
     const name = normalized(key)
     if (child === items) continue
-    if (FLAG_KEYS.has(name) && child === false) denied.said = true
+    if ((FLAG_KEYS.has(name) && child === false) || (LAST_KEYS.has(name) && child === true)) denied.said = true
     if (FLAG_KEYS.has(name) && child === true) found.push(`"${path}" is true`)
+    else if (LAST_KEYS.has(name) && child === false) found.push(`"${path}" is false`)
+    else if (name === 'links' && Array.isArray(child)) {
+      // HATEOAS link lists (PayPal): `links: [{href, rel: "next"}]`
+      const next = child.find((l) => l !== null && typeof l === 'object' && typeof l.rel === 'string' && l.rel.toLowerCase().split(/\s+/).includes('next') && isMarker(l.href ?? l.url))
+      if (next !== undefined) found.push(`"${path}" holds a rel="next" link ${clip(String(next.href ?? next.url))}`)
+    }
     else if (MARKER_KEYS.has(name) && isMarker(child)) found.push(`"${path}" holds ${clip(String(child))}`)
+    else if (TOKEN_KEYS.has(name) && typeof child === 'string' && child.trim() !== '' && !/^\d+$/.test(child.trim())) found.push(`"${path}" holds ${clip(child)}`)
     else if (MARKER_KEYS.has(name) && child !== null && typeof child === 'object' && !Array.isArray(child)) {
-      // a HAL-style link object: `_links.next.href`
-      const href = (child as Record<string, unknown>).href ?? (child as Record<string, unknown>).url
-      if (isMarker(href)) found.push(`"${path}.${Object.hasOwn(child, 'href') ? 'href' : 'url'}" holds ${clip(String(href))}`)
+      // a link object: HAL's `_links.next.href`, HubSpot's `paging.next.after`
+      const member = LINK_MEMBERS.find((m) => Object.hasOwn(child, m) && isMarker((child as Record<string, unknown>)[m]))
+      if (member !== undefined) found.push(`"${path}.${member}" holds ${clip(String((child as Record<string, unknown>)[member]))}`)
     }
     if (depth < MAX_DEPTH) search(child, path, depth + 1, items, found, denied)
   }

@@ -10,6 +10,7 @@ import { shapeProblem, toRecord } from './record.js'
 import { duplicatesProblem } from './duplicate-members.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
+import { pageNotFound } from './page-not-found.js'
 import { unfinishedAnswer } from './unfinished-answer.js'
 
 
@@ -20,7 +21,7 @@ type OneRead =
 
 /**
  * Reads records by id through `get.path`, trying the sources in order until one has it. 404 or 410 on every
- * source means missing; any other failure on a source makes the id failed, unless a later source has it.
+ * source means missing (the API's own 404: an HTML page in its place is a failure, see `pageNotFound`); any other failure on a source makes the id failed, unless a later source has it.
  * With `get.batch`, several ids are first read per request (read-batch.ts); what those answers do not prove
  * is read here alone, so absence is only ever said by `get.path`.
  */
@@ -98,6 +99,8 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
     return { kind: 'failed', message: failure ?? `source "${source}" gave no answer`, ...(answered === undefined ? {} : { status: answered }) }
   }
   const { status, headers, body } = result
+  const page = pageNotFound(source, status, headers, body, 'connector.get.path')
+  if (page !== null) return { kind: 'failed', status, message: page }
   if (status === 404 || status === 410) return { kind: 'missing' }
   if (status === 429) return { kind: 'failed', status, ...readRateLimit(source, headers, ctx.now()) }
   if (isRedirect(status)) return { kind: 'failed', status, message: `source "${source}" answered with a redirect (${status}); redirects are never followed` }

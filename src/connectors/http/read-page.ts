@@ -5,6 +5,8 @@ import { readPath } from './json-path.js'
 import { buildListRequest, type ListRequest } from './list-request.js'
 import { markerKey, readPagingSignals, totalKey } from './paging-signals.js'
 import { evidenceOfMore } from './more-evidence.js'
+import { errorInBody, readPaths } from './error-body.js'
+import { repeatedId, sharedKey } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
@@ -131,6 +133,10 @@ function interpret(
   // a paging signal, a total or the items array named twice: the page cannot be read as the upstream means it
   const duplicates = splitByItem(list.items_path, parsed.duplicates)
   if (duplicates.outside.length > 0) return unexpected(duplicatesProblem(duplicates.outside))
+  // a 2xx whose body says the request failed: the items beside it (none, or part) are not the list, nor its end
+  const failed = errorInBody(payload, readPaths(list))
+  if (failed !== null)
+    return { kind: 'refused', status, message: `source "${source}" answered ${status}, but its body says the request failed (${failed}): the items beside it are not the list; read again later` }
   const listed = readPath(payload, list.items_path)
   if (!Array.isArray(listed)) return unexpected(`no array at items_path "${list.items_path}"`)
   let rawItems: readonly unknown[] = listed
@@ -237,9 +243,11 @@ function interpret(
   // the id of the page's first item: the next page must not start with it again
   let firstId: string | undefined
   const skipped = listed.length - rawItems.length
+  const ids: [string | undefined, unknown][] = []
   for (const [index, item] of rawItems.entries()) {
     const made = toRecord(ctx, item, null, list.record_path, parsed.rounded)
     lastId = readId(made)
+    ids.push([lastId, readPath(item, list.record_path)])
     if (index === 0) firstId = lastId
     const touched = fieldsTouched(ctx, list.record_path, duplicates.byItem.get(index + skipped) ?? [])
     if ('problem' in made && made.versionless) shape.addVersionless(ctx.config.version.from === 'field' ? made.field : undefined)
@@ -247,6 +255,19 @@ function interpret(
     else if (made.absent.length > 0 || made.mistyped.length > 0 || touched.length > 0) shape.add(made.absent, [...new Set([...made.mistyped, ...touched])])
     else if (matchesFilter(made.record.fields, request.filter, ctx.resource.fields)) items.push(made.record)
   }
+  const twice = repeatedId(ids)
+  if (twice !== null)
+    return unexpected(
+      `id_field "${ctx.resource.id_field}" is not unique: this one answer holds two different records under ${quotedKey(twice)}, so no reader can tell them apart (a walk keeps one, a write by id reaches one); set id_field to a field unique per record`,
+      'id_field',
+    )
+  const keyField = list.pagination.style === 'keyset' ? (list.pagination.field ?? ctx.resource.id_field) : undefined
+  const tie = keyField === undefined ? null : sharedKey(rawItems.map((item, i) => [ids[i]![0], keyOf(ctx, item, keyField)] as const))
+  if (tie !== null)
+    return unexpected(
+      `pagination.field "${keyField}" is not unique: records ${tie.ids.map(quotedKey).join(' and ')} of this page share the key ${JSON.stringify(tie.key)}, and each page starts after the last one's key, so records sharing a page's last key are never read; set pagination.field to a field unique per record (the id field)`,
+      'connector.list.pagination.field',
+    )
   const unjudged = shape.result()
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)

@@ -8,6 +8,7 @@ import { readPath, writePath } from './json-path.js'
 import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
+import { pageNotFound } from './page-not-found.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -23,7 +24,7 @@ const WEAK_412 =
  * with the set fields applied at their paths; `action` calls an endpoint with the rendered body, if any. The
  * version goes where the config says (a header such as `If-Match`, a body field such as `_rev`, a query
  * parameter). The sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
- * conflict. Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
+ * conflict, unless one was an HTML page (a path with no route: `rejected`, see `pageNotFound`). Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
  * be read) is `unknown`: the write may have happened, except a connection never made (`not_sent`). A 202 Accepted is `unknown` too (`accepted`): the write
  * is queued upstream, and will likely happen after the answer.
  */
@@ -50,6 +51,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   // an upstream refusing the write may echo what it received, denied fields included: never quoted back
   const denied = deniedValuesOf(ctx, request.current)
 
+  let routeless: string | null = null
   for (const source of ctx.sourceNames) {
     const spec: CallSpec = {
       source,
@@ -63,6 +65,9 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
     }
     const result = await ctx.send(spec)
     if (result.kind === 'response' && result.status === 404) {
+      // a web page for a path with no route (the action's write.path) is no word on the record: nothing was
+      // written there, and if no source takes the write the refusal is that page, never the record's absence
+      routeless ??= pageNotFound(source, result.status, result.headers, result.body, "the action's write.path")
       ctx.report(spec, result, 'not_found')
       continue
     }
@@ -70,6 +75,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
     ctx.report(spec, result, outcome.kind)
     return outcome
   }
+  if (routeless !== null) return { kind: 'rejected', status: 404, message: routeless }
   return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on any source (${ctx.sourceNames.join(', ')})` }
 }
 
