@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { sql } from 'kysely'
 import { after, before, describe, test } from 'node:test'
+import { parseConfig } from '../../src/config/index.js'
+import { parseConfigInput, problemKeys } from '../support/config-input.js'
 import { readAll } from '../support/read-body.js'
 import { openReviewSession } from '../support/review-session.js'
 import { openAndStall } from '../support/stalled-client.js'
@@ -10,18 +13,21 @@ import { startWideExport, WIDE_COUNT } from './wide-export.js'
 /**
  * A client that opens an export, reads its headers and a little of it, then stops reading and holds the connection.
  * Before: no audit row said the export had begun, for as long as the client held it (and never, were the process to
- * die meanwhile). Now the export is in the audit log from its start (`selection.export_started`, whose seq its end
- * row names).
+ * die meanwhile), and the gateway held two store pages of it (~12 MB here) and the socket for as long as the client
+ * wished. Now the export is in the audit log from its start (`selection.export_started`, whose seq its end row names),
+ * and a client that reads nothing for `server.export_stall_timeout_ms` is cut: its end row says `client_stalled`.
  * On a wide export (wide-export.ts): far more than the sockets buffer.
  */
 const COUNT = WIDE_COUNT
+/** the stall timeout these gateways run with: short, so a test waits for its state, not a minute */
+const STALL_MS = 1000
 const API = 'GET /v1/selections/:id/export'
 const STARTED = 'selection.export_started'
 
 for (const kind of STORE_KINDS) {
   describe(`an export a client stops reading (${kind} store, an odd HTTP upstream)`, () => {
     let wide: Awaited<ReturnType<typeof startWideExport>>
-    before(async () => void (wide = await startWideExport(kind)))
+    before(async () => void (wide = await startWideExport(kind, (c) => void (c.server = { ...c.server, export_stall_timeout_ms: STALL_MS }))))
     after(() => wide?.close())
 
     /** This selection's audit rows of `action`, oldest first, read straight from the store. */
@@ -79,5 +85,68 @@ for (const kind of STORE_KINDS) {
       await wide.fx.gateway.audit.flush()
       assert.equal((await wide.fx.gateway.store.db.selectFrom('audit_events').select(['seq']).where('action', '=', STARTED).execute()).length, before)
     })
+    /** No store read is left open by the export: a SQLite checkpoint is not held back, no PostgreSQL session is in a transaction. */
+    const assertNoStoreReadHeld = async () => {
+      const store = wide.fx.gateway.store
+      if (store.sqlite) {
+        const [result] = store.sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]
+        assert.equal(result!.busy, 0)
+      } else {
+        const held = await sql<{ state: string }>`select state from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (xact_start is not null or backend_xmin is not null)`.execute(store.db)
+        assert.deepEqual(held.rows, [])
+      }
+    }
+
+    for (const surface of ['http', 'ui'] as const)
+      test(`a client that reads nothing for the stall timeout is cut (${surface}): its socket closed, the end row client_stalled, never ok`, async () => {
+        const endAction = surface === 'http' ? API : 'ui:export_manifest'
+        const ends = (await rowsOf(endAction)).length
+        const headers: Record<string, string> = surface === 'http' ? { authorization: `Bearer ${wide.token}` } : { cookie: (await openReviewSession(wide.fx.base, wide.fx.tokens.reviewer)).cookie }
+        const path = surface === 'http' ? apiPath('ndjson') : `/review/selections/${encodeURIComponent(wide.selectionId)}/export?format=ndjson`
+        const client = await openAndStall(wide.fx.base, path, headers)
+        try {
+          assert.match(client.head, /^HTTP\/1\.1 200/)
+          assert.ok(wide.fx.serverSocket(client.localPort), 'the server holds the connection')
+          // while it holds the export, the gateway holds no store read for it (each page is its own statement)
+          await assertNoStoreReadHeld()
+          await until(async () => (await rowsOf(endAction)).length > ends, 'the end row of the stalled export')
+          const end = (await rowsOf(endAction)).at(-1)!
+          const start = (await rowsOf(STARTED)).at(-1)!
+          assert.equal(end.summary.started_seq, start.seq)
+          assert.equal(end.summary.outcome, 'failed')
+          assert.equal(end.summary.manifest.stopped, 'client_stalled')
+          assert.equal(end.summary.manifest.end_reached, false)
+          assert.ok(end.summary.manifest.rows_sent < COUNT, `rows_sent ${end.summary.manifest.rows_sent}`)
+          // the gateway let go of the connection (and what its buffers held), though the client never closed it
+          await until(() => wide.fx.serverSocket(client.localPort) === undefined, 'the server closing the stalled connection')
+          await assertNoStoreReadHeld()
+        } finally {
+          client.leave()
+        }
+        // no second end row when the socket goes: the export ended once
+        await wide.fx.gateway.audit.flush()
+        assert.equal((await rowsOf(endAction)).length, ends + 1)
+      })
+
+    test('a client that reads the whole file is not cut, whatever the stall timeout: ok, the end reached', async () => {
+      const ends = (await rowsOf(API)).length
+      const got = await readAll(await fetch(`${wide.fx.base}${apiPath('csv')}`, { headers: { authorization: `Bearer ${wide.token}` } }))
+      assert.equal(got.ended, 'clean')
+      const end = (await rowsOf(API)).at(-1)!
+      assert.equal((await rowsOf(API)).length, ends + 1)
+      assert.equal(end.summary.outcome, 'ok')
+      assert.deepEqual([end.summary.manifest.rows_sent, end.summary.manifest.end_reached, end.summary.manifest.stopped], [COUNT, true, null])
+    })
   })
 }
+
+test('server.export_stall_timeout_ms is a whole number of milliseconds from 100 to 3600000; anything else is refused naming the key', () => {
+  for (const value of [50, 3_600_001, 1.5, '60s']) {
+    const input = parseConfigInput()
+    input.server = { export_stall_timeout_ms: value }
+    assert.deepEqual(problemKeys(() => parseConfig(input)), ['server.export_stall_timeout_ms'], String(value))
+  }
+  const input = parseConfigInput()
+  input.server = { export_stall_timeout_ms: 100 }
+  assert.equal(parseConfig(input).server.export_stall_timeout_ms, 100)
+})

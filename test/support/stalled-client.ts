@@ -6,7 +6,9 @@ export interface StalledClient {
   readonly head: string
   /** body bytes received before it stopped reading (chunked framing included) */
   readonly received: number
-  /** whether the server has closed the connection since */
+  /** its own port: the server's side of the connection is the socket whose remote port this is */
+  readonly localPort: number
+  /** whether the client has seen the connection closed (a client not reading may not see it until it reads) */
   closed(): boolean
   /** the client leaves (its socket destroyed) */
   leave(): void
@@ -40,5 +42,5 @@ export async function openAndStall(base: string, path: string, headers: Record<s
   })
   socket.removeAllListeners('close')
   socket.on('close', () => (closed = true))
-  return { head, received, closed: () => closed, leave: () => socket.destroy() }
+  return { head, received, localPort: socket.localPort!, closed: () => closed, leave: () => socket.destroy() }
 }
