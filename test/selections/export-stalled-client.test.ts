@@ -31,8 +31,8 @@ for (const kind of STORE_KINDS) {
     after(() => wide?.close())
 
     /** This selection's audit rows of `action`, oldest first, read straight from the store. */
-    const rowsOf = async (action: string) =>
-      (await wide.fx.gateway.store.db.selectFrom('audit_events').select(['seq', 'action', 'surface', 'principal', 'summary']).where('selection_id', '=', wide.selectionId).where('action', '=', action).orderBy('seq').execute()).map((r) => ({
+    const rowsOf = async (action: string, selectionId = wide.selectionId) =>
+      (await wide.fx.gateway.store.db.selectFrom('audit_events').select(['seq', 'action', 'surface', 'principal', 'summary']).where('selection_id', '=', selectionId).where('action', '=', action).orderBy('seq').execute()).map((r) => ({
         ...r,
         seq: Number(r.seq),
         summary: JSON.parse(r.summary),
@@ -127,6 +127,31 @@ for (const kind of STORE_KINDS) {
         await wide.fx.gateway.audit.flush()
         assert.equal((await rowsOf(endAction)).length, ends + 1)
       })
+
+    test('a client that stalls on the last page (here the only one) is recorded client_stalled, never ok', async () => {
+      // 999 members of ~24 KB, one store page (the last), far more than the sockets take in: before, the end row was
+      // written `ok` as soon as that page was read, whether or not the client ever took it
+      const ids = [...wide.up.things.keys()].filter((id) => id.startsWith('t,')).slice(0, 999)
+      const names = new Map(ids.map((id) => [id, wide.up.things.get(id)!.name]))
+      for (const id of ids) Object.assign(wide.up.things.get(id)!, { status: 'closed', name: `${id} ${'ж'.repeat(12_000)}` })
+      try {
+        const res = await fetch(`${wide.fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { authorization: `Bearer ${wide.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ filter: { status: 'closed' } }) })
+        const sel = (await res.json()) as any
+        assert.equal(sel.count, 999, JSON.stringify(sel).slice(0, 300))
+        const client = await openAndStall(wide.fx.base, `/v1/selections/${sel.selection_id}/export?format=csv`, { authorization: `Bearer ${wide.token}` })
+        try {
+          await until(async () => (await rowsOf(API, sel.selection_id)).length > 0, 'the end row of the stalled export')
+          const end = (await rowsOf(API, sel.selection_id)).at(-1)!
+          assert.equal(end.summary.outcome, 'failed')
+          assert.deepEqual([end.summary.manifest.stopped, end.summary.manifest.end_reached], ['client_stalled', false])
+          assert.ok(end.summary.manifest.rows_sent < 999, `rows_sent ${end.summary.manifest.rows_sent}`)
+        } finally {
+          client.leave()
+        }
+      } finally {
+        for (const id of ids) Object.assign(wide.up.things.get(id)!, { status: 'open', name: names.get(id) })
+      }
+    })
 
     test('a client that reads the whole file is not cut, whatever the stall timeout: ok, the end reached', async () => {
       const ends = (await rowsOf(API)).length
