@@ -78,7 +78,8 @@ const exportManifest = v1Route({
   request: { params: selectionParam, query: z.strictObject({ format: exportFormatSchema.default('csv') }) },
   responses: {
     200: {
-      description: 'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is',
+      description:
+        'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is. Its start is in the audit log before the first byte (selection.export_started) and its end when the stream ends; a client that reads nothing of it for server.export_stall_timeout_ms (default 60 s) is cut (the body has no end; stopped client_stalled)',
       content: { 'text/csv': { schema: z.string() }, 'application/x-ndjson': { schema: z.string() } },
     },
     ...errors([400, 401, 403, 404]),
