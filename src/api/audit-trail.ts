@@ -71,6 +71,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
             // what a listing answered (the same summary an MCP tool call's row keeps)
             ...answerSummary(end ?? answer),
             ...(end?.manifest ? { manifest: end.manifest } : {}),
+            ...(typeof end?.started_seq === 'number' ? { started_seq: end.started_seq } : {}),
           },
           selection_id: ids.selection_id as string | undefined,
           plan_id: ids.plan_id as string | undefined,

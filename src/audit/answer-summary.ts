@@ -8,6 +8,8 @@ export interface StreamEnd {
   readonly envelope?: { readonly complete: boolean; readonly incomplete_reasons: readonly { readonly code: string }[] }
   /** a selection export's end as its stream saw it (rows sent, end reached, why it stopped), kept whole in the row */
   readonly manifest?: Readonly<Record<string, unknown>>
+  /** the seq of the row its start wrote (a selection export's `selection.export_started`), when one was written */
+  readonly started_seq?: number | null
 }
 
 /** What a listing's audit row keeps of what the agent was answered. */

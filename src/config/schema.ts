@@ -288,6 +288,15 @@ export const configSchema = z.strictObject({
       metrics_host: z.string().default('127.0.0.1').describe('where metrics_port listens: loopback unless Prometheus is elsewhere'),
       max_body_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024).optional().describe('largest request body accepted; default 4 MiB (413 payload_too_large above it)'),
       allowed_origins: z.array(z.string().min(1)).max(100).optional().describe('browser origins allowed to call /mcp besides the server itself and public_url'),
+      export_stall_timeout_ms: z
+        .number()
+        .int()
+        .min(100)
+        .max(3_600_000)
+        .optional()
+        .describe(
+          'how long a selection export waits for a client that reads nothing of it before cutting it (default 60000): its audit row says stopped client_stalled, and what it held (the socket, the page it was sending) is let go',
+        ),
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
   selection_ttl_minutes: ttlMinutes.default(30),

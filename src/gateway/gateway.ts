@@ -121,7 +121,14 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const catalogue = connectors.wire({ onCall, telemetry })
     const cursorCodec = createCursorCodec({ key })
-    const selections = createSelectionService({ store, catalogue, cursorCodec, defaultTtlMinutes: options.config.selection_ttl_minutes, owner: instanceId })
+    const selections = createSelectionService({
+      store,
+      catalogue,
+      cursorCodec,
+      defaultTtlMinutes: options.config.selection_ttl_minutes,
+      owner: instanceId,
+      exportStallMs: options.config.server.export_stall_timeout_ms,
+    })
     // Selections another process was building when it died (SIGKILL, a crash) are marked failed, their members removed.
     const reap = () =>
       selections

@@ -19,6 +19,8 @@ export interface SelectionContext {
   readonly owner: string
   /** How long a builder is taken for alive after its last renewal (see build-lease.ts). */
   readonly buildLeaseMs: number
+  /** How long an export waits for a client that reads nothing before cutting it (see export.ts). */
+  readonly exportStallMs: number
   /** Builds this process gave up on whose removal the store refused, and why they failed (see given-up-builds.ts). */
   readonly givenUp: Map<string, string>
 }

@@ -12,6 +12,7 @@ import { retry } from './retry.js'
 import { discardUnused } from './selection-row.js'
 import type { SelectionService } from './selection-service.js'
 import { assertSameUpstream, assertUsable, isExpired } from './usability.js'
+import { DEFAULT_EXPORT_STALL_MS } from './export.js'
 import { exportStream, memberPage, view } from './views.js'
 import { createKeyed } from './idempotency.js'
 import { lookalikesOf } from './stored-lookalikes.js'
@@ -36,6 +37,8 @@ export interface SelectionServiceOptions {
   readonly owner?: string
   /** A builder's lease on the selection it builds (see build-lease.ts); default 30 s. */
   readonly buildLeaseMs?: number
+  /** How long an export waits for a client that reads nothing before cutting it (see export.ts); default 60 s. */
+  readonly exportStallMs?: number | undefined
 }
 
 /**
@@ -63,6 +66,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
     firstPageSize: options.firstPageSize ?? 100,
     owner: options.owner ?? defaultOwner(),
     buildLeaseMs: options.buildLeaseMs ?? DEFAULT_BUILD_LEASE_MS,
+    exportStallMs: options.exportStallMs ?? DEFAULT_EXPORT_STALL_MS,
     givenUp: new Map(),
   }
 

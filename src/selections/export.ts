@@ -7,15 +7,22 @@ import type { SelectionMember, SelectionRecord } from './selection-service.js'
 /** Members fetched per export page. */
 export const EXPORT_PAGE = 1000
 
+/** How long an export waits, by default, for a client that reads nothing of it before cutting it. */
+export const DEFAULT_EXPORT_STALL_MS = 60_000
+
 /** The `format` of an NDJSON export's first and last lines. */
 export const MANIFEST_FORMAT = 'warrant-selection-export/1'
+
+/** Text handed to the connection per pull, at most (a row longer than it goes alone): how finely a client's reading is seen. */
+const CHUNK_CHARS = 64 * 1024
 
 /**
  * Why an export stopped before its end, for its audit row: what was read did not hash to the digest
  * (`digest_mismatch`), the store failed to answer a page (`store_error`), a value CSV cannot carry
- * (`value_unwritable`), or the client closed the connection (`client_gone`).
+ * (`value_unwritable`), the client closed the connection (`client_gone`), or it read nothing for the stall timeout
+ * and the gateway cut it (`client_stalled`).
  */
-export type ExportStop = 'digest_mismatch' | 'store_error' | 'value_unwritable' | 'client_gone'
+export type ExportStop = 'digest_mismatch' | 'store_error' | 'value_unwritable' | 'client_gone' | 'client_stalled'
 
 /** How an export ended, handed to the surface that records it: the audit row says what the file held. */
 export interface ExportEnd {
@@ -32,14 +39,23 @@ export interface ExportEnd {
   readonly error?: string
 }
 
-/** The outcome word every streamed answer's audit row uses (`ok`, `client_closed`, `failed`). */
+/** The outcome word every streamed answer's audit row uses (`ok`, `client_closed`, `failed`): a stalled client's export was cut, `failed`. */
 export function exportOutcome(end: ExportEnd): 'ok' | 'client_closed' | 'failed' {
   return end.end_reached ? 'ok' : end.stopped === 'client_gone' ? 'client_closed' : 'failed'
 }
 
+/** What the stream says of the selection's upstream, whom it tells how it ended, and how long it waits for its client. */
+export interface ManifestStreamOptions {
+  readonly upstreamMoved: string | null
+  readonly onEnd?: ((end: ExportEnd) => Promise<void>) | undefined
+  /** how long the stream waits for its client to take what it handed over before it fails; default DEFAULT_EXPORT_STALL_MS */
+  readonly stallMs?: number | undefined
+}
+
 /**
- * The whole manifest as a byte stream, one page of members per pull: memory holds one page, whatever the
- * size of the selection. The file says what it is, since the HTTP headers are lost once it is saved:
+ * The whole manifest as a byte stream, one page of members per store read, handed to the connection at most
+ * CHUNK_CHARS at a time: memory holds one page, whatever the size of the selection. The file says what it is, since
+ * the HTTP headers are lost once it is saved:
  * - NDJSON: a first line with the selection's facts (completeness and its reasons, what each exclusion rule
  *   left out, count, digest), one member per line exactly as the records pages give them, and an end line
  *   (`end: true`, rows, digest) written only once every member was sent and they hash to the digest: a file
@@ -48,17 +64,20 @@ export function exportOutcome(end: ExportEnd): 'ok' | 'client_closed' | 'failed'
  *   facts (`selection_expires_at` among them) last on every row (a metadata line would be read as a member by every CSV reader; a column survives sorting, filtering
  *   and copying rows out, and a row count short of `selection_count` shows a file cut short).
  *
- * `onEnd` is called once, however the stream ends: before the last bytes leave when it reaches its end, else when
- * it fails or the client leaves. The response is long gone by then, so this is where its audit row is written:
- * a row written when the answer began would say an export succeeded that was cut.
+ * `onEnd` is called once, however the stream ends: when the connection has taken every row, before the end (NDJSON's
+ * end line) leaves; else when it fails, the client leaves, or the client takes nothing for `stallMs` (the stream then
+ * fails, and the server closes the connection). The response is long gone by then, so this is where its audit row is
+ * written: a row written when the answer began would say an export succeeded that was cut. Each store page is its
+ * own statement: a client that stops reading holds no store read open, only the page being sent, until it is cut.
  */
 export function manifestStream(
   format: ExportFormat,
   selection: SelectionRecord,
   page: (afterOrd: number, limit: number) => Promise<readonly SelectionMember[]>,
-  options: { readonly upstreamMoved: string | null; readonly onEnd?: ((end: ExportEnd) => Promise<void>) | undefined },
+  options: ManifestStreamOptions,
 ): ReadableStream<Uint8Array> {
   const onEnd = options.onEnd ?? (async () => undefined)
+  const stallMs = options.stallMs ?? DEFAULT_EXPORT_STALL_MS
   const encoder = new TextEncoder()
   const fields = selection.fields
   const facts = manifestFacts(selection, options.upstreamMoved)
@@ -72,9 +91,18 @@ export function manifestStream(
   let started = false
   let ended = false
   let cancelled = false
+  /** the rows of the page read last not yet handed over, and whether it was the last page (checked against the digest) */
+  let pending: string[] = []
+  let taken = 0
+  let lastPage = false
+  let readDigest = ''
+  /** armed while the stream waits for its client to take what it handed over; cleared by the client's next pull */
+  let waiting: ReturnType<typeof setTimeout> | undefined
   const end = async (endReached: boolean, stopped: ExportStop | null, error?: unknown) => {
     if (ended) return
     ended = true
+    clearTimeout(waiting)
+    pending = []
     const code = error === undefined ? undefined : isWarrantError(error) ? error.code : 'internal'
     await onEnd({ format, rows_sent: sent, count: selection.count, digest: selection.digest, end_reached: endReached, stopped, ...(code ? { error: code } : {}) })
   }
@@ -83,45 +111,74 @@ export function manifestStream(
     await end(false, stopped, error)
     throw error
   }
+  /**
+   * The client took nothing for `stallMs`: recorded, then the stream fails (the file has no end), and the server lets
+   * go of the connection with what its buffers held (@hono/node-server destroys the socket of a failed stream).
+   * Judged after the loop's I/O of this turn (setImmediate): a process that was itself held up (a long GC, a busy CPU)
+   * first hands the client's reads, which came in meanwhile, to the stream.
+   */
+  const waitForClient = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (waiting !== timer || ended) return
+          const recorded = end(false, 'client_stalled').catch(() => undefined)
+          controller.error(new Error(`the client of the export of ${selection.selection_id} read nothing for ${stallMs} ms: cut`))
+          return recorded
+        }),
+      stallMs,
+    )
+    timer.unref?.()
+    waiting = timer
+  }
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        clearTimeout(waiting)
+        waiting = undefined
         if (ended) return
         if (!started) {
           started = true
           controller.enqueue(encoder.encode(format === 'csv' ? csvLine(columns.header) : `${JSON.stringify(facts)}\n`))
-          return
+          return waitForClient(controller)
         }
-        const members = await page(after, EXPORT_PAGE).catch((error: unknown) => fail('store_error', error))
-        // the client left while the page was read: cancel() recorded it, and nothing more can be sent
-        if (cancelled) return
-        for (const m of members) digest.add({ id: m.id, version: m.version })
-        rows += members.length
-        if (members.length > 0) {
-          let text: string
+        if (taken === pending.length && !lastPage) {
+          const members = await page(after, EXPORT_PAGE).catch((error: unknown) => fail('store_error', error))
+          // the client left while the page was read: cancel() recorded it, and nothing more can be sent
+          if (cancelled) return
+          for (const m of members) digest.add({ id: m.id, version: m.version })
+          rows += members.length
           try {
-            text =
+            pending =
               format === 'csv'
-                ? members.map((m) => csvLine([...leading, ...fields.map((f) => m.fields[f]), m.version, ...trailing])).join('')
-                : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`).join('')
+                ? members.map((m) => csvLine([...leading, ...fields.map((f) => m.fields[f]), m.version, ...trailing]))
+                : members.map((m) => `${JSON.stringify(memberView(m, fields))}\n`)
           } catch (error) {
             return fail('value_unwritable', error)
           }
-          controller.enqueue(encoder.encode(text))
-          sent += members.length
-          after = members[members.length - 1]!.ord
+          taken = 0
+          if (members.length > 0) after = members[members.length - 1]!.ord
+          if (members.length < EXPORT_PAGE) {
+            // what was read is not the frozen set: the stream fails before the page is sent, so the file reads as cut short
+            readDigest = digest.finish()
+            if (rows !== selection.count || readDigest !== selection.digest)
+              return fail('digest_mismatch', new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${readDigest}, not the ${selection.count} frozen (${selection.digest})`))
+            lastPage = true
+          }
         }
-        if (members.length < EXPORT_PAGE) {
-          // what was sent is not the frozen set: the stream fails, so the file has no end and reads as cut short
-          const read = digest.finish()
-          if (rows !== selection.count || read !== selection.digest)
-            return fail('digest_mismatch', new WarrantError('internal', `the export of ${selection.selection_id} read ${rows} member(s) hashing to ${read}, not the ${selection.count} frozen (${selection.digest})`))
-          // the audit row is written before the last bytes leave, as a streamed search's is
-          await end(true, null)
-          if (cancelled) return
-          if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: read })}\n`))
-          controller.close()
+        if (taken < pending.length) {
+          const from = taken
+          let size = 0
+          while (taken < pending.length && (taken === from || size + pending[taken]!.length <= CHUNK_CHARS)) size += pending[taken++]!.length
+          controller.enqueue(encoder.encode(pending.slice(from, taken).join('')))
+          sent += taken - from
+          return waitForClient(controller)
         }
+        // the connection took every row: the audit row is written before the end leaves, as a streamed search's is
+        await end(true, null)
+        if (cancelled) return
+        if (format === 'ndjson') controller.enqueue(encoder.encode(`${JSON.stringify({ format: MANIFEST_FORMAT, end: true, rows, digest: readDigest })}\n`))
+        controller.close()
       },
       async cancel() {
         cancelled = true

@@ -37,6 +37,7 @@ export type {
 } from './selection-service.js'
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
 export { exportOutcome, manifestHeaders, type ExportEnd, type ExportStop } from './export.js'
+export { EXPORT_STARTED_ACTION, exportStartedSummary } from './export-audit.js'
 export { csvCell, csvLine } from './csv-cell.js'
 export { parseRequest } from './parse-request.js'
 export { agentTexts, lookalikeIds, planLookalikesSchema, selectionLookalikesSchema, type LookalikeIds, type SelectionLookalikes } from './lookalike-ids.js'

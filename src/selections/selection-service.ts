@@ -157,7 +157,8 @@ export interface SelectionService {
   excluded(actor: Actor, selectionId: string, query: { readonly rule: string; readonly cursor?: string; readonly limit?: number }): Promise<ExcludedPage>
   /**
    * The whole manifest, streamed page by page (memory does not grow with the selection). `onEnd` is called once when
-   * the stream ends, however it ends (sent whole, cut, the client gone): the surface writes the export's audit row there.
+   * the stream ends, however it ends (sent whole, cut, the client gone, or taking nothing for the stall timeout): the
+   * surface writes the export's audit row there.
    */
   exportStream(actor: Actor, selectionId: string, format: ExportFormat, onEnd?: (end: ExportEnd) => Promise<void>): Promise<{ readonly stream: ReadableStream<Uint8Array>; readonly contentType: string; readonly filename: string; readonly selection: SelectionRecord }>
   /**

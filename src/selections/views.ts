@@ -83,7 +83,7 @@ export async function exportStream(ctx: SelectionContext, actor: Actor, selectio
   const selection = await load(ctx, actor, selectionId)
   return {
     // Members are fetched page by page as the stream is read, so memory stays flat however large the selection.
-    stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit), { upstreamMoved: upstreamMovedOf(ctx, selection), onEnd }),
+    stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit), { upstreamMoved: upstreamMovedOf(ctx, selection), onEnd, stallMs: ctx.exportStallMs }),
     contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     filename: `${selectionId}.${format}`,
     selection,

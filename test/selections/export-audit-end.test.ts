@@ -1,25 +1,19 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { startThingsGateway, type Thing } from '../plans/support/odd-upstream.js'
 import type { GatewayFixture } from '../support/gateway-fixture.js'
 import { readRest } from '../support/read-body.js'
 import { openReviewSession } from '../support/review-session.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { until } from '../support/until.js'
+import { startWideExport, WIDE_COUNT } from './wide-export.js'
 
 /**
  * An export's audit row says what the file held: how many member rows were sent, whether the end was reached, and
  * why it stopped (the digest check cut it, the store failed, the client left). Before, the row was written when the
- * stream began, `outcome: "ok"`, whatever happened to it after.
- *
- * On the odd HTTP upstream (not the demo): string ids with commas, quotes and line breaks, 4,000 members of ~6 KB
- * each, so the export spans four store pages and far more than the sockets buffer: a client that stops reading
- * holds the gateway mid-file.
+ * stream began, `outcome: "ok"`, whatever happened to it after. On a wide export (wide-export.ts).
  */
-const COUNT = 4000
-const PAD = 'ж'.repeat(3000)
-const thing = (i: number): Thing => ({ id: `t,"${String(i).padStart(5, '0')}"\n`, name: `${i} ${PAD}`, status: 'open', note: 'n' })
+const COUNT = WIDE_COUNT
 
 /** Reads `res` until `enough(text)` holds, then stops reading (the connection stays open, the gateway blocked). */
 async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, enough: (text: string) => boolean): Promise<string> {
@@ -38,22 +32,17 @@ const memberLines = (text: string) => text.split('\n').slice(0, -1).filter((l) =
 
 for (const kind of STORE_KINDS) {
   describe(`an export's audit row says how the export ended (${kind} store, an odd HTTP upstream)`, () => {
-    let things: Awaited<ReturnType<typeof startThingsGateway>>
+    let wide: Awaited<ReturnType<typeof startWideExport>>
     let fx: GatewayFixture
     let token: string
     let selectionId: string
     let digest: string
     before(async () => {
-      things = await startThingsGateway(Array.from({ length: COUNT - 7 }, (_, i) => thing(i)), kind)
-      ;({ fx, token } = things)
-      const res = await fetch(`${fx.base}/v1/resources/things/selections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })
-      const sel = (await res.json()) as any
-      assert.equal(res.status, 201, JSON.stringify(sel).slice(0, 500))
-      assert.equal(sel.count, COUNT)
-      ;({ selection_id: selectionId, digest } = sel)
+      wide = await startWideExport(kind)
+      ;({ fx, token, selectionId, digest } = wide)
     })
     after(async () => {
-      await things?.close()
+      await wide?.close()
     })
 
     const exportOf = (format: string, signal?: AbortSignal) => fetch(`${fx.base}/v1/selections/${selectionId}/export?format=${format}`, { headers: { authorization: `Bearer ${token}` }, signal })

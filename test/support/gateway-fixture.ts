@@ -1,5 +1,5 @@
 import { serve, type ServerType } from '@hono/node-server'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { readFileSync } from 'node:fs'
@@ -16,6 +16,8 @@ export interface GatewayFixture {
   readonly config: WarrantConfig
   /** The running server's base URL on loopback. */
   readonly base: string
+  /** The server's side of the connection whose client port is `port` (on loopback), if open: what the gateway holds for it. */
+  serverSocket(port: number): Socket | undefined
   readonly dir: string
   /** The demo upstream's URL: a sqlite file unless `upstream` chose a database server. */
   readonly upstreamUrl: string
@@ -115,6 +117,7 @@ export async function startGatewayOn(
     gateway,
     config,
     base,
+    serverSocket: (port) => served?.sockets.find((s) => s.remotePort === port && !s.destroyed),
     tokens,
     as: (who) => (method, path, body, headers = {}) => call(base, method, path, body, { authorization: `Bearer ${tokens[who]}`, ...headers }),
     async close() {
@@ -125,13 +128,20 @@ export async function startGatewayOn(
 }
 
 /** The app of `gateway` on a real HTTP server on 127.0.0.1 (a gateway reopened on a fixture's store, say); `stop()` closes the server only. */
-export async function serveGateway(gateway: Gateway): Promise<{ readonly base: string; stop(): Promise<void> }> {
+export async function serveGateway(gateway: Gateway): Promise<{ readonly base: string; readonly sockets: readonly Socket[]; stop(): Promise<void> }> {
   const app = createApp({ gateway })
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s))
   })
+  // the connections it accepted, the closed ones dropped
+  const sockets: Socket[] = []
+  server.on('connection', (socket: Socket) => {
+    sockets.push(socket)
+    socket.once('close', () => sockets.splice(sockets.indexOf(socket), 1))
+  })
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sockets,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }

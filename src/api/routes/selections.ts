@@ -3,10 +3,12 @@ import { z } from 'zod'
 import type { StreamEnd } from '../../audit/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import {
+  EXPORT_STARTED_ACTION,
   excludedPageQuerySchema,
   excludedPageSchema,
   exportFormatSchema,
   exportOutcome,
+  exportStartedSummary,
   manifestHeaders,
   type ExportEnd,
   type SelectionRecord,
@@ -76,7 +78,8 @@ const exportManifest = v1Route({
   request: { params: selectionParam, query: z.strictObject({ format: exportFormatSchema.default('csv') }) },
   responses: {
     200: {
-      description: 'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is',
+      description:
+        'the manifest; X-Warrant-Selection-Count and X-Warrant-Selection-Digest name what it is. Its start is in the audit log before the first byte (selection.export_started) and its end when the stream ends; a client that reads nothing of it for server.export_stall_timeout_ms (default 60 s) is cut (the body has no end; stopped client_stalled)',
       content: { 'text/csv': { schema: z.string() }, 'application/x-ndjson': { schema: z.string() } },
     },
     ...errors([400, 401, 403, 404]),
@@ -97,9 +100,15 @@ const recover = v1Route({
   },
 })
 
-/** An export's end as a streamed answer's audit row keeps it: its outcome, the rows sent, the selection's completeness. */
-function exportStreamEnd(selection: SelectionRecord, end: ExportEnd): StreamEnd {
-  return { outcome: exportOutcome(end), items: end.rows_sent, envelope: { complete: selection.complete, incomplete_reasons: selection.completeness.incomplete_reasons }, manifest: { ...end } }
+/** An export's end as a streamed answer's audit row keeps it: its outcome, the rows sent, the selection's completeness, the row of its start. */
+function exportStreamEnd(selection: SelectionRecord, end: ExportEnd, startedSeq: number | null): StreamEnd {
+  return {
+    outcome: exportOutcome(end),
+    items: end.rows_sent,
+    envelope: { complete: selection.complete, incomplete_reasons: selection.completeness.incomplete_reasons },
+    manifest: { ...end },
+    started_seq: startedSeq,
+  }
 }
 
 export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gateway): void {
@@ -122,10 +131,23 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatew
 
   app.openapi(exportManifest, async (c) => {
     // the request's audit row is written when the stream ends, saying how far it got (a row written now would
-    // call an export that is cut later a success); a refusal before the stream is recorded as any other
+    // call an export that is cut later a success); a refusal before the stream is recorded as any other. A start
+    // row is written before the first byte: an export whose client holds it unread, or whose process dies, is
+    // still in the log, and its end row names that start (`started_seq`)
     const recordEnd = c.get('record_stream_end')
-    const exported = await gateway.selections.exportStream(c.get('actor'), c.req.valid('param').id, c.req.valid('query').format, (end) => recordEnd?.(exportStreamEnd(exported.selection, end)) ?? Promise.resolve())
+    const actor = c.get('actor')
+    const format = c.req.valid('query').format
+    let startedSeq: number | null = null
+    const exported = await gateway.selections.exportStream(actor, c.req.valid('param').id, format, (end) => recordEnd?.(exportStreamEnd(exported.selection, end, startedSeq)) ?? Promise.resolve())
     c.set('streamed_answer', true)
+    // recording never fails the request: a logging fault is logged, and the export goes on without its start row
+    startedSeq = await gateway.audit
+      .record({ actor, surface: 'http', action: EXPORT_STARTED_ACTION, selection_id: exported.selection.selection_id, summary: { ...exportStartedSummary(exported.selection, format), path: c.req.path } })
+      .then((row) => row.seq)
+      .catch((error: unknown) => {
+        gateway.log.error({ err: error, path: c.req.path }, 'selection export: could not record its start')
+        return null
+      })
     return new Response(exported.stream, {
       status: 200,
       headers: manifestHeaders(exported),

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { ActionRequest } from '../../plans/index.js'
 import { markRequestAudited } from '../../audit/index.js'
-import { exportOutcome, manifestHeaders } from '../../selections/index.js'
+import { EXPORT_STARTED_ACTION, exportOutcome, exportStartedSummary, manifestHeaders } from '../../selections/index.js'
 import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
@@ -63,14 +63,27 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const id = c.req.param('id')
     const format = c.req.query('format') === 'ndjson' ? 'ndjson' : c.req.query('format') === 'csv' || c.req.query('format') === undefined ? 'csv' : null
     if (!format) throw new WarrantError('invalid_request', 'format must be csv or ndjson', { field: 'format' })
-    // the row is written when the stream ends, saying how far it got: written now, it would call a cut export a success
+    // the row is written when the stream ends, saying how far it got: written now, it would call a cut export a success;
+    // a start row before the first byte keeps an export its client holds unread (or its process died in) in the log
+    let startedSeq: number | null = null
     const exported = await gateway.selections.exportStream(actor, id, format, (end) =>
       recordUi(actor, 'ui:export_manifest', {
         selection_id: id,
-        summary: { status: 200, outcome: exportOutcome(end), format, count: exported.selection.count, digest: exported.selection.digest, answer: { items: end.rows_sent, complete: exported.selection.complete }, manifest: end },
+        summary: {
+          status: 200,
+          outcome: exportOutcome(end),
+          format,
+          count: exported.selection.count,
+          digest: exported.selection.digest,
+          answer: { items: end.rows_sent, complete: exported.selection.complete },
+          manifest: end,
+          ...(startedSeq === null ? {} : { started_seq: startedSeq }),
+        },
       }).then(() => undefined),
     )
     markRequestAudited()
+    const started = await recordUi(actor, EXPORT_STARTED_ACTION, { selection_id: id, summary: { status: 200, ...exportStartedSummary(exported.selection, format) } })
+    startedSeq = (started as { seq?: number } | undefined)?.seq ?? null
     return new Response(exported.stream, {
       status: 200,
       headers: manifestHeaders(exported),

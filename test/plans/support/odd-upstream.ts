@@ -82,10 +82,20 @@ export function thingsResourceConfig(origin: string, approval: Record<string, un
   }
 }
 
-/** A served demo gateway (a SQLite store unless `kind` says) whose `things` resource reads an odd upstream, and an agent token scoped to it. */
-export async function startThingsGateway(extra: readonly Thing[] = [], kind: StoreKind = 'sqlite') {
+/**
+ * A served demo gateway (a SQLite store unless `kind` says) whose `things` resource reads an odd upstream, and an agent
+ * token scoped to it. `edit` changes the rest of the config before it is parsed.
+ */
+export async function startThingsGateway(extra: readonly Thing[] = [], kind: StoreKind = 'sqlite', edit?: (raw: Record<string, any>) => void) {
   const up = await startOddUpstream(extra)
-  const fx = await startDemoGateway({ store: kind, count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(up.origin)) })
+  const fx = await startDemoGateway({
+    store: kind,
+    count: 20,
+    edit: (c) => {
+      c.resources.things = thingsResourceConfig(up.origin)
+      edit?.(c)
+    },
+  })
   const token = (await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token
   return {
     up,
