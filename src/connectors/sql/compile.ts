@@ -29,7 +29,7 @@ const ISO_PATTERN =
   '^[0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'
 /**
  * A JSON list of strings without escapes or control characters, blanks as JSON allows them: text PostgreSQL
- * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it. Any other text (no JSON,
+ * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it (MariaDB's JSON_CONTAINS too). Any other text (no JSON,
  * JSON that is no list, a list holding numbers or escapes) is judged in memory.
  */
 const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t\n\r]*(,[ \t\n\r]*"[^"\\[:cntrl:]]*"[ \t\n\r]*)*)?\][ \t\n\r]*$`
@@ -165,7 +165,8 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such
       // a row passes, unjudged (CASE tries its conditions in order, so nothing later sees it)
       if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
-      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 else ${compiled} end)`
+      // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
+      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
       return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
     case 'integer':
       // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer: it
