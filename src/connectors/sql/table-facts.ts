@@ -33,7 +33,8 @@ export interface TableFacts {
    * Where `idUnique` is proven by a unique index under another comparison than the column's own (SQLite: the
    * index's collation, always named; PostgreSQL: an index on `id COLLATE "C"` over a case-insensitive column), that
    * collation as SQL: a walk orders and resumes under it, or `id > 'a'` in the column's comparison skips "A",
-   * which the index lets the table hold beside "a". Null: the column's own comparison is the proven one.
+   * which the index lets the table hold beside "a". MySQL/MariaDB: an ENUM or SET id's binary collation (see
+   * `memberText`). Null: the column's own comparison is the proven one.
    */
   readonly idCollation?: string | null
   /**
@@ -80,7 +81,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
       from pg_attribute a join pg_type t on t.oid = a.atttypid
       where a.attrelid = to_regclass(${quoted}) and a.attname = ${idField} and not a.attisdropped`.compile(db)
   }
-  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, t.engine as engine, e.transactions as transactions,
+  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, c.character_set_name as id_charset, t.engine as engine, e.transactions as transactions,
       exists (select 1 from information_schema.statistics s where s.table_schema = c.table_schema and s.table_name = c.table_name
         and s.non_unique = 0 and s.column_name = c.column_name and s.seq_in_index = 1 and s.sub_part is null
         and not exists (select 1 from information_schema.statistics o where o.table_schema = s.table_schema and o.table_name = s.table_name
@@ -140,7 +141,18 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
       ? null
       : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
+    idCollation: memberText(type, row.id_charset),
   }
+}
+
+/**
+ * An ENUM or SET id orders by its members' positions in the list ('b' before 'a' in enum('b', 'a')) but compares
+ * with a string as text: a walk ordered by it and resumed at `id > 'b'` found no 'a'. Under its character set's
+ * binary collation it orders as it compares, as text. Null for any other column.
+ */
+function memberText(type: string, charset: unknown): string | null {
+  if (type !== 'enum' && type !== 'set') return null
+  return typeof charset === 'string' && /^[a-z0-9]+$/i.test(charset) ? `${charset}_bin` : null
 }
 
 /** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
