@@ -191,6 +191,12 @@ export interface ColumnFacts {
    * as `cast(column as text) collate "C"`, as `matchesFilter` compares the value a record shows.
    */
   readonly comparedByCodePoint: ReadonlySet<string>
+  /**
+   * Number and integer fields over a MySQL/MariaDB FLOAT column: the server sends a value as its shortest text
+   * ("0.1"), which a record shows, and compares it as the double it keeps (0.100000001…). Compared as that text
+   * read as a double (`compileFilter`), a filter meets the value a record shows.
+   */
+  readonly comparedAsShown?: ReadonlySet<string>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
   readonly versionProblem: string | null
   /**
@@ -218,6 +224,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
+    comparedAsShown: new Set(Object.keys(resource.fields).filter((f) => dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && /^float$/i.test(columns.get(f)?.declared ?? ''))),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
@@ -279,6 +286,8 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
   }
   return out
 }
+
+const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
 
 const MISFIT_FIX = 'declare the field as the column is, or change the column'
 

@@ -106,6 +106,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
  * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
+ * `comparedAsShown`: number fields over a MySQL FLOAT, compared as the text the server sends (see `ColumnFacts`).
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
  * char(n), citext, a non-deterministic collation), compared as `cast(column as text) collate "C"` too.
@@ -128,12 +129,14 @@ export function compileFilter(
     readonly comparedAsText?: ReadonlyMap<string, boolean>
     readonly comparedByCodePoint?: ReadonlySet<string>
     readonly zeroDates?: ReadonlySet<string>
+    readonly comparedAsShown?: ReadonlySet<string>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
     const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
     const exact = options.comparedByCodePoint?.has(clause.field) === true
-    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact)
+    const shown = options.comparedAsShown?.has(clause.field) === true
+    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact, shown)
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
@@ -189,7 +192,7 @@ function namingNoDay(field: string): RawBuilder<unknown> {
   return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false): RawBuilder<unknown> {
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false, shown = false): RawBuilder<unknown> {
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -200,7 +203,12 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     )
   }
   const ref = sql.ref(field)
-  const column = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value)) ? ref : sql`cast(${ref} as text)`
+  // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…)
+  const column = shown
+    ? sql`cast(cast(${ref} as char) as double)`
+    : asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
+      ? ref
+      : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`

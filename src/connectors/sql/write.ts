@@ -113,6 +113,7 @@ export async function prepareWrite(
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
     zeroDates: facts?.zeroDates,
+    comparedAsShown: facts?.comparedAsShown,
   })
   return { assignments, catalogue, precondition }
 }
