@@ -3,6 +3,7 @@ import type { FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
+import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -22,6 +23,8 @@ export interface ColumnType {
    * text, varchar and name, whose equality is not known to be.
    */
   readonly codePointEquality: boolean
+  /** MySQL/MariaDB: the column's character set and collation where narrower than utf8mb4 (`narrowTextOf`). */
+  readonly narrowText?: NarrowText | null
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -49,7 +52,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -62,7 +65,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(declared) : MYSQL_INTEGER.has(declared.toLowerCase())
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality })
+    const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText })
   }
   return out
 }
@@ -197,6 +201,8 @@ export interface ColumnFacts {
    * read as a double (`compileFilter`), a filter meets the value a record shows.
    */
   readonly comparedAsShown?: ReadonlySet<string>
+  /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
+  readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
   readonly versionProblem: string | null
   /**
@@ -224,6 +230,10 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
+    narrowText: new Map(Object.keys(resource.fields).flatMap((f) => {
+      const narrow = columns.get(f)?.narrowText
+      return narrow ? [[f, narrow] as const] : []
+    })),
     comparedAsShown: new Set(Object.keys(resource.fields).filter((f) => dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && /^float$/i.test(columns.get(f)?.declared ?? ''))),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import { clausesOf, instantOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
+import { textParam, type NarrowText } from './mysql-charsets.js'
 import type { SqlDialectName } from './url.js'
 
 /** Declared field → type, as in `resource.fields`. */
@@ -106,6 +107,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
  * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
+ * `narrowText`: string fields over a MySQL column of a narrower character set than utf8mb4 (`textParam`).
  * `comparedAsShown`: number fields over a MySQL FLOAT, compared as the text the server sends (see `ColumnFacts`).
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
@@ -130,13 +132,19 @@ export function compileFilter(
     readonly comparedByCodePoint?: ReadonlySet<string>
     readonly zeroDates?: ReadonlySet<string>
     readonly comparedAsShown?: ReadonlySet<string>
+    readonly narrowText?: ReadonlyMap<string, NarrowText>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
     const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
     const exact = options.comparedByCodePoint?.has(clause.field) === true
-    const shown = options.comparedAsShown?.has(clause.field) === true
-    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact, shown)
+    const compiled = compileClause(clause, fields, dialect, where, {
+      asText: options.comparedAsText?.get(clause.field),
+      loose,
+      exact,
+      shown: options.comparedAsShown?.has(clause.field) === true,
+      narrow: options.narrowText?.get(clause.field),
+    })
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
@@ -192,7 +200,17 @@ function namingNoDay(field: string): RawBuilder<unknown> {
   return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false, shown = false): RawBuilder<unknown> {
+/** How one clause's column compares, from the column facts (see compileFilter). */
+interface ClauseColumn {
+  readonly asText?: boolean | undefined
+  readonly loose?: boolean
+  readonly exact?: boolean
+  readonly shown?: boolean
+  readonly narrow?: NarrowText | undefined
+}
+
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, how: ClauseColumn = {}): RawBuilder<unknown> {
+  const { asText, loose = false, exact = false, shown = false } = how
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -218,7 +236,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
   if (type === 'timestamp' && values.some((v) => instantOf(v, true) === null)) {
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
-  if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])
+  if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[], how.narrow)
   if (dialect === 'sqlite' && type === 'string') return compileSqliteString(column, op, values as string[])
   if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
@@ -260,16 +278,17 @@ const INTEGER_DIGITS = /^(0|-?[1-9][0-9]{0,14})$/
 /**
  * MySQL compares strings by the column's collation, often case- and trailing-space-insensitive; the filter's
  * semantics are exact, by code point. UTF-8 bytes order as code points do, so both sides compare as bytes.
- * Equality keeps a plain `=` / `in` beside it so an index on the column still narrows the rows.
+ * Equality keeps a plain `=` / `in` beside it so an index on the column still narrows the rows (the value in the
+ * column's character set where it is narrower: `textParam`).
  */
-function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[], narrow?: NarrowText): RawBuilder<unknown> {
   const bytes = (value: unknown) => sql`cast(convert(${value} using utf8mb4) as binary)`
   const list = (wrap: (v: string) => unknown) => sql.join(values.map(wrap))
   switch (op) {
     case 'eq':
-      return sql`(${column} = ${values[0]} and ${bytes(column)} = ${bytes(values[0])})`
+      return sql`(${column} = ${textParam(values[0], narrow)} and ${bytes(column)} = ${bytes(values[0])})`
     case 'in':
-      return sql`(${column} in (${list((v) => v)}) and ${bytes(column)} in (${list((v) => bytes(v))}))`
+      return sql`(${column} in (${list((v) => textParam(v, narrow))}) and ${bytes(column)} in (${list((v) => bytes(v))}))`
     case 'not_in':
       return sql`${bytes(column)} not in (${list((v) => bytes(v))})`
     default: {

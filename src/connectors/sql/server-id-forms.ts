@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { ColumnType } from './column-types.js'
 import type { ConnectorContext } from './context.js'
+import { textParam } from './mysql-charsets.js'
 import { idParam } from './resource.js'
 
 /**
@@ -30,7 +31,8 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
   }
-  if (column.kind === 'text') return { param: sql`${id}`, exact: false }
+  // an id a narrower character set than utf8mb4 lacks ('😀' and latin1) failed the statement: see textParam
+  if (column.kind === 'text') return { param: textParam(id, column.narrowText), exact: false }
   if (column.integer) {
     if (!/^-?\d+$/.test(id) || (pg && !withinRange(column.declared, BigInt(id)))) return { refusal: cannotHold(ctx, id, column.declared) }
     return { param: sql`${idParam('integer', id)}`, exact: false }

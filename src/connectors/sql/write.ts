@@ -114,6 +114,7 @@ export async function prepareWrite(
     comparedByCodePoint: facts?.comparedByCodePoint,
     zeroDates: facts?.zeroDates,
     comparedAsShown: facts?.comparedAsShown,
+    narrowText: facts?.narrowText,
   })
   return { assignments, catalogue, precondition }
 }

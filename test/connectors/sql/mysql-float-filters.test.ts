@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Filter } from '../../../src/contract/index.js'
-import { createEngine, search, type Engine } from './support/engine.js'
+import { assertCompleteSearch, createEngine, search, type Engine } from './support/engine.js'
 
 /**
  * A MySQL/MariaDB FLOAT keeps a single-precision value, which the server sends (and a record shows) as its shortest
@@ -51,11 +51,7 @@ describe('sql on mysql: filters on a FLOAT column', () => {
   })
 
   for (const [filter, expected] of CASES)
-    it(`${JSON.stringify(filter)}: ${JSON.stringify(expected)}, complete`, async () => {
-      const envelope = await search(engine.connector('approx', FIELDS), filter, 2)
-      assert.deepEqual(envelope.items.map((i) => i.id), expected, JSON.stringify(envelope.incomplete_reasons))
-      assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
-    })
+    it(`${JSON.stringify(filter)}: ${JSON.stringify(expected)}, complete`, () => assertCompleteSearch(engine.connector('approx', FIELDS), filter, expected))
 
   it('a precondition on the value a record shows holds, and one it does not meet fails', async () => {
     const connector = engine.connector('approx', FIELDS)
