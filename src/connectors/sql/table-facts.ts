@@ -192,10 +192,11 @@ function rowSecurityThrough(endpoint: string, through: string): string {
   return `${endpoint} reads table ${table}, which has row-level security whose policies apply to role "${role}" (the view's owner, as whom a view reads its tables, or the role Warrant connects as, where the view is security_invoker): every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; have the view read as a role the policies do not bind (owned by the table's owner, without FORCE ROW LEVEL SECURITY, or by one with BYPASSRLS), or disable row-level security on ${table}`
 }
 
-const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
+// BIT(n) too: the driver reads it as a Buffer of its bytes
+const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'bit'])
 
 /**
- * An id column of bytes (MySQL/MariaDB BINARY, VARBINARY, BLOB; PostgreSQL bytea or a domain over it) is read as a
+ * An id column of bytes (MySQL/MariaDB BINARY, VARBINARY, BLOB, BIT; PostgreSQL bytea or a domain over it) is read as a
  * Buffer: an id would be the bytes decoded as UTF-8 (0xFFFF and 0xFEFF both "\uFFFD\uFFFD", one key for two rows,
  * neither found by it again) and a walk's position a Buffer no page can resume from. Refused rather than keyed on
  * a hex form, which would not be the id the table shows. (SQLite keeps bytes per value, not per column: the
