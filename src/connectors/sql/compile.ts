@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import { clausesOf, instantOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import { textParam, type NarrowText } from './mysql-charsets.js'
+import { mysqlNumberParam } from './mysql-decimals.js'
 import type { SqlDialectName } from './url.js'
 
 /** Declared field → type, as in `resource.fields`. */
@@ -96,6 +97,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
   // floats, on its index)
   if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as numeric)`
   if (dialect === 'postgres' && type === 'integer') return sql`cast(${value} as bigint)`
+  // MySQL reads 1e+21 as a double, and compared a DECIMAL with it as doubles: sent as the decimal it names
+  if (dialect === 'mysql' && type === 'number' && typeof value === 'number') return mysqlNumberParam(value)
   return sql.val(value)
 }
 

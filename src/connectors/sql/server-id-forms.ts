@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely'
 import type { ColumnType } from './column-types.js'
 import type { ConnectorContext } from './context.js'
 import { textParam } from './mysql-charsets.js'
+import { mysqlDecimalCast } from './mysql-decimals.js'
 import { idParam } from './resource.js'
 
 /**
@@ -48,22 +49,6 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
   if (!NUMERAL.test(id)) return { refusal: cannotHold(ctx, id, column.declared) }
   const cast = mysqlDecimalCast(id)
   return cast === null ? { refusal: cannotHold(ctx, id, column.declared) } : { param: cast, exact: false }
-}
-
-/**
- * A MySQL/MariaDB decimal numeral cast to a decimal just wide enough for its digits. One fixed cast cannot serve:
- * `decimal(65, 30)` keeps 35 digits before the point, and clamped a 40-digit id a decimal(40,0) column holds to
- * 99…9, so the row the walk showed read as missing. A numeral no decimal column can hold (over 65 digits, over 30
- * after the point) is null. Exponent forms (a walk never shows one for a decimal column) keep the widest fraction.
- */
-function mysqlDecimalCast(id: string): RawBuilder<unknown> | null {
-  const plain = /^-?(\d*)(?:\.(\d*))?$/.exec(id)
-  if (plain === null) return sql`cast(${id} as decimal(65, 30))`
-  const whole = (plain[1] ?? '').replace(/^0+/, '').length
-  const scale = (plain[2] ?? '').length
-  const precision = Math.max(1, whole + scale)
-  if (precision > 65 || scale > 30) return null
-  return sql`cast(${id} as decimal(${sql.raw(String(precision))}, ${sql.raw(String(scale))}))`
 }
 
 const NUMERAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/
