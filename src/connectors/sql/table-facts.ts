@@ -85,11 +85,31 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
       exists (select 1 from information_schema.statistics s where s.table_schema = c.table_schema and s.table_name = c.table_name
         and s.non_unique = 0 and s.column_name = c.column_name and s.seq_in_index = 1 and s.sub_part is null
         and not exists (select 1 from information_schema.statistics o where o.table_schema = s.table_schema and o.table_name = s.table_name
-          and o.index_name = s.index_name and o.seq_in_index > 1)) as unique_index
+          and o.index_name = s.index_name and o.seq_in_index > 1)) as unique_index,
+      (${viewTablesUnproven(schema, name)}) as view_unproven
     from information_schema.columns c
       join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
       left join information_schema.engines e on e.engine = t.engine
     where c.table_schema = coalesce(${schema}, database()) and c.table_name = ${name} and c.column_name = ${idField}`.compile(db)
+}
+
+/**
+ * MySQL/MariaDB: how many of the views a view reads, itself included (through views over views), read tables not
+ * shown to keep transactions; 0 for a table. A view has no engine of its own, and the catalogue names no table it
+ * reads (MariaDB has no VIEW_TABLE_USAGE): its definition, as the server keeps it, names each `schema`.`table` in
+ * full, and a base table named there whose engine keeps no transactions (MyISAM, Aria, MEMORY) counts, as does a
+ * definition the user may not read (empty without SHOW VIEW) or a nesting past 8 views. A name that is only text in
+ * the definition counts as well: too many is safe, too few is not.
+ */
+function viewTablesUnproven(schema: string | null, name: string) {
+  const namedIn = (s: string, t: string) => sql.raw(`locate(concat('\`', replace(${s}, '\`', '\`\`'), '\`.\`', replace(${t}, '\`', '\`\`'), '\`'), r.def) > 0`)
+  return sql`with recursive reached (def, depth) as (
+      select v.view_definition, 0 from information_schema.views v where v.table_schema = coalesce(${schema}, database()) and v.table_name = ${name}
+      union all
+      select v.view_definition, r.depth + 1 from reached r join information_schema.views v on ${namedIn('v.table_schema', 'v.table_name')} where r.depth < 8)
+    select count(*) from reached r where coalesce(r.def, '') = '' or r.depth >= 8 or exists (
+      select 1 from information_schema.tables b left join information_schema.engines e on e.engine = b.engine
+      where b.table_type <> 'VIEW' and ${namedIn('b.table_schema', 'b.table_name')} and coalesce(e.transactions, 'NO') <> 'YES')`
 }
 
 /** The catalogue's row as facts; null when there is none (no such table or column: the read itself then says so). */
@@ -131,15 +151,18 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
   const engine = row.engine === null || row.engine === undefined ? null : String(row.engine)
-  // a view has no engine of its own: what it writes through is not in the catalogue, and is taken as transactional
-  const transactional = engine === null || String(row.transactions ?? '').toUpperCase() === 'YES'
+  // a view has no engine of its own: transactional where every table it reads is shown to be (`viewTablesUnproven`)
+  const transactional = engine === null ? Number(row.view_unproven ?? 1) === 0 : String(row.transactions ?? '').toUpperCase() === 'YES'
+  const consequence = `an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move, a value the column keeps otherwise) or cut off before COMMIT could not be reported truthfully; no write is sent to it`
   return {
     idUnique: Number(row.unique_index) === 1,
     idNullable: String(row.id_nullable).toUpperCase() !== 'NO',
     transactional,
     writeRefusal: transactional
       ? null
-      : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
+      : engine === null
+        ? `${endpoint} is a view over tables not all shown to keep transactions (a MyISAM, Aria or MEMORY table, or a definition the connecting user may not read: SHOW VIEW): if one does not, ${consequence}. Convert the tables it reads to InnoDB, grant SHOW VIEW on it, or point the resource at the table itself`
+        : `${endpoint} is a ${engine} table, which keeps no transactions: ${consequence}. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
     idCollation: memberText(type, row.id_charset),
   }
