@@ -196,11 +196,12 @@ export interface ColumnFacts {
    */
   readonly comparedByCodePoint: ReadonlySet<string>
   /**
-   * Number and integer fields over a MySQL/MariaDB FLOAT column: the server sends a value as its shortest text
-   * ("0.1"), which a record shows, and compares it as the double it keeps (0.100000001…). Compared as that text
-   * read as a double (`compileFilter`), a filter meets the value a record shows.
+   * Number and integer fields over a MySQL/MariaDB column the server compares with a number otherwise than a record
+   * shows it (`compileFilter` compares the value shown): a FLOAT is sent as its shortest text ("0.1"), which a record
+   * shows, and compared as the double it keeps (0.100000001…); a YEAR is shown as the year (2024) and reads a number
+   * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999).
    */
-  readonly comparedAsShown?: ReadonlySet<string>
+  readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
   /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
   readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
@@ -234,7 +235,12 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
       const narrow = columns.get(f)?.narrowText
       return narrow ? [[f, narrow] as const] : []
     })),
-    comparedAsShown: new Set(Object.keys(resource.fields).filter((f) => dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && /^float$/i.test(columns.get(f)?.declared ?? ''))),
+    comparedAsShown: new Map(
+      Object.keys(resource.fields).flatMap((f) => {
+        const declared = (columns.get(f)?.declared ?? '').toLowerCase()
+        return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared] as const] : []
+      }),
+    ),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
@@ -298,6 +304,9 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
 }
 
 const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
+
+/** A MySQL/MariaDB column compared as a record shows it (`ColumnFacts.comparedAsShown`). */
+export type ShownAs = 'float' | 'year'
 
 const MISFIT_FIX = 'declare the field as the column is, or change the column'
 

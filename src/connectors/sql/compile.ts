@@ -3,6 +3,7 @@ import { clausesOf, instantOf, WarrantError, type Clause, type Filter, type Oper
 import type { FieldType } from '../../config/index.js'
 import { textParam, type NarrowText } from './mysql-charsets.js'
 import { mysqlNumberParam } from './mysql-decimals.js'
+import type { ShownAs } from './column-types.js'
 import type { SqlDialectName } from './url.js'
 
 /** Declared field → type, as in `resource.fields`. */
@@ -111,7 +112,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
  * `narrowText`: string fields over a MySQL column of a narrower character set than utf8mb4 (`textParam`).
- * `comparedAsShown`: number fields over a MySQL FLOAT, compared as the text the server sends (see `ColumnFacts`).
+ * `comparedAsShown`: number fields over a MySQL FLOAT or YEAR, compared as a record shows them (see `ColumnFacts`).
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
  * char(n), citext, a non-deterministic collation), compared as `cast(column as text) collate "C"` too.
@@ -134,7 +135,7 @@ export function compileFilter(
     readonly comparedAsText?: ReadonlyMap<string, boolean>
     readonly comparedByCodePoint?: ReadonlySet<string>
     readonly zeroDates?: ReadonlySet<string>
-    readonly comparedAsShown?: ReadonlySet<string>
+    readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
     readonly narrowText?: ReadonlyMap<string, NarrowText>
   } = {},
 ): RawBuilder<SqlBool> | null {
@@ -145,7 +146,7 @@ export function compileFilter(
       asText: options.comparedAsText?.get(clause.field),
       loose,
       exact,
-      shown: options.comparedAsShown?.has(clause.field) === true,
+      shown: options.comparedAsShown?.get(clause.field),
       narrow: options.narrowText?.get(clause.field),
     })
     const zeroDates = options.zeroDates?.has(clause.field) === true
@@ -208,12 +209,12 @@ interface ClauseColumn {
   readonly asText?: boolean | undefined
   readonly loose?: boolean
   readonly exact?: boolean
-  readonly shown?: boolean
+  readonly shown?: ShownAs | undefined
   readonly narrow?: NarrowText | undefined
 }
 
 function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, how: ClauseColumn = {}): RawBuilder<unknown> {
-  const { asText, loose = false, exact = false, shown = false } = how
+  const { asText, loose = false, exact = false, shown } = how
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -224,12 +225,10 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     )
   }
   const ref = sql.ref(field)
-  // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…)
-  const column = shown
-    ? sql`cast(cast(${ref} as char) as double)`
-    : asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
-      ? ref
-      : sql`cast(${ref} as text)`
+  // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…); a
+  // YEAR as the number it shows (compared with one, it reads 24 as 2024)
+  const plain = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
+  const column = shown === 'float' ? sql`cast(cast(${ref} as char) as double)` : shown === 'year' ? sql`(${ref} + 0)` : plain ? ref : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`
