@@ -239,6 +239,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
   if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[], how.narrow)
+  if (shown === 'micros') return compileShownMilliseconds(ref, op, values as string[])
   if (dialect === 'sqlite' && type === 'string') return compileSqliteString(column, op, values as string[])
   if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
@@ -297,6 +298,33 @@ function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${bytes(column)} ${symbol} ${bytes(values[0])}`
     }
+  }
+}
+
+/**
+ * A MySQL DATETIME or TIMESTAMP keeping microseconds, compared as the millisecond a record shows (the stored
+ * instant cut to it, `instantOfStored`): shown = t is t <= column < t + 1 ms, shown <= t is column < t + 1 ms, and so
+ * on; bounds on the column itself, so its index still serves. NULL meets none, `not_in` included.
+ */
+function compileShownMilliseconds(column: ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+  const from = (v: string) => sql.val(new Date(instantOf(v)!))
+  const until = (v: string) => sql.val(new Date(instantOf(v)! + 1))
+  const within = (v: string) => sql`(${column} >= ${from(v)} and ${column} < ${until(v)})`
+  switch (op) {
+    case 'eq':
+      return within(values[0]!)
+    case 'in':
+      return sql`(${sql.join(values.map(within), sql` or `)})`
+    case 'not_in':
+      return sql`(${column} is not null and not (${sql.join(values.map(within), sql` or `)}))`
+    case 'lt':
+      return sql`${column} < ${from(values[0]!)}`
+    case 'lte':
+      return sql`${column} < ${until(values[0]!)}`
+    case 'gt':
+      return sql`${column} >= ${until(values[0]!)}`
+    default:
+      return sql`${column} >= ${from(values[0]!)}`
   }
 }
 
