@@ -199,8 +199,9 @@ export interface ColumnFacts {
    * Number and integer fields over a MySQL/MariaDB column the server compares with a number otherwise than a record
    * shows it (`compileFilter` compares the value shown): a FLOAT is sent as its shortest text ("0.1"), which a record
    * shows, and compared as the double it keeps (0.100000001…); a YEAR is shown as the year (2024) and reads a number
-   * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999). Timestamp fields over a DATETIME or TIMESTAMP
-   * keeping more than milliseconds: a record shows the millisecond (12:00:00.000500 as 12:00:00.000Z).
+   * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999). Timestamp fields over a column keeping more than
+   * milliseconds (MySQL DATETIME(6), TIMESTAMP(6); PostgreSQL timestamptz, 6 digits unless told): a record shows the
+   * millisecond (12:00:00.000500 as 12:00:00.000Z).
    */
   readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
   /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
@@ -240,9 +241,9 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
       Object.keys(resource.fields).flatMap((f): [string, ShownAs][] => {
         const column = columns.get(f)
         const declared = (column?.declared ?? '').toLowerCase()
-        if (dialect !== 'mysql') return []
-        if (NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year')) return [[f, declared]]
-        return resource.fields[f] === 'timestamp' && /^(datetime|timestamp)$/.test(declared) && (column?.secondDigits ?? 0) > 3 ? [[f, 'micros']] : []
+        if (dialect === 'sqlite') return []
+        if (resource.fields[f] === 'timestamp' && column?.kind === 'temporal' && (column.secondDigits ?? 0) > 3) return [[f, 'micros']]
+        return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
       }),
     ),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),

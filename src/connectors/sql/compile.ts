@@ -239,7 +239,7 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
   if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[], how.narrow)
-  if (shown === 'micros') return compileShownMilliseconds(ref, op, values as string[])
+  if (shown === 'micros') return compileShownMilliseconds(ref, op, values as string[], dialect)
   if (dialect === 'sqlite' && type === 'string') return compileSqliteString(column, op, values as string[])
   if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
@@ -302,13 +302,14 @@ function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.
 }
 
 /**
- * A MySQL DATETIME or TIMESTAMP keeping microseconds, compared as the millisecond a record shows (the stored
- * instant cut to it, `instantOfStored`): shown = t is t <= column < t + 1 ms, shown <= t is column < t + 1 ms, and so
- * on; bounds on the column itself, so its index still serves. NULL meets none, `not_in` included.
+ * A date-time column keeping microseconds (MySQL DATETIME(6), PostgreSQL timestamptz), compared as the millisecond a
+ * record shows (both drivers cut the stored instant to it): shown = t is t <= column < t + 1 ms, shown <= t is
+ * column < t + 1 ms, and so on; bounds on the column itself, so its index still serves. NULL meets none, `not_in`
+ * included.
  */
-function compileShownMilliseconds(column: ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
-  const from = (v: string) => sql.val(new Date(instantOf(v)!))
-  const until = (v: string) => sql.val(new Date(instantOf(v)! + 1))
+function compileShownMilliseconds(column: ReturnType<typeof sql.ref>, op: Operator, values: readonly string[], dialect: SqlDialectName): RawBuilder<unknown> {
+  const from = (v: string) => paramOf(v, 'timestamp', dialect)
+  const until = (v: string) => paramOf(new Date(instantOf(v)! + 1).toISOString(), 'timestamp', dialect)
   const within = (v: string) => sql`(${column} >= ${from(v)} and ${column} < ${until(v)})`
   switch (op) {
     case 'eq':
