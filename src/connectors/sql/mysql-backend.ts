@@ -163,8 +163,9 @@ export const SESSION_SQL_MODE = `SET SESSION sql_mode = TRIM(BOTH ',' FROM ${['N
 )})`
 
 /**
- * Every new connection: UTC for TIMESTAMP columns, statement and lock-wait limits (MariaDB's max_statement_time
- * in seconds, else MySQL's max_execution_time in ms, which covers SELECT only), and a strict sql_mode: without
+ * Every new connection: autocommit and no row limit whatever the server's defaults, UTC for TIMESTAMP columns,
+ * statement and lock-wait limits (MariaDB's max_statement_time in seconds, else MySQL's max_execution_time in ms,
+ * which covers SELECT only), and a strict sql_mode: without
  * STRICT a value a column cannot hold is kept as another (text in an INT as its leading digits, a value too long
  * cut, a zero date) with only a warning. STRICT_ALL_TABLES is added to the session's own mode, the server's other
  * flags kept but those that would change what a parameter says (`SESSION_SQL_MODE`); only this session's, never the
@@ -178,6 +179,10 @@ function prepare(pool: Pool, timeoutMs: number): Pool {
     conn.on('error', () => undefined)
     conn.query("SET time_zone = '+00:00'", () => undefined)
     conn.query(SESSION_SQL_MODE, () => undefined)
+    // a server's defaults could make a read say less than the table holds: with autocommit off, a pooled
+    // connection's first SELECT opened a snapshot nobody committed, which every later read on it saw (a row
+    // inserted since "missing"); a sql_select_limit cut every statement without a LIMIT (reads by id) short
+    conn.query('SET SESSION autocommit = 1, sql_select_limit = 18446744073709551615', () => undefined)
     conn.query(`SET SESSION innodb_lock_wait_timeout = ${seconds}`, () => undefined)
     conn.query(`SET SESSION max_statement_time = ${seconds}`, (error) => {
       if (error) conn.query(`SET SESSION max_execution_time = ${seconds * 1000}`, () => undefined)
