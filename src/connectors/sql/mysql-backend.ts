@@ -163,7 +163,7 @@ export const SESSION_SQL_MODE = `SET SESSION sql_mode = TRIM(BOTH ',' FROM ${['N
 )})`
 
 /**
- * Every new connection: autocommit and no row limit whatever the server's defaults, UTC for TIMESTAMP columns,
+ * Every new connection: utf8mb4, autocommit and no row limit whatever the server's defaults, UTC for TIMESTAMP columns,
  * statement and lock-wait limits (MariaDB's max_statement_time in seconds, else MySQL's max_execution_time in ms,
  * which covers SELECT only), and a strict sql_mode: without
  * STRICT a value a column cannot hold is kept as another (text in an INT as its leading digits, a value too long
@@ -177,6 +177,8 @@ function prepare(pool: Pool, timeoutMs: number): Pool {
   pool.on('connection', (conn) => {
     // an idle connection whose server goes away emits 'error'; unhandled, that would end the process
     conn.on('error', () => undefined)
+    // the handshake asked utf8mb4; a server's init_connect (SET NAMES latin1) would have '😀' read back as '?'
+    conn.query('SET NAMES utf8mb4', () => undefined)
     conn.query("SET time_zone = '+00:00'", () => undefined)
     conn.query(SESSION_SQL_MODE, () => undefined)
     // a server's defaults could make a read say less than the table holds: with autocommit off, a pooled

@@ -9,7 +9,8 @@ import { assertCompleteSearch, createEngine, type Engine } from './support/engin
  * With autocommit off, the first SELECT of a pooled connection opened a transaction nobody committed: every later
  * read by id on it saw that snapshot, a row inserted since "missing", a row changed since at its old version. With
  * sql_select_limit set, a read by id of more ids than the limit called the rest missing. Under
- * NO_BACKSLASH_ESCAPES a filter value holding a quote rewrote the statement.
+ * NO_BACKSLASH_ESCAPES a filter value holding a quote rewrote the statement. Under `SET NAMES latin1` (an init_connect
+ * of an older setup) a record showed '😀' as '?', and a filter asking '😀' found nothing, complete.
  */
 const FIELDS = { id: 'string', version: 'integer', name: 'string' }
 const createPool = mysql.createPool
@@ -29,7 +30,7 @@ describe('sql on MariaDB: a server whose session defaults would make reads say l
   before(async () => {
     engine = await createEngine('mysql')
     await engine.exec('create table things (id varchar(10) primary key, version integer not null, name varchar(20))')
-    await engine.exec("insert into things values ('a', 1, 'x'), ('b', 1, 'x'), ('c', 1, 'x'), ('d', 1, \"it's\")")
+    await engine.exec("insert into things values ('a', 1, 'x'), ('b', 1, 'x'), ('c', 1, 'x'), ('d', 1, \"it's\"), ('f', 1, '😀')")
   })
   after(async () => {
     ;(mysql as { createPool: typeof createPool }).createPool = createPool
@@ -58,5 +59,13 @@ describe('sql on MariaDB: a server whose session defaults would make reads say l
     withServerDefaults(["SET SESSION sql_mode = concat(@@session.sql_mode, ',NO_BACKSLASH_ESCAPES')"])
     await assertCompleteSearch(engine.connector('things', FIELDS), { name: "it's" }, ['d'])
     await assertCompleteSearch(engine.connector('things', FIELDS), { name: "' or 1=1 -- " }, [])
+  })
+
+  it('SET NAMES latin1: a record shows what the column holds, and a filter asking it finds it', async () => {
+    withServerDefaults(['SET NAMES latin1'])
+    const connector = engine.connector('things', FIELDS)
+    const read = await connector.readByIds(['f'])
+    assert.equal(read.records.get('f')?.fields.name, '😀')
+    await assertCompleteSearch(connector, { name: '😀' }, ['f'])
   })
 })
