@@ -68,4 +68,20 @@ describe('sql on MariaDB: a server whose session defaults would make reads say l
     assert.equal(read.records.get('f')?.fields.name, '😀')
     await assertCompleteSearch(connector, { name: '😀' }, ['f'])
   })
+
+  it('READ COMMITTED by default: a walk still reads one snapshot (the session asks REPEATABLE READ itself)', async () => {
+    withServerDefaults(["SET SESSION tx_isolation = 'READ-COMMITTED'"])
+    const session = await engine.connector('things', FIELDS).openSession()
+    try {
+      assert.equal(session.consistentSnapshot, true)
+      const first = await session.readPage({ source: 'things-db', filter: {}, position: null, pageSize: 1 })
+      assert.equal(first.kind, 'page')
+      await engine.exec("update things set name = 'moved' where id = 'c'")
+      const rest = await session.readPage({ source: 'things-db', filter: {}, position: first.kind === 'page' ? first.next : null, pageSize: 10 })
+      assert.deepEqual(rest.kind === 'page' ? rest.items.find((r) => r.id === 'c')?.fields.name : rest, 'x')
+    } finally {
+      await session.close()
+      await engine.exec("update things set name = 'x' where id = 'c'")
+    }
+  })
 })
