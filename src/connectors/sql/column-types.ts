@@ -159,9 +159,15 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'string':
       // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
-      return column.secondDigits !== null && kind !== 'untyped' ? 'the database compares its values as dates and times, not as the text a record shows' : null
+      if (column.secondDigits !== null && kind !== 'untyped') return 'the database compares its values as dates and times, not as the text a record shows'
+      // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
+      // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
+      return dialect !== 'sqlite' && FLOATING.test(column.declared) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
   }
 }
+
+/** MySQL/MariaDB and PostgreSQL floating-point column types, as the catalogue names them. */
+const FLOATING = /^(float|double|real|double precision)$/i
 
 const DESCRIBED: Readonly<Record<ColumnKind, string>> = {
   numeric: 'numbers',
