@@ -3,6 +3,7 @@ import type { FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
+import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -22,6 +23,8 @@ export interface ColumnType {
    * text, varchar and name, whose equality is not known to be.
    */
   readonly codePointEquality: boolean
+  /** MySQL/MariaDB: the column's character set and collation where narrower than utf8mb4 (`narrowTextOf`). */
+  readonly narrowText?: NarrowText | null
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -49,7 +52,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -62,7 +65,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(declared) : MYSQL_INTEGER.has(declared.toLowerCase())
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality })
+    const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText })
   }
   return out
 }
@@ -155,9 +159,15 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'string':
       // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
-      return column.secondDigits !== null && kind !== 'untyped' ? 'the database compares its values as dates and times, not as the text a record shows' : null
+      if (column.secondDigits !== null && kind !== 'untyped') return 'the database compares its values as dates and times, not as the text a record shows'
+      // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
+      // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
+      return dialect !== 'sqlite' && FLOATING.test(column.declared) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
   }
 }
+
+/** MySQL/MariaDB and PostgreSQL floating-point column types, as the catalogue names them. */
+const FLOATING = /^(float|double|real|double precision)$/i
 
 const DESCRIBED: Readonly<Record<ColumnKind, string>> = {
   numeric: 'numbers',
@@ -191,6 +201,17 @@ export interface ColumnFacts {
    * as `cast(column as text) collate "C"`, as `matchesFilter` compares the value a record shows.
    */
   readonly comparedByCodePoint: ReadonlySet<string>
+  /**
+   * Number and integer fields over a MySQL/MariaDB column the server compares with a number otherwise than a record
+   * shows it (`compileFilter` compares the value shown): a FLOAT is sent as its shortest text ("0.1"), which a record
+   * shows, and compared as the double it keeps (0.100000001…); a YEAR is shown as the year (2024) and reads a number
+   * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999). Timestamp fields over a column keeping more than
+   * milliseconds (MySQL DATETIME(6), TIMESTAMP(6); PostgreSQL timestamptz, 6 digits unless told): a record shows the
+   * millisecond (12:00:00.000500 as 12:00:00.000Z).
+   */
+  readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
+  /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
+  readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
   readonly versionProblem: string | null
   /**
@@ -218,6 +239,19 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),
     comparedByCodePoint: new Set(Object.keys(resource.fields).filter((f) => resource.fields[f] === 'string' && columns.get(f)?.codePointEquality === false)),
+    narrowText: new Map(Object.keys(resource.fields).flatMap((f) => {
+      const narrow = columns.get(f)?.narrowText
+      return narrow ? [[f, narrow] as const] : []
+    })),
+    comparedAsShown: new Map(
+      Object.keys(resource.fields).flatMap((f): [string, ShownAs][] => {
+        const column = columns.get(f)
+        const declared = (column?.declared ?? '').toLowerCase()
+        if (dialect === 'sqlite') return []
+        if (resource.fields[f] === 'timestamp' && column?.kind === 'temporal' && (column.secondDigits ?? 0) > 3) return [[f, 'micros']]
+        return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
+      }),
+    ),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
@@ -279,6 +313,11 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
   }
   return out
 }
+
+const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
+
+/** A MySQL/MariaDB column compared as a record shows it (`ColumnFacts.comparedAsShown`). */
+export type ShownAs = 'float' | 'year' | 'micros'
 
 const MISFIT_FIX = 'declare the field as the column is, or change the column'
 

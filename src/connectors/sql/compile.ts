@@ -1,6 +1,9 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import { clausesOf, instantOf, WarrantError, type Clause, type Filter, type Operator } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
+import { textParam, type NarrowText } from './mysql-charsets.js'
+import { mysqlNumberParam } from './mysql-decimals.js'
+import type { ShownAs } from './column-types.js'
 import type { SqlDialectName } from './url.js'
 
 /** Declared field → type, as in `resource.fields`. */
@@ -29,7 +32,7 @@ const ISO_PATTERN =
   '^[0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'
 /**
  * A JSON list of strings without escapes or control characters, blanks as JSON allows them: text PostgreSQL
- * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it. Any other text (no JSON,
+ * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it (MariaDB's JSON_CONTAINS too). Any other text (no JSON,
  * JSON that is no list, a list holding numbers or escapes) is judged in memory.
  */
 const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t\n\r]*(,[ \t\n\r]*"[^"\\[:cntrl:]]*"[ \t\n\r]*)*)?\][ \t\n\r]*$`
@@ -95,6 +98,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
   // floats, on its index)
   if (dialect === 'postgres' && type === 'number') return sql`cast(${value} as numeric)`
   if (dialect === 'postgres' && type === 'integer') return sql`cast(${value} as bigint)`
+  // MySQL reads 1e+21 as a double, and compared a DECIMAL with it as doubles: sent as the decimal it names
+  if (dialect === 'mysql' && type === 'number' && typeof value === 'number') return mysqlNumberParam(value)
   return sql.val(value)
 }
 
@@ -106,6 +111,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * The semantics are those of `matchesFilter`: a NULL column matches no comparison, `not_in` and `contains`
  * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
+ * `narrowText`: string fields over a MySQL column of a narrower character set than utf8mb4 (`textParam`).
+ * `comparedAsShown`: number fields over a MySQL FLOAT or YEAR, compared as a record shows them (see `ColumnFacts`).
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
  * char(n), citext, a non-deterministic collation), compared as `cast(column as text) collate "C"` too.
@@ -128,12 +135,20 @@ export function compileFilter(
     readonly comparedAsText?: ReadonlyMap<string, boolean>
     readonly comparedByCodePoint?: ReadonlySet<string>
     readonly zeroDates?: ReadonlySet<string>
+    readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
+    readonly narrowText?: ReadonlyMap<string, NarrowText>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
     const loose = options.judgedInMemory !== undefined && judgedInMemory(clause, options.judgedInMemory)
     const exact = options.comparedByCodePoint?.has(clause.field) === true
-    const compiled = compileClause(clause, fields, dialect, where, options.comparedAsText?.get(clause.field), loose, exact)
+    const compiled = compileClause(clause, fields, dialect, where, {
+      asText: options.comparedAsText?.get(clause.field),
+      loose,
+      exact,
+      shown: options.comparedAsShown?.get(clause.field),
+      narrow: options.narrowText?.get(clause.field),
+    })
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
@@ -165,7 +180,8 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such
       // a row passes, unjudged (CASE tries its conditions in order, so nothing later sees it)
       if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
-      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 else ${compiled} end)`
+      // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
+      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
       return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
     case 'integer':
       // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer: it
@@ -188,7 +204,17 @@ function namingNoDay(field: string): RawBuilder<unknown> {
   return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
-function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, asText?: boolean, loose = false, exact = false): RawBuilder<unknown> {
+/** How one clause's column compares, from the column facts (see compileFilter). */
+interface ClauseColumn {
+  readonly asText?: boolean | undefined
+  readonly loose?: boolean
+  readonly exact?: boolean
+  readonly shown?: ShownAs | undefined
+  readonly narrow?: NarrowText | undefined
+}
+
+function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectName, where: string, how: ClauseColumn = {}): RawBuilder<unknown> {
+  const { asText, loose = false, exact = false, shown } = how
   const { field, op } = clause
   const type = fieldTypeOf(fields, field, where)
   if (!OPERATORS_BY_TYPE[type].includes(op)) {
@@ -199,7 +225,10 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     )
   }
   const ref = sql.ref(field)
-  const column = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value)) ? ref : sql`cast(${ref} as text)`
+  // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…); a
+  // YEAR as the number it shows (compared with one, it reads 24 as 2024)
+  const plain = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
+  const column = shown === 'float' ? sql`cast(cast(${ref} as char) as double)` : shown === 'year' ? sql`(${ref} + 0)` : plain ? ref : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`
@@ -209,7 +238,8 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
   if (type === 'timestamp' && values.some((v) => instantOf(v, true) === null)) {
     throw mismatch(where, field, op, type, EXPECTED[type])
   }
-  if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[])
+  if (dialect === 'mysql' && type === 'string') return compileMysqlString(column, op, values as string[], how.narrow)
+  if (shown === 'micros') return compileShownMilliseconds(ref, op, values as string[], dialect)
   if (dialect === 'sqlite' && type === 'string') return compileSqliteString(column, op, values as string[])
   if (dialect === 'postgres' && type === 'string' && exact && op !== 'contains') return compilePostgresExactString(column, op, values as string[])
 
@@ -251,22 +281,51 @@ const INTEGER_DIGITS = /^(0|-?[1-9][0-9]{0,14})$/
 /**
  * MySQL compares strings by the column's collation, often case- and trailing-space-insensitive; the filter's
  * semantics are exact, by code point. UTF-8 bytes order as code points do, so both sides compare as bytes.
- * Equality keeps a plain `=` / `in` beside it so an index on the column still narrows the rows.
+ * Equality keeps a plain `=` / `in` beside it so an index on the column still narrows the rows (the value in the
+ * column's character set where it is narrower: `textParam`).
  */
-function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[]): RawBuilder<unknown> {
+function compileMysqlString(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, op: Operator, values: readonly string[], narrow?: NarrowText): RawBuilder<unknown> {
   const bytes = (value: unknown) => sql`cast(convert(${value} using utf8mb4) as binary)`
   const list = (wrap: (v: string) => unknown) => sql.join(values.map(wrap))
   switch (op) {
     case 'eq':
-      return sql`(${column} = ${values[0]} and ${bytes(column)} = ${bytes(values[0])})`
+      return sql`(${column} = ${textParam(values[0], narrow)} and ${bytes(column)} = ${bytes(values[0])})`
     case 'in':
-      return sql`(${column} in (${list((v) => v)}) and ${bytes(column)} in (${list((v) => bytes(v))}))`
+      return sql`(${column} in (${list((v) => textParam(v, narrow))}) and ${bytes(column)} in (${list((v) => bytes(v))}))`
     case 'not_in':
       return sql`${bytes(column)} not in (${list((v) => bytes(v))})`
     default: {
       const symbol = op === 'lt' ? sql.raw('<') : op === 'lte' ? sql.raw('<=') : op === 'gt' ? sql.raw('>') : sql.raw('>=')
       return sql`${bytes(column)} ${symbol} ${bytes(values[0])}`
     }
+  }
+}
+
+/**
+ * A date-time column keeping microseconds (MySQL DATETIME(6), PostgreSQL timestamptz), compared as the millisecond a
+ * record shows (both drivers cut the stored instant to it): shown = t is t <= column < t + 1 ms, shown <= t is
+ * column < t + 1 ms, and so on; bounds on the column itself, so its index still serves. NULL meets none, `not_in`
+ * included.
+ */
+function compileShownMilliseconds(column: ReturnType<typeof sql.ref>, op: Operator, values: readonly string[], dialect: SqlDialectName): RawBuilder<unknown> {
+  const from = (v: string) => paramOf(v, 'timestamp', dialect)
+  const until = (v: string) => paramOf(new Date(instantOf(v)! + 1).toISOString(), 'timestamp', dialect)
+  const within = (v: string) => sql`(${column} >= ${from(v)} and ${column} < ${until(v)})`
+  switch (op) {
+    case 'eq':
+      return within(values[0]!)
+    case 'in':
+      return sql`(${sql.join(values.map(within), sql` or `)})`
+    case 'not_in':
+      return sql`(${column} is not null and not (${sql.join(values.map(within), sql` or `)}))`
+    case 'lt':
+      return sql`${column} < ${from(values[0]!)}`
+    case 'lte':
+      return sql`${column} < ${until(values[0]!)}`
+    case 'gt':
+      return sql`${column} >= ${until(values[0]!)}`
+    default:
+      return sql`${column} >= ${from(values[0]!)}`
   }
 }
 

@@ -181,6 +181,15 @@ export function readFailure(endpoint: string, error: unknown): string {
   return `reading ${endpoint} failed: ${messageOf(error)}`
 }
 
+/** A view's CHECK OPTION the row would leave (1369); a SIGNAL, a trigger's or a procedure's refusal (1644). */
+const REFUSED_VALUE: ReadonlySet<number> = new Set([1369, 1644])
+/**
+ * Statements the table cannot take, whatever the values: a view that cannot be updated (1288) or whose join would be
+ * updated in two tables (1393), a value set on a generated column (MariaDB 1906, MySQL 3105), a trigger updating its
+ * own table (1442), collations that cannot be compared (1267, 1270, 1271).
+ */
+const REFUSED_STATEMENT: ReadonlySet<number> = new Set([1288, 1393, 1906, 3105, 1442, 1267, 1270, 1271])
+
 /** mysql2 errors carry the server's error number and SQLSTATE; undefined for an error of another driver. */
 function classifyMysqlError(error: unknown): WriteFailure | undefined {
   const { errno, sqlState } = (error ?? {}) as { errno?: unknown; sqlState?: unknown }
@@ -194,6 +203,9 @@ function classifyMysqlError(error: unknown): WriteFailure | undefined {
   if (errno === 1044 || errno === 1142 || errno === 1143) return { kind: 'unauthorized', status: 403, message }
   // 1049 unknown database: only at the handshake (or USE, never sent); a statement naming one gets 1146
   if (errno === 1049) return notSent(message)
+  // refusals MariaDB and MySQL answer with HY000 or a SIGNAL's own SQLSTATE: the same write is refused again
+  if (REFUSED_VALUE.has(errno)) return { kind: 'rejected', status: 422, message }
+  if (REFUSED_STATEMENT.has(errno)) return { kind: 'rejected', status: 500, message }
   const cls = sqlState.slice(0, 2)
   if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
   if (cls === '42') return { kind: 'rejected', status: 500, message }

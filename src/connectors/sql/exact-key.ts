@@ -2,6 +2,7 @@ import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { ColumnFacts } from './column-types.js'
 import { compileFilter } from './compile.js'
 import type { ConnectorContext } from './context.js'
+import { textParam } from './mysql-charsets.js'
 import { serverIdBinding } from './server-id-forms.js'
 import { sqliteExactIds, sqliteIdsIn } from './sqlite-id-forms.js'
 import { versionCondition } from './version.js'
@@ -19,10 +20,11 @@ import { versionCondition } from './version.js'
  * checked for the id as well (write.ts).
  */
 export function exactKey(ctx: ConnectorContext, field: string, value: string | number | bigint, facts: ColumnFacts | null, param: unknown = value): RawBuilder<SqlBool> {
-  const plain = sql<SqlBool>`${sql.ref(field)} = ${param}`
+  const narrow = typeof value === 'string' ? facts?.narrowText?.get(field) : undefined
+  const plain = sql<SqlBool>`${sql.ref(field)} = ${textParam(param, narrow)}`
   if (ctx.fields[field] !== 'string' || typeof value !== 'string') return plain
   if (facts?.misfits.some((m) => m.field === field)) return plain
-  const options = facts === null ? {} : { comparedAsText: facts.comparedAsText, comparedByCodePoint: facts.comparedByCodePoint }
+  const options = facts === null ? {} : { comparedAsText: facts.comparedAsText, comparedByCodePoint: facts.comparedByCodePoint, narrowText: facts.narrowText }
   const exact = compileFilter({ [field]: { eq: value } }, ctx.fields, ctx.dialect, field, options)
   // the text comparison alone is wider where the column keeps other types: a SQLite column of no type holds the
   // integer 1 beside the text '1', both "1" as text, and only its `=` tells them apart
@@ -49,6 +51,7 @@ export function idMatch(ctx: ConnectorContext, id: string, facts: ColumnFacts | 
   const exact = compileFilter({ [ctx.idField]: { eq: id } }, { ...ctx.fields, [ctx.idField]: 'string' }, ctx.dialect, ctx.idField, {
     comparedAsText: pgText && column.kind !== 'text' ? new Map([[ctx.idField, column.integer]]) : undefined,
     comparedByCodePoint: pgText && !column.codePointEquality ? new Set([ctx.idField]) : undefined,
+    narrowText: column.narrowText ? new Map([[ctx.idField, column.narrowText]]) : undefined,
   })
   return sql<SqlBool>`(${plain} and ${exact!})`
 }

@@ -152,20 +152,39 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
 }
 
 /**
- * Every new connection: UTC for TIMESTAMP columns, statement and lock-wait limits (MariaDB's max_statement_time
- * in seconds, else MySQL's max_execution_time in ms, which covers SELECT only), and a strict sql_mode: without
+ * The connector's sessions' sql_mode: the server's, with STRICT_ALL_TABLES added (see `prepare`), and without the
+ * flags under which a parameter would not be the value sent. mysql2 writes every parameter into the statement's text,
+ * a quote escaped with a backslash: under NO_BACKSLASH_ESCAPES `'\' or 1=1 -- '` is the string '\' and the rest
+ * SQL (an UPDATE for one id wrote every row). Under EMPTY_STRING_IS_NULL (and ORACLE) '' is a NULL no row equals.
+ */
+export const SESSION_SQL_MODE = `SET SESSION sql_mode = TRIM(BOTH ',' FROM ${['NO_BACKSLASH_ESCAPES', 'EMPTY_STRING_IS_NULL', 'ORACLE'].reduce(
+  (mode, flag) => `REPLACE(${mode}, ',${flag},', ',')`,
+  "CONCAT(',', @@SESSION.sql_mode, ',STRICT_ALL_TABLES,')",
+)})`
+
+/**
+ * Every new connection: utf8mb4, autocommit and no row limit whatever the server's defaults, UTC for TIMESTAMP columns,
+ * statement and lock-wait limits (MariaDB's max_statement_time in seconds, else MySQL's max_execution_time in ms,
+ * which covers SELECT only), and a strict sql_mode: without
  * STRICT a value a column cannot hold is kept as another (text in an INT as its leading digits, a value too long
  * cut, a zero date) with only a warning. STRICT_ALL_TABLES is added to the session's own mode, the server's other
- * flags kept; only this session's, never the global one (the server is shared). mysql2 runs a connection's
- * commands in order, so these run before any statement of ours.
+ * flags kept but those that would change what a parameter says (`SESSION_SQL_MODE`); only this session's, never the
+ * global one (the server is shared). mysql2 runs a connection's commands in order, so these run before any
+ * statement of ours.
  */
 function prepare(pool: Pool, timeoutMs: number): Pool {
   const seconds = Math.max(1, Math.ceil(timeoutMs / 1000))
   pool.on('connection', (conn) => {
     // an idle connection whose server goes away emits 'error'; unhandled, that would end the process
     conn.on('error', () => undefined)
+    // the handshake asked utf8mb4; a server's init_connect (SET NAMES latin1) would have '😀' read back as '?'
+    conn.query('SET NAMES utf8mb4', () => undefined)
     conn.query("SET time_zone = '+00:00'", () => undefined)
-    conn.query("SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')", () => undefined)
+    conn.query(SESSION_SQL_MODE, () => undefined)
+    // a server's defaults could make a read say less than the table holds: with autocommit off, a pooled
+    // connection's first SELECT opened a snapshot nobody committed, which every later read on it saw (a row
+    // inserted since "missing"); a sql_select_limit cut every statement without a LIMIT (reads by id) short
+    conn.query('SET SESSION autocommit = 1, sql_select_limit = 18446744073709551615', () => undefined)
     conn.query(`SET SESSION innodb_lock_wait_timeout = ${seconds}`, () => undefined)
     conn.query(`SET SESSION max_statement_time = ${seconds}`, (error) => {
       if (error) conn.query(`SET SESSION max_execution_time = ${seconds * 1000}`, () => undefined)

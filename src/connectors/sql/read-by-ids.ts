@@ -26,18 +26,16 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const columns = catalogue?.columns ?? null
   // an id the column's type cannot hold is not sent (PostgreSQL would fail the batch on it): failed, saying why,
   // never missing, since only the type rules it out
-  const queryable: string[] = []
-  for (const id of unique) {
-    const why = idRefusal(ctx, id, columns)
-    if (why === null) queryable.push(id)
-    else failed.push({ id, message: `${endpoint} by id: ${why}` })
-  }
-  // ids the column cannot hold to the digit are not read at all: a row found by one would not be that id's
+  // ids the column cannot hold to the digit (or at all: bytes) are not read at all, said by the column's own
+  // refusal first, with its fix: a row found by one would not be that id's
   const table = catalogue?.table ?? null
   const refusal = table?.idRefusal ?? null
-  if (refusal !== null) {
-    for (const id of queryable) failed.push({ id, message: refusal })
-    queryable.length = 0
+  const queryable: string[] = []
+  for (const id of unique) {
+    const why = refusal === null ? idRefusal(ctx, id, columns) : null
+    if (refusal !== null) failed.push({ id, message: refusal })
+    else if (why === null) queryable.push(id)
+    else failed.push({ id, message: `${endpoint} by id: ${why}` })
   }
   const chunks: string[][] = []
   for (let start = 0; start < queryable.length; start += READ_BY_IDS_CHUNK) chunks.push(queryable.slice(start, start + READ_BY_IDS_CHUNK))

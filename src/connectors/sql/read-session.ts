@@ -65,7 +65,7 @@ class SqlReadSession implements ReadSession {
     this.#asText = facts.columns?.comparedAsText ?? NO_FIELDS
     this.#byCodePoint = facts.columns?.comparedByCodePoint ?? NO_STRINGS
     this.#loose = facts.columns?.looseValues ?? looseFieldsOf(ctx.fields, null, ctx.dialect)
-    this.#compiling = { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint, zeroDates: facts.columns?.zeroDates }
+    this.#compiling = { judgedInMemory: this.#loose, comparedAsText: this.#asText, comparedByCodePoint: this.#byCodePoint, zeroDates: facts.columns?.zeroDates, comparedAsShown: facts.columns?.comparedAsShown, narrowText: facts.columns?.narrowText }
     // facts that could not be read: a NULL id is not ruled out
     this.#idNullable = facts.table?.idNullable !== false
     const collation = facts.table?.idCollation ?? null

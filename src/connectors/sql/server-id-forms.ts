@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { ColumnType } from './column-types.js'
 import type { ConnectorContext } from './context.js'
+import { textParam } from './mysql-charsets.js'
+import { mysqlDecimalCast } from './mysql-decimals.js'
 import { idParam } from './resource.js'
 
 /**
@@ -30,7 +32,8 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
   }
-  if (column.kind === 'text') return { param: sql`${id}`, exact: false }
+  // an id a narrower character set than utf8mb4 lacks ('😀' and latin1) failed the statement: see textParam
+  if (column.kind === 'text') return { param: textParam(id, column.narrowText), exact: false }
   if (column.integer) {
     if (!/^-?\d+$/.test(id) || (pg && !withinRange(column.declared, BigInt(id)))) return { refusal: cannotHold(ctx, id, column.declared) }
     return { param: sql`${idParam('integer', id)}`, exact: false }
@@ -46,22 +49,6 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
   if (!NUMERAL.test(id)) return { refusal: cannotHold(ctx, id, column.declared) }
   const cast = mysqlDecimalCast(id)
   return cast === null ? { refusal: cannotHold(ctx, id, column.declared) } : { param: cast, exact: false }
-}
-
-/**
- * A MySQL/MariaDB decimal numeral cast to a decimal just wide enough for its digits. One fixed cast cannot serve:
- * `decimal(65, 30)` keeps 35 digits before the point, and clamped a 40-digit id a decimal(40,0) column holds to
- * 99…9, so the row the walk showed read as missing. A numeral no decimal column can hold (over 65 digits, over 30
- * after the point) is null. Exponent forms (a walk never shows one for a decimal column) keep the widest fraction.
- */
-function mysqlDecimalCast(id: string): RawBuilder<unknown> | null {
-  const plain = /^-?(\d*)(?:\.(\d*))?$/.exec(id)
-  if (plain === null) return sql`cast(${id} as decimal(65, 30))`
-  const whole = (plain[1] ?? '').replace(/^0+/, '').length
-  const scale = (plain[2] ?? '').length
-  const precision = Math.max(1, whole + scale)
-  if (precision > 65 || scale > 30) return null
-  return sql`cast(${id} as decimal(${sql.raw(String(precision))}, ${sql.raw(String(scale))}))`
 }
 
 const NUMERAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/

@@ -33,7 +33,8 @@ export interface TableFacts {
    * Where `idUnique` is proven by a unique index under another comparison than the column's own (SQLite: the
    * index's collation, always named; PostgreSQL: an index on `id COLLATE "C"` over a case-insensitive column), that
    * collation as SQL: a walk orders and resumes under it, or `id > 'a'` in the column's comparison skips "A",
-   * which the index lets the table hold beside "a". Null: the column's own comparison is the proven one.
+   * which the index lets the table hold beside "a". MySQL/MariaDB: an ENUM or SET id's binary collation (see
+   * `memberText`). Null: the column's own comparison is the proven one.
    */
   readonly idCollation?: string | null
   /**
@@ -80,15 +81,35 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
       from pg_attribute a join pg_type t on t.oid = a.atttypid
       where a.attrelid = to_regclass(${quoted}) and a.attname = ${idField} and not a.attisdropped`.compile(db)
   }
-  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, t.engine as engine, e.transactions as transactions,
+  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, c.character_set_name as id_charset, t.engine as engine, e.transactions as transactions,
       exists (select 1 from information_schema.statistics s where s.table_schema = c.table_schema and s.table_name = c.table_name
         and s.non_unique = 0 and s.column_name = c.column_name and s.seq_in_index = 1 and s.sub_part is null
         and not exists (select 1 from information_schema.statistics o where o.table_schema = s.table_schema and o.table_name = s.table_name
-          and o.index_name = s.index_name and o.seq_in_index > 1)) as unique_index
+          and o.index_name = s.index_name and o.seq_in_index > 1)) as unique_index,
+      (${viewTablesUnproven(schema, name)}) as view_unproven
     from information_schema.columns c
       join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
       left join information_schema.engines e on e.engine = t.engine
     where c.table_schema = coalesce(${schema}, database()) and c.table_name = ${name} and c.column_name = ${idField}`.compile(db)
+}
+
+/**
+ * MySQL/MariaDB: how many of the views a view reads, itself included (through views over views), read tables not
+ * shown to keep transactions; 0 for a table. A view has no engine of its own, and the catalogue names no table it
+ * reads (MariaDB has no VIEW_TABLE_USAGE): its definition, as the server keeps it, names each `schema`.`table` in
+ * full, and a base table named there whose engine keeps no transactions (MyISAM, Aria, MEMORY) counts, as does a
+ * definition the user may not read (empty without SHOW VIEW) or a nesting past 8 views. A name that is only text in
+ * the definition counts as well: too many is safe, too few is not.
+ */
+function viewTablesUnproven(schema: string | null, name: string) {
+  const namedIn = (s: string, t: string) => sql.raw(`locate(concat('\`', replace(${s}, '\`', '\`\`'), '\`.\`', replace(${t}, '\`', '\`\`'), '\`'), r.def) > 0`)
+  return sql`with recursive reached (def, depth) as (
+      select v.view_definition, 0 from information_schema.views v where v.table_schema = coalesce(${schema}, database()) and v.table_name = ${name}
+      union all
+      select v.view_definition, r.depth + 1 from reached r join information_schema.views v on ${namedIn('v.table_schema', 'v.table_name')} where r.depth < 8)
+    select count(*) from reached r where coalesce(r.def, '') = '' or r.depth >= 8 or exists (
+      select 1 from information_schema.tables b left join information_schema.engines e on e.engine = b.engine
+      where b.table_type <> 'VIEW' and ${namedIn('b.table_schema', 'b.table_name')} and coalesce(e.transactions, 'NO') <> 'YES')`
 }
 
 /** The catalogue's row as facts; null when there is none (no such table or column: the read itself then says so). */
@@ -130,17 +151,31 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
   const engine = row.engine === null || row.engine === undefined ? null : String(row.engine)
-  // a view has no engine of its own: what it writes through is not in the catalogue, and is taken as transactional
-  const transactional = engine === null || String(row.transactions ?? '').toUpperCase() === 'YES'
+  // a view has no engine of its own: transactional where every table it reads is shown to be (`viewTablesUnproven`)
+  const transactional = engine === null ? Number(row.view_unproven ?? 1) === 0 : String(row.transactions ?? '').toUpperCase() === 'YES'
+  const consequence = `an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move, a value the column keeps otherwise) or cut off before COMMIT could not be reported truthfully; no write is sent to it`
   return {
     idUnique: Number(row.unique_index) === 1,
     idNullable: String(row.id_nullable).toUpperCase() !== 'NO',
     transactional,
     writeRefusal: transactional
       ? null
-      : `${endpoint} is a ${engine} table, which keeps no transactions: an UPDATE is durable as soon as it runs and a ROLLBACK undoes nothing, so a write refused after it (two rows for one id, a version that did not move) or cut off before COMMIT could not be reported truthfully; no write is sent to it. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
+      : engine === null
+        ? `${endpoint} is a view over tables not all shown to keep transactions (a MyISAM, Aria or MEMORY table, or a definition the connecting user may not read: SHOW VIEW): if one does not, ${consequence}. Convert the tables it reads to InnoDB, grant SHOW VIEW on it, or point the resource at the table itself`
+        : `${endpoint} is a ${engine} table, which keeps no transactions: ${consequence}. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
     idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
+    idCollation: memberText(type, row.id_charset),
   }
+}
+
+/**
+ * An ENUM or SET id orders by its members' positions in the list ('b' before 'a' in enum('b', 'a')) but compares
+ * with a string as text: a walk ordered by it and resumed at `id > 'b'` found no 'a'. Under its character set's
+ * binary collation it orders as it compares, as text. Null for any other column.
+ */
+function memberText(type: string, charset: unknown): string | null {
+  if (type !== 'enum' && type !== 'set') return null
+  return typeof charset === 'string' && /^[a-z0-9]+$/i.test(charset) ? `${charset}_bin` : null
 }
 
 /** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
@@ -180,10 +215,11 @@ function rowSecurityThrough(endpoint: string, through: string): string {
   return `${endpoint} reads table ${table}, which has row-level security whose policies apply to role "${role}" (the view's owner, as whom a view reads its tables, or the role Warrant connects as, where the view is security_invoker): every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; have the view read as a role the policies do not bind (owned by the table's owner, without FORCE ROW LEVEL SECURITY, or by one with BYPASSRLS), or disable row-level security on ${table}`
 }
 
-const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'])
+// BIT(n) too: the driver reads it as a Buffer of its bytes
+const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'bit'])
 
 /**
- * An id column of bytes (MySQL/MariaDB BINARY, VARBINARY, BLOB; PostgreSQL bytea or a domain over it) is read as a
+ * An id column of bytes (MySQL/MariaDB BINARY, VARBINARY, BLOB, BIT; PostgreSQL bytea or a domain over it) is read as a
  * Buffer: an id would be the bytes decoded as UTF-8 (0xFFFF and 0xFEFF both "\uFFFD\uFFFD", one key for two rows,
  * neither found by it again) and a walk's position a Buffer no page can resume from. Refused rather than keyed on
  * a hex form, which would not be the id the table shows. (SQLite keeps bytes per value, not per column: the

@@ -113,6 +113,8 @@ export async function prepareWrite(
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
     zeroDates: facts?.zeroDates,
+    comparedAsShown: facts?.comparedAsShown,
+    narrowText: facts?.narrowText,
   })
   return { assignments, catalogue, precondition }
 }

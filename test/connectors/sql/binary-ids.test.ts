@@ -13,6 +13,8 @@ import { createEngine, search, type Engine } from './support/engine.js'
  */
 const SERVER_CASES = [
   { kind: 'mysql', setup: [`create table things (id varbinary(16) primary key, version int not null, name varchar(10)) engine = InnoDB`], bytes: (hex: string) => `unhex('${hex}')`, type: 'varbinary' },
+  // a BIT(n) is read as a Buffer of its bytes too (b'0000000001100001' as "\u0000a")
+  { kind: 'mysql', setup: [`create table things (id bit(16) primary key, version int not null, name varchar(10)) engine = InnoDB`], bytes: (hex: string) => String(parseInt(hex, 16)), type: 'bit' },
   { kind: 'postgres', setup: [`create table things (id bytea primary key, version int not null, name text)`], bytes: (hex: string) => `'\\x${hex}'::bytea`, type: 'bytea' },
   { kind: 'postgres', setup: [`create domain key_bytes as bytea`, `create table things (id key_bytes primary key, version int not null, name text)`], bytes: (hex: string) => `'\\x${hex}'::bytea`, type: 'key_bytes' },
 ] as const

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import mysql from 'mysql2/promise'
@@ -92,4 +93,11 @@ export function search(connector: SqlConnector, filter: Filter, pageSize: number
     {},
     { scope: { resource: 'things', environment: 'test', visibility: 'all', restricted: false }, cursorCodec: createCursorCodec({ key: 'k'.repeat(32) }) },
   )
+}
+
+/** A search of `filter` in pages of `pageSize` answers exactly the records `ids`, in id order, and says complete. */
+export async function assertCompleteSearch(connector: SqlConnector, filter: Filter, ids: readonly string[], pageSize = 2): Promise<void> {
+  const envelope = await search(connector, filter, pageSize)
+  assert.deepEqual(envelope.items.map((i) => i.id), ids, JSON.stringify(envelope.incomplete_reasons))
+  assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
 }
