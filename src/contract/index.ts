@@ -17,6 +17,7 @@ export {
   type FieldOmissionReason,
 } from './codes.js'
 export { canonicalJson, digestOf, sha256, createListDigest, hasLoneSurrogate, wellFormed } from './canonical.js'
+export { surelySameData, surelySameJson } from './same-json.js'
 export { protoKeyPaths } from './proto-keys.js'
 export { SEARCH_MAX_DEADLINE_MS, SELECTION_MAX_DEADLINE_MS, retryDeadline } from './deadlines.js'
 export { quotedKey, unstorableKey } from './key-text.js'

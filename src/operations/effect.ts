@@ -1,4 +1,4 @@
-import { canonicalJson, sameAsDeclared, type FieldTypeNames } from '../contract/index.js'
+import { canonicalJson, sameAsDeclared, surelySameData, type FieldTypeNames } from '../contract/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 
 /** What an upstream's answer to a write, or the record re-read after it, says about the approved effect. */
@@ -32,20 +32,28 @@ export function checkUntouched(before: unknown, after: unknown, exempt: readonly
   const changed: string[] = []
   const vanished: string[] = []
   // Paths compare segment by segment, so a key that itself contains a dot is never taken for a nested path.
+  // (the exempt paths are grouped by their first segment once per level, and a field's path is spelled only when
+  // named: this runs for every target of an operation)
   const walk = (b: object, a: object, exempts: readonly (readonly string[])[], prefix: readonly string[]) => {
+    const exemptUnder = new Map<string, (readonly string[])[]>()
+    for (const e of exempts) {
+      const head = e[0]!
+      const under = exemptUnder.get(head)
+      if (under) under.push(e)
+      else exemptUnder.set(head, [e])
+    }
     for (const key of Object.keys(b)) {
-      const under = exempts.filter((e) => e[0] === key)
-      if (under.some((e) => e.length === 1)) continue
-      const path = [...prefix, key]
+      const under = exemptUnder.get(key)
+      if (under?.some((e) => e.length === 1)) continue
       const bv = (b as Record<string, unknown>)[key]
       if (!Object.hasOwn(a, key)) {
-        vanished.push(path.join('.'))
+        vanished.push([...prefix, key].join('.'))
         continue
       }
       const av = (a as Record<string, unknown>)[key]
-      if (under.length > 0 && isContainer(bv) && isContainer(av) && Array.isArray(bv) === Array.isArray(av))
-        walk(bv, av, under.map((e) => e.slice(1)), path)
-      else if (!sameValue(bv, av)) changed.push(path.join('.'))
+      if (under !== undefined && isContainer(bv) && isContainer(av) && Array.isArray(bv) === Array.isArray(av))
+        walk(bv, av, under.map((e) => e.slice(1)), [...prefix, key])
+      else if (!sameValue(bv, av)) changed.push([...prefix, key].join('.'))
     }
   }
   if (!isContainer(before)) return { kind: 'holds' }
@@ -78,7 +86,8 @@ export function checkRecordFields(fields: Readonly<Record<string, unknown>>, exp
 
 /** Equal as JSON values, whatever their key order. */
 export function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true
+  // two copies of the same JSON data (a field read before and after a write) need no serialising
+  if (a === b || surelySameData(a ?? null, b ?? null)) return true
   try {
     return canonicalJson(a ?? null) === canonicalJson(b ?? null)
   } catch {

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../contract/index.js'
+import { canonicalJson, surelySameJson } from '../contract/index.js'
 import { callContext } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { NO_TELEMETRY } from '../telemetry/index.js'
@@ -34,9 +34,14 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
         // targets that set the same values under the same precondition go as one statement (a compensation's
         // targets each restore their own values, so each goes alone)
         const groups = new Map<string, number[]>()
+        // a target's change is first compared with the one before it (in a window they are mostly the same), and
+        // serialised only when it differs: surelySameJson is true only where the canonical texts are the same
+        let last: { readonly key: string; readonly change: object } | null = null
         prepared.forEach((p, i) => {
           if (p.kind !== 'write') return
-          const key = canonicalJson({ set: p.request.set, precondition: p.request.precondition, http: p.request.http ?? null })
+          const change = { set: p.request.set, precondition: p.request.precondition, http: p.request.http ?? null }
+          const key = last !== null && surelySameJson(change, last.change) ? last.key : canonicalJson(change)
+          last = { key, change }
           const group = groups.get(key)
           if (group) group.push(i)
           else groups.set(key, [i])

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SqlBool } from 'kysely'
-import { canonicalJson, WarrantError } from '../../contract/index.js'
-import type { WriteOutcome, WriteRequest } from '../connector.js'
-import type { Row } from './backend.js'
+import { canonicalJson, surelySameJson, WarrantError } from '../../contract/index.js'
+import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
@@ -39,7 +38,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   const first = requests[0]!
   const key = uniformKey(first)
   for (const request of requests)
-    if (uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
+    if (!(surelySameJson(request.set, first.set) && surelySameJson(request.precondition, first.precondition)) && uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
   // validated once for the window: the same set and precondition for every request
   const { assignments, catalogue, precondition } = await prepareWrite(ctx, first)
   const facts = catalogue.columns
@@ -129,12 +128,13 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
         for (const b of batch) alone.push(b.index)
       }
     } else {
-      const rowsById = new Map<string, Row[]>()
+      // each row made a record once (it was made twice: once for its id, once for its outcome)
+      const rowsById = new Map<string, SourceRecord[]>()
       for (const row of result.value) {
-        const id = toRecord(ctx, row).id
-        const rows = rowsById.get(id)
-        if (rows) rows.push(row)
-        else rowsById.set(id, [row])
+        const record = toRecord(ctx, row)
+        const rows = rowsById.get(record.id)
+        if (rows) rows.push(record)
+        else rowsById.set(record.id, [record])
       }
       // a row whose id names no request (an id the engine stores in another form): written, but whose? The
       // requests left without a row cannot then be said to be unwritten
@@ -144,7 +144,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       for (const b of batch) {
         const request = requests[b.index]!
         const rows = rowsById.get(request.id) ?? []
-        const record = rows.length === 1 ? toRecord(ctx, rows[0]!) : undefined
+        const record = rows.length === 1 ? rows[0]! : undefined
         if (record && sameVersion(ctx, record.version, request.expectedVersion)) {
           // autocommitted (RETURNING was final), so nothing could refuse it: written, but not safely
           ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
@@ -207,7 +207,7 @@ async function explainUnmatched(
     return
   }
   ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
-  const byId = new Map(result.value.map((row) => [toRecord(ctx, row).id, toRecord(ctx, row)]))
+  const byId = new Map(result.value.map((row) => toRecord(ctx, row)).map((record) => [record.id, record]))
   // rows the engine's `=` found under no id asked (an integer id "007" finds the row 7): which target found which is
   // not known, so none of those targets is proven absent
   const named = new Set(unmatched.map((u) => requests[u.index]!.id))
