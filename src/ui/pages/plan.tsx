@@ -2,7 +2,7 @@ import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
@@ -22,6 +22,8 @@ export interface PlanPageData {
   readonly nav: ManifestNav
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
+  /** The hosts the connector reaches, and a label naming another. */
+  readonly reach: Reach
   /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
   readonly agentFields: ReadonlySet<string>
   readonly operations: readonly OperationView[]
@@ -333,7 +335,7 @@ export function PlanPage(d: PlanPageData) {
   const title = `${p.action.type} on ${plural(p.target_count, 'record')} in ${p.environment}`
   return (
     <Layout title={title} viewer={d.viewer}>
-      <EnvBanner environment={p.environment} resource={p.resource} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
+      <EnvBanner environment={p.environment} resource={p.resource} reach={d.reach} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
       <CompletenessBanner complete={d.selection.complete} count={d.selection.count} reasons={d.selection.incomplete_reasons} anchor="#missing" />
       <FlashNotice flash={d.notice} />
       <h1>

@@ -4,7 +4,8 @@ import type { Actor } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { markRequestAudited } from '../../audit/index.js'
 import type { ReviewSession } from '../../review/index.js'
-import type { Viewer } from '../components.js'
+import { connectorHostsOf, mislabelledHostOf } from '../../config/index.js'
+import type { Reach, Viewer } from '../components.js'
 import type { FieldTypes } from '../format.js'
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
 
@@ -70,4 +71,12 @@ export function agentWrittenFields(gateway: Gateway, plan: { readonly resource: 
 export function pageSize(value: string | undefined): number {
   const n = Number(value)
   return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE
+}
+
+/** The hosts the resource's connector reaches and whether its environment label names another (none for an unknown resource). */
+export function reachOf(gateway: Gateway, resource: string | null | undefined): Reach {
+  const config = resource ? gateway.config.resources[resource] : undefined
+  if (config === undefined) return { hosts: [], mislabelled: null }
+  const hosts = connectorHostsOf(config.connector)
+  return { hosts, mislabelled: mislabelledHostOf(config.environment, hosts) }
 }
