@@ -1,3 +1,4 @@
+import type { WriteConfig } from '../../config/index.js'
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
@@ -9,6 +10,7 @@ import { DecisionSection } from './plan-decision.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+import { WriteRequest } from '../write-request.js'
 
 export interface PlanPageData {
   readonly viewer: Viewer
@@ -24,6 +26,8 @@ export interface PlanPageData {
   readonly types: FieldTypes
   /** The hosts the connector reaches, and a label naming another. */
   readonly reach: Reach
+  /** The http request each record is written by (null for sql). */
+  readonly write: WriteConfig | null
   /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
   readonly agentFields: ReadonlySet<string>
   readonly operations: readonly OperationView[]
@@ -131,7 +135,7 @@ function otherValues(listed: readonly { readonly count: number }[], targets: num
   return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
 }
 
-function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string> }) {
+function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string>; write: WriteConfig | null }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
   return (
@@ -153,6 +157,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
           ))}
         </dl>
       ) : null}
+      <WriteRequest write={props.write} />
       {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 ? (
         <p data-testid="uniform-summary">
           <strong>
@@ -358,7 +363,7 @@ export function PlanPage(d: PlanPageData) {
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />
       <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
-      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} />
+      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} write={d.write} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />
       <DecisionSection d={d} />
       <OperationsSection operations={d.operations} />
