@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { thingsResourceConfig } from '../plans/support/odd-upstream.js'
-import { newContext, signIn } from './support.js'
+import { createSelection, demoGatewayWithBrowser, newContext, signIn } from './support.js'
 import { thingsGatewayWithBrowser } from './things-support.js'
 
 /**
@@ -41,3 +41,16 @@ describe('review pages: the host the connector reaches is named beside the envir
     assert.match((await banner.getAttribute('class')) ?? '', /\bprod\b/)
   })
 })
+
+describe('review pages: a sql resource on PostgreSQL names the database host', () => {
+  const d = demoGatewayWithBrowser({ store: 'sqlite', count: 40, upstream: 'postgres' })
+  test('the banner names the server the database URL connects to, and the sqlite label as naming another', async () => {
+    const selection = await createSelection(d.fx, { filter: { status: 'past_due', region: 'eu' } })
+    const page = await (await newContext(d.browser)).newPage()
+    await signIn(page, d.fx, 'reviewer', `/review/selections/${selection.selection_id}`)
+    const banner = await page.getByRole('region', { name: 'Environment' }).innerText()
+    const host = new URL(d.fx.upstreamUrl).hostname
+    assert.ok(banner.includes(`Connector reaches ${host} (the label names host demo.sqlite (local), not ${host}`), banner)
+  })
+})
+
