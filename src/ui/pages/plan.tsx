@@ -1,10 +1,11 @@
 import type { WriteConfig } from '../../config/index.js'
+import type { Filter } from '../../contract/index.js'
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
-import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
+import { type FieldTypes, count, filterClauses, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
@@ -46,6 +47,12 @@ function SetValue(props: { field: string; value: unknown; types: FieldTypes; age
   return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
 }
 
+/** The records an exclusion rule removes, in words: "the records where tags contain legal_hold". */
+function removedBy(filter: Filter): string {
+  const clauses = filterClauses(filter)
+  return clauses.length === 0 ? 'every record (no condition)' : `the records where ${clauses.join(' and ')}`
+}
+
 function Glance(props: { d: PlanPageData }) {
   const { plan, selection } = props.d
   const summary = plan.changes.summary
@@ -64,7 +71,8 @@ function Glance(props: { d: PlanPageData }) {
       <dd>
         {filterText(selection.selector.filter)}
         {selection.exclusions.length > 0
-          ? `; excluding ${selection.exclusions.map((e) => `${e.rule} (${count(e.count)})`).join(', ')}`
+          ? // what each rule removes, in words: its name is the agent's, and "legal_hold" may remove anything
+            `; excluding ${selection.exclusions.map((e) => `${removedBy(e.filter)} (${count(e.count)}, rule "${e.rule}")`).join('; ')}`
           : '; no exclusion rule'}
       </dd>
       <dt>
