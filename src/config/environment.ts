@@ -30,6 +30,12 @@ export function connectorHostsOf(connector: ResourceConfig['connector']): string
 export function mislabelledHostOf(environment: ResourceConfig['environment'], hosts: readonly string[]): string | null {
   const label = environment.host?.toLowerCase()
   if (label === undefined || hosts.length === 0) return null
-  const named = hosts.some((h) => label.includes(h.toLowerCase().replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/:\d+$/, '')))
+  const named = hosts.some((h) => namesHost(label, h.toLowerCase().replace(/^\[(.*)\](:\d+)?$/, '$1').replace(/:\d+$/, '')))
   return named ? null : (environment.host ?? null)
+}
+
+/** Whether `label` names `hostname` as a whole name: "10.0.0.50" does not name 10.0.0.5, nor "api.example.com.evil" api.example.com. */
+function namesHost(label: string, hostname: string): boolean {
+  const escaped = hostname.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return new RegExp(`(?<![a-z0-9.-])${escaped}(?![a-z0-9-]|\\.[a-z0-9])`).test(label)
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { mislabelledHostOf } from '../../src/config/index.js'
 import { thingsResourceConfig } from '../plans/support/odd-upstream.js'
 import { createSelection, demoGatewayWithBrowser, newContext, signIn } from './support.js'
 import { thingsGatewayWithBrowser } from './things-support.js'
@@ -54,3 +55,14 @@ describe('review pages: a sql resource on PostgreSQL names the database host', (
   })
 })
 
+
+test('a label names a host only as a whole name, its port aside', () => {
+  const label = (host: string, hosts: string[]) => mislabelledHostOf({ name: 'billing', host }, hosts)
+  assert.equal(label('10.0.0.50', ['10.0.0.5:8443']), '10.0.0.50')
+  assert.equal(label('api.example.com.staging.internal', ['api.example.com']), 'api.example.com.staging.internal')
+  assert.equal(label('staging-api.example.com', ['api.example.com']), 'staging-api.example.com')
+  assert.equal(label('https://api.example.com/v1', ['api.example.com']), null)
+  assert.equal(label('API.example.com (EU)', ['api.example.com:443']), null)
+  assert.equal(label('db.internal', ['db.internal']), null)
+  assert.equal(label('anything', []), null)
+})
