@@ -55,6 +55,11 @@ function reachOf(url: string, env: NodeJS.ProcessEnv): DatabaseReach | undefined
   return { driver, host, local: host.startsWith('/') || isLoopbackHost(host), tls, ...(said ? { said } : {}) }
 }
 
+/** The host a postgres or mysql URL connects to, as its driver reads it (a path: a unix socket); undefined for any other URL. */
+export function databaseHostOf(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return reachOf(url, env)?.host
+}
+
 const HOW_TO_TLS = {
   postgres:
     'add sslmode=verify-full to the URL (sslmode=require also encrypts, but only verify-full is sure to check that the server is the one named, which is what stops a man in the middle)',

@@ -13,7 +13,8 @@ const LOOKALIKE_SCRIPTS = [
 
 /** A word: letters, marks and digits; punctuation, spaces and symbols separate words ("legal_hold" is two). */
 const WORD = /[\p{L}\p{M}\p{N}]+/gu
-const ASCII_LETTER = /[A-Za-z]/
+/** A plain ASCII letter or digit: beside one, a compatibility form of one passes for it ("ｐaused", "10０"). */
+const ASCII_ALNUM_CHAR = /[A-Za-z0-9]/
 const ASCII_ALNUM = /^[A-Za-z0-9]+$/
 
 function scriptOf(ch: string): string | null {
@@ -23,8 +24,9 @@ function scriptOf(ch: string): string | null {
 
 /**
  * The characters of a word that pass for letters of another script in it: the letters of every lookalike script
- * but the word's main one (the one with most letters; Latin on a tie), and, in a word with a plain ASCII letter,
- * the compatibility forms of ASCII letters and digits (fullwidth "ａ", mathematical "𝐚", the ligature "ﬁ").
+ * but the word's main one (the one with most letters; Latin on a tie), and, in a word with a plain ASCII letter or
+ * digit, the compatibility forms of ASCII letters and digits (fullwidth "ａ", mathematical "𝐚", the ligature "ﬁ",
+ * a fullwidth "０" in "10０", a mathematical "𝟏" in "𝟏00").
  */
 function lookalikesIn(word: string): Set<number> {
   const chars = [...word]
@@ -41,7 +43,7 @@ function lookalikesIn(word: string): Set<number> {
       if (script && script !== main) marked.add(i)
     })
   }
-  if (chars.some((ch) => ASCII_LETTER.test(ch)))
+  if (chars.some((ch) => ASCII_ALNUM_CHAR.test(ch)))
     chars.forEach((ch, i) => {
       const plain = ch.normalize('NFKC')
       if (plain !== ch && ASCII_ALNUM.test(plain)) marked.add(i)

@@ -29,13 +29,34 @@ function markUnnormalised(text: string, mark: (ch: string) => string): string {
 }
 
 /**
+ * Combining marks drawn across or around their letter (canonical class 1, Overlay, and the enclosing marks): "not"
+ * with U+0336 on each letter draws struck out, so "n̶o̶t̶ paused" reads as "paused"; U+20E0 draws a "no" sign.
+ */
+const OVERLAY = /[\u0334-\u0338\u1CD4\u1CE2-\u1CE8\u20D2\u20D3\u20D8-\u20DA\u20E5\u20E6\u20EA\u20EB\u{10A39}\u{16AF0}-\u{16AF4}\u{1BC9E}\u{1D167}-\u{1D169}\p{Me}]/u
+
+/**
+ * The text with each overlay mark, and each combining mark that repeats the one before it on the same letter,
+ * replaced by `mark(ch)`. Neither is changed by NFC; a repeated mark draws once, so "Acme" with sixty U+030D reads as
+ * "Acme" with one.
+ */
+function markDrawnOver(text: string, mark: (ch: string) => string): string {
+  if (!/\p{M}/u.test(text)) return text
+  return text.replace(CLUSTER, (cluster) => {
+    const chars = [...cluster]
+    if (chars.length < 2 && !OVERLAY.test(cluster)) return cluster
+    return chars.map((ch, i) => ((i > 0 || JOINING.test(ch)) && (OVERLAY.test(ch) || ch === chars[i - 1]) ? mark(ch) : ch)).join('')
+  })
+}
+
+/**
  * The one rule for what of a text a reader cannot tell apart, each such character spelled by `mark`: the review
  * pages (`revealed`, `[U+0301]`) and the CLI's cells (`\u0301`) apply it alike, so a value is marked the same way on
- * every surface. Marked: a letter of another script inside a word, a character normalisation would change, every
+ * every surface. Marked: a letter of another script inside a word, a character normalisation would change, a mark
+ * drawn over its letter or repeating the one before it (`markDrawnOver`), every
  * unseen character (`UNSEEN`), and each space at either end or in a run of two or more.
  */
 export function markIndistinct(text: string, mark: (ch: string) => string): string {
-  return markMixedScript(markUnnormalised(text, mark), mark)
+  return markMixedScript(markDrawnOver(markUnnormalised(text, mark), mark), mark)
     .replace(UNSEEN, mark)
     .replace(/^ +| +$| {2,}/g, (spaces) => mark(' ').repeat(spaces.length))
 }

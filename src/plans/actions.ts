@@ -57,7 +57,7 @@ export function canonicalActionOf(resource: Resource, input: unknown): { action:
 }
 
 /** The action config a plan executes. */
-export function actionConfigOf(ctx: Pick<PlanContext, 'catalogue'>, plan: PlanRecord): ActionConfig {
+export function actionConfigOf(ctx: Pick<PlanContext, 'catalogue'>, plan: Pick<PlanRecord, 'resource' | 'compensates' | 'action'>): ActionConfig {
   const resource = ctx.catalogue.get(plan.resource)
   if (plan.compensates) return compensationConfig(resource.config, plan)
   const config = Object.hasOwn(resource.config.actions, plan.action.type) ? resource.config.actions[plan.action.type] : undefined

@@ -27,7 +27,7 @@ export function planInActionScope(actor: Actor, plan: Pick<PlanRecord, 'resource
  * Compensation is synthesized rather than configured: its "action" is derived from the original action's write,
  * so that undoing needs no extra config and stays bound to what the operation actually did.
  */
-export function compensationConfig(config: ResourceConfig, plan: PlanRecord): ActionConfig {
+export function compensationConfig(config: ResourceConfig, plan: Pick<PlanRecord, 'action'>): ActionConfig {
   const params = plan.action.params as { operation_id?: string; write_action?: string; fields?: string[] }
   const original = params.write_action && Object.hasOwn(config.actions, params.write_action) ? config.actions[params.write_action] : undefined
   const fields = params.fields ?? []

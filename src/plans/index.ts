@@ -23,5 +23,6 @@ export {
 export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionRequest, CompensationTargetInput } from './plan-service.js'
 export { renderValue, renderPath, type TemplateContext } from './render.js'
 export { planInActionScope } from './compensation.js'
+export { actionConfigOf } from './actions.js'
 export { assertAuthorityHolds, rejectedPlan } from './approval-holds.js'
 export { isApproverReason, notCountedWords, withdrawnApprovalSentences, type NotCounted } from './approval-not-counted.js'

@@ -90,9 +90,17 @@ export function Layout(props: { title: string; viewer?: Viewer | null; children?
   )
 }
 
+/** The hosts a resource's connector reaches, and the environment's `host` when it names none of them (`reachOf`). */
+export interface Reach {
+  readonly hosts: readonly string[]
+  readonly mislabelled: string | null
+}
+
 /** Where the writes land: never a detail. Red for an environment that reads like production. */
-export function EnvBanner(props: { environment: string; resource: string; what?: Child; label?: string }) {
-  const prod = looksLikeProduction(props.environment)
+export function EnvBanner(props: { environment: string; resource: string; what?: Child; label?: string; reach?: Reach }) {
+  const hosts = props.reach?.hosts ?? []
+  const prod = looksLikeProduction(props.environment) || hosts.some(looksLikeProduction)
+  const reached = hosts.map(revealed).join(', ')
   return (
     <section class={`env${prod ? ' prod' : ''}`} aria-label="Environment">
       {/* said in words too: with the system's forced colours (or to a reader who cannot tell red) the red banner looked like any other */}
@@ -107,6 +115,18 @@ export function EnvBanner(props: { environment: string; resource: string; what?:
         Resource <strong>{revealed(props.resource)}</strong>
         {props.what ? <> · {props.what}</> : null}
       </span>
+      {hosts.length > 0 ? (
+        <span class="what" data-testid="connector-hosts">
+          Connector reaches {reached}
+          {props.reach?.mislabelled ? (
+            <strong>
+              {' '}
+              (the label names host {revealed(props.reach.mislabelled)}, not {reached}: the config&apos;s environment is mislabelled, and
+              the connector is what reads and writes)
+            </strong>
+          ) : null}
+        </span>
+      ) : null}
     </section>
   )
 }

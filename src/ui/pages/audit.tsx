@@ -2,13 +2,15 @@ import type { AuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import type { Child } from 'hono/jsx'
-import { type Column, DataTable, EnvBanner, Layout, Notice, PageLinks, RecordId, type Viewer, When, Who, paths } from '../components.js'
+import { type Column, DataTable, EnvBanner, Layout, type Reach, Notice, PageLinks, RecordId, type Viewer, When, Who, paths } from '../components.js'
 import { count, plural, shortDigest } from '../format.js'
 import { revealed } from '../reveal.js'
 
 export interface AuditPageData {
   readonly viewer: Viewer
   readonly plan: PlanView
+  /** The hosts the connector reaches, and a label naming another. */
+  readonly reach: Reach
   readonly operations: readonly OperationView[]
   /** Run level: the selection's, the plan's and the operations' events, in chain order. */
   readonly runEvents: readonly AuditEntry[]
@@ -94,7 +96,7 @@ export function AuditPage(d: AuditPageData) {
   const p = d.plan
   return (
     <Layout title={`Audit trail of ${p.plan_id}`} viewer={d.viewer}>
-      <EnvBanner environment={p.environment} resource={p.resource} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
+      <EnvBanner environment={p.environment} resource={p.resource} reach={d.reach} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
       <h1>
         Audit trail of plan <a href={paths.plan(p.plan_id)}>{p.plan_id}</a>
       </h1>

@@ -1,6 +1,6 @@
 import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
-import { Change, CsrfField, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
+import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
 
@@ -27,6 +27,8 @@ export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
   readonly plan: PlanView | null
+  /** The hosts the connector reaches, and a label naming another. */
+  readonly reach: Reach
   readonly results: ResultsPage
   readonly outcome: TargetState | null
   readonly base: string
@@ -75,6 +77,7 @@ export function OperationPage(d: OperationPageData) {
       <EnvBanner
         environment={o.environment ?? '(unknown environment)'}
         resource={o.resource ?? '(unknown resource)'}
+        reach={d.reach}
         label="Written in"
         what={
           <>

@@ -1,14 +1,17 @@
+import type { WriteConfig } from '../../config/index.js'
+import type { Filter } from '../../contract/index.js'
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { ChangesPage, PlanView } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
-import { type FieldTypes, count, filterText, plural, scalarText } from '../format.js'
+import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { type FieldTypes, count, filterClauses, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+import { WriteRequest } from '../write-request.js'
 
 export interface PlanPageData {
   readonly viewer: Viewer
@@ -22,6 +25,10 @@ export interface PlanPageData {
   readonly nav: ManifestNav
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
+  /** The hosts the connector reaches, and a label naming another. */
+  readonly reach: Reach
+  /** The http request each record is written by (null for sql). */
+  readonly write: WriteConfig | null
   /** The fields the action sets from the agent's parameters: their values are shown as the agent's words. */
   readonly agentFields: ReadonlySet<string>
   readonly operations: readonly OperationView[]
@@ -38,6 +45,12 @@ export interface PlanPageData {
 function SetValue(props: { field: string; value: unknown; types: FieldTypes; agentFields: ReadonlySet<string>; cell?: boolean }) {
   if (props.agentFields.has(props.field)) return <AgentWords value={props.value} />
   return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
+}
+
+/** The records an exclusion rule removes, in words: "the records where tags contain legal_hold". */
+function removedBy(filter: Filter): string {
+  const clauses = filterClauses(filter)
+  return clauses.length === 0 ? 'every record (no condition)' : `the records where ${clauses.join(' and ')}`
 }
 
 function Glance(props: { d: PlanPageData }) {
@@ -58,7 +71,8 @@ function Glance(props: { d: PlanPageData }) {
       <dd>
         {filterText(selection.selector.filter)}
         {selection.exclusions.length > 0
-          ? `; excluding ${selection.exclusions.map((e) => `${e.rule} (${count(e.count)})`).join(', ')}`
+          ? // what each rule removes, in words: its name is the agent's, and "legal_hold" may remove anything
+            `; excluding ${selection.exclusions.map((e) => `${removedBy(e.filter)} (${count(e.count)}, rule "${e.rule}")`).join('; ')}`
           : '; no exclusion rule'}
       </dd>
       <dt>
@@ -129,7 +143,7 @@ function otherValues(listed: readonly { readonly count: number }[], targets: num
   return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
 }
 
-function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string> }) {
+function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string>; write: WriteConfig | null }) {
   const p = props.plan
   const params = Object.entries(p.action.params)
   return (
@@ -151,6 +165,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
           ))}
         </dl>
       ) : null}
+      <WriteRequest write={props.write} />
       {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 ? (
         <p data-testid="uniform-summary">
           <strong>
@@ -333,7 +348,7 @@ export function PlanPage(d: PlanPageData) {
   const title = `${p.action.type} on ${plural(p.target_count, 'record')} in ${p.environment}`
   return (
     <Layout title={title} viewer={d.viewer}>
-      <EnvBanner environment={p.environment} resource={p.resource} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
+      <EnvBanner environment={p.environment} resource={p.resource} reach={d.reach} what={<>action <code>{p.action.type}</code> on {plural(p.target_count, 'record')}</>} />
       <CompletenessBanner complete={d.selection.complete} count={d.selection.count} reasons={d.selection.incomplete_reasons} anchor="#missing" />
       <FlashNotice flash={d.notice} />
       <h1>
@@ -356,7 +371,7 @@ export function PlanPage(d: PlanPageData) {
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} />
       <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
-      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} />
+      <EffectSection plan={p} types={d.types} agentFields={d.agentFields} write={d.write} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />
       <DecisionSection d={d} />
       <OperationsSection operations={d.operations} />

@@ -1,16 +1,16 @@
 import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
-import { CompletenessBanner, DataTable, EnvBanner, type Flash, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
+import { CompletenessBanner, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterText, plural } from '../format.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
 /** A selection on its own (no action yet): where, selector, records, what is missing, and the recovery choices. */
-export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; types: FieldTypes; notice?: Flash | null }) {
+export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; types: FieldTypes; reach: Reach; notice?: Flash | null }) {
   const s = d.selection
   return (
     <Layout title={`Selection of ${plural(s.count, 'record')} in ${s.environment}`} viewer={d.viewer}>
-      <EnvBanner environment={s.environment} resource={s.resource} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
+      <EnvBanner environment={s.environment} resource={s.resource} reach={d.reach} label="Read from" what={<>selection of {plural(s.count, 'record')}</>} />
       <CompletenessBanner complete={s.complete} count={s.count} reasons={s.incomplete_reasons} anchor="#missing" />
       <FlashNotice flash={d.notice} />
       {s.upstream_moved ? (
@@ -36,14 +36,14 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
 }
 
 /** The records one exclusion rule removed, paged by cursor. */
-export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; types: FieldTypes; base: string; paged: boolean; next: string | null }) {
+export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; types: FieldTypes; reach: Reach; base: string; paged: boolean; next: string | null }) {
   const s = d.selection
   const records = d.page.records
   const first = records[0]
   const last = records[records.length - 1]
   return (
     <Layout title={`Excluded by ${d.page.rule}`} viewer={d.viewer}>
-      <EnvBanner environment={s.environment} resource={s.resource} label="Read from" />
+      <EnvBanner environment={s.environment} resource={s.resource} reach={d.reach} label="Read from" />
       <h1>
         Records removed by the rule <code>{d.page.rule}</code>
       </h1>

@@ -1,10 +1,12 @@
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import type { Actor } from '../../contract/index.js'
+import { type Actor, WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { markRequestAudited } from '../../audit/index.js'
 import type { ReviewSession } from '../../review/index.js'
-import type { Viewer } from '../components.js'
+import { type WriteConfig, connectorHostsOf, mislabelledHostOf } from '../../config/index.js'
+import { type PlanView, actionConfigOf } from '../../plans/index.js'
+import type { Reach, Viewer } from '../components.js'
 import type { FieldTypes } from '../format.js'
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
 
@@ -70,4 +72,23 @@ export function agentWrittenFields(gateway: Gateway, plan: { readonly resource: 
 export function pageSize(value: string | undefined): number {
   const n = Number(value)
   return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE
+}
+
+/** The hosts the resource's connector reaches and whether its environment label names another (none for an unknown resource). */
+export function reachOf(gateway: Gateway, resource: string | null | undefined): Reach {
+  const config = resource ? gateway.config.resources[resource] : undefined
+  if (config === undefined) return { hosts: [], mislabelled: null }
+  const hosts = connectorHostsOf(config.connector)
+  return { hosts, mislabelled: mislabelledHostOf(config.environment, hosts) }
+}
+
+/** The write config an http plan's records are written by; null for a sql resource or an action no longer configured. */
+export function writeConfigOf(gateway: Gateway, plan: Pick<PlanView, 'resource' | 'compensates' | 'action'>): WriteConfig | null {
+  if (gateway.config.resources[plan.resource]?.connector.kind !== 'http') return null
+  try {
+    return actionConfigOf(gateway, plan).write ?? null
+  } catch (error) {
+    if (error instanceof WarrantError && error.code === 'conflict') return null
+    throw error
+  }
 }

@@ -4,7 +4,7 @@ import { WarrantError } from '../../contract/index.js'
 import type { TargetState } from '../../operations/index.js'
 import { paths } from '../components.js'
 import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText } from '../pages/operation.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf } from './context.js'
 
 /** An operation's page, the status its live counts poll, and proposing its compensation. */
 export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
@@ -25,7 +25,7 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     }
     const base = paths.operation(operationId)
     const next = results.next_cursor ? `${base}?${new URLSearchParams({ ...(outcome ? { outcome } : {}), cursor: results.next_cursor })}#targets` : null
-    return html(c, OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), notice }), status)
+    return html(c, OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice }), status)
   }
 
   ui.get('/operations/:id', (c) => renderOperation(c, c.req.param('id'), null))

@@ -8,7 +8,7 @@ import type { ChangesPage } from '../../plans/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, agentWrittenFields, fieldTypesOf, html, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, agentWrittenFields, fieldTypesOf, html, reachOf, writeConfigOf, pageSize } from './context.js'
 import { alreadyDone } from './selections.js'
 
 /** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
@@ -89,6 +89,8 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
         configChanged,
         nav: { base, limit, paged: memberCursor !== undefined, next },
         types: fieldTypesOf(gateway, plan.resource),
+        reach: reachOf(gateway, plan.resource),
+        write: writeConfigOf(gateway, plan),
         agentFields: agentWrittenFields(gateway, plan),
         operations: await queue.operationsOf(actor, planId),
         deliveries: await gateway.notifications.deliveries({ plan_id: planId }),
@@ -162,6 +164,6 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
       const here = `${paths.planAudit(planId)}?operation=${encodeURIComponent(chosen.operation_id)}`
       calls = { operationId: chosen.operation_id, events: page.events, next: page.next_cursor === null ? null : `${here}&after=${page.next_cursor}#calls`, first: after === undefined ? null : `${here}#calls` }
     }
-    return html(c, AuditPage({ viewer, plan, operations, runEvents, runTruncated: pages.some((p) => p.next_cursor !== null), calls }))
+    return html(c, AuditPage({ viewer, plan, reach: reachOf(gateway, plan.resource), operations, runEvents, runTruncated: pages.some((p) => p.next_cursor !== null), calls }))
   })
 }
