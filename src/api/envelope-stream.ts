@@ -18,10 +18,12 @@ const CHUNK_CHARS = 64 * 1024
 /** How long a streamed answer waits, by default, for a client that reads nothing of it before cutting it. */
 export const DEFAULT_STREAM_STALL_MS = 60_000
 
-/** How long the stream waits for its client. */
+/** How long the stream waits for its client, and for how long the walk may wait for it. */
 export interface StreamEnvelopeOptions {
   /** the client took nothing for this long: the answer is cut (default DEFAULT_STREAM_STALL_MS) */
   readonly stallMs?: number | undefined
+  /** the walk's deadline_ms: past it the walk no longer waits for its client, so it ends on its own deadline */
+  readonly deadlineMs?: number | undefined
 }
 
 /**
@@ -36,7 +38,8 @@ export interface StreamEnvelopeOptions {
  *   fields after the items. A walk that fails with an error after that (not an upstream's partial answer, which
  *   is a reason like any other, but a fault of the gateway) cuts the connection: the body is not valid JSON and
  *   cannot be read as a shorter answer;
- * - a client that stops reading holds the walk (at most ~1 MB of items and one upstream page ahead); a client
+ * - a client that stops reading holds the walk (at most ~1 MB of items and one upstream page ahead) until the walk's
+ *   deadline_ms, which then ends it (its upstream read released; the end waits, queued after the items); a client
  *   that takes nothing for `stallMs` is cut the same way as a fault (the walk ends, the connection is closed, its
  *   audit row says `failed`, `stopped: "client_stalled"`); one that disconnects ends it.
  *
@@ -50,6 +53,7 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
   const encoder = new TextEncoder()
   const abort = new AbortController()
   const stallMs = options.stallMs ?? DEFAULT_STREAM_STALL_MS
+  const deadlineAt = options.deadlineMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.deadlineMs
   /** the items' JSON not yet handed to the connection, each text with the items it completes, and how far it went */
   const pending: { readonly text: string; readonly items: number; at: number }[] = []
   let pendingChars = 0
@@ -64,8 +68,15 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
   let firstItem: () => void = () => undefined
   const itemSent = new Promise<void>((resolve) => (firstItem = resolve))
 
-  /** Until the client took some of what is queued. */
-  const clientTook = () => new Promise<void>((resolve) => (resumeWalk = resolve))
+  /** Until the client took some of what is queued, or the walk's deadline passed. */
+  const clientTook = () =>
+    new Promise<void>((resolve) => {
+      const timer = Number.isFinite(deadlineAt) ? setTimeout(resolve, Math.max(0, deadlineAt - Date.now())) : undefined
+      resumeWalk = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
   const onPage = async (items: readonly Record<string, unknown>[]) => {
     // the client left or was cut: nothing more is sent (the walk ends on the signal)
     if (items.length === 0 || abort.signal.aborted) return
@@ -77,8 +88,8 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
     pendingChars += text.length
     firstItem()
     wakePull?.()
-    // the client reads slower than the walk: wait until it has taken what is queued
-    while (pendingChars > HIGH_WATER_CHARS && !abort.signal.aborted) await clientTook()
+    // the client reads slower than the walk: wait until it has taken what is queued, never past the walk's deadline
+    while (pendingChars > HIGH_WATER_CHARS && !abort.signal.aborted && Date.now() < deadlineAt) await clientTook()
     resumeWalk = null
   }
 

@@ -295,7 +295,7 @@ export const configSchema = z.strictObject({
         'how long a selection export waits for a client that reads nothing of it before cutting it (default 60000): its audit row says stopped client_stalled, and what it held (the socket, the page it was sending) is let go',
       ),
       stream_stall_timeout_ms: stallTimeoutMs(
-        "how long a streamed search answer waits for a client that reads nothing of it before cutting it (default 60000): its audit row says outcome failed, stopped client_stalled; the walk ends, and what it held (its upstream read transaction or snapshot, the socket, the queued items) is let go.",
+        "how long a streamed search answer waits for a client that reads nothing of it before cutting it (default 60000): its audit row says outcome failed, stopped client_stalled; the walk ends, and what it held (its upstream read transaction or snapshot, the socket, the queued items) is let go. The walk's own deadline_ms ends it earlier: past it the walk no longer waits for its client",
       ),
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),

@@ -27,12 +27,16 @@ for (const kind of STORE_KINDS)
   describe(`a search a client stops reading (${kind} store)`, () => {
     let up: StalledSearchUpstreams
     let gw: Gw
+    /** the same upstreams behind a gateway that waits for a stalled client far longer than a walk's deadline */
+    let patient: Gw
     before(async () => {
       up = await startStalledSearchUpstreams(kind)
       gw = await startGatewayOn(parseConfig({ store: up.stores[0], server: { stream_stall_timeout_ms: STALL_MS }, resources: up.resources }), { resources: ['lite', 'pgup', 'web'] })
+      patient = await startGatewayOn(parseConfig({ store: up.stores[1], server: { stream_stall_timeout_ms: 600_000 }, resources: up.resources }), { resources: ['lite', 'pgup', 'web'] })
     })
     after(async () => {
       await gw?.close()
+      await patient?.close()
       await up?.close()
     })
 
@@ -71,6 +75,31 @@ for (const kind of STORE_KINDS)
         }
         await gw.gateway.audit.flush()
         assert.equal((await rowsOf(gw, path)).length, seen + 1, 'one row: the search ended once')
+      })
+
+    for (const name of ['lite', 'pgup'] as const)
+      test(`${name}: the walk's deadline ends it while its client is stalled: the read released, the end queued after the items`, async () => {
+        const path = `/v1/resources/${name}/search`
+        const seen = (await rowsOf(patient, path)).length
+        const client = await stall(patient, name, { deadline_ms: 1000 })
+        try {
+          // released while the client still reads nothing (its wait is ten minutes)
+          await until(async () => !(await upstreamHeld(up, name)).held, `the read on ${name} released at the walk's deadline`)
+          assert.ok(patient.serverSocket(client.localPort), 'the connection is still the client’s')
+          const body = await client.readRest()
+          const text = body.split('\r\n').filter((_, i) => i % 2 === 1).join('')
+          const answer = JSON.parse(text)
+          assert.equal(answer.complete, false)
+          assert.ok(answer.incomplete_reasons.some((r: { code: string }) => r.code === 'TIME_BUDGET_EXCEEDED'), JSON.stringify(answer.incomplete_reasons))
+          assert.ok(answer.items.length > 0 && answer.items.length < DOC_COUNT)
+          assert.equal(typeof answer.continuation?.cursor, 'string')
+        } finally {
+          client.leave()
+        }
+        await until(async () => (await rowsOf(patient, path)).length > seen, 'the row')
+        const row = (await rowsOf(patient, path)).at(-1)!
+        assert.equal(row.outcome, 'ok')
+        assert.deepEqual(row.answer.incomplete, ['TIME_BUDGET_EXCEEDED'])
       })
   })
 
