@@ -70,6 +70,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
             ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
             // what a listing answered (the same summary an MCP tool call's row keeps)
             ...answerSummary(end ?? answer),
+            ...(end?.stopped ? { stopped: end.stopped } : {}),
             ...(end?.manifest ? { manifest: end.manifest } : {}),
             ...(typeof end?.started_seq === 'number' ? { started_seq: end.started_seq } : {}),
           },

@@ -271,6 +271,9 @@ const storeSchema = z
   .default({ url: 'sqlite:./.warrant/warrant.db' })
 export type StoreConfig = z.infer<typeof storeSchema>
 
+/** How long a streamed answer (an export, a search) waits for a client that reads nothing of it: whole ms, 100 ms to an hour. */
+const stallTimeoutMs = (description: string) => z.number().int().min(100).max(3_600_000).optional().describe(description)
+
 export const configSchema = z.strictObject({
   store: storeSchema,
   server: z
@@ -288,15 +291,12 @@ export const configSchema = z.strictObject({
       metrics_host: z.string().default('127.0.0.1').describe('where metrics_port listens: loopback unless Prometheus is elsewhere'),
       max_body_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024).optional().describe('largest request body accepted; default 4 MiB (413 payload_too_large above it)'),
       allowed_origins: z.array(z.string().min(1)).max(100).optional().describe('browser origins allowed to call /mcp besides the server itself and public_url'),
-      export_stall_timeout_ms: z
-        .number()
-        .int()
-        .min(100)
-        .max(3_600_000)
-        .optional()
-        .describe(
-          'how long a selection export waits for a client that reads nothing of it before cutting it (default 60000): its audit row says stopped client_stalled, and what it held (the socket, the page it was sending) is let go',
-        ),
+      export_stall_timeout_ms: stallTimeoutMs(
+        'how long a selection export waits for a client that reads nothing of it before cutting it (default 60000): its audit row says stopped client_stalled, and what it held (the socket, the page it was sending) is let go',
+      ),
+      stream_stall_timeout_ms: stallTimeoutMs(
+        "how long a streamed search answer waits for a client that reads nothing of it before cutting it (default 60000): its audit row says outcome failed, stopped client_stalled; the walk ends, and what it held (its upstream read transaction or snapshot, the socket, the queued items) is let go. The walk's own deadline_ms ends it earlier: past it the walk no longer waits for its client",
+      ),
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
   selection_ttl_minutes: ttlMinutes.default(30),

@@ -12,23 +12,27 @@ export interface StalledClient {
   closed(): boolean
   /** the client leaves (its socket destroyed) */
   leave(): void
+  /** the client reads again: every body byte it gets until the server closes the connection (chunked framing included) */
+  readRest(): Promise<string>
 }
 
 /**
- * GETs `path` on `base` with `headers`, reads the headers and at least `bytes` of the body, then stops reading and
- * keeps the socket open: the client that holds an export without reading it, which `fetch` cannot be made to be
- * (its body stream buffers ahead).
+ * GETs `path` on `base` with `headers` (or sends `request.method` with `request.body` as JSON), reads the headers and
+ * at least `bytes` of the body, then stops reading and keeps the socket open: the client that holds an export or a
+ * search without reading it, which `fetch` cannot be made to be (its body stream buffers ahead).
  */
-export async function openAndStall(base: string, path: string, headers: Record<string, string>, bytes = 64 * 1024): Promise<StalledClient> {
+export async function openAndStall(base: string, path: string, headers: Record<string, string>, bytes = 64 * 1024, request: { readonly method: string; readonly body: string } | null = null): Promise<StalledClient> {
   const url = new URL(base)
   const socket: Socket = connect(Number(url.port), url.hostname)
   let closed = false
   socket.on('close', () => (closed = true))
   socket.on('error', () => undefined)
   const lines = Object.entries({ host: url.host, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`)
-  socket.write(`GET ${path} HTTP/1.1\r\n${lines.join('')}\r\n`)
+  const body = request === null ? '' : request.body
+  const framing = request === null ? [] : [`content-type: application/json\r\n`, `content-length: ${Buffer.byteLength(body)}\r\n`]
+  socket.write(`${request?.method ?? 'GET'} ${path} HTTP/1.1\r\n${[...lines, ...framing].join('')}\r\n${body}`)
+  let buffer = Buffer.alloc(0)
   const { head, received } = await new Promise<{ head: string; received: number }>((resolve, reject) => {
-    let buffer = Buffer.alloc(0)
     socket.on('close', () => reject(new Error(`the server closed the connection first: ${buffer.toString('latin1').slice(0, 500)}`)))
     const onData = (data: Buffer) => {
       buffer = Buffer.concat([buffer, data])
@@ -42,5 +46,13 @@ export async function openAndStall(base: string, path: string, headers: Record<s
   })
   socket.removeAllListeners('close')
   socket.on('close', () => (closed = true))
-  return { head, received, localPort: socket.localPort!, closed: () => closed, leave: () => socket.destroy() }
+  const readRest = () =>
+    new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [buffer.subarray(buffer.indexOf('\r\n\r\n') + 4)]
+      if (closed) return resolve(Buffer.concat(chunks).toString('utf8'))
+      socket.on('data', (data: Buffer) => chunks.push(data))
+      socket.once('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.resume()
+    })
+  return { head, received, localPort: socket.localPort!, closed: () => closed, leave: () => socket.destroy(), readRest }
 }

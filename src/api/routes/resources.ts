@@ -7,6 +7,7 @@ import { describeResourcesFor, readRecord, recordViewSchema, resourceDescription
 import type { ApiEnv } from '../authenticate.js'
 import { errors, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 import { streamEnvelope } from '../envelope-stream.js'
+import { DEFAULT_BUDGET } from '../../inventory/index.js'
 
 const resourceParam = z.object({ resource: z.string().min(1).max(64) })
 
@@ -23,6 +24,8 @@ const search = v1Route({
   method: 'post',
   path: '/v1/resources/{resource}/search',
   summary: 'Search a resource; the envelope says whether the result is complete',
+  description:
+    "Answered as it is read: the items first, then the envelope's end (status, complete, incomplete_reasons, continuation). A body without that end was cut (a fault, or a client that read nothing for server.stream_stall_timeout_ms, default 60 s, whose audit row says stopped client_stalled) and is no answer. A client that stops reading holds the walk only until budget.deadline_ms: the walk then ends on its deadline, its upstream read released, and the end waits after the items.",
   request: {
     params: resourceParam,
     body: jsonBody(searchRequestSchema),
@@ -65,6 +68,7 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
       c,
       (onPage, signal) => walkResource(resource, request, { cursorCodec: gateway.cursorCodec, signal }, onPage),
       (error) => gateway.log.error({ err: error, resource: resource.name }, 'search: the walk failed after its answer began; the connection was cut'),
+      { stallMs: gateway.config.server.stream_stall_timeout_ms, deadlineMs: request.budget?.deadline_ms ?? DEFAULT_BUDGET.deadlineMs },
     )) as never
   })
 
