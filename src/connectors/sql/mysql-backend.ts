@@ -177,14 +177,20 @@ function prepare(pool: Pool, timeoutMs: number): Pool {
   pool.on('connection', (conn) => {
     // an idle connection whose server goes away emits 'error'; unhandled, that would end the process
     conn.on('error', () => undefined)
+    // Fail closed: a connection these could not set up reads under the server's own settings (parameters as SQL
+    // under NO_BACKSLASH_ESCAPES, '😀' as '?', TIMESTAMPs in another zone), so it is destroyed, never used: the
+    // statements queued on it fail, and each read or write says it failed.
+    const required = (error: unknown) => {
+      if (error) conn.destroy()
+    }
     // the handshake asked utf8mb4; a server's init_connect (SET NAMES latin1) would have '😀' read back as '?'
-    conn.query('SET NAMES utf8mb4', () => undefined)
-    conn.query("SET time_zone = '+00:00'", () => undefined)
-    conn.query(SESSION_SQL_MODE, () => undefined)
+    conn.query('SET NAMES utf8mb4', required)
+    conn.query("SET time_zone = '+00:00'", required)
+    conn.query(SESSION_SQL_MODE, required)
     // a server's defaults could make a read say less than the table holds: with autocommit off, a pooled
     // connection's first SELECT opened a snapshot nobody committed, which every later read on it saw (a row
     // inserted since "missing"); a sql_select_limit cut every statement without a LIMIT (reads by id) short
-    conn.query('SET SESSION autocommit = 1, sql_select_limit = 18446744073709551615', () => undefined)
+    conn.query('SET SESSION autocommit = 1, sql_select_limit = 18446744073709551615', required)
     conn.query(`SET SESSION innodb_lock_wait_timeout = ${seconds}`, () => undefined)
     conn.query(`SET SESSION max_statement_time = ${seconds}`, (error) => {
       if (error) conn.query(`SET SESSION max_execution_time = ${seconds * 1000}`, () => undefined)

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import mysql from 'mysql2'
-import { assertCompleteSearch, createEngine, type Engine } from './support/engine.js'
+import { SESSION_SQL_MODE } from '../../../src/connectors/sql/mysql-backend.js'
+import { assertCompleteSearch, createEngine, search, type Engine } from './support/engine.js'
 
 /**
  * A server's defaults reach every session it opens (my.cnf, SET GLOBAL, init_connect): here each new connection of
@@ -15,11 +16,14 @@ import { assertCompleteSearch, createEngine, type Engine } from './support/engin
 const FIELDS = { id: 'string', version: 'integer', name: 'string' }
 const createPool = mysql.createPool
 
-function withServerDefaults(statements: readonly string[]) {
+/** `rewrite`: what the server makes of the connector's own statements (one it refuses, say). */
+function withServerDefaults(statements: readonly string[], rewrite: (text: string) => string = (text) => text) {
   ;(mysql as { createPool: typeof createPool }).createPool = ((options: mysql.PoolOptions) => {
     const pool = createPool(options)
     pool.on('connection', (conn) => {
       for (const statement of statements) conn.query(statement, () => undefined)
+      const query = conn.query.bind(conn) as (text: unknown, ...rest: unknown[]) => unknown
+      ;(conn as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => query(typeof text === 'string' ? rewrite(text) : text, ...rest)
     })
     return pool
   }) as typeof createPool
@@ -59,6 +63,22 @@ describe('sql on MariaDB: a server whose session defaults would make reads say l
     withServerDefaults(["SET SESSION sql_mode = concat(@@session.sql_mode, ',NO_BACKSLASH_ESCAPES')"])
     await assertCompleteSearch(engine.connector('things', FIELDS), { name: "it's" }, ['d'])
     await assertCompleteSearch(engine.connector('things', FIELDS), { name: "' or 1=1 -- " }, [])
+  })
+
+  it('the session sql_mode cannot be set: the connection is never used, so no parameter is read under NO_BACKSLASH_ESCAPES (fail closed)', async () => {
+    withServerDefaults(["SET SESSION sql_mode = concat(@@session.sql_mode, ',NO_BACKSLASH_ESCAPES')"], (text) => (text === SESSION_SQL_MODE ? "SET SESSION sql_mode = 'NO_SUCH_MODE'" : text))
+    const connector = engine.connector('things', FIELDS)
+    // a read on it would carry every id and filter value as SQL text the server reads its own way
+    const read = await connector.readByIds(['a']).catch((error: unknown) => ({ threw: String(error) }))
+    assert.ok('threw' in read || (read.records.size === 0 && read.failed.length === 1), JSON.stringify(read, (_k, v: unknown) => (v instanceof Map ? [...v] : v)))
+    const envelope = await search(connector, { name: 'x' }, 2)
+    assert.deepEqual([envelope.items.length, envelope.complete], [0, false])
+  })
+
+  it('SET NAMES utf8mb4 refused: the connection is never used (a record would show \'😀\' as \'?\')', async () => {
+    withServerDefaults(['SET NAMES latin1'], (text) => (text === 'SET NAMES utf8mb4' ? 'SET NAMES no_such_charset' : text))
+    const read = await engine.connector('things', FIELDS).readByIds(['f']).catch((error: unknown) => ({ threw: String(error) }))
+    assert.ok('threw' in read || (read.records.size === 0 && read.failed.length === 1), JSON.stringify(read, (_k, v: unknown) => (v instanceof Map ? [...v] : v)))
   })
 
   it('SET NAMES latin1: a record shows what the column holds, and a filter asking it finds it', async () => {
