@@ -122,6 +122,12 @@ export const httpConnectorSchema = z.strictObject({
     cursor_expired: z
       .strictObject({ status: z.array(z.number().int()).default([410]), code_path: z.string().optional(), code: z.string().optional() })
       .default({ status: [410] }),
+    notice_members: z
+      .array(z.string().regex(/^[^.]+$/, 'a top-level member name, no dots'))
+      .default([])
+      .describe(
+        'top-level members of a list answer that the upstream fills beside complete data (Twitter v2 puts "errors" beside its data when an expansion is gone): never read as the request failing. Without it, a non-empty errors or error, ok or success false, status "error"/"fail" or 400-599 makes the page not the list',
+      ),
   }),
   get: z.strictObject({
     path: z.string().startsWith('/').describe('path template with {id}'),

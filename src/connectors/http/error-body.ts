@@ -40,9 +40,12 @@ function filled(value: unknown): boolean {
   return true
 }
 
-/** The paths a list answer is read at: a member there is what the config says it is, never an error flag. */
+/** The paths a list answer is read at, and the members it names as notices: what the config says they are, never an error flag. */
 export function readPaths(list: HttpConnectorConfig['list']): string[] {
   const pagination = list.pagination
   const cursor = pagination.style === 'cursor' ? pagination.next_cursor_path : pagination.style === 'next_link' ? pagination.path : undefined
-  return [list.items_path, list.has_more_path, list.total_path, list.incomplete_flag?.path, list.failed_parts?.path, list.failed_parts?.total_path, cursor].filter((p): p is string => p !== undefined && p !== '')
+  // members the config names as notices (`notice_members`) are read as the config says too: never as a failure
+  return [list.items_path, list.has_more_path, list.total_path, list.incomplete_flag?.path, list.failed_parts?.path, list.failed_parts?.total_path, cursor, ...list.notice_members].filter(
+    (p): p is string => p !== undefined && p !== '',
+  )
 }

@@ -118,3 +118,27 @@ describe('a member the config reads is the list, not an error', () => {
     }
   })
 })
+
+describe('list.notice_members: members an upstream fills beside complete data (expansion errors, warnings)', () => {
+  // Twitter v2 puts `errors` beside a complete `data` when an expansion (a referenced tweet) is gone: the page is the
+  // whole page. Refused without a word from the config; read as a page when the config names the member a notice.
+  const expansionErrors = { errors: [{ title: 'Not Found Error', resource_type: 'tweet' }] }
+
+  test('without it: an errors member beside the items refuses the page (the conservative reading)', async () => {
+    const env = await searchWith(() => null, expansionErrors)
+    assert.equal(env.complete, false)
+    assert.ok(reasonOf(env)?.message?.includes('"errors"'), JSON.stringify(env.incomplete_reasons))
+  })
+
+  test('notice_members ["errors"]: the same answers are pages, and the walk is complete with every item', async () => {
+    const env = await searchWith(() => null, expansionErrors, { notice_members: ['errors'] })
+    assert.equal(env.complete, true, JSON.stringify(env.incomplete_reasons))
+    assert.equal(env.items.length, 25)
+  })
+
+  test('notice_members names only what it names: an error member it does not name still refuses the page', async () => {
+    const env = await searchWith((_page, from) => (from >= 10 ? { items: [], error: 'shard 2 unavailable', ...expansionErrors } : null), expansionErrors, { notice_members: ['errors'] })
+    assert.equal(env.complete, false)
+    assert.ok(reasonOf(env)?.message?.includes('"error"'), JSON.stringify(env.incomplete_reasons))
+  })
+})
