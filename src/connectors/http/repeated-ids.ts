@@ -8,13 +8,12 @@
  * @example repeatedId([['a', {id: 'a', n: 1}], ['a', {id: 'a', n: 2}]]) // 'a'
  */
 export function repeatedId(items: readonly (readonly [id: string | undefined, item: unknown])[]): string | null {
-  const seen = new Map<string, string>()
+  // items are serialised only when their id comes back: a page of distinct ids (the usual case) is read once
+  const seen = new Map<string, unknown>()
   for (const [id, item] of items) {
     if (id === undefined) continue
-    const text = JSON.stringify(item)
-    const before = seen.get(id)
-    if (before === undefined) seen.set(id, text)
-    else if (before !== text) return id
+    if (!seen.has(id)) seen.set(id, item)
+    else if (JSON.stringify(seen.get(id)) !== JSON.stringify(item)) return id
   }
   return null
 }
