@@ -7,7 +7,8 @@ import { createCliWorkspace, runWarrant } from '../test/support/cli-config.js'
 import pg from 'pg'
 import { ensureDemoData } from '../src/demo/index.js'
 import { createTempDir, createTestPostgresDatabase } from '../test/support/stores.js'
-import { caller, selectProposeApprove, waitForOperation, type Caller } from '../test/operations/support/flow.js'
+import { caller, selectProposeApprove, type Caller } from '../test/operations/support/flow.js'
+import { FINISHED_STATES } from '../src/operations/index.js'
 import { issueTokens, startServe, stopServe } from '../test/operations/support/serve-process.js'
 import { startUsersUpstream, usersResourceConfig } from '../test/operations/support/users-upstream.js'
 import { interleaved, median, type Figure } from './measure.js'
@@ -408,5 +409,19 @@ export async function benchHealthUnderLoad(rows: number): Promise<Figure> {
   } finally {
     if (child) await stopServe(child, 'SIGTERM')
     await workspace.drop()
+  }
+}
+
+/**
+ * Waits for the operation as an agent does (`wait_ms`, as MCP's get_operation): the server answers as the operation
+ * ends, so the figure holds no client polling interval.
+ */
+async function waitForOperation(as: Caller, operationId: string, timeoutMs: number): Promise<any> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const res = await as('GET', `/v1/operations/${operationId}?wait_ms=${Math.min(30_000, Math.max(1, deadline - Date.now()))}`)
+    if (res.status !== 200) throw new Error(`GET operation answered ${res.status}: ${JSON.stringify(res.body)}`)
+    if (FINISHED_STATES.has(res.body.state)) return res.body
+    if (Date.now() > deadline) throw new Error(`operation ${operationId} did not finish in ${timeoutMs} ms: ${JSON.stringify(res.body)}`)
   }
 }

@@ -51,6 +51,11 @@ export interface OperationServiceOptions {
   readonly connectorFor?: (resource: string) => Connector
   /** The run-level audit log: recoveries, halts and ends are recorded there. */
   readonly audit?: RunRecorder
+  /**
+   * How often `waitFor` reads an operation run by another instance (default 25 ms); one this process runs wakes
+   * the wait as it ends.
+   */
+  readonly waitPollMs?: number
 }
 
 const DEFAULT_RESULTS_LIMIT = 100
@@ -73,6 +78,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const owner = options.instanceId ?? defaultOwner()
   const executors = options.executors ?? true
   const leaseMs = Math.round(options.execution.lease_seconds * 1000)
+  const waitPollMs = options.waitPollMs ?? WAIT_POLL_MS
   const cursors = createResultsCursor(options.cursorKey ?? randomBytes(32).toString('base64url'))
   const connectorFor = options.connectorFor ?? ((resource: string) => catalogue.get(resource).connector)
   const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
@@ -102,6 +108,14 @@ export function createOperationService(options: OperationServiceOptions): Operat
   }
 
   const runners = new Map<string, OperationRunner>()
+  // waits (`waitFor`) to wake when this process's runner of an operation ends
+  const ends = new Map<string, Set<() => void>>()
+  const watchEnd = (id: string, wake: () => void) => void (ends.get(id) ?? ends.set(id, new Set()).get(id)!).add(wake)
+  const unwatchEnd = (id: string, wake: () => void) => {
+    const set = ends.get(id)
+    set?.delete(wake)
+    if (set?.size === 0) ends.delete(id)
+  }
   let sweeper: NodeJS.Timeout | null = null
   let closed = false
 
@@ -128,11 +142,22 @@ export function createOperationService(options: OperationServiceOptions): Operat
       // ours until then on this clock: the claim was sent at `at`, so the store's lease began later
       const runner = startRunner(executorDeps, id, at + leaseMs)
       runners.set(id, runner)
-      void runner.done.finally(() => runners.delete(id))
+      void runner.done.finally(() => {
+        runners.delete(id)
+        for (const wake of ends.get(id) ?? []) wake()
+        ends.delete(id)
+      })
     }
   }
   const claimQuietly = (operationId?: string) =>
     claimAndRun(operationId).catch((error: unknown) => log.warn({ err: error, operation_id: operationId }, 'claiming operations failed; the sweeper retries'))
+  // a just-committed operation's claim, so a wait that starts at once finds its runner
+  const claims = new Map<string, Promise<void>>()
+  const claimCommitted = (operationId: string) => {
+    const claim = claimQuietly(operationId)
+    claims.set(operationId, claim)
+    void claim.finally(() => claims.delete(operationId))
+  }
 
   /** The operation, with its resource in the actor's scope. */
   const loadScoped = async (actor: Actor, operationId: string): Promise<{ row: OperationRow; execution: OperationExecution }> => {
@@ -148,13 +173,13 @@ export function createOperationService(options: OperationServiceOptions): Operat
   return {
     async commitPlan(actor, planId, request) {
       const receipt = await commitPlan(commitDeps, actor, planId, request)
-      if (!FINISHED_STATES.has(receipt.status)) void claimQuietly(receipt.operation_id)
+      if (!FINISHED_STATES.has(receipt.status)) claimCommitted(receipt.operation_id)
       return receipt
     },
 
     async commitBulkAction(actor, resource, request) {
       const receipt = await commitBulkAction(commitDeps, actor, resource, request)
-      if (!FINISHED_STATES.has(receipt.status)) void claimQuietly(receipt.operation_id)
+      if (!FINISHED_STATES.has(receipt.status)) claimCommitted(receipt.operation_id)
       return receipt
     },
 
@@ -244,7 +269,14 @@ export function createOperationService(options: OperationServiceOptions): Operat
       for (;;) {
         const row = await loadOperationRow(store.db, operationId)
         if (isFinished(row) || Date.now() >= deadline) return view(row)
-        await sleep(Math.min(WAIT_POLL_MS, Math.max(1, deadline - Date.now())))
+        // this process's own runner wakes the wait as it ends; one on another instance is seen by the next poll
+        await claims.get(operationId)
+        const woken = new AbortController()
+        const wake = () => woken.abort()
+        const watched = runners.has(operationId)
+        if (watched) watchEnd(operationId, wake)
+        await sleep(Math.min(waitPollMs, Math.max(1, deadline - Date.now())), woken.signal)
+        if (watched) unwatchEnd(operationId, wake)
       }
     },
 
