@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { UpstreamCall } from '../../../src/connectors/index.js'
-import { createEngine, type Engine } from './support/engine.js'
+import { createEngine, type Engine, type Kind } from './support/engine.js'
 
 /**
  * A by-id read whose ids the engine matches to a row stored otherwise ("abc" finding "ABC" in a case-folding column)
@@ -9,12 +9,18 @@ import { createEngine, type Engine } from './support/engine.js'
  * call: the audit log, which holds every upstream call, showed one SELECT where the database ran three.
  */
 const FIELDS = { id: 'string', status: 'string', version: 'integer' }
+const TABLE: Record<Kind, string[]> = {
+  sqlite: ['create table folded (id text collate nocase primary key, status text, version integer not null)'],
+  postgres: ['create extension if not exists citext', 'create table folded (id citext primary key, status text, version integer not null)'],
+  mysql: ['create table folded (id varchar(20) collate utf8mb4_general_ci primary key, status varchar(20), version integer not null) engine=InnoDB'],
+}
 
-describe('sql on sqlite: every statement of a by-id read is a call (a NOCASE id column)', () => {
+for (const kind of ['sqlite', 'postgres', 'mysql'] as Kind[])
+describe(`sql on ${kind}: every statement of a by-id read is a call (a case-folding id column)`, () => {
   let engine: Engine
   before(async () => {
-    engine = await createEngine('sqlite')
-    await engine.exec('create table folded (id text collate nocase primary key, status text, version integer not null)')
+    engine = await createEngine(kind)
+    for (const statement of TABLE[kind]) await engine.exec(statement)
     await engine.exec("insert into folded values ('ABC', 'active', 1), ('XYZ', 'active', 1)")
   })
   after(() => engine?.drop())
