@@ -77,17 +77,21 @@ export async function whoAsked(store: Store, operationId: string): Promise<WhoAs
   const db = store.db
   // The operation's plans (from its own events and the operations table), their selections, then every run-level
   // event of the operation, or of those plans and selections that belongs to no other operation or plan.
+  // A refused request's row keeps the ids its body or arguments named: the caller's claim, never a link between an
+  // operation and a plan (one such request made another plan's approvals this operation's)
   const planIds = db
     .selectFrom('audit_events')
     .select('plan_id')
     .where('operation_id', '=', operationId)
     .where('plan_id', 'is not', null)
+    .where(notRefused(store))
     .union(db.selectFrom('operations').select('plan_id').where('id', '=', operationId))
   const selectionIds = db
     .selectFrom('audit_events')
     .select('selection_id')
     .where('selection_id', 'is not', null)
     .where((eb) => eb.or([eb('operation_id', '=', operationId), eb('plan_id', 'in', planIds)]))
+    .where(notRefused(store))
     .union(db.selectFrom('plans').select('selection_id').where('id', 'in', planIds))
   const page = (after: number) =>
     db
@@ -158,6 +162,12 @@ export async function recordsChanged(store: Store, operationId: string, opts: Re
   }
 }
 
+/** A row whose summary does not say it was refused (`"outcome":"refused"`, as every surface writes a refusal). */
+function notRefused(store: Store) {
+  const needle = '"outcome":"refused"'
+  return store.dialect === 'postgres' ? sql<boolean>`strpos(summary, ${needle}) = 0` : sql<boolean>`instr(summary, ${needle}) = 0`
+}
+
 function outcomeIn(store: Store, outcomes: readonly string[]) {
   return sql<boolean>`(${sql.join(
     outcomes.map((o) => {
@@ -176,8 +186,11 @@ function whoAskedSummary() {
   const approvals: RecordedApproval[] = []
   const requesters = new Map<string, { principal: string | null; name: string | null; role: string | null; surfaces: Set<string>; actions: Set<string>; first_at: string; last_at: string }>()
   function add(event: AuditEntry): void {
-    if (event.plan_id) plans.add(event.plan_id)
-    if (event.selection_id) selections.add(event.selection_id)
+    // a refusal's ids are what its caller named, not the operation's plans and selections
+    if (!isRefusal(event.summary)) {
+      if (event.plan_id) plans.add(event.plan_id)
+      if (event.selection_id) selections.add(event.selection_id)
+    }
     const details = asRecord(event.details)
     const actor = asRecord(details.actor)
     const name = stringOrNull(actor.name)

@@ -1,6 +1,6 @@
 import { WarrantError } from '../contract/index.js'
 import { createStore, type AuditEventRow, type Store } from '../store/index.js'
-import { AUDIT_FIRST_SEQ } from './chain.js'
+import { AUDIT_FIRST_SEQ, storedRow } from './chain.js'
 import { EXPORT_FORMAT, type ExportEnd } from './export.js'
 import { parseChainHead, writeChainHead } from './head.js'
 import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
@@ -69,6 +69,7 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
     }
     const endLine = asEnd(value)
     if (endLine) {
+      if (JSON.stringify(endLine) !== unterminated(text)) return bad(next(), 'altered', notAsWritten(n, origin), text)
       end = endLine
       continue
     }
@@ -77,6 +78,9 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
       if (n === 1) throw notAnExport(origin, "line 1 is neither an audit row nor the export's end line")
       return bad(next(), 'altered', `line ${n} of ${origin} is not an audit row as exported (the columns of audit_events, as stored): the file was edited`, text)
     }
+    // What a line parses to is not all it says: a member given twice parses to its last value, and a reader keeping the
+    // first (or a person searching the file) reads the other. The export writes each line one way; only that is its line.
+    if (JSON.stringify(storedRow(row)) !== unterminated(text)) return bad(row.seq, 'altered', notAsWritten(n, origin), text)
     if (prevSeq !== null && row.seq <= prevSeq)
       return row.seq === prevSeq
         ? bad(row.seq, 'inserted', `line ${n} of ${origin} repeats seq ${row.seq}: the file was edited`, text)
@@ -99,6 +103,15 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
   if (result.status !== 'broken') return { result, bad_line: null }
   const row = await scratch.db.selectFrom('audit_events').selectAll().where('seq', '=', result.first_bad_seq).executeTakeFirst()
   return { result, bad_line: row ? JSON.stringify(row) : null }
+}
+
+/** A line without its line end: a file read by lines has none, the export's own lines (read as they are made) do. */
+function unterminated(text: string): string {
+  return text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text
+}
+
+function notAsWritten(n: number, origin: string): string {
+  return `line ${n} of ${origin} is not exactly as the export wrote it (a member given twice, members reordered, spaces added or a character escaped otherwise): the file was edited`
 }
 
 function notAnExport(origin: string, why: string): WarrantError {

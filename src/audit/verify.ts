@@ -108,6 +108,8 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   const acknowledged: AcknowledgedBreak[] = []
   /** the row after an acknowledged break: its link to the broken row is not checked (its own hash is) */
   let relink = false
+  /** how the checkpoint's row was met: found good with its hash, passed as an acknowledged break, or not yet */
+  let checkpointRow: 'held' | 'acknowledged' | null = null
   const bad = (first_bad_seq: number, problem: ChainProblem, message: string): VerifyResult => ({ ok: false, status: 'broken', first_bad_seq, problem, message, rows_checked: rows, acknowledged_breaks: acknowledged })
   /** A break at a row an acknowledgement named, whose row has changed since, is said to be a new one. */
   const again = (seq: number, match: string) => (match === 'changed' ? ` (row ${seq} also differs from the row acknowledged at that seq: it was changed again since)` : '')
@@ -116,6 +118,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     // the guarantee still says where signing began: a passed row that claims a key counts as signed where it stands
     const claimed = signingKeyId(row.hash)
     if (claimed !== null) signedFrom ??= row.seq
+    if (checkpoint && row.seq === checkpoint.seq) checkpointRow = 'acknowledged'
     expected = row.seq + 1
     prevHash = row.hash
     prevSeq = row.seq
@@ -216,6 +219,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       }
       if (checkpoint && row.seq === checkpoint.seq && row.hash !== checkpoint.hash)
         return bad(row.seq, 'altered', `row ${row.seq} is not the row the checkpoint of ${checkpoint.at} names: the chain was rewritten since`)
+      if (checkpoint && row.seq === checkpoint.seq) checkpointRow = 'held'
 
       expected = row.seq + 1
       prevHash = row.hash
@@ -248,6 +252,11 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       return bad(lastSeq, 'altered', `row ${lastSeq} is not the row the last append wrote (its hash differs from the chain head): it was rewritten with a recomputed hash`)
     if (checkpoint && lastSeq < checkpoint.seq)
       return bad(lastSeq + 1, 'removed', `the chain ends at seq ${lastSeq}, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: rows were removed from the end`)
+    // An acknowledgement records a break; it never makes the chain hold the row a checkpoint vouches for again
+    if (checkpoint && checkpointRow !== 'held') {
+      const how = checkpointRow === 'acknowledged' ? ['altered', 'is an acknowledged break: the chain no longer holds it as the checkpoint saw it'] as const : ['removed', 'is not in the chain: it lies in an acknowledged gap'] as const
+      return bad(checkpoint.seq, how[0], `row ${checkpoint.seq}, which the checkpoint of ${checkpoint.at} names, ${how[1]}`)
+    }
     if (signedFrom !== null) {
       const headState = checkHead(head, keyring)
       if (headState !== 'ok')

@@ -104,13 +104,17 @@ async function record(invocation: Invocation, failure: unknown, openForAudit: (c
   await gateway.audit.flush()
 }
 
-/** The options naming a filter term each: `FIELD OP VALUE`, an exclusion `RULE:FIELD OP VALUE`. */
-const TERM_OPTIONS = { filter: false, exclude: true } as const
+/**
+ * The options naming a term each: a filter `FIELD OP VALUE`, an exclusion `RULE:FIELD OP VALUE`, an action parameter
+ * `NAME=VALUE` (`warrant plan -p`; the HTTP trail keeps the same parameter as `NAME: "[redacted]"` where the name is a
+ * secret's or a denied field's).
+ */
+const TERM_OPTIONS = { filter: false, exclude: true, param: false } as const
 const TERM_FIELD = /^\s*[A-Za-z_][A-Za-z0-9_]*/
 const TERM_OPERATOR = /^\s*(!=|<=|>=|=|<|>|~)?\s*/
 
 /**
- * The options with the value of every filter term on a denied or secret field replaced by `[redacted]`, field and
+ * The options with the value of every term (filter, exclusion, action parameter) on a denied or secret field replaced by `[redacted]`, field and
  * operator kept. A term is one string (`notes=…`), so the log's redaction by key never sees the field's name, and
  * the value went in whole where the HTTP trail keeps `notes: "[redacted]"`. Terms that do not parse are redacted
  * the same way from their first name on: a refused term is still recorded.

@@ -21,6 +21,14 @@ function checkQueryCredentials(query: Readonly<Record<string, string>>, where: r
       )
 }
 
+/** checkQueryCredentials for the literal query of a path (`/items?api_key=…`), reported at the path. */
+function checkPathCredentials(path: string, where: readonly (string | number)[], issue: Issue): void {
+  const at = path.indexOf('?')
+  if (at < 0) return
+  const names = [...new Set(new URLSearchParams(path.slice(at + 1)).keys())]
+  checkQueryCredentials(Object.fromEntries(names.map((name) => [name, ''])), where, (_, message) => issue(where, message))
+}
+
 /**
  * Rules of an http resource's list request that one key's schema cannot state: a body only with POST, every
  * placeholder known, every upstream filter reachable (a parameter or a body placeholder), encodings that fit
@@ -76,5 +84,8 @@ export function checkHttpList(resource: ResourceConfig, http: HttpConnectorConfi
 
   checkQueryCredentials(list.query, at('query'), issue)
   if (http.get.batch) checkQueryCredentials(http.get.batch.query, ['connector', 'get', 'batch', 'query'], issue)
+  // the same parameter written into the path: a next link echoes it, and a link-paged walk's cursor carries that URL
+  checkPathCredentials(list.path, at('path'), issue)
+  if (http.get.batch) checkPathCredentials(http.get.batch.path, ['connector', 'get', 'batch', 'path'], issue)
   if (list.pagination.style === 'keyset') mustExist(list.pagination.field ?? resource.id_field, at('pagination', 'field'))
 }

@@ -38,4 +38,29 @@ describe('a CLI filter term on a denied or secret field (real processes, sqlite)
       await ws.drop()
     }
   })
+
+  /**
+   * `warrant plan SEL -a ACTION -p NAME=VALUE`: each parameter is one string too, so `-p api_key=…` went into the
+   * log whole where the HTTP trail stores the same parameter as `api_key: "[redacted]"` (and a denied field's name
+   * the same way).
+   */
+  test('an action parameter named as a secret or a denied field keeps its name, never its value', async () => {
+    const ws = await createCliWorkspace({ count: 5 })
+    try {
+      const args = ['plan', 'sel_missing', '-a', 'pause_collection', '-p', 'reason=kept', '-p', 'api_key=TOPSECRET7', '-p', 'notes=TOPSECRET8', '-p', 'Card_Token = TOPSECRET9']
+      assert.notEqual((await ws.warrant(args)).code, 0)
+      const store = await createStore({ url: `sqlite:${join(ws.dir, 'warrant.db')}` })
+      try {
+        const rows = await store.db.selectFrom('audit_events').selectAll().where('action', '=', 'cli:plan').execute()
+        assert.equal(rows.length, 1)
+        assert.doesNotMatch(JSON.stringify(rows), /TOPSECRET/)
+        const options = (JSON.parse(rows[0]!.summary) as { options: { param?: string[] } }).options
+        assert.deepEqual(options.param, ['reason=kept', 'api_key=[redacted]', 'notes=[redacted]', 'Card_Token = [redacted]'])
+      } finally {
+        await store.close()
+      }
+    } finally {
+      await ws.drop()
+    }
+  })
 })

@@ -67,24 +67,45 @@ describe('durations past what a clock or timer can hold', () => {
 })
 
 describe('a credential written into the config', () => {
-  test('a fixed query parameter named like a credential (list.query, get.batch.query) is refused, naming connector.credential', () => {
-    for (const [where, edit] of [
-      ['resources.crm.connector.list.query.api_key', (c: any) => (c.list.query = { api_key: 'sk_live_51H8' })],
-      ['resources.crm.connector.list.query.access_token', (c: any) => (c.list.query = { include: 'owner', access_token: 'ya29.a0' })],
-      ['resources.crm.connector.get.batch.query.X-Auth-Token', (c: any) => (c.get.batch = { path: '/items', ids_param: 'ids', query: { 'X-Auth-Token': 't0k' } })],
-    ] as const) {
-      const raw = parseConfigInput()
-      raw.resources.crm = httpResourceInput()
-      edit(raw.resources.crm.connector)
-      const problems = configProblems(() => parseConfig(raw))
-      assert.deepEqual(problems.map((p) => p.key), [where])
-      assert.match(problems[0]!.message, /connector\.credential/)
-    }
-    // parameters that only look alike stay allowed: CouchDB's key, a filter on the author
+  /** The test config with its crm connector edited, parsed. */
+  const parsedWith = (edit: (connector: any) => void) => {
     const raw = parseConfigInput()
     raw.resources.crm = httpResourceInput()
-    raw.resources.crm.connector.list.query = { key: '"a"', author: 'x', include_docs: 'true' }
-    assert.doesNotThrow(() => parseConfig(raw))
+    edit(raw.resources.crm.connector)
+    return parseConfig(raw)
+  }
+  const problemsWith = (edit: (connector: any) => void) => configProblems(() => parsedWith(edit))
+  const assertCredentialRefused = (cases: readonly (readonly [string, (connector: any) => void])[]) => {
+    for (const [where, edit] of cases) {
+      const problems = problemsWith(edit)
+      assert.deepEqual(problems.map((p) => p.key), [where])
+      assert.match(problems[0]!.message, /connector\.credential/)
+      assert.doesNotMatch(problems[0]!.message, /sk_live|ya29|abc123|t0k/)
+    }
+  }
+
+  test('a fixed query parameter named like a credential (list.query, get.batch.query) is refused, naming connector.credential', () => {
+    assertCredentialRefused([
+      ['resources.crm.connector.list.query.api_key', (c) => (c.list.query = { api_key: 'sk_live_51H8' })],
+      ['resources.crm.connector.list.query.access_token', (c) => (c.list.query = { include: 'owner', access_token: 'ya29.a0' })],
+      ['resources.crm.connector.get.batch.query.X-Auth-Token', (c) => (c.get.batch = { path: '/items', ids_param: 'ids', query: { 'X-Auth-Token': 't0k' } })],
+    ])
+    // parameters that only look alike stay allowed: CouchDB's key, a filter on the author
+    assert.doesNotThrow(() => parsedWith((c) => (c.list.query = { key: '"a"', author: 'x', include_docs: 'true' })))
+  })
+
+  /**
+   * The same parameter written into the list path (`list.path: /items?api_key=…`) was accepted: an upstream's next
+   * link echoes it (`/items?api_key=sk_live_…&page=2`), a link-paged walk's position is that URL, and the cursor
+   * carrying it went to the agent and, with every continued search, into the audit log (signed, not encrypted).
+   */
+  test('a query parameter named like a credential in list.path or get.batch.path is refused too, never quoting its value', () => {
+    assertCredentialRefused([
+      ['resources.crm.connector.list.path', (c) => (c.list.path = '/items?api_key=sk_live_51H8')],
+      ['resources.crm.connector.list.path', (c) => (c.list.path = '/items?include=owner&Access-Token=ya29.a0')],
+      ['resources.crm.connector.get.batch.path', (c) => (c.get.batch = { path: '/items?sig=abc123', ids_param: 'ids' })],
+    ])
+    assert.doesNotThrow(() => parsedWith((c) => (c.list.path = '/items?key=%22a%22&include_docs=true')))
   })
 })
 

@@ -91,6 +91,8 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     if (left.length === 0 || result.value.length === 0) continue
     if (strays.length === 0) {
       const again = await timed(() => ctx.backend.run(byIds(ctx, left, columns)))
+      // every statement is a call, the re-reads too: the audit log holds each one the upstream ran
+      ctx.emit({ method: 'SELECT', outcome: 'error' in again ? 'error' : 'ok', durationMs: again.durationMs, ...(left.length === 1 ? { targetId: left[0] } : {}) })
       if ('error' in again) {
         for (const id of left) failed.push({ id, message: readFailure(`${endpoint} by id`, again.error) })
         continue
@@ -99,6 +101,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     }
     for (const id of left) {
       const alone = await timed(() => ctx.backend.run(byIds(ctx, [id], columns)))
+      ctx.emit({ method: 'SELECT', targetId: id, outcome: 'error' in alone ? 'error' : 'ok', durationMs: alone.durationMs })
       if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
       else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
     }
