@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
-import { parseConfig, resolvePaths } from '../../src/config/index.js'
 import { type Actor, digestOf } from '../../src/contract/index.js'
-import { createLogger, openGateway, type Gateway } from '../../src/gateway/index.js'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { createTempDir, type TempDir } from '../support/stores.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
+import { sqliteResourceGateway } from '../support/sqlite-resource-gateway.js'
 
 /**
  * A frozen member is a record id and the version it had, read by the resource's `id_field` and `version_field`. A
@@ -17,51 +14,37 @@ import { createTempDir, type TempDir } from '../support/stores.js'
  * version 1 like every fresh row. Now a change of how records are named (or versioned) is drift like a move.
  */
 describe('a selection whose resource names its records by another column since it was frozen', () => {
+  let accounts: Awaited<ReturnType<typeof sqliteResourceGateway>>
   let fx: GatewayFixture
-  let dir: TempDir
   let file: string
-  let raw: Record<string, any> = {}
   const tokens = { agent: '', reviewer: '' }
   before(async () => {
-    dir = await createTempDir('warrant-renamed-')
-    file = join(dir.path, 'accounts.db')
-    const db = new BetterSqlite3(file)
-    db.exec('create table accounts (id text primary key, account_no text not null unique, status text not null, version integer not null)')
-    // each row's account_no is another row's id
-    db.exec("insert into accounts values ('r1', 'r2', 'open', 1), ('r2', 'r3', 'open', 1), ('r3', 'r1', 'open', 1)")
-    db.close()
-    fx = await startDemoGateway({
-      store: 'sqlite',
-      count: 10,
-      serve: false,
-      edit: (config) => {
-        config.resources.accounts = {
-          environment: { name: 'accounts-prod' },
-          connector: { kind: 'sql', url: `sqlite:${file}`, table: 'accounts' },
-          fields: { id: 'string', account_no: 'string', status: 'string', version: 'integer' },
-          id_field: 'id',
-          version_field: 'version',
-          review_fields: ['id', 'account_no', 'status'],
-          actions: { close: { description: 'close an account', set: { status: 'closed' }, precondition: { status: 'open' } } },
-        }
-        raw = structuredClone(config)
+    accounts = await sqliteResourceGateway(
+      'accounts',
+      (db) => {
+        db.exec('create table accounts (id text primary key, account_no text not null unique, status text not null, version integer not null)')
+        // each row's account_no is another row's id
+        db.exec("insert into accounts values ('r1', 'r2', 'open', 1), ('r2', 'r3', 'open', 1), ('r3', 'r1', 'open', 1)")
       },
-    })
+      (url) => ({
+        environment: { name: 'accounts-prod' },
+        connector: { kind: 'sql', url, table: 'accounts' },
+        fields: { id: 'string', account_no: 'string', status: 'string', version: 'integer' },
+        id_field: 'id',
+        version_field: 'version',
+        review_fields: ['id', 'account_no', 'status'],
+        actions: { close: { description: 'close an account', set: { status: 'closed' }, precondition: { status: 'open' } } },
+      }),
+    )
+    fx = accounts.fx
+    file = accounts.file
     const scopes = { resources: ['accounts'], actions: '*' as const }
     tokens.agent = (await fx.gateway.principals.issue({ name: 'accounts-agent', role: 'agent', scopes })).token
     tokens.reviewer = (await fx.gateway.principals.issue({ name: 'accounts-reviewer', role: 'reviewer', scopes })).token
   })
   after(async () => {
-    await fx?.close()
-    await dir?.drop()
+    await accounts?.close()
   })
-
-  async function reopened(edit: (resource: Record<string, any>) => void): Promise<Gateway> {
-    const edited = structuredClone(raw)
-    edit(edited.resources.accounts)
-    await fx.gateway.audit.flush()
-    return openGateway({ config: resolvePaths(parseConfig(edited, 'edited config'), fx.dir), log: createLogger({ level: 'silent' }) })
-  }
 
   const renamedRefusal = (field: string) => (e: any) => {
     assert.equal(e.code, 'conflict', e.message)
@@ -80,7 +63,7 @@ describe('a selection whose resource names its records by another column since i
       assert.equal(selection.count, 1)
       const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'close' } })
       const later = await fx.gateway.selections.create(agent, 'accounts', { filter: { id: 'r1' }, fields: ['id', 'status'] })
-      const moved = await reopened(edit)
+      const moved = await accounts.reopened(edit)
       try {
         const movedAgent = await moved.principals.authenticate(tokens.agent, 'http')
         const reviewer = await moved.principals.authenticate(tokens.reviewer, 'http')
@@ -116,7 +99,7 @@ describe('a selection whose resource names its records by another column since i
       .where('id', '=', older.selection_id)
       .execute()
     assert.equal((await fx.gateway.selections.view(agent, older.selection_id)).upstream_moved, null, 'the same place: not moved')
-    const elsewhere = await reopened((r) => void (r.connector.table = 'accounts_copy'))
+    const elsewhere = await accounts.reopened((r) => void (r.connector.table = 'accounts_copy'))
     try {
       const view = await elsewhere.selections.view(await elsewhere.principals.authenticate(tokens.agent, 'http'), older.selection_id)
       assert.match(view.upstream_moved ?? '', /points elsewhere/)
