@@ -3,7 +3,8 @@ import type { ResourceConfig } from '../config/index.js'
 
 /**
  * Where a resource's connector reads and writes, and how it names and versions a record there: each source's base URL
- * and list and get paths (http), the database and table (sql), without credentials, and the id and version fields. The
+ * and list and get paths (http), the database and table (sql), the credential's reference (never its value), and the
+ * id and version fields. The
  * environment a reviewer sees is a label the config declares; this is what reads and writes follow, so a selection
  * keeps it at its freeze and a plan at its proposal, and a connector pointed elsewhere since (staging's base_url changed
  * to production's, the label left as it was) is drift, not the place the members were read from. So is a record named
@@ -29,17 +30,29 @@ export function sameUpstream(config: UpstreamConfig, stored: string): boolean {
 }
 
 /** What a drift message says may have changed, on every surface that refuses for it. */
-export const UPSTREAM_PARTS = 'its base_url, list or get path, database URL or table changed, or the id_field or version_field that names and versions its records there'
+export const UPSTREAM_PARTS = 'its base_url, list or get path, database URL or table, or the credential it reads with (the variable or file it comes from) changed, or the id_field or version_field that names and versions its records there'
 
 type UpstreamConfig = Pick<ResourceConfig, 'connector' | 'id_field' | 'version_field'>
 
 /** The prefix of a digest that covers records' naming too (none before it did). */
 const NAMING = 'upstream/2:'
 
+/**
+ * Where the connector reads, and as whom: many APIs answer staging and production (test and live mode, one tenant
+ * and another) on one host, the credential deciding which. The credential counts by its reference (the variable or
+ * file it is read from, and the header it goes in), never its value: a key rotated in the same variable is no move.
+ */
 function placeOf(config: UpstreamConfig) {
   const c = config.connector
-  if (c.kind === 'http') return { kind: 'http', sources: c.sources.map((s) => ({ name: s.name, base_url: s.base_url })), list: c.list.path, get: c.get.path }
-  return legacyPlaceOf(config)
+  if (c.kind === 'http')
+    return {
+      kind: 'http',
+      sources: c.sources.map((s) => ({ name: s.name, base_url: s.base_url })),
+      list: c.list.path,
+      get: c.get.path,
+      credential: c.credential === undefined ? null : { header: c.credential.header, scheme: c.credential.scheme ?? null, secret: c.credential.secret },
+    }
+  return { ...legacyPlaceOf(config), password: c.password ?? null }
 }
 
 /** How a record is named and versioned: the id (and, over http, where in a record it is) and the version. */
