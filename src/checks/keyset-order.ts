@@ -29,20 +29,27 @@ export async function keysetOrder(config: ResourceConfig, connector: Connector, 
   let compared = 0
   for (const sample of samples) {
     if (sample.records.length === 0 || sample.results[0]?.kind !== 'page') continue
-    // the list's own order, from its start, a page further than the sample reached; read before the walk below,
-    // so a record it holds existed when that walk began
-    const session = await connector.openSession()
-    let whole: readonly SourceRecord[]
-    try {
-      const size = Math.min(ORDER_PAGE_MAX, sample.records.length + options.pageSize + 1)
-      const page = await session.readPage({ source: sample.source, filter: {}, position: null, pageSize: size, ...(signal ? { signal } : {}) })
-      if (page.kind !== 'page') return result('unknown', `${sample.source}: the list read from its start in one page could not be read (${page.kind}: ${page.message})`)
-      whole = page.items
-    } finally {
-      await session.close()
+    // the list's own order, from its start, a page further than the sample reached (an upstream refusing a page that
+    // large, Stripe's limit above 100, is asked one of the sample's size, against keyset pages of half that); read
+    // before the walk below, so a record it holds existed when that walk began
+    const plans = [
+      { size: Math.min(ORDER_PAGE_MAX, sample.records.length + options.pageSize + 1), pageSize: options.pageSize, pages: options.pages },
+      { size: options.pageSize, pageSize: Math.max(1, Math.floor(options.pageSize / 2)), pages: 2 },
+    ]
+    let whole: readonly SourceRecord[] | null = null
+    let plan = plans[0]!
+    for (const tried of plans) {
+      const read = await firstPage(connector, sample.source, tried.size, signal)
+      if (read.kind === 'unavailable' || read.kind === 'rate_limited') return result('unknown', `${sample.source}: the list read from its start in one page could not be read (${read.kind}: ${read.message})`)
+      if (read.kind === 'page') {
+        whole = read.items
+        plan = tried
+        break
+      }
     }
-    // the keyset pages, one further than the sample: in the key's order they hold the page above, record for record
-    const walked = await readFiltered(connector, sample.source, {}, { pages: options.pages, pageSize: options.pageSize, ...(signal ? { signal } : {}) })
+    if (whole === null) return result('unknown', `${sample.source}: the list read from its start in one page could not be read at ${plans.map((p) => p.size).join(' or ')} records`)
+    // the keyset pages, as far: in the key's order they hold the page above, record for record
+    const walked = await readFiltered(connector, sample.source, {}, { pages: plan.pages, pageSize: plan.pageSize, ...(signal ? { signal } : {}) })
     if (walked.failure !== null) return result('unknown', `${sample.source}: its keyset pages could not be read again (${walked.failure})`)
     compared += 1
     // past as many records as the pages read, a record is one they have yet to reach, unless they reached the end
@@ -65,4 +72,14 @@ export async function keysetOrder(config: ResourceConfig, connector: Connector, 
   }
   if (compared === 0) return result('unknown', 'no source gave a page to compare its order with')
   return result('holds', `the list read from its start in one page held no record the keyset pages passed over, on ${compared} source(s)`)
+}
+
+/** One page from the list's start, in its own session. */
+async function firstPage(connector: Connector, source: string, pageSize: number, signal: AbortSignal | undefined) {
+  const session = await connector.openSession()
+  try {
+    return await session.readPage({ source, filter: {}, position: null, pageSize, ...(signal ? { signal } : {}) })
+  } finally {
+    await session.close()
+  }
 }

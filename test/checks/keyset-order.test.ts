@@ -59,3 +59,44 @@ describe('warrant check on keyset paging over a list in another order than its k
     assert.equal(report.guarantees.find((x) => x.name === 'keyset_order')?.status, 'not_applicable')
   })
 })
+
+// Stripe answers a limit above 100 with 400: the one large page is then asked at the sample's own size, against keyset
+// pages of half of it, so a consistent upstream still holds (not "could not tell"), and a record passed over within
+// that first page is still found.
+describe('keyset_order on an upstream refusing a page larger than the sample asked', () => {
+  const items = collection(30)
+  // listed by creation: r005 created after r007, so listed seventh
+  const byCreation: readonly Item[] = [...items.slice(0, 4), items[5]!, items[6]!, items[4]!, ...items.slice(7)]
+  let up: TestUpstream
+  let inOrder = false
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      if (answerItemById(items, req, res)) return
+      const limit = Number(req.url.searchParams.get('limit') ?? 10)
+      if (limit > 10) return sendJson(res, 400, { error: { message: 'limit must be at most 10' } })
+      const after = req.url.searchParams.get('after')
+      const listed = inOrder ? items : byCreation
+      sendJson(res, 200, { items: (after === null ? listed : listed.filter((i) => i.id > after)).slice(0, limit) })
+    })
+  })
+  after(() => up.close())
+
+  const keysetOrderOf = async () => {
+    const config = httpResource({ sources: [{ name: 'main', base_url: up.origin }], list: { path: '/items', page_size_param: 'limit', pagination: { style: 'keyset', param: 'after' } } })
+    const report = await checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pageSize: 10, pages: 3 })
+    return report.guarantees.find((x) => x.name === 'keyset_order')
+  }
+
+  test('in the key order: holds', async () => {
+    inOrder = true
+    const g = await keysetOrderOf()
+    assert.equal(g?.status, 'holds', JSON.stringify(g))
+  })
+
+  test('a record listed out of the key order within the first page: unsafe', async () => {
+    inOrder = false
+    const g = await keysetOrderOf()
+    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.match(g.detail, /"r005"/)
+  })
+})
