@@ -2,6 +2,7 @@ import type { ResourceConfig } from '../config/index.js'
 import type { Connector, FieldTypeMisfit, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
+import { keysetOrder } from './keyset-order.js'
 import { pageOrigin } from './page-origin.js'
 import { credentialRefusal } from './credential-refusal.js'
 import { shortPages } from './short-pages.js'
@@ -36,7 +37,7 @@ const DEFAULTS = { pages: 3, pageSize: 50 }
 
 /**
  * Probes one resource, read-only: a few pages of each source, the first page again, a first page too small to
- * be capped, the page before the first page number, each filter clause the upstream is to apply, a read by id, the write configuration, and the first pages again with a credential the upstream never issued. Says which guarantees hold and which config lines break the others.
+ * be capped, the page before the first page number, the list's own order against its keyset pages, each filter clause the upstream is to apply, a read by id, the write configuration, and the first pages again with a credential the upstream never issued. Says which guarantees hold and which config lines break the others.
  *
  * @example const report = await checkResource({ name: 'subscriptions', config, connector })
  */
@@ -49,6 +50,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     ...(await upstreamFilters(options.config, options.connector, samples, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) })),
     await shortPages(options.config, options.connector, samples, options.signal),
     await pageOrigin(options.config, options.connector, samples, pageSize, options.signal),
+    await keysetOrder(options.config, options.connector, samples, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) }),
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
     versions(options.config, samples),
     await fieldTypes(options.connector),

@@ -10,7 +10,9 @@ const promise = 'page-number paging starts at the upstream\'s first page, so no 
  * then has a page before it that no walk reads: its first page of records is missing from every answer, and with
  * no total to fall short of, the walk ends complete. The page before `first` is read once: records there that are
  * not the first page's (the first page again, an empty page or a refusal is how an upstream says there is none)
- * mean the walks start one page late.
+ * mean the walks start one page late. The other way round, a first page that answers nothing while the page after it
+ * answers records (json-server counts from 1 and answers `_page=0` with nothing) ends every walk at once, complete and
+ * empty: the origin is one too low (its page before, `slice(-2n, -n)` there, holds records too, and is not the cause).
  */
 export async function pageOrigin(config: ResourceConfig, connector: Connector, samples: readonly SourceSample[], pageSize: number, signal?: AbortSignal): Promise<Guarantee> {
   const name = 'page_origin'
@@ -20,10 +22,22 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
   const first = list.pagination.style === 'page' ? list.pagination.first : 1
   const before = first - 1
   const found: string[] = []
+  const late: string[] = []
   for (const sample of samples) {
     const firstPage = new Set(sample.records.slice(0, sample.firstPageAgain?.length ?? 0).map((r) => r.id))
     const session = await connector.openSession()
     try {
+      // an empty first page ends every walk there, complete: records on the page after it mean the origin is one too low
+      const opened = sample.results[0]
+      if (opened?.kind === 'page' && opened.items.length === 0 && (opened.unjudged?.count ?? 0) === 0) {
+        const next = await session.readPage({ source: sample.source, filter: {}, position: `${first + 1}:0`, pageSize, ...(signal ? { signal } : {}) })
+        if (next.kind === 'unavailable' || next.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${first + 1} could not be read (${next.message})`)
+        const records = next.kind === 'page' ? next.items.length + (next.unjudged?.count ?? 0) : 0
+        if (records > 0) {
+          late.push(`${sample.source}: page ${first} answers no record, and page ${first + 1} answers ${records}${next.kind === 'page' && next.items[0] ? ` (first: "${next.items[0].id}")` : ''}`)
+          continue
+        }
+      }
       const page = await session.readPage({ source: sample.source, filter: {}, position: `${before}:0`, pageSize, ...(signal ? { signal } : {}) })
       if (page.kind === 'unavailable' || page.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${before} could not be read (${page.message})`)
       if (page.kind !== 'page') continue
@@ -35,9 +49,15 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
       await session.close()
     }
   }
-  if (found.length === 0) return result('holds', `page ${before} holds no records other than page ${first}'s`)
   // a declared total is never reached by a walk one page short: it fails closed; without one the walk ends complete
   const total = list.total_path !== undefined || list.total_header !== undefined
+  if (late.length > 0)
+    return result(
+      total ? 'fails_closed' : 'unsafe',
+      `${late.join('; ')}: the upstream counts pages from ${first + 1}, and every walk starting at page ${first} ends on that empty page${total ? ' (below its total: not complete)' : ', complete, with no record'}; set pagination.first: ${first + 1}`,
+      ['connector.list.pagination.first'],
+    )
+  if (found.length === 0) return result('holds', `page ${before} holds no records other than page ${first}'s`)
   return result(
     total ? 'fails_closed' : 'unsafe',
     `${found.join('; ')}: the upstream counts pages from ${before}, and every walk starting at page ${first} leaves those records out${total ? ' (the total is then never reached: not complete)' : ', complete'}; set pagination.first: ${before}`,

@@ -133,7 +133,7 @@ interface FilteredRead {
  * One filtered walk of a source, at most one page more than the sample read: if the upstream keeps its order,
  * the sampled matches (a subset of the sample) all come within it.
  */
-async function readFiltered(connector: Connector, source: string, filter: Filter, options: { pages: number; pageSize: number; signal?: AbortSignal }): Promise<FilteredRead> {
+export async function readFiltered(connector: Connector, source: string, filter: Filter, options: { pages: number; pageSize: number; signal?: AbortSignal }): Promise<FilteredRead> {
   const session = await connector.openSession()
   const order: string[] = []
   try {

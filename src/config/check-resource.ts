@@ -71,6 +71,11 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
   }
   if (resource.connector.kind === 'sql' && !resource.version_field)
     issue(['version_field'], 'a sql resource needs version_field: the column that changes on every write')
+  // a sql write moves the version itself (id + 1, a UUID): it would renumber the record it writes; an http id never moves
+  if (resource.version_field === resource.id_field)
+    issue(['version_field'], `"${resource.id_field}" is the id field: a write moves the version, so it would give the record another id; name the column that changes on every write (a counter, updated_at)`)
+  if (resource.connector.kind === 'http' && resource.connector.version.from === 'field' && resource.connector.version.field === resource.id_field)
+    issue(['connector', 'version', 'field'], `"${resource.id_field}" is the id field, which never moves on a write: no write could be told from a stale one; name the field the upstream changes on every write (rev, etag, updated_at)`)
   // the version moves by the write itself: a sql write sets the next version over any value, an http upstream stamps its own
   const versionFields = new Set([resource.version_field, resource.connector.kind === 'http' && resource.connector.version.from === 'field' ? resource.connector.version.field : undefined])
   for (const [name, action] of Object.entries(resource.actions)) {

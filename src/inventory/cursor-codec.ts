@@ -251,7 +251,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
       const p = parsed.data
       if (p.fp !== expectedQueryFingerprint)
         throw invalid(
-          'the cursor belongs to another query: resource, environment, filter or fields differ from the ones it was issued for',
+          'the cursor belongs to another query: resource, environment, filter or fields differ from the ones it was issued for, or the resource\'s connector reads another table or list, or names records by another id, than when it was issued',
           'other_query',
         )
 

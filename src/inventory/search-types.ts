@@ -31,6 +31,11 @@ export interface SearchScope {
   readonly visibility: string
   /** The credential cannot see the whole resource: no walk can be complete, and hidden records are never named. */
   readonly restricted: boolean
+  /**
+   * Where the connector reads and by what it names records (the gateway passes `upstreamDigestOf`): part of the query's
+   * identity, so a cursor's positions are never followed in another table or list, or by another id column.
+   */
+  readonly upstream?: string
 }
 
 export interface SearchOptions {

@@ -57,7 +57,7 @@ export async function walkInventory(
   const filter = checkFilter(query.filter)
   if (connector.sources.length === 0) throw new WarrantError('internal', 'the connector declares no source')
   const mode = options.mode ?? 'walk'
-  const fingerprint = queryFingerprint({ resource: query.resource, filter, fields: query.fields }, options.scope.environment)
+  const fingerprint = queryFingerprint({ resource: query.resource, filter, fields: query.fields }, options.scope.environment, options.scope.upstream)
 
   let prior: DecodedCursor | null = null
   if (query.cursor !== undefined && query.cursor !== null) {

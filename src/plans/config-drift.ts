@@ -1,6 +1,6 @@
 import { WarrantError, digestOf } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
-import { upstreamDigestOf } from '../resources/index.js'
+import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
@@ -20,10 +20,10 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow,
   if (resource.environment !== row.environment)
     drift.push({ code: 'environment_changed', message: `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for` })
   // Plans proposed before the digest was kept have none: they are judged by the environment label alone, as then.
-  if (policy.upstream_digest !== undefined && upstreamDigestOf(resource.config) !== policy.upstream_digest)
+  if (policy.upstream_digest !== undefined && !sameUpstream(resource.config, policy.upstream_digest))
     drift.push({
       code: 'upstream_moved',
-      message: `the resource's connector points elsewhere than when this plan was proposed (its base_url, database URL or table changed), though its environment still reads "${resource.environment}"; what was reviewed was read there, so it is never written here`,
+      message: `the resource's connector points elsewhere than when this plan was proposed (${UPSTREAM_PARTS}), though its environment still reads "${resource.environment}"; what was reviewed was read there, so it is never written here`,
     })
   let actionConfig: ActionConfig | null = null
   try {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
-import { type Resource, upstreamDigestOf } from '../resources/index.js'
+import { type Resource, UPSTREAM_PARTS, sameUpstream, upstreamDigestOf } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
 import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
@@ -194,10 +194,10 @@ export async function assertCompensable(
   // kept. Pointed elsewhere since (staging's base_url set to production's), the new selection, plan and every later
   // check would be production's own, and the "undo" would write staging's before-values there.
   const wrote = (JSON.parse((await loadRow(ctx, source.plan_id)).policy) as StoredPolicy).upstream_digest
-  if (wrote !== undefined && upstreamDigestOf(resource.config) !== wrote)
+  if (wrote !== undefined && !sameUpstream(resource.config, wrote))
     throw new WarrantError(
       'conflict',
-      `the connector of resource "${resource.name}" points elsewhere than where operation ${operationId} wrote (its base_url, database URL or table changed since plan ${source.plan_id} was proposed), though its environment still reads "${resource.environment}"; its before-values belong there, so no compensation is proposed here`,
+      `the connector of resource "${resource.name}" points elsewhere than where operation ${operationId} wrote (${UPSTREAM_PARTS}, since plan ${source.plan_id} was proposed), though its environment still reads "${resource.environment}"; its before-values belong there, so no compensation is proposed here`,
       { reason: 'upstream_moved', resource: resource.name, operation_id: operationId, plan_id: source.plan_id, config_drift: ['upstream_moved'] },
     )
   // Compensating writes through the action the operation wrote through: the token must be allowed that action.

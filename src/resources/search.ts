@@ -3,6 +3,7 @@ import { type Envelope, FILTER_DESCRIPTION, SEARCH_MAX_DEADLINE_MS, cursorArgume
 import { type CursorCodec, MAX_CURSOR_CHARS, walkInventory } from '../inventory/index.js'
 import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
+import { upstreamDigestOf } from './upstream-digest.js'
 
 /** The search request, on every surface (HTTP body, MCP tool input, CLI flags). */
 export const searchRequestSchema = z
@@ -68,6 +69,7 @@ export async function walkResource(
         environment: resource.environment,
         visibility: resource.config.visibility.description,
         restricted: resource.config.visibility.restricted,
+        upstream: upstreamDigestOf(resource.config),
       },
       cursorCodec: deps.cursorCodec,
       mode: parsed.mode,

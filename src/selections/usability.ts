@@ -1,5 +1,5 @@
 import { WarrantError } from '../contract/index.js'
-import { upstreamDigestOf } from '../resources/index.js'
+import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
 import type { SelectionRecord } from './selection-service.js'
 
@@ -38,8 +38,8 @@ export function upstreamMovedOf(ctx: SelectionContext, selection: SelectionRecor
   // a resource no longer configured is refused where it is used (not_found), not here
   if (selection.upstream_digest === null || !ctx.catalogue.names.includes(selection.resource)) return null
   const resource = ctx.catalogue.get(selection.resource)
-  if (upstreamDigestOf(resource.config) === selection.upstream_digest) return null
-  return `the connector of resource "${selection.resource}" points elsewhere than when selection ${selection.selection_id} was frozen (its base_url, database URL or table changed), though its environment still reads "${resource.environment}"; its members were read there, so nothing is proposed or changed on them here: create a new selection`
+  if (sameUpstream(resource.config, selection.upstream_digest)) return null
+  return `the connector of resource "${selection.resource}" points elsewhere than when selection ${selection.selection_id} was frozen (${UPSTREAM_PARTS}), though its environment still reads "${resource.environment}"; its members were read there, so nothing is proposed or changed on them here: create a new selection`
 }
 
 export function assertSameUpstream(ctx: SelectionContext, selection: SelectionRecord): void {

@@ -1,7 +1,7 @@
 import type { z } from 'zod'
 import { type Actor, type Filter, SELECTION_MAX_DEADLINE_MS } from '../contract/index.js'
 import { type Budget, walkInventory } from '../inventory/index.js'
-import type { Resource } from '../resources/index.js'
+import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { keepBuilding } from './build-lease.js'
 import { checkExclusionRules, firstMatchingRule } from './exclusions.js'
@@ -107,7 +107,8 @@ export async function freezeFromWalk(ctx: SelectionContext, actor: Actor, resour
       { resource: resource.name, filter: request.filter, fields: request.fields, pageSize: request.pageSize },
       request.budget,
       {
-        scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted },
+        // the continuation it keeps is bound where a search's is: to where, and by what id, the connector reads
+        scope: { resource: resource.name, environment: resource.environment, visibility: resource.config.visibility.description, restricted: resource.config.visibility.restricted, upstream: upstreamDigestOf(resource.config) },
         cursorCodec: ctx.cursorCodec,
         // a selection is created again, never continued: its reasons must not point at the walk's cursor
         resumable: false,

@@ -47,3 +47,40 @@ describe('warrant check reads the page before the first page number', () => {
     assert.equal(report.verdict, 'holds', JSON.stringify(report.guarantees, null, 2))
   })
 })
+
+// The other way round: a 1-based upstream under `first: 0`. json-server 0.17 answers `_page=0` with
+// `slice(-limit, 0)`, nothing, so every walk ended on its empty first page, complete: true with no record (absence
+// "proven" for every filter); the check read page -1, `slice(-2 * limit, -limit)`, found records there, and said
+// "set pagination.first: -1". An empty first page with records on the page after it is the origin one too low.
+describe('warrant check on page-number paging whose first page is empty and the next is not', () => {
+  const items = collection(30)
+  let up: TestUpstream
+  before(async () => {
+    up = await startUpstream((req, res) => {
+      if (answerItemById(items, req, res)) return
+      const page = Number(req.url.searchParams.get('_page') ?? 1)
+      const limit = Number(req.url.searchParams.get('_limit') ?? 10)
+      sendJson(res, 200, items.slice((page - 1) * limit, page * limit))
+    })
+  })
+  after(() => up.close())
+
+  const check = (first: number) => {
+    const config = httpResource({ sources: [{ name: 'main', base_url: up.origin }], list: { path: '/items', items_path: '', page_size_param: '_limit', pagination: { style: 'page', param: '_page', first } } })
+    return checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pageSize: 7 })
+  }
+
+  test('first: 0 over a 1-based upstream is unsafe, saying to set pagination.first: 1 (was: "set pagination.first: -1")', async () => {
+    const g = (await check(0)).guarantees.find((x) => x.name === 'page_origin')
+    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.deepEqual(g.config_keys, ['connector.list.pagination.first'])
+    assert.match(g.detail, /page 0 answers no record.*page 1 answers 7/)
+    assert.match(g.detail, /set pagination\.first: 1\b/)
+    assert.doesNotMatch(g.detail, /first: -1/)
+  })
+
+  test('first: 1 holds', async () => {
+    const report = await check(1)
+    assert.equal(report.guarantees.find((x) => x.name === 'page_origin')?.status, 'holds')
+  })
+})

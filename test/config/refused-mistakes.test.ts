@@ -21,6 +21,24 @@ describe('config mistakes refused at load', () => {
   })
 })
 
+describe('a version field that is the id field', () => {
+  // A sql write moves the version column itself (id + 1, a UUID): with version_field naming the id column it renumbered
+  // the record it wrote (row 1 became row 2, answered "written"), and `warrant check` said conditional_writes held.
+  // An http version read from the id never moves, so every write would halt unverified. Both are refused at load.
+  test('version_field, or connector.version.field, naming the id field is refused by key', () => {
+    const sql = parseConfigInput()
+    sql.resources.subscriptions.version_field = 'id'
+    const [problem] = configProblems(() => parseConfig(sql))
+    assert.equal(problem?.key, 'resources.subscriptions.version_field')
+    assert.match(problem!.message, /id field/)
+
+    const http = parseConfigInput()
+    http.resources.crm = httpResourceInput()
+    http.resources.crm.connector.version.field = 'id'
+    assert.deepEqual(problemKeys(() => parseConfig(http)), ['resources.crm.connector.version.field'])
+  })
+})
+
 describe('names and labels a reader cannot tell apart', () => {
   test('two resources, or two actions of one resource, whose names differ only in case are refused', () => {
     const resources = parseConfigInput()
