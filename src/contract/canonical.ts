@@ -114,15 +114,18 @@ function idVersionJson(member: unknown): string | undefined {
   return `{"id":${JSON.stringify(id)},"version":${JSON.stringify(version)}}`
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+/**
+ * ES2024's `isWellFormed` and `toWellFormed` (Node 20 has both; this project's lib is ES2023): the engine's own
+ * scan, several times faster than a lone-surrogate RegExp on the short texts of every audit row.
+ */
+type WellFormedString = string & { isWellFormed(): boolean; toWellFormed(): string }
 
 /** Whether a string holds a UTF-16 surrogate without its pair (no UTF-8 text, hence no JSON file, can hold it). */
 export function hasLoneSurrogate(text: string): boolean {
-  LONE_SURROGATE.lastIndex = 0
-  return LONE_SURROGATE.test(text)
+  return !(text as WellFormedString).isWellFormed()
 }
 
-/** The string with every lone surrogate replaced by U+FFFD, as `String.prototype.toWellFormed` does. */
+/** The string with every lone surrogate replaced by U+FFFD (`String.prototype.toWellFormed`). */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD')
+  return (text as WellFormedString).toWellFormed()
 }

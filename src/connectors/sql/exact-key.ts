@@ -5,6 +5,7 @@ import type { ConnectorContext } from './context.js'
 import { textParam } from './mysql-charsets.js'
 import { serverIdBinding } from './server-id-forms.js'
 import { sqliteExactIds, sqliteIdsIn } from './sqlite-id-forms.js'
+import { keyArrayType } from './key-arrays.js'
 import { versionCondition } from './version.js'
 
 /**
@@ -74,11 +75,16 @@ export function idRefusal(ctx: ConnectorContext, id: string, facts: ColumnFacts 
  */
 export function idsIn(ctx: ConnectorContext, ids: readonly string[], facts: ColumnFacts | null): RawBuilder<SqlBool> {
   if (ctx.dialect === 'sqlite') return sqliteIdsIn(ctx.idField, ids)
+  const type = keyArrayType(ctx, facts?.idColumn)
   const params = ids.flatMap((id) => {
     const bound = serverIdBinding(ctx, id, facts?.idColumn)
-    return 'refusal' in bound ? [] : [bound.param]
+    return 'refusal' in bound ? [] : [type === null ? bound.param : id]
   })
-  return params.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(params)})`
+  if (params.length === 0) return sql<SqlBool>`1 = 0`
+  // one array parameter where the column's `=` against its elements is its `=` against each id (key-arrays.ts): the
+  // same text for any number of ids; an integer's digits ("007") read as the integer, as the bound parameter was
+  if (type !== null) return sql<SqlBool>`${sql.ref(ctx.idField)} = any(cast(${params} as ${sql.raw(type)}[]))`
+  return sql<SqlBool>`${sql.ref(ctx.idField)} in (${sql.join(params)})`
 }
 
 /** The row is at the expected version: a string one exactly (`exactKey`), an integer or timestamp by `versionCondition`. */

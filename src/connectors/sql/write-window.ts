@@ -5,6 +5,7 @@ import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
+import { windowKeysMatch } from './key-arrays.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionParam } from './version.js'
@@ -77,8 +78,10 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
 
   if (batch.length > 0) {
     const set = updateSet(ctx, assignments, first.set, sharedNextVersion(ctx, now), now)
-    const matches = batch.map((b) => sql<SqlBool>`(${idMatch(ctx, requests[b.index]!.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
-    const conditions = [sql<SqlBool>`(${sql.join(matches, sql` or `)})`]
+    // one condition of the same text for any window where the column's `=` allows (key-arrays.ts), else a piece per target
+    const keys = windowKeysMatch(ctx, facts, batch.map((b) => ({ id: requests[b.index]!.id, expected: b.expected })))
+    const pieces = () => batch.map((b) => sql<SqlBool>`(${idMatch(ctx, requests[b.index]!.id, facts)} and ${versionMatch(ctx, b.expected, facts)})`)
+    const conditions = [keys ?? sql<SqlBool>`(${sql.join(pieces(), sql` or `)})`]
     if (precondition) conditions.push(precondition)
     // rows are told apart by the id as a record shows it: a row read back as "7" answers a request for "7", never
     // one for "007" that the engine also matched (an integer id's digits)
