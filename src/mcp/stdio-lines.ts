@@ -1,4 +1,4 @@
-import { StringDecoder } from 'node:string_decoder'
+import { decodeUtf8Marking, escapeMarkedBytes } from '../contract/index.js'
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ArgumentRefusals } from './argument-refusals.js'
@@ -18,35 +18,41 @@ import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, messageId } from './json-rpc-erro
  * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout, refusals), process.stdout)
  */
 export function withoutDuplicateKeys(input: Readable, output: Writable, refusals?: ArgumentRefusals): Readable {
-  let pending = ''
-  const decoder = new StringDecoder('utf8')
+  // Lines are cut at the byte 0x0A (never inside a UTF-8 character), then decoded whole: a character that straddles
+  // two chunks stays one, and a byte that is not UTF-8 is kept as a lone surrogate (decodeUtf8Marking) to be refused
+  // where it lies (an argument's by the tool, as an isError result), never read as U+FFFD
+  let pending: Buffer[] = []
   const answer = (id: unknown, code: number, message: string, data?: unknown) => output.write(`${JSON.stringify(jsonRpcError(id, code, message, data))}\n`)
+  const take = (push: (line: string) => void, bytes: Buffer) => {
+    const { text: line, firstBadByte } = decodeUtf8Marking(bytes)
+    if (line.trim() === '') return
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(line)
+    } catch {
+      answer(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
+      return
+    }
+    // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
+    const unfaithful = unfaithfulMessage(line, parsed, 'line', refusals)
+    if (unfaithful) output.write(`${JSON.stringify(unfaithful)}\n`)
+    else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC)
+    // re-encoded raw, a marked byte would become U+FFFD: passed on as its escape, which the SDK parses back
+    else push(firstBadByte === null ? line : escapeMarkedBytes(line))
+  }
   const lines = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      pending += decoder.write(chunk)
-      let newline: number
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline + 1)
-        pending = pending.slice(newline + 1)
-        if (line.trim() === '') continue
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(line)
-        } catch {
-          answer(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
-          continue
-        }
-        // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
-        const unfaithful = unfaithfulMessage(line, parsed, 'line', refusals)
-        if (unfaithful) output.write(`${JSON.stringify(unfaithful)}\n`)
-        else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC)
-        else this.push(line)
+      let start = 0
+      for (let newline; (newline = chunk.indexOf(0x0a, start)) >= 0; start = newline + 1) {
+        take((line) => this.push(line), Buffer.concat([...pending, chunk.subarray(start, newline + 1)]))
+        pending = []
       }
+      if (start < chunk.length) pending.push(chunk.subarray(start))
       done()
     },
     flush(done) {
-      pending += decoder.end()
-      if (pending) this.push(pending)
+      const rest = Buffer.concat(pending)
+      if (rest.length > 0) this.push(rest)
       done()
     },
   })
