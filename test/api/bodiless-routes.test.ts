@@ -1,22 +1,18 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { describe, test } from 'node:test'
+import { demoGatewayFor } from '../support/gateway-fixture.js'
 
 // A POST route that reads no body took any body and ignored it: `POST /v1/selections/{id}/recover` with
 // {"deadline_ms": 120000} (the review page's retry takes one) or `…/compensation` with {"targets": [...]} answered
 // 201 with a recovery or a compensation of everything, another request than the one written. A body naming
 // anything is now 400 invalid_request naming it, before any route runs; no body, or {}, is what it always was.
 describe('a POST route that reads no body refuses one that names anything, and makes nothing', () => {
-  let fx: GatewayFixture
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 600 })
-  })
-  after(() => fx?.close())
+  const env = demoGatewayFor({ store: 'sqlite', count: 600 })
 
-  const recoveries = async () => Number((await fx.gateway.store.db.selectFrom('selections').select((eb) => eb.fn.countAll().as('n')).where('origin', 'like', '%recovery%').executeTakeFirstOrThrow()).n)
+  const recoveries = async () => Number((await env.fx.gateway.store.db.selectFrom('selections').select((eb) => eb.fn.countAll().as('n')).where('origin', 'like', '%recovery%').executeTakeFirstOrThrow()).n)
 
   test('recover with a body naming a field is 400 naming it, and no recovery is made; without a body or with {} it is made', async () => {
-    const agent = fx.as('agent')
+    const agent = env.fx.as('agent')
     const partial = await agent('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', region: 'us' }, page_size: 20, budget: { max_pages: 1 } })
     assert.equal(partial.body.complete, false)
     const path = `/v1/selections/${partial.body.selection_id}/recover`
@@ -34,10 +30,10 @@ describe('a POST route that reads no body refuses one that names anything, and m
 
   test('compensation and reconcile: the same refusal, before the operation is looked up', async () => {
     for (const path of ['/v1/operations/op_nope/compensation', '/v1/operations/op_nope/reconcile']) {
-      const refused = await fx.as('agent')('POST', path, { targets: ['sub_00001'] })
+      const refused = await env.fx.as('agent')('POST', path, { targets: ['sub_00001'] })
       assert.equal(refused.status, 400, `${path}: ${JSON.stringify(refused.body)}`)
       assert.match(refused.body.error.message, /"targets"/)
-      assert.equal((await fx.as('agent')('POST', path)).status, 404)
+      assert.equal((await env.fx.as('agent')('POST', path)).status, 404)
     }
   })
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { describe, test } from 'node:test'
+import { demoGatewayFor } from '../support/gateway-fixture.js'
 import { openReviewSession } from '../support/review-session.js'
 
 const STALL_MS = 300
@@ -10,43 +10,39 @@ const STALL_MS = 300
 // and then logged as a failed export, `client_stalled`: an export nobody asked for, in the log that says who took
 // which records. A HEAD now answers the manifest's headers and starts nothing.
 describe('HEAD on a manifest export answers its headers and starts no export', () => {
-  let fx: GatewayFixture
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 50, edit: (raw) => void (raw.server = { ...raw.server, export_stall_timeout_ms: STALL_MS }) })
-  })
-  after(() => fx?.close())
+  const env = demoGatewayFor({ store: 'sqlite', count: 50, edit: (raw) => void (raw.server = { ...raw.server, export_stall_timeout_ms: STALL_MS }) })
 
   const exportRows = async (since: number) => {
     await new Promise((resolve) => setTimeout(resolve, STALL_MS * 3))
-    await fx.gateway.audit.flush()
-    const rows = await fx.gateway.store.db.selectFrom('audit_events').select(['action', 'summary']).where('seq', '>', since).where('level', '=', 'run').orderBy('seq').execute()
+    await env.fx.gateway.audit.flush()
+    const rows = await env.fx.gateway.store.db.selectFrom('audit_events').select(['action', 'summary']).where('seq', '>', since).where('level', '=', 'run').orderBy('seq').execute()
     return rows.map((r) => [r.action, JSON.parse(r.summary).outcome])
   }
   const lastSeq = async () => {
-    await fx.gateway.audit.flush()
-    const db = fx.gateway.store.db
+    await env.fx.gateway.audit.flush()
+    const db = env.fx.gateway.store.db
     return Number((await db.selectFrom('audit_events').select(db.fn.max('seq').as('seq')).executeTakeFirst())?.seq ?? 0)
   }
 
   test('/v1: the same headers as GET, no body, one HEAD row ok, no export started or cut', async () => {
-    const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } })
+    const selection = await env.fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due' } })
     const id = selection.body.selection_id
     const since = await lastSeq()
-    const head = await fetch(`${fx.base}/v1/selections/${id}/export?format=ndjson`, { method: 'HEAD', headers: { authorization: `Bearer ${fx.tokens.agent}` } })
+    const head = await fetch(`${env.fx.base}/v1/selections/${id}/export?format=ndjson`, { method: 'HEAD', headers: { authorization: `Bearer ${env.fx.tokens.agent}` } })
     assert.equal(head.status, 200)
     assert.equal(head.headers.get('x-warrant-selection-count'), String(selection.body.count))
     assert.equal(head.headers.get('x-warrant-selection-digest'), selection.body.digest)
     assert.equal(head.headers.get('content-type'), 'application/x-ndjson; charset=utf-8')
     assert.deepEqual(await exportRows(since), [['HEAD /v1/selections/:id/export', 'ok']])
-    const missing = await fetch(`${fx.base}/v1/selections/sel_nope/export`, { method: 'HEAD', headers: { authorization: `Bearer ${fx.tokens.agent}` } })
+    const missing = await fetch(`${env.fx.base}/v1/selections/sel_nope/export`, { method: 'HEAD', headers: { authorization: `Bearer ${env.fx.tokens.agent}` } })
     assert.equal(missing.status, 404)
   })
 
   test('/review: the same, for a reviewer signed in', async () => {
-    const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'active' } })
-    const session = await openReviewSession(fx.base, fx.tokens.reviewer)
+    const selection = await env.fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'active' } })
+    const session = await openReviewSession(env.fx.base, env.fx.tokens.reviewer)
     const since = await lastSeq()
-    const head = await fetch(`${fx.base}/review/selections/${selection.body.selection_id}/export`, { method: 'HEAD', headers: { cookie: session.cookie } })
+    const head = await fetch(`${env.fx.base}/review/selections/${selection.body.selection_id}/export`, { method: 'HEAD', headers: { cookie: session.cookie } })
     assert.equal(head.status, 200)
     assert.equal(head.headers.get('x-warrant-selection-digest'), selection.body.digest)
     const rows = await exportRows(since)

@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
+import { describe, test } from 'node:test'
+import { demoGatewayFor } from '../support/gateway-fixture.js'
 import { withByteFF } from '../support/not-utf8.js'
 
 // A JSON body holding bytes that are not UTF-8 was decoded with each such byte read as U+FFFD: a search for
 // "B\uFFFD" answered "complete: 0 items", proving the absence of a name nobody asked about, and a proposal set
 // pause_reason to "x\uFFFDy", a value nobody sent, ready for approval. It is refused now, naming where.
 describe('a /v1 JSON body that is not UTF-8 is 400 naming where, and changes nothing', () => {
-  let fx: GatewayFixture
-  before(async () => {
-    fx = await startDemoGateway({ store: 'sqlite', count: 50 })
-  })
-  after(() => fx?.close())
+  const env = demoGatewayFor({ store: 'sqlite', count: 50 })
 
   const post = async (path: string, body: BodyInit) => {
-    const response = await fetch(`${fx.base}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${fx.tokens.agent}`, 'content-type': 'application/json' } })
+    const response = await fetch(`${env.fx.base}${path}`, { method: 'POST', body, headers: { authorization: `Bearer ${env.fx.tokens.agent}`, 'content-type': 'application/json' } })
     return { status: response.status, body: (await response.json()) as any }
   }
 
@@ -27,12 +23,12 @@ describe('a /v1 JSON body that is not UTF-8 is 400 naming where, and changes not
   })
 
   test('a proposal whose param holds such a byte is refused and no plan is stored', async () => {
-    const selection = await fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', collection: 'active' } })
+    const selection = await env.fx.as('agent')('POST', '/v1/resources/subscriptions/selections', { filter: { status: 'past_due', collection: 'active' } })
     assert.equal(selection.status, 201)
     const answer = await post(`/v1/selections/${selection.body.selection_id}/plans`, withByteFF('{"action":{"type":"pause_collection","params":{"reason":"x@y"}}}'))
     assert.equal(answer.status, 400, JSON.stringify(answer.body))
     assert.match(answer.body.error.message, /^body\.action\.params\.reason holds bytes that are not UTF-8/)
-    const plans = await fx.gateway.store.db.selectFrom('plans').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    const plans = await env.fx.gateway.store.db.selectFrom('plans').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
     assert.equal(Number(plans.n), 0)
   })
 
