@@ -57,15 +57,24 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   return [limit, check]
 }
 
-/** The path and query: valid percent-encoded UTF-8, no NUL byte, no lone surrogate. */
+/**
+ * The path and query: valid percent-encoded UTF-8, no NUL byte, no lone surrogate. A query part that does not decode
+ * is refused as the path is: the router keeps it as its literal text (`%FF`), a value nobody sent.
+ */
 function refuseBadRequestLine(url: string, queries: Record<string, string[]>): void {
+  const parsed = new URL(url)
   let path: string
   try {
-    path = decodeURIComponent(new URL(url).pathname)
+    path = decodeURIComponent(parsed.pathname)
   } catch {
     throw new WarrantError('invalid_request', 'the request path is not valid percent-encoded UTF-8', { field: 'path' })
   }
   refuseBadText(path, 'path')
+  for (const part of parsed.search.slice(1).split('&')) {
+    const [name = '', value = ''] = part.split(/=(.*)/s)
+    if (!decodes(name)) throw new WarrantError('invalid_request', 'a query parameter name is not valid percent-encoded UTF-8', { field: 'query' })
+    if (!decodes(value)) throw new WarrantError('invalid_request', `query parameter "${decodeURIComponent(name)}" is not valid percent-encoded UTF-8`, { field: decodeURIComponent(name) })
+  }
   for (const [name, values] of Object.entries(queries)) {
     refuseBadText(name, `query parameter name`)
     for (const value of values) refuseBadText(value, `query parameter "${name}"`)
@@ -90,6 +99,16 @@ async function bodyText(request: { arrayBuffer(): Promise<ArrayBuffer>; text(): 
   if (parsed !== undefined) inspectJson(parsed) // names the member holding the byte
   const byte = `0x${bytes[firstBadByte]!.toString(16).padStart(2, '0')}`
   throw new WarrantError('invalid_request', `the request body is not UTF-8 text: byte ${firstBadByte} (${byte}) is no part of a UTF-8 character; send JSON encoded as UTF-8`, { field: 'body', byte_offset: firstBadByte, byte })
+}
+
+/** Whether a percent-encoded text decodes as UTF-8. */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 function refuseBadText(text: string, where: string): void {
