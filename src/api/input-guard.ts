@@ -38,6 +38,7 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   const check: MiddlewareHandler = async (c, next) => {
     try {
       refuseBadRequestLine(c.req.url, c.req.queries())
+      refuseContentEncoding(c.req.header('content-encoding'))
     } catch (error) {
       if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
       throw error
@@ -99,6 +100,17 @@ async function bodyText(request: { arrayBuffer(): Promise<ArrayBuffer>; text(): 
   if (parsed !== undefined) inspectJson(parsed) // names the member holding the byte
   const byte = `0x${bytes[firstBadByte]!.toString(16).padStart(2, '0')}`
   throw new WarrantError('invalid_request', `the request body is not UTF-8 text: byte ${firstBadByte} (${byte}) is no part of a UTF-8 character; send JSON encoded as UTF-8`, { field: 'body', byte_offset: firstBadByte, byte })
+}
+
+/**
+ * A request body is taken as sent, never decompressed: one in another coding than identity is refused naming the
+ * header, rather than read as the bytes it is (a gzip body "malformed JSON"; a plain body labelled gzip answered as
+ * if the label were not there).
+ */
+function refuseContentEncoding(encoding: string | undefined): void {
+  const coding = encoding?.trim().toLowerCase()
+  if (coding === undefined || coding === '' || coding === 'identity') return
+  throw new WarrantError('invalid_request', `the request body is sent with Content-Encoding: ${encoding}; this gateway takes request bodies uncompressed: send it without the header`, { field: 'content-encoding' })
 }
 
 /** Whether a percent-encoded text decodes as UTF-8. */
