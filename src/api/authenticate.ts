@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import type { StreamEnd } from '../audit/index.js'
-import { type Actor, type Surface, WarrantError } from '../contract/index.js'
+import { type Actor, type Surface, WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { clientAddress, createFailureLimit, type FailureLimit } from './failure-limit.js'
 import { timesSent } from './sent-headers.js'
@@ -46,7 +46,9 @@ export function authenticate(gateway: Gateway, surface: Surface = 'http'): Middl
     try {
       c.set('actor', await gateway.principals.authenticate(token, surface))
     } catch (error) {
-      limit.fail(client)
+      // only a token refused is a failed guess: a store that could not answer (503) is no fault of the caller's, and
+      // counted, an agent retrying through a short outage was locked out (429) with a valid token once it ended
+      if (isWarrantError(error) && error.code === 'unauthenticated') limit.fail(client)
       gateway.log.warn({ client, surface, path: c.req.path, reason: (error as Error).message }, 'authentication failed')
       throw error
     }
