@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { request } from 'node:http'
 import { describe, test } from 'node:test'
 import { demoGatewayFor } from '../support/gateway-fixture.js'
 
@@ -6,7 +7,7 @@ import { demoGatewayFor } from '../support/gateway-fixture.js'
 // {"deadline_ms": 120000} (the review page's retry takes one) or `…/compensation` with {"targets": [...]} answered
 // 201 with a recovery or a compensation of everything, another request than the one written. A body naming
 // anything is now 400 invalid_request naming it, before any route runs; no body, or {}, is what it always was.
-describe('a POST route that reads no body refuses one that names anything, and makes nothing', () => {
+describe('a route that reads no body refuses one that names anything, and makes nothing', () => {
   const env = demoGatewayFor({ store: 'sqlite', count: 600 })
 
   const recoveries = async () => Number((await env.fx.gateway.store.db.selectFrom('selections').select((eb) => eb.fn.countAll().as('n')).where('origin', 'like', '%recovery%').executeTakeFirstOrThrow()).n)
@@ -35,5 +36,26 @@ describe('a POST route that reads no body refuses one that names anything, and m
       assert.match(refused.body.error.message, /"targets"/)
       assert.equal((await env.fx.as('agent')('POST', path)).status, 404)
     }
+  })
+
+  // A GET's body has no meaning (RFC 9110), yet a client may put its filters there (as some search APIs take them):
+  // `GET /v1/audit` with {"principal": …} answered the whole log as if filtered
+  test('a GET with a body naming anything is refused the same way; without one it answers', async () => {
+    const admin = env.fx.as('admin')
+    // fetch sends no GET body, node:http does (with a length: node refuses a chunked GET)
+    const refused = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const body = JSON.stringify({ principal: 'prn_x', level: 'run' })
+      const headers = { authorization: `Bearer ${env.fx.tokens.admin}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+      const req = request(`${env.fx.base}/v1/audit`, { method: 'GET', headers }, (res) => {
+        let text = ''
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : text }))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    assert.equal(refused.status, 400, JSON.stringify(refused.body))
+    assert.match(refused.body.error.message, /^GET \/v1\/audit takes no request body; this one has 35 bytes.*a GET's parameters go in its query$/)
+    assert.equal((await admin('GET', '/v1/audit')).status, 200)
   })
 })

@@ -15,8 +15,7 @@ const noQuery = z.strictObject({})
  * const show = v1Route({ method: 'get', path: '/v1/plans/{id}', request: { params: idParam }, responses })
  */
 export function v1Route<R extends RouteConfig>(route: R): R {
-  const bodiless = route.method !== 'get' && route.request?.body === undefined
-  const withBody = bodiless ? { ...route, middleware: [refuseBody(route.path), ...[route.middleware ?? []].flat()] } : route
+  const withBody = route.request?.body === undefined ? { ...route, middleware: [refuseBody(route.path), ...[route.middleware ?? []].flat()] } : route
   if (route.request?.query !== undefined) return createRoute(withBody)
   // the handler's types stay the route's own: there is no query for it to read
   return createRoute({ ...withBody, request: { ...route.request, query: noQuery } }) as R
@@ -25,10 +24,17 @@ export function v1Route<R extends RouteConfig>(route: R): R {
 /**
  * For a route that reads no body: a body naming anything is refused, as an unread query parameter is. Ignored, it
  * asked another request than the one written (`…/compensation` with {"targets": [...]} compensated every target;
- * `…/recover` with a deadline recovered without it). No body, a blank one or `{}` asks nothing and passes.
+ * `…/recover` with a deadline recovered without it; `GET /v1/audit` with filters in its body answered the whole
+ * log). No body, a blank one or `{}` asks nothing and passes.
  */
 function refuseBody(path: string): MiddlewareHandler {
   return async (c, next) => {
+    // node's request hands a GET's body to no one: its length says whether one came
+    const length = Number(c.req.header('content-length') ?? 0)
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && length > 0)
+      throw new WarrantError('invalid_request', `${c.req.method} ${path} takes no request body; this one has ${length} bytes, which nothing here reads, so it is refused rather than ignored. Send none: a GET's parameters go in its query`, {
+        field: 'body',
+      })
     const text = await c.req.text()
     let parsed: unknown = text.trim() === '' ? {} : undefined
     try {
