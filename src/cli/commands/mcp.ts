@@ -44,7 +44,7 @@ export function registerMcp(program: Command): void {
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
         const argumentRefusals = new ArgumentRefusals()
         server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
-        const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals)
+        const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals, gateway.config.server.max_body_bytes)
         const transport = new StdioServerTransport(lines, process.stdout)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
