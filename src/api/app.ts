@@ -7,6 +7,8 @@ import { type ApiEnv, authenticate } from './authenticate.js'
 import { asWarrantError, fromZodError, toErrorResponse } from './error-mapping.js'
 import { observeRequests, registerMetricsRoute } from './metrics.js'
 import { refuseDuplicateKeys } from './unique-keys.js'
+import { methodsAt } from './route-methods.js'
+import { WarrantError } from '../contract/index.js'
 import { registerAuditRoutes } from './routes/audit.js'
 import { registerOperationRoutes } from './routes/operations.js'
 import { registerResourceRoutes } from './routes/resources.js'
@@ -39,7 +41,16 @@ export function createApp(options: AppOptions): App {
     return toErrorResponse(error, c, gateway.log)
   })
   app.use('*', observeRequests(gateway))
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404))
+  app.notFound((c) => {
+    // a path some route has, asked with another method: 405 with Allow (RFC 9110), not "no route", which sends a
+    // client looking for another URL
+    const allowed = methodsAt(app, c.req.path)
+    if (allowed.length > 0) {
+      const refusal = new WarrantError('method_not_allowed', `${c.req.method} is not a method of ${c.req.path}; it takes ${allowed.join(', ')}`, { method: c.req.method, allowed })
+      return c.json(refusal.toBody(), 405, { Allow: allowed.join(', ') })
+    }
+    return c.json({ error: { code: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404)
+  })
 
   registerMetricsRoute(app, gateway)
   // First: every request below is recorded, on every surface this app carries, refusals included.

@@ -1,8 +1,9 @@
 import type { MiddlewareHandler } from 'hono'
 import type { StreamEnd } from '../audit/index.js'
-import { type Actor, type Surface, WarrantError } from '../contract/index.js'
+import { type Actor, type Surface, WarrantError, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { clientAddress, createFailureLimit, type FailureLimit } from './failure-limit.js'
+import { timesSent } from './sent-headers.js'
 
 /**
  * `audit_details`: set by a route whose audit row says what it changed (a principal's disable). `streamed_answer`: the route answered with a stream (envelope-stream.ts), which the audit trail must not read
@@ -36,12 +37,18 @@ export function authenticate(gateway: Gateway, surface: Surface = 'http'): Middl
     const client = clientAddress(c.env)
     const wait = limit.blockedFor(client)
     if (wait !== null) throw new WarrantError('rate_limited', 'too many failed authentications from this address; wait a minute', { retry_after_seconds: wait })
+    // sent twice, the header reaches the app as one value joined by ", " that no token matches: say so, rather than
+    // "a bearer token is required" to a client that sent two (and count no guess: neither was tried)
+    const times = timesSent(c, 'authorization') ?? 1
+    if (times > 1) throw new WarrantError('invalid_request', `the Authorization header is given ${times} times; send one (Authorization: Bearer <token>)`, { field: 'authorization', count: times })
     const header = c.req.header('authorization')
     const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1]
     try {
       c.set('actor', await gateway.principals.authenticate(token, surface))
     } catch (error) {
-      limit.fail(client)
+      // only a token refused is a failed guess: a store that could not answer (503) is no fault of the caller's, and
+      // counted, an agent retrying through a short outage was locked out (429) with a valid token once it ended
+      if (isWarrantError(error) && error.code === 'unauthenticated') limit.fail(client)
       gateway.log.warn({ client, surface, path: c.req.path, reason: (error as Error).message }, 'authentication failed')
       throw error
     }

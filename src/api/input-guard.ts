@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { WarrantError, hasLoneSurrogate } from '../contract/index.js'
+import { WarrantError, decodeUtf8Marking, hasLoneSurrogate, holdsMarkedByte } from '../contract/index.js'
 
 /** Default largest request body: a few MB holds any honest request (10,000 ids in a filter is ~200 KB). */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -38,12 +38,13 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   const check: MiddlewareHandler = async (c, next) => {
     try {
       refuseBadRequestLine(c.req.url, c.req.queries())
+      refuseContentEncoding(c.req.header('content-encoding'))
     } catch (error) {
       if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
       throw error
     }
     if (!options.routeInspectsJson && c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
-      const text = await c.req.text()
+      const text = await bodyText(c.req)
       let parsed: unknown
       try {
         parsed = text.trim() === '' ? undefined : JSON.parse(text)
@@ -57,23 +58,75 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   return [limit, check]
 }
 
-/** The path and query: valid percent-encoded UTF-8, no NUL byte, no lone surrogate. */
+/**
+ * The path and query: valid percent-encoded UTF-8, no NUL byte, no lone surrogate. A query part that does not decode
+ * is refused as the path is: the router keeps it as its literal text (`%FF`), a value nobody sent.
+ */
 function refuseBadRequestLine(url: string, queries: Record<string, string[]>): void {
+  const parsed = new URL(url)
   let path: string
   try {
-    path = decodeURIComponent(new URL(url).pathname)
+    path = decodeURIComponent(parsed.pathname)
   } catch {
     throw new WarrantError('invalid_request', 'the request path is not valid percent-encoded UTF-8', { field: 'path' })
   }
   refuseBadText(path, 'path')
+  for (const part of parsed.search.slice(1).split('&')) {
+    const [name = '', value = ''] = part.split(/=(.*)/s)
+    if (!decodes(name)) throw new WarrantError('invalid_request', 'a query parameter name is not valid percent-encoded UTF-8', { field: 'query' })
+    if (!decodes(value)) throw new WarrantError('invalid_request', `query parameter "${decodeURIComponent(name)}" is not valid percent-encoded UTF-8`, { field: decodeURIComponent(name) })
+  }
   for (const [name, values] of Object.entries(queries)) {
     refuseBadText(name, `query parameter name`)
     for (const value of values) refuseBadText(value, `query parameter "${name}"`)
   }
 }
 
+/**
+ * The body as text, refused when it is not UTF-8 (JSON's one encoding, RFC 8259): read as UTF-8 anyway, each such
+ * byte would become U+FFFD and the request would ask about, or write, a value nobody sent. The refusal names the
+ * member holding the byte, or its offset when it lies outside any string (the text is then no JSON either).
+ */
+async function bodyText(request: { arrayBuffer(): Promise<ArrayBuffer>; text(): Promise<string> }): Promise<string> {
+  const bytes = new Uint8Array(await request.arrayBuffer())
+  const { text, firstBadByte } = decodeUtf8Marking(bytes)
+  if (firstBadByte === null) return await request.text()
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed !== undefined) inspectJson(parsed) // names the member holding the byte
+  const byte = `0x${bytes[firstBadByte]!.toString(16).padStart(2, '0')}`
+  throw new WarrantError('invalid_request', `the request body is not UTF-8 text: byte ${firstBadByte} (${byte}) is no part of a UTF-8 character; send JSON encoded as UTF-8`, { field: 'body', byte_offset: firstBadByte, byte })
+}
+
+/**
+ * A request body is taken as sent, never decompressed: one in another coding than identity is refused naming the
+ * header, rather than read as the bytes it is (a gzip body "malformed JSON"; a plain body labelled gzip answered as
+ * if the label were not there).
+ */
+function refuseContentEncoding(encoding: string | undefined): void {
+  const coding = encoding?.trim().toLowerCase()
+  if (coding === undefined || coding === '' || coding === 'identity') return
+  throw new WarrantError('invalid_request', `the request body is sent with Content-Encoding: ${encoding}; this gateway takes request bodies uncompressed: send it without the header`, { field: 'content-encoding' })
+}
+
+/** Whether a percent-encoded text decodes as UTF-8. */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 function refuseBadText(text: string, where: string): void {
   if (text.includes('\u0000')) throw new WarrantError('invalid_request', `${where} holds a NUL byte`, { field: where })
+  // a byte that is not UTF-8 is read as such a surrogate (decodeUtf8Marking), never as U+FFFD
+  if (holdsMarkedByte(text)) throw new WarrantError('invalid_request', `${where} holds bytes that are not UTF-8, or an unpaired UTF-16 surrogate (not valid Unicode text)`, { field: where })
   if (hasLoneSurrogate(text)) throw new WarrantError('invalid_request', `${where} holds an unpaired UTF-16 surrogate (not valid Unicode text)`, { field: where })
 }
 

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_approved: 403,
   not_found: 404,
+  method_not_allowed: 405,
   digest_mismatch: 409,
   selection_incomplete: 409,
   idempotency_in_progress: 409,
@@ -31,7 +32,7 @@ export function exitCodeOf(code: ErrorCode): number {
   const status = ERROR_STATUS[code]
   if (code === 'internal') return 1
   if (status >= 500) return 4
-  if (status === 400 || status === 404 || status === 422) return 2
+  if (status === 400 || status === 404 || status === 405 || status === 422) return 2
   return 3
 }
 

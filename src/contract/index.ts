@@ -21,6 +21,7 @@ export { surelySameData, surelySameJson } from './same-json.js'
 export { protoKeyPaths } from './proto-keys.js'
 export { SEARCH_MAX_DEADLINE_MS, SELECTION_MAX_DEADLINE_MS, retryDeadline } from './deadlines.js'
 export { quotedKey, unstorableKey } from './key-text.js'
+export { decodeUtf8Marking, escapeMarkedBytes, holdsMarkedByte } from './utf8-bytes.js'
 export {
   reasonCodeSchema,
   warningCodeSchema,

@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { Hono } from 'hono'
 import { type ApiEnv, authenticate } from '../api/authenticate.js'
-import { WarrantError, isWarrantError } from '../contract/index.js'
+import { WarrantError, decodeUtf8Marking, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { ArgumentRefusals } from './argument-refusals.js'
 import { createMcpServer } from './server.js'
@@ -40,8 +40,9 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     try {
       // Read here (not by the transport) to refuse a key given twice, which JSON.parse would reduce to the last,
-      // and a number it would round.
-      const text = await c.req.text()
+      // and a number it would round; a byte that is not UTF-8 is kept as a lone surrogate, refused where it lies
+      // (an argument's as an isError result), never read as U+FFFD
+      const text = decodeUtf8Marking(new Uint8Array(await c.req.arrayBuffer())).text
       let parsedBody: unknown
       try {
         parsedBody = JSON.parse(text)

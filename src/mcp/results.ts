@@ -65,6 +65,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   forbidden: 'This is outside your role or token scope. Tell the person; an agent cannot widen its own scope or approve.',
   not_approved: 'The plan needs a reviewer\'s approval first. Give the person the review URL (get_plan shows it), show the incomplete_reasons if any, and wait; check with get_plan. You cannot approve.',
   not_found: 'Check the id or name. list_resources names the resources; ids come only from earlier results.',
+  method_not_allowed: 'That path takes other methods (error.details.allowed); MCP tools call the right one for you.',
   digest_mismatch: 'The selection or plan is not the one you named. Read it again (read_selection or get_plan) and use its current digest, or create a new selection; never reuse a digest from another object.',
   selection_incomplete: 'This selection\'s inventory was incomplete, so it can be reviewed but never committed. Show its incomplete_reasons; to act on the records it did return, create a new selection with filter {"id": {"in": [...those ids]}} (complete once its walk reads every one of them) and propose again.',
   idempotency_in_progress: 'The request with this key is still running. A commit: poll get_operation with the operation id instead of committing again. A selection: call create_selection again with the same arguments and key after a while; it answers once that selection is frozen.',

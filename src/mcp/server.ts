@@ -41,7 +41,7 @@ const INSTRUCTIONS = [
  *
  * @example const server = createMcpServer({ gateway, actor }); await server.connect(new StdioServerTransport())
  */
-export function createMcpServer(options: McpServerOptions): McpServer {
+export function createMcpServer(options: McpServerOptions): WarrantMcpServer {
   const { gateway, actor } = options
   const server = new WarrantMcpServer(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const who = typeof actor === 'function' ? actor : async () => actor
@@ -63,8 +63,31 @@ const HTTP_DEFAULT_VERSION = '2025-03-26'
  * (stdio): the SDK's Server answers it but keeps no record. Over stateless HTTP each request carries it in
  * the MCP-Protocol-Version header instead.
  */
-class WarrantMcpServer extends McpServer {
+export class WarrantMcpServer extends McpServer {
   negotiated: string | null = null
+  /** Tool calls not yet answered. */
+  private readonly calls = new Set<Promise<unknown>>()
+
+  /** The call, kept until it is answered: see {@link settled}. */
+  track<T>(call: Promise<T>): Promise<T> {
+    this.calls.add(call)
+    void call.finally(() => this.calls.delete(call)).catch(() => undefined)
+    return call
+  }
+
+  /**
+   * Once every tool call received so far has its answer handed to the transport. A stdio client shuts the server
+   * down by closing stdin, often straight after its last call (`printf '…' | warrant mcp`): closing the store then
+   * cut those calls off, unanswered and unaudited, a selection left mid-walk.
+   */
+  async settled(): Promise<void> {
+    for (;;) {
+      // a message read just before may not have reached its handler yet, nor an answer its transport
+      await new Promise((resolve) => setImmediate(resolve))
+      if (this.calls.size === 0) return
+      await Promise.allSettled([...this.calls])
+    }
+  }
 
   override async connect(transport: Transport): Promise<void> {
     const observed = new Proxy(transport, {
@@ -162,8 +185,8 @@ const ANY_TOOL_CALL = z.object({ method: z.literal('tools/call'), params: z.unkn
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
 
 function answerEveryCall(server: WarrantMcpServer, runners: ReadonlyMap<string, ToolRunner>, gateway: Gateway, who: () => Promise<Actor>): void {
-  server.server.setRequestHandler(ANY_TOOL_CALL, (request, extra) => {
-    const sent = request.params.sent
+  server.server.setRequestHandler(ANY_TOOL_CALL, (request, extra) => server.track(answerCall(request.params.sent, extra)))
+  function answerCall(sent: unknown, extra: CallExtra): Promise<ToolAnswer | ToolRefusal> {
     const params = sent !== null && typeof sent === 'object' && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {}
     const { name, arguments: raw = {} } = params
     const run = typeof name === 'string' ? runners.get(name) : undefined
@@ -172,5 +195,5 @@ function answerEveryCall(server: WarrantMcpServer, runners: ReadonlyMap<string, 
       if (typeof name !== 'string') throw new WarrantError('invalid_request', 'invalid tools/call: name must be the name of a tool, as a string; tools/list lists them', { field: 'name' })
       throw new WarrantError('not_found', `no tool "${name.slice(0, 128)}"; the tools are: ${[...runners.keys()].join(', ')}. No tool approves: a person approves on the review page.`, { tool: name.slice(0, 128) })
     })
-  })
+  }
 }

@@ -268,6 +268,11 @@ function uniqueColumn(name: string, taken: readonly string[]): string {
   return out
 }
 
+/** What a manifest in `format` is sent as, its GET's stream and a HEAD's headers alike: the media type and the file's name. */
+export function manifestFile(selectionId: string, format: ExportFormat): { readonly contentType: string; readonly filename: string } {
+  return { contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8', filename: `${selectionId}.${format}` }
+}
+
 /**
  * The headers a streamed manifest is sent with, on every surface: a download, never cached, naming the
  * selection, its count, digest and completeness so a saved file can be checked against what was approved.

@@ -36,7 +36,7 @@ export type {
   CompensationTarget,
 } from './selection-service.js'
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
-export { exportOutcome, manifestHeaders, type ExportEnd, type ExportStop } from './export.js'
+export { exportOutcome, manifestFile, manifestHeaders, type ExportEnd, type ExportStop } from './export.js'
 export { EXPORT_STARTED_ACTION, exportStartedSummary } from './export-audit.js'
 export { csvCell, csvLine } from './csv-cell.js'
 export { parseRequest } from './parse-request.js'

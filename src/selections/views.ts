@@ -1,7 +1,7 @@
 import type { Actor } from '../contract/index.js'
 import type { SelectionContext } from './context.js'
 import { EXCLUSION_ATTRIBUTION } from './exclusions.js'
-import { type ExportEnd, manifestStream } from './export.js'
+import { type ExportEnd, manifestFile, manifestStream } from './export.js'
 import { MEMBER_ORDERING } from './id-order.js'
 import { load, members } from './load.js'
 import { lookalikesOf } from './stored-lookalikes.js'
@@ -84,8 +84,7 @@ export async function exportStream(ctx: SelectionContext, actor: Actor, selectio
   return {
     // Members are fetched page by page as the stream is read, so memory stays flat however large the selection.
     stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit), { upstreamMoved: upstreamMovedOf(ctx, selection), onEnd, stallMs: ctx.exportStallMs }),
-    contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-    filename: `${selectionId}.${format}`,
+    ...manifestFile(selectionId, format),
     selection,
   }
 }

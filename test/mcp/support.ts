@@ -334,7 +334,9 @@ export function postMcpText(world: McpWorld, body: string): Promise<Response> {
  * already initialised: `answer(id)` waits for the message with that id; `lines` holds every message read so far;
  * `end()` closes stdin and waits for the exit.
  */
-export async function startMcpLineSession(world: McpWorld): Promise<{ send(text: string): void; answer(id: number): Promise<any>; end(): Promise<void>; readonly lines: any[] }> {
+export async function startMcpLineSession(
+  world: McpWorld,
+): Promise<{ send(text: string): void; sendBytes(line: Uint8Array): void; answer(id: number): Promise<any>; end(): Promise<void>; readonly lines: any[] }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'mcp', '--config', world.configPath], {
     env: { ...process.env, WARRANT_TOKEN: world.agentToken, WARRANT_LOG_LEVEL: 'silent' },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -366,6 +368,8 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
     }
   }
   const send = (text: string) => void child.stdin.write(`${text}\n`)
+  // a line as bytes, which a string cannot hold when they are not UTF-8
+  const sendBytes = (line: Uint8Array) => void child.stdin.write(Buffer.concat([line, Buffer.from('\n')]))
   const end = async () => {
     child.stdin.end()
     if (!exit) await new Promise((resolve) => child.once('exit', resolve))
@@ -378,7 +382,7 @@ export async function startMcpLineSession(world: McpWorld): Promise<{ send(text:
     await end()
     throw error
   }
-  return { send, answer, end, lines }
+  return { send, sendBytes, answer, end, lines }
 }
 
 /** The official client driving `warrant mcp` as a real subprocess, collecting its stderr and any protocol error. */

@@ -9,6 +9,7 @@ import {
   exportFormatSchema,
   exportOutcome,
   exportStartedSummary,
+  manifestFile,
   manifestHeaders,
   type ExportEnd,
   type SelectionRecord,
@@ -137,6 +138,12 @@ export function registerSelectionRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatew
     const recordEnd = c.get('record_stream_end')
     const actor = c.get('actor')
     const format = c.req.valid('query').format
+    // HEAD (served by this GET route): the headers only. Run as the GET, it started an export nobody reads (a start
+    // row, a stream held unread until its stall timeout, then logged as cut by a stalled client)
+    if (c.req.method === 'HEAD') {
+      const selection = await gateway.selections.view(actor, c.req.valid('param').id)
+      return c.body(null, 200, manifestHeaders({ ...manifestFile(selection.selection_id, format), selection })) as never
+    }
     let startedSeq: number | null = null
     const exported = await gateway.selections.exportStream(actor, c.req.valid('param').id, format, (end) => recordEnd?.(exportStreamEnd(exported.selection, end, startedSeq)) ?? Promise.resolve())
     c.set('streamed_answer', true)

@@ -44,11 +44,14 @@ export function registerMcp(program: Command): void {
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
         const argumentRefusals = new ArgumentRefusals()
         server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
-        const transport = new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals), process.stdout)
+        const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals, gateway.config.server.max_body_bytes)
+        const transport = new StdioServerTransport(lines, process.stdout)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
-          process.stdin.once('end', resolve)
-          process.stdin.once('close', resolve)
+          // stdin ended (the client's way to shut the server down): every call it sent is answered first; the
+          // end of the lines read from it, not of stdin, so that the last line has reached the server
+          lines.once('end', () => void server!.settled().then(resolve))
+          process.stdin.once('close', () => void server!.settled().then(resolve))
           process.once('SIGINT', resolve)
           process.once('SIGTERM', resolve)
         })

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { ActionRequest } from '../../plans/index.js'
 import { markRequestAudited } from '../../audit/index.js'
-import { EXPORT_STARTED_ACTION, exportOutcome, exportStartedSummary, manifestHeaders } from '../../selections/index.js'
+import { EXPORT_STARTED_ACTION, exportOutcome, exportStartedSummary, manifestFile, manifestHeaders } from '../../selections/index.js'
 import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
@@ -63,6 +63,11 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const id = c.req.param('id')
     const format = c.req.query('format') === 'ndjson' ? 'ndjson' : c.req.query('format') === 'csv' || c.req.query('format') === undefined ? 'csv' : null
     if (!format) throw new WarrantError('invalid_request', 'format must be csv or ndjson', { field: 'format' })
+    // HEAD: the headers only; run as the GET, it started an export nobody reads (see the /v1 route)
+    if (c.req.method === 'HEAD') {
+      const selection = await gateway.selections.view(actor, id)
+      return c.body(null, 200, manifestHeaders({ ...manifestFile(selection.selection_id, format), selection }))
+    }
     // the row is written when the stream ends, saying how far it got: written now, it would call a cut export a success;
     // a start row before the first byte keeps an export its client holds unread (or its process died in) in the log
     let startedSeq: number | null = null
