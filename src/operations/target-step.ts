@@ -10,6 +10,7 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
 import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
+import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
 export { rereadOne, type Reread }
 
@@ -261,6 +262,8 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
   }
   switch (outcome.kind) {
     case 'conflict':
+      // the upstream's own 409/412: only the record re-read says whether it changed (conflict-verdict.ts)
+      if (isConflictAnswer(outcome)) return judgeConflict(ctx, prepared, outcome)
       return done({ state: 'skipped', reason: outcome.reason, upstream_status: outcome.status ?? null, message: `${outcome.message}; nothing was written`, before })
     case 'rejected':
       return done({ state: 'failed', reason: 'rejected', upstream_status: outcome.status, message: outcome.message, before }, { validation: true })
