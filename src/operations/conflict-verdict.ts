@@ -4,21 +4,26 @@ import { sameValue, sameVersion, versionText } from './effect.js'
 import { rereadOne } from './reread.js'
 import type { Attempt, PreparedWrite, TargetContext } from './target-step.js'
 
-/** An upstream's refusal of a conditional write for a conflict: 409 Conflict, 412 Precondition Failed. */
-export type ConflictAnswer = Extract<WriteOutcome, { kind: 'conflict' }> & { readonly status: 409 | 412 }
+/**
+ * An upstream's refusal of a write for a conflict: 409 Conflict, 412 Precondition Failed, or 404 Not Found on
+ * every source for a record read just before (its API's own 404, not a page for a path with no route).
+ */
+export type ConflictAnswer = Extract<WriteOutcome, { kind: 'conflict' }> & { readonly status: 404 | 409 | 412 }
 
 export function isConflictAnswer(outcome: WriteOutcome): outcome is ConflictAnswer {
-  return outcome.kind === 'conflict' && (outcome.status === 409 || outcome.status === 412)
+  return outcome.kind === 'conflict' && (outcome.status === 404 || outcome.status === 409 || outcome.status === 412)
 }
 
 /**
- * Why the upstream refused a write with 409 or 412. The version and precondition held on the record read just
- * before the write, so the refusal alone does not say the record changed: the record is re-read. Changed since
- * (an optimistic lock's 409, If-Match's 412): `skipped` for that change. As it was read: the upstream refused the
- * write itself (a lock of its own, a duplicate value, a weak ETag compared strongly), which it will likely do
+ * Why the upstream refused a write with 409, 412 or 404. The record existed, at its version and meeting the
+ * precondition, when read just before the write, so the refusal alone does not say it changed: the record is
+ * re-read. Gone (404): `skipped`, missing. Changed since (an optimistic lock's 409, If-Match's 412): `skipped` for
+ * that change. As it was read: the upstream refused the write itself (a lock of its own, a duplicate value, a weak
+ * ETag compared strongly, a write endpoint that does not know the record the read endpoint shows), which it will likely do
  * to every target: `failed`, reason `rejected`, a refusal the validation threshold counts. It was a skip ("no
- * longer meets the precondition"), which ends the error streak and counts toward no threshold, so an upstream
- * refusing every write so was written to target after target, and the operation ended `completed_with_skips`.
+ * longer meets the precondition", "no longer exists upstream"), which ends the error streak and counts toward no
+ * threshold, so an upstream refusing every write so was written to target after target, and the operation ended
+ * `completed_with_skips`.
  * Nothing was written either way.
  */
 export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite, outcome: ConflictAnswer): Promise<Attempt> {

@@ -13,6 +13,8 @@ import { startUsersUpstream, userIdOf, usersResourceConfig, type UsersUpstream }
  * and counts as no refusal, so no stop rule ever fired: 12 targets, 12 writes refused, `completed_with_skips`.
  * The record is re-read: changed since its read (an optimistic lock's 409: Kubernetes, CouchDB) is a skip for
  * that change; as read, the upstream refused the write itself (`failed`, `rejected`, a refusal the thresholds count).
+ * So for a 404 on the write of a record the read endpoint still shows (a write endpoint scoped otherwise): it
+ * was a `missing` skip, "no longer exists upstream", of a record that exists.
  */
 for (const kind of STORE_KINDS) {
   describe(`a write answered 409 Conflict (${kind} store)`, () => {
@@ -56,6 +58,33 @@ for (const kind of STORE_KINDS) {
       assert.match(refused[0].error, /locked by a running export/)
       assert.match(refused[0].error, /as read before the write/)
       for (const id of ids) assert.equal(upstream.users.get(id)!.role, 'member')
+    })
+
+    test('a write endpoint answering its own 404 (JSON) for records the read shows: failed (rejected), and the operation halts', async () => {
+      const ids = Array.from({ length: 6 }, (_, i) => userIdOf(i + 1))
+      upstream.onWrite = (id) => {
+        return { refuse: { status: 404, body: { error: 'no such account in this tenant' } } }
+      }
+      const before = upstream.totalWrites()
+      const { operation, results } = await run(ids, 'tenant')
+      assert.equal(operation.state, 'halted', JSON.stringify(operation))
+      assert.equal(operation.halt_reason.rule, 'validation_failures', JSON.stringify(operation.halt_reason))
+      assert.equal(upstream.totalWrites() - before, 3)
+      const refused = results.filter((r) => r.outcome !== 'pending')
+      assert.deepEqual(refused.map((r) => [r.outcome, r.reason]), refused.map(() => ['failed', 'rejected']), JSON.stringify(refused))
+      assert.match(refused[0].error, /no such account in this tenant/)
+    })
+
+    test('a write answered 404 for a record deleted after its read: skipped, missing', async () => {
+      const id = userIdOf(11)
+      upstream.onWrite = (written) => {
+        upstream.users.delete(written)
+        return { refuse: { status: 404, body: { error: 'not found' } } }
+      }
+      const { operation, results } = await run([id], 'deleted')
+      assert.equal(operation.state, 'completed_with_skips', JSON.stringify(operation))
+      assert.deepEqual([results[0].outcome, results[0].reason], ['skipped', 'missing'], JSON.stringify(results[0]))
+      assert.match(results[0].error, /no longer exists/)
     })
 
     test('a 409 after another writer changed the record (an optimistic lock): skipped, version_changed, saying so', async () => {
