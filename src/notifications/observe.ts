@@ -44,8 +44,8 @@ export function observePlans(plans: PlanService, emit: Emit, log: ObserverLog): 
       safely(() => awaiting(proposal, actor.name))
       return proposal
     },
-    async proposeCompensation(actor, operationId, source, targets) {
-      const proposal = await plans.proposeCompensation(actor, operationId, source, targets)
+    async proposeCompensation(actor, operationId, source, targets, unknownTargets) {
+      const proposal = await plans.proposeCompensation(actor, operationId, source, targets, unknownTargets)
       safely(() => awaiting(proposal, actor.name))
       return proposal
     },

@@ -3,7 +3,7 @@ import { callContext, type SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import type { ExecutorDeps, OperationRunner } from './executor-deps.js'
 import { keepLease, releaseLease } from './lease.js'
-import { countTargets, countValidationFailures, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
+import { countTargets, countValidationFailures, errorsInARow, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
 import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
@@ -101,7 +101,8 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   // targets claimed (and, windowed, written by one statement) at a time: a resource may size its statements
   // (a sql resource's write_window); else the concurrency
   const window = Math.max(1, windowed ? (connector.writeWindowSize ?? rules.concurrency) : rules.concurrency)
-  const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId))
+  // a resumed operation goes on counting where its last executor stopped: both thresholds hold across restarts
+  const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId), await errorsInARow(db, operationId, rules.halt_after_consecutive_errors))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
   let halt: HaltReason | null = null
 

@@ -133,6 +133,32 @@ export async function countValidationFailures(db: Db, operationId: string): Prom
 }
 
 /**
+ * How many targets in a row, counting back from the last one that ended (in member order), ended `failed` or
+ * `unknown`, up to `limit`: the streak `halt_after_consecutive_errors` counts, for an executor resuming the
+ * operation (a restart, a takeover), which would otherwise start it at 0 and let as many errors again through.
+ * A target left in flight by the executor before and declared unknown at the claim (`INTERRUPTED_REASON`) is no
+ * answer of the upstream's: it neither extends the streak nor ends it. Each ended state is read back from its
+ * last `limit` targets (an index seek on (operation_id, state, ord)), never the whole ledger.
+ */
+export async function errorsInARow(db: Db, operationId: string, limit: number): Promise<number> {
+  if (limit <= 0) return 0
+  const ended = await Promise.all(
+    (['succeeded', 'skipped', 'failed', 'unknown'] as const).map((state) => {
+      let query = db.selectFrom('operation_targets').select(['ord', 'state']).where('operation_id', '=', operationId).where('state', '=', state)
+      if (state === 'unknown') query = query.where((eb) => eb.or([eb('reason', 'is', null), eb('reason', '!=', INTERRUPTED_REASON)]))
+      return query.orderBy('ord', 'desc').limit(limit).execute()
+    }),
+  )
+  const last = ended.flat().sort((a, b) => b.ord - a.ord)
+  let streak = 0
+  for (const target of last) {
+    if (target.state === 'succeeded' || target.state === 'skipped' || streak >= limit) break
+    streak += 1
+  }
+  return streak
+}
+
+/**
  * The state an operation ends in once nothing is pending, named for what happened: `succeeded` only when every
  * target succeeded; a skip or an unknown is not a failure, and a failure is never hidden behind either.
  */

@@ -251,7 +251,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
       // Refused before the read below: a connector pointed elsewhere since is never read for an undo it cannot get.
       await plans.assertCompensable(actor, operationId, execution.plan)
       const now = await readCurrent(connectorFor(execution.plan.resource), targets, hiddenFields(execution.plan.resource))
-      return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })))
+      const unknown = (await countTargets(store.db, operationId)).unknown
+      return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })), unknown)
     },
 
     async recover() {

@@ -78,11 +78,13 @@ export function createRatePause(parts: RatePauseParts) {
     },
     /**
      * A pause the row holds from an earlier executor (a restart, another instance): the rest of it is waited
-     * out here too, and it stays shown until writes resume; one already over is cleared.
+     * out here too, and it stays shown until writes resume; one already over is cleared. The row's end is on that
+     * executor's clock: read on a clock behind it, the rest is the pause plus the skew (an hour for a 2 s
+     * Retry-After), so it is held to the bound no pause may pass (`max_retry_after_seconds`).
      */
     resumeFrom(row: OperationRow): void {
       if (row.paused_until === null) return
-      const left = Date.parse(row.paused_until) - Date.parse(parts.now())
+      const left = Math.min(Date.parse(row.paused_until) - Date.parse(parts.now()), bound * 1000)
       shown = true
       if (left > 0) pacer.pause(left)
       else pacer.onResumed?.()

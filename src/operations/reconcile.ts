@@ -29,7 +29,8 @@ export const NOT_APPLIED = 'not_applied'
  *
  * `unknown` targets: the approved effect holds and the version moved → `succeeded`; the version moved but the
  * record does not hold the effect → stays `unknown` (someone else wrote: ours may or may not have landed
- * first). The version is still the one the selection froze → `failed` (not applied), but only once the settle
+ * first). The version is still the one the selection froze and the effect is there → stays `unknown` (a version that
+ * does not move on writes proves nothing). Still at the frozen version without the effect → `failed` (not applied), but only once the settle
  * window has passed since the gateway stopped waiting for the write: a timed-out request can still be held
  * and applied by the upstream (or a proxy) after the gateway gave up, so before that it stays `unknown`,
  * reason `reconcile_settling`, and the report says when to reconcile again (`settles_at`).
@@ -150,6 +151,15 @@ function judge(
   const rendered = deps.renderWrite(execution, { id, version: target.expected_version })
   const check = checkRecordFields(record.fields, rendered.expect.fields, deps.fieldTypes)
   const moved = target.expected_version === null ? null : !sameVersion(record.version, target.expected_version)
+  // Still at the frozen version yet holding the approved values: the write landed on an upstream whose version
+  // does not move on writes (the executor's `unmoved` verdict), or the values were there already. Either way the
+  // version proves nothing, and "not applied" would be a conclusion the record contradicts.
+  if (moved === false && check.kind === 'holds')
+    return {
+      state: 'unknown',
+      reason: 'reconcile_inconclusive',
+      message: `reconciliation: "${id}" holds the approved effect, but still at ${versionText(record.version)}, the one the selection froze: a version that does not move on writes cannot tell whether the write landed`,
+    }
   if (moved === false) {
     const since = target.unknown_since ?? target.updated_at
     const settlesAt = new Date(Date.parse(since) + deps.settleMs).toISOString()

@@ -52,8 +52,11 @@ export class StopRuleTracker {
     private readonly now: () => string,
     /** validation failures already recorded (an operation resumed after a restart) */
     validationFailuresSoFar = 0,
+    /** the targets in a row that last ended failed or unknown (an operation resumed: ledger.errorsInARow) */
+    streakSoFar = 0,
   ) {
     this.#validationFailures = validationFailuresSoFar
+    this.#streak = streakSoFar
   }
 
   /**

@@ -34,6 +34,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   reconciled: 'reconciliation read the record: it holds the approved change',
   applied_late: 'judged not applied earlier; read again, it now holds the approved change',
   unexpected_status: 'the upstream answered a status the action does not expect; read again, the record holds the approved change (the operation halts)',
+  other_record_answer: 'the upstream answered with another record than the target; read again, the target holds the approved change (the operation halts)',
   // pending
   rate_limited: 'waiting: the upstream asked to try again later; nothing was written yet',
 }

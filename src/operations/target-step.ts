@@ -10,6 +10,7 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
 import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
+import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
 export { rereadOne, type Reread }
 
@@ -241,6 +242,7 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
     const status = outcome.status ?? null
     const unexpected = outcome.kind === 'written' ? checkStatus(outcome.status, rendered.expect) : null
     if (unexpected) return judgeUnexpected(ctx, prepared, unexpected.message, status, afterFields)
+    if (outcome.kind === 'written' && outcome.otherRecordId !== undefined) return judgeOtherRecord(ctx, prepared, outcome.otherRecordId, status, afterFields)
     const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, before: record, rendered })
     if (verdict.kind === 'unverified')
       return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before })
@@ -261,6 +263,8 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
   }
   switch (outcome.kind) {
     case 'conflict':
+      // the upstream's own 409/412: only the record re-read says whether it changed (conflict-verdict.ts)
+      if (isConflictAnswer(outcome)) return judgeConflict(ctx, prepared, outcome)
       return done({ state: 'skipped', reason: outcome.reason, upstream_status: outcome.status ?? null, message: `${outcome.message}; nothing was written`, before })
     case 'rejected':
       return done({ state: 'failed', reason: 'rejected', upstream_status: outcome.status, message: outcome.message, before }, { validation: true })
@@ -310,6 +314,27 @@ async function judgeUnexpected(ctx: TargetContext, prepared: PreparedWrite, unex
   }
   const message = `${unexpected}; re-read, ${check.message}`
   return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
+}
+
+/**
+ * A write answered with another record than the target: the answer proves nothing of the target, and the upstream
+ * does not answer as approved, so the operation halts. But the write may have landed on the target (an action
+ * endpoint answering a receipt with its own id, an upstream echoing the wrong document), and a target recorded
+ * `failed` is never compensated: the target is re-read, and where it holds the approved effect at a new version it
+ * is `succeeded` (reason `other_record_answer`); otherwise `failed` (effect_contradicted) as the answer says (on a
+ * sql resource, the statement wrote the row stored under that other id, never the target).
+ */
+async function judgeOtherRecord(ctx: TargetContext, prepared: PreparedWrite, otherId: string, status: number | null, afterFields: readonly string[]): Promise<Attempt> {
+  const { request, record, rendered, before, done } = prepared
+  const answered = `the upstream answered with record ${quotedKey(otherId)}, not the target "${request.id}"`
+  const halt = (message: string) => ({ halt: { rule: 'effect_contradicted' as const, message: `target "${request.id}": ${message}` } })
+  const reread = await rereadOne(ctx.connector, request.id, 'after')
+  if (reread.kind === 'found' && !unmoved(record, reread.record.version) && judgeRecord(ctx, record, rendered, reread.record).kind === 'holds') {
+    const after = reread.record
+    const message = `${answered}; re-read, the target holds the approved effect at version ${after.version}`
+    return done({ state: 'succeeded', reason: 'other_record_answer', upstream_status: status, message, before, after: pick(after.fields, afterFields), after_version: after.version }, halt(message))
+  }
+  return done({ state: 'failed', reason: 'effect_contradicted', upstream_status: status, message: answered, before, after: null }, halt(answered))
 }
 
 function show(value: unknown): string {

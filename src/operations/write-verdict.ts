@@ -1,5 +1,4 @@
 import type { SourceRecord, WriteOutcome } from '../connectors/index.js'
-import { quotedKey } from '../contract/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
 import { checkRecordFields, checkUntouched, sameVersion, type UntouchedCheck } from './effect.js'
 import { rereadOne } from './reread.js'
@@ -27,8 +26,7 @@ export async function verifyWritten(
   w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
 ): Promise<Verdict> {
   const { id, rendered, outcome } = w
-  if (outcome.otherRecordId !== undefined)
-    return { kind: 'contradicted', message: `the upstream answered with record ${quotedKey(outcome.otherRecordId)}, not the target "${id}"`, after: null }
+  // (an answer naming another record is judged before this, target-step.ts judgeOtherRecord)
   const judge = (after: SourceRecord) => judgeRecord(ctx, w.before, rendered, after)
   // What the answer body showed against the approved effect, when it did not prove it.
   let answered: Extract<Verdict, { kind: 'contradicted' }> | null = null

@@ -28,11 +28,16 @@ export function planInActionScope(actor: Actor, plan: Pick<PlanRecord, 'resource
  * so that undoing needs no extra config and stays bound to what the operation actually did.
  */
 export function compensationConfig(config: ResourceConfig, plan: Pick<PlanRecord, 'action'>): ActionConfig {
-  const params = plan.action.params as { operation_id?: string; write_action?: string; fields?: string[] }
+  const params = plan.action.params as { operation_id?: string; write_action?: string; fields?: string[]; unknown_not_restored?: number }
   const original = params.write_action && Object.hasOwn(config.actions, params.write_action) ? config.actions[params.write_action] : undefined
   const fields = params.fields ?? []
+  const unknown = params.unknown_not_restored ?? 0
+  const left =
+    unknown > 0
+      ? `; ${unknown} target${unknown === 1 ? '' : 's'} of the operation ended unknown (the write may have landed) and ${unknown === 1 ? 'is' : 'are'} not restored: reconcile operation ${params.operation_id}, then propose the compensation again`
+      : ''
   return {
-    description: `restore what operation ${params.operation_id} changed (${fields.join(', ')}) to each record's before-value, only where the record still holds what the operation wrote`,
+    description: `restore what operation ${params.operation_id} changed (${fields.join(', ')}) to each record's before-value, only where the record still holds what the operation wrote${left}`,
     params: {},
     set: Object.fromEntries(fields.map((f) => [f, `(per target: its before-value of ${f})`])),
     precondition: {},

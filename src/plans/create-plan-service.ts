@@ -86,7 +86,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       throw new WarrantError('conflict', `plan ${planId} is ${row.state}; it cannot be marked committed`, { plan_id: planId, state: row.state })
     },
 
-    proposeCompensation: (actor, operationId, source, targets) => proposeCompensation(ctx, actor, operationId, source, targets),
+    proposeCompensation: (actor, operationId, source, targets, unknownTargets) => proposeCompensation(ctx, actor, operationId, source, targets, unknownTargets),
     assertCompensable: async (actor, operationId, source) => void (await assertCompensable(ctx, actor, operationId, source)),
 
     async view(actor, planId) {

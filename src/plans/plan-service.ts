@@ -104,8 +104,12 @@ export interface PlanService {
   findBySelectionAndAction(actor: Actor, selectionId: string, action: ActionRequest): Promise<PlanRecord | null>
   /** Marks the plan committed (once): a second call throws `conflict`. */
   markCommitted(planId: string): Promise<void>
-  /** A compensation plan: restores each listed target's before-value, precondition "still holds what we wrote". */
-  proposeCompensation(actor: Actor, operationId: string, source: PlanRecord, targets: readonly CompensationTargetInput[]): Promise<PlanProposal>
+  /**
+   * A compensation plan: restores each listed target's before-value, precondition "still holds what we wrote".
+   * `unknownTargets`: the operation's targets that ended unknown (their write may have landed), which it does not
+   * restore; the plan says how many (params `unknown_not_restored`, and its description).
+   */
+  proposeCompensation(actor: Actor, operationId: string, source: PlanRecord, targets: readonly CompensationTargetInput[], unknownTargets?: number): Promise<PlanProposal>
   /**
    * Refuses, before anything is read from the upstream, a compensation `proposeCompensation` would refuse for where
    * or through what the operation wrote: 409 `conflict` (environment changed; `reason: upstream_moved`; an

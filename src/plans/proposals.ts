@@ -219,6 +219,7 @@ export async function proposeCompensation(
   operationId: string,
   source: PlanRecord,
   targets: readonly CompensationTargetInput[],
+  unknownTargets = 0,
 ): Promise<PlanProposal> {
   const { resource, writeAction, sourceConfig } = await assertCompensable(ctx, actor, operationId, source)
   if (targets.length === 0) throw new WarrantError('conflict', `operation ${operationId} has no succeeded target to compensate`, { operation_id: operationId })
@@ -235,7 +236,18 @@ export async function proposeCompensation(
   }
   const action: CanonicalAction = {
     type: COMPENSATE,
-    params: { operation_id: operationId, compensates_plan: source.plan_id, compensates_action: source.action.type, write_action: writeAction, fields, restore, expect },
+    params: {
+      operation_id: operationId,
+      compensates_plan: source.plan_id,
+      compensates_action: source.action.type,
+      write_action: writeAction,
+      fields,
+      restore,
+      expect,
+      // targets whose write may have landed, left as they are: the plan says so (a reviewer reads "restore what the
+      // operation changed"); reconciling them first brings those that landed in
+      ...(unknownTargets > 0 ? { unknown_not_restored: unknownTargets } : {}),
+    },
   }
   // The same request is the same object: an open compensation plan of this operation restoring exactly these
   // values is returned, not doubled with a new selection and a new plan.

@@ -133,14 +133,23 @@ describe('writes never destroy what they do not set', () => {
       assert.deepEqual([doc.status, doc.name], ['active', 'renamed by someone else'], 'the other writer\'s change stands; ours was not applied')
     }))
 
-  test('a 200 whose body is another record: the target fails and the operation halts', () =>
+  // The answer is not the target, so it proves nothing of it; the operation halts (the upstream does not answer as
+  // approved). But the write landed on the target: recorded `failed` (effect_contradicted, after null) without a
+  // look at it, the ledger said the record holds something else, and a compensation never restored it. Re-read,
+  // the target is recorded as it shows, as for a status the action does not expect.
+  test('a 200 whose body is another record: the operation halts, and the target is recorded as it shows re-read', () =>
     withDocs({ path: '/docs/{id}', body: { status: '{{set.status}}' }, if_match: true }, undefined, async ({ upstream, agent, reviewer }) => {
       upstream.patch = 'other_record'
       const operation = await run(agent, reviewer, 'other-record')
       assert.equal(operation.state, 'halted')
       assert.equal(operation.halt_reason.rule, 'effect_contradicted')
       assert.match(operation.halt_reason.message, /answered with record "doc-\d+", not the target "doc-001"/)
-      assert.deepEqual([operation.counts.failed, operation.counts.pending], [1, COUNT - 1])
+      assert.equal(upstream.doc(docIdOf(1)).status, 'paused', 'the upstream applied the write to the target')
+      assert.deepEqual([operation.counts.succeeded, operation.counts.failed, operation.counts.pending], [1, 0, COUNT - 1], JSON.stringify(operation.counts))
+      const [first] = await allResults(agent, operation.operation_id, 'succeeded')
+      assert.equal(first.reason, 'other_record_answer')
+      assert.deepEqual(first.after, { status: 'paused' })
+      assert.match(first.error, /re-read, the target holds the approved effect/)
     }))
 
   test('a status-only expect on an upstream whose PATCH destroys: the record is re-read, the first target fails, the operation halts', () =>

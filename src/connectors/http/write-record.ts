@@ -52,6 +52,8 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   const denied = deniedValuesOf(ctx, request.current)
 
   let routeless: string | null = null
+  // what the last source said with its 404 (its body, scrubbed): a refusal is judged on its words too
+  let notFound = ''
   for (const source of ctx.sourceNames) {
     const spec: CallSpec = {
       source,
@@ -69,6 +71,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
       // written there, and if no source takes the write the refusal is that page, never the record's absence
       routeless ??= pageNotFound(source, result.status, result.headers, result.body, "the action's write.path")
       ctx.report(spec, result, 'not_found')
+      notFound = statusMessage(ctx, source, result.status, result.body, 'answered', denied)
       continue
     }
     const outcome = interpret(ctx, source, request.id, result, http.newVersion, denied, placement.in === 'header' && WEAK_ETAG.test(version))
@@ -76,7 +79,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
     return outcome
   }
   if (routeless !== null) return { kind: 'rejected', status: 404, message: routeless }
-  return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on any source (${ctx.sourceNames.join(', ')})` }
+  return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on any source (${ctx.sourceNames.join(', ')})${notFound === '' ? '' : `; ${notFound}`}` }
 }
 
 /**

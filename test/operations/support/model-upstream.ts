@@ -6,7 +6,10 @@ export type WriteBehaviour =
   | 'success'
   /** applies the write but answers with another value for the approved field (role "admin" for "viewer") */
   | 'contradict'
+  /** another writer's change lands first (a new version), and the write is refused 412 for it */
   | 'conflict'
+  /** refused 412 with the record as it was read (a lock of the upstream's own, a weak ETag compared strongly) */
+  | 'refused'
   | 'rejected'
   | 'unauthorized'
   /** applies the write, then answers nothing durable */
@@ -99,7 +102,8 @@ export class ModelUpstream {
         this.order.push(request.id)
         const row = this.rows.get(request.id)
         if (!row) return { kind: 'conflict', reason: 'missing', message: 'gone' }
-        if (String(row.version) !== request.expectedVersion || !matchesFilter(row.fields, request.precondition, {}) || behaviour === 'conflict')
+        if (behaviour === 'conflict') this.update(request.id, { name: 'changed by another writer' })
+        if (String(row.version) !== request.expectedVersion || !matchesFilter(row.fields, request.precondition, {}) || behaviour === 'conflict' || behaviour === 'refused')
           return { kind: 'conflict', reason: 'version_changed', status: 412, message: 'precondition failed upstream' }
         if (behaviour === 'rejected') return { kind: 'rejected', status: 422, message: 'invalid value' }
         if (behaviour === 'unauthorized') return { kind: 'unauthorized', status: 403, message: 'forbidden' }

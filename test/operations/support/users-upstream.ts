@@ -22,6 +22,11 @@ export interface WriteDecision {
   readonly cutAfter?: number
   /** reset the connection on the write, received whole, without applying or answering it */
   readonly reset?: boolean
+  /**
+   * answer this status and body without applying the write; `changedBy`: another writer's change lands first
+   * (the user takes these fields and moves to the next version), as with an optimistic lock a 409 refuses
+   */
+  readonly refuse?: { readonly status: number; readonly body: unknown; readonly changedBy?: Partial<User>; readonly headers?: Readonly<Record<string, string>> }
 }
 
 /**
@@ -74,9 +79,9 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
   // requests each connection carried: one that carries a second was kept alive and reused
   const carried = new WeakMap<object, number>()
 
-  const send = (res: ServerResponse, status: number, body?: unknown) => {
+  const send = (res: ServerResponse, status: number, body?: unknown, headers: Readonly<Record<string, string>> = {}) => {
     const text = body === undefined ? '' : JSON.stringify(body)
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(state.keepAlive ? {} : { connection: 'close' }) })
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(state.keepAlive ? {} : { connection: 'close' }), ...headers })
     res.end(text)
   }
   const handle = async (req: IncomingMessage, body: string, res: ServerResponse) => {
@@ -103,6 +108,11 @@ export async function startUsersUpstream(count: number): Promise<UsersUpstream> 
       const decision = state.onWrite(id, n) ?? {}
       if ((carried.get(req.socket) ?? 0) > 1) reusedWrites += 1
       if (decision.reset) return void req.socket.destroy()
+      if (decision.refuse) {
+        const user = users.get(id)
+        if (user && decision.refuse.changedBy) users.set(id, { ...user, ...decision.refuse.changedBy, id, version: user.version + 1 })
+        return send(res, decision.refuse.status, decision.refuse.body, decision.refuse.headers)
+      }
       if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs))
       if (decision.hold) await decision.hold
       const apply = (): [number, unknown] => {

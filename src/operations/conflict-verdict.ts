@@ -1,0 +1,47 @@
+import { matchesFilter, quotedKey } from '../contract/index.js'
+import type { WriteOutcome } from '../connectors/index.js'
+import { sameValue, sameVersion, versionText } from './effect.js'
+import { rereadOne } from './reread.js'
+import type { Attempt, PreparedWrite, TargetContext } from './target-step.js'
+
+/**
+ * An upstream's refusal of a write for a conflict: 409 Conflict, 412 Precondition Failed, or 404 Not Found on
+ * every source for a record read just before (its API's own 404, not a page for a path with no route).
+ */
+export type ConflictAnswer = Extract<WriteOutcome, { kind: 'conflict' }> & { readonly status: 404 | 409 | 412 }
+
+export function isConflictAnswer(outcome: WriteOutcome): outcome is ConflictAnswer {
+  return outcome.kind === 'conflict' && (outcome.status === 404 || outcome.status === 409 || outcome.status === 412)
+}
+
+/**
+ * Why the upstream refused a write with 409, 412 or 404. The record existed, at its version and meeting the
+ * precondition, when read just before the write, so the refusal alone does not say it changed: the record is
+ * re-read. Gone (404): `skipped`, missing. Changed since (an optimistic lock's 409, If-Match's 412): `skipped` for
+ * that change. As it was read: the upstream refused the write itself (a lock of its own, a duplicate value, a weak
+ * ETag compared strongly, a write endpoint that does not know the record the read endpoint shows), which it will likely do
+ * to every target: `failed`, reason `rejected`, a refusal the validation threshold counts. It was a skip ("no
+ * longer meets the precondition", "no longer exists upstream"), which ends the error streak and counts toward no
+ * threshold, so an upstream refusing every write so was written to target after target, and the operation ended
+ * `completed_with_skips`.
+ * Nothing was written either way.
+ */
+export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite, outcome: ConflictAnswer): Promise<Attempt> {
+  const { request, record, rendered, before, done } = prepared
+  const id = request.id
+  const status = outcome.status
+  const refused = (message: string) =>
+    done({ state: 'failed', reason: 'rejected', upstream_status: status, message: `${outcome.message}; ${message}; nothing was written`, before }, { validation: true })
+  const skipped = (reason: 'version_changed' | 'precondition_failed' | 'missing', message: string) =>
+    done({ state: 'skipped', reason, upstream_status: status, message: `${outcome.message}; ${message}; nothing was written`, before })
+  const reread = await rereadOne(ctx.connector, id, 'after')
+  if (reread.kind === 'missing') return skipped('missing', `re-read, record ${quotedKey(id)} no longer exists`)
+  if (reread.kind !== 'found') return refused(`re-reading the record failed (${reread.message}), so whether it changed is not known: the refusal is taken as the upstream's`)
+  const now = reread.record
+  if (!sameVersion(now.version, record.version))
+    return skipped('version_changed', `re-read, record ${quotedKey(id)} is at ${versionText(now.version)}, not at ${versionText(record.version)}: it changed since it was read`)
+  const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(now.fields[f], rendered.holds![f])) : undefined
+  if (moved !== undefined || !matchesFilter(now.fields, request.precondition, ctx.fieldTypes))
+    return skipped('precondition_failed', `re-read, record ${quotedKey(id)} no longer meets the precondition: it changed since it was read`)
+  return refused(`re-read, record ${quotedKey(id)} is as read before the write (${versionText(now.version)}, the precondition met): the upstream refused the write itself, not a change to the record`)
+}
