@@ -13,6 +13,7 @@ const promise = 'page-number paging starts at the upstream\'s first page, so no 
  * mean the walks start one page late. The other way round, a first page that answers nothing while the page after it
  * answers records (json-server counts from 1 and answers `_page=0` with nothing) ends every walk at once, complete and
  * empty: the origin is one too low (its page before, `slice(-2n, -n)` there, holds records too, and is not the cause).
+ * The walk now tests such an empty first page by the page after it and is not complete there: that fails closed.
  */
 export async function pageOrigin(config: ResourceConfig, connector: Connector, samples: readonly SourceSample[], pageSize: number, signal?: AbortSignal): Promise<Guarantee> {
   const name = 'page_origin'
@@ -23,13 +24,17 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
   const before = first - 1
   const found: string[] = []
   const late: string[] = []
+  let walkRefuses = false
   for (const sample of samples) {
     const firstPage = new Set(sample.records.slice(0, sample.firstPageAgain?.length ?? 0).map((r) => r.id))
     const session = await connector.openSession()
     try {
       // an empty first page ends every walk there, complete: records on the page after it mean the origin is one too low
       const opened = sample.results[0]
-      if (opened?.kind === 'page' && opened.items.length === 0 && (opened.unjudged?.count ?? 0) === 0) {
+      // the walk reads the page after an empty first page itself, and refuses the source when it holds records
+      const refused = opened?.kind === 'refused' && opened.configKey === 'connector.list.pagination.first'
+      if (refused) walkRefuses = true
+      if (refused || (opened?.kind === 'page' && opened.items.length === 0 && (opened.unjudged?.count ?? 0) === 0)) {
         const next = await session.readPage({ source: sample.source, filter: {}, position: `${first + 1}:0`, pageSize, ...(signal ? { signal } : {}) })
         if (next.kind === 'unavailable' || next.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${first + 1} could not be read (${next.message})`)
         const records = next.kind === 'page' ? next.items.length + (next.unjudged?.count ?? 0) : 0
@@ -53,8 +58,8 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
   const total = list.total_path !== undefined || list.total_header !== undefined
   if (late.length > 0)
     return result(
-      total ? 'fails_closed' : 'unsafe',
-      `${late.join('; ')}: the upstream counts pages from ${first + 1}, and every walk starting at page ${first} ends on that empty page${total ? ' (below its total: not complete)' : ', complete, with no record'}; set pagination.first: ${first + 1}`,
+      total || walkRefuses ? 'fails_closed' : 'unsafe',
+      `${late.join('; ')}: the upstream counts pages from ${first + 1}, and every walk starting at page ${first} ends on that empty page${total ? ' (below its total: not complete)' : walkRefuses ? ' (its read of the page after it finds the records: not complete)' : ', complete, with no record'}; set pagination.first: ${first + 1}`,
       ['connector.list.pagination.first'],
     )
   if (found.length === 0) return result('holds', `page ${before} holds no records other than page ${first}'s`)

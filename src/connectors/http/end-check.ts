@@ -4,7 +4,7 @@ import type { EndSignal, PagePosition } from './pagination.js'
 import { totalKey } from './paging-signals.js'
 
 /**
- * A walk's end signalled on a page with items, and the read that tests it. A total or a has_more flag is a number
+ * A walk's end signalled on a page with items (or an empty first page with no signal), and the read that tests it. A total or a has_more flag is a number
  * the config may point at the wrong field (`{items, count}` where `count` is this page's size; a `more` flag that
  * means something else): trusted, it would end the walk after the first page and call it whole. A page shorter
  * than asked proves no end either: the upstream may cap its pages below the size asked.
@@ -36,6 +36,12 @@ export function settleEnd(ctx: HttpContext, source: string, ended: Page, end: En
   if (past.kind !== 'past_end') return { ...past, message: `source "${source}": reading one page past the end it signalled: ${past.message}` }
   if (past.received === 0) return ended
   const list = ctx.config.list
+  if (end.signal === 'origin' && end.position.style === 'page')
+    return {
+      kind: 'refused',
+      message: `source "${source}": unexpected list response: page ${end.position.page - 1} (pagination.first) answered no record, yet page ${end.position.page} has ${past.received}: this upstream does not number its first page ${end.position.page - 1}, and a walk from there ends at once with nothing; set pagination.first to the number of its first page`,
+      configKey: 'connector.list.pagination.first',
+    }
   const more = `on a page of ${end.received}, yet the page after it has ${past.received} more record(s)`
   if (end.signal === 'has_more')
     return {

@@ -202,18 +202,27 @@ export function advance(position: PagePosition, facts: PageFacts, base: URL): Ad
   }
 }
 
-/** What ended a walk on a page that still had items: `has_more` false, or the total reached. */
-export type EndSignal = 'has_more' | 'total'
+/**
+ * What ended a walk that is tested by one read past it: `has_more` false or the total reached on a page with items,
+ * or (`origin`) an empty first page with neither, which only the page number being the upstream's first makes the end.
+ */
+export type EndSignal = 'has_more' | 'total' | 'origin'
 
 /**
  * Where to read once more after a page that `advance` called the last, to test the signal that ended it; null
- * where nothing but a marker ended it (no next cursor or link: there is no position to ask), or the page was
- * empty. Only `has_more: false` and a reached total can end a walk on a page with items, and both are numbers
+ * where nothing but a marker ended it (no next cursor or link: there is no position to ask), or an empty page
+ * ended it after others (or beside a total or has_more), which is the end as the upstream numbers its pages. Only `has_more: false` and a reached total can end a walk on a page with items, and both are numbers
  * the config may point at the wrong field: a count of this page, or a flag that means something else.
  */
 export function pastEnd(position: PagePosition, facts: PageFacts, base: URL): { readonly position: PagePosition; readonly signal: EndSignal } | null {
   const { received, hasMore, next } = facts
-  if (received === 0) return null
+  // Page numbers start where the config says, and an upstream counting from one more (json-server's `_page=0`
+  // is empty) answers the configured first page with nothing: with no total or has_more to say the list is
+  // empty, the page after it tells an empty list from a wrong `pagination.first`.
+  if (received === 0)
+    return position.style === 'page' && position.seen === 0 && hasMore === undefined && facts.total === undefined
+      ? { position: { style: 'page', page: position.page + 1, seen: 0 }, signal: 'origin' }
+      : null
   const signal: EndSignal = hasMore === false ? 'has_more' : 'total'
   switch (position.style) {
     case 'cursor':

@@ -34,7 +34,8 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
   if (read.kind !== 'page' || !('end' in read)) return read
   // The end came on a page with items: one read past it, the only test of a total or has_more that may count
-  // something else (this page, another flag). Costs one request per walk so ended.
+  // something else (this page, another flag); or on an empty first page with no signal at all, tested by the
+  // next page number. Costs one request per walk so ended.
   const { end, ...ended } = read
   const past = await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true)
   return settleEnd(ctx, request.source, ended, end, past)
@@ -274,7 +275,8 @@ function interpret(
   // an end signalled on a page with items is tested by one read past it, a short page too: an upstream that caps
   // its pages below the size asked (or ignores page_size_param) answers every page short, so a count of one
   // page or a flag meaning something else would end the walk after its first page and call it whole
-  const beyond = following === null && rawItems.length > 0 ? pastEnd(position, facts, base) : null
+  // and an empty first page that nothing else calls the end is tested by the page after it (`pastEnd`)
+  const beyond = following === null ? pastEnd(position, facts, base) : null
   const end = beyond === null ? {} : { end: { ...beyond, position: carrying(beyond.position, lastId, firstId), received: rawItems.length } }
   if (next !== null && next === request.position) return unexpected('the upstream returned the same position again; the walk cannot advance')
   // An end for lack of a next cursor or link is only as good as the path it was looked for at: an answer that

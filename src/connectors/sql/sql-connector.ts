@@ -5,6 +5,7 @@ import type { Backend } from './backend.js'
 import { CATALOGUE_MAX_AGE_MS, catalogueFactsOf } from './catalogue-facts.js'
 import { columnFactsOf, columnTypesOf, columnTypesQuery, type ColumnFacts } from './column-types.js'
 import { callEmitter, type ConnectorContext } from './context.js'
+import { catalogueReader } from './catalogue-reader.js'
 import type { SqlConnector, SqlConnectorOptions } from './options.js'
 import { mysqlBackend } from './mysql-backend.js'
 import { postgresBackend } from './postgres-backend.js'
@@ -58,15 +59,17 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
 
+  // A catalogue statement reaches the upstream like any other, so each is a call, named by what it reads
+  const readCatalogue = catalogueReader(backend, options.onCall, source, endpoint)
   // one after the other: on the shared connection, where a session's first page waits for them
   const readColumnFacts = async (): Promise<ColumnFacts | null> => {
-    const rows = await backend.run(columnTypesQuery(location.dialect, backend.db, table))
+    const rows = await readCatalogue('columns', columnTypesQuery(location.dialect, backend.db, table))
     if (rows.length === 0) return null
-    const triggers = await backend.run(updateTriggersQuery(location.dialect, backend.db, table))
+    const triggers = await readCatalogue('update triggers', updateTriggersQuery(location.dialect, backend.db, table))
     return columnFactsOf({ ...resource, table }, columnTypesOf(location.dialect, rows), location.dialect, triggers.length > 0)
   }
   const readTableFacts = async (): Promise<TableFacts | null> =>
-    tableFactsOf(location.dialect, await backend.run(tableFactsQuery(location.dialect, backend.db, table, idField)), endpoint, idField)
+    tableFactsOf(location.dialect, await readCatalogue('table facts', tableFactsQuery(location.dialect, backend.db, table, idField)), endpoint, idField)
   // facts that could not be read are null (the upstream may be down): each reader says what that means
   const catalogue = catalogueFactsOf(async () => {
     let failed = false

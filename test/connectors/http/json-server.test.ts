@@ -74,6 +74,26 @@ describe('json-server 0.17 as a real upstream', () => {
     assert.deepEqual(idsOf(records), ITEMS.map((i) => i.id))
   })
 
+  // json-server 0.17 counts pages from 1 and reads `_page=0` as page 1: under `first: 0` the second read answers
+  // the first again, which the first-id comparison refuses (an upstream answering page 0 with nothing is
+  // test/connectors/http/empty-first-page.test.ts)
+  it('page style under first: 0 over this 1-based upstream is not complete: page 1 answers page 0 again', async () => {
+    const connector = createHttpConnector({ resource: resource({ page_size_param: '_limit', pagination: { style: 'page', param: '_page', first: 0 } }) })
+    await assert.rejects(walk(connector, 'json-server', 10), /page 2 was refused.*starts with the same record/)
+  })
+
+  it('page style under the right first: 1 with a filter nothing matches is complete and empty, after one read past it', async () => {
+    const log = callLog()
+    const connector = createHttpConnector({
+      resource: resource({ page_size_param: '_limit', filter_params: { status: 'status' }, pagination: { style: 'page', param: '_page' } }),
+      onCall: log.onCall,
+    })
+    const page = await (await connector.openSession()).readPage({ source: 'json-server', position: null, pageSize: 10, filter: { status: 'no_such_status' } })
+    assert.equal(page.kind, 'page', JSON.stringify(page))
+    assert.deepEqual(page.kind === 'page' && [page.items.length, page.next], [0, null])
+    assert.equal(log.calls.length, 2)
+  })
+
   it('an equality filter goes upstream as a query parameter, the rest is checked locally', async () => {
     const connector = createHttpConnector({
       resource: resource({ page_size_param: '_limit', filter_params: { status: 'status' }, pagination: { style: 'offset', offset_param: '_start' } }),

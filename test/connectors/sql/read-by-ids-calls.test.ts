@@ -25,13 +25,21 @@ describe(`sql on ${kind}: every statement of a by-id read is a call (a case-fold
   })
   after(() => engine?.drop())
 
+  // the catalogue facts a by-id read is judged by are read first, each statement a call of its own (the order of the
+  // two read side by side is not fixed)
+  const CATALOGUE = ['catalogue: columns of table folded', 'catalogue: table facts of table folded', 'catalogue: update triggers of table folded']
+  const catalogueFirst = (calls: readonly UpstreamCall[]) => {
+    assert.deepEqual(calls.slice(0, 3).map((c) => [c.endpoint, c.method, c.outcome]).sort(), CATALOGUE.map((e) => [e, 'SELECT', 'ok']))
+    return calls.slice(3)
+  }
+
   it('an id spelled otherwise: the chunk and the id read alone are two calls', async () => {
     const calls: UpstreamCall[] = []
     const connector = engine.connector('folded', FIELDS, {}, { onCall: (call) => calls.push(call) })
     const read = await connector.readByIds(['abc'])
     assert.deepEqual(read.failed.map((f) => f.id), ['abc'])
     assert.deepEqual(
-      calls.map((c) => [c.method, c.targetId ?? null]),
+      catalogueFirst(calls).map((c) => [c.method, c.targetId ?? null]),
       [
         ['SELECT', 'abc'],
         ['SELECT', 'abc'],
@@ -46,7 +54,7 @@ describe(`sql on ${kind}: every statement of a by-id read is a call (a case-fold
     assert.deepEqual([...read.records.keys()], ['ABC'])
     assert.deepEqual(read.failed.map((f) => f.id), ['abc'])
     assert.deepEqual(
-      calls.map((c) => [c.method, c.outcome, c.targetId ?? null]),
+      catalogueFirst(calls).map((c) => [c.method, c.outcome, c.targetId ?? null]),
       [
         ['SELECT', 'ok', null],
         ['SELECT', 'ok', 'abc'],

@@ -366,8 +366,13 @@ for (const kind of SQL_KINDS) {
       assert.deepEqual(result.missing, ['row_5000', 'nope', ''])
       assert.deepEqual(result.failed, [])
       assert.deepEqual(result.records.get('row_0007')?.fields, rows[6])
-      const selects = calls.filter((c) => c.method === 'SELECT')
-      assert.equal(selects.length, 3, '1,103 distinct ids in chunks of 500')
+      // the catalogue facts are read again once older than their age (each statement a call of its own)
+      const catalogue = calls.filter((c) => c.endpoint.startsWith('catalogue: '))
+      assert.ok(catalogue.every((c) => c.endpoint.endsWith(' of table things') && c.outcome === 'ok'), JSON.stringify(catalogue))
+      const selects = calls.filter((c) => c.method === 'SELECT' && !catalogue.includes(c))
+      // 1,103 distinct ids in chunks of 500, and the last chunk's three ids without a row asked again together (an
+      // engine may have matched them to a row stored otherwise: read-by-ids.ts), each statement a call
+      assert.equal(selects.length, 4, '1,103 distinct ids in chunks of 500, and the ids left asked again')
       assert.ok(selects.every((c) => c.endpoint === 'table things' && c.status === null && c.outcome === 'ok' && c.source === 'things-db'))
       const empty = await connector.readByIds([])
       assert.deepEqual([empty.records.size, empty.missing, empty.failed], [0, [], []])
