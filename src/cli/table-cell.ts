@@ -27,5 +27,38 @@ export function cellText(value: unknown): string {
 
 /** The text in `width` columns: padded, or cut with a closing `…` so a cut value is never read as whole. */
 export function fitted(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text.padEnd(width)
+  return cut(text, width).padEnd(width)
+}
+
+/** The text as `fitted` draws it, unpadded; never splitting a character written as two UTF-16 units. */
+function cut(text: string, width: number): string {
+  if (text.length <= width) return text
+  let end = Math.max(0, width - 1)
+  if (end > 0 && /[\ud800-\udbff]/.test(text[end - 1]!)) end -= 1
+  return `${text.slice(0, end)}…`
+}
+
+/** The widest a table column is drawn before its values are cut. */
+const COLUMN_WIDTH = 28
+
+/**
+ * The width of a table column: its values' and header's, at most 28, but never so narrow that two different
+ * values cut to the same cell ("sub_customer_northwind_2024…" for two ids that differ at their end would read as
+ * one record listed twice). Such a column is widened just past the characters the two share.
+ */
+export function columnWidth(header: string, cells: readonly string[]): number {
+  const natural = Math.max(header.length, ...cells.map((c) => c.length))
+  let width = Math.min(COLUMN_WIDTH, natural)
+  const distinct = [...new Set(cells)]
+  for (let i = 0; i < distinct.length; i++)
+    for (let j = i + 1; j < distinct.length; j++) {
+      const a = distinct[i]!
+      const b = distinct[j]!
+      if (cut(a, width) !== cut(b, width)) continue
+      let shared = 0
+      while (shared < a.length && a[shared] === b[shared]) shared++
+      // the first differing character and the closing mark (or the whole value, if shorter)
+      width = Math.min(natural, Math.max(width, shared + 2))
+    }
+  return width
 }
