@@ -112,5 +112,13 @@ function coerce(text: string, type: string | undefined, term: string): string | 
     if (text !== 'true' && text !== 'false') throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not true or false`, { filter: term })
     return text === 'true'
   }
+  // spaces before the operator are skipped, so `status = past_due` read " past_due" and answered a complete
+  // "nothing matched, that proves absence": a text value is compared as written, so an end space is refused
+  if (text !== text.trim())
+    throw new WarrantError(
+      'invalid_request',
+      `cannot read filter "${term}": "${text}" has a space at its ${text.trimStart() === text ? 'end' : 'start'}; a text value is compared as written, so write FIELD=VALUE with no space after the operator (a value whose ends are spaces is searched over HTTP or MCP)`,
+      { filter: term },
+    )
   return text
 }
