@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { type CliWorkspace, createCliWorkspace } from '../support/cli-config.js'
+
+/**
+ * A `warrant` command's audit row named the ids written in its arguments, never the one it answered: `warrant plan`
+ * made a plan whose id no row held (`warrant audit query --plan PLAN` printed "no audit events match", exit 0, for
+ * the plan just proposed) and `warrant select` a selection whose row had none, so "who asked" of an operation on it
+ * could not reach who froze it. The row also names the selection or plan the command made.
+ */
+describe('warrant select / plan: the audit row names the selection or plan made (real process, sqlite)', () => {
+  let ws: CliWorkspace
+  before(async () => {
+    ws = await createCliWorkspace({ count: 50 })
+  })
+  after(async () => {
+    await ws?.drop()
+  })
+
+  test('select then plan: each is found by its id', { timeout: 120_000 }, async () => {
+    const selected = await ws.warrant(['select', 'subscriptions', '-q', '-f', 'status=past_due', '--json'])
+    assert.equal(selected.code, 0, selected.stderr)
+    const selectionId = JSON.parse(selected.stdout).selection_id as string
+    const planned = await ws.warrant(['plan', selectionId, '-a', 'pause_collection', '-p', 'reason=audit', '--json'])
+    assert.equal(planned.code, 0, planned.stderr)
+    const planId = JSON.parse(planned.stdout).plan_id as string
+
+    const rows = await ws.withStore((store) => store.db.selectFrom('audit_events').selectAll().where('surface', '=', 'cli').orderBy('seq').execute())
+    const selectRow = rows.find((r) => r.action === 'cli:select')!
+    assert.equal(selectRow.selection_id, selectionId, 'the select row names the selection it froze')
+    const planRow = rows.find((r) => r.action === 'cli:plan')!
+    assert.equal(planRow.plan_id, planId, 'the plan row names the plan it made')
+    assert.equal(planRow.selection_id, selectionId)
+
+    const query = await ws.warrant(['audit', 'query', '--plan', planId, '--json'])
+    assert.equal(query.code, 0, query.stderr)
+    assert.ok(JSON.parse(query.stdout).events.some((e: { action: string }) => e.action === 'cli:plan'), query.stdout)
+  })
+})
