@@ -181,7 +181,7 @@ export function noteCliDetails(details: Record<string, unknown>): void {
 }
 
 /**
- * Called by a command that made a selection or plan (`select`, `recover`, `plan`, `compensate`), so its row names it
+ * Called by a command that made a selection, plan or operation (`select`, `recover`, `plan`, `compensate`, `commit`), so its row names it
  * as the HTTP trail does: without it, `warrant audit query --plan` found nothing of the plan just proposed.
  */
 export function noteCliAnswer(ids: Invocation['answered']): void {

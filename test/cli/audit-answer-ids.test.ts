@@ -36,4 +36,23 @@ describe('warrant select / plan: the audit row names the selection or plan made 
     assert.equal(query.code, 0, query.stderr)
     assert.ok(JSON.parse(query.stdout).events.some((e: { action: string }) => e.action === 'cli:plan'), query.stdout)
   })
+
+  test('commit: the row names the operation it recorded', { timeout: 120_000 }, async () => {
+    const issued = await ws.warrant(['token', 'create', '--role', 'reviewer', '--name', 'alice', '--json'])
+    assert.equal(issued.code, 0, issued.stderr)
+    const selected = await ws.warrant(['select', 'subscriptions', '-q', '-f', 'status=past_due', '-f', 'region=eu', '--json'])
+    const selection = JSON.parse(selected.stdout)
+    const plan = JSON.parse((await ws.warrant(['plan', selection.selection_id, '-a', 'pause_collection', '-p', 'reason=audit', '--json'])).stdout)
+    if (plan.approval_state?.still_needed !== 0) {
+      const approved = await ws.warrant(['approve', plan.plan_id, '--digest', plan.plan_digest, '--token', JSON.parse(issued.stdout).token])
+      assert.equal(approved.code, 0, approved.stderr + approved.stdout)
+    }
+    const committed = await ws.warrant(['commit', plan.plan_id, '--key', 'answer-ids', '--digest', plan.plan_digest, '--json'])
+    assert.equal(committed.code, 0, committed.stderr)
+    const operationId = JSON.parse(committed.stdout).operation_id as string
+    const rows = await ws.withStore((store) => store.db.selectFrom('audit_events').selectAll().where('action', '=', 'cli:commit').execute())
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0]!.operation_id, operationId, 'the commit row names the operation')
+    assert.equal(rows[0]!.plan_id, plan.plan_id)
+  })
 })
