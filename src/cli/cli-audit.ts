@@ -13,6 +13,8 @@ interface Invocation {
   close: (() => Promise<void>) | null
   /** what the command decided, e.g. an approval: `{ decision, plan_digest, … }` */
   details: Record<string, unknown> | null
+  /** the selection or plan the command made: its arguments name only the ones it was given */
+  answered: Partial<Record<'plan_id' | 'selection_id' | 'operation_id', string>>
 }
 
 const current = new AsyncLocalStorage<Invocation>()
@@ -33,7 +35,7 @@ const ID_PREFIXES: readonly [string, 'plan_id' | 'selection_id' | 'operation_id'
  * Recording never changes the command's outcome: a fault is reported on stderr.
  */
 export async function auditedInvocation(program: Command, run: () => Promise<void>, openForAudit: (config: string | undefined) => Promise<Gateway>): Promise<void> {
-  const invocation: Invocation = { command: null, actor: null, gateway: null, close: null, details: null }
+  const invocation: Invocation = { command: null, actor: null, gateway: null, close: null, details: null, answered: {} }
   program.hook('preAction', (_root, action) => {
     invocation.command = action
   })
@@ -88,7 +90,7 @@ async function record(invocation: Invocation, failure: unknown, openForAudit: (c
     }
     invocation.close = () => gateway!.close()
   }
-  const ids: Record<string, string> = {}
+  const ids: Record<string, string> = { ...invocation.answered }
   for (const arg of command.args) for (const [prefix, key] of ID_PREFIXES) if (typeof arg === 'string' && arg.startsWith(prefix)) ids[key] ??= arg
   const code = failure === null ? null : failure === INTERRUPTED ? 'interrupted' : isWarrantError(failure) ? failure.code : 'internal'
   const denied = new Set(Object.values(gateway.config.resources).flatMap((r) => r.denied_fields))
@@ -176,4 +178,13 @@ export function noteCliActor(actor: Actor): void {
 export function noteCliDetails(details: Record<string, unknown>): void {
   const invocation = current.getStore()
   if (invocation) invocation.details = details
+}
+
+/**
+ * Called by a command that made a selection, plan or operation (`select`, `recover`, `plan`, `compensate`, `commit`), so its row names it
+ * as the HTTP trail does: without it, `warrant audit query --plan` found nothing of the plan just proposed.
+ */
+export function noteCliAnswer(ids: Invocation['answered']): void {
+  const invocation = current.getStore()
+  if (invocation) invocation.answered = { ...invocation.answered, ...ids }
 }

@@ -5,7 +5,7 @@ import type { ResourceConfig } from '../config/index.js'
 
 /** The `--filter` term grammar, printed with every refusal so a typo is answered with what is accepted. */
 export const FILTER_TERM_GRAMMAR =
-  'a term is FIELD OP VALUE with OP one of: = (equals; a,b any of; =null is null), != (none of; !=null not null), < <= > >=, ~ (the list field contains); repeated terms on one field must all hold'
+  'a term is FIELD OP VALUE with OP one of: = (equals; a,b any of, \\, a comma inside a value; =null is null), != (none of; !=null not null), < <= > >=, ~ (the list field contains); repeated terms on one field must all hold'
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*/
 const OPERATORS = ['!=', '<=', '>=', '=', '<', '>', '~'] as const
@@ -30,7 +30,7 @@ export function parseFilterTerms(terms: readonly string[], resource: ResourceCon
     if (isReservedKey(field)) throw new WarrantError('invalid_request', `"${field}" is a reserved name, never a field name`, { field })
     const type = Object.hasOwn(resource.fields, field) ? resource.fields[field] : undefined
     const value = (text: string) => coerce(text, type, term)
-    const [key, next] = conditionOf(op, raw, value)
+    const [key, next] = conditionOf(op, raw, value, (items) => listItems(items, type, term))
     const cond = (filter[field] ??= {})
     const from = (origin[field] ??= {})
     if (key in cond) cond[key] = combine(field, key, cond[key], next, from[key]!, term)
@@ -57,13 +57,13 @@ function readTerm(term: string): { field: string; op: TermOperator; raw: string 
   return { field, op, raw: op === '~' ? raw.trim() : raw }
 }
 
-function conditionOf(op: TermOperator, raw: string, value: (text: string) => string | number | boolean): [string, unknown] {
+function conditionOf(op: TermOperator, raw: string, value: (text: string) => string | number | boolean, items: (raw: string) => string[]): [string, unknown] {
   if (raw === 'null' && (op === '=' || op === '!=')) return ['is_null', op === '=']
   if (op === '=') {
-    const parts = raw.split(',')
-    return parts.length > 1 ? ['in', parts.map(value)] : ['eq', value(raw)]
+    const parts = items(raw)
+    return parts.length > 1 ? ['in', parts.map(value)] : ['eq', value(parts[0]!)]
   }
-  if (op === '!=') return ['not_in', raw.split(',').map(value)]
+  if (op === '!=') return ['not_in', items(raw).map(value)]
   if (op === '~') return ['contains', raw]
   return [{ '<': 'lt', '<=': 'lte', '>': 'gt', '>=': 'gte' }[op], value(raw)]
 }
@@ -84,6 +84,23 @@ function combine(field: string, key: string, previous: unknown, next: unknown, f
   )
 }
 
+/**
+ * The values of `a,b` (`\\,` a comma inside one). An item that is empty, or a text item with a space at either end,
+ * is refused: `customer_name=Acme, Inc` read as "Acme" or " Inc" answered a complete "nothing matched, that proves
+ * absence" over a table holding Acme, Inc.
+ */
+function listItems(raw: string, type: string | undefined, term: string): string[] {
+  const items = raw.split(/(?<!\\),/).map((item) => item.replaceAll('\\,', ','))
+  if (items.length === 1) return items
+  const refuse = (what: string) =>
+    new WarrantError('invalid_request', `cannot read filter "${term}": ${what}; a comma separates values (any of): for a comma inside a value write \\, and for a list write a,b without spaces`, { filter: term })
+  if (items.some((item) => item.trim() === '')) throw refuse('the list has an empty value')
+  const text = type !== 'number' && type !== 'integer' && type !== 'boolean'
+  const spaced = text ? items.find((item) => item !== item.trim()) : undefined
+  if (spaced !== undefined) throw refuse(`"${spaced}" has a space at its ${spaced.trimStart() === spaced ? 'end' : 'start'}`)
+  return items
+}
+
 function coerce(text: string, type: string | undefined, term: string): string | number | boolean {
   if (type === 'number' || type === 'integer') {
     // a rounded or reinterpreted bound ("0x10" as 16) asks about another value than the one written
@@ -95,5 +112,13 @@ function coerce(text: string, type: string | undefined, term: string): string | 
     if (text !== 'true' && text !== 'false') throw new WarrantError('invalid_request', `cannot read filter "${term}": "${text}" is not true or false`, { filter: term })
     return text === 'true'
   }
+  // spaces before the operator are skipped, so `status = past_due` read " past_due" and answered a complete
+  // "nothing matched, that proves absence": a text value is compared as written, so an end space is refused
+  if (text !== text.trim())
+    throw new WarrantError(
+      'invalid_request',
+      `cannot read filter "${term}": "${text}" has a space at its ${text.trimStart() === text ? 'end' : 'start'}; a text value is compared as written, so write FIELD=VALUE with no space after the operator (a value whose ends are spaces is searched over HTTP or MCP)`,
+      { filter: term },
+    )
   return text
 }

@@ -1,5 +1,5 @@
 import { decide, type Envelope, REASON_TEXT } from '../contract/index.js'
-import { cellText, fitted } from './table-cell.js'
+import { cellText, columnWidth, fitted } from './table-cell.js'
 
 /**
  * The terminal view of an envelope: completeness first, in words, then the records, then how to continue.
@@ -81,7 +81,7 @@ function continueWith(c: Exclude<NonNullable<Envelope['continuation']>, { kind: 
 function table(items: readonly Record<string, unknown>[], maxRows: number): string[] {
   const columns = Object.keys(items[0] ?? {})
   const rows = items.slice(0, maxRows).map((item) => columns.map((c) => cellText(item[c])))
-  const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((r) => r[i]!.length))))
+  const widths = columns.map((c, i) => columnWidth(c, rows.map((r) => r[i]!)))
   const line = (cells: readonly string[]) => cells.map((v, i) => fitted(v, widths[i]!)).join('  ')
   const out = [line(columns), ...rows.map(line)]
   if (items.length > maxRows) out.push(`… and ${items.length - maxRows} more record(s) in this result (use --json for all of them)`)

@@ -2,7 +2,7 @@ import { REASON_TEXT } from '../contract/index.js'
 import { type PlanProposal, type PlanView, withdrawnApprovalSentences } from '../plans/index.js'
 import type { SelectionView } from '../selections/index.js'
 import { lookalikeLines } from './render-lookalikes.js'
-import { cellText as cell, fitted } from './table-cell.js'
+import { cellText as cell, columnWidth, fitted } from './table-cell.js'
 
 /** A selection for a terminal: completeness first, then count, digest, exclusions with counts, groups, records. */
 export function renderSelection(view: SelectionView, maxRows = 20): string {
@@ -53,7 +53,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
     lines.push('', `Records (first ${Math.min(maxRows, view.records.length)} of ${view.count}, in frozen order):`)
     const columns = view.fields
     const rows = view.records.slice(0, maxRows).map((r) => columns.map((c) => cell(r.fields[c])))
-    const widths = columns.map((c, i) => Math.min(28, Math.max(c.length, ...rows.map((row) => row[i]!.length))))
+    const widths = columns.map((c, i) => columnWidth(c, rows.map((row) => row[i]!)))
     const line = (cells: readonly string[]) => `  ${cells.map((v, i) => fitted(v, widths[i]!)).join('  ')}`
     lines.push(line(columns), ...rows.map(line))
     if (view.count > maxRows) lines.push(`  … the whole manifest: GET ${view.export_urls.csv} (or --json and the records cursor)`)

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
-import { WarrantError, protoKeyPaths } from '../contract/index.js'
+import { WarrantError, duplicateKeyOf, protoKeyPaths } from '../contract/index.js'
 import { caseCollisions, checkResource } from './check-resource.js'
 import { roundedConfigNumbers, type ConfigProblem } from './exact-numbers.js'
 import { configSchema, type WarrantConfig } from './schema.js'
@@ -76,6 +76,9 @@ export function loadConfigFile(path: string): WarrantConfig {
     if (path.endsWith('.json')) throw new WarrantError('invalid_request', `config file ${path} is not valid JSON${jsonErrorPlace(text)}: ${message.replace(/\n/g, '\\n')}`)
     throw new WarrantError('invalid_request', `config file ${path} is not valid YAML: ${message}`)
   }
+  // JSON.parse keeps the last of a key written twice, where the YAML parser refuses it: the file says two things
+  const twice = path.endsWith('.json') ? duplicateKeyOf(text) : null
+  if (twice) throw invalidConfig(path, [{ key: twice.path || '(top level)', message: `"${twice.key}" is written twice; JSON keeps only the last, so write it once` }])
   // before the schema: a rounded number is a valid config that says another thing than the file
   const rounded = roundedConfigNumbers(text, path.endsWith('.json'))
   if (rounded.length > 0) throw invalidConfig(path, rounded)

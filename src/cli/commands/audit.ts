@@ -156,6 +156,13 @@ export function registerAudit(program: Command): void {
           after = page.next_cursor
         }
         const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
+        // an operation has a plan (its row's or its accepted events'), or at least one event not refused: with neither,
+        // "records changed (0)" would answer for an operation this store never had (a mistyped id, another config's store)
+        const refused = (e: AuditEntry) => (e.summary as { outcome?: unknown } | null)?.outcome === 'refused'
+        if (whoAsked && whoAsked.plan_ids.length === 0 && events.every(refused))
+          throw new WarrantError('not_found', `operation ${flags.operation} is not in this store's log: no operation row and no accepted event names it (check the id, and that --config names the store it ran on)`, {
+            operation_id: flags.operation,
+          })
         // A write without an answer (202 Accepted, a lost connection) may have changed its record: listed beside the
         // written ones, never left out of the answer to "which records changed?"
         const writes = flags.operation ? await allChanged(log, flags.operation) : null

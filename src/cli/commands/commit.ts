@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { noteCliAnswer } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { createProgress } from '../progress.js'
 import type { Gateway } from '../../gateway/index.js'
@@ -41,6 +42,7 @@ export function registerCommit(program: Command): void {
       try {
         const actor = await cliActor(gateway, flags)
         const receipt = await gateway.operations.commitPlan(actor, planId, { idempotencyKey: flags.key, expectedDigest: flags.digest })
+        noteCliAnswer({ operation_id: receipt.operation_id })
         const head = receipt.created
           ? `committed: operation ${receipt.operation_id}, ${receipt.target_count} target(s), status ${receipt.status}`
           : `this --key already names operation ${receipt.operation_id} (status ${receipt.status}); nothing new was committed`

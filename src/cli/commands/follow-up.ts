@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { PlanProposal } from '../../plans/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
+import { noteCliAnswer } from '../cli-audit.js'
 import { EXIT } from '../exit-status.js'
 import { onInterrupt } from '../interrupt.js'
 import { createProgress, freezeProgressLine } from '../progress.js'
@@ -48,6 +49,7 @@ export function registerFollowUps(program: Command): void {
         })
         // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
         stop.signal.throwIfAborted()
+        noteCliAnswer({ selection_id: view.selection_id })
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       })
@@ -62,6 +64,7 @@ export function registerFollowUps(program: Command): void {
     .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
       await withCliGateway(flags, async (gateway) => {
         const plan = (await gateway.operations.proposeCompensation(await cliActor(gateway, flags), id)) as PlanProposal
+        noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
         process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
       })
     })

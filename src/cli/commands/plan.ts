@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { noteCliAnswer } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
 import { collect, decimalArgument } from '../option-values.js'
@@ -45,6 +46,7 @@ export function registerPlan(program: Command): void {
       const selection = await gateway.selections.load(actor, selectionId)
       const declared = gateway.catalogue.get(selection.resource).config.actions[flags.action]?.params ?? {}
       const plan = await gateway.plans.propose(actor, selectionId, { action: { type: flags.action, params: parseParams(flags.param, declared) } })
+      noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
       process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
       // a plan on an incomplete selection is reviewable, never approvable or committable: `plan && approve` must stop
       if (!plan.selection.complete) process.exitCode = EXIT.incomplete

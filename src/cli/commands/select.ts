@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { checkIdempotencyKey, type Filter, SELECTION_MAX_DEADLINE_MS, WarrantError } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
+import { noteCliAnswer } from '../cli-audit.js'
 import { EXIT } from '../exit-status.js'
 import { createProgress, freezeProgressLine } from '../progress.js'
 import type { FreezeProgress } from '../../selections/index.js'
@@ -87,6 +88,7 @@ export function registerSelect(program: Command): void {
         })
         // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
         stop.signal.throwIfAborted()
+        noteCliAnswer({ selection_id: view.selection_id })
         process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       } finally {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { ROLES, type Role, WarrantError } from '../../contract/index.js'
+import type { Catalogue } from '../../resources/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { cellText } from '../table-cell.js'
 
@@ -37,6 +38,7 @@ export function registerToken(program: Command): void {
       const { gateway } = await openCliGateway({ config: flags.config })
       try {
         for (const r of flags.resources ?? []) gateway.catalogue.get(r)
+        refuseUnknownActions(gateway.catalogue, flags.resources, flags.actions)
         const ttlMs = days * 86_400_000
         const issued =
           flags.principal !== undefined
@@ -87,4 +89,21 @@ export function registerToken(program: Command): void {
         await gateway.close()
       }
     })
+}
+
+/**
+ * Every `--actions` word names an action of a resource the token may use (`name`, or `resource.name`): a typo
+ * (`pause_colection`) made a token that may run no action, exit 0, and the agent's plans were refused as forbidden
+ * far from the mistake, where `--resources` with a typo was already refused.
+ */
+function refuseUnknownActions(catalogue: Catalogue, resources: readonly string[] | undefined, actions: readonly string[] | undefined): void {
+  if (actions === undefined) return
+  const known = (resources ?? catalogue.names).flatMap((name) => Object.keys(catalogue.get(name).config.actions).map((action) => ({ resource: name, action })))
+  const exists = (word: string) => known.some(({ resource, action }) => word === action || word === `${resource}.${action}`)
+  const unknown = actions.filter((word) => !exists(word))
+  if (unknown.length === 0) return
+  const names = known.length === 0 ? 'none: no resource in scope has an action' : known.map(({ resource, action }) => `${action} (${resource})`).join(', ')
+  throw new WarrantError('invalid_request', `--actions: ${unknown.map((w) => `"${cellText(w)}"`).join(', ')} is not an action of a resource this token may use; the actions are: ${names}`, {
+    field: '--actions',
+  })
 }
