@@ -26,7 +26,7 @@ export const etagOf = (t: Thing) => `W/"${createHash('sha1').update(JSON.stringi
 /**
  * A loopback REST API unlike the demo: `GET /things?after=&limit=` answers `{things, next}` keyset by id, each
  * thing carrying its weak ETag in `etag`; `GET /things/{id}` answers it with an `ETag` header; `PATCH` needs
- * `If-Match` with that ETag (412 otherwise) and answers the thing with its new ETag.
+ * `If-Match` with that ETag (412 otherwise) and answers the thing with its new ETag; so does `PUT`, which replaces it whole.
  */
 export async function startOddUpstream(extra: readonly Thing[] = []): Promise<OddUpstream> {
   const things = new Map<string, Thing>()
@@ -45,9 +45,11 @@ export async function startOddUpstream(extra: readonly Thing[] = []): Promise<Od
     const thing = m ? things.get(decodeURIComponent(m[1]!)) : undefined
     if (!thing) return sendJson(res, 404, { error: 'not found' })
     if (req.method === 'GET') return sendJson(res, 200, thing, { etag: etagOf(thing) })
-    if (req.method !== 'PATCH') return sendJson(res, 405, { error: 'method' })
+    if (req.method !== 'PATCH' && req.method !== 'PUT') return sendJson(res, 405, { error: 'method' })
     if (req.headers['if-match'] !== etagOf(thing)) return sendJson(res, 412, { error: 'precondition failed' })
     const patch = JSON.parse(req.body || '{}') as Partial<Thing>
+    // a PUT replaces the thing's every member but its id (a replacing write sends it whole)
+    if (req.method === 'PUT') for (const key of ['name', 'status', 'note'] as const) thing[key] = String(patch[key] ?? '')
     if (typeof patch.status === 'string') thing.status = patch.status
     writes.set(thing.id, (writes.get(thing.id) ?? 0) + 1)
     return sendJson(res, 200, thing, { etag: etagOf(thing) })
@@ -108,15 +110,29 @@ export async function startThingsGateway(extra: readonly Thing[] = [], kind: Sto
   }
 }
 
+/** How `startThingsToMove` configures `things` (`edit`) and what `move()` changes (`move`; default: base_url to production). */
+export interface ThingsMove {
+  readonly edit?: (things: Record<string, any>) => void
+  readonly move?: (things: Record<string, any>) => void
+}
+
 /**
  * A demo gateway whose `things` resource reads a staging odd upstream, an agent scoped to it, and `move()`: a second
  * gateway on the same store and config but with the connector's base_url pointed at a production copy (the
  * environment label left as it was). `close()` closes them all.
  */
-export async function startThingsToMove(kind: StoreKind) {
+export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}) {
   const staging = await startOddUpstream()
   const production = await startOddUpstream()
-  const fx = await startDemoGateway({ store: kind, count: 20, serve: false, edit: (c) => void (c.resources.things = thingsResourceConfig(staging.origin)) })
+  const fx = await startDemoGateway({
+    store: kind,
+    count: 20,
+    serve: false,
+    edit: (c) => {
+      c.resources.things = thingsResourceConfig(staging.origin)
+      change.edit?.(c.resources.things)
+    },
+  })
   const issued = await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })
   const agent = await fx.gateway.principals.authenticate(issued.token, 'http')
   let moved: Gateway | undefined
@@ -131,7 +147,8 @@ export async function startThingsToMove(kind: StoreKind) {
       // hands over with nothing of its own still to write (audit rows linger before they are appended).
       await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
-      config.resources.things.connector.sources[0].base_url = production.origin
+      if (change.move) change.move(config.resources.things)
+      else config.resources.things.connector.sources[0].base_url = production.origin
       moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
       return moved
     },
