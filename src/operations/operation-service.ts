@@ -3,6 +3,7 @@ import type { WarrantConfig } from '../config/index.js'
 import { inScope, WarrantError, type Actor } from '../contract/index.js'
 import type { Connector } from '../connectors/index.js'
 import type { PlanService } from '../plans/plan-service.js'
+import { placeDriftOf } from '../plans/index.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
 import type { OperationRow, OperationTargetRow, Store } from '../store/index.js'
@@ -91,8 +92,15 @@ export function createOperationService(options: OperationServiceOptions): Operat
     const proof = await readVersionProof(store.db, resource.name, execution.plan.action.type)
     return vouches(proof, versionProofDigest(resource.config.connector, execution.action_config), clock().getTime()) ? proof : null
   }
+  const placeMoved: ExecutorDeps['placeMoved'] = async (execution) => {
+    if (!catalogue.names.includes(execution.plan.resource)) return null
+    const row = await store.db.selectFrom('plans').select(['resource', 'environment', 'policy']).where('id', '=', execution.plan.plan_id).executeTakeFirst()
+    const drift = row ? placeDriftOf(catalogue, row) : []
+    return drift.length === 0 ? null : drift.map((d) => d.message).join('; ')
+  }
   const executorDeps: ExecutorDeps = {
     store,
+    placeMoved,
     owner,
     leaseMs,
     connectorFor,

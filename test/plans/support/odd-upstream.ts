@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { Actor } from '../../../src/contract/index.js'
 import type { WarrantConfig } from '../../../src/config/index.js'
 import { createLogger, openGateway, type Gateway } from '../../../src/gateway/index.js'
 import { sendJson, startUpstream, type TestUpstream } from '../../connectors/http/upstream-server.js'
@@ -112,7 +113,8 @@ export async function startThingsGateway(extra: readonly Thing[] = [], kind: Sto
 
 /** How `startThingsToMove` configures `things` (`edit`) and what `move()` changes (`move`; default: base_url to production). */
 export interface ThingsMove {
-  readonly edit?: (things: Record<string, any>) => void
+  /** `config`: the whole raw config, for keys beside the resource */
+  readonly edit?: (things: Record<string, any>, config: Record<string, any>) => void
   readonly move?: (things: Record<string, any>) => void
 }
 
@@ -130,7 +132,7 @@ export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}
     serve: false,
     edit: (c) => {
       c.resources.things = thingsResourceConfig(staging.origin)
-      change.edit?.(c.resources.things)
+      change.edit?.(c.resources.things, c)
     },
   })
   const issued = await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })
@@ -163,4 +165,13 @@ export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}
       await production.close()
     },
   }
+}
+
+/** A selection of the open things and a plan closing them, approved by the fixture's first reviewer. */
+export async function approvedClosingPlan(fx: { gateway: Gateway; tokens: { reviewer: string } }, agent: Actor) {
+  const alice = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
+  const selection = await fx.gateway.selections.create(agent, 'things', { filter: { status: 'open' } })
+  const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
+  await fx.gateway.plans.decide(alice, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+  return { selection, plan }
 }
