@@ -52,6 +52,7 @@ export async function startOddUpstream(extra: readonly Thing[] = []): Promise<Od
     // a PUT replaces the thing's every member but its id (a replacing write sends it whole)
     if (req.method === 'PUT') for (const key of ['name', 'status', 'note'] as const) thing[key] = String(patch[key] ?? '')
     if (typeof patch.status === 'string') thing.status = patch.status
+    if (req.method === 'PATCH' && typeof patch.note === 'string') thing.note = patch.note
     writes.set(thing.id, (writes.get(thing.id) ?? 0) + 1)
     return sendJson(res, 200, thing, { etag: etagOf(thing) })
   })
