@@ -38,6 +38,12 @@ export interface ExecutorDeps {
    * (version-proof.ts), or null. With one, a target read with its batch or window is not read again alone.
    */
   readonly versionProof?: (execution: OperationExecution) => Promise<VersionProof | null>
+  /**
+   * Why the plan's resource no longer writes where the plan was proposed (its environment, or where its connector
+   * points), or null. The commit judged it in the process that recorded it; the run may be another's, started on
+   * another config, so each run judges it again before it sends anything.
+   */
+  readonly placeMoved?: (execution: OperationExecution) => Promise<string | null>
 }
 
 /** Where run-level events go (the audit log's `record`). A failure to record is logged, never fatal. */

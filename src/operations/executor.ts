@@ -76,10 +76,12 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     onError: (error) => deps.log.warn({ err: error, operation_id: operationId }, 'lease renewal failed; retrying'),
   })
 
+  // resumed by a process started on another config: moved since the proposal, nothing is sent (see `placeMoved`)
+  const moved = (await deps.placeMoved?.(execution)) ?? null
   const connector = deps.connectorFor(resource)
-  await connector.refreshFacts?.() // writes judged on the catalogue as it is now (a trigger added since, say)
+  if (moved === null) await connector.refreshFacts?.() // writes judged on the catalogue as it is now (a trigger added since, say)
   const unproven = (error: unknown) => deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
-  const proof = await provenBy(connector, deps.versionProof, execution, unproven)
+  const proof = moved === null ? await provenBy(connector, deps.versionProof, execution, unproven) : null
   if (proof !== null)
     await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
   const ctx: TargetContext = {
@@ -104,7 +106,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   // a resumed operation goes on counting where its last executor stopped: both thresholds hold across restarts
   const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId), await errorsInARow(db, operationId, rules.halt_after_consecutive_errors))
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
-  let halt: HaltReason | null = null
+  let halt: HaltReason | null = moved === null ? null : { rule: 'upstream_moved', target_id: null, ord: null, message: `not resumed: ${moved}`, at: now() }
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   const pause = createRatePause({

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import type { WarrantConfig } from '../config/index.js'
-import { inScope, WarrantError, type Actor } from '../contract/index.js'
+import type { ActionConfig, WarrantConfig } from '../config/index.js'
+import { digestOf, inScope, WarrantError, type Actor } from '../contract/index.js'
 import type { Connector } from '../connectors/index.js'
 import type { PlanService } from '../plans/plan-service.js'
+import { placeDriftOf } from '../plans/index.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
 import type { OperationRow, OperationTargetRow, Store } from '../store/index.js'
@@ -91,8 +92,15 @@ export function createOperationService(options: OperationServiceOptions): Operat
     const proof = await readVersionProof(store.db, resource.name, execution.plan.action.type)
     return vouches(proof, versionProofDigest(resource.config.connector, execution.action_config), clock().getTime()) ? proof : null
   }
+  const placeMoved: ExecutorDeps['placeMoved'] = async (execution) => {
+    if (!catalogue.names.includes(execution.plan.resource)) return null
+    const row = await store.db.selectFrom('plans').select(['resource', 'environment', 'policy']).where('id', '=', execution.plan.plan_id).executeTakeFirst()
+    const drift = row ? placeDriftOf(catalogue, row) : []
+    return drift.length === 0 ? null : drift.map((d) => d.message).join('; ')
+  }
   const executorDeps: ExecutorDeps = {
     store,
+    placeMoved,
     owner,
     leaseMs,
     connectorFor,
@@ -233,6 +241,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
       if (!isFinished(row)) throw new WarrantError('conflict', `operation "${operationId}" is still ${row.state}; compensate it once it has stopped`, { state: row.state })
       if (!execution.action_config.reversible)
         throw new WarrantError('conflict', `action "${execution.plan.action.type}" is declared irreversible; no compensation can be proposed`, { action: execution.plan.action.type })
+      assertWrittenAsDefined(execution, plans.actionConfigOf(execution.plan), operationId)
       // `version` (the record's version right after our write) lets the compensation's executor check that
       // nothing changed the record since; it is null when the upstream did not say.
       const targets: { id: string; before: Record<string, unknown>; after: Record<string, unknown>; version: string | null }[] = []
@@ -336,4 +345,21 @@ function landedAstray(row: OperationTargetRow, target: { readonly before: Record
   if (row.reason !== 'effect_contradicted' || row.after_version === null || row.after === null) return false
   if (row.expected_version !== null && sameVersion(row.after_version, row.expected_version)) return false
   return Object.keys(target.before).some((f) => Object.hasOwn(target.after, f) && !sameValue(target.before[f], target.after[f]))
+}
+
+/**
+ * A compensation is built from the action the operation wrote through as the config defines it now: the fields it
+ * restores are its `set`, its write and accepted statuses its `write` and `expect.status`. Redefined since the
+ * operation ran (a set field dropped, another write path), the "undo" would restore other fields, or write otherwise,
+ * than the operation did: refused until the definition it ran is back.
+ */
+function assertWrittenAsDefined(execution: OperationExecution, now: ActionConfig, operationId: string): void {
+  const used = (c: ActionConfig) => digestOf({ fields: Object.keys(c.set).sort(), write: c.write ?? null, status: c.expect.status })
+  if (used(now) === used(execution.action_config)) return
+  const type = execution.plan.action.type
+  throw new WarrantError(
+    'conflict',
+    `action "${type}" was redefined (what it sets, its write or its expected statuses) since operation ${operationId} wrote through it; a compensation built from the definition now would not undo what the operation did, so none is proposed (put the definition it ran back to compensate)`,
+    { reason: 'action_redefined', action: type, operation_id: operationId },
+  )
 }

@@ -58,6 +58,7 @@ export const STOP_RULE_NAMES = [
   'retry_after_too_long',
   'membership_changed',
   'membership_unverifiable',
+  'upstream_moved',
 ] as const
 export type StopRuleName = (typeof STOP_RULE_NAMES)[number]
 

@@ -15,16 +15,7 @@ import type { ConfigDrift } from './schemas.js'
  * taken either, and its view says why (a reviewer can still reject it).
  */
 export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ConfigDrift[] {
-  const drift: ConfigDrift[] = []
-  const resource = ctx.catalogue.get(row.resource)
-  if (resource.environment !== row.environment)
-    drift.push({ code: 'environment_changed', message: `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for` })
-  // Plans proposed before the digest was kept have none: they are judged by the environment label alone, as then.
-  if (policy.upstream_digest !== undefined && !sameUpstream(resource.config, policy.upstream_digest))
-    drift.push({
-      code: 'upstream_moved',
-      message: `the resource's connector points elsewhere than when this plan was proposed (${UPSTREAM_PARTS}), though its environment still reads "${resource.environment}"; what was reviewed was read there, so it is never written here`,
-    })
+  const drift = placeDriftOf(ctx.catalogue, row)
   let actionConfig: ActionConfig | null = null
   try {
     actionConfig = actionConfigOf(ctx, plan)
@@ -34,6 +25,28 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow,
   }
   if (actionConfig !== null && digestOf(actionConfig) !== policy.action_definition_digest)
     drift.push({ code: 'action_redefined', message: `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again` })
+  return drift
+}
+
+/**
+ * Where the plan's resource writes now against where the plan was proposed: its environment label, and (plans proposed
+ * since the digest was kept) where its connector points. The commit judged it; an operation's run judges it again, since
+ * the process that runs a commit may be another, started later on another config (a restart resumes operations).
+ *
+ * @example placeDriftOf(catalogue, row).map((d) => d.code) // ['upstream_moved'] once base_url points elsewhere
+ */
+export function placeDriftOf(catalogue: PlanContext['catalogue'], row: Pick<PlanRow, 'resource' | 'environment' | 'policy'>): ConfigDrift[] {
+  const drift: ConfigDrift[] = []
+  const resource = catalogue.get(row.resource)
+  if (resource.environment !== row.environment)
+    drift.push({ code: 'environment_changed', message: `the resource's environment is now "${resource.environment}", not the "${row.environment}" this plan was proposed for` })
+  // Plans proposed before the digest was kept have none: they are judged by the environment label alone, as then.
+  const proposedAt = (JSON.parse(row.policy) as StoredPolicy).upstream_digest
+  if (proposedAt !== undefined && !sameUpstream(resource.config, proposedAt))
+    drift.push({
+      code: 'upstream_moved',
+      message: `the resource's connector points elsewhere than when this plan was proposed (${UPSTREAM_PARTS}), though its environment still reads "${resource.environment}"; what was reviewed was read there, so it is never written here`,
+    })
   return drift
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { WarrantError } from '../contract/index.js'
+import { WarrantError, digestOf } from '../contract/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
 import type { Catalogue } from '../resources/index.js'
 import { createPageCursors } from '../selections/page-cursor.js'
@@ -73,8 +73,8 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     async findBySelectionAndAction(actor, selectionId, request) {
       const selection = await selections.load(actor, selectionId)
       const resource = catalogue.get(selection.resource)
-      const { action } = canonicalActionOf(resource, request)
-      const row = await existingPlan(ctx, selectionId, action)
+      const { action, config } = canonicalActionOf(resource, request)
+      const row = await existingPlan(ctx, selectionId, action, digestOf(config))
       return row ? toRecord(row) : null
     },
 

@@ -24,5 +24,6 @@ export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionReq
 export { renderValue, renderPath, type TemplateContext } from './render.js'
 export { planInActionScope } from './compensation.js'
 export { actionConfigOf } from './actions.js'
+export { placeDriftOf } from './config-drift.js'
 export { assertAuthorityHolds, rejectedPlan } from './approval-holds.js'
 export { isApproverReason, notCountedWords, withdrawnApprovalSentences, type NotCounted } from './approval-not-counted.js'

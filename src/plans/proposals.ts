@@ -30,9 +30,13 @@ interface Proposal {
 /** The advisory-lock space proposals lock in (PostgreSQL), apart from the audit chain's lock. */
 const PROPOSAL_LOCK_SPACE = 7_310_551
 
-/** Proposing is idempotent: the same action on the same selection is the same plan. */
-export async function existingPlan(ctx: PlanContext, selectionId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
-  return ctx.db
+/**
+ * Proposing is idempotent: the same action, as defined now (`definition`: `digestOf` its config), on the same selection
+ * is the same plan. A plan of the action as defined before is another proposal: it is refused at approval and commit
+ * (`action_redefined`), and answering it again left an agent that proposed again, as its view advises, looping on it.
+ */
+export async function existingPlan(ctx: Pick<PlanContext, 'db'>, selectionId: string, action: CanonicalAction, definition: string): Promise<PlanRow | undefined> {
+  const rows = await ctx.db
     .selectFrom('plans')
     .selectAll()
     .where('selection_id', '=', selectionId)
@@ -40,7 +44,8 @@ export async function existingPlan(ctx: PlanContext, selectionId: string, action
     .where('action', '=', canonicalJson(action))
     .orderBy('created_at')
     .orderBy('id')
-    .executeTakeFirst()
+    .execute()
+  return rows.find((r) => (JSON.parse(r.policy) as StoredPolicy).action_definition_digest === definition)
 }
 
 export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selectionId: string, request: unknown): Promise<PlanProposal> {
@@ -61,7 +66,8 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
 }
 
 async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
-  const existing = await existingPlan(ctx, p.selection.selection_id, p.action)
+  const definition = digestOf(p.config)
+  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
 
   const plan: PlanRecord = {
@@ -70,7 +76,8 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     resource: p.resource.name,
     environment: p.selection.environment,
     action: p.action,
-    plan_digest: digestOf({ selection_digest: p.selection.digest, action: p.action, resource: p.resource.name, environment: p.selection.environment }),
+    // the definition too: the same name and params defined otherwise write otherwise, and are another plan to review
+    plan_digest: digestOf({ selection_digest: p.selection.digest, action: p.action, action_definition: definition, resource: p.resource.name, environment: p.selection.environment }),
     selection_digest: p.selection.digest,
     target_count: p.selection.count,
     state: 'pending',
@@ -79,13 +86,13 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     compensates: p.compensates,
   }
   const analysis = await analyse(ctx, p, plan)
-  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: digestOf(p.config), upstream_digest: upstreamDigestOf(p.resource.config) }
+  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config) }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.
   const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ ...ctx, db: trx }, p.selection.selection_id, p.action) : await openCompensation(trx, p.compensates, p.action)
+    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition) : await openCompensation(trx, p.compensates, p.action)
     if (raced) return raced
     await trx
       .insertInto('plans')

@@ -3,8 +3,8 @@ import type { ResourceConfig } from '../config/index.js'
 
 /**
  * Where a resource's connector reads and writes, and how it names and versions a record there: each source's base URL
- * and list and get paths (http), the database and table (sql), the credential's reference (never its value), and the
- * id and version fields. The
+ * and list and get paths (http), the database and table (sql), the credential's reference (never its value), the
+ * id and version fields, and where each declared field lives inside an http record (`field_paths`). The
  * environment a reviewer sees is a label the config declares; this is what reads and writes follow, so a selection
  * keeps it at its freeze and a plan at its proposal, and a connector pointed elsewhere since (staging's base_url changed
  * to production's, the label left as it was) is drift, not the place the members were read from. So is a record named
@@ -12,10 +12,10 @@ import type { ResourceConfig } from '../config/index.js'
  * one nobody reviewed, at a version every fresh row has. It lives here, below selections and plans, because both judge
  * by it.
  *
- * @example upstreamDigestOf(resource.config) // 'upstream/2:sha256:…', the same while none of those changes
+ * @example upstreamDigestOf(resource.config) // 'upstream/3:sha256:…', the same while none of those changes
  */
 export function upstreamDigestOf(config: UpstreamConfig): string {
-  return `${NAMING}${digestOf({ where: placeOf(config), naming: namingOf(config) })}`
+  return `${FIELD_PATHS}${digestOf({ where: placeOf(config), naming: namingOf(config), paths: fieldPathsOf(config) })}`
 }
 
 /**
@@ -25,17 +25,35 @@ export function upstreamDigestOf(config: UpstreamConfig): string {
  * @example if (!sameUpstream(resource.config, selection.upstream_digest)) refuse()
  */
 export function sameUpstream(config: UpstreamConfig, stored: string): boolean {
-  if (stored.startsWith(NAMING)) return stored === upstreamDigestOf(config)
+  if (stored.startsWith(FIELD_PATHS)) return stored === upstreamDigestOf(config)
+  if (stored.startsWith(NAMING)) return stored === `${NAMING}${digestOf({ where: placeOf(config), naming: namingOf(config) })}`
   return stored === digestOf(legacyPlaceOf(config))
 }
 
 /** What a drift message says may have changed, on every surface that refuses for it. */
-export const UPSTREAM_PARTS = 'its base_url, list or get path, database URL or table, or the credential it reads with (the variable or file it comes from) changed, or the id_field or version_field that names and versions its records there'
+export const UPSTREAM_PARTS =
+  'its base_url, list or get path, database URL or table, or the credential it reads with (the variable or file it comes from) changed, or the id_field or version_field that names and versions its records there, or the field_paths where its fields are read and written inside a record'
 
 type UpstreamConfig = Pick<ResourceConfig, 'connector' | 'id_field' | 'version_field'>
 
-/** The prefix of a digest that covers records' naming too (none before it did). */
+/** The prefix of a digest that covers records' naming too (none before it did); kept digests of it are judged as then. */
 const NAMING = 'upstream/2:'
+/** The prefix of a digest that also covers where each declared field lives inside an http record. */
+const FIELD_PATHS = 'upstream/3:'
+
+/**
+ * Where a field is read inside an http record, and where a replacing write puts a set value, when it is not at its
+ * own name: the `field_paths` entries naming another path (an entry naming the field's own name changes nothing, nor
+ * does a field declared without one). Pointed elsewhere since (`status` read at `note`), a replacing write put the
+ * approved "closed" into every record's `note`, and the re-read, reading `status` there too, called it the approved
+ * effect. A sql field is its column: nothing to add.
+ */
+function fieldPathsOf(config: UpstreamConfig): Record<string, string> | null {
+  const c = config.connector
+  if (c.kind !== 'http') return null
+  const moved = Object.keys(c.field_paths).filter((f) => c.field_paths[f] !== f).sort()
+  return Object.fromEntries(moved.map((f) => [f, c.field_paths[f]!]))
+}
 
 /**
  * Where the connector reads, and as whom: many APIs answer staging and production (test and live mode, one tenant

@@ -1,7 +1,7 @@
 import { type Actor, WarrantError } from '../contract/index.js'
 import type { OperationService, OperationView } from '../operations/index.js'
 import type { PlanService, PlanView } from '../plans/index.js'
-import type { Store } from '../store/index.js'
+import { storeNowColumn, type Store } from '../store/index.js'
 
 export interface ReviewQueue {
   /**
@@ -42,7 +42,9 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
     let after: { created_at: string; id: string } | null = null
     while (scanned < SCAN_MAX) {
       let q = db.selectFrom('plans').select(['id', 'created_at']).where('state', 'in', [...states])
-      if (liveOnly) q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', store.now())]))
+      // the store's now (the database's on PostgreSQL), as each plan's view judges it: on this instance's own clock,
+      // running fast, a plan open by the store's time was left out of the queue while its page said pending
+      if (liveOnly) q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', storeNowColumn(db, store.now()))]))
       if (after) {
         const a = after
         q = q.where((eb) => eb.or([eb('created_at', '<', a.created_at), eb.and([eb('created_at', '=', a.created_at), eb('id', '<', a.id)])]))

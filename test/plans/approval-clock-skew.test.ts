@@ -169,3 +169,18 @@ describe('a SQLite store with a skewed injected clock: one machine, one clock, t
     )
   })
 })
+
+describe('the review queue on a PostgreSQL store shared by instances whose clocks disagree', () => {
+  test('an instance whose clock runs 40 minutes fast lists a plan still open by the store\'s time, as its page shows it pending', () =>
+    withWorld('postgres', async ({ fx, agent, alice, instance }) => {
+      const { plan } = await proposed(fx.gateway, agent)
+      const fast = await instance(40 * MINUTE)
+      assert.equal((await fast.plans.view(alice, plan.plan_id)).state, 'pending', 'the store says the plan waits for a decision')
+      const { plans } = await fast.review.queue.awaitingDecision(alice)
+      assert.deepEqual(
+        plans.map((p) => p.plan_id),
+        [plan.plan_id],
+        'the queue judges expiry on the store\'s time, as the plan page does (the selection lasts 30 minutes by it)',
+      )
+    }))
+})

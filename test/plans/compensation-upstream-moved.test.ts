@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { STORE_KINDS } from '../support/stores.js'
-import { startThingsToMove } from './support/odd-upstream.js'
+import { approvedClosingPlan, startThingsToMove } from './support/odd-upstream.js'
 
 /**
  * A compensation writes an operation's before-values back. It checked only the environment label: after the
@@ -19,10 +19,7 @@ for (const kind of STORE_KINDS) {
       const things = await startThingsToMove(kind)
       const { fx, agent, staging, production } = things
       try {
-        const alice = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
-        const selection = await fx.gateway.selections.create(agent, 'things', { filter: { status: 'open' } })
-        const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
-        await fx.gateway.plans.decide(alice, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+        const { plan } = await approvedClosingPlan(fx, agent)
         const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: randomUUID(), expectedDigest: plan.plan_digest })
         const done = await fx.gateway.operations.waitFor(receipt.operation_id, 30_000)
         assert.equal(done.counts.succeeded, staging.things.size, JSON.stringify(done.counts))

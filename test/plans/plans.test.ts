@@ -70,7 +70,7 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(plan.action.params, PAUSE.params)
       assert.equal(
         plan.plan_digest,
-        digestOf({ selection_digest: selection.digest, action: PAUSE, resource: 'subscriptions', environment: selection.environment }),
+        digestOf({ selection_digest: selection.digest, action: PAUSE, action_definition: digestOf(fx.config.resources.subscriptions!.actions.pause_collection), resource: 'subscriptions', environment: selection.environment }),
       )
       assert.equal(plan.target_count, selection.count)
       assert.equal(plan.expires_at, selection.expires_at)

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { Actor } from '../../../src/contract/index.js'
 import type { WarrantConfig } from '../../../src/config/index.js'
 import { createLogger, openGateway, type Gateway } from '../../../src/gateway/index.js'
 import { sendJson, startUpstream, type TestUpstream } from '../../connectors/http/upstream-server.js'
@@ -26,7 +27,7 @@ export const etagOf = (t: Thing) => `W/"${createHash('sha1').update(JSON.stringi
 /**
  * A loopback REST API unlike the demo: `GET /things?after=&limit=` answers `{things, next}` keyset by id, each
  * thing carrying its weak ETag in `etag`; `GET /things/{id}` answers it with an `ETag` header; `PATCH` needs
- * `If-Match` with that ETag (412 otherwise) and answers the thing with its new ETag.
+ * `If-Match` with that ETag (412 otherwise) and answers the thing with its new ETag; so does `PUT`, which replaces it whole.
  */
 export async function startOddUpstream(extra: readonly Thing[] = []): Promise<OddUpstream> {
   const things = new Map<string, Thing>()
@@ -45,10 +46,13 @@ export async function startOddUpstream(extra: readonly Thing[] = []): Promise<Od
     const thing = m ? things.get(decodeURIComponent(m[1]!)) : undefined
     if (!thing) return sendJson(res, 404, { error: 'not found' })
     if (req.method === 'GET') return sendJson(res, 200, thing, { etag: etagOf(thing) })
-    if (req.method !== 'PATCH') return sendJson(res, 405, { error: 'method' })
+    if (req.method !== 'PATCH' && req.method !== 'PUT') return sendJson(res, 405, { error: 'method' })
     if (req.headers['if-match'] !== etagOf(thing)) return sendJson(res, 412, { error: 'precondition failed' })
     const patch = JSON.parse(req.body || '{}') as Partial<Thing>
+    // a PUT replaces the thing's every member but its id (a replacing write sends it whole)
+    if (req.method === 'PUT') for (const key of ['name', 'status', 'note'] as const) thing[key] = String(patch[key] ?? '')
     if (typeof patch.status === 'string') thing.status = patch.status
+    if (req.method === 'PATCH' && typeof patch.note === 'string') thing.note = patch.note
     writes.set(thing.id, (writes.get(thing.id) ?? 0) + 1)
     return sendJson(res, 200, thing, { etag: etagOf(thing) })
   })
@@ -108,15 +112,30 @@ export async function startThingsGateway(extra: readonly Thing[] = [], kind: Sto
   }
 }
 
+/** How `startThingsToMove` configures `things` (`edit`) and what `move()` changes (`move`; default: base_url to production). */
+export interface ThingsMove {
+  /** `config`: the whole raw config, for keys beside the resource */
+  readonly edit?: (things: Record<string, any>, config: Record<string, any>) => void
+  readonly move?: (things: Record<string, any>) => void
+}
+
 /**
  * A demo gateway whose `things` resource reads a staging odd upstream, an agent scoped to it, and `move()`: a second
  * gateway on the same store and config but with the connector's base_url pointed at a production copy (the
  * environment label left as it was). `close()` closes them all.
  */
-export async function startThingsToMove(kind: StoreKind) {
+export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}) {
   const staging = await startOddUpstream()
   const production = await startOddUpstream()
-  const fx = await startDemoGateway({ store: kind, count: 20, serve: false, edit: (c) => void (c.resources.things = thingsResourceConfig(staging.origin)) })
+  const fx = await startDemoGateway({
+    store: kind,
+    count: 20,
+    serve: false,
+    edit: (c) => {
+      c.resources.things = thingsResourceConfig(staging.origin)
+      change.edit?.(c.resources.things, c)
+    },
+  })
   const issued = await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })
   const agent = await fx.gateway.principals.authenticate(issued.token, 'http')
   let moved: Gateway | undefined
@@ -131,7 +150,8 @@ export async function startThingsToMove(kind: StoreKind) {
       // hands over with nothing of its own still to write (audit rows linger before they are appended).
       await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
-      config.resources.things.connector.sources[0].base_url = production.origin
+      if (change.move) change.move(config.resources.things)
+      else config.resources.things.connector.sources[0].base_url = production.origin
       moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
       return moved
     },
@@ -146,4 +166,13 @@ export async function startThingsToMove(kind: StoreKind) {
       await production.close()
     },
   }
+}
+
+/** A selection of the open things and a plan closing them, approved by the fixture's first reviewer. */
+export async function approvedClosingPlan(fx: { gateway: Gateway; tokens: { reviewer: string } }, agent: Actor) {
+  const alice = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
+  const selection = await fx.gateway.selections.create(agent, 'things', { filter: { status: 'open' } })
+  const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
+  await fx.gateway.plans.decide(alice, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
+  return { selection, plan }
 }
