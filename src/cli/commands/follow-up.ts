@@ -9,6 +9,7 @@ import type { FreezeProgress } from '../../selections/index.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { renderPlan, renderSelection } from '../render-selection.js'
 import { registerReconcile } from './operation.js'
+import { reachLines, underHeadline } from '../render-reach.js'
 
 /**
  * What follows a selection or an operation that did not go as planned, the HTTP API's follow-ups from the
@@ -50,7 +51,7 @@ export function registerFollowUps(program: Command): void {
         // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
         stop.signal.throwIfAborted()
         noteCliAnswer({ selection_id: view.selection_id })
-        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
+        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${underHeadline(renderSelection(view), reachLines(gateway.config.resources[view.resource]))}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       })
     })
@@ -65,7 +66,7 @@ export function registerFollowUps(program: Command): void {
       await withCliGateway(flags, async (gateway) => {
         const plan = (await gateway.operations.proposeCompensation(await cliActor(gateway, flags), id)) as PlanProposal
         noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
-        process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
+        process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${underHeadline(renderPlan(plan), reachLines(gateway.config.resources[plan.resource]))}\n`)
       })
     })
 

@@ -6,6 +6,7 @@ import { openCliGateway } from '../open-cli-gateway.js'
 import { renderPlan } from '../render-selection.js'
 import { collect, decimalArgument } from '../option-values.js'
 import { EXIT } from '../exit-status.js'
+import { reachLines, underHeadline } from '../render-reach.js'
 
 
 /** `--param k=v`, typed by the action's declared parameter types (number, boolean, string). */
@@ -47,7 +48,7 @@ export function registerPlan(program: Command): void {
       const declared = gateway.catalogue.get(selection.resource).config.actions[flags.action]?.params ?? {}
       const plan = await gateway.plans.propose(actor, selectionId, { action: { type: flags.action, params: parseParams(flags.param, declared) } })
       noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
-      process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${renderPlan(plan)}\n`)
+      process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${underHeadline(renderPlan(plan), reachLines(gateway.config.resources[plan.resource]))}\n`)
       // a plan on an incomplete selection is reviewable, never approvable or committable: `plan && approve` must stop
       if (!plan.selection.complete) process.exitCode = EXIT.incomplete
     } finally {

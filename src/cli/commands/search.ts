@@ -7,6 +7,7 @@ import { parseFilterTerms } from '../parse-filter.js'
 import { renderEnvelope, type ResumeChange } from '../render-envelope.js'
 import { shellCommand } from '../shell-word.js'
 import { collect, walkBudgetOptions, type WalkBudgetFlags } from '../option-values.js'
+import { reachLines, underHeadline } from '../render-reach.js'
 
 
 /** The flag that sets each key of the search request. */
@@ -50,7 +51,7 @@ export function registerSearch(program: Command): void {
         const envelope = await searchResource(resource, request.data, { cursorCodec: gateway.cursorCodec })
         if (flags.json) process.stdout.write(`${JSON.stringify(envelope, null, 2)}\n`)
         else {
-          process.stdout.write(`${renderEnvelope(envelope, { resumeCommand: (change) => searchAgain(name, flags, change) })}\n`)
+          process.stdout.write(`${underHeadline(renderEnvelope(envelope, { resumeCommand: (change) => searchAgain(name, flags, change) }), reachLines(gateway.config.resources[name]))}\n`)
         }
         if (!envelope.complete) process.exitCode = EXIT.incomplete
       } finally {

@@ -10,6 +10,7 @@ import { parseFilterTerms } from '../parse-filter.js'
 import { renderSelection } from '../render-selection.js'
 import { collect, walkBudgetOptions, type WalkBudgetFlags } from '../option-values.js'
 import { onInterrupt } from '../interrupt.js'
+import { reachLines, underHeadline } from '../render-reach.js'
 
 
 /**
@@ -89,7 +90,7 @@ export function registerSelect(program: Command): void {
         // interrupted while the view was read: the cleanup removes it, so its id must not be printed as an answer
         stop.signal.throwIfAborted()
         noteCliAnswer({ selection_id: view.selection_id })
-        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${renderSelection(view)}\n`)
+        process.stdout.write(flags.json ? `${JSON.stringify(view, null, 2)}\n` : `${underHeadline(renderSelection(view), reachLines(gateway.config.resources[view.resource]))}\n`)
         if (!view.complete) process.exitCode = EXIT.incomplete
       } finally {
         await gateway.close()
