@@ -184,6 +184,8 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
       [...planRecords.values()].find((p) => p.selection_id === selectionId && p.action.type === action.type && JSON.stringify(p.action.params) === JSON.stringify(action.params ?? {})) ?? null,
     // the model upstream never moves and its one action is reversible: nothing for the real checks to refuse
     assertCompensable: async () => undefined,
+    // the action as the model defines it, never redefined since the operation ran
+    actionConfigOf: () => USERS.actions.set_role!,
     proposeCompensation: async (_actor: Actor, operationId: string, _source: PlanRecord, targets: readonly { id: string; before: unknown; after: unknown }[]) => {
       compensations.push({ operationId, targets })
       return { plan_id: `comp_${operationId}`, target_count: targets.length }
