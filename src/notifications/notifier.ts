@@ -148,13 +148,17 @@ export function createNotifier(options: NotifierOptions): Notifications {
       [TIMESTAMP_HEADER]: timestamp,
     }
     if (hook.secret) headers[SIGNATURE_HEADER] = signatureOf(hook.secret, timestamp, row.payload)
+    // a timer of our own, held until the attempt ends: an AbortSignal.timeout inside AbortSignal.any can be collected
+    // before it fires (Node 20), and the attempt then waited for undici's 300 s headers timeout, not timeout_ms
+    const timeout = new AbortController()
+    const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs)
     try {
       const response = await doFetch(hook.url, {
         method: 'POST',
         headers,
         body: row.payload,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopRequests.signal]),
+        signal: AbortSignal.any([timeout.signal, stopRequests.signal]),
       })
       // the status is the answer; the body is never read (a receiver streaming without end cannot hold the attempt)
       await response.body?.cancel().catch(() => undefined)
@@ -163,6 +167,8 @@ export function createNotifier(options: NotifierOptions): Notifications {
       const e = error as Error & { cause?: { code?: string; message?: string } }
       if (stopRequests.signal.aborted && e.name === 'AbortError') return { ok: false, status: null, error: null, stopped: true }
       return { ok: false, status: null, error: unansweredOf(e, timeoutMs) }
+    } finally {
+      clearTimeout(timer)
     }
   }
 
