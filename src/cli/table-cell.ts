@@ -42,10 +42,14 @@ export function textColumns(text: string): number {
   return n
 }
 
+/** The text padded with spaces to `width` terminal columns, never cut (a name, an id). */
+export function padded(text: string, width: number): string {
+  return text + ' '.repeat(Math.max(0, width - textColumns(text)))
+}
+
 /** The text in `width` columns: padded, or cut with a closing `…` so a cut value is never read as whole. */
 export function fitted(text: string, width: number): string {
-  const shown = cut(text, width)
-  return shown + ' '.repeat(Math.max(0, width - textColumns(shown)))
+  return padded(cut(text, width), width)
 }
 
 /** The text as `fitted` draws it, unpadded: whole characters in at most `width` columns, the last one the mark. */

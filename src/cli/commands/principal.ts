@@ -3,7 +3,7 @@ import { noEnabledAdminLeft, type PrincipalStatusChange, statusAuditDetails, sta
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { noteCliDetails } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
-import { cellText } from '../table-cell.js'
+import { cellText, padded, textColumns } from '../table-cell.js'
 
 type StatusFlags = TokenFlags & { reason?: string; config?: string; json?: boolean }
 
@@ -32,9 +32,9 @@ export function registerPrincipal(program: Command): void {
         if (flags.json) process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`)
         else if (listed.length === 0) process.stdout.write('no principals: none was created yet (warrant token create)\n')
         else {
-          const width = Math.max(...listed.map((p) => cellText(p.name).length))
+          const width = Math.max(...listed.map((p) => textColumns(cellText(p.name))))
           for (const p of listed)
-            process.stdout.write(`${cellText(p.name).padEnd(width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : p.last_disabled_at ? `enabled (last disabled ${p.last_disabled_at})` : 'enabled'}\n`)
+            process.stdout.write(`${padded(cellText(p.name), width)}  ${p.role.padEnd(8)}  ${p.principal_id}  ${p.disabled_at ? `DISABLED ${p.disabled_at}` : p.last_disabled_at ? `enabled (last disabled ${p.last_disabled_at})` : 'enabled'}\n`)
         }
       } finally {
         await gateway.close()
