@@ -41,6 +41,20 @@ describe('review pages: the host the connector reaches is named beside the envir
     assert.match(await banner.innerText(), /Read from production\s+things-eu-staging \(acct eu\)[\s\S]*Connector reaches api\.prod\.example\.invalid/i)
     assert.match((await banner.getAttribute('class')) ?? '', /\bprod\b/)
   })
+
+  test('the queue bolds such a plan as production, naming the host, as its page does; a staging host stays plain', async () => {
+    const prodSelection = await t.post('/v1/resources/things_eu/selections', { filter: {} })
+    const prodPlan = await t.post(`/v1/selections/${prodSelection.selection_id}/plans`, { action: { type: 'set_status', params: { status: 'closed' } } })
+    const stagingSelection = await t.post('/v1/resources/things/selections', { filter: { status: 'open' } })
+    const stagingPlan = await t.post(`/v1/selections/${stagingSelection.selection_id}/plans`, { action: { type: 'set_status', params: { status: 'closed' } } })
+    const page = await (await newContext(t.browser)).newPage()
+    await signIn(page, t.fx, 'reviewer', '/review')
+    const cellOf = (planId: string) => page.getByTestId('queue').locator(`tr[data-plan-id="${planId}"] td`).first()
+    assert.equal(await cellOf(prodPlan.plan_id).locator('strong').innerText(), 'things-eu-staging (acct eu)')
+    assert.match(await cellOf(prodPlan.plan_id).innerText(), /\(production: the connector reaches api\.prod\.example\.invalid\)/)
+    assert.equal(await cellOf(stagingPlan.plan_id).locator('strong').count(), 0, await cellOf(stagingPlan.plan_id).innerText())
+    assert.doesNotMatch(await cellOf(stagingPlan.plan_id).innerText(), /production/)
+  })
 })
 
 describe('review pages: a sql resource on PostgreSQL names the database host', () => {

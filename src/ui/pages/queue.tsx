@@ -1,5 +1,5 @@
 import type { PlanView } from '../../plans/index.js'
-import { DataTable, Layout, Notice, Pill, type Viewer, When, Who, paths } from '../components.js'
+import { DataTable, Layout, Notice, Pill, type Reach, type Viewer, When, Who, paths } from '../components.js'
 import { count, looksLikeProduction, plural, relative } from '../format.js'
 import { revealed } from '../reveal.js'
 
@@ -23,7 +23,23 @@ function deadlinesOf(plan: PlanView, now: number): { reviewable: string; notes: 
   return { reviewable: `reviewable for ${left(selection)}`, notes }
 }
 
-export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; more: boolean; recent: readonly PlanView[] }) {
+/**
+ * The environment cell: bold, and said to be production, when the label reads like production or a host the
+ * connector reaches does, as the plan page's banner judges it. By the label alone, a plan labelled staging whose
+ * connector reached api.prod… sat in the queue in plain text while its own page was red.
+ */
+function EnvironmentCell(props: { environment: string; reach: Reach }) {
+  const byHost = props.reach.hosts.filter(looksLikeProduction)
+  if (!looksLikeProduction(props.environment) && byHost.length === 0) return <>{revealed(props.environment)}</>
+  return (
+    <>
+      <strong>{revealed(props.environment)}</strong>{' '}
+      <span class="small">{byHost.length > 0 ? `(production: the connector reaches ${byHost.map(revealed).join(', ')})` : '(production)'}</span>
+    </>
+  )
+}
+
+export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; more: boolean; recent: readonly PlanView[]; reach: (resource: string) => Reach }) {
   return (
     <Layout title="Plans waiting for a decision" viewer={d.viewer}>
       <h1>Plans waiting for a decision</h1>
@@ -56,13 +72,7 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                   </div>
                 </th>
                 <td>
-                  {looksLikeProduction(p.environment) ? (
-                    <>
-                      <strong>{revealed(p.environment)}</strong> <span class="small">(production)</span>
-                    </>
-                  ) : (
-                    revealed(p.environment)
-                  )}
+                  <EnvironmentCell environment={p.environment} reach={d.reach(p.resource)} />
                 </td>
                 <td>
                   <code>{p.resource}</code>
@@ -101,7 +111,9 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
                 <td>
                   <Pill state={p.state} />
                 </td>
-                <td>{revealed(p.environment)}</td>
+                <td>
+                  <EnvironmentCell environment={p.environment} reach={d.reach(p.resource)} />
+                </td>
                 <td>
                   <code>{p.action.type}</code>
                 </td>

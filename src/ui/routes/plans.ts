@@ -20,7 +20,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     const actor = c.get('viewer').actor
     const { plans, more } = await queue.awaitingDecision(actor)
     const recent = await queue.recentlyDecided(actor, { limit: 15 })
-    return html(c, QueuePage({ viewer: c.get('viewer'), waiting: plans, more, recent }))
+    return html(c, QueuePage({ viewer: c.get('viewer'), waiting: plans, more, recent, reach: (resource) => reachOf(gateway, resource) }))
   })
 
   async function renderPlan(c: Ctx, planId: string, notice: PlanPageData['notice'], status: ContentfulStatusCode = 200): Promise<Response> {
