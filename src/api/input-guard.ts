@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { WarrantError, decodeUtf8Marking, hasLoneSurrogate, holdsMarkedByte } from '../contract/index.js'
+import { refuseDotSegments } from './dot-segments.js'
 
 /** Default largest request body: a few MB holds any honest request (10,000 ids in a filter is ~200 KB). */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -37,6 +38,7 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   })
   const check: MiddlewareHandler = async (c, next) => {
     try {
+      refuseDotSegments(c)
       refuseBadRequestLine(c.req.url, c.req.queries())
       refuseContentEncoding(c.req.header('content-encoding'))
     } catch (error) {

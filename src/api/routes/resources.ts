@@ -50,6 +50,25 @@ const readOne = v1Route({
   },
 })
 
+// The same read with the id in the query: an id that is a dot segment (`.`, `..`) cannot travel in a path, since
+// URL parsers resolve it away even percent-encoded (see dot-segments.ts)
+const readOneByQuery = v1Route({
+  method: 'get',
+  path: '/v1/resources/{resource}/records',
+  summary: "One record's review fields, the id given in the query (any id, `.` and `..` included)",
+  request: {
+    params: resourceParam,
+    query: z.strictObject({
+      id: z.string().min(1).max(512).describe("the record's id"),
+      fields: z.string().optional().describe('comma-separated review fields'),
+    }),
+  },
+  responses: {
+    200: jsonResponse('the record', recordViewSchema),
+    ...errors([400, 401, 404, 502]),
+  },
+})
+
 /** The resource, if the actor's scope covers it; `forbidden` otherwise (and `not_found` for an unknown one). */
 export function scopedResource(gateway: Gateway, actor: Actor, name: string) {
   const resource = gateway.catalogue.get(name)
@@ -72,9 +91,13 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
     )) as never
   })
 
+  const fieldsOf = (fields: string | undefined) => fields?.split(',').map((f) => f.trim()).filter(Boolean)
   app.openapi(readOne, async (c) => {
     const { resource: name, id } = c.req.valid('param')
-    const fields = c.req.valid('query').fields?.split(',').map((f) => f.trim()).filter(Boolean)
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fields), 200)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fieldsOf(c.req.valid('query').fields)), 200)
+  })
+  app.openapi(readOneByQuery, async (c) => {
+    const { id, fields } = c.req.valid('query')
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fieldsOf(fields)), 200)
   })
 }
