@@ -1,5 +1,5 @@
 import type { Context } from 'hono'
-import type { Envelope } from '../contract/index.js'
+import { type Envelope, isWarrantError } from '../contract/index.js'
 import type { StreamEnd } from '../audit/index.js'
 import type { ApiEnv } from './authenticate.js'
 
@@ -41,7 +41,9 @@ export interface StreamEnvelopeOptions {
  * - a client that stops reading holds the walk (at most ~1 MB of items and one upstream page ahead) until the walk's
  *   deadline_ms, which then ends it (its upstream read released; the end waits, queued after the items); a client
  *   that takes nothing for `stallMs` is cut the same way as a fault (the walk ends, the connection is closed, its
- *   audit row says `failed`, `stopped: "client_stalled"`); one that disconnects ends it.
+ *   audit row says `failed`, `stopped: "client_stalled"`); one that disconnects ends it;
+ * - a walk whose request's token stops holding while it runs (the route's `beforePage`) is cut the same way, its row
+ *   `stopped: "authority_lapsed"`.
  *
  * The request's audit row is written once the connection has taken every item, before the end leaves (or when the
  * walk fails, the client leaves or is cut); its `items` are those the connection took whole.
@@ -154,8 +156,10 @@ export async function streamEnvelope(c: Context<ApiEnv>, walk: EnvelopeWalk, onF
           async (error: unknown) => {
             if (ended) return
             const left = abort.signal.aborted
-            if (!left) onFault(error)
-            await finish({ outcome: left ? 'client_closed' : 'failed', items: sent })
+            // the request's token stopped holding mid-walk (authorityRecheck): cut like a fault, but no fault of ours
+            const lapsed = isWarrantError(error) && (error.code === 'unauthenticated' || error.code === 'forbidden')
+            if (!left && !lapsed) onFault(error)
+            await finish({ outcome: left ? 'client_closed' : 'failed', items: sent, ...(lapsed && !left ? { stopped: 'authority_lapsed' as const } : {}) })
             // an error, not a close: the client must not take what it got for the whole answer
             ctrl.error(error)
           },

@@ -4,8 +4,12 @@ export interface StreamEnd {
   readonly outcome: 'ok' | 'client_closed' | 'failed'
   /** items sent */
   readonly items: number
-  /** why a streamed answer was cut short, where it was not a fault or the client leaving: it read nothing for the stall timeout */
-  readonly stopped?: 'client_stalled'
+  /**
+   * why a streamed answer was cut short, where it was not a fault or the client leaving: it read nothing for the stall
+   * timeout, or the request's token stopped holding while it ran (revoked, expired, its principal disabled, the
+   * resource out of its scope)
+   */
+  readonly stopped?: 'client_stalled' | 'authority_lapsed'
   /** the envelope's end, when the walk ended (its completeness and why not) */
   readonly envelope?: { readonly complete: boolean; readonly incomplete_reasons: readonly { readonly code: string }[] }
   /** a selection export's end as its stream saw it (rows sent, end reached, why it stopped), kept whole in the row */

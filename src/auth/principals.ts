@@ -77,12 +77,21 @@ export function createPrincipalStore(store: Store) {
    * that has expired for the others.
    */
   async function authenticateHash(tokenHash: string, surface: Surface): Promise<Actor> {
+    return tokenHolds('token_hash', tokenHash, surface, { touch: true })
+  }
+
+  /**
+   * The actor of the token whose `column` is `value`, refused as `authenticate` refuses (unknown, expired, revoked,
+   * its principal disabled). `touch` writes `last_used_at` (to the minute): a request's check does, a re-check
+   * within one request does not.
+   */
+  async function tokenHolds(column: 'token_hash' | 'tokens.id', value: string, surface: Surface, options: { readonly touch: boolean }): Promise<Actor> {
     const row = await store.db
       .selectFrom('tokens')
       .innerJoin('principals', 'principals.id', 'tokens.principal_id')
       .select(['tokens.id as token_id', 'tokens.expires_at', 'tokens.revoked_at', 'tokens.last_used_at', 'principals.id as principal_id', 'principals.name', 'principals.role', 'principals.scopes', 'principals.disabled_at'])
       .select(storeNowColumn(store.db, store.now()).as('store_now'))
-      .where('tokens.token_hash', '=', tokenHash)
+      .where(column, '=', value)
       .executeTakeFirst()
     if (!row || row.revoked_at || (row.expires_at && row.expires_at <= row.store_now)) throw new WarrantError('unauthenticated', 'the token is unknown, expired or revoked')
     // Only a token that would otherwise work reaches this: its holder is told why, so an agent stops rather than
@@ -94,7 +103,7 @@ export function createPrincipalStore(store: Store) {
     // when it was last used is for people to read, on this process's clock: it decides nothing
     const now = store.now()
     // to the minute: an agent polling an operation would otherwise cost a store write (a sync, on SQLite) per request
-    if (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS)
+    if (options.touch && (row.last_used_at === null || Date.parse(now) - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS))
       await store.db.updateTable('tokens').set({ last_used_at: now }).where('id', '=', row.token_id).execute()
     return { principal: row.principal_id, name: row.name, role: row.role, scopes: storedScopes(row.scopes, row.name), surface, token_id: row.token_id }
   }
@@ -189,6 +198,18 @@ export function createPrincipalStore(store: Store) {
     },
 
     authenticateHash,
+
+    /**
+     * The actor as its token stands now, for a request that runs long (a search walking for minutes): refused as
+     * `authenticate` refuses once the token was revoked or expired or its principal disabled since the request began,
+     * with the scopes it holds now. An actor without a token (the CLI's local operator, the gateway) holds as it is.
+     *
+     * @example const now = await principals.stillHolds(actor) // throws `unauthenticated` once revoked
+     */
+    async stillHolds(actor: Actor): Promise<Actor> {
+      if (actor.token_id === undefined) return actor
+      return tokenHolds('tokens.id', actor.token_id, actor.surface, { touch: false })
+    },
 
     async list(): Promise<TokenListing[]> {
       const rows = await store.db

@@ -27,6 +27,8 @@ export type SearchRequest = z.input<typeof searchRequestSchema>
 
 export interface SearchDeps {
   readonly cursorCodec: CursorCodec
+  /** run before each page is handed over; what it throws ends the walk (a request's authority asked again) */
+  readonly beforePage?: () => Promise<void>
 }
 
 /**
@@ -77,7 +79,10 @@ export async function walkResource(
       ...(resource.maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds: resource.maxRetryAfterSeconds }),
       ...(deps.signal ? { signal: deps.signal } : {}),
     },
-    (page) => onPage(page.map((r) => resource.policy.project(r.fields, fields))),
+    async (page) => {
+      await deps.beforePage?.()
+      await onPage(page.map((r) => resource.policy.project(r.fields, fields)))
+    },
   )
   reportWalk(resource.telemetry, resource.name, summary)
   return summary

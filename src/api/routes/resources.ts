@@ -8,6 +8,7 @@ import type { ApiEnv } from '../authenticate.js'
 import { errors, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 import { streamEnvelope } from '../envelope-stream.js'
 import { DEFAULT_BUDGET } from '../../inventory/index.js'
+import { authorityRecheck } from '../../auth/index.js'
 
 const resourceParam = z.object({ resource: z.string().min(1).max(64) })
 
@@ -25,7 +26,7 @@ const search = v1Route({
   path: '/v1/resources/{resource}/search',
   summary: 'Search a resource; the envelope says whether the result is complete',
   description:
-    "Answered as it is read: the items first, then the envelope's end (status, complete, incomplete_reasons, continuation). A body without that end was cut (a fault, or a client that read nothing for server.stream_stall_timeout_ms, default 60 s, whose audit row says stopped client_stalled) and is no answer. A client that stops reading holds the walk only until budget.deadline_ms: the walk then ends on its deadline, its upstream read released, and the end waits after the items.",
+    "Answered as it is read: the items first, then the envelope's end (status, complete, incomplete_reasons, continuation). A body without that end was cut (a fault; a client that read nothing for server.stream_stall_timeout_ms, default 60 s, whose audit row says stopped client_stalled; or a token revoked, expired, its principal disabled or the resource taken out of its scope while the walk ran, asked again at most once a second, stopped authority_lapsed) and is no answer. A client that stops reading holds the walk only until budget.deadline_ms: the walk then ends on its deadline, its upstream read released, and the end waits after the items.",
   request: {
     params: resourceParam,
     body: jsonBody(searchRequestSchema),
@@ -85,7 +86,7 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
     // answered as it is read: a full search is never held whole (envelope-stream.ts says what a client can rely on)
     return (await streamEnvelope(
       c,
-      (onPage, signal) => walkResource(resource, request, { cursorCodec: gateway.cursorCodec, signal }, onPage),
+      (onPage, signal) => walkResource(resource, request, { cursorCodec: gateway.cursorCodec, signal, beforePage: authorityRecheck(gateway.principals, c.get('actor'), resource.name) }, onPage),
       (error) => gateway.log.error({ err: error, resource: resource.name }, 'search: the walk failed after its answer began; the connection was cut'),
       { stallMs: gateway.config.server.stream_stall_timeout_ms, deadlineMs: request.budget?.deadline_ms ?? DEFAULT_BUDGET.deadlineMs },
     )) as never

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { scopedResource } from '../../api/routes/resources.js'
+import { authorityRecheck } from '../../auth/index.js'
 import { type Envelope, envelopeSchema } from '../../contract/index.js'
 import { describeResourcesFor, resourceDescriptionSchema, searchRequestSchema, searchResource } from '../../resources/index.js'
 import { collectionSummary, plural } from '../summaries.js'
@@ -57,7 +58,7 @@ export const search = defineTool({
   annotations: { ...READ_ONLY },
   async run({ resource, ...request }, { gateway, actor }): Promise<Envelope> {
     const budget = { ...request.budget, max_items: request.budget.max_items ?? MCP_SEARCH_DEFAULT_MAX_ITEMS }
-    return searchResource(scopedResource(gateway, actor, resource), { ...request, budget }, { cursorCodec: gateway.cursorCodec })
+    return searchResource(scopedResource(gateway, actor, resource), { ...request, budget }, { cursorCodec: gateway.cursorCodec, beforePage: authorityRecheck(gateway.principals, actor, resource) })
   },
   summarize(envelope, args) {
     return collectionSummary(envelope, envelope.items.length, `${args.resource} (${envelope.scope.environment})`, 'record', envelope.page.walk_returned)
