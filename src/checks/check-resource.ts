@@ -222,7 +222,15 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
           config_keys: [],
         },
       ]
-    return [{ name: 'conditional_writes', promise, status: 'holds', detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version`, config_keys: [] }]
+    return [
+      {
+        name: 'conditional_writes',
+        promise,
+        status: 'holds',
+        detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version, and each write moves ${config.version_field} itself; against a change by another writer only where that writer moves ${config.version_field} too (it must mean nothing else: a counter, updated_at)`,
+        config_keys: [],
+      },
+    ]
   }
   return actions.map(([name, action]): Guarantee => {
     // `version` says where the version goes (header, body field, query parameter, or none); older configs

@@ -65,6 +65,14 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   const changed = after ? differs(record, after) : 'the record could not be read back'
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
+    // sql: the connector moves the version column itself on each write and never answers `written` for one whose
+    // version did not move (write.ts `refusal`); what no probe sees is whether the table's other writers move it
+    if (connector.kind === 'sql')
+      return guarantee(
+        'holds',
+        `a write with a stale version was refused (${outcome.reason}); the record is unchanged. Each write of Warrant's moves "${config.version_field}" itself, and one whose version did not move is never reported written (refused, or unknown where it had committed). Not probed: that every other writer of the table moves "${config.version_field}" too; a change that leaves it as it was is not seen by a conditional write, so it must be a column that means nothing else (a counter, updated_at), never a business value`,
+        ['version_field'],
+      )
     // Whether the version moves on every write takes a real write to learn; the executor halts at the first
     // target whose version did not move (effect_unverified), so that is said rather than vouched for.
     return guarantee(

@@ -87,6 +87,13 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
         issue(['actions', name, 'set', field], `"${field}" is the version field: every write moves it by itself, so an action cannot set it; remove it from set`)
     }
     checkFilter(action.precondition, ['actions', name, 'precondition'])
+    // a sql write moves its version column itself (a fresh token, + 1, now): a column an action tests is a business
+    // value, which every write would overwrite unapproved (the effect check exempts the version), not a version
+    if (resource.connector.kind === 'sql' && resource.version_field !== undefined && Object.hasOwn(action.precondition, resource.version_field))
+      issue(
+        ['actions', name, 'precondition', resource.version_field],
+        `"${resource.version_field}" is the version field: every write moves it by itself (to the next version), so a precondition on it tests a value each write overwrites; a column an action tests is no version: name as version_field a column that means nothing else and changes on every write (a counter, updated_at)`,
+      )
     // an expected answer on a denied field is a test of it too: each write's outcome would say whether it held
     for (const field of Object.keys(action.expect.fields ?? {}))
       if (denied.has(field)) issue(['actions', name, 'expect', 'fields', field], `field "${field}" is denied: an expected value for it would tell an agent its value by each write's outcome; remove it`)

@@ -199,6 +199,17 @@ export type WriteOutcome =
       readonly accepted?: true
     }
 
+/**
+ * A request of a window (`writeWindow`) whose own step threw after other requests of the window were sent: that
+ * request's answer alone, as `write` throwing would be its answer written alone (a `WarrantError`
+ * `invalid_request` refused it before it was sent; anything else may have reached the upstream). The window's
+ * other requests keep their own answers: a statement that committed for them still did.
+ */
+export interface WriteThrew {
+  readonly kind: 'threw'
+  readonly error: unknown
+}
+
 /** Something that happened upstream, for the call-level audit log. Never carries credentials. */
 export interface UpstreamCall {
   readonly source: string
@@ -248,13 +259,14 @@ export interface Connector {
   /**
    * Several conditional writes sent as one statement, each judged as `write` would judge it alone: the outcome
    * at index i is request i's. Every request sets the same values under the same precondition (the caller
-   * groups them); each record is still written only at its own expected version. Absent where the upstream
+   * groups them); each record is still written only at its own expected version. Once anything was sent, it never
+   * throws: a request whose own step then throws is `WriteThrew` at its index, the others' answers stand. Absent where the upstream
    * cannot do this atomically per record (HTTP, MySQL): the caller then writes one target at a time.
    *
    * @example
    * const outcomes = await connector.writeWindow?.(targets.map((t) => ({ id: t.id, expectedVersion: t.version, set: { plan: 'pro' }, precondition: {} })))
    */
-  writeWindow?(requests: readonly WriteRequest[]): Promise<readonly WriteOutcome[]>
+  writeWindow?(requests: readonly WriteRequest[]): Promise<readonly (WriteOutcome | WriteThrew)[]>
   /**
    * How many targets one `writeWindow` call should carry, where the resource says (a sql resource's
    * `write_window`); absent, the executor's window is the execution's concurrency.

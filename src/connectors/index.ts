@@ -7,6 +7,7 @@ export type {
   SourceRecord,
   WriteRequest,
   WriteOutcome,
+  WriteThrew,
   HttpWrite,
   UpstreamCall,
   UpstreamCallListener,

@@ -55,7 +55,11 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
           if (requests.length > 1 && ctx.connector.writeWindow) {
             try {
               const outcomes = await ctx.connector.writeWindow(requests)
-              indexes.forEach((i, k) => sent.set(i, outcomes[k] === undefined ? { error: new Error('the connector gave no answer for this write') } : { outcome: outcomes[k]! }))
+              // each target's answer is its own: one whose own step threw is that target's error, never the window's
+              indexes.forEach((i, k) => {
+                const answer = outcomes[k]
+                sent.set(i, answer === undefined ? { error: new Error('the connector gave no answer for this write') } : answer.kind === 'threw' ? { error: answer.error } : { outcome: answer })
+              })
             } catch (error) {
               for (const i of indexes) sent.set(i, { error })
             }

@@ -39,6 +39,21 @@ describe('a version field that is the id field', () => {
   })
 })
 
+describe('a sql version field that an action tests as a business value', () => {
+  // A sql write moves the version column itself (to a fresh token, + 1, now): with `version_field: status` and a
+  // precondition `status: past_due`, the first write set status to a UUID, answered `written`, and the executor, which
+  // exempts the version from the effect check, recorded the target `succeeded`, a business value no reviewer approved
+  // changing overwritten. A column an action tests is a business value, not a version: refused at load by key.
+  test('a precondition on the version field of a sql resource is refused naming it', () => {
+    const sql = parseConfigInput()
+    sql.resources.subscriptions.version_field = 'status'
+    const [problem] = configProblems(() => parseConfig(sql))
+    assert.equal(problem?.key, 'resources.subscriptions.actions.pause_collection.precondition.status')
+    assert.match(problem!.message, /version field/)
+    assert.match(problem!.message, /every write moves it/)
+  })
+})
+
 describe('names and labels a reader cannot tell apart', () => {
   test('two resources, or two actions of one resource, whose names differ only in case are refused', () => {
     const resources = parseConfigInput()

@@ -17,7 +17,7 @@ const scriptArb: fc.Arbitrary<Script> = fc.record({
   rateLimits: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: 2 }) }, { weight: 1, arbitrary: fc.constant(DEFAULT_MAX_RATE_LIMIT_RETRIES + 1) }),
   final: fc.oneof(
     { weight: 10, arbitrary: fc.constant<Final>('success') },
-    { weight: 2, arbitrary: fc.constantFrom<Final>('conflict', 'refused', 'stale', 'rejected', 'unknown', 'unknown_applied', 'empty') },
+    { weight: 2, arbitrary: fc.constantFrom<Final>('conflict', 'refused', 'stale', 'rejected', 'unknown', 'unknown_applied', 'empty', 'throws_refused') },
     { weight: 1, arbitrary: fc.constantFrom<Final>('contradict', 'empty_contradict', 'unauthorized') },
   ),
 })
@@ -41,7 +41,7 @@ function reference(scripts: readonly Script[], consecutive: number, validation: 
     const { rateLimits, final } = scripts[ord]!
     // a stale record is skipped at its re-read: no write is sent, so no 429 can come back
     if (final !== 'stale' && rateLimits > DEFAULT_MAX_RATE_LIMIT_RETRIES) return { states, halt: { rule: 'rate_limit_retries', ord } }
-    const state = ({ success: 'succeeded', empty: 'succeeded', conflict: 'skipped', refused: 'failed', stale: 'skipped', rejected: 'failed', unknown: 'unknown', unknown_applied: 'unknown', contradict: 'failed', empty_contradict: 'failed', unauthorized: 'failed' } as const)[final]
+    const state = ({ success: 'succeeded', empty: 'succeeded', conflict: 'skipped', refused: 'failed', stale: 'skipped', rejected: 'failed', unknown: 'unknown', unknown_applied: 'unknown', contradict: 'failed', empty_contradict: 'failed', unauthorized: 'failed', throws_refused: 'failed' } as const)[final]
     states[ord] = state
     if (state === 'failed' || state === 'unknown') streak += 1
     else streak = 0

@@ -96,8 +96,9 @@ class SqlReadSession implements ReadSession {
     this.#disarm()
     // only an id the catalogue does not prove unique costs a check (the proven walk is as fast as ever)
     const checked = table?.idUnique !== true
+    // each statement the page runs is a call of its own (`#called`): the page query, and the counts beside it
     const result = await timed(async () => {
-      const rows = await (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after)))
+      const rows = await this.#called(() => (this.handle.stream ? this.#streamed(request, after) : this.handle.run(bind(statement, after))))
       // rows without an id (or, on SQLite, keyed by bytes) are counted once per walk, on its first page (the count
       // travels in the walk's gaps)
       const unkeyed = (this.#idNullable || ctx.dialect === 'sqlite') && request.position === null ? await this.#unkeyedCount(request) : NONE_UNKEYED
@@ -108,13 +109,11 @@ class SqlReadSession implements ReadSession {
       const gone = result.error instanceof SnapshotGoneError
       this.#state = gone ? 'expired' : 'broken'
       this.#brokenBy = messageOf(result.error)
-      ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
       void this.#release()
       return gone ? { kind: 'cursor_expired', message: this.#brokenBy } : classifyReadError(endpoint, result.error)
     }
     if (this.#state === 'open') this.#arm()
     const { rows, unkeyed, repeated } = result.value
-    ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
     if (repeated !== null) return { kind: 'refused', message: repeated, configKey: 'id_field' }
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows
@@ -144,9 +143,20 @@ class SqlReadSession implements ReadSession {
     }
     if (rows.length <= request.pageSize || pageRows.length === 0) return null
     const last = pageRows[pageRows.length - 1]![idField]
-    const [count] = await this.handle.run(bind(this.#repeatsStatement(request), last))
+    const [count] = await this.#called(() => this.handle.run(bind(this.#repeatsStatement(request), last)))
     const n = Number(count?.n ?? 0)
     return n > 1 ? this.#notUnique(`${n} rows have ${idField} equal to "${keyString(last)}" in the database's comparison`) : null
+  }
+
+  /**
+   * One statement of a page, reported as a call of its own with its outcome and duration (the audit log holds every
+   * upstream call: the counts a page runs beside its query are calls too); its error is thrown on to the page.
+   */
+  async #called<T>(statement: () => Promise<T>): Promise<T> {
+    const result = await timed(statement)
+    this.ctx.emit({ method: 'SELECT', outcome: 'error' in result ? 'error' : 'ok', durationMs: result.durationMs })
+    if ('error' in result) throw result.error
+    return result.value
   }
 
   #notUnique(seen: string): string {
@@ -181,7 +191,7 @@ class SqlReadSession implements ReadSession {
       if (this.#statements.size >= STATEMENTS_KEPT) this.#statements.clear()
       this.#statements.set(key, compiled)
     }
-    const [count] = await this.handle.run(compiled)
+    const [count] = await this.#called(() => this.handle.run(compiled!))
     return { idless: Number(count?.idless ?? 0), bytes: Number(count?.bytes ?? 0) }
   }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SqlBool } from 'kysely'
 import { canonicalJson, surelySameJson, WarrantError } from '../../contract/index.js'
-import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
+import type { SourceRecord, WriteOutcome, WriteRequest, WriteThrew } from '../connector.js'
+import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
@@ -34,7 +35,7 @@ import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmo
  * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
  * older than now). Property-tested against writing each alone (test/connectors/sql/write-window.test.ts).
  */
-export async function writeWindow(ctx: ConnectorContext, requests: readonly WriteRequest[]): Promise<WriteOutcome[]> {
+export async function writeWindow(ctx: ConnectorContext, requests: readonly WriteRequest[]): Promise<(WriteOutcome | WriteThrew)[]> {
   if (requests.length === 0) return []
   const first = requests[0]!
   const key = uniformKey(first)
@@ -43,7 +44,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   // validated once for the window: the same set and precondition for every request
   const { assignments, catalogue, precondition } = await prepareWrite(ctx, first)
   const facts = catalogue.columns
-  const outcomes: (WriteOutcome | undefined)[] = new Array(requests.length)
+  const outcomes: (WriteOutcome | WriteThrew | undefined)[] = new Array(requests.length)
   if (ctx.isClosing()) return requests.map(() => ({ kind: 'rejected', status: 503, message: `the connector for ${ctx.endpoint} is closed; nothing was written` }))
   if (facts?.versionProblem) return requests.map(() => ({ kind: 'rejected', status: 500, message: `${facts.versionProblem}; nothing was written` }))
 
@@ -131,53 +132,88 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
         for (const b of batch) alone.push(b.index)
       }
     } else {
-      // each row made a record once (it was made twice: once for its id, once for its outcome)
-      const rowsById = new Map<string, SourceRecord[]>()
-      for (const row of result.value) {
-        const record = toRecord(ctx, row)
-        const rows = rowsById.get(record.id)
-        if (rows) rows.push(record)
-        else rowsById.set(record.id, [record])
+      let unmatched: typeof batch = []
+      try {
+        unmatched = judgeWindowRows(ctx, requests, batch, result.value, result.durationMs, outcomes)
+      } catch (error) {
+        // the statement committed: a target whose answer was not yet read may have been written by it
+        for (const b of batch)
+          outcomes[b.index] ??= { kind: 'unknown', message: `the window's statement committed, but its answer for record "${requests[b.index]!.id}" could not be read (${messageOf(error)}): it may have been written` }
       }
-      // a row whose id names no request (an id the engine stores in another form): written, but whose? The
-      // requests left without a row cannot then be said to be unwritten
-      const claimed = new Set(batch.map((b) => requests[b.index]!.id))
-      const stray = [...rowsById.keys()].filter((id) => !claimed.has(id))
-      const unmatched: typeof batch = []
-      for (const b of batch) {
-        const request = requests[b.index]!
-        const rows = rowsById.get(request.id) ?? []
-        const record = rows.length === 1 ? rows[0]! : undefined
-        if (record && sameVersion(ctx, record.version, request.expectedVersion)) {
-          // autocommitted (RETURNING was final), so nothing could refuse it: written, but not safely
-          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
-          outcomes[b.index] = {
-            kind: 'unknown',
-            message: `${unmovedVersion(ctx, request.id, record.version)}; the statement committed, so the write was made, and a writer still holding that version could overwrite it unseen`,
-          }
-        } else if (record) {
-          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'written', durationMs: result.durationMs, window: batch.length })
-          outcomes[b.index] = { kind: 'written', status: 200, record }
-        } else if (rows.length > 1) {
-          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
-          outcomes[b.index] = { kind: 'unknown', message: `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique and every one of them was written` }
-        } else if (stray.length > 0) {
-          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs: result.durationMs, window: batch.length })
-          outcomes[b.index] = {
-            kind: 'unknown',
-            message: `the statement returned rows with ${ctx.idField} ${stray.map((id) => `"${id}"`).join(', ')}, which match no id it was given: record "${request.id}" may be among them`,
-          }
-        } else {
-          ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'conflict', durationMs: result.durationMs, window: batch.length })
-          unmatched.push(b)
-        }
-      }
-      if (unmatched.length > 0) await explainUnmatched(ctx, requests, unmatched, outcomes)
+      // matched by no row of the statement's answer: not written, whatever the read that says why does
+      if (unmatched.length > 0)
+        await explainUnmatched(ctx, requests, unmatched, outcomes).catch((error: unknown) => {
+          for (const u of unmatched) outcomes[u.index] ??= unexplained(messageOf(error))
+        })
     }
   }
-  // one at a time, in window order: as the executor would have written them without a window
-  for (const index of alone.sort((a, b) => a - b)) outcomes[index] = await writeRecord(ctx, requests[index]!)
+  // one at a time, in window order: as the executor would have written them without a window. Each answer is its
+  // own: a write that throws (refused before it was sent, a catalogue changed since the window's) is that target's
+  // error, never the window's, whose statement may have committed for the others
+  for (const index of alone.sort((a, b) => a - b)) {
+    try {
+      outcomes[index] = await writeRecord(ctx, requests[index]!)
+    } catch (error) {
+      outcomes[index] = { kind: 'threw', error }
+    }
+  }
   return outcomes.map((o, i) => o ?? { kind: 'unknown', message: `no outcome was determined for record "${requests[i]!.id}"` })
+}
+
+/**
+ * Each batch target's answer from the rows a committed window statement returned (see `writeWindow`); returns the
+ * targets it matched no row of, which `explainUnmatched` explains.
+ */
+function judgeWindowRows<T extends { index: number; key: string }>(
+  ctx: ConnectorContext,
+  requests: readonly WriteRequest[],
+  batch: readonly T[],
+  returned: readonly Row[],
+  durationMs: number,
+  outcomes: (WriteOutcome | WriteThrew | undefined)[],
+): T[] {
+  // each row made a record once (it was made twice: once for its id, once for its outcome)
+  const rowsById = new Map<string, SourceRecord[]>()
+  for (const row of returned) {
+    const record = toRecord(ctx, row)
+    const rows = rowsById.get(record.id)
+    if (rows) rows.push(record)
+    else rowsById.set(record.id, [record])
+  }
+  // a row whose id names no request (an id the engine stores in another form): written, but whose? The
+  // requests left without a row cannot then be said to be unwritten
+  const claimed = new Set(batch.map((b) => requests[b.index]!.id))
+  const stray = [...rowsById.keys()].filter((id) => !claimed.has(id))
+  const unmatched: T[] = []
+  for (const b of batch) {
+    const request = requests[b.index]!
+    const rows = rowsById.get(request.id) ?? []
+    const record = rows.length === 1 ? rows[0]! : undefined
+    if (record && sameVersion(ctx, record.version, request.expectedVersion)) {
+      // autocommitted (RETURNING was final), so nothing could refuse it: written, but not safely
+      ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs, window: batch.length })
+      outcomes[b.index] = {
+        kind: 'unknown',
+        message: `${unmovedVersion(ctx, request.id, record.version)}; the statement committed, so the write was made, and a writer still holding that version could overwrite it unseen`,
+      }
+    } else if (record) {
+      ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'written', durationMs, window: batch.length })
+      outcomes[b.index] = { kind: 'written', status: 200, record }
+    } else if (rows.length > 1) {
+      ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs, window: batch.length })
+      outcomes[b.index] = { kind: 'unknown', message: `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique and every one of them was written` }
+    } else if (stray.length > 0) {
+      ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'unknown', durationMs, window: batch.length })
+      outcomes[b.index] = {
+        kind: 'unknown',
+        message: `the statement returned rows with ${ctx.idField} ${stray.map((id) => `"${id}"`).join(', ')}, which match no id it was given: record "${request.id}" may be among them`,
+      }
+    } else {
+      ctx.emit({ method: 'UPDATE', targetId: request.id, outcome: 'conflict', durationMs, window: batch.length })
+      unmatched.push(b)
+    }
+  }
+  return unmatched
 }
 
 /** The version every row of a window moves to: one past its own (integer), now (timestamp), or one fresh token. */
@@ -193,7 +229,7 @@ async function explainUnmatched(
   ctx: ConnectorContext,
   requests: readonly WriteRequest[],
   unmatched: readonly { index: number; key: string }[],
-  outcomes: (WriteOutcome | undefined)[],
+  outcomes: (WriteOutcome | WriteThrew | undefined)[],
 ): Promise<void> {
   const compiled = selectRows(ctx)
     .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id), (await ctx.catalogue.recent()).columns))
@@ -201,12 +237,7 @@ async function explainUnmatched(
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', outcome: 'error', durationMs: result.durationMs })
-    for (const u of unmatched)
-      outcomes[u.index] = {
-        kind: 'conflict',
-        reason: 'precondition_failed',
-        message: `nothing was written: the record did not match its id, version and precondition (reading it back failed: ${messageOf(result.error)})`,
-      }
+    for (const u of unmatched) outcomes[u.index] = unexplained(messageOf(result.error))
     return
   }
   ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs })
@@ -222,6 +253,11 @@ async function explainUnmatched(
     else if (others.length > 0) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, others)}` }
     else outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
   }
+}
+
+/** A target the window's statement matched no row of, whose row could not be read to say why: not written. */
+function unexplained(why: string): WriteOutcome {
+  return { kind: 'conflict', reason: 'precondition_failed', message: `nothing was written: the record did not match its id, version and precondition (reading it back failed: ${why})` }
 }
 
 function uniformKey(request: WriteRequest): string {

@@ -41,6 +41,8 @@ describe(`sql on ${kind}: every statement reading the catalogue is a call`, () =
       assert.deepEqual(calls.filter((c) => !c.endpoint.startsWith('catalogue')).map((c) => [c.endpoint, c.outcome]), [
         ['table listed', 'session_opened'],
         ['table listed', 'ok'],
+        // SQLite's first page also counts the rows whose id is NULL or a blob: a statement, so a call of its own
+        ...(kind === 'sqlite' ? [['table listed', 'ok']] : []),
       ])
     } finally {
       await connector.close()

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3'
 import fc from 'fast-check'
 import pg from 'pg'
 import { resourceSchema } from '../../../src/config/index.js'
-import type { UpstreamCall, WriteOutcome, WriteRequest } from '../../../src/connectors/connector.js'
+import type { UpstreamCall, WriteOutcome, WriteRequest, WriteThrew } from '../../../src/connectors/connector.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import type { Filter } from '../../../src/contract/index.js'
 import { createTempDir, createTestPostgresDatabase } from '../../support/stores.js'
@@ -111,7 +111,8 @@ function caseArb(version: VersionKind) {
 }
 
 /** What a test compares of an outcome: its kind, and a conflict's reason or a refusal's status. */
-function shapeOf(outcome: WriteOutcome): string {
+function shapeOf(outcome: WriteOutcome | WriteThrew): string {
+  if (outcome.kind === 'threw') return `threw:${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`
   if (outcome.kind === 'conflict') return `conflict:${outcome.reason}`
   if (outcome.kind === 'rejected') return `rejected:${outcome.status}`
   if (outcome.kind === 'written') return `written:${outcome.record?.id}:${JSON.stringify({ ...outcome.record?.fields, version: undefined })}`

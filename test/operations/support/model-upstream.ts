@@ -1,5 +1,5 @@
-import { matchesFilter } from '../../../src/contract/index.js'
-import type { Connector, ReadByIdsResult, SourceRecord, WriteOutcome, WriteRequest } from '../../../src/connectors/connector.js'
+import { matchesFilter, WarrantError } from '../../../src/contract/index.js'
+import type { Connector, ReadByIdsResult, SourceRecord, WriteOutcome, WriteRequest, WriteThrew } from '../../../src/connectors/connector.js'
 
 /** What the model upstream does with one write call. */
 export type WriteBehaviour =
@@ -21,6 +21,8 @@ export type WriteBehaviour =
   | 'empty'
   /** applies another role than approved and answers 204 with no body */
   | 'empty_contradict'
+  /** throws `invalid_request` before anything is sent, as a connector refusing the request itself does */
+  | 'throws_refused'
 
 interface Row {
   version: number
@@ -98,6 +100,7 @@ export class ModelUpstream {
         this.calls.set(request.id, call)
         if (this.writeDelayMs > 0) await new Promise((r) => setTimeout(r, this.writeDelayMs))
         const behaviour = this.behaviour(request.id, call)
+        if (behaviour === 'throws_refused') throw new WarrantError('invalid_request', `the write of "${request.id}" cannot be made as approved`)
         if (behaviour === 'rate_limited') return { kind: 'rate_limited', status: 429, retryAfterSeconds: this.retryAfterSeconds, message: 'slow down' }
         this.order.push(request.id)
         const row = this.rows.get(request.id)
@@ -126,8 +129,9 @@ export class ModelUpstream {
       writeEnforcesVersion: true,
       writeWindow: async (requests) => {
         this.windows.push(requests.map((r) => r.id))
-        const outcomes: WriteOutcome[] = []
-        for (const request of requests) outcomes.push(await connector.write(request))
+        // each answer its own, as the sql connector's: a request whose write throws is that request's error alone
+        const outcomes: (WriteOutcome | WriteThrew)[] = []
+        for (const request of requests) outcomes.push(await connector.write(request).catch((error: unknown) => ({ kind: 'threw' as const, error })))
         return outcomes
       },
     }
