@@ -8,6 +8,7 @@ import { evidenceOfMore } from './more-evidence.js'
 import { errorInBody, readPaths } from './error-body.js'
 import { repeatedId, sharedKey } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
+import { pageBelowFirst, settleOrigin } from './origin-probe.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
@@ -32,13 +33,17 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   const asked = list.max_page_size === undefined ? request : { ...request, pageSize: Math.min(request.pageSize, list.max_page_size) }
   const read = await readAt(ctx, asked, base, position, false)
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
-  if (read.kind !== 'page' || !('end' in read)) return read
+  if (read.kind !== 'page') return read
+  const { end, rawIds, ...page } = read
   // The end came on a page with items: one read past it, the only test of a total or has_more that may count
   // something else (this page, another flag); or on an empty first page with no signal at all, tested by the
   // next page number. Costs one request per walk so ended.
-  const { end, ...ended } = read
-  const past = await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true)
-  return settleEnd(ctx, request.source, ended, end, past)
+  const settled = end === undefined ? page : settleEnd(ctx, request.source, page, end, await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true))
+  // a page-number walk's first page: the page below it, read once per connector, is what proves no page comes first
+  const below = settled.kind === 'page' ? pageBelowFirst(ctx, request) : null
+  if (below === null) return settled
+  const probe = await readAt(ctx, { ...asked, position: encodePosition(below) }, base, below, true)
+  return settleOrigin(ctx, request.source, settled, rawIds ?? [], below.page, probe)
 }
 
 /** One list request at `position`; `confirming`: the read past a signalled end, which only counts the items. */
@@ -65,8 +70,8 @@ async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, pos
   return page
 }
 
-/** A page with items the upstream called the last carries the read that tests it. */
-type Interpreted = ReadPageResult | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end: EndToConfirm }) | PastEnd
+/** A page with items the upstream called the last carries the read that tests it; a page-number walk's first, its ids before any filter. */
+type Interpreted = Exclude<ReadPageResult, { kind: 'page' }> | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end?: EndToConfirm; readonly rawIds?: readonly (string | undefined)[] }) | PastEnd
 
 /** An id carried in a page position fits the 2048 base64url characters a position may hold. */
 const MAX_CARRIED_ID_BYTES = 1536
@@ -179,7 +184,7 @@ function interpret(
   const clamped = repeated && position.style === 'page' && list.pagination.style === 'page' && position.page - 1 > list.pagination.first
   // past a signalled end only the count matters: any item there means the signal did not count this list, and
   // the ended page again is the clamp: nothing lies past it
-  if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length }
+  if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length, ids: clamped ? [] : rawItems.map((item) => readId(toRecord(ctx, item, null, list.record_path, parsed.rounded))) }
 
   const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
   if ('problem' in signals) return unexpected(signals.problem)
@@ -311,6 +316,7 @@ function interpret(
     ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
     ...end,
+    ...(request.position === null && list.pagination.style === 'page' ? { rawIds: ids.map(([id]) => id) } : {}),
   }
 }
 
