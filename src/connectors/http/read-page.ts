@@ -9,6 +9,7 @@ import { errorInBody, readPaths } from './error-body.js'
 import { repeatedId, sharedKey } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
 import { pageBelowFirst, settleOrigin } from './origin-probe.js'
+import { keyOrderOf } from './key-order.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
@@ -268,12 +269,26 @@ function interpret(
       'id_field',
     )
   const keyField = list.pagination.style === 'keyset' ? (list.pagination.field ?? ctx.resource.id_field) : undefined
-  const tie = keyField === undefined ? null : sharedKey(rawItems.map((item, i) => [ids[i]![0], keyOf(ctx, item, keyField)] as const))
+  const keys = keyField === undefined ? [] : rawItems.map((item) => keyOf(ctx, item, keyField))
+  const tie = keyField === undefined ? null : sharedKey(keys.map((key, i) => [ids[i]![0], key] as const))
   if (tie !== null)
     return unexpected(
       `pagination.field "${keyField}" is not unique: records ${tie.ids.map(quotedKey).join(' and ')} of this page share the key ${JSON.stringify(tie.key)}, and each page starts after the last one's key, so records sharing a page's last key are never read; set pagination.field to a field unique per record (the id field)`,
       'connector.list.pagination.field',
     )
+  // Each page starts after the last one's key, which reads every record only where the list is in that key's order:
+  // a key at or before the one before it (the start key first) is the upstream's own order showing, and records it
+  // lists later under a lower key than a page's last are never read. A key that cannot be compared proves nothing.
+  const order = keyField === undefined || position.style !== 'keyset' ? null : keyOrderOf(position.key, keys, ctx.resource.fields[keyField])
+  // (a page ending on its start key again is the same page again: the upstream ignores the parameter, said below)
+  if (order?.kind === 'falls' && position.style === 'keyset' && lastKey !== position.key) {
+    const record = ids[order.index]![0] === undefined ? `record ${order.index + 1} of the page` : `record ${quotedKey(ids[order.index]![0]!)}`
+    const what = order.index === 0 ? `the page asked after key ${JSON.stringify(order.previous)} starts with ${record} (key ${JSON.stringify(order.key)})` : `${record} (key ${JSON.stringify(order.key)}) comes after key ${JSON.stringify(order.previous)} on this page`
+    return unexpected(
+      `pagination.field "${keyField}": ${what}, which does not follow it in that field's order (as a ${ctx.resource.fields[keyField!] ?? 'string'}): the list is not in the order of "${keyField}", and each page starts after the last one's key, so records listed later under a lower key are never read; make the list sort by "${keyField}" (a sort parameter in connector.list.query), or page another way`,
+      'connector.list.pagination.field',
+    )
+  }
   const unjudged = shape.result()
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
@@ -302,11 +317,9 @@ function interpret(
     kind: 'page',
     items,
     next,
-    // a page past the first that did not re-read the previous page's last record, or whose keys do not rise
-    // strictly from the start key, cannot vouch for the walk
-    ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || (position.style === 'keyset' && !keysRise(ctx, position.key, rawItems))
-      ? { unchecked: true }
-      : {}),
+    // a page past the first that did not re-read the previous page's last record, or holding a key that cannot be
+    // compared, cannot vouch for the walk
+    ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || order?.kind === 'unknown' ? { unchecked: true } : {}),
     // Parts of the source that failed outweigh the upstream's own budget flag: both leave the page short.
     ...(failedParts !== null
       ? { upstreamIncomplete: { code: 'SOURCE_UNAVAILABLE' as const, message: failedParts } }
@@ -344,23 +357,6 @@ function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, 
   if (total === undefined) return {}
   const countsQuery = kind === 'filtered' ? sent.allDelegated : sent.allDelegated && !sent.anyDelegated
   return { ...(countsQuery ? { total } : {}), upstreamTotal: { count: total, kind } }
-}
-
-/**
- * Keyset pages prove the data held still only in a unique order: every key of the page above the start key and
- * above the one before it (numbers as numbers, strings by code unit). An upstream collating otherwise is not
- * refused, only unproven.
- */
-function keysRise(ctx: HttpContext, start: string | number | null, rawItems: readonly unknown[]): boolean {
-  const pagination = ctx.config.list.pagination
-  if (pagination.style !== 'keyset') return false
-  let previous = start
-  for (const item of rawItems) {
-    const key = keyOf(ctx, item, pagination.field ?? ctx.resource.id_field)
-    if (key === null || (previous !== null && (typeof key !== typeof previous || !(key > previous)))) return false
-    previous = key
-  }
-  return true
 }
 
 /** The keyset field's value of a raw item, as a start key: a string or finite number, else null. */
