@@ -13,7 +13,8 @@ const promise = 'page-number paging starts at the upstream\'s first page, so no 
  * mean the walks start one page late. The other way round, a first page that answers nothing while the page after it
  * answers records (json-server counts from 1 and answers `_page=0` with nothing) ends every walk at once, complete and
  * empty: the origin is one too low (its page before, `slice(-2n, -n)` there, holds records too, and is not the cause).
- * The walk now tests such an empty first page by the page after it and is not complete there: that fails closed.
+ * The walk now tests such an empty first page by the page after it, and its first page by the page before it (when
+ * `first` is above 0), and is not complete there: those fail closed.
  */
 export async function pageOrigin(config: ResourceConfig, connector: Connector, samples: readonly SourceSample[], pageSize: number, signal?: AbortSignal): Promise<Guarantee> {
   const name = 'page_origin'
@@ -30,11 +31,17 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
     const session = await connector.openSession()
     try {
       // an empty first page ends every walk there, complete: records on the page after it mean the origin is one too low
-      const opened = sample.results[0]
-      // the walk reads the page after an empty first page itself, and refuses the source when it holds records
+      let opened = sample.results[0]
+      // the walk reads the page after an empty first page, and the page before its first, itself, and refuses the
+      // source when either holds records: page `first` read alone (not as a walk's start) says which it was
       const refused = opened?.kind === 'refused' && opened.configKey === 'connector.list.pagination.first'
-      if (refused) walkRefuses = true
-      if (refused || (opened?.kind === 'page' && opened.items.length === 0 && (opened.unjudged?.count ?? 0) === 0)) {
+      if (refused) {
+        walkRefuses = true
+        opened = await session.readPage({ source: sample.source, filter: {}, position: `${first}:0`, pageSize, ...(signal ? { signal } : {}) })
+        if (opened.kind === 'unavailable' || opened.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${first} could not be read (${opened.message})`)
+        if (opened.kind === 'page') for (const r of opened.items) firstPage.add(r.id)
+      }
+      if ((refused && opened?.kind === 'refused') || (opened?.kind === 'page' && opened.items.length === 0 && (opened.unjudged?.count ?? 0) === 0)) {
         const next = await session.readPage({ source: sample.source, filter: {}, position: `${first + 1}:0`, pageSize, ...(signal ? { signal } : {}) })
         if (next.kind === 'unavailable' || next.kind === 'rate_limited') return result('unknown', `${sample.source}: page ${first + 1} could not be read (${next.message})`)
         const records = next.kind === 'page' ? next.items.length + (next.unjudged?.count ?? 0) : 0
@@ -54,7 +61,8 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
       await session.close()
     }
   }
-  // a declared total is never reached by a walk one page short: it fails closed; without one the walk ends complete
+  // a declared total is never reached by a walk one page short, and a walk reads the page below `first` itself: both
+  // fail closed; a walk that reads no page below its first (first: 0) ends complete
   const total = list.total_path !== undefined || list.total_header !== undefined
   if (late.length > 0)
     return result(
@@ -64,8 +72,8 @@ export async function pageOrigin(config: ResourceConfig, connector: Connector, s
     )
   if (found.length === 0) return result('holds', `page ${before} holds no records other than page ${first}'s`)
   return result(
-    total ? 'fails_closed' : 'unsafe',
-    `${found.join('; ')}: the upstream counts pages from ${before}, and every walk starting at page ${first} leaves those records out${total ? ' (the total is then never reached: not complete)' : ', complete'}; set pagination.first: ${before}`,
+    total || walkRefuses ? 'fails_closed' : 'unsafe',
+    `${found.join('; ')}: the upstream counts pages from ${before}, and every walk starting at page ${first} leaves those records out${walkRefuses ? ' (its read of that page finds them: not complete)' : total ? ' (the total is then never reached: not complete)' : ', complete'}; set pagination.first: ${before}`,
     ['connector.list.pagination.first'],
   )
 }

@@ -169,6 +169,9 @@ export async function walkInventory(
         }
         const result = read.result
         if (result.kind !== 'page') {
+          // a refusal naming a config line (a keyset field the list is not in the order of) is the config misreading
+          // the upstream: what its positions seemed to prove, they did not
+          if (result.kind === 'refused' && result.configKey !== undefined) unchecked = true
           const next = afterFailure(source, result, restartable.has(source.source), failures, maxWait)
           if (next.kind === 'rate_limited') {
             stop = { kind: 'rate_limited', source: source.source, seconds: next.seconds, message: next.message }

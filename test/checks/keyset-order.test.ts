@@ -93,10 +93,12 @@ describe('keyset_order on an upstream refusing a page larger than the sample ask
     assert.equal(g?.status, 'holds', JSON.stringify(g))
   })
 
-  test('a record listed out of the key order within the first page: unsafe', async () => {
+  // the walk meets r005 after r007 on its first page and refuses the source itself: fails closed, no longer unsafe
+  test('a record listed out of the key order within the first page: fails closed', async () => {
     inOrder = false
     const g = await keysetOrderOf()
-    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.equal(g?.status, 'fails_closed', JSON.stringify(g))
     assert.match(g.detail, /"r005"/)
+    assert.ok(g.config_keys.includes('connector.list.pagination.field'), JSON.stringify(g))
   })
 })

@@ -28,11 +28,12 @@ describe('warrant check reads the page before the first page number', () => {
   }
   const originOf = (report: Awaited<ReturnType<typeof check>>) => report.guarantees.find((g) => g.name === 'page_origin')
 
-  test('a 0-based upstream read from page 1, with no total: unsafe, naming pagination.first (was verdict holds)', async () => {
+  // the walk itself reads page 0 at its start now, and refuses the source: fails closed, no longer unsafe
+  test('a 0-based upstream read from page 1, with no total: fails closed, naming pagination.first (was verdict holds)', async () => {
     const report = await check({ style: 'page' })
-    assert.equal(report.verdict, 'unsafe', JSON.stringify(report.guarantees, null, 2))
+    assert.equal(report.verdict, 'fails_closed', JSON.stringify(report.guarantees, null, 2))
     const g = originOf(report)
-    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.equal(g?.status, 'fails_closed', JSON.stringify(g))
     assert.deepEqual(g.config_keys, ['connector.list.pagination.first'])
     assert.match(g.detail, /page 0 answers 10 record\(s\).*set pagination\.first: 0/)
   })

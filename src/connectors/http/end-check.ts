@@ -17,10 +17,11 @@ export interface EndToConfirm {
   readonly received: number
 }
 
-/** What the read past a signalled end found: the items there, before any local filter. */
+/** What a read that only counts found (past a signalled end, or below the first page): the items there, before any local filter, and their ids. */
 export interface PastEnd {
   readonly kind: 'past_end'
   readonly received: number
+  readonly ids: readonly (string | undefined)[]
 }
 
 type Page = Extract<ReadPageResult, { kind: 'page' }>

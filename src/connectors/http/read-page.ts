@@ -8,6 +8,8 @@ import { evidenceOfMore } from './more-evidence.js'
 import { errorInBody, readPaths } from './error-body.js'
 import { repeatedId, sharedKey } from './repeated-ids.js'
 import { settleEnd, type EndToConfirm, type PastEnd } from './end-check.js'
+import { pageBelowFirst, settleOrigin } from './origin-probe.js'
+import { keyOrderOf } from './key-order.js'
 import { advance, decodePosition, encodePosition, overlaps, pastEnd, type PagePosition } from './pagination.js'
 import { createShapeTally } from '../shape-tally.js'
 import { duplicatesProblem, fieldsTouched, splitByItem } from './duplicate-members.js'
@@ -32,13 +34,17 @@ export async function readListPage(ctx: HttpContext, request: ReadPageRequest): 
   const asked = list.max_page_size === undefined ? request : { ...request, pageSize: Math.min(request.pageSize, list.max_page_size) }
   const read = await readAt(ctx, asked, base, position, false)
   if (read.kind === 'past_end') throw new Error('unreachable: a first read is never a confirming one')
-  if (read.kind !== 'page' || !('end' in read)) return read
+  if (read.kind !== 'page') return read
+  const { end, rawIds, ...page } = read
   // The end came on a page with items: one read past it, the only test of a total or has_more that may count
   // something else (this page, another flag); or on an empty first page with no signal at all, tested by the
   // next page number. Costs one request per walk so ended.
-  const { end, ...ended } = read
-  const past = await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true)
-  return settleEnd(ctx, request.source, ended, end, past)
+  const settled = end === undefined ? page : settleEnd(ctx, request.source, page, end, await readAt(ctx, { ...asked, position: encodePosition(end.position) }, base, end.position, true))
+  // a page-number walk's first page: the page below it, read once per connector, is what proves no page comes first
+  const below = settled.kind === 'page' ? pageBelowFirst(ctx, request) : null
+  if (below === null) return settled
+  const probe = await readAt(ctx, { ...asked, position: encodePosition(below) }, base, below, true)
+  return settleOrigin(ctx, request.source, settled, rawIds ?? [], below.page, probe)
 }
 
 /** One list request at `position`; `confirming`: the read past a signalled end, which only counts the items. */
@@ -65,8 +71,8 @@ async function readAt(ctx: HttpContext, request: ReadPageRequest, base: URL, pos
   return page
 }
 
-/** A page with items the upstream called the last carries the read that tests it. */
-type Interpreted = ReadPageResult | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end: EndToConfirm }) | PastEnd
+/** A page with items the upstream called the last carries the read that tests it; a page-number walk's first, its ids before any filter. */
+type Interpreted = Exclude<ReadPageResult, { kind: 'page' }> | (Extract<ReadPageResult, { kind: 'page' }> & { readonly end?: EndToConfirm; readonly rawIds?: readonly (string | undefined)[] }) | PastEnd
 
 /** An id carried in a page position fits the 2048 base64url characters a position may hold. */
 const MAX_CARRIED_ID_BYTES = 1536
@@ -179,7 +185,7 @@ function interpret(
   const clamped = repeated && position.style === 'page' && list.pagination.style === 'page' && position.page - 1 > list.pagination.first
   // past a signalled end only the count matters: any item there means the signal did not count this list, and
   // the ended page again is the clamp: nothing lies past it
-  if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length }
+  if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length, ids: clamped ? [] : rawItems.map((item) => readId(toRecord(ctx, item, null, list.record_path, parsed.rounded))) }
 
   const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
   if ('problem' in signals) return unexpected(signals.problem)
@@ -263,12 +269,26 @@ function interpret(
       'id_field',
     )
   const keyField = list.pagination.style === 'keyset' ? (list.pagination.field ?? ctx.resource.id_field) : undefined
-  const tie = keyField === undefined ? null : sharedKey(rawItems.map((item, i) => [ids[i]![0], keyOf(ctx, item, keyField)] as const))
+  const keys = keyField === undefined ? [] : rawItems.map((item) => keyOf(ctx, item, keyField))
+  const tie = keyField === undefined ? null : sharedKey(keys.map((key, i) => [ids[i]![0], key] as const))
   if (tie !== null)
     return unexpected(
       `pagination.field "${keyField}" is not unique: records ${tie.ids.map(quotedKey).join(' and ')} of this page share the key ${JSON.stringify(tie.key)}, and each page starts after the last one's key, so records sharing a page's last key are never read; set pagination.field to a field unique per record (the id field)`,
       'connector.list.pagination.field',
     )
+  // Each page starts after the last one's key, which reads every record only where the list is in that key's order:
+  // a key at or before the one before it (the start key first) is the upstream's own order showing, and records it
+  // lists later under a lower key than a page's last are never read. A key that cannot be compared proves nothing.
+  const order = keyField === undefined || position.style !== 'keyset' ? null : keyOrderOf(position.key, keys, ctx.resource.fields[keyField])
+  // (a page ending on its start key again is the same page again: the upstream ignores the parameter, said below)
+  if (order?.kind === 'falls' && position.style === 'keyset' && lastKey !== position.key) {
+    const record = ids[order.index]![0] === undefined ? `record ${order.index + 1} of the page` : `record ${quotedKey(ids[order.index]![0]!)}`
+    const what = order.index === 0 ? `the page asked after key ${JSON.stringify(order.previous)} starts with ${record} (key ${JSON.stringify(order.key)})` : `${record} (key ${JSON.stringify(order.key)}) comes after key ${JSON.stringify(order.previous)} on this page`
+    return unexpected(
+      `pagination.field "${keyField}": ${what}, which does not follow it in that field's order (as a ${ctx.resource.fields[keyField!] ?? 'string'}): the list is not in the order of "${keyField}", and each page starts after the last one's key, so records listed later under a lower key are never read; make the list sort by "${keyField}" (a sort parameter in connector.list.query), or page another way`,
+      'connector.list.pagination.field',
+    )
+  }
   const unjudged = shape.result()
   const following = step.next === null ? null : carrying(step.next, lastId, firstId)
   const next = following === null ? null : encodePosition(following)
@@ -297,11 +317,9 @@ function interpret(
     kind: 'page',
     items,
     next,
-    // a page past the first that did not re-read the previous page's last record, or whose keys do not rise
-    // strictly from the start key, cannot vouch for the walk
-    ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || (position.style === 'keyset' && !keysRise(ctx, position.key, rawItems))
-      ? { unchecked: true }
-      : {}),
+    // a page past the first that did not re-read the previous page's last record, or holding a key that cannot be
+    // compared, cannot vouch for the walk
+    ...((position.style === 'offset' && position.offset > 0 && position.lastId === undefined) || order?.kind === 'unknown' ? { unchecked: true } : {}),
     // Parts of the source that failed outweigh the upstream's own budget flag: both leave the page short.
     ...(failedParts !== null
       ? { upstreamIncomplete: { code: 'SOURCE_UNAVAILABLE' as const, message: failedParts } }
@@ -311,6 +329,7 @@ function interpret(
     ...totalFacts(list.total_kind, total, sent),
     ...(unjudged ? { unjudged } : {}),
     ...end,
+    ...(request.position === null && list.pagination.style === 'page' ? { rawIds: ids.map(([id]) => id) } : {}),
   }
 }
 
@@ -338,23 +357,6 @@ function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, 
   if (total === undefined) return {}
   const countsQuery = kind === 'filtered' ? sent.allDelegated : sent.allDelegated && !sent.anyDelegated
   return { ...(countsQuery ? { total } : {}), upstreamTotal: { count: total, kind } }
-}
-
-/**
- * Keyset pages prove the data held still only in a unique order: every key of the page above the start key and
- * above the one before it (numbers as numbers, strings by code unit). An upstream collating otherwise is not
- * refused, only unproven.
- */
-function keysRise(ctx: HttpContext, start: string | number | null, rawItems: readonly unknown[]): boolean {
-  const pagination = ctx.config.list.pagination
-  if (pagination.style !== 'keyset') return false
-  let previous = start
-  for (const item of rawItems) {
-    const key = keyOf(ctx, item, pagination.field ?? ctx.resource.id_field)
-    if (key === null || (previous !== null && (typeof key !== typeof previous || !(key > previous)))) return false
-    previous = key
-  }
-  return true
 }
 
 /** The keyset field's value of a raw item, as a start key: a string or finite number, else null. */

@@ -222,7 +222,8 @@ describe('upstream answers shaped unlike the demo', () => {
     const env = await search(up.origin, '/clamp', { pagination: { style: 'page' }, query: { total: '12' }, total_path: 'total' })
     assert.equal(env.complete, true, reasons(env))
     assert.deepEqual(env.items.map((i) => i.id), ITEMS.map((i) => i.id))
-    assert.equal(up.seen.length - before, 4)
+    // 3 pages, the read past the end, and page 0 (answered as page 1: the clamp) once
+    assert.equal(up.seen.length - before, 5)
   })
 
   test('5c. clamped with a total that says more remain: the upstream pages no further, RESULT_LIMIT_REACHED', async () => {
