@@ -12,6 +12,7 @@ import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
+import { type ExecutionConfig, runLimitsOf, sameRunLimits } from './run-limits.js'
 import { assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
@@ -34,8 +35,16 @@ const PROPOSAL_LOCK_SPACE = 7_310_551
  * Proposing is idempotent: the same action, as defined now (`definition`: `digestOf` its config), on the same selection
  * is the same plan. A plan of the action as defined before is another proposal: it is refused at approval and commit
  * (`action_redefined`), and answering it again left an agent that proposed again, as its view advises, looping on it.
+ * So is one bound to other stop rules and pacing than `limits` (the config's now; null: any), for the same reason
+ * (`run_limits_changed`); a plan proposed before plans bound them is of any.
  */
-export async function existingPlan(ctx: Pick<PlanContext, 'db'>, selectionId: string, action: CanonicalAction, definition: string): Promise<PlanRow | undefined> {
+export async function existingPlan(
+  ctx: Pick<PlanContext, 'db'>,
+  selectionId: string,
+  action: CanonicalAction,
+  definition: string,
+  limits: ExecutionConfig | null,
+): Promise<PlanRow | undefined> {
   const rows = await ctx.db
     .selectFrom('plans')
     .selectAll()
@@ -45,7 +54,10 @@ export async function existingPlan(ctx: Pick<PlanContext, 'db'>, selectionId: st
     .orderBy('created_at')
     .orderBy('id')
     .execute()
-  return rows.find((r) => (JSON.parse(r.policy) as StoredPolicy).action_definition_digest === definition)
+  return rows.find((r) => {
+    const policy = JSON.parse(r.policy) as StoredPolicy
+    return policy.action_definition_digest === definition && (limits === null || sameRunLimits(policy.run_limits, limits))
+  })
 }
 
 export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selectionId: string, request: unknown): Promise<PlanProposal> {
@@ -67,7 +79,8 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
 
 async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
   const definition = digestOf(p.config)
-  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition)
+  const limits = runLimitsOf(ctx.execution)
+  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, ctx.execution)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
 
   const plan: PlanRecord = {
@@ -76,8 +89,16 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     resource: p.resource.name,
     environment: p.selection.environment,
     action: p.action,
-    // the definition too: the same name and params defined otherwise write otherwise, and are another plan to review
-    plan_digest: digestOf({ selection_digest: p.selection.digest, action: p.action, action_definition: definition, resource: p.resource.name, environment: p.selection.environment }),
+    // the definition too: the same name and params defined otherwise write otherwise, and are another plan to review;
+    // and the stop rules and pacing its run is held to, which an approval of this digest covers
+    plan_digest: digestOf({
+      selection_digest: p.selection.digest,
+      action: p.action,
+      action_definition: definition,
+      resource: p.resource.name,
+      environment: p.selection.environment,
+      run_limits: limits,
+    }),
     selection_digest: p.selection.digest,
     target_count: p.selection.count,
     state: 'pending',
@@ -86,13 +107,13 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     compensates: p.compensates,
   }
   const analysis = await analyse(ctx, p, plan)
-  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config) }
+  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config), run_limits: limits }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.
   const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition) : await openCompensation(trx, p.compensates, p.action)
+    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, ctx.execution) : await openCompensation(trx, p.compensates, p.action)
     if (raced) return raced
     await trx
       .insertInto('plans')

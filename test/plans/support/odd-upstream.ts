@@ -117,6 +117,8 @@ export interface ThingsMove {
   /** `config`: the whole raw config, for keys beside the resource */
   readonly edit?: (things: Record<string, any>, config: Record<string, any>) => void
   readonly move?: (things: Record<string, any>) => void
+  /** Changes beside the resource that `move()` makes too (`execution:`, say); with it alone, the connector stays where it was. */
+  readonly moveConfig?: (config: Record<string, any>) => void
 }
 
 /**
@@ -151,7 +153,8 @@ export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}
       await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
       if (change.move) change.move(config.resources.things)
-      else config.resources.things.connector.sources[0].base_url = production.origin
+      else if (!change.moveConfig) config.resources.things.connector.sources[0].base_url = production.origin
+      change.moveConfig?.(config)
       moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
       return moved
     },
