@@ -113,7 +113,7 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   // operation for a compensation, whose every request freezes a selection of its own.
   const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, ctx.execution) : await openCompensation(trx, p.compensates, p.action)
+    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, ctx.execution) : await openCompensation(trx, p.compensates, p.action, ctx.execution)
     if (raced) return raced
     await trx
       .insertInto('plans')
@@ -280,7 +280,7 @@ export async function proposeCompensation(
   // The same request is the same object: an open compensation plan of this operation restoring exactly these
   // values is returned, not doubled with a new selection and a new plan.
   // (A fast path: two requests at once are decided in createPlan, under the operation's lock.)
-  const open = await openCompensation(ctx.db, operationId, action)
+  const open = await openCompensation(ctx.db, operationId, action, ctx.execution)
   if (open) return { ...(await viewOf(ctx, open)), created: false }
   // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
@@ -294,9 +294,14 @@ export async function proposeCompensation(
   return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId, ...(current ? { current } : {}) })
 }
 
-/** An open (or committed) compensation plan of this operation restoring exactly these values. */
-function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
-  return db
+/**
+ * An open (or committed) compensation plan of this operation restoring exactly these values. One bound to other stop
+ * rules and pacing than `limits` (the config's now) is not open: no approval or commit of it is taken, and answering it
+ * left an agent proposing again, as its view advises, looping on it. A committed one is always the answer: an
+ * operation is undone once.
+ */
+async function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction, limits: ExecutionConfig): Promise<PlanRow | undefined> {
+  const rows = await db
     .selectFrom('plans')
     .selectAll()
     .where('compensates', '=', operationId)
@@ -304,5 +309,6 @@ function openCompensation(db: Kysely<Database>, operationId: string, action: Can
     .where('state', 'in', ['pending', 'approved', 'committed'])
     .orderBy('created_at')
     .orderBy('id')
-    .executeTakeFirst()
+    .execute()
+  return rows.find((r) => r.state === 'committed' || sameRunLimits((JSON.parse(r.policy) as StoredPolicy).run_limits, limits))
 }
