@@ -106,6 +106,13 @@ for (const kind of STORE_KINDS) {
         const view = await moved.plans.view(agent, plan.plan_id)
         assert.deepEqual(view.config_drift, [])
         assert.equal((view as any).run_limits, null, 'the view says it binds none')
+        const movedServed = await serveGateway(moved)
+        try {
+          const part = textOf(pagePart(await reviewPageHtml({ ...fx, base: movedServed.base }, `/review/plans/${plan.plan_id}`), 'run-limits'))
+          assert.match(part, /Not bound to this plan/)
+        } finally {
+          await movedServed.stop()
+        }
         assert.equal((await moved.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })).plan_id, plan.plan_id, 'proposing again answers it, as before')
         const receipt = await moved.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: `legacy-${kind}`, expectedDigest: plan.plan_digest })
         const op = await moved.operations.waitFor(receipt.operation_id, 60_000)
