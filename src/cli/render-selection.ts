@@ -85,6 +85,12 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   if (params.length > 0) lines.push(`  parameters:   the agent's words: ${params.map(([k, v]) => `${k} = ${cell(JSON.stringify(v))}`).join(', ')}`)
   lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
+  const limits = plan.run_limits
+  lines.push(
+    limits === null
+      ? '  run limits:   NOT BOUND (proposed before plans bound them): the execution config at commit'
+      : `  run limits:   ${limits.concurrency} at once, ${limits.max_writes_per_second === null ? 'no rate bound' : `${limits.max_writes_per_second}/s`}, batches of ${limits.batch_size}; halts after ${limits.halt_after_consecutive_errors} errors in a row, ${limits.halt_after_validation_failures} validation failures, a Retry-After over ${limits.max_retry_after_seconds} s`,
+  )
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
   else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
   const changing = plan.changes.changing

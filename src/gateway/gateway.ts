@@ -151,7 +151,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       audit,
       owner: instanceId,
     })
-    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
+    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, execution: options.config.execution, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
     const operations = createOperationService({
       store,
       catalogue,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import type { WarrantConfig } from '../config/index.js'
 import { checkIdempotencyKey, digestOf, inScope, scopedIdempotencyKey, WarrantError, type Actor } from '../contract/index.js'
-import { assertAuthorityHolds, planInActionScope, rejectedPlan } from '../plans/index.js'
+import { assertAuthorityHolds, planInActionScope, rejectedPlan, runLimitsOf } from '../plans/index.js'
 import type { ActionRequest, CommittablePlan, PlanService } from '../plans/plan-service.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
@@ -200,7 +200,8 @@ async function createOperation(
           idempotency_key: request.key,
           request_fingerprint: request.fingerprint,
           state: 'pending',
-          stop_rules: JSON.stringify(fixStopRules(deps.execution, selection.consistent_snapshot)),
+          // the plan's own (what its approval covers; its committability proved the config still asks them), else as before
+          stop_rules: JSON.stringify(fixStopRules(committable.run_limits ?? runLimitsOf(deps.execution), selection.consistent_snapshot)),
           halt_reason: null,
           counts: JSON.stringify({ ...emptyCounts(), pending: selection.count }),
           lease_owner: null,

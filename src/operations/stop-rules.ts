@@ -1,4 +1,4 @@
-import type { WarrantConfig } from '../config/index.js'
+import type { RunLimits } from '../plans/index.js'
 import type { HaltReason, StopRuleName, StopRules, TargetState } from './types.js'
 
 /** A target answering 429 more often than this halts the operation rather than waiting forever. */
@@ -7,21 +7,22 @@ export const DEFAULT_MAX_RATE_LIMIT_RETRIES = 10
 export const DEFAULT_MAX_RETRY_AFTER_SECONDS = 300
 
 /**
- * The stop rules an operation will run under, fixed at commit from the execution config and the selection:
- * a selection read without a consistent snapshot has each batch re-read before it is written.
+ * The stop rules an operation will run under, fixed at commit from the limits its plan binds (the execution config at
+ * commit for a plan proposed before plans bound them) and the selection: a selection read without a consistent
+ * snapshot has each batch re-read before it is written.
  */
-export function fixStopRules(execution: WarrantConfig['execution'], consistentSnapshot: boolean): StopRules {
+export function fixStopRules(limits: RunLimits, consistentSnapshot: boolean): StopRules {
   return {
     halt_on_authorization_failure: true,
     halt_on_contradicted_effect: true,
-    halt_after_consecutive_errors: execution.halt_after_consecutive_errors,
-    halt_after_validation_failures: execution.halt_after_validation_failures,
+    halt_after_consecutive_errors: limits.halt_after_consecutive_errors,
+    halt_after_validation_failures: limits.halt_after_validation_failures,
     max_rate_limit_retries: DEFAULT_MAX_RATE_LIMIT_RETRIES,
-    max_retry_after_seconds: execution.max_retry_after_seconds ?? DEFAULT_MAX_RETRY_AFTER_SECONDS,
+    max_retry_after_seconds: limits.max_retry_after_seconds,
     revalidate_membership_per_batch: !consistentSnapshot,
-    batch_size: execution.batch_size,
-    concurrency: execution.concurrency,
-    max_writes_per_second: execution.max_writes_per_second ?? null,
+    batch_size: limits.batch_size,
+    concurrency: limits.concurrency,
+    max_writes_per_second: limits.max_writes_per_second,
   }
 }
 

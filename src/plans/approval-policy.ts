@@ -4,6 +4,7 @@ import type { Catalogue, Resource } from '../resources/index.js'
 import type { PlanRow } from '../store/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
 import { type PlanContext, forEachMember } from './plan-context.js'
+import type { RunLimits } from './run-limits.js'
 import type { ApprovalPolicy } from './schemas.js'
 
 /** The policy as stored on the plan: what the reviewer is told, and what a commit re-checks. */
@@ -12,6 +13,8 @@ export interface StoredPolicy extends ApprovalPolicy {
   readonly action_definition_digest: string
   /** `upstreamDigestOf` the resource when proposed: a commit refuses a plan whose connector points elsewhere since. Absent on older plans. */
   readonly upstream_digest?: string
+  /** The stop rules and pacing its operation runs under (`run-limits.ts`). Absent on older plans: they run under the config at commit. */
+  readonly run_limits?: RunLimits
 }
 
 export interface StandingCandidate {

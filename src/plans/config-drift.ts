@@ -6,15 +6,17 @@ import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
+import { runLimitsDriftOf } from './run-limits.js'
 import type { ConfigDrift } from './schemas.js'
 
 /**
  * How the config moved under a plan since it was proposed, each way (none: an empty list): the resource writes to
  * another environment, its connector points at another
- * upstream, the action was removed or redefined. No commit runs such a plan, so no approval of it is
+ * upstream, the action was removed or redefined, the run's stop rules or pacing (`execution:`) differ from those it
+ * binds. No commit runs such a plan, so no approval of it is
  * taken either, and its view says why (a reviewer can still reject it).
  */
-export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ConfigDrift[] {
+export function configDriftOf(ctx: Pick<PlanContext, 'catalogue' | 'execution'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ConfigDrift[] {
   const drift = placeDriftOf(ctx.catalogue, row)
   let actionConfig: ActionConfig | null = null
   try {
@@ -25,6 +27,8 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow,
   }
   if (actionConfig !== null && digestOf(actionConfig) !== policy.action_definition_digest)
     drift.push({ code: 'action_redefined', message: `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again` })
+  const limits = runLimitsDriftOf(policy.run_limits, ctx.execution)
+  if (limits) drift.push(limits)
   return drift
 }
 
@@ -57,7 +61,7 @@ export function placeDriftOf(catalogue: PlanContext['catalogue'], row: Pick<Plan
  * @example
  * const actionConfig = assertConfigUnchanged(ctx, row, toRecord(row), policyNow(ctx.catalogue, row, count))
  */
-export function assertConfigUnchanged(ctx: Pick<PlanContext, 'catalogue'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ActionConfig {
+export function assertConfigUnchanged(ctx: Pick<PlanContext, 'catalogue' | 'execution'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ActionConfig {
   const drift = configDriftOf(ctx, row, plan, policy)
   if (drift.length > 0) throw new WarrantError('conflict', drift.map((d) => d.message).join('; '), { plan_id: row.id, config_drift: drift.map((d) => d.code) })
   return actionConfigOf(ctx, plan)

@@ -12,6 +12,7 @@ import { changesPage } from './change-summary.js'
 import { assertCommittable } from './committability.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanService } from './plan-service.js'
+import type { ExecutionConfig } from './run-limits.js'
 import { viewOf } from './plan-view.js'
 import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
 
@@ -22,6 +23,8 @@ export interface PlanServiceOptions {
   readonly store: Store
   readonly catalogue: Catalogue
   readonly selections: SelectionService
+  /** `config.execution`: each plan binds its stop rules and pacing at proposal (see run-limits.ts). */
+  readonly execution: ExecutionConfig
   /** Signs the cursors of `/changes` pages; default: a key of this process (cursors then die with it). */
   readonly cursorCodec?: CursorCodec
   /** Default: the store's clock. */
@@ -39,7 +42,7 @@ export interface PlanServiceOptions {
  * policy (one or two distinct reviewers, standing approvals), and the rules a commit must pass.
  *
  * @example
- * const plans = createPlanService({ store, catalogue, selections })
+ * const plans = createPlanService({ store, catalogue, selections, execution: config.execution })
  * const plan = await plans.propose(agent, selectionId, { action: { type: 'pause_collection', params: { reason: 'credit hold' } } })
  * await plans.decide(reviewer, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
  */
@@ -51,6 +54,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     db: store.db,
     catalogue,
     selections,
+    execution: options.execution,
     clock,
     nowIso: () => clock().toISOString(),
     reviewBaseUrl: options.reviewBaseUrl,
@@ -74,7 +78,9 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       const selection = await selections.load(actor, selectionId)
       const resource = catalogue.get(selection.resource)
       const { action, config } = canonicalActionOf(resource, request)
-      const row = await existingPlan(ctx, selectionId, action, digestOf(config))
+      // one bound to other limits than configured now is still this selection's and action's plan: its commit is then
+      // refused naming the drift (run_limits_changed), not answered as if none had been proposed
+      const row = (await existingPlan(ctx, selectionId, action, digestOf(config), ctx.execution)) ?? (await existingPlan(ctx, selectionId, action, digestOf(config), null))
       return row ? toRecord(row) : null
     },
 

@@ -4,6 +4,7 @@ import type { PageCursors } from '../selections/page-cursor.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from '../selections/selection-service.js'
 import { storeNowColumn, type IsoTimestamp, type PlanRow, type Store } from '../store/index.js'
 import type { PlanRecord } from './plan-service.js'
+import type { ExecutionConfig } from './run-limits.js'
 
 /** What the pieces of the plan service share, so each concept can live in its own module. */
 export interface PlanContext {
@@ -11,6 +12,8 @@ export interface PlanContext {
   readonly db: Store['db']
   readonly catalogue: Catalogue
   readonly selections: SelectionService
+  /** `config.execution`: the stop rules and pacing a plan binds at proposal, and judges drift against after. */
+  readonly execution: ExecutionConfig
   readonly clock: () => Date
   readonly nowIso: () => string
   readonly cursors: PageCursors

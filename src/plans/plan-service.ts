@@ -2,6 +2,7 @@ import type { HttpWrite } from '../connectors/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
+import type { RunLimits } from './run-limits.js'
 import type { ApprovalRequestInput, ApprovalResult, ChangesPage, PlanProposal, PlanView } from './schemas.js'
 
 /**
@@ -75,6 +76,8 @@ export interface CommittablePlan {
   readonly standing_approval: string | null
   /** How many distinct approvals it needs (0: a standing approval covers it); the commit checks them again as it records the operation. */
   readonly reviewers_needed: number
+  /** The stop rules and pacing the plan binds, which its operation runs under; null: proposed before plans bound them (the config's at commit). */
+  readonly run_limits: RunLimits | null
 }
 
 export interface CompensationTargetInput {

@@ -43,6 +43,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     changes: { summary: changes.summary, uniform: changes.uniform, changing: changes.changing ?? null, changes_url: `/v1/plans/${row.id}/changes` },
     precondition: { filter: row.compensates ? {} : (config?.precondition ?? {}), failing_now: changes.failing_now, per_target: row.compensates !== null },
     reversible: config?.reversible ?? false,
+    run_limits: policy.run_limits ?? null,
     approval: { required: policy.required, reviewers_needed: policy.reviewers_needed, reason: policy.reason, standing_approval: policy.standing_approval, ttl_minutes: policy.ttl_minutes },
     approval_state: {
       approved: state === 'approved' || state === 'committed',

@@ -12,6 +12,7 @@ import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
+import { type ExecutionConfig, runLimitsOf, sameRunLimits } from './run-limits.js'
 import { assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
@@ -34,8 +35,16 @@ const PROPOSAL_LOCK_SPACE = 7_310_551
  * Proposing is idempotent: the same action, as defined now (`definition`: `digestOf` its config), on the same selection
  * is the same plan. A plan of the action as defined before is another proposal: it is refused at approval and commit
  * (`action_redefined`), and answering it again left an agent that proposed again, as its view advises, looping on it.
+ * So is one bound to other stop rules and pacing than `limits` (the config's now; null: any), for the same reason
+ * (`run_limits_changed`); a plan proposed before plans bound them is of any.
  */
-export async function existingPlan(ctx: Pick<PlanContext, 'db'>, selectionId: string, action: CanonicalAction, definition: string): Promise<PlanRow | undefined> {
+export async function existingPlan(
+  ctx: Pick<PlanContext, 'db'>,
+  selectionId: string,
+  action: CanonicalAction,
+  definition: string,
+  limits: ExecutionConfig | null,
+): Promise<PlanRow | undefined> {
   const rows = await ctx.db
     .selectFrom('plans')
     .selectAll()
@@ -45,7 +54,10 @@ export async function existingPlan(ctx: Pick<PlanContext, 'db'>, selectionId: st
     .orderBy('created_at')
     .orderBy('id')
     .execute()
-  return rows.find((r) => (JSON.parse(r.policy) as StoredPolicy).action_definition_digest === definition)
+  return rows.find((r) => {
+    const policy = JSON.parse(r.policy) as StoredPolicy
+    return policy.action_definition_digest === definition && (limits === null || sameRunLimits(policy.run_limits, limits))
+  })
 }
 
 export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selectionId: string, request: unknown): Promise<PlanProposal> {
@@ -67,7 +79,8 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
 
 async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
   const definition = digestOf(p.config)
-  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition)
+  const limits = runLimitsOf(ctx.execution)
+  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, ctx.execution)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
 
   const plan: PlanRecord = {
@@ -76,8 +89,16 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     resource: p.resource.name,
     environment: p.selection.environment,
     action: p.action,
-    // the definition too: the same name and params defined otherwise write otherwise, and are another plan to review
-    plan_digest: digestOf({ selection_digest: p.selection.digest, action: p.action, action_definition: definition, resource: p.resource.name, environment: p.selection.environment }),
+    // the definition too: the same name and params defined otherwise write otherwise, and are another plan to review;
+    // and the stop rules and pacing its run is held to, which an approval of this digest covers
+    plan_digest: digestOf({
+      selection_digest: p.selection.digest,
+      action: p.action,
+      action_definition: definition,
+      resource: p.resource.name,
+      environment: p.selection.environment,
+      run_limits: limits,
+    }),
     selection_digest: p.selection.digest,
     target_count: p.selection.count,
     state: 'pending',
@@ -86,13 +107,13 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
     compensates: p.compensates,
   }
   const analysis = await analyse(ctx, p, plan)
-  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config) }
+  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config), run_limits: limits }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.
   const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition) : await openCompensation(trx, p.compensates, p.action)
+    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, ctx.execution) : await openCompensation(trx, p.compensates, p.action, ctx.execution)
     if (raced) return raced
     await trx
       .insertInto('plans')
@@ -259,7 +280,7 @@ export async function proposeCompensation(
   // The same request is the same object: an open compensation plan of this operation restoring exactly these
   // values is returned, not doubled with a new selection and a new plan.
   // (A fast path: two requests at once are decided in createPlan, under the operation's lock.)
-  const open = await openCompensation(ctx.db, operationId, action)
+  const open = await openCompensation(ctx.db, operationId, action, ctx.execution)
   if (open) return { ...(await viewOf(ctx, open)), created: false }
   // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
@@ -273,9 +294,14 @@ export async function proposeCompensation(
   return createPlan(ctx, { actor, resource, selection, action, config: compensationConfig(resource.config, plan), compensates: operationId, ...(current ? { current } : {}) })
 }
 
-/** An open (or committed) compensation plan of this operation restoring exactly these values. */
-function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction): Promise<PlanRow | undefined> {
-  return db
+/**
+ * An open (or committed) compensation plan of this operation restoring exactly these values. One bound to other stop
+ * rules and pacing than `limits` (the config's now) is not open: no approval or commit of it is taken, and answering it
+ * left an agent proposing again, as its view advises, looping on it. A committed one is always the answer: an
+ * operation is undone once.
+ */
+async function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction, limits: ExecutionConfig): Promise<PlanRow | undefined> {
+  const rows = await db
     .selectFrom('plans')
     .selectAll()
     .where('compensates', '=', operationId)
@@ -283,5 +309,6 @@ function openCompensation(db: Kysely<Database>, operationId: string, action: Can
     .where('state', 'in', ['pending', 'approved', 'committed'])
     .orderBy('created_at')
     .orderBy('id')
-    .executeTakeFirst()
+    .execute()
+  return rows.find((r) => r.state === 'committed' || sameRunLimits((JSON.parse(r.policy) as StoredPolicy).run_limits, limits))
 }

@@ -79,11 +79,22 @@ export const approvalEntrySchema = z
 
 export const configDriftSchema = z
   .object({
-    code: z.enum(['environment_changed', 'upstream_moved', 'action_removed', 'action_redefined']),
+    code: z.enum(['environment_changed', 'upstream_moved', 'action_removed', 'action_redefined', 'run_limits_changed']),
     message: z.string(),
   })
   .describe('one way the config moved under the plan since it was proposed')
 export type ConfigDrift = z.infer<typeof configDriftSchema>
+
+export const runLimitsSchema = z
+  .object({
+    concurrency: z.number().int().positive().describe('targets in flight at once'),
+    batch_size: z.number().int().positive().describe('targets read (and, without a consistent snapshot, re-read) per batch'),
+    max_writes_per_second: z.number().positive().nullable().describe('null: no rate bound beyond the concurrency'),
+    halt_after_consecutive_errors: z.number().int().positive().describe('this many targets in a row ending failed or unknown halt the run'),
+    halt_after_validation_failures: z.number().int().positive().describe('this many validation refusals in all halt the run'),
+    max_retry_after_seconds: z.number().int().nonnegative().describe("a 429's Retry-After asking longer than this halts the run"),
+  })
+  .meta({ id: 'RunLimits' })
 
 export const planViewSchema = z
   .object({
@@ -92,7 +103,7 @@ export const planViewSchema = z
     resource: z.string(),
     environment: z.string().describe('where the writes land'),
     action: z.object({ type: z.string(), params: z.record(z.string(), z.unknown()), description: z.string() }),
-    plan_digest: z.string().describe('sha256 over selection digest, canonical action, resource and environment'),
+    plan_digest: z.string().describe("sha256 over selection digest, canonical action, the action's definition, resource, environment and (plans proposed since they were bound) run_limits"),
     selection_digest: z.string(),
     target_count: z.number().int().nonnegative(),
     changes: z.object({
@@ -119,6 +130,11 @@ export const planViewSchema = z
       per_target: z.boolean().describe('true for a compensation: each target must still hold the value the operation wrote'),
     }),
     reversible: z.boolean(),
+    run_limits: runLimitsSchema
+      .nullable()
+      .describe(
+        "the stop rules and pacing (`execution:` when proposed) its operation runs under, exactly: a config that differs since is config_drift run_limits_changed. null: proposed before plans bound them; it runs under the config's at commit",
+      ),
     approval: approvalPolicySchema,
     approval_state: z.object({
       approved: z.boolean(),

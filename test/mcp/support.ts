@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { WARRANT_TOOLS } from '../../src/mcp/index.js'
+import { runLimitsOf } from '../../src/plans/index.js'
 import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 
@@ -257,6 +258,7 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   assert.equal(approval.status, 201, JSON.stringify(approval.body))
   const approved = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
   assert.equal(assertAnswered(approved).approval_state.approved, true)
+  assert.deepEqual(approved.structuredContent.run_limits, runLimitsOf(fx.config.execution), 'the stop rules and pacing the plan binds')
   assertSameAsHttp(approved.structuredContent, (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body)
 
   // a commit without the digest the reviewer saw is refused, naming the field, in both forms

@@ -68,7 +68,7 @@ for (const kind of STORE_KINDS) {
       let now = Date.now()
       const gw = fx.gateway
       const selections = createSelectionService({ store: gw.store, catalogue: gw.catalogue, cursorCodec: gw.cursorCodec, clock: () => new Date(now), defaultTtlMinutes: 30 })
-      const plans = createPlanService({ store: gw.store, catalogue: gw.catalogue, selections, clock: () => new Date(now + 120_000), cursorCodec: gw.cursorCodec })
+      const plans = createPlanService({ store: gw.store, catalogue: gw.catalogue, selections, execution: gw.config.execution, clock: () => new Date(now + 120_000), cursorCodec: gw.cursorCodec })
       const agent = await gw.principals.authenticate(fx.tokens.agent, 'http')
       const reviewer = await gw.principals.authenticate(fx.tokens.reviewer, 'http')
       const sel = await selections.create(agent, 'subscriptions', { filter: { status: 'active', region: 'eu' } })

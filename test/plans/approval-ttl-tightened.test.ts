@@ -27,6 +27,7 @@ describe('approval TTL shortened between proposal and approval (sqlite store)', 
       store: fx.gateway.store,
       catalogue: changed(fx.gateway.catalogue, (r) => ({ ...r, config: { ...r.config, approval: { ...r.config.approval, ttl_minutes: ttl } } })),
       selections: fx.gateway.selections,
+      execution: fx.gateway.config.execution,
       cursorCodec: fx.gateway.cursorCodec,
     })
   after(async () => {

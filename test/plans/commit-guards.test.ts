@@ -28,7 +28,7 @@ for (const kind of STORE_KINDS) {
 
     /** The plan service of a gateway restarted on the same store with `catalogue`. */
     const plansOver = (catalogue: Catalogue): PlanService =>
-      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, cursorCodec: fx.gateway.cursorCodec })
+      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, execution: fx.gateway.config.execution, cursorCodec: fx.gateway.cursorCodec })
 
     async function approvedPlan(filter: Filter, action: ActionRequest = PAUSE) {
       const selection = await fx.gateway.selections.create(agent, 'subscriptions', { filter })

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { STORE_KINDS } from '../support/stores.js'
-import { approvedClosingPlan, startThingsToMove } from './support/odd-upstream.js'
+import { closedByOperation, startThingsToMove } from './support/odd-upstream.js'
 
 /**
  * A compensation is synthesized from the action the operation wrote through: the fields it restores are that action's
@@ -27,10 +26,7 @@ for (const kind of STORE_KINDS) {
       })
       const { fx, agent, staging } = things
       try {
-        const { plan } = await approvedClosingPlan(fx, agent)
-        const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: randomUUID(), expectedDigest: plan.plan_digest })
-        const done = await fx.gateway.operations.waitFor(receipt.operation_id, 30_000)
-        assert.equal(done.counts.succeeded, staging.things.size, JSON.stringify(done.counts))
+        const { receipt } = await closedByOperation(fx, agent, staging)
         await fx.gateway.audit.flush()
         const moved = await things.move()
         const selectionsBefore = await moved.store.db.selectFrom('selections').select('id').execute()

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { STORE_KINDS } from '../support/stores.js'
-import { approvedClosingPlan, startThingsToMove } from './support/odd-upstream.js'
+import { closedByOperation, startThingsToMove } from './support/odd-upstream.js'
 
 /**
  * A compensation writes an operation's before-values back. It checked only the environment label: after the
@@ -19,10 +18,7 @@ for (const kind of STORE_KINDS) {
       const things = await startThingsToMove(kind)
       const { fx, agent, staging, production } = things
       try {
-        const { plan } = await approvedClosingPlan(fx, agent)
-        const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: randomUUID(), expectedDigest: plan.plan_digest })
-        const done = await fx.gateway.operations.waitFor(receipt.operation_id, 30_000)
-        assert.equal(done.counts.succeeded, staging.things.size, JSON.stringify(done.counts))
+        const { receipt } = await closedByOperation(fx, agent, staging)
         // production is a copy of staging as the operation left it: the same ids, values and ETags
         for (const [id, thing] of staging.things) production.things.set(id, { ...thing })
         // on the connector the operation wrote through, the undo is proposed (before the move: two gateways on one

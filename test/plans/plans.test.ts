@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import BetterSqlite3 from 'better-sqlite3'
 import { digestOf, type Actor } from '../../src/contract/index.js'
 import { writeSchema } from '../../src/config/index.js'
-import { createPlanService, planProposalSchema, planViewSchema, approvalResultSchema } from '../../src/plans/index.js'
+import { createPlanService, planProposalSchema, planViewSchema, approvalResultSchema, runLimitsOf } from '../../src/plans/index.js'
 import { createSelectionService } from '../../src/selections/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
@@ -70,8 +70,16 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(plan.action.params, PAUSE.params)
       assert.equal(
         plan.plan_digest,
-        digestOf({ selection_digest: selection.digest, action: PAUSE, action_definition: digestOf(fx.config.resources.subscriptions!.actions.pause_collection), resource: 'subscriptions', environment: selection.environment }),
+        digestOf({
+          selection_digest: selection.digest,
+          action: PAUSE,
+          action_definition: digestOf(fx.config.resources.subscriptions!.actions.pause_collection),
+          resource: 'subscriptions',
+          environment: selection.environment,
+          run_limits: runLimitsOf(fx.config.execution),
+        }),
       )
+      assert.deepEqual(plan.run_limits, runLimitsOf(fx.config.execution), 'the stop rules and pacing its run is held to')
       assert.equal(plan.target_count, selection.count)
       assert.equal(plan.expires_at, selection.expires_at)
       // absolute without server.public_url: the configured listen address (the demo's 127.0.0.1:8787)
@@ -293,7 +301,7 @@ for (const kind of STORE_KINDS) {
       }
       const gw = fx.gateway
       const selections = createSelectionService({ store: gw.store, catalogue: gw.catalogue, cursorCodec: gw.cursorCodec, clock, defaultTtlMinutes: 30 })
-      const plans = createPlanService({ store: gw.store, catalogue: gw.catalogue, selections, clock, cursorCodec: gw.cursorCodec })
+      const plans = createPlanService({ store: gw.store, catalogue: gw.catalogue, selections, execution: gw.config.execution, clock, cursorCodec: gw.cursorCodec })
       const reviewer = await gw.principals.authenticate(fx.tokens.reviewer, 'http')
       const reviewer2 = await gw.principals.authenticate(fx.tokens.reviewer2, 'http')
 

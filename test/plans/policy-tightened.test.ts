@@ -41,6 +41,7 @@ describe('approval policy tightened between approval and commit (sqlite store)',
       store: fx.gateway.store,
       catalogue: changed(fx.gateway.catalogue, (r) => ({ ...r, config: { ...r.config, approval: { ...r.config.approval, two_reviewers_above: 5 } } })),
       selections: fx.gateway.selections,
+      execution: fx.gateway.config.execution,
       cursorCodec: fx.gateway.cursorCodec,
     })
     await assert.rejects(stricter.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => {

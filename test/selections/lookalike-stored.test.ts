@@ -41,7 +41,7 @@ function counted(gw: Gateway) {
   const store = { ...gw.store, db: gw.store.db.withPlugin(reads) }
   const cursorCodec = createCursorCodec({ key: Buffer.alloc(32, 7) })
   const selections = createSelectionService({ store, catalogue: gw.catalogue, cursorCodec })
-  return { reads, selections, plans: createPlanService({ store, catalogue: gw.catalogue, selections, cursorCodec }) }
+  return { reads, selections, plans: createPlanService({ store, catalogue: gw.catalogue, selections, execution: gw.config.execution, cursorCodec }) }
 }
 
 /**

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import type { GatewayFixture } from './gateway-fixture.js'
 
 /** A review page as a signed-in reviewer gets it, as text: sign in through the form, then GET with the session cookie. */
-export async function reviewPage(fx: GatewayFixture, path: string): Promise<string> {
+export async function reviewPage(fx: Pick<GatewayFixture, 'base' | 'tokens'>, path: string): Promise<string> {
+  return (await reviewPageHtml(fx, path)).replace(/<[^>]+>/g, '').replace(/&quot;/g, '"')
+}
+
+/** The same page's HTML, for `pagePart`. */
+export async function reviewPageHtml(fx: Pick<GatewayFixture, 'base' | 'tokens'>, path: string): Promise<string> {
   const form = await fetch(`${fx.base}/review/sign-in?next=${encodeURIComponent(path)}`)
   const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())?.[1]
   assert.ok(csrf)
@@ -16,7 +21,7 @@ export async function reviewPage(fx: GatewayFixture, path: string): Promise<stri
   assert.ok(signIn.status >= 300 && signIn.status < 400, `sign-in answered ${signIn.status}`)
   const page = await fetch(`${fx.base}${path}`, { headers: { cookie: [cookies(form), cookies(signIn)].filter(Boolean).join('; ') } })
   assert.equal(page.status, 200)
-  return (await page.text()).replace(/<[^>]+>/g, '').replace(/&quot;/g, '"')
+  return page.text()
 }
 
 /** A page's text as read: tags dropped, entities decoded. */

@@ -11,6 +11,7 @@ import { DecisionSection } from './plan-decision.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
+import { RunLimitsSection } from '../run-limits.js'
 import { WriteRequest } from '../write-request.js'
 
 export interface PlanPageData {
@@ -267,6 +268,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
           ? 'Yes. The before-values are kept for every record written; after the operation, a compensation plan can restore them (it is reviewed like any plan, and skips records changed since).'
           : 'No. This action is declared irreversible: there will be no compensation plan.'}
       </p>
+      <RunLimitsSection plan={p} />
     </section>
   )
 }

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto'
+import assert from 'node:assert/strict'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Actor } from '../../../src/contract/index.js'
 import type { WarrantConfig } from '../../../src/config/index.js'
 import { createLogger, openGateway, type Gateway } from '../../../src/gateway/index.js'
@@ -117,6 +118,8 @@ export interface ThingsMove {
   /** `config`: the whole raw config, for keys beside the resource */
   readonly edit?: (things: Record<string, any>, config: Record<string, any>) => void
   readonly move?: (things: Record<string, any>) => void
+  /** Changes beside the resource that `move()` makes too (`execution:`, say); with it alone, the connector stays where it was. */
+  readonly moveConfig?: (config: Record<string, any>) => void
 }
 
 /**
@@ -151,7 +154,8 @@ export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}
       await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
       if (change.move) change.move(config.resources.things)
-      else config.resources.things.connector.sources[0].base_url = production.origin
+      else if (!change.moveConfig) config.resources.things.connector.sources[0].base_url = production.origin
+      change.moveConfig?.(config)
       moved = await openGateway({ config, log: createLogger({ level: 'silent' }) })
       return moved
     },
@@ -175,4 +179,13 @@ export async function approvedClosingPlan(fx: { gateway: Gateway; tokens: { revi
   const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: { type: 'set_status', params: { status: 'closed' } } })
   await fx.gateway.plans.decide(alice, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
   return { selection, plan }
+}
+
+/** `approvedClosingPlan` committed and run to its end, every thing of `upstream` closed: the operation to compensate. */
+export async function closedByOperation(fx: { gateway: Gateway; tokens: { reviewer: string } }, agent: Actor, upstream: OddUpstream) {
+  const { plan } = await approvedClosingPlan(fx, agent)
+  const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: randomUUID(), expectedDigest: plan.plan_digest })
+  const done = await fx.gateway.operations.waitFor(receipt.operation_id, 30_000)
+  assert.equal(done.counts.succeeded, upstream.things.size, JSON.stringify(done.counts))
+  return { plan, receipt }
 }
