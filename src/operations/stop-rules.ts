@@ -54,9 +54,12 @@ export class StopRuleTracker {
     validationFailuresSoFar = 0,
     /** the targets in a row that last ended failed or unknown (an operation resumed: ledger.errorsInARow) */
     streakSoFar = 0,
+    /** the 429s each target was answered so far, by ord (an operation resumed: ledger.rateLimitHitsSoFar) */
+    rateLimitHitsSoFar: ReadonlyMap<number, number> = new Map(),
   ) {
     this.#validationFailures = validationFailuresSoFar
     this.#streak = streakSoFar
+    for (const [ord, hits] of rateLimitHitsSoFar) this.#rateLimitHits.set(ord, hits)
   }
 
   /**
