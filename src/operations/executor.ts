@@ -8,7 +8,7 @@ import { checkBatchMembership } from './membership.js'
 import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
 import { createRatePause } from './rate-pause.js'
-import { StopRuleTracker } from './stop-rules.js'
+import { StopRuleTracker, upstreamMovedHalt } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
@@ -107,7 +107,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   const soFar = await Promise.all([countValidationFailures(db, operationId), errorsInARow(db, operationId, rules.halt_after_consecutive_errors), rateLimitHitsSoFar(db, operationId)])
   const tracker = new StopRuleTracker(rules, now, ...soFar)
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
-  let halt: HaltReason | null = moved === null ? null : { rule: 'upstream_moved', target_id: null, ord: null, message: `not resumed: ${moved}`, at: now() }
+  let halt: HaltReason | null = moved === null ? null : upstreamMovedHalt(operationId, moved, now())
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   const pause = createRatePause({

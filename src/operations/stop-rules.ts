@@ -25,6 +25,19 @@ export function fixStopRules(execution: WarrantConfig['execution'], consistentSn
   }
 }
 
+/**
+ * The halt of a run that found its resource writing elsewhere than where its plan was proposed (`moved` says how),
+ * saying what the operator does next: no halt has a resume path (a halted operation is final, its
+ * `operation.halted` event sent), so pointing the config back does not resume it.
+ */
+export function upstreamMovedHalt(operationId: string, moved: string, at: string): HaltReason {
+  const message =
+    `not resumed: ${moved}. Nothing was sent by this run; a halted operation is never resumed, even once the resource points back. ` +
+    `To finish the change, point the resource back where the plan was proposed, then select, plan, approve and commit the records still to change ` +
+    `(warrant operation results ${operationId} --outcome pending lists them); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
+  return { rule: 'upstream_moved', target_id: null, ord: null, message, at }
+}
+
 /** One recorded target outcome, as the stop rules see it. */
 export interface ObservedOutcome {
   readonly ord: number
