@@ -18,7 +18,7 @@ export function isConflictAnswer(outcome: WriteOutcome): outcome is ConflictAnsw
  * Why the upstream refused a write with 409, 412 or 404. The record existed, at its version and meeting the
  * precondition, when read just before the write, so the refusal alone does not say it changed: the record is
  * re-read. Gone (404): `skipped`, missing. Changed since (an optimistic lock's 409, If-Match's 412): `skipped` for
- * that change. As it was read: the upstream refused the write itself (a lock of its own, a duplicate value, a weak
+ * that change, seen in its version, the precondition, or any field of the record as read. As it was read: the upstream refused the write itself (a lock of its own, a duplicate value, a weak
  * ETag compared strongly, a write endpoint that does not know the record the read endpoint shows), which it will likely do
  * to every target: `failed`, reason `rejected`, a refusal the validation threshold counts. It was a skip ("no
  * longer meets the precondition", "no longer exists upstream"), which ends the error streak and counts toward no
@@ -43,5 +43,15 @@ export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite,
   const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(now.fields[f], rendered.holds![f])) : undefined
   if (moved !== undefined || !matchesFilter(now.fields, request.precondition, ctx.fieldTypes))
     return skipped('precondition_failed', `re-read, record ${quotedKey(id)} no longer meets the precondition: it changed since it was read`)
-  return refused(`re-read, record ${quotedKey(id)} is as read before the write (${versionText(now.version)}, the precondition met): the upstream refused the write itself, not a change to the record`)
+  // A version that does not move on every write (a constant, an updated_at of one-second resolution) leaves another
+  // writer's change unseen by it: the whole record as read is compared, or that change is called the upstream's own
+  // refusal of the write, and counted toward a halt. A field withheld from review is compared but never named; one
+  // only one of the reads carries (a list's item and a get's answer may differ in shape) says nothing either way.
+  const changed = Object.keys(record.fields).filter((f) => f in now.fields && !sameValue(now.fields[f], record.fields[f]))
+  if (changed.length > 0) {
+    const shown = changed.filter((f) => !ctx.hidden.has(f))
+    const named = shown.length > 0 ? shown.map((f) => quotedKey(f)).join(', ') : 'a field withheld from review'
+    return skipped('version_changed', `re-read, record ${quotedKey(id)} is still at ${versionText(now.version)} but ${named} changed: it changed since it was read`)
+  }
+  return refused(`re-read, record ${quotedKey(id)} is as read before the write (${versionText(now.version)}, every field as read): the upstream refused the write itself, not a change to the record`)
 }

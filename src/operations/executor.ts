@@ -3,12 +3,12 @@ import { callContext, type SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import type { ExecutorDeps, OperationRunner } from './executor-deps.js'
 import { keepLease, releaseLease } from './lease.js'
-import { countTargets, countValidationFailures, errorsInARow, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, releaseUnstarted, targetsInState } from './ledger.js'
+import { countPendingRateLimit, countTargets, countValidationFailures, errorsInARow, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, rateLimitHitsSoFar, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
 import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
 import { createRatePause } from './rate-pause.js'
-import { StopRuleTracker } from './stop-rules.js'
+import { StopRuleTracker, upstreamMovedHalt } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
@@ -103,10 +103,11 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   // targets claimed (and, windowed, written by one statement) at a time: a resource may size its statements
   // (a sql resource's write_window); else the concurrency
   const window = Math.max(1, windowed ? (connector.writeWindowSize ?? rules.concurrency) : rules.concurrency)
-  // a resumed operation goes on counting where its last executor stopped: both thresholds hold across restarts
-  const tracker = new StopRuleTracker(rules, now, await countValidationFailures(db, operationId), await errorsInARow(db, operationId, rules.halt_after_consecutive_errors))
+  // a resumed operation goes on counting where its last executor stopped: every threshold holds across restarts
+  const soFar = await Promise.all([countValidationFailures(db, operationId), errorsInARow(db, operationId, rules.halt_after_consecutive_errors), rateLimitHitsSoFar(db, operationId)])
+  const tracker = new StopRuleTracker(rules, now, ...soFar)
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
-  let halt: HaltReason | null = moved === null ? null : { rule: 'upstream_moved', target_id: null, ord: null, message: `not resumed: ${moved}`, at: now() }
+  let halt: HaltReason | null = moved === null ? null : upstreamMovedHalt(operationId, moved, now())
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   const pause = createRatePause({
@@ -330,7 +331,11 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
             break
           }
           if (check.kind === 'changed') halt = haltAt(check.rule, check.target, check.message)
-          else halt = rateLimited(batch[0]!, check.retryAfterSeconds === undefined ? { retryAfterSeconds: 1, message: check.message, defaulted: true } : { retryAfterSeconds: check.retryAfterSeconds, message: check.message })
+          else {
+            halt = rateLimited(batch[0]!, check.retryAfterSeconds === undefined ? { retryAfterSeconds: 1, message: check.message, defaulted: true } : { retryAfterSeconds: check.retryAfterSeconds, message: check.message })
+            // counted on the row too, as a write's 429 is: a restart goes on counting
+            if (halt === null) await countPendingRateLimit(db, operationId, batch[0]!.ord, owner)
+          }
           if (halt !== null) break
           await pacer.acquire()
           if (abort.signal.aborted) break
@@ -392,3 +397,4 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
 export function claimSize(queued: number, window: number, exhausted: boolean): number {
   return exhausted && queued <= window + Math.floor(window / 2) ? queued : window
 }
+

@@ -65,10 +65,45 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight', linger: true })
 }
 
-/** in_flight → pending, for a durable "not done" (a 429, or a 503 with Retry-After, before or instead of the write). */
+/**
+ * in_flight → pending, for a durable "not done" (a 429, or a 503 with Retry-After, before or instead of the write),
+ * counted on the row in the same statement: an executor resuming the operation goes on counting toward
+ * `max_rate_limit_retries` (see `rateLimitHitsSoFar`).
+ */
 export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status = 429): Promise<boolean> {
-  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: status, updated_at: now }
+  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: status, rate_limit_hits: sql`rate_limit_hits + 1`, updated_at: now }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
+}
+
+/**
+ * A "not now" for a target still pending (a batch's membership read answered 429 before any target of it was
+ * claimed), counted on its row as `returnToPending` counts one, only while this executor holds the lease.
+ */
+export async function countPendingRateLimit(db: Db, operationId: string, ord: number, owner: string): Promise<void> {
+  await db
+    .updateTable('operation_targets')
+    .set({ rate_limit_hits: sql`rate_limit_hits + 1` })
+    .where('operation_id', '=', operationId)
+    .where('ord', '=', ord)
+    .where('state', '=', 'pending')
+    .where(({ exists, selectFrom }) => exists(selectFrom('operations').select(sql<number>`1`.as('one')).where('id', '=', operationId).where('lease_owner', '=', owner)))
+    .execute()
+}
+
+/**
+ * The 429s each pending target was answered so far, by ord: an executor resuming the operation (a restart, a
+ * takeover) counts on from them, else an upstream answering 429 forever with a restart between never halted it.
+ * Only pending targets can be asked again; those with none are left out.
+ */
+export async function rateLimitHitsSoFar(db: Db, operationId: string): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('operation_targets')
+    .select(['ord', 'rate_limit_hits'])
+    .where('operation_id', '=', operationId)
+    .where('state', '=', 'pending')
+    .where('rate_limit_hits', '>', 0)
+    .execute()
+  return new Map(rows.map((r) => [Number(r.ord), Number(r.rate_limit_hits)]))
 }
 
 /**

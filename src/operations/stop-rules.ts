@@ -26,6 +26,19 @@ export function fixStopRules(limits: RunLimits, consistentSnapshot: boolean): St
   }
 }
 
+/**
+ * The halt of a run that found its resource writing elsewhere than where its plan was proposed (`moved` says how),
+ * saying what the operator does next: no halt has a resume path (a halted operation is final, its
+ * `operation.halted` event sent), so pointing the config back does not resume it.
+ */
+export function upstreamMovedHalt(operationId: string, moved: string, at: string): HaltReason {
+  const message =
+    `not resumed: ${moved}. Nothing was sent by this run; a halted operation is never resumed, even once the resource points back. ` +
+    `To finish the change, point the resource back where the plan was proposed, then select, plan, approve and commit the records still to change ` +
+    `(warrant operation results ${operationId} --outcome pending lists them); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
+  return { rule: 'upstream_moved', target_id: null, ord: null, message, at }
+}
+
 /** One recorded target outcome, as the stop rules see it. */
 export interface ObservedOutcome {
   readonly ord: number
@@ -55,9 +68,12 @@ export class StopRuleTracker {
     validationFailuresSoFar = 0,
     /** the targets in a row that last ended failed or unknown (an operation resumed: ledger.errorsInARow) */
     streakSoFar = 0,
+    /** the 429s each target was answered so far, by ord (an operation resumed: ledger.rateLimitHitsSoFar) */
+    rateLimitHitsSoFar: ReadonlyMap<number, number> = new Map(),
   ) {
     this.#validationFailures = validationFailuresSoFar
     this.#streak = streakSoFar
+    for (const [ord, hits] of rateLimitHitsSoFar) this.#rateLimitHits.set(ord, hits)
   }
 
   /**

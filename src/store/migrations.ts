@@ -10,6 +10,7 @@ import { createInitialSchema } from './migration-initial-schema.js'
 import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease.js'
 import { addPrincipalLastDisabled } from './migration-principal-last-disabled.js'
 import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
+import { addTargetRateLimits } from './migration-target-rate-limits.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -34,6 +35,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0012_webhook_delivery_lease_owner': { up: addWebhookDeliveryLeaseOwner },
   '0013_selection_lookalike_ids': { up: addSelectionLookalikeIds },
   '0014_principal_last_disabled': { up: addPrincipalLastDisabled },
+  '0015_target_rate_limit_hits': { up: addTargetRateLimits },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

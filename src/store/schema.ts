@@ -168,6 +168,8 @@ export interface OperationTargetsTable {
    * answer) or declared it interrupted. Reconciliation judges "not applied" only a settle window past it (0005).
    */
   unknown_since: IsoTimestamp | null
+  /** the upstream's "not now" answers (429, a read's 503 with Retry-After) so far: `max_rate_limit_retries` bounds them (0015) */
+  rate_limit_hits: Generated<number>
 }
 
 /** The append-only, hash-chained audit log. `seq` is assigned by the writer, not by the database. */

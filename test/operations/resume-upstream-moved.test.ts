@@ -12,7 +12,9 @@ import { approvedClosingPlan, startThingsToMove } from '../plans/support/odd-ups
  * at production (the environment label left as it was), the gateway resumed the operation at open and wrote every
  * pending target to production, a copy with the same ids and versions: an approval given for staging, spent there.
  * A run now starts by comparing where the resource writes with where its plan was proposed: moved, it halts
- * (`upstream_moved`) before any request, its targets left pending; pointed back, nothing was sent elsewhere.
+ * (`upstream_moved`) before any request, its targets left pending; pointed back, nothing was sent elsewhere. Like
+ * every halt it is final: its message says so and what the operator does next (select and plan the pending
+ * records again once the resource points back, or compensate what was written).
  */
 for (const kind of STORE_KINDS) {
   describe(`an operation resumed after its resource's connector was pointed elsewhere (${kind} store)`, () => {
@@ -36,6 +38,10 @@ for (const kind of STORE_KINDS) {
         assert.equal(view.state, 'halted')
         assert.equal(view.halt_reason?.rule, 'upstream_moved')
         assert.match(view.halt_reason?.message ?? '', /points elsewhere/)
+        // a halted operation is final (no halt has a resume path): the message says what the operator does instead
+        assert.match(view.halt_reason?.message ?? '', /never resumed, even once the resource points back/)
+        assert.match(view.halt_reason?.message ?? '', new RegExp(`warrant operation results ${receipt.operation_id} --outcome pending`))
+        assert.match(view.halt_reason?.message ?? '', new RegExp(`warrant compensate ${receipt.operation_id}`))
         assert.equal(view.counts.pending, plan.target_count)
         await things.handBack()
       } finally {

@@ -474,6 +474,7 @@ for (const kind of STORE_KINDS) {
           attempts: 1,
           updated_at: T1,
           unknown_since: null,
+          rate_limit_hits: 0,
         })
 
         const event = {

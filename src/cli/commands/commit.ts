@@ -32,10 +32,14 @@ export function registerCommit(program: Command): void {
     .option(...TOKEN_OPTIONS[2])
     .option('--json', 'print as JSON')
     .option('-q, --quiet', 'with --wait: no progress line on stderr')
-    .action(async (planId: string, flags: TokenFlags & { key: string; digest?: string; wait?: boolean; timeoutMs: string; config?: string; json?: boolean; quiet?: boolean }) => {
+    .action(async (planId: string, flags: TokenFlags & { key: string; digest?: string; wait?: boolean; timeoutMs: string; config?: string; json?: boolean; quiet?: boolean }, command: Command) => {
       // Checked here rather than by commander so that the refusal is the same invalid_request as on HTTP and MCP.
       if (flags.digest === undefined || flags.digest.trim() === '')
         throw new WarrantError('invalid_request', 'a commit needs --digest: the plan digest the reviewer approved', { field: '--digest' })
+      // nothing waits without --wait: a bound given there would be ignored, and a script would believe it had one
+      // (--quiet is left alone: without --wait there is no progress line, which is what it asks for)
+      if (!flags.wait && command.getOptionValueSource('timeoutMs') !== 'default')
+        throw new WarrantError('invalid_request', '--timeout-ms bounds the wait of --wait, and this commit does not wait: add --wait (it then runs here), or leave --timeout-ms out', { field: '--timeout-ms' })
       const timeoutMs = Number(flags.timeoutMs)
       if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new WarrantError('invalid_request', `--timeout-ms must be a whole number above 0, not "${flags.timeoutMs}"`)
       const { gateway } = await openCliGateway({ config: flags.config, executors: flags.wait ? 'commits' : false })

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net'
 /**
  * A users API whose version field (`rev`) never moves on writes, though it enforces If-Match against it: the
  * shape of an upstream whose "version" is a constant per record (or an `updated_at` of one-second resolution).
- * `hooks.beforeApply` runs as a PATCH arrives, before it is checked and applied (a change made meanwhile).
+ * `hooks.beforeApply` runs as a PATCH arrives, before it is checked and applied (a change made meanwhile); an
+ * answer it returns is sent instead, the write not applied (a lock of the upstream's own, finer than `rev`).
  */
 export interface User { id: string; name: string; role: string; status: string; rev: string }
 export const idOf = (i: number) => `usr_${String(i).padStart(4, '0')}`
@@ -12,7 +13,7 @@ export const idOf = (i: number) => `usr_${String(i).padStart(4, '0')}`
 export async function startUnmovedUpstream(count: number) {
   const users = new Map<string, User>()
   for (let i = 1; i <= count; i++) users.set(idOf(i), { id: idOf(i), name: `User ${i}`, role: 'member', status: 'active', rev: `rev-${i}` })
-  const hooks: { beforeApply: (id: string) => void } = { beforeApply: () => undefined }
+  const hooks: { beforeApply: (id: string) => { readonly status: number; readonly body: unknown } | void } = { beforeApply: () => undefined }
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body)
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
@@ -33,7 +34,8 @@ export async function startUnmovedUpstream(count: number) {
       if (!users.has(id)) return send(res, 404, { error: 'not found' })
       if (req.method === 'GET') return send(res, 200, users.get(id))
       if (req.method === 'PATCH') {
-        hooks.beforeApply(id)
+        const refusal = hooks.beforeApply(id)
+        if (refusal) return send(res, refusal.status, refusal.body)
         const user = users.get(id)!
         if (req.headers['if-match'] !== user.rev) return send(res, 412, { error: 'rev changed' })
         const updated = { ...user, ...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<User>), id } // rev is never moved
