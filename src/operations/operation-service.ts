@@ -219,6 +219,15 @@ export function createOperationService(options: OperationServiceOptions): Operat
     async reconcile(actor, operationId) {
       const { execution } = await loadScoped(actor, operationId)
       const resource = execution.plan.resource
+      // judged where the operation wrote, never on the same ids elsewhere (a record already as approved there would
+      // read as our write landed): refused as a run and a compensation are, before any read
+      const moved = await placeMoved(execution)
+      if (moved !== null)
+        throw new WarrantError('conflict', `operation ${operationId} cannot be reconciled here: ${moved}; its unknown targets are judged only where it wrote, so nothing was read (point the resource back to reconcile them)`, {
+          reason: 'upstream_moved',
+          resource,
+          operation_id: operationId,
+        })
       const totals = await reconcileUnknownTargets(
         {
           db: store.db,
