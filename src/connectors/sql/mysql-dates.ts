@@ -1,15 +1,21 @@
+import { bitValue } from './mysql-bits.js'
+
 const TEMPORAL = new Set(['DATE', 'NEWDATE', 'DATETIME', 'DATETIME2', 'TIMESTAMP', 'TIMESTAMP2'])
 /** 'YYYY-MM-DD', optionally ' HH:MM:SS' and a fraction, as the server sends a DATE, DATETIME or TIMESTAMP. */
 const STORED = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2})(\.\d+)?)?$/
 
 /**
- * mysql2's `typeCast` for date and time columns: each value as the UTC instant it names (the sessions run in UTC),
+ * mysql2's `typeCast`: BIT as the number its bits spell (`bitValue`), and for date and time columns each value as the UTC instant it names (the sessions run in UTC),
  * or, where it names none, the text as stored. The driver's own conversion builds a Date from the parts whatever
  * they are: MariaDB's zero date '0000-00-00' (kept without NO_ZERO_DATE, or under a non-strict sql_mode) came out
  * as 1899-11-30, '2024-00-10' as 2023-12-10, and a year below 100 in the 1900s: days no row holds, shown and
  * compared as if stored. As text they are shown as stored, and a timestamp field names them as not judged.
  */
-export function mysqlTypeCast(field: { readonly type: string; string(): string | null }, next: () => unknown): unknown {
+export function mysqlTypeCast(field: { readonly type: string; string(): string | null; buffer(): Buffer | null }, next: () => unknown): unknown {
+  if (field.type === 'BIT') {
+    const bytes = field.buffer()
+    return bytes === null ? null : bitValue(bytes)
+  }
   if (!TEMPORAL.has(field.type)) return next()
   const text = field.string()
   if (text === null) return null
