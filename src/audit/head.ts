@@ -53,6 +53,27 @@ export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: 
 }
 
 /**
+ * Why a keyed process may not continue a chain whose tip is unsigned, or null. `unsignedHeadOverSignedRows` looks at the
+ * last row alone, so rows inserted unsigned after the last signed one (by someone without the key, with or without an
+ * unsigned head moved onto them) passed it, and the next keyed append signed on top of them and took them into the
+ * chain. Read only when a keyed append or start meets an unsigned tip (once per store where a key is newly configured
+ * on an unsigned chain; never on a signed one): the last signed row, found from the end by the primary key.
+ */
+export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, _keyring: AuditKeyring): Promise<{ message: string; details: Record<string, unknown> } | null> {
+  if (tipSeq < 1) return null
+  const signed = await db.selectFrom('audit_events').select('seq').where('hash', 'like', 'hmac-sha256:%').orderBy('seq', 'desc').limit(1).executeTakeFirst()
+  if (signed) {
+    const from = Number(signed.seq) + 1
+    const rows = from === tipSeq ? `row ${tipSeq} is` : `rows ${from}..${tipSeq} are`
+    return {
+      message: `the store's audit chain is signed up to row ${signed.seq}, but ${rows} not signed: every row after a signed one is signed, so these were written by someone without the audit key. Nothing was appended (a signed row on top would take them into the chain); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${from} --reason …\` (verify keeps reporting it)`,
+      details: { seq: from, last_signed_seq: Number(signed.seq), problem: 'unsigned_rows' },
+    }
+  }
+  return null
+}
+
+/**
  * Why a chain may not be continued, or null: its last row is signed and does not match its hash (a column changed in
  * the store). Start refuses such an end, but only by its last row: a row appended onto it would leave the altered row
  * inside the chain and every later start would go ahead, the break seen by verify alone. Said by the append (nothing
