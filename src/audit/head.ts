@@ -58,8 +58,14 @@ export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: 
  * unsigned head moved onto them) passed it, and the next keyed append signed on top of them and took them into the
  * chain. Read only when a keyed append or start meets an unsigned tip (once per store where a key is newly configured
  * on an unsigned chain; never on a signed one): the last signed row, found from the end by the primary key.
+ *
+ * With no signed row at all, the keyring is the one witness left outside the store: a retired key (a later line of the
+ * key) is kept because rows were signed with it before a rotation, so a keyring holding one over a chain with no signed
+ * row says the signed rows were cut back to the rows written before a key was configured. With a single key nothing
+ * in the store or the keyring can tell that cut from a key configured just now: only a checkpoint kept outside the
+ * store shows it (verify says so in its statement).
  */
-export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, _keyring: AuditKeyring): Promise<{ message: string; details: Record<string, unknown> } | null> {
+export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, keyring: AuditKeyring): Promise<{ message: string; details: Record<string, unknown> } | null> {
   if (tipSeq < 1) return null
   const signed = await db.selectFrom('audit_events').select('seq').where('hash', 'like', 'hmac-sha256:%').orderBy('seq', 'desc').limit(1).executeTakeFirst()
   if (signed) {
@@ -70,7 +76,12 @@ export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, _
       details: { seq: from, last_signed_seq: Number(signed.seq), problem: 'unsigned_rows' },
     }
   }
-  return null
+  const retired = keyring.ids.filter((id) => id !== keyring.current.id)
+  if (retired.length === 0) return null
+  return {
+    message: `the configured audit key holds retired key${retired.length > 1 ? 's' : ''} ${retired.map((id) => `"${id}"`).join(', ')} (kept to verify rows signed before a rotation), but no row of the store's audit chain (rows 1..${tipSeq}) is signed: the signed rows appear to have been cut back to the rows written before a key was configured. Nothing was appended (a signed row on top would make the cut chain verify); run \`warrant audit verify --checkpoint FILE\` against a checkpoint taken earlier, and restore the audit rows from a backup of the store. If ${retired.length > 1 ? 'those keys' : 'that key'} never signed this store, remove ${retired.length > 1 ? 'their lines' : 'its line'} from the key`,
+    details: { seq: tipSeq, retired_key_ids: retired, problem: 'retired_key_signed_nothing' },
+  }
 }
 
 /**
