@@ -59,6 +59,8 @@ export const auditEventSchema = z
 export const auditPageSchema = z.object({
   events: z.array(auditEventSchema),
   next_cursor: z.number().int().nullable().describe('pass as `cursor` for the next page; null on the last page'),
+  verified: z.literal(false).describe('always false: the rows are listed as stored; GET /v1/audit/verify checks the chain'),
+  verification: z.string().describe('what the listing did not check, and where to check it'),
 })
 
 const chainHeadSchema = z.object({ seq: z.number().int(), hash: z.string(), key_id: z.string().optional(), mac: z.string().optional() })

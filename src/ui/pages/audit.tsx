@@ -104,6 +104,13 @@ export function AuditPage(d: AuditPageData) {
         Two levels, one hash chain: the <a href="#run">run level</a> says who asked and who approved, on which surface; the <a href="#calls">call level</a>{' '}
         lists every upstream call an operation made, with its endpoint, status and outcome. Rows show their sequence number and hash.
       </p>
+      {/* a listing checks nothing: the chain is verified as a whole, by the command named (see UNVERIFIED_LISTING) */}
+      <Notice kind="info" title="Listed as stored, not verified." testid="unverified">
+        <p>
+          These rows are shown as the store holds them, not checked against the hash chain: a row altered, removed or inserted in the store is shown as it
+          now reads. <code>warrant audit verify</code> checks the whole chain and names the first bad row.
+        </p>
+      </Notice>
       <section aria-labelledby="run">
         <h2 id="run">Run level: who asked, who approved</h2>
         {d.runTruncated ? <Notice kind="warn" title="Only the first events of each kind are listed." /> : null}
