@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Store } from '../store/index.js'
-import { clampLimit, parseJson, toEntry, type AuditEntry } from './entry.js'
+import { clampLimit, isRefusal, parseJson, toEntry, type AuditEntry } from './entry.js'
 import { UNVERIFIED_LISTING } from './query.js'
 
 /** Call outcomes that mean a write happened upstream. */
@@ -224,11 +224,6 @@ function whoAskedSummary() {
     approvals,
   })
   return { add, result }
-}
-
-function isRefusal(summary: unknown): boolean {
-  const s = asRecord(summary)
-  return s.outcome === 'refused' || (typeof s.status === 'number' && s.status >= 400) || s.error !== undefined
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { AuditLevel, Database } from '../store/index.js'
-import { clampLimit, toEntry, type AuditEntry } from './entry.js'
+import { clampLimit, toListedEntry, type ListedAuditEntry } from './entry.js'
 
 export interface AuditQuery {
   readonly operation_id?: string
@@ -19,7 +19,8 @@ export interface AuditQuery {
 }
 
 export interface AuditPage {
-  readonly events: AuditEntry[]
+  /** each marked `refused_claim` where its request was refused: listed by id, such a row is a claim, not the id's event */
+  readonly events: ListedAuditEntry[]
   /** pass as `after_seq` for the next page; null when this is the last */
   readonly next_cursor: number | null
   /** always false: the rows are listed as stored (see {@link UNVERIFIED_LISTING}) */
@@ -52,5 +53,5 @@ export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {
   if (filter.after_seq !== undefined) q = q.where('seq', '>', filter.after_seq)
   const rows = await q.execute()
   const page = rows.slice(0, limit)
-  return { events: page.map(toEntry), next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null, verified: false, verification: UNVERIFIED_LISTING }
+  return { events: page.map(toListedEntry), next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null, verified: false, verification: UNVERIFIED_LISTING }
 }

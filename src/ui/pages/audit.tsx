@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../../audit/index.js'
+import type { AuditEntry, ListedAuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import type { Child } from 'hono/jsx'
@@ -13,7 +13,7 @@ export interface AuditPageData {
   readonly reach: Reach
   readonly operations: readonly OperationView[]
   /** Run level: the selection's, the plan's and the operations' events, in chain order. */
-  readonly runEvents: readonly AuditEntry[]
+  readonly runEvents: readonly ListedAuditEntry[]
   readonly runTruncated: boolean
   /** Call level: one operation's upstream calls, one page. */
   readonly calls: { readonly operationId: string; readonly events: readonly AuditEntry[]; readonly next: string | null; readonly first: string | null } | null
@@ -123,6 +123,8 @@ export function AuditPage(d: AuditPageData) {
               <td>{revealed(e.surface)}</td>
               <th scope="row">
                 <code>{revealed(e.action)}</code>
+                {/* listed here by the ids it named: a refused request's ids are its claim, not this plan's event */}
+                {e.refused_claim ? <div class="small">refused claim: the request was refused; it named this plan, its selection or operation, and is not their event</div> : null}
               </th>
               <td>
                 <What event={e} />
