@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { isWarrantError, WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -290,6 +290,8 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     )
   const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
   if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
+  const overSigned = key === null || acknowledging || signedWith !== null ? null : await unsignedTipRefusal(tx, tip.seq, keyring!)
+  if (overSigned !== null) throw new WarrantError('conflict', overSigned.message, overSigned.details)
   const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)
   if (altered !== null) throw new WarrantError('conflict', alteredEndRefusal(last!.seq, altered), { seq: last!.seq, problem: 'altered' })
   const rows = acknowledging ? [given({ head, last: last ?? null })] : given

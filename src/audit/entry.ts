@@ -19,6 +19,27 @@ export interface AuditEntry {
   readonly hash: string
 }
 
+/**
+ * A row as a listing answers it (`GET /v1/audit`, `warrant audit query`, the review pages). `refused_claim`: the
+ * request the row records was refused, so its plan, selection and operation ids are the ones the request named, a
+ * claim and never a link: a listing by id holds every such row (an agent's 400 naming plan X is in plan X's listing),
+ * marked, for the record of who tried what.
+ */
+export interface ListedAuditEntry extends AuditEntry {
+  readonly refused_claim: boolean
+}
+
+export function toListedEntry(row: AuditEventRow): ListedAuditEntry {
+  const entry = toEntry(row)
+  return { ...entry, refused_claim: isRefusal(entry.summary) }
+}
+
+/** Whether a row's summary records a refused request (the CLI's `outcome`, the HTTP trail's status and error). */
+export function isRefusal(summary: unknown): boolean {
+  const s = summary !== null && typeof summary === 'object' && !Array.isArray(summary) ? (summary as Record<string, unknown>) : {}
+  return s.outcome === 'refused' || (typeof s.status === 'number' && s.status >= 400) || s.error !== undefined
+}
+
 export function toEntry(row: AuditEventRow): AuditEntry {
   return { ...storedRow(row), summary: parseJson(row.summary), details: row.details === null ? null : parseJson(row.details) }
 }

@@ -53,6 +53,38 @@ export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: 
 }
 
 /**
+ * Why a keyed process may not continue a chain whose tip is unsigned, or null. `unsignedHeadOverSignedRows` looks at the
+ * last row alone, so rows inserted unsigned after the last signed one (by someone without the key, with or without an
+ * unsigned head moved onto them) passed it, and the next keyed append signed on top of them and took them into the
+ * chain. Read only when a keyed append or start meets an unsigned tip (once per store where a key is newly configured
+ * on an unsigned chain; never on a signed one): the last signed row, found from the end by the primary key.
+ *
+ * With no signed row at all, the keyring is the one witness left outside the store: a retired key (a later line of the
+ * key) is kept because rows were signed with it before a rotation, so a keyring holding one over a chain with no signed
+ * row says the signed rows were cut back to the rows written before a key was configured. With a single key nothing
+ * in the store or the keyring can tell that cut from a key configured just now: only a checkpoint kept outside the
+ * store shows it (verify says so in its statement).
+ */
+export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, keyring: AuditKeyring): Promise<{ message: string; details: Record<string, unknown> } | null> {
+  if (tipSeq < 1) return null
+  const signed = await db.selectFrom('audit_events').select('seq').where('hash', 'like', 'hmac-sha256:%').orderBy('seq', 'desc').limit(1).executeTakeFirst()
+  if (signed) {
+    const from = Number(signed.seq) + 1
+    const rows = from === tipSeq ? `row ${tipSeq} is` : `rows ${from}..${tipSeq} are`
+    return {
+      message: `the store's audit chain is signed up to row ${signed.seq}, but ${rows} not signed: every row after a signed one is signed, so these were written by someone without the audit key. Nothing was appended (a signed row on top would take them into the chain); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${from} --reason …\` (verify keeps reporting it)`,
+      details: { seq: from, last_signed_seq: Number(signed.seq), problem: 'unsigned_rows' },
+    }
+  }
+  const retired = keyring.ids.filter((id) => id !== keyring.current.id)
+  if (retired.length === 0) return null
+  return {
+    message: `the configured audit key holds retired key${retired.length > 1 ? 's' : ''} ${retired.map((id) => `"${id}"`).join(', ')} (kept to verify rows signed before a rotation), but no row of the store's audit chain (rows 1..${tipSeq}) is signed: the signed rows appear to have been cut back to the rows written before a key was configured. Nothing was appended (a signed row on top would make the cut chain verify); run \`warrant audit verify --checkpoint FILE\` against a checkpoint taken earlier, and restore the audit rows from a backup of the store. If ${retired.length > 1 ? 'those keys' : 'that key'} never signed this store, remove ${retired.length > 1 ? 'their lines' : 'its line'} from the key`,
+    details: { seq: tipSeq, retired_key_ids: retired, problem: 'retired_key_signed_nothing' },
+  }
+}
+
+/**
  * Why a chain may not be continued, or null: its last row is signed and does not match its hash (a column changed in
  * the store). Start refuses such an end, but only by its last row: a row appended onto it would leave the altered row
  * inside the chain and every later start would go ahead, the break seen by verify alone. Said by the append (nothing

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Store } from '../store/index.js'
-import { clampLimit, parseJson, toEntry, type AuditEntry } from './entry.js'
+import { clampLimit, isRefusal, parseJson, toEntry, type AuditEntry } from './entry.js'
+import { UNVERIFIED_LISTING } from './query.js'
 
 /** Call outcomes that mean a write happened upstream. */
 export const WRITE_SUCCEEDED_OUTCOMES = ['written', 'succeeded'] as const
@@ -44,6 +45,9 @@ export interface WhoAsked {
   readonly events: AuditEntry[]
   /** more than {@link WHO_ASKED_LIMIT} events matched: `events` holds the first ones (the rest of the answer covers every one) */
   readonly truncated: boolean
+  /** always false: gathered from the rows as stored (see UNVERIFIED_LISTING) */
+  readonly verified: false
+  readonly verification: string
 }
 
 /** One record an upstream call changed. */
@@ -126,7 +130,7 @@ export async function whoAsked(store: Store, operationId: string): Promise<WhoAs
     if (rows.length < WHO_ASKED_LIMIT) break
     after = rows[rows.length - 1]!.seq
   }
-  return { operation_id: operationId, ...summary.result(), events, truncated }
+  return { operation_id: operationId, ...summary.result(), events, truncated, verified: false, verification: UNVERIFIED_LISTING }
 }
 
 export async function recordsChanged(store: Store, operationId: string, opts: RecordsChangedOptions = {}): Promise<RecordsChanged> {
@@ -220,11 +224,6 @@ function whoAskedSummary() {
     approvals,
   })
   return { add, result }
-}
-
-function isRefusal(summary: unknown): boolean {
-  const s = asRecord(summary)
-  return s.outcome === 'refused' || (typeof s.status === 'number' && s.status >= 400) || s.error !== undefined
 }
 
 function asRecord(value: unknown): Record<string, unknown> {

@@ -11,7 +11,7 @@
  */
 export { AUDIT_ADVISORY_LOCK_KEY, type AuditLogLogger } from './append.js'
 export { createAuditLog, type AuditLog, type AuditLogOptions } from './audit-log.js'
-export { toEntry, type AuditEntry } from './entry.js'
+export { toEntry, type AuditEntry, type ListedAuditEntry } from './entry.js'
 export { UPSTREAM_SURFACE, type CallContext, type CallEvent, type RunEvent } from './events.js'
 export {
   WHO_ASKED_LIMIT,
@@ -24,7 +24,7 @@ export {
   type Requester,
   type WhoAsked,
 } from './incidents.js'
-export { type AuditPage, type AuditQuery } from './query.js'
+export { UNVERIFIED_LISTING, type AuditPage, type AuditQuery } from './query.js'
 export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, hashAuditRow, rowHashMatches, signingKeyId, type UnhashedAuditRow } from './chain.js'
 export { CHECKPOINT_FORMAT, checkCheckpoint, parseCheckpoint, signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
 export { AUDIT_KEY_ENV, createAuditKeyFile, loadAuditKeyring, parseAuditKeys, type AuditKey, type AuditKeyring, type AuditKeySource } from './keyring.js'

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
-import { chainTip, checkHead, readChainHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
+import { chainTip, checkHead, readChainHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring, type AuditKeySource } from './keyring.js'
 
 /** Where the configured key comes from, in the words an operator fixes it with. */
@@ -25,7 +25,11 @@ export async function assertChainKeyConfigured(db: Kysely<Database>, keyring: Au
   const { head, last, tip, signedWith } = await readSignedTip(db)
   const label = auditKeySourceLabel(source)
   if (signedWith !== null && keyring?.get(signedWith)) return assertKeyVerifiesTip(head, last, keyring, label)
-  if (signedWith === null) return
+  if (signedWith === null) {
+    const overSigned = keyring === null ? null : await unsignedTipRefusal(db, tip.seq, keyring)
+    if (overSigned !== null) throw new WarrantError('invalid_request', `${overSigned.message}. Refused before anything ran`, overSigned.details)
+    return
+  }
   const details = { key_id: signedWith, seq: tip.seq, key_source: label }
   if (keyring === null)
     throw new WarrantError(

@@ -97,6 +97,8 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   const checkpoint = options.checkpoint ?? null
   const check = (row: AuditEventRow) => checkRowHash(row, keyring)
   let signedFrom: number | null = null
+  /** when the first signed row was written: where signing began, for an operator to compare with when the key was configured */
+  let signedFromAt: string | null = null
   const keyIds = new Set<string>()
   let head = await readChainHead(db)
   let expected = AUDIT_FIRST_SEQ
@@ -117,7 +119,10 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
   const pass = (row: AuditEventRow) => {
     // the guarantee still says where signing began: a passed row that claims a key counts as signed where it stands
     const claimed = signingKeyId(row.hash)
-    if (claimed !== null) signedFrom ??= row.seq
+    if (claimed !== null && signedFrom === null) {
+      signedFrom = row.seq
+      signedFromAt = row.at
+    }
     if (checkpoint && row.seq === checkpoint.seq) checkpointRow = 'acknowledged'
     expected = row.seq + 1
     prevHash = row.hash
@@ -209,7 +214,10 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
 
       const keyId = signingKeyId(row.hash)
       if (keyId !== null) {
-        signedFrom ??= row.seq
+        if (signedFrom === null) {
+          signedFrom = row.seq
+          signedFromAt = row.at
+        }
         keyIds.add(keyId)
       } else if (signedFrom !== null) {
         const match = await acks.match(row.seq, 'forged')
@@ -265,7 +273,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       return bad(
         lastSeq,
         'unsigned',
-        `an audit key is configured but no row is signed with it: either nothing was appended since the key was configured (any new request signs the chain from there on), or the chain was rewritten by someone without the key`,
+        `an audit key is configured but no row is signed with it: either nothing was appended since the key was configured (any new request signs the chain from there on), or the chain was rewritten by someone without the key (e.g. every signed row cut back to the rows written before a key was configured, with the head: nothing in the store can show that; only a checkpoint kept outside the store can)`,
       )
     const guarantee: ChainGuarantee = signedFrom === null ? 'unsigned' : signedFrom === AUDIT_FIRST_SEQ ? 'signed' : 'partly_signed'
     const intact: IntactChain = {
@@ -276,7 +284,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
       signed_from_seq: signedFrom,
       key_ids: [...keyIds],
       checkpoint: checkpoint ? { seq: checkpoint.seq, hash: checkpoint.hash } : null,
-      statement: statementFor(guarantee, signedFrom, checkpoint),
+      statement: statementFor(guarantee, signedFrom, signedFromAt, checkpoint),
     }
     // an acknowledged break is never `ok` again: the rows around it verify, the break stays said
     return acknowledged.length === 0 ? { ok: true, status: 'ok', acknowledged_breaks: [], ...intact } : { ok: false, status: 'ok_with_acknowledged_breaks', acknowledged_breaks: acknowledged, ...intact }
@@ -317,11 +325,11 @@ async function renumberedRow(db: Kysely<Database>, seq: number, prevHash: string
   return rows.find((r) => checkRowHash({ ...r, seq }, keyring) === 'ok') ?? null
 }
 
-function statementFor(guarantee: ChainGuarantee, signedFrom: number | null, checkpoint: AuditCheckpoint | null): string {
+function statementFor(guarantee: ChainGuarantee, signedFrom: number | null, signedFromAt: string | null, checkpoint: AuditCheckpoint | null): string {
   const since = checkpoint ? `; the checkpoint of ${checkpoint.at} (seq ${checkpoint.seq}) still holds` : ''
   if (guarantee === 'signed')
     return `every row is signed with a key kept outside the store: an altered, removed, reordered or forged row, and a rewrite of the chain by someone without the key, would have been detected${since}. Cutting the end back to an older signed head is detected only against a later checkpoint.`
   if (guarantee === 'partly_signed')
-    return `rows from seq ${signedFrom} are signed with a key kept outside the store (alteration, removal, reordering, forgery and rewriting without the key are detected there); rows before it were written without a key, and are protected against a deliberate rewrite only by a checkpoint taken after them${since}.`
+    return `rows from seq ${signedFrom} are signed with a key kept outside the store (alteration, removal, reordering, forgery and rewriting without the key are detected there); rows before it were written without a key, and are protected against a deliberate rewrite only by a checkpoint taken after them${since}. Signing began at seq ${signedFrom} (${signedFromAt}): if the key was configured before then, the chain may have been cut back to the unsigned rows (every signed row and the head removed) and signed anew on top, which nothing in the store shows (a key holding a retired key refuses to append there); only a checkpoint kept outside the store, taken before, shows it.`
   return `no audit key: the chain detects accidental or partial tampering only. Someone with write access to the store can rewrite rows, every later hash and the head without being detected${since}. Configure audit.key to sign the chain.`
 }

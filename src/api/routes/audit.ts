@@ -57,8 +57,14 @@ export const auditEventSchema = z
   .meta({ id: 'AuditEvent' })
 
 export const auditPageSchema = z.object({
-  events: z.array(auditEventSchema),
+  events: z.array(
+    auditEventSchema.extend({
+      refused_claim: z.boolean().describe("the request was refused: the row's plan, selection and operation ids are the ones it named, a claim, never that id's event"),
+    }),
+  ),
   next_cursor: z.number().int().nullable().describe('pass as `cursor` for the next page; null on the last page'),
+  verified: z.literal(false).describe('always false: the rows are listed as stored; GET /v1/audit/verify checks the chain'),
+  verification: z.string().describe('what the listing did not check, and where to check it'),
 })
 
 const chainHeadSchema = z.object({ seq: z.number().int(), hash: z.string(), key_id: z.string().optional(), mac: z.string().optional() })

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Command } from 'commander'
-import { parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery } from '../../audit/index.js'
+import { UNVERIFIED_LISTING, parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery, type ListedAuditEntry } from '../../audit/index.js'
 import { cliActor } from '../cli-actor.js'
 import { WarrantError, isWarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -149,7 +149,7 @@ export function registerAudit(program: Command): void {
       try {
         const log = gateway.audit
         const filter: AuditQuery = flags.operation ? { operation_id: flags.operation } : flags.plan ? { plan_id: flags.plan } : { principal: flags.principal! }
-        const events: AuditEntry[] = []
+        const events: ListedAuditEntry[] = []
         for (let after: number | null | undefined; after !== null; ) {
           const page = await log.query({ ...filter, limit: PAGE, ...(after === undefined ? {} : { after_seq: after }) })
           events.push(...page.events)
@@ -171,16 +171,21 @@ export function registerAudit(program: Command): void {
 
         if (flags.json) {
           // `events` is every page read above; the who-asked copy (capped, with its `truncated`) would only repeat it
-          const answer = whoAsked ? { events, who_asked: { ...whoAsked, events: undefined, truncated: undefined }, records_changed: changed, writes_without_answer: unanswered } : { events }
+          const listed = { verified: false, verification: UNVERIFIED_LISTING }
+          const answer = whoAsked
+            ? { ...listed, events, who_asked: { ...whoAsked, events: undefined, truncated: undefined }, records_changed: changed, writes_without_answer: unanswered }
+            : { ...listed, events }
           process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
           return
         }
         // Ids, names and endpoints are text from upstreams and callers: escaped as table cells are, so a line break in
         // a record id cannot draw a line no event has, nor an escape sequence reach the terminal.
+        // first, so a reader who stops at the rows has read it
+        process.stdout.write(`not verified: ${UNVERIFIED_LISTING}\n`)
         if (events.length === 0) process.stdout.write('no audit events match\n')
         for (const e of events)
           process.stdout.write(
-            `${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${cell(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${cell(e.action)}${e.target_id ? `  target=${cell(e.target_id)}` : ''}  ${cell(JSON.stringify(e.summary))}\n`,
+            `${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${cell(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${cell(e.action)}${e.refused_claim ? '  [refused claim: its ids are what the request named]' : ''}${e.target_id ? `  target=${cell(e.target_id)}` : ''}  ${cell(JSON.stringify(e.summary))}\n`,
           )
         if (whoAsked) {
           process.stdout.write(`\nwho asked (operation ${whoAsked.operation_id}, plans ${whoAsked.plan_ids.join(', ') || '-'}, selections ${whoAsked.selection_ids.join(', ') || '-'}):\n`)

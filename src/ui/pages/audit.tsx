@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../../audit/index.js'
+import type { AuditEntry, ListedAuditEntry } from '../../audit/index.js'
 import type { OperationView } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import type { Child } from 'hono/jsx'
@@ -13,7 +13,7 @@ export interface AuditPageData {
   readonly reach: Reach
   readonly operations: readonly OperationView[]
   /** Run level: the selection's, the plan's and the operations' events, in chain order. */
-  readonly runEvents: readonly AuditEntry[]
+  readonly runEvents: readonly ListedAuditEntry[]
   readonly runTruncated: boolean
   /** Call level: one operation's upstream calls, one page. */
   readonly calls: { readonly operationId: string; readonly events: readonly AuditEntry[]; readonly next: string | null; readonly first: string | null } | null
@@ -104,6 +104,13 @@ export function AuditPage(d: AuditPageData) {
         Two levels, one hash chain: the <a href="#run">run level</a> says who asked and who approved, on which surface; the <a href="#calls">call level</a>{' '}
         lists every upstream call an operation made, with its endpoint, status and outcome. Rows show their sequence number and hash.
       </p>
+      {/* a listing checks nothing: the chain is verified as a whole, by the command named (see UNVERIFIED_LISTING) */}
+      <Notice kind="info" title="Listed as stored, not verified." testid="unverified">
+        <p>
+          These rows are shown as the store holds them, not checked against the hash chain: a row altered, removed or inserted in the store is shown as it
+          now reads. <code>warrant audit verify</code> checks the whole chain and names the first bad row.
+        </p>
+      </Notice>
       <section aria-labelledby="run">
         <h2 id="run">Run level: who asked, who approved</h2>
         {d.runTruncated ? <Notice kind="warn" title="Only the first events of each kind are listed." /> : null}
@@ -116,6 +123,8 @@ export function AuditPage(d: AuditPageData) {
               <td>{revealed(e.surface)}</td>
               <th scope="row">
                 <code>{revealed(e.action)}</code>
+                {/* listed here by the ids it named: a refused request's ids are its claim, not this plan's event */}
+                {e.refused_claim ? <div class="small">refused claim: the request was refused; it named this plan, its selection or operation, and is not their event</div> : null}
               </th>
               <td>
                 <What event={e} />
