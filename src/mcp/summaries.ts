@@ -38,18 +38,22 @@ function noContinuationHint(reasons: readonly IncompleteReason[]): string {
   return `no continuation is available: do not invent one; ${clauses.length > 0 ? `${clauses.join('; ')}; otherwise ` : ''}report the result as partial`
 }
 
-/** What the agent can do to finish, in one clause: the continuation as given, never an invented one. */
+/**
+ * What the agent can do to finish, in one clause: the continuation as given, never an invented one. The cursor is
+ * named as the answer's `continuation.cursor`: a client on an older protocol has no structuredContent, only the
+ * answer's JSON text, which holds it too.
+ */
 export function continuationHint(continuation: Continuation | null | undefined, reasons: readonly IncompleteReason[] = []): string {
   if (!continuation) return noContinuationHint(reasons)
   switch (continuation.kind) {
     case 'next_cursor':
-      return 'continue with the cursor in structuredContent.continuation, passed back unchanged as `cursor`'
+      return 'continue with the answer\'s continuation.cursor, passed back unchanged as `cursor`'
     case 'retry_after':
-      return `wait ${continuation.retry_after_seconds}s (not before ${continuation.not_before}), then continue${continuation.cursor ? ' with the cursor in structuredContent.continuation' : ''}`
+      return `wait ${continuation.retry_after_seconds}s (not before ${continuation.not_before}), then continue${continuation.cursor ? " with the answer's continuation.cursor" : ''}`
     case 'narrow_query':
       return `narrow the query: ${continuation.message}`
     case 'retry_with_deadline':
-      return `retry with budget.deadline_ms of at least ${continuation.minimum_deadline_ms}${continuation.cursor ? ', with the cursor in structuredContent.continuation' : ''}`
+      return `retry with budget.deadline_ms of at least ${continuation.minimum_deadline_ms}${continuation.cursor ? ", with the answer's continuation.cursor" : ''}`
   }
 }
 
@@ -90,7 +94,7 @@ export function lookalikeClause(lookalikes: SelectionLookalikes | LookalikeIds):
 /**
  * A collection's summary: completeness first, then what came back and what it proves.
  *
- * @example "INCOMPLETE (CLIENT_LIMIT_REACHED: max_pages=1): 100 records returned, more may exist; continue with the cursor in structuredContent.continuation, passed back unchanged as `cursor`."
+ * @example "INCOMPLETE (CLIENT_LIMIT_REACHED: max_pages=1): 100 records returned, more may exist; continue with the answer's continuation.cursor, passed back unchanged as `cursor`."
  */
 export function collectionSummary(value: Completeness, returned: number, where: string, noun = 'record', walkReturned?: number): string {
   // A continued walk: this part's count alone would misstate what the walk found (an empty last part proves nothing alone).

@@ -189,7 +189,8 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   assert.equal(envelope.continuation.kind, 'next_cursor')
   assert.equal(envelope.items.length, 50)
   assert.match(text(partial), /^INCOMPLETE \(CLIENT_LIMIT_REACHED: max_pages=1\): 50 records returned/)
-  assert.match(text(partial), /structuredContent\.continuation/)
+  assert.match(text(partial), /the answer's continuation\.cursor/)
+  assert.doesNotMatch(text(partial), /structuredContent/, 'a client on an older protocol has none: the summary names the cursor where every client finds it')
   const http = (await asAgent('POST', '/v1/resources/subscriptions/search', request)).body
   const { scope: _s1, ...mcpRest } = envelope
   const { scope: _s2, ...httpRest } = http
