@@ -89,7 +89,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   lines.push(
     limits === null
       ? '  run limits:   NOT BOUND (proposed before plans bound them): the execution config at commit'
-      : `  run limits:   ${limits.concurrency} at once, ${limits.max_writes_per_second === null ? 'no rate bound' : `${limits.max_writes_per_second}/s`}, batches of ${limits.batch_size}; halts after ${limits.halt_after_consecutive_errors} errors in a row, ${limits.halt_after_validation_failures} validation failures, a Retry-After over ${limits.max_retry_after_seconds} s`,
+      : `  run limits:   ${limits.concurrency} at once${windowOf(limits.write_window)}, ${limits.max_writes_per_second === null ? 'no rate bound' : `${limits.max_writes_per_second}/s`}, batches of ${limits.batch_size}; halts after ${limits.halt_after_consecutive_errors} errors in a row, ${limits.halt_after_validation_failures} validation failures, a Retry-After over ${limits.max_retry_after_seconds} s`,
   )
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
   else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
@@ -111,4 +111,10 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)
   return lines.join('\n')
+}
+
+/** A sql resource's bound write_window beside the concurrency: that many targets go in one UPDATE, so in flight. */
+function windowOf(window: number | null | undefined): string {
+  if (window === undefined) return ''
+  return window === null ? ' (sql: that many targets per statement)' : ` (sql: ${window} targets per statement, write_window)`
 }

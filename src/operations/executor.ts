@@ -100,9 +100,9 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   }
   // each window one statement: only where a record read with its window needs no second read (the version is enforced)
   const windowed = connector.writeWindow !== undefined && ctx.versionEnforced === true
-  // targets claimed (and, windowed, written by one statement) at a time: a resource may size its statements
-  // (a sql resource's write_window); else the concurrency
-  const window = Math.max(1, windowed ? (connector.writeWindowSize ?? rules.concurrency) : rules.concurrency)
+  // targets claimed (and, windowed, written by one statement) at a time: a sql resource's write_window as its plan bound
+  // it (the connector's may be raised since, unreviewed; a plan that bound none: the connector's); else the concurrency
+  const window = Math.max(1, windowed ? ((rules.write_window === undefined ? connector.writeWindowSize : rules.write_window) ?? rules.concurrency) : rules.concurrency)
   // a resumed operation goes on counting where its last executor stopped: every threshold holds across restarts
   const soFar = await Promise.all([countValidationFailures(db, operationId), errorsInARow(db, operationId, rules.halt_after_consecutive_errors), rateLimitHitsSoFar(db, operationId)])
   const tracker = new StopRuleTracker(rules, now, ...soFar)

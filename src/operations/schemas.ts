@@ -44,6 +44,12 @@ export const stopRulesSchema = z
     batch_size: z.number().int(),
     concurrency: z.number().int(),
     max_writes_per_second: z.number().nullable(),
+    write_window: z
+      .number()
+      .int()
+      .nullable()
+      .optional()
+      .describe("targets one windowed UPDATE writes, as the plan bound the sql resource's write_window (null: the concurrency); absent: the connector's at run time"),
   })
   .meta({ id: 'StopRules' })
 

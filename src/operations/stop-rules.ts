@@ -23,6 +23,7 @@ export function fixStopRules(limits: RunLimits, consistentSnapshot: boolean): St
     batch_size: limits.batch_size,
     concurrency: limits.concurrency,
     max_writes_per_second: limits.max_writes_per_second,
+    ...(limits.write_window === undefined ? {} : { write_window: limits.write_window }),
   }
 }
 

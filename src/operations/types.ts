@@ -45,6 +45,11 @@ export interface StopRules {
   readonly batch_size: number
   readonly concurrency: number
   readonly max_writes_per_second: number | null
+  /**
+   * Targets one windowed statement writes (a sql resource's write_window, as its plan bound it; null: the
+   * concurrency). Absent (a plan that bound none): the connector's write_window when the run starts, as before.
+   */
+  readonly write_window?: number | null
 }
 
 export const STOP_RULE_NAMES = [

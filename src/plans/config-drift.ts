@@ -6,13 +6,14 @@ import { actionConfigOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
-import { runLimitsDriftOf } from './run-limits.js'
+import { runLimitsDriftOf, runLimitsOf } from './run-limits.js'
 import type { ConfigDrift } from './schemas.js'
 
 /**
  * How the config moved under a plan since it was proposed, each way (none: an empty list): the resource writes to
  * another environment, its connector points at another
- * upstream, the action was removed or redefined, the run's stop rules or pacing (`execution:`) differ from those it
+ * upstream, the action was removed or redefined, the run's stop rules or pacing (`execution:`, the resource's
+ * write_window) differ from those it
  * binds. No commit runs such a plan, so no approval of it is
  * taken either, and its view says why (a reviewer can still reject it).
  */
@@ -27,7 +28,7 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue' | 'execution'>,
   }
   if (actionConfig !== null && digestOf(actionConfig) !== policy.action_definition_digest)
     drift.push({ code: 'action_redefined', message: `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again` })
-  const limits = runLimitsDriftOf(policy.run_limits, ctx.execution)
+  const limits = runLimitsDriftOf(policy.run_limits, runLimitsOf(ctx.execution, ctx.catalogue.get(row.resource).config.connector), row.resource)
   if (limits) drift.push(limits)
   return drift
 }

@@ -12,7 +12,7 @@ import { changesPage } from './change-summary.js'
 import { assertCommittable } from './committability.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanService } from './plan-service.js'
-import type { ExecutionConfig } from './run-limits.js'
+import { type ExecutionConfig, runLimitsOf } from './run-limits.js'
 import { viewOf } from './plan-view.js'
 import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
 
@@ -80,7 +80,8 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       const { action, config } = canonicalActionOf(resource, request)
       // one bound to other limits than configured now is still this selection's and action's plan: its commit is then
       // refused naming the drift (run_limits_changed), not answered as if none had been proposed
-      const row = (await existingPlan(ctx, selectionId, action, digestOf(config), ctx.execution)) ?? (await existingPlan(ctx, selectionId, action, digestOf(config), null))
+      const limits = runLimitsOf(ctx.execution, resource.config.connector)
+      const row = (await existingPlan(ctx, selectionId, action, digestOf(config), limits)) ?? (await existingPlan(ctx, selectionId, action, digestOf(config), null))
       return row ? toRecord(row) : null
     },
 

@@ -12,7 +12,7 @@ import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
-import { type ExecutionConfig, runLimitsOf, sameRunLimits } from './run-limits.js'
+import { type RunLimits, runLimitsOf, sameRunLimits } from './run-limits.js'
 import { assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
@@ -35,7 +35,7 @@ const PROPOSAL_LOCK_SPACE = 7_310_551
  * Proposing is idempotent: the same action, as defined now (`definition`: `digestOf` its config), on the same selection
  * is the same plan. A plan of the action as defined before is another proposal: it is refused at approval and commit
  * (`action_redefined`), and answering it again left an agent that proposed again, as its view advises, looping on it.
- * So is one bound to other stop rules and pacing than `limits` (the config's now; null: any), for the same reason
+ * So is one bound to other stop rules and pacing than `limits` (the config's now, `runLimitsOf`; null: any), for the same reason
  * (`run_limits_changed`); a plan proposed before plans bound them is of any.
  */
 export async function existingPlan(
@@ -43,7 +43,7 @@ export async function existingPlan(
   selectionId: string,
   action: CanonicalAction,
   definition: string,
-  limits: ExecutionConfig | null,
+  limits: RunLimits | null,
 ): Promise<PlanRow | undefined> {
   const rows = await ctx.db
     .selectFrom('plans')
@@ -79,8 +79,8 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
 
 async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
   const definition = digestOf(p.config)
-  const limits = runLimitsOf(ctx.execution)
-  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, ctx.execution)
+  const limits = runLimitsOf(ctx.execution, p.resource.config.connector)
+  const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, limits)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
 
   const plan: PlanRecord = {
@@ -113,7 +113,7 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   // operation for a compensation, whose every request freezes a selection of its own.
   const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, ctx.execution) : await openCompensation(trx, p.compensates, p.action, ctx.execution)
+    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, limits) : await openCompensation(trx, p.compensates, p.action, limits)
     if (raced) return raced
     await trx
       .insertInto('plans')
@@ -280,7 +280,7 @@ export async function proposeCompensation(
   // The same request is the same object: an open compensation plan of this operation restoring exactly these
   // values is returned, not doubled with a new selection and a new plan.
   // (A fast path: two requests at once are decided in createPlan, under the operation's lock.)
-  const open = await openCompensation(ctx.db, operationId, action, ctx.execution)
+  const open = await openCompensation(ctx.db, operationId, action, runLimitsOf(ctx.execution, resource.config.connector))
   if (open) return { ...(await viewOf(ctx, open)), created: false }
   // Compensating a compensation writes through the action the first one wrote through (writeAction, above).
   const selection = await ctx.selections.createFromTargets(
@@ -300,7 +300,7 @@ export async function proposeCompensation(
  * left an agent proposing again, as its view advises, looping on it. A committed one is always the answer: an
  * operation is undone once.
  */
-async function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction, limits: ExecutionConfig): Promise<PlanRow | undefined> {
+async function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction, limits: RunLimits): Promise<PlanRow | undefined> {
   const rows = await db
     .selectFrom('plans')
     .selectAll()

@@ -93,6 +93,15 @@ export const runLimitsSchema = z
     halt_after_consecutive_errors: z.number().int().positive().describe('this many targets in a row ending failed or unknown halt the run'),
     halt_after_validation_failures: z.number().int().positive().describe('this many validation refusals in all halt the run'),
     max_retry_after_seconds: z.number().int().nonnegative().describe("a 429's Retry-After asking longer than this halts the run"),
+    write_window: z
+      .number()
+      .int()
+      .positive()
+      .nullable()
+      .optional()
+      .describe(
+        "a sql resource's connector.write_window: targets one UPDATE writes, so in flight at once (null: unset, the concurrency). Absent: an http resource, or a plan proposed before plans bound it",
+      ),
   })
   .meta({ id: 'RunLimits' })
 

@@ -19,13 +19,29 @@ export function RunLimitsSection(props: { plan: PlanView }) {
       ) : (
         <p data-testid="run-limits">
           At most <strong>{count(limits.concurrency)} at once</strong>
+          <WriteWindow window={limits.write_window} />
           {limits.max_writes_per_second === null ? ' (no rate bound beyond that)' : <>, at most <strong>{String(limits.max_writes_per_second)} writes per second</strong></>}, read in
           batches of {count(limits.batch_size)}. It halts after <strong>{plural(limits.halt_after_consecutive_errors, 'target')} in a row</strong> that fail or end
           unknown, after <strong>{plural(limits.halt_after_validation_failures, 'validation refusal')}</strong> in all, and on an upstream asking to pause longer
           than <strong>{count(limits.max_retry_after_seconds)} s</strong> (a 429's Retry-After). These are bound to this plan: once the gateway's{' '}
-          <code>execution</code> settings differ, it can no longer be approved or committed.
+          <code>execution</code> settings (or the resource's <code>write_window</code>) differ, it can no longer be approved or committed.
         </p>
       )}
+    </>
+  )
+}
+
+/**
+ * A sql resource writes a window of targets as one UPDATE: that many are in flight, whatever the concurrency says, so
+ * the reviewer sees the size the plan binds (none for an http resource, or a plan proposed before plans bound it).
+ */
+function WriteWindow(props: { window: number | null | undefined }) {
+  if (props.window === undefined) return null
+  if (props.window === null) return <> (a sql UPDATE writes that many targets per statement)</>
+  return (
+    <>
+      {' '}
+      (a sql UPDATE writes up to <strong>{count(props.window)} targets per statement</strong>, so that many in flight: the resource's <code>write_window</code>)
     </>
   )
 }

@@ -76,10 +76,10 @@ for (const kind of STORE_KINDS) {
           action_definition: digestOf(fx.config.resources.subscriptions!.actions.pause_collection),
           resource: 'subscriptions',
           environment: selection.environment,
-          run_limits: runLimitsOf(fx.config.execution),
+          run_limits: runLimitsOf(fx.config.execution, fx.config.resources.subscriptions!.connector),
         }),
       )
-      assert.deepEqual(plan.run_limits, runLimitsOf(fx.config.execution), 'the stop rules and pacing its run is held to')
+      assert.deepEqual(plan.run_limits, runLimitsOf(fx.config.execution, fx.config.resources.subscriptions!.connector), 'the stop rules and pacing its run is held to')
       assert.equal(plan.target_count, selection.count)
       assert.equal(plan.expires_at, selection.expires_at)
       // absolute without server.public_url: the configured listen address (the demo's 127.0.0.1:8787)
