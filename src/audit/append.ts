@@ -41,6 +41,7 @@ export interface AppendQueue {
 export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: number, keyring: AuditKeyring | null = null): AppendQueue {
   const db = store.db
   const queue: Pending[] = []
+  const seen: UnsignedSeen = { upTo: 0 }
   let draining: Promise<void> | null = null
   let lingering: ReturnType<typeof setTimeout> | null = null
 
@@ -90,7 +91,7 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
         // rows a ledger commit took and then rolled back are put back at the head first
         while (joined !== null) await joined
         batch = queue.splice(0, maxBatch)
-        return batch.length === 0 ? [] : writeRows(conn, batch.map((p) => p.row), keyring, 'sqlite')
+        return batch.length === 0 ? [] : writeRows(conn, batch.map((p) => p.row), keyring, 'sqlite', seen)
       })
       settle(batch, rows)
       return null
@@ -119,7 +120,7 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
         // a savepoint: a row the chain refuses (no key on a signed chain) must not undo the ledger's writes
         await sql`savepoint audit_join`.execute(trx)
         try {
-          written = await writeRows(trx, batch.map((p) => p.row), keyring, 'sqlite')
+          written = await writeRows(trx, batch.map((p) => p.row), keyring, 'sqlite', seen)
           await sql`release savepoint audit_join`.execute(trx)
         } catch {
           await sql`rollback to savepoint audit_join`.execute(trx)
@@ -202,7 +203,7 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
   async function appendWithRetry(rows: NewRow[]): Promise<AuditEventRow[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await appendOnce(store, rows, keyring)
+        return await appendOnce(store, rows, keyring, seen)
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || !isRetryable(error)) throw error
         await sleep(Math.min(250, 5 * 2 ** attempt) * (0.5 + Math.random()))
@@ -240,22 +241,33 @@ export async function appendAcknowledgement(store: Store, keyring: AuditKeyring,
   return row!
 }
 
+/**
+ * What a keyless process has read of its store's chain: no row up to `upTo` is signed. Every append continues from the
+ * tip, so no row below it is signed later; each keyless append reads only the rows written since (its own and others'),
+ * for unsigned rows forged over signed ones (unsignedTipRefusal), and the chain is not read whole again per append.
+ * Only what was read is kept, never the rows this process wrote: a transaction that rolls back leaves their seqs to
+ * the next writer.
+ */
+interface UnsignedSeen {
+  upTo: number
+}
+
 /** One transaction that holds the chain's write lock: read the tip, insert the rows, move the head. */
-async function appendOnce(store: Store, rows: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null): Promise<AuditEventRow[]> {
+async function appendOnce(store: Store, rows: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null, seen: UnsignedSeen = { upTo: 0 }): Promise<AuditEventRow[]> {
   const db = store.db
   if (store.dialect === 'postgres') {
     return db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${sql.lit(AUDIT_ADVISORY_LOCK_KEY)})`.execute(trx)
-      return writeRows(trx, rows, keyring, 'postgres')
+      return writeRows(trx, rows, keyring, 'postgres', seen)
     })
   }
   // SQLite: kysely runs every query on one connection behind a mutex, which `connection()` holds for the
   // whole callback (serialising this process); BEGIN IMMEDIATE takes the database's write lock before the
   // tip is read (serialising other processes; they wait for it up to the store's busy timeout).
-  return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring, 'sqlite'))
+  return immediateTransaction(db, (conn) => writeRows(conn, rows, keyring, 'sqlite', seen))
 }
 
-async function writeRows(tx: Kysely<Database>, given: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null, dialect: 'sqlite' | 'postgres'): Promise<AuditEventRow[]> {
+async function writeRows(tx: Kysely<Database>, given: NewRow[] | AcknowledgementRow, keyring: AuditKeyring | null, dialect: 'sqlite' | 'postgres', seen: UnsignedSeen): Promise<AuditEventRow[]> {
   const key = keyring?.current ?? null
   // The head and the last row in one statement (a round trip fewer on PostgreSQL). Continue from the head when it
   // is ahead of the last row: rows removed from the end stay a visible gap.
@@ -269,7 +281,8 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
   const last = lastRow && { seq: lastRow.seq, hash: lastRow.hash }
   const tip = chainTip(head, last)
   // An unsigned row after signed ones is what a forger writes: verify would name it `forged` for good. A process
-  // without the key (an operator's shell lacking WARRANT_AUDIT_KEY, an instance started without it) is refused.
+  // without the key (an operator's shell lacking WARRANT_AUDIT_KEY, an instance started without it) is refused, here
+  // on a signed tip, below (overSignedRows) on an unsigned tip over signed rows.
   const signedWith = signingKeyId(tip.hash)
   if (key === null && signedWith !== null)
     throw new WarrantError(
@@ -290,7 +303,7 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     )
   const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
   if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
-  const overSigned = key === null || acknowledging || signedWith !== null ? null : await unsignedTipRefusal(tx, tip.seq, keyring!)
+  const overSigned = acknowledging || signedWith !== null ? null : await overSignedRows(tx, tip.seq, keyring, seen)
   if (overSigned !== null) throw new WarrantError('conflict', overSigned.message, overSigned.details)
   const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)
   if (altered !== null) throw new WarrantError('conflict', alteredEndRefusal(last!.seq, altered), { seq: last!.seq, problem: 'altered' })
@@ -319,6 +332,16 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
   }
   if (dialect === 'sqlite') await chainHeadUpsert(tx, moved).execute()
   return written
+}
+
+/** unsignedTipRefusal; keyless, over the rows not yet read (see UnsignedSeen). */
+async function overSignedRows(tx: Kysely<Database>, tipSeq: number, keyring: AuditKeyring | null, seen: UnsignedSeen): ReturnType<typeof unsignedTipRefusal> {
+  if (keyring !== null) return unsignedTipRefusal(tx, tipSeq, keyring)
+  // a chain shorter than this process read it (rows removed, a store restored): read it whole again
+  if (seen.upTo > tipSeq) seen.upTo = 0
+  const refusal = await unsignedTipRefusal(tx, tipSeq, null, { after: seen.upTo })
+  if (refusal === null) seen.upTo = tipSeq
+  return refusal
 }
 
 const RETRYABLE_CODES = new Set([

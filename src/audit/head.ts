@@ -2,7 +2,7 @@ import type { Kysely, QueryCreator } from 'kysely'
 import type { Database } from '../store/index.js'
 import type { AuditEventRow } from '../store/index.js'
 import { AUDIT_GENESIS_HASH, checkRowHash, signingKeyId, storedRow } from './chain.js'
-import { hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
+import { AUDIT_KEY_ENV, hmacHex, sameHex, type AuditKey, type AuditKeyring } from './keyring.js'
 
 /**
  * The chain head: the seq and hash of the last row the audit log appended, kept in the `kv` table and
@@ -53,29 +53,41 @@ export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: 
 }
 
 /**
- * Why a keyed process may not continue a chain whose tip is unsigned, or null. `unsignedHeadOverSignedRows` looks at the
+ * Why a process may not continue a chain whose tip is unsigned, or null. `unsignedHeadOverSignedRows` looks at the
  * last row alone, so rows inserted unsigned after the last signed one (by someone without the key, with or without an
- * unsigned head moved onto them) passed it, and the next keyed append signed on top of them and took them into the
- * chain. Read only when a keyed append or start meets an unsigned tip (once per store where a key is newly configured
- * on an unsigned chain; never on a signed one): the last signed row, found from the end by the primary key.
+ * unsigned head moved onto them) passed it: a keyed append signed on top of them and took them into the chain, and a
+ * keyless one (refused on a signed tip only) extended them. The last signed row is found from the end by the primary
+ * key, among rows after `after` (what the process already read unsigned: a keyless process reads only rows new since
+ * its last append, see append.ts). A keyed process reads it only when it meets an unsigned tip (once per store where a
+ * key is newly configured on an unsigned chain; never on a signed one).
  *
  * With no signed row at all, the keyring is the one witness left outside the store: a retired key (a later line of the
  * key) is kept because rows were signed with it before a rotation, so a keyring holding one over a chain with no signed
  * row says the signed rows were cut back to the rows written before a key was configured. With a single key nothing
  * in the store or the keyring can tell that cut from a key configured just now: only a checkpoint kept outside the
- * store shows it (verify says so in its statement).
+ * store shows it (verify says so in its statement). `keySetting` names, to a keyless process, where the key is set.
  */
-export async function unsignedTipRefusal(db: Kysely<Database>, tipSeq: number, keyring: AuditKeyring): Promise<{ message: string; details: Record<string, unknown> } | null> {
-  if (tipSeq < 1) return null
-  const signed = await db.selectFrom('audit_events').select('seq').where('hash', 'like', 'hmac-sha256:%').orderBy('seq', 'desc').limit(1).executeTakeFirst()
+export async function unsignedTipRefusal(
+  db: Kysely<Database>,
+  tipSeq: number,
+  keyring: AuditKeyring | null,
+  options: { readonly after?: number; readonly keySetting?: string } = {},
+): Promise<{ message: string; details: Record<string, unknown> } | null> {
+  const after = options.after ?? 0
+  if (tipSeq <= after) return null
+  const signed = await db.selectFrom('audit_events').select('seq').where('hash', 'like', 'hmac-sha256:%').where('seq', '>', after).orderBy('seq', 'desc').limit(1).executeTakeFirst()
   if (signed) {
     const from = Number(signed.seq) + 1
     const rows = from === tipSeq ? `row ${tipSeq} is` : `rows ${from}..${tipSeq} are`
+    const keyless = keyring === null ? `, and no audit key is configured in this process` : ''
+    const onTop = keyring === null ? 'an unsigned row on top would extend them' : 'a signed row on top would take them into the chain'
+    const configure = keyring === null ? `configure the key (${options.keySetting ?? `audit.key or ${AUDIT_KEY_ENV}`}) as the gateway that signs the chain does, ` : ''
     return {
-      message: `the store's audit chain is signed up to row ${signed.seq}, but ${rows} not signed: every row after a signed one is signed, so these were written by someone without the audit key. Nothing was appended (a signed row on top would take them into the chain); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${from} --reason …\` (verify keeps reporting it)`,
-      details: { seq: from, last_signed_seq: Number(signed.seq), problem: 'unsigned_rows' },
+      message: `the store's audit chain is signed up to row ${signed.seq}, but ${rows} not signed${keyless}: every row after a signed one is signed, so these were written by someone without the audit key. Nothing was appended (${onTop}); ${configure}run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${from} --reason …\` (verify keeps reporting it)`,
+      details: { seq: from, last_signed_seq: Number(signed.seq), problem: 'unsigned_rows', ...(keyring === null ? { key: 'missing' } : {}) },
     }
   }
+  if (keyring === null) return null
   const retired = keyring.ids.filter((id) => id !== keyring.current.id)
   if (retired.length === 0) return null
   return {

@@ -15,7 +15,8 @@ export function auditKeySourceLabel(source: AuditKeySource | undefined): string 
 /**
  * Refuses a process that could not continue the store's chain as it is signed: the end of the chain is signed
  * with a key this keyring lacks (no key at all, or a key without that id), or with a key of the same id that does not
- * verify it (assertKeyVerifiesTip: the key was replaced). Such a process can append nothing
+ * verify it (assertKeyVerifiesTip: the key was replaced), or its end is unsigned over signed rows (unsignedTipRefusal:
+ * written by someone without the key; with or without a key, this process would extend them). Such a process can append nothing
  * (a keyless append to a signed chain is refused) or only rows the chain's own key cannot verify, so a server
  * started that way answers requests it cannot audit, and a CLI command acts (an approval lands) without its row.
  * Checked before anything runs by the long-running surfaces (serve, mcp) and by every CLI command that changes
@@ -26,7 +27,8 @@ export async function assertChainKeyConfigured(db: Kysely<Database>, keyring: Au
   const label = auditKeySourceLabel(source)
   if (signedWith !== null && keyring?.get(signedWith)) return assertKeyVerifiesTip(head, last, keyring, label)
   if (signedWith === null) {
-    const overSigned = keyring === null ? null : await unsignedTipRefusal(db, tip.seq, keyring)
+    // keyless too: unsigned rows forged onto a signed chain leave an unsigned tip, and this process would extend them
+    const overSigned = await unsignedTipRefusal(db, tip.seq, keyring, { keySetting: `${label}, or audit.key in the config` })
     if (overSigned !== null) throw new WarrantError('invalid_request', `${overSigned.message}. Refused before anything ran`, overSigned.details)
     return
   }

@@ -1,29 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { CHAIN_HEAD_KEY, assertChainKeyConfigured, createAuditLog, hashAuditRow, parseAuditKeys, verifyAuditChain, type AuditKeyring, type UnhashedAuditRow } from '../../src/audit/index.js'
+import { assertChainKeyConfigured, createAuditLog, parseAuditKeys, verifyAuditChain, type AuditKeyring } from '../../src/audit/index.js'
 import type { Actor } from '../../src/contract/index.js'
 import type { Store } from '../../src/store/index.js'
 import { STORE_KINDS, createTestStore, type TestStore } from '../support/stores.js'
+import { insertUnsigned } from '../support/tampered-chain.js'
 
 const K1 = `k1 ${'a1'.repeat(32)}`
 const reviewer: Actor = { principal: 'prn_rev', name: 'rev', role: 'reviewer', scopes: { resources: '*', actions: '*' }, surface: 'http' }
 const silent = { error: () => undefined }
 
 const rowCount = async (store: Store) => (await store.db.selectFrom('audit_events').select('seq').execute()).length
-
-/** What someone without the key can write: unsigned rows, correctly linked, after the last signed one (and the head moved to them, or not). */
-async function insertUnsigned(store: Store, count: number, head: 'left' | 'moved'): Promise<void> {
-  const last = await store.db.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow()
-  let seq = Number(last.seq)
-  let prev = last.hash
-  for (let i = 0; i < count; i++) {
-    seq += 1
-    const row: UnhashedAuditRow = { seq, level: 'run', at: new Date().toISOString(), principal: 'prn_forger', surface: 'http', action: 'POST /v1/plans/{id}/approvals', summary: '{}', selection_id: null, plan_id: 'plan_x', operation_id: null, target_id: null, details: null, prev_hash: prev }
-    prev = hashAuditRow(row)
-    await store.db.insertInto('audit_events').values({ ...row, hash: prev }).execute()
-  }
-  if (head === 'moved') await store.db.updateTable('kv').set({ value: JSON.stringify({ seq, hash: prev }) }).where('key', '=', CHAIN_HEAD_KEY).execute()
-}
 
 /**
  * Rows inserted unsigned after the last signed row (by someone without the key) were continued by the next keyed

@@ -1,3 +1,4 @@
+import { CHAIN_HEAD_KEY, hashAuditRow, type UnhashedAuditRow } from '../../src/audit/index.js'
 import type { Actor } from '../../src/contract/index.js'
 import type { Store } from '../../src/store/index.js'
 
@@ -10,3 +11,21 @@ export const rowCount = async (store: Store) => (await store.db.selectFrom('audi
 export const lastSeq = async (store: Store) => Number((await store.db.selectFrom('audit_events').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow()).seq)
 /** A column of a stored row changed behind the log's back (its hash kept). */
 export const alter = (store: Store, seq: number, summary: string) => store.db.updateTable('audit_events').set({ summary }).where('seq', '=', seq).execute()
+
+/**
+ * What someone without the key can write: unsigned rows, correctly linked, after the last row (and the head moved to
+ * them, or left). Returns the seq of the last row before them.
+ */
+export async function insertUnsigned(store: Store, count: number, head: 'left' | 'moved'): Promise<number> {
+  const last = await store.db.selectFrom('audit_events').select(['seq', 'hash']).orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow()
+  let seq = Number(last.seq)
+  let prev = last.hash
+  for (let i = 0; i < count; i++) {
+    seq += 1
+    const row: UnhashedAuditRow = { seq, level: 'run', at: new Date().toISOString(), principal: 'prn_forger', surface: 'http', action: 'POST /v1/plans/{id}/approvals', summary: '{}', selection_id: null, plan_id: 'plan_x', operation_id: null, target_id: null, details: null, prev_hash: prev }
+    prev = hashAuditRow(row)
+    await store.db.insertInto('audit_events').values({ ...row, hash: prev }).execute()
+  }
+  if (head === 'moved') await store.db.updateTable('kv').set({ value: JSON.stringify({ seq, hash: prev }) }).where('key', '=', CHAIN_HEAD_KEY).execute()
+  return Number(last.seq)
+}

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Command } from 'commander'
-import { UNVERIFIED_LISTING, parseCheckpoint, type AuditEntry, type AuditLog, type AuditQuery, type ListedAuditEntry } from '../../audit/index.js'
+import { UNVERIFIED_LISTING, parseCheckpoint, type AuditLog, type AuditQuery, type ListedAuditEntry } from '../../audit/index.js'
 import { cliActor } from '../cli-actor.js'
 import { WarrantError, isWarrantError } from '../../contract/index.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -157,9 +157,10 @@ export function registerAudit(program: Command): void {
         }
         const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
         // an operation has a plan (its row's or its accepted events'), or at least one event not refused: with neither,
-        // "records changed (0)" would answer for an operation this store never had (a mistyped id, another config's store)
-        const refused = (e: AuditEntry) => (e.summary as { outcome?: unknown } | null)?.outcome === 'refused'
-        if (whoAsked && whoAsked.plan_ids.length === 0 && events.every(refused))
+        // "records changed (0)" would answer for an operation this store never had (a mistyped id, another config's store).
+        // Refused as the listing marks it and who-asked judges it (a 4xx or an error code without an outcome, as earlier
+        // releases wrote refusals, too), so a row who-asked leaves out cannot make the operation known here
+        if (whoAsked && whoAsked.plan_ids.length === 0 && events.every((e) => e.refused_claim))
           throw new WarrantError('not_found', `operation ${flags.operation} is not in this store's log: no operation row and no accepted event names it (check the id, and that --config names the store it ran on)`, {
             operation_id: flags.operation,
           })
