@@ -259,7 +259,7 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   assert.equal(approval.status, 201, JSON.stringify(approval.body))
   const approved = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
   assert.equal(assertAnswered(approved).approval_state.approved, true)
-  assert.deepEqual(approved.structuredContent.run_limits, runLimitsOf(fx.config.execution), 'the stop rules and pacing the plan binds')
+  assert.deepEqual(approved.structuredContent.run_limits, runLimitsOf(fx.config.execution, fx.config.resources.subscriptions!.connector), 'the stop rules and pacing the plan binds')
   assertSameAsHttp(approved.structuredContent, (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body)
 
   // a commit without the digest the reviewer saw is refused, naming the field, in both forms
