@@ -237,7 +237,7 @@ async function createOperation(
       // committer's scope narrowed). On the committing process's own clock, one running slow recorded an operation on
       // an approval that had lapsed for every other instance.
       deps.selections.assertUsable(selection, marked.store_now)
-      await assertAuthorityHolds(trx, deps.store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now: marked.store_now })
+      await assertAuthorityHolds(trx, deps.store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, ttlMinutes: committable.approval_ttl_minutes, now: marked.store_now })
       let afterOrd = -1
       let written = 0
       for (;;) {

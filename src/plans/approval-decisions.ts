@@ -8,6 +8,7 @@ import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
 import { type NotCounted, notCountedOf } from './approval-not-counted.js'
+import { type TtlCut, ttlCutOf } from './approval-ttl.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -25,14 +26,17 @@ export interface ApprovalEntry {
   readonly valid: boolean
   /** Why an approval does not count now (null when it does, and for a rejection). */
   readonly not_counted: NotCounted | null
+  /** Set when the TTL the config asks now ends it before its stored expiry (`expires_at` is then the earlier end). */
+  readonly ttl_cut: TtlCut | null
 }
 
 /**
- * Every decision on a plan, each approval judged at `now` with its principal and token as they stand now. Inside
- * the commit transaction this is what decides; read there after `lockApprovers`, a disable or revocation that
+ * Every decision on a plan, each approval judged at `now` with its principal and token as they stand now, and lasting
+ * until the earlier of its stored expiry and its time plus `ttlMinutes` (the TTL the plan is held to now, `policyNow`).
+ * Inside the commit transaction this is what decides; read there after `lockApprovers`, a disable or revocation that
  * committed before is seen, and one that comes later waits for the commit.
  */
-export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, now: string): Promise<ApprovalEntry[]> {
+export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, now: string, ttlMinutes: number): Promise<ApprovalEntry[]> {
   const rows = await ctx.db
     .selectFrom('approvals')
     .leftJoin('principals', 'principals.id', 'approvals.principal')
@@ -59,7 +63,9 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
     .orderBy('approvals.id')
     .execute()
   const proposer = await ctx.db.selectFrom('principals').select('last_disabled_at').where('id', '=', row.proposed_by).executeTakeFirst()
-  return rows.map((r) => {
+  return rows.map((stored) => {
+    const cut = stored.decision === 'approve' ? ttlCutOf(stored, ttlMinutes) : null
+    const r = cut ? { ...stored, expires_at: cut.expires_at } : stored
     const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now, proposer?.last_disabled_at ?? null) : null
     return {
       approval_id: r.id,
@@ -72,6 +78,7 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       plan_digest: r.plan_digest,
       valid: r.decision === 'approve' && notCounted === null,
       not_counted: notCounted,
+      ttl_cut: cut,
     }
   })
 }
@@ -181,7 +188,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     // token that holds is a new approval.
     const standing =
       request.decision === 'approve'
-        ? (await approvalsOf({ db: trx }, row, decidedAt)).filter((e) => e.principal === actor.principal && e.valid).map((e) => ({ id: e.approval_id, decided_at: e.decided_at, expires_at: e.expires_at, comment: e.comment })).at(-1)
+        ? (await approvalsOf({ db: trx }, row, decidedAt, policy.ttl_minutes)).filter((e) => e.principal === actor.principal && e.valid).map((e) => ({ id: e.approval_id, decided_at: e.decided_at, expires_at: e.expires_at, comment: e.comment })).at(-1)
         : undefined
     if (!standing)
       await trx
@@ -202,14 +209,14 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
     if (request.decision === 'reject') state = 'rejected'
     else {
       // counted by the rule a commit uses, so the stored state never says approved where a commit is refused
-      const approvers = distinctApprovers(await approvalsOf({ db: trx }, row, decidedAt))
+      const approvers = distinctApprovers(await approvalsOf({ db: trx }, row, decidedAt, policy.ttl_minutes))
       state = approvers.length >= policy.reviewers_needed ? 'approved' : 'pending'
     }
     await trx.updateTable('plans').set({ state }).where('id', '=', planId).execute()
     return { state, standing }
   })
 
-  const after = await approvalsOf(ctx, await loadRow(ctx, planId), decidedAt)
+  const after = await approvalsOf(ctx, await loadRow(ctx, planId), decidedAt, policy.ttl_minutes)
   const still = outcome.state === 'rejected' ? 0 : Math.max(0, policy.reviewers_needed - distinctApprovers(after).length)
   let precondition: Filter = {}
   try {

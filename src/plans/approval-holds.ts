@@ -2,6 +2,7 @@ import { type Actor, ROLES, scopesSchema, WarrantError } from '../contract/index
 import type { PlanRow, Store, StoreDialect } from '../store/index.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, type ApprovalEntry } from './approval-decisions.js'
 import { isApproverReason, withdrawnApprovalSentences } from './approval-not-counted.js'
+import { ttlCutSentence } from './approval-ttl.js'
 import { planInActionScope } from './compensation.js'
 import type { PlanRecord } from './plan-service.js'
 
@@ -28,7 +29,16 @@ export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry
   if (approvers.length >= reviewersNeeded) return approvers
   const withdrawn = entries.filter((e) => isApproverReason(e.not_counted))
   const expiredAt = approvalExpiredAt(row, entries, { reviewers_needed: reviewersNeeded }, now)
-  if (expiredAt && withdrawn.length === 0) throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again`, { plan_id: row.id })
+  if (expiredAt && withdrawn.length === 0) {
+    // lapsed before its stored expiry because the operator shortened the TTL since: said, or the earlier end looks like a fault
+    const cut = entries.filter((e) => e.not_counted === 'lapsed' && e.ttl_cut !== null)
+    const why = cut.map((e) => ttlCutSentence({ ...e, ttl_cut: e.ttl_cut! }, row.resource))
+    const last = cut.at(-1)?.ttl_cut
+    throw new WarrantError('expired', `the approval of plan ${row.id} expired (at ${expiredAt}); a reviewer must approve it again${why.length > 0 ? `; ${why.join('; ')}` : ''}`, {
+      plan_id: row.id,
+      ...(last ? { ttl_minutes: { given: last.given_minutes, now: last.ttl_minutes } } : {}),
+    })
+  }
   const named = withdrawnApprovalSentences(entries)
   throw new WarrantError(
     'not_approved',
@@ -59,14 +69,14 @@ export function approversOrRefusal(row: PlanRow, entries: readonly ApprovalEntry
  * transaction holds since its first statement does the same. Read without the lock, a disable committed after the
  * check had read the row, and the operation was recorded after it.
  *
- * @example await assertAuthorityHolds(trx, store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, now })
+ * @example await assertAuthorityHolds(trx, store.dialect, { plan, committer: actor, reviewersNeeded: committable.reviewers_needed, ttlMinutes: committable.approval_ttl_minutes, now })
  */
 export async function assertAuthorityHolds(
   db: Store['db'],
   dialect: StoreDialect,
-  commit: { readonly plan: CommittedPlan; readonly committer: Actor; readonly reviewersNeeded: number; readonly now: string },
+  commit: { readonly plan: CommittedPlan; readonly committer: Actor; readonly reviewersNeeded: number; readonly ttlMinutes: number; readonly now: string },
 ): Promise<void> {
-  const { plan, committer, reviewersNeeded, now } = commit
+  const { plan, committer, reviewersNeeded, ttlMinutes, now } = commit
   const planId = plan.plan_id
   if (dialect === 'postgres') {
     const approvals = await db.selectFrom('approvals').select(['principal', 'token_id']).where('plan_id', '=', planId).execute()
@@ -81,7 +91,7 @@ export async function assertAuthorityHolds(
   // a standing approval is the config's, which does not change under a running process
   if (reviewersNeeded === 0) return
   const row = await db.selectFrom('plans').selectAll().where('id', '=', planId).executeTakeFirstOrThrow()
-  approversOrRefusal(row, await approvalsOf({ db }, row, now), reviewersNeeded, now)
+  approversOrRefusal(row, await approvalsOf({ db }, row, now, ttlMinutes), reviewersNeeded, now)
 }
 
 /** What the committer's authority is judged against: the plan's resource and action. */

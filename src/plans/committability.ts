@@ -52,10 +52,10 @@ export async function assertCommittable(
   if (policy.reviewers_needed === 0) {
     // No reviewer was needed only because a standing approval matched; the config may have changed since.
     const current = plan.compensates ? null : await standingStillApplies(ctx, resource, selection, action.type, policy.standing_approval)
-    if (current) return { plan: { ...plan, state: 'approved' }, selection, actionConfig, approvals: [], standing_approval: current, reviewers_needed: 0, run_limits: policy.run_limits ?? null }
+    if (current) return { plan: { ...plan, state: 'approved' }, selection, actionConfig, approvals: [], standing_approval: current, reviewers_needed: 0, approval_ttl_minutes: policy.ttl_minutes, run_limits: policy.run_limits ?? null }
     throw new WarrantError('not_approved', `standing approval "${policy.standing_approval}" no longer covers this plan; it needs a reviewer's approval`, { plan_id: planId })
   }
-  const approvers = approversOrRefusal(row, await approvalsOf(ctx, row, now), policy.reviewers_needed, now, policy.reason)
+  const approvers = approversOrRefusal(row, await approvalsOf(ctx, row, now, policy.ttl_minutes), policy.reviewers_needed, now, policy.reason)
   return {
     plan: { ...plan, state: 'approved' },
     selection,
@@ -63,6 +63,7 @@ export async function assertCommittable(
     approvals: approvers.map((a) => ({ principal: a.principal, decided_at: a.decided_at, expires_at: a.expires_at })),
     standing_approval: null,
     reviewers_needed: policy.reviewers_needed,
+    approval_ttl_minutes: policy.ttl_minutes,
     run_limits: policy.run_limits ?? null,
   }
 }

@@ -68,7 +68,8 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       const { row, now } = await loadRowAt(ctx, planId)
       scoped(actor, row.resource)
       const selection = await selectionOf(ctx, row)
-      return toRecord(row, effectiveState(row, selection, policyNow(ctx.catalogue, row, selection.count), await approvalsOf(ctx, row, now), now))
+      const policy = policyNow(ctx.catalogue, row, selection.count)
+      return toRecord(row, effectiveState(row, selection, policy, await approvalsOf(ctx, row, now, policy.ttl_minutes), now))
     },
 
     assertCommittable: (actor, planId, expected) => assertCommittable(ctx, actor, planId, expected),

@@ -76,6 +76,8 @@ export interface CommittablePlan {
   readonly standing_approval: string | null
   /** How many distinct approvals it needs (0: a standing approval covers it); the commit checks them again as it records the operation. */
   readonly reviewers_needed: number
+  /** The approval TTL the plan is held to now (`policyNow`): the commit judges its approvals again with it as it records the operation. */
+  readonly approval_ttl_minutes: number
   /** The stop rules and pacing the plan binds, which its operation runs under; null: proposed before plans bound them (the config's at commit). */
   readonly run_limits: RunLimits | null
 }

@@ -15,7 +15,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
   const selection = await selectionOf(ctx, row)
   const policy = policyNow(ctx.catalogue, row, selection.count)
   const changes = JSON.parse(row.changes_summary) as StoredChanges
-  const entries = await approvalsOf(ctx, row, now)
+  const entries = await approvalsOf(ctx, row, now, policy.ttl_minutes)
   const state = effectiveState(row, selection, policy, entries, now)
   const approvers = distinctApprovers(entries)
   const rejection = entries.find((e) => e.decision === 'reject')
@@ -61,7 +61,8 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
           ? `nobody needs to: standing approval "${policy.standing_approval}" covers this plan`
           : 'a reviewer or admin in scope, other than the proposer and those who already approved',
     },
-    approvals: entries.map((e) => ({ ...e })),
+    // expires_at is the end that holds now (see approval-ttl.ts); the cut's detail is the refusal's to say
+    approvals: entries.map(({ ttl_cut: _cut, ...e }) => e),
     state,
     config_drift: drift,
     proposed_by: row.proposed_by,

@@ -177,7 +177,7 @@ export async function createHarness(kind: StoreKind, options: HarnessOptions): P
       if (expected.plan_digest !== undefined && expected.plan_digest !== found.plan_digest) throw new WarrantError('digest_mismatch', 'plan digest differs')
       if (expected.selection_digest !== undefined && expected.selection_digest !== found.selection_digest) throw new WarrantError('digest_mismatch', 'selection digest differs')
       // approved by fiat: no approval row exists for the commit to count again (reviewers_needed 0)
-      return { plan: found, selection: selections.get(found.selection_id)!, actionConfig: USERS.actions.set_role!, approvals: [{ principal: 'prn_reviewer', decided_at: found.created_at, expires_at: null }], standing_approval: null, reviewers_needed: 0, run_limits: null }
+      return { plan: found, selection: selections.get(found.selection_id)!, actionConfig: USERS.actions.set_role!, approvals: [{ principal: 'prn_reviewer', decided_at: found.created_at, expires_at: null }], standing_approval: null, reviewers_needed: 0, approval_ttl_minutes: 15, run_limits: null }
     },
     renderWrite: (p: PlanRecord, action: ActionConfig) => renderWrite(p, action),
     findBySelectionAndAction: async (_actor: Actor, selectionId: string, action: { type: string; params?: Record<string, unknown> }) =>

@@ -1,0 +1,35 @@
+/**
+ * How long an approval lasts once the operator changed `approval.ttl_minutes` after it was given. Its expiry was
+ * stored when it was given; an operator who cuts the TTL from a day to 5 minutes (during an incident, say) means the
+ * approvals standing then as well, not only those given from then on: each lasts until the earlier of its stored
+ * expiry and its time plus the TTL the config asks now. A longer TTL never lengthens one. Both times are the store's
+ * (its decision time was the database's on PostgreSQL), so every instance ends it at one time.
+ */
+export interface TtlCut {
+  /** The earlier end: its time plus `ttl_minutes`. */
+  readonly expires_at: string
+  /** The expiry stored when it was given. */
+  readonly given_until: string
+  /** How long it was given for, in minutes (to a tenth). */
+  readonly given_minutes: number
+  /** The TTL the plan is held to now. */
+  readonly ttl_minutes: number
+}
+
+/** The cut the TTL asked now makes to a stored approval, or null when it ends it no earlier than stored. */
+export function ttlCutOf(approval: { readonly decided_at: string; readonly expires_at: string | null }, ttlMinutes: number): TtlCut | null {
+  if (approval.expires_at === null) return null
+  const decided = Date.parse(approval.decided_at)
+  const stored = Date.parse(approval.expires_at)
+  // a time that does not parse cannot be cut from: the stored expiry stands, as before
+  if (!Number.isFinite(decided) || !Number.isFinite(stored)) return null
+  const end = decided + ttlMinutes * 60_000
+  if (end >= stored) return null
+  return { expires_at: new Date(end).toISOString(), given_until: approval.expires_at, given_minutes: Math.round((stored - decided) / 6_000) / 10, ttl_minutes: ttlMinutes }
+}
+
+/** Why a lapsed approval lapsed before its stored expiry, in words, for the refusal: the TTL was cut, old and new. */
+export function ttlCutSentence(entry: { readonly name: string | null; readonly principal: string; readonly decided_at: string; readonly ttl_cut: TtlCut }, resource: string): string {
+  const cut = entry.ttl_cut
+  return `resources.${resource}.approval.ttl_minutes was shortened to ${cut.ttl_minutes} since the approval by "${entry.name ?? entry.principal}" at ${entry.decided_at} was given for ${cut.given_minutes} minutes (until ${cut.given_until}), so it lapsed at ${cut.expires_at}`
+}
