@@ -23,6 +23,15 @@ export function pausedText(paused: OperationView['paused']): string {
   return paused ? `No write is sent before ${paused.until}. ${revealed(paused.reason)}` : ''
 }
 
+/**
+ * The upstream's "not now" answers as one sentence, none included: why an operation was slower than its rate, and
+ * that its targets were asked again. The page and its live update both show this text (the script only sets it).
+ */
+export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets'>): string {
+  if (o.rate_limit_hits === 0) return 'The upstream never asked to wait (no 429, no Retry-After).'
+  return `The upstream asked to wait (429, or 503 with Retry-After) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each wait was honoured and the target asked again. Per target: “rate limited” below.`
+}
+
 export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
@@ -131,6 +140,9 @@ export function OperationPage(d: OperationPageData) {
             <span class="small muted"> · {OUTCOME_WORDS.pending}</span>
           </li>
         </ul>
+        <p class="small" data-rate-limited="" data-testid="rate-limited">
+          {rateLimitedText(o)}
+        </p>
         {/* kept in the page while it runs, so the live update can show a pause that starts later, or clear one */}
         {finished ? null : (
           <div data-paused hidden={o.paused === null}>
@@ -194,6 +206,11 @@ export function OperationPage(d: OperationPageData) {
                 <td>
                   <Pill state={t.outcome} />
                   {t.attempts > 1 ? <span class="small muted"> {t.attempts} attempts</span> : null}
+                  {t.rate_limit_hits > 0 ? (
+                    <div class="small" data-testid="target-rate-limited">
+                      rate limited {t.rate_limit_hits}×
+                    </div>
+                  ) : null}
                 </td>
                 <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
                 <td>

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { TargetState } from '../../operations/index.js'
 import { paths } from '../components.js'
-import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText } from '../pages/operation.js'
+import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText, rateLimitedText } from '../pages/operation.js'
 import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf } from './context.js'
 
 /** An operation's page, the status its live counts poll, and proposing its compensation. */
@@ -33,7 +33,7 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
   ui.get('/operations/:id/status', async (c) => {
     const view = await gateway.operations.get(c.get('viewer').actor, c.req.param('id'))
     // paused_text: the pause as the page shows it, revealed here by the one function every page uses
-    return c.json({ ...view, finished: FINISHED.has(view.state), paused_text: pausedText(view.paused) })
+    return c.json({ ...view, finished: FINISHED.has(view.state), paused_text: pausedText(view.paused), rate_limited_text: rateLimitedText(view) })
   })
 
   ui.post('/operations/:id/compensation', async (c) => {
