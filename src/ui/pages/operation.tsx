@@ -3,6 +3,7 @@ import type { PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
+import { OperationAudit, type OperationAuditData } from '../operation-audit.js'
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
 export const FINISHED: ReadonlySet<string> = FINISHED_STATES
@@ -46,6 +47,8 @@ export interface OperationPageData {
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
   readonly notice?: Flash | null
+  /** the operation's latest audit rows, one page */
+  readonly audit: OperationAuditData
 }
 
 /** The fields whose value differs between before and after, in a stable order. */
@@ -270,6 +273,7 @@ export function OperationPage(d: OperationPageData) {
           </form>
         )}
       </section>
+      <OperationAudit viewer={d.viewer} operationId={o.operation_id} planId={o.plan_id} audit={d.audit} />
       {o.stop_rules ? (
         <details>
           <summary>Stop rules this operation runs under</summary>
