@@ -31,7 +31,9 @@ export interface ListedAuditEntry extends AuditEntry {
 
 export function toListedEntry(row: AuditEventRow): ListedAuditEntry {
   const entry = toEntry(row)
-  return { ...entry, refused_claim: isRefusal(entry.summary) }
+  // a call row is the gateway's own call for the operation: its 4xx is the upstream's answer (a 429, a 412), and its
+  // ids are the operation's, never a claim a refused request made
+  return { ...entry, refused_claim: entry.level === 'run' && isRefusal(entry.summary) }
 }
 
 /** Whether a row's summary records a refused request (the CLI's `outcome`, the HTTP trail's status and error). */

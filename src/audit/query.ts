@@ -14,6 +14,10 @@ export interface AuditQuery {
   readonly until?: string
   /** the previous page's `next_cursor` */
   readonly after_seq?: number
+  /** the previous page's `next_cursor` when `newest_first`: rows before it */
+  readonly before_seq?: number
+  /** the newest rows first (a page's `next_cursor` is then passed as `before_seq`): the operation page's latest steps */
+  readonly newest_first?: boolean
   /** 1..1000; default 100 */
   readonly limit?: number
 }
@@ -21,7 +25,7 @@ export interface AuditQuery {
 export interface AuditPage {
   /** each marked `refused_claim` where its request was refused: listed by id, such a row is a claim, not the id's event */
   readonly events: ListedAuditEntry[]
-  /** pass as `after_seq` for the next page; null when this is the last */
+  /** pass as `after_seq` (`before_seq` when `newest_first`) for the next page; null when this is the last */
   readonly next_cursor: number | null
   /** always false: the rows are listed as stored (see {@link UNVERIFIED_LISTING}) */
   readonly verified: false
@@ -42,7 +46,11 @@ const MAX_QUERY_LIMIT = 1000
 
 export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {}): Promise<AuditPage> {
   const limit = clampLimit(filter.limit, DEFAULT_QUERY_LIMIT, MAX_QUERY_LIMIT)
-  let q = db.selectFrom('audit_events').selectAll().orderBy('seq').limit(limit + 1)
+  let q = db
+    .selectFrom('audit_events')
+    .selectAll()
+    .orderBy('seq', filter.newest_first ? 'desc' : 'asc')
+    .limit(limit + 1)
   if (filter.operation_id !== undefined) q = q.where('operation_id', '=', filter.operation_id)
   if (filter.plan_id !== undefined) q = q.where('plan_id', '=', filter.plan_id)
   if (filter.selection_id !== undefined) q = q.where('selection_id', '=', filter.selection_id)
@@ -51,6 +59,7 @@ export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {
   if (filter.since !== undefined) q = q.where('at', '>=', filter.since)
   if (filter.until !== undefined) q = q.where('at', '<', filter.until)
   if (filter.after_seq !== undefined) q = q.where('seq', '>', filter.after_seq)
+  if (filter.before_seq !== undefined) q = q.where('seq', '<', filter.before_seq)
   const rows = await q.execute()
   const page = rows.slice(0, limit)
   return { events: page.map(toListedEntry), next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null, verified: false, verification: UNVERIFIED_LISTING }

@@ -12,7 +12,8 @@ export function operationProgressLine(op: OperationView, elapsedMs: number, done
   const rate = elapsedMs > 0 ? ((done - doneAtStart) * 1000) / elapsedMs : 0
   const left = rate > 0 && done < op.target_count ? ` · ~${duration(((op.target_count - done) / rate) * 1000)} left` : ''
   const paused = op.paused ? ` · paused until ${op.paused.until} (${cellText(op.paused.reason)})` : ''
-  return `${op.state}${paused}: ${thousands(done)}/${thousands(op.target_count)} targets · succeeded ${thousands(c.succeeded)}, failed ${thousands(c.failed)}, skipped ${thousands(c.skipped)}, unknown ${thousands(c.unknown)} · ${rate.toFixed(1)}/s · ${duration(elapsedMs)}${left}`
+  const throttled = op.rate_limit_hits > 0 ? ` · rate limited ${thousands(op.rate_limit_hits)}x` : ''
+  return `${op.state}${paused}: ${thousands(done)}/${thousands(op.target_count)} targets · succeeded ${thousands(c.succeeded)}, failed ${thousands(c.failed)}, skipped ${thousands(c.skipped)}, unknown ${thousands(c.unknown)}${throttled} · ${rate.toFixed(1)}/s · ${duration(elapsedMs)}${left}`
 }
 
 /**

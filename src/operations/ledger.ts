@@ -106,6 +106,26 @@ export async function rateLimitHitsSoFar(db: Db, operationId: string): Promise<M
   return new Map(rows.map((r) => [Number(r.ord), Number(r.rate_limit_hits)]))
 }
 
+/** The upstream's "not now" answers over an operation's targets: how many, and on how many targets. */
+export interface RateLimitTotals {
+  readonly hits: number
+  readonly targets: number
+}
+
+/**
+ * The totals every view of the operation shows, summed from the ledger (not kept on the operation's row: they
+ * grow while it runs, and a second copy could disagree with the per-target counts the results show).
+ */
+export async function rateLimitTotals(db: Db, operationId: string): Promise<RateLimitTotals> {
+  const row = await db
+    .selectFrom('operation_targets')
+    .select((eb) => [eb.fn.sum<number | string | null>('rate_limit_hits').as('hits'), eb.fn.countAll<number | string>().as('targets')])
+    .where('operation_id', '=', operationId)
+    .where('rate_limit_hits', '>', 0)
+    .executeTakeFirst()
+  return { hits: Number(row?.hits ?? 0), targets: Number(row?.targets ?? 0) }
+}
+
 /**
  * in_flight → pending for targets this executor claimed and never started (it stopped or halted first): no call
  * was made for them. A target no longer in flight (another executor declared it unknown) is left as it is.

@@ -14,7 +14,7 @@ import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner,
 import { readVersionProof, versionProofDigest, vouches } from './version-proof.js'
 import { deadLocalOwners, defaultOwner } from '../store/index.js'
 import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
-import { countTargets, loadOperationRow, targetsInState } from './ledger.js'
+import { countTargets, loadOperationRow, rateLimitTotals, targetsInState } from './ledger.js'
 import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
 import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
@@ -176,7 +176,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
       throw new WarrantError('forbidden', `operation "${operationId}" is on resource "${execution.plan.resource}", outside this token's scope`, { resource: execution.plan.resource })
     return { row, execution }
   }
-  const view = async (row: OperationRow) => operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), now())
+  const view = async (row: OperationRow) =>
+    operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), await rateLimitTotals(store.db, row.id), now())
 
   return {
     async commitPlan(actor, planId, request) {

@@ -68,6 +68,11 @@ export const operationViewSchema = z
     target_count: z.number().int(),
     counts: countsSchema,
     halt_reason: haltReasonSchema.nullable(),
+    rate_limit_hits: z
+      .number()
+      .int()
+      .describe('how many times the upstream answered "not now" (429, or a read\'s 503 with Retry-After), over all targets: each answer was waited out and the target asked again, or the operation halted (rate_limit_retries); why an operation took longer than its rate'),
+    rate_limited_targets: z.number().int().describe('the targets the upstream answered "not now" at least once; per target: rate_limit_hits in the results'),
     paused: z
       .object({
         until: z.string().describe('no write is sent before this instant'),
@@ -103,6 +108,10 @@ export const targetResultSchema = z
     before: z.record(z.string(), z.unknown()).nullable(),
     after: z.record(z.string(), z.unknown()).nullable(),
     attempts: z.number().int(),
+    rate_limit_hits: z
+      .number()
+      .int()
+      .describe('how many times the upstream answered this target "not now" (429, or a read\'s 503 with Retry-After); each was waited out and asked again, up to stop_rules.max_rate_limit_retries'),
     updated_at: z.string(),
   })
   .meta({ id: 'TargetResult' })

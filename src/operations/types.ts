@@ -131,6 +131,10 @@ export interface OperationView {
   readonly target_count: number
   readonly counts: TargetCounts
   readonly halt_reason: HaltReason | null
+  /** how many times the upstream answered "not now" (429, or a read's 503 with Retry-After) over all targets: each was waited out and asked again */
+  readonly rate_limit_hits: number
+  /** the targets answered "not now" at least once */
+  readonly rate_limited_targets: number
   /** writes are paused because an upstream asked to wait (429 and Retry-After): until when, and why */
   readonly paused: OperationPause | null
   readonly stop_rules: StopRules | null
@@ -155,6 +159,8 @@ export interface TargetResult {
   readonly before: Readonly<Record<string, unknown>> | null
   readonly after: Readonly<Record<string, unknown>> | null
   readonly attempts: number
+  /** how many times the upstream answered this target "not now" (429, or a read's 503 with Retry-After) */
+  readonly rate_limit_hits: number
   readonly updated_at: string
 }
 

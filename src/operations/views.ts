@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { WarrantError } from '../contract/index.js'
 import type { OperationRow, OperationTargetRow } from '../store/index.js'
-import { emptyCounts } from './ledger.js'
+import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { reasonText } from './target-reasons.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
@@ -14,9 +14,10 @@ export function parseExecution(row: OperationRow): OperationExecution | null {
 
 /**
  * The operation as every surface shows it. `liveCounts` while it runs; the stored counts once it has finished.
+ * `throttled`: the upstream's "not now" answers, read from the ledger (`rateLimitTotals`).
  * `now`: a pause whose end has passed is not shown (its executor may have stopped before clearing it).
  */
-export function operationView(row: OperationRow, liveCounts: TargetCounts | null, now?: string): OperationView {
+export function operationView(row: OperationRow, liveCounts: TargetCounts | null, throttled: RateLimitTotals, now?: string): OperationView {
   const execution = parseExecution(row)
   const counts = liveCounts ?? { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<TargetCounts>) }
   return {
@@ -31,6 +32,8 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
     target_count: Object.values(counts).reduce((a, b) => a + b, 0),
     counts,
     halt_reason: row.halt_reason === null ? null : (JSON.parse(row.halt_reason) as HaltReason),
+    rate_limit_hits: throttled.hits,
+    rate_limited_targets: throttled.targets,
     paused: pauseOf(row, now),
     stop_rules: JSON.parse(row.stop_rules) as StopRules,
     created_by: row.created_by,
@@ -65,6 +68,7 @@ export function targetResult(row: OperationTargetRow): TargetResult {
     before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),
     after: row.after === null ? null : (JSON.parse(row.after) as Record<string, unknown>),
     attempts: row.attempts,
+    rate_limit_hits: Number(row.rate_limit_hits),
     updated_at: row.updated_at,
   }
 }

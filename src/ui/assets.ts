@@ -194,6 +194,8 @@ export const SCRIPT = `
           var why = paused.querySelector('[data-paused-text]');
           if (why) why.textContent = op.paused_text || '';
         }
+        var limited = root.querySelector('[data-rate-limited]');
+        if (limited && op.rate_limited_text) limited.textContent = op.rate_limited_text;
         var bar = root.querySelector('progress');
         if (bar) bar.value = op.target_count - (op.counts.pending || 0) - (op.counts.in_flight || 0);
         if (status) status.textContent = 'Updated ' + new Date().toISOString().slice(11, 19) + ' UTC';

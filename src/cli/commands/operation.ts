@@ -19,6 +19,12 @@ export function renderOperation(op: OperationView): string {
     `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
     `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
   ]
+  // always said, none included: a reviewer reading why an operation was slow must not have to guess from a missing line
+  lines.push(
+    op.rate_limit_hits > 0
+      ? `  rate limited: the upstream answered "not now" (429, or 503 with Retry-After) ${op.rate_limit_hits} time(s) on ${op.rate_limited_targets} target(s); each was waited out and asked again`
+      : '  rate limited: never (no 429 or Retry-After answer)',
+  )
   // the upstream's words, escaped as the halt's are
   if (op.paused)
     lines.push(`  PAUSED until ${op.paused.until}: the upstream asked to wait (${cellText(op.paused.reason)}); no write is sent before then`)
@@ -42,7 +48,7 @@ export function operationExitStatus(op: OperationView): number {
 /** One result on one line: the id, the reason and the upstream's error are its text, escaped as table cells are. */
 function renderResult(r: TargetResult): string {
   const change = r.before || r.after ? `  ${cellText(JSON.stringify(r.before))} → ${cellText(JSON.stringify(r.after))}` : ''
-  const why = cellText([r.reason && r.reason_text ? `${r.reason} (${r.reason_text})` : r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.error].filter(Boolean).join('; '))
+  const why = cellText([r.reason && r.reason_text ? `${r.reason} (${r.reason_text})` : r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.rate_limit_hits > 0 ? `rate limited ${r.rate_limit_hits}x` : null, r.error].filter(Boolean).join('; '))
   return `${String(r.ord).padStart(7)}  ${cellText(r.id)}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }
 

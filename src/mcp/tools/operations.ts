@@ -92,9 +92,10 @@ export function operationSummary(op: OperationView): string {
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
   const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${op.halt_reason.target_id}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
   const paused = op.paused ? ` Paused until ${op.paused.until}: the upstream asked to wait (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
+  const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and asked again (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
-  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${halt}${unknown}${next}`
+  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${throttled}${halt}${unknown}${next}`
 }
 
 /**
@@ -143,7 +144,10 @@ export const getOperation = defineTool({
     if (args.part === 'overview') return operationSummary(answer as OperationView)
     const page = answer as ResultsPage
     const byOutcome = TARGET_STATES.map((s) => [s, page.results.filter((r) => r.outcome === s).length] as const).filter(([, n]) => n > 0)
-    return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: ${plural(page.results.length, 'per-target result')} of operation ${page.operation_id}${page.outcome ? ` with outcome ${page.outcome}` : ''}${byOutcome.length ? ` (${byOutcome.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}; ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.${reasonsOf(page)} The counts per outcome are in get_operation's overview.`
+    const throttled = page.results.filter((r) => r.rate_limit_hits > 0)
+    const hits = throttled.reduce((sum, r) => sum + r.rate_limit_hits, 0)
+    const waited = throttled.length > 0 ? ` ${plural(throttled.length, 'target')} of this page met "not now" (429, or 503 with Retry-After) ${plural(hits, 'time')} in all (rate_limit_hits).` : ''
+    return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: ${plural(page.results.length, 'per-target result')} of operation ${page.operation_id}${page.outcome ? ` with outcome ${page.outcome}` : ''}${byOutcome.length ? ` (${byOutcome.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}; ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.${reasonsOf(page)}${waited} The counts per outcome are in get_operation's overview.`
   },
 })
 

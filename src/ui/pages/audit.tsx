@@ -22,7 +22,7 @@ export interface AuditPageData {
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {})
 
 /** Who acted, from the event's principal and the actor the log recorded with it. */
-function Actor(props: { viewer: Viewer; event: AuditEntry }) {
+export function Actor(props: { viewer: Viewer; event: AuditEntry }) {
   const actor = record(record(props.event.details).actor)
   if (!props.event.principal) return <span class="muted">gateway ({revealed(props.event.surface)})</span>
   return (
@@ -34,7 +34,7 @@ function Actor(props: { viewer: Viewer; event: AuditEntry }) {
 }
 
 /** The event's summary and decision, briefly. */
-function What(props: { event: AuditEntry }) {
+export function What(props: { event: AuditEntry }) {
   const summary = record(props.event.summary)
   const details = record(props.event.details)
   const parts: string[] = []
@@ -65,8 +65,25 @@ function What(props: { event: AuditEntry }) {
   )
 }
 
+/** Every listing of rows says it checks nothing: the chain is verified as a whole, by the command named (see UNVERIFIED_LISTING). */
+export function UnverifiedNotice(props: { testid?: string }) {
+  return (
+    <Notice kind="info" title="Listed as stored, not verified." testid={props.testid ?? 'unverified'}>
+      <p>
+        These rows are shown as the store holds them, not checked against the hash chain: a row altered, removed or inserted in the store is shown as it now
+        reads. <code>warrant audit verify</code> checks the whole chain and names the first bad row.
+      </p>
+    </Notice>
+  )
+}
+
+/** A row listed by an id its request named and was refused for: the request's claim, never that object's event. */
+export function RefusedClaim(props: { named: string }) {
+  return <div class="small">refused claim: the request was refused; it named {props.named}</div>
+}
+
 /** Both levels are slices of one hash chain, so both tables lead with its order and end with the link that seals it. */
-function ChainTable(props: { label: string; testid: string; columns: readonly Column[]; children?: Child }) {
+export function ChainTable(props: { label: string; testid: string; columns: readonly Column[]; children?: Child }) {
   return (
     <DataTable label={props.label} testid={props.testid} columns={[{ num: 'Seq' }, 'When', ...props.columns, 'Hash']}>
       {props.children}
@@ -74,7 +91,7 @@ function ChainTable(props: { label: string; testid: string; columns: readonly Co
   )
 }
 
-function ChainRow(props: { event: AuditEntry; children?: Child }) {
+export function ChainRow(props: { event: AuditEntry; children?: Child }) {
   const e = props.event
   return (
     <tr>
@@ -104,13 +121,7 @@ export function AuditPage(d: AuditPageData) {
         Two levels, one hash chain: the <a href="#run">run level</a> says who asked and who approved, on which surface; the <a href="#calls">call level</a>{' '}
         lists every upstream call an operation made, with its endpoint, status and outcome. Rows show their sequence number and hash.
       </p>
-      {/* a listing checks nothing: the chain is verified as a whole, by the command named (see UNVERIFIED_LISTING) */}
-      <Notice kind="info" title="Listed as stored, not verified." testid="unverified">
-        <p>
-          These rows are shown as the store holds them, not checked against the hash chain: a row altered, removed or inserted in the store is shown as it
-          now reads. <code>warrant audit verify</code> checks the whole chain and names the first bad row.
-        </p>
-      </Notice>
+      <UnverifiedNotice />
       <section aria-labelledby="run">
         <h2 id="run">Run level: who asked, who approved</h2>
         {d.runTruncated ? <Notice kind="warn" title="Only the first events of each kind are listed." /> : null}
@@ -124,7 +135,7 @@ export function AuditPage(d: AuditPageData) {
               <th scope="row">
                 <code>{revealed(e.action)}</code>
                 {/* listed here by the ids it named: a refused request's ids are its claim, not this plan's event */}
-                {e.refused_claim ? <div class="small">refused claim: the request was refused; it named this plan, its selection or operation, and is not their event</div> : null}
+                {e.refused_claim ? <RefusedClaim named="this plan, its selection or operation, and is not their event" /> : null}
               </th>
               <td>
                 <What event={e} />

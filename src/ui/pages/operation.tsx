@@ -3,6 +3,7 @@ import type { PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
+import { OperationAudit, type OperationAuditData } from '../operation-audit.js'
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
 export const FINISHED: ReadonlySet<string> = FINISHED_STATES
@@ -23,6 +24,15 @@ export function pausedText(paused: OperationView['paused']): string {
   return paused ? `No write is sent before ${paused.until}. ${revealed(paused.reason)}` : ''
 }
 
+/**
+ * The upstream's "not now" answers as one sentence, none included: why an operation was slower than its rate, and
+ * that its targets were asked again. The page and its live update both show this text (the script only sets it).
+ */
+export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets'>): string {
+  if (o.rate_limit_hits === 0) return 'The upstream never asked to wait (no 429, no Retry-After).'
+  return `The upstream asked to wait (429, or 503 with Retry-After) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each wait was honoured and the target asked again. Per target: “rate limited” below.`
+}
+
 export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
@@ -37,6 +47,8 @@ export interface OperationPageData {
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
   readonly notice?: Flash | null
+  /** the operation's latest audit rows, one page */
+  readonly audit: OperationAuditData
 }
 
 /** The fields whose value differs between before and after, in a stable order. */
@@ -131,6 +143,9 @@ export function OperationPage(d: OperationPageData) {
             <span class="small muted"> · {OUTCOME_WORDS.pending}</span>
           </li>
         </ul>
+        <p class="small" data-rate-limited="" data-testid="rate-limited">
+          {rateLimitedText(o)}
+        </p>
         {/* kept in the page while it runs, so the live update can show a pause that starts later, or clear one */}
         {finished ? null : (
           <div data-paused hidden={o.paused === null}>
@@ -194,6 +209,11 @@ export function OperationPage(d: OperationPageData) {
                 <td>
                   <Pill state={t.outcome} />
                   {t.attempts > 1 ? <span class="small muted"> {t.attempts} attempts</span> : null}
+                  {t.rate_limit_hits > 0 ? (
+                    <div class="small" data-testid="target-rate-limited">
+                      rate limited {t.rate_limit_hits}×
+                    </div>
+                  ) : null}
                 </td>
                 <td class="num">{t.upstream_status ?? <span class="empty">none</span>}</td>
                 <td>
@@ -253,6 +273,7 @@ export function OperationPage(d: OperationPageData) {
           </form>
         )}
       </section>
+      <OperationAudit viewer={d.viewer} operationId={o.operation_id} planId={o.plan_id} audit={d.audit} />
       {o.stop_rules ? (
         <details>
           <summary>Stop rules this operation runs under</summary>

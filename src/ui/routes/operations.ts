@@ -3,7 +3,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { TargetState } from '../../operations/index.js'
 import { paths } from '../components.js'
-import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText } from '../pages/operation.js'
+import { OPERATION_AUDIT_ROWS, type OperationAuditData } from '../operation-audit.js'
+import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText, rateLimitedText } from '../pages/operation.js'
 import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf } from './context.js'
 
 /** An operation's page, the status its live counts poll, and proposing its compensation. */
@@ -25,7 +26,26 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     }
     const base = paths.operation(operationId)
     const next = results.next_cursor ? `${base}?${new URLSearchParams({ ...(outcome ? { outcome } : {}), cursor: results.next_cursor })}#targets` : null
-    return html(c, OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice }), status)
+    const audit = await auditOf(operationId, base, c.req.query('audit_before'))
+    return html(
+      c,
+      OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice, audit }),
+      status,
+    )
+  }
+
+  /** The operation's newest audit rows, or those before `before` (a seq the page's "Older rows" link gave). */
+  async function auditOf(operationId: string, base: string, before: string | undefined): Promise<OperationAuditData> {
+    // refused, not read as the newest rows: a page headed "older" or "newest" must be the one asked for
+    if (before !== undefined && !/^[1-9]\d{0,14}$/.test(before))
+      throw new WarrantError('invalid_request', 'audit_before must be a row\'s seq, a whole number from 1, as the "Older rows" link gives it', { field: 'audit_before' })
+    const beforeSeq = before === undefined ? undefined : Number(before)
+    const page = await gateway.audit.query({ operation_id: operationId, newest_first: true, limit: OPERATION_AUDIT_ROWS, ...(beforeSeq === undefined ? {} : { before_seq: beforeSeq }) })
+    return {
+      events: page.events,
+      older: page.next_cursor === null ? null : `${base}?audit_before=${page.next_cursor}#audit`,
+      newest: beforeSeq === undefined ? null : `${base}#audit`,
+    }
   }
 
   ui.get('/operations/:id', (c) => renderOperation(c, c.req.param('id'), null))
@@ -33,7 +53,7 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
   ui.get('/operations/:id/status', async (c) => {
     const view = await gateway.operations.get(c.get('viewer').actor, c.req.param('id'))
     // paused_text: the pause as the page shows it, revealed here by the one function every page uses
-    return c.json({ ...view, finished: FINISHED.has(view.state), paused_text: pausedText(view.paused) })
+    return c.json({ ...view, finished: FINISHED.has(view.state), paused_text: pausedText(view.paused), rate_limited_text: rateLimitedText(view) })
   })
 
   ui.post('/operations/:id/compensation', async (c) => {
