@@ -50,3 +50,51 @@ for (const kind of ['postgres', 'mysql'] as const) {
     })
   })
 }
+
+/**
+ * A `date` column under a timestamp field is shown as its midnight in UTC, and a filter or precondition compares
+ * that instant. PostgreSQL read the filter's instant as a date (its time dropped): `d < 2024-06-01T12:00Z` left out
+ * the row shown as 2024-06-01T00:00Z, `d = 2024-06-01T12:00Z` found it, each answer complete, and a precondition
+ * `d >= 12:00Z` held on it. MariaDB compares a DATE with a date-time as a date-time already.
+ */
+for (const kind of ['postgres', 'mysql'] as const) {
+  describe(`sql on ${kind}: a date column under a timestamp field compares as its midnight`, () => {
+    let engine: Engine
+    before(async () => {
+      engine = await createEngine(kind)
+      await engine.exec('create table days (id varchar(10) primary key, version integer not null, d date)')
+      await engine.exec("insert into days values ('a', 1, '2024-06-01'), ('b', 1, '2024-06-02'), ('n', 1, null)")
+    })
+    after(() => engine?.drop())
+
+    const NOON = '2024-06-01T12:00:00Z'
+    const cases: [object, string[]][] = [
+      [{ d: { lt: NOON } }, ['a']],
+      [{ d: { lte: NOON } }, ['a']],
+      [{ d: { gt: NOON } }, ['b']],
+      [{ d: { gte: NOON } }, ['b']],
+      [{ d: { eq: NOON } }, []],
+      [{ d: { in: [NOON] } }, []],
+      [{ d: { not_in: [NOON] } }, ['a', 'b']],
+      [{ d: { eq: '2024-06-01' } }, ['a']],
+      [{ d: { lte: '2024-06-01T00:00:00Z' } }, ['a']],
+      [{ d: { gt: '2024-06-01T00:00:00Z' } }, ['b']],
+    ]
+    for (const [filter, expected] of cases)
+      it(`${JSON.stringify(filter)} answers ${JSON.stringify(expected)}, complete`, async () => {
+        const envelope = await search(engine.connector('days', { id: 'string', version: 'integer', d: 'timestamp' }), filter as never, 1)
+        assert.deepEqual(envelope.items.map((i) => i.id), expected)
+        assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+      })
+
+    it('a precondition on it holds as the record shows it: none written where it does not', async () => {
+      const connector = engine.connector('days', { id: 'string', version: 'integer', d: 'timestamp', status: 'string' })
+      await engine.exec('alter table days add column status varchar(10)')
+      const refused = await connector.write({ id: 'a', expectedVersion: '1', set: { status: 'late' }, precondition: { d: { gte: NOON } } })
+      assert.deepEqual([refused.kind, 'reason' in refused ? refused.reason : null], ['conflict', 'precondition_failed'], JSON.stringify(refused))
+      const made = await connector.write({ id: 'a', expectedVersion: '1', set: { status: 'early' }, precondition: { d: { lt: NOON } } })
+      assert.equal(made.kind, 'written', JSON.stringify(made))
+      assert.deepEqual(await engine.rows("select status from days where id = 'a'"), [{ status: 'early' }])
+    })
+  })
+}
