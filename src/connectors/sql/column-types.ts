@@ -27,6 +27,8 @@ export interface ColumnType {
   readonly narrowText?: NarrowText | null
   /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
   readonly dateOnly?: boolean
+  /** PostgreSQL: a `timestamp` without time zone or a `date`, whose values a record shows as UTC (`utcWallClock`). */
+  readonly zoneless?: boolean
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -69,7 +71,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
     const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
     const dateOnly = dialect === 'postgres' && String(row.base_type ?? '') === 'date'
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly })
+    const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless })
   }
   return out
 }
@@ -226,6 +229,8 @@ export interface ColumnFacts {
   readonly changedAfterUpdate: boolean
   /** The id column as the catalogue shows it (null where the table declares none by that name): how an id is bound (`serverIdBinding`). */
   readonly idColumn?: ColumnType | null
+  /** The version column as the catalogue shows it: how an expected timestamp version is matched (`versionCondition`). */
+  readonly versionColumn?: ColumnType | null
 }
 
 /** The resource as the catalogue's facts are judged against it. */
@@ -261,6 +266,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
+    versionColumn: columns.get(resource.versionField) ?? null,
   }
 }
 

@@ -98,3 +98,41 @@ for (const kind of ['postgres', 'mysql'] as const) {
     })
   })
 }
+
+/**
+ * A timestamp version over a column without a zone is matched as the UTC time a record shows, whatever the
+ * database's own TimeZone. PostgreSQL's condition cast the column to timestamptz in the session's zone: under
+ * America/New_York a row at 12:00 (shown 12:00Z) was 16:00Z there, no write ever matched, and each was answered
+ * "no longer meets the action's precondition", about a record nobody changed.
+ */
+for (const kind of ['postgres', 'mysql'] as const) {
+  describe(`sql on ${kind}: a timestamp version without a zone, the database in New York time`, () => {
+    let engine: Engine
+    const V0 = '2024-06-01T12:00:00.000Z'
+    before(async () => {
+      engine = await createEngine(kind)
+      if (kind === 'postgres') await engine.exec("do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'America/New_York'); end $$")
+      await engine.exec(`create table stamped (id varchar(10) primary key, version ${ZONELESS[kind][0]} not null, status varchar(10))`)
+      await engine.exec("insert into stamped values ('a', '2024-06-01 12:00:00', 'active'), ('b', '2024-06-01 12:00:00', 'active'), ('c', '2024-06-01 12:00:00', 'active')")
+    })
+    after(() => engine?.drop())
+    const connector = () => engine.connector('stamped', { id: 'string', version: 'timestamp', status: 'string' }, {}, { now: () => new Date(Date.parse(V0) + 5000) })
+
+    it('a write at the version a record shows is made and moves it; a stale one is version_changed', async () => {
+      const c = connector()
+      const read = await c.readByIds(['a'])
+      assert.equal(read.records.get('a')?.version, V0)
+      const made = await c.write({ id: 'a', expectedVersion: V0, set: { status: 'paused' }, precondition: {} })
+      assert.equal(made.kind, 'written', JSON.stringify(made))
+      assert.equal(made.kind === 'written' ? made.record?.version : null, '2024-06-01T12:00:05.000Z')
+      const stale = await c.write({ id: 'a', expectedVersion: V0, set: { status: 'cancelled' }, precondition: {} })
+      assert.deepEqual([stale.kind, 'reason' in stale ? stale.reason : null], ['conflict', 'version_changed'], JSON.stringify(stale))
+      assert.deepEqual(await engine.rows("select status from stamped where id = 'a'"), [{ status: 'paused' }])
+    })
+
+    it('a window is written the same way', { skip: kind === 'mysql' ? 'MySQL writes one target at a time' : false }, async () => {
+      const outcomes = await connector().writeWindow!(['b', 'c'].map((id) => ({ id, expectedVersion: V0, set: { status: 'paused' }, precondition: {} })))
+      assert.deepEqual(outcomes.map((o) => o.kind), ['written', 'written'], JSON.stringify(outcomes))
+    })
+  })
+}
