@@ -271,11 +271,12 @@ export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string,
       out[field] = JSON.stringify(value)
     } else {
       if (!isValueOfType(type, value)) throw setMismatch(field, type, type === 'integer' ? 'an integer' : `a ${type === 'timestamp' ? 'string' : type}`)
-      if (type === 'timestamp' && ctx.dialect === 'mysql') {
-        // a DATETIME literal in UTC; MySQL does not read the ISO string's Z
+      if (type === 'timestamp' && ctx.dialect !== 'sqlite') {
+        // MySQL gets a DATETIME literal in UTC (it does not read the ISO string's Z); PostgreSQL the instant in UTC,
+        // as toISOString spells it: a column without a zone drops an offset, and kept 02:00 for 02:00+02:00
         const at = Date.parse(value as string)
         if (Number.isNaN(at)) throw setMismatch(field, type, 'an ISO-8601 timestamp string')
-        out[field] = new Date(at)
+        out[field] = ctx.dialect === 'mysql' ? new Date(at) : new Date(at).toISOString()
       } else {
         out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
       }
