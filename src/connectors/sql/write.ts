@@ -219,9 +219,8 @@ export function unmovedVersion(ctx: ConnectorContext, id: string, version: strin
  * conditional on): read the row to say why. The write did not happen either way.
  */
 async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable = true): Promise<WriteOutcome> {
-  const compiled = selectRows(ctx)
-    .where(idsIn(ctx, [request.id], (await ctx.catalogue.recent()).columns))
-    .compile()
+  const catalogue = await ctx.catalogue.recent()
+  const compiled = selectRows(ctx).where(idsIn(ctx, [request.id], catalogue.columns)).compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'error', durationMs: result.durationMs })
@@ -236,8 +235,19 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable
   const record = records.find((r) => r.id === request.id)
   // a row the engine's `=` finds under another spelling is not the target, nor proof that it is absent
   if (!record && records.length > 0) return { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, records.map((r) => r.id))}` }
-  if (!record) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+  if (!record) return notFound(ctx, request.id, catalogue)
   return unmatchedOutcome(ctx, request, record, usable)
+}
+
+/**
+ * A target whose row neither the UPDATE nor the read after it found: missing, unless row-level security binds the
+ * role (`TableFacts.hiddenRows`): a policy hides rows from an UPDATE as from a SELECT, so the row may be there,
+ * and "no longer exists" would be a guess. Nothing was written either way.
+ */
+export function notFound(ctx: ConnectorContext, id: string, catalogue: CatalogueFacts): WriteOutcome {
+  const hidden = catalogue.table?.hiddenRows ?? null
+  if (hidden !== null) return { kind: 'rejected', status: 403, message: `nothing was written: record "${id}" was not found, which does not prove it absent: ${hidden}` }
+  return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${id}"` }
 }
 
 /**

@@ -44,6 +44,17 @@ describe('sql on postgres: a table whose row-level security applies to the conne
     assert.match(result.failed[0]?.message ?? '', /row-level security/)
   })
 
+  // the policy hides "b" from the UPDATE as from the SELECT: no row matched, none found, and none proven absent
+  it('a write to a row a policy hides is not "missing": refused naming row-level security, nothing written', async () => {
+    const single = await connectorAs().write({ id: 'b', expectedVersion: '1', set: { status: 'active' }, precondition: {} })
+    assert.equal(single.kind, 'rejected', JSON.stringify(single))
+    assert.match(single.kind === 'rejected' ? single.message : '', /nothing was written: record "b" was not found, which does not prove it absent: table guarded has row-level security/)
+    const window = await connectorAs().writeWindow!([{ id: 'b', expectedVersion: '1', set: { status: 'active' }, precondition: {} }, { id: 'zz', expectedVersion: '1', set: { status: 'active' }, precondition: {} }])
+    assert.deepEqual(window.map((o) => o.kind), ['rejected', 'rejected'], JSON.stringify(window))
+    assert.match(window[0]!.kind === 'rejected' ? window[0]!.message : '', /record "b" was not found, which does not prove it absent: .*row-level security/)
+    assert.deepEqual(await engine.rows("select status, version from guarded where id = 'b'"), [{ status: 'past_due', version: 1 }])
+  })
+
   it('the table owner, whom the policies do not bind, walks it complete', async () => {
     const envelope = await search(engine.connector('guarded', FIELDS), {}, 100)
     assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
