@@ -250,7 +250,7 @@ async function explainUnmatched(
   for (const u of unmatched) {
     const request = requests[u.index]!
     const record = byId.get(request.id)
-    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record)
+    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record, true, catalogue.table?.hiddenRows ?? null)
     else if (others.length > 0) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, others)}` }
     else outcomes[u.index] = notFound(ctx, request.id, catalogue)
   }

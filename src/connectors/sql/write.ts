@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely'
-import { canonicalJson, sameAsDeclared, WarrantError } from '../../contract/index.js'
+import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
@@ -236,7 +236,7 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable
   // a row the engine's `=` finds under another spelling is not the target, nor proof that it is absent
   if (!record && records.length > 0) return { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, records.map((r) => r.id))}` }
   if (!record) return notFound(ctx, request.id, catalogue)
-  return unmatchedOutcome(ctx, request, record, usable)
+  return unmatchedOutcome(ctx, request, record, usable, catalogue.table?.hiddenRows ?? null)
 }
 
 /**
@@ -253,13 +253,18 @@ export function notFound(ctx: ConnectorContext, id: string, catalogue: Catalogue
 /**
  * Why a conditional UPDATE did not match a row that exists. A row without a version (NULL or '') matches no
  * `version = ?`, whatever was expected: refused as such, never "version changed" or "no longer meets the
- * precondition" about a record nobody changed.
+ * precondition" about a record nobody changed. Nor where row-level security binds the role (`hidden`, the
+ * catalogue's `hiddenRows`) and the row read is at the version and meets the precondition: a policy may keep from
+ * an UPDATE a row a SELECT shows.
  */
-export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true): WriteOutcome {
+export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true, hidden: string | null = null): WriteOutcome {
   if (hasNoVersion(record)) return { kind: 'rejected', status: 409, message: `${noVersionMessage(ctx, request.id)}; nothing was written` }
   const expected = request.expectedVersion === '' ? 'no version' : `version ${request.expectedVersion}${usable ? '' : `, which is no ${ctx.versionType} version`}`
   if (!usable || !sameVersion(ctx, record.version, request.expectedVersion)) {
     return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${expected}` }
+  }
+  if (hidden !== null && matchesFilter(record.fields, request.precondition, ctx.fields)) {
+    return { kind: 'rejected', status: 403, message: `nothing was written: record "${request.id}" is at the expected ${expected} and meets the precondition, so a row-level security policy may have kept it from the UPDATE: ${hidden}` }
   }
   return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
 }
