@@ -10,7 +10,7 @@ import { windowKeysMatch } from './key-arrays.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionParam } from './version.js'
-import { conditionalUpdate, finalReturning, notFound, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
+import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -250,7 +250,7 @@ async function explainUnmatched(
   for (const u of unmatched) {
     const request = requests[u.index]!
     const record = byId.get(request.id)
-    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record, true, catalogue.table?.hiddenRows ?? null)
+    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record, true, keptFromUpdate(ctx, catalogue))
     else if (others.length > 0) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, others)}` }
     else outcomes[u.index] = notFound(ctx, request.id, catalogue)
   }

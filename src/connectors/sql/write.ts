@@ -236,7 +236,25 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable
   // a row the engine's `=` finds under another spelling is not the target, nor proof that it is absent
   if (!record && records.length > 0) return { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, records.map((r) => r.id))}` }
   if (!record) return notFound(ctx, request.id, catalogue)
-  return unmatchedOutcome(ctx, request, record, usable, catalogue.table?.hiddenRows ?? null)
+  return unmatchedOutcome(ctx, request, record, usable, keptFromUpdate(ctx, catalogue))
+}
+
+/**
+ * What the catalogue shows may keep an UPDATE from a row it names without an error, said as why; null where nothing
+ * could. Row-level security that binds the role (a policy may keep from an UPDATE a row a SELECT shows); an UPDATE
+ * trigger or rule, or a view (a BEFORE UPDATE trigger returning NULL, SQLite's RAISE(IGNORE), DO INSTEAD NOTHING).
+ */
+export function keptFromUpdate(ctx: ConnectorContext, catalogue: CatalogueFacts): KeptFromUpdate | null {
+  const hidden = catalogue.table?.hiddenRows ?? null
+  if (hidden !== null) return { status: 403, why: `a row-level security policy may have kept it from the UPDATE: ${hidden}` }
+  if (catalogue.columns?.changedAfterUpdate !== true) return null
+  return { status: 409, why: `an UPDATE trigger or rule of ${ctx.endpoint} may have skipped it without an error (a BEFORE UPDATE trigger returning NULL, SQLite's RAISE(IGNORE), a rule DO INSTEAD NOTHING, a view's INSTEAD OF trigger): have it refuse such a write with an error, or let it through` }
+}
+
+/** Why an UPDATE may have been kept from a row, and the status a write so refused answers (403 for a policy). */
+export interface KeptFromUpdate {
+  readonly status: number
+  readonly why: string
 }
 
 /**
@@ -253,18 +271,17 @@ export function notFound(ctx: ConnectorContext, id: string, catalogue: Catalogue
 /**
  * Why a conditional UPDATE did not match a row that exists. A row without a version (NULL or '') matches no
  * `version = ?`, whatever was expected: refused as such, never "version changed" or "no longer meets the
- * precondition" about a record nobody changed. Nor where row-level security binds the role (`hidden`, the
- * catalogue's `hiddenRows`) and the row read is at the version and meets the precondition: a policy may keep from
- * an UPDATE a row a SELECT shows.
+ * precondition" about a record nobody changed. Nor where something may keep an UPDATE from the row (`kept`, see
+ * `keptFromUpdate`) and the row read is at the version and meets the precondition: refused naming it.
  */
-export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true, hidden: string | null = null): WriteOutcome {
+export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true, kept: KeptFromUpdate | null = null): WriteOutcome {
   if (hasNoVersion(record)) return { kind: 'rejected', status: 409, message: `${noVersionMessage(ctx, request.id)}; nothing was written` }
   const expected = request.expectedVersion === '' ? 'no version' : `version ${request.expectedVersion}${usable ? '' : `, which is no ${ctx.versionType} version`}`
   if (!usable || !sameVersion(ctx, record.version, request.expectedVersion)) {
     return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${expected}` }
   }
-  if (hidden !== null && matchesFilter(record.fields, request.precondition, ctx.fields)) {
-    return { kind: 'rejected', status: 403, message: `nothing was written: record "${request.id}" is at the expected ${expected} and meets the precondition, so a row-level security policy may have kept it from the UPDATE: ${hidden}` }
+  if (kept !== null && matchesFilter(record.fields, request.precondition, ctx.fields)) {
+    return { kind: 'rejected', status: kept.status, message: `nothing was written: record "${request.id}" is at the expected ${expected} and meets the precondition, so ${kept.why}` }
   }
   return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
 }
