@@ -25,6 +25,10 @@ export interface ColumnType {
   readonly codePointEquality: boolean
   /** MySQL/MariaDB: the column's character set and collation where narrower than utf8mb4 (`narrowTextOf`). */
   readonly narrowText?: NarrowText | null
+  /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
+  readonly dateOnly?: boolean
+  /** PostgreSQL: a `timestamp` without time zone or a `date`, whose values a record shows as UTC (`utcWallClock`). */
+  readonly zoneless?: boolean
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -66,7 +70,9 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
     const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText })
+    const dateOnly = dialect === 'postgres' && String(row.base_type ?? '') === 'date'
+    const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless })
   }
   return out
 }
@@ -207,7 +213,9 @@ export interface ColumnFacts {
    * shows, and compared as the double it keeps (0.100000001…); a YEAR is shown as the year (2024) and reads a number
    * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999). Timestamp fields over a column keeping more than
    * milliseconds (MySQL DATETIME(6), TIMESTAMP(6); PostgreSQL timestamptz, 6 digits unless told): a record shows the
-   * millisecond (12:00:00.000500 as 12:00:00.000Z).
+   * millisecond (12:00:00.000500 as 12:00:00.000Z). Timestamp fields over a PostgreSQL `date` column: a record shows
+   * its midnight in UTC, while PostgreSQL reads the instant compared with it as a date, its time dropped (`d <
+   * 2024-06-01T12:00Z` left out the row shown as 2024-06-01T00:00Z): compared as a timestamp.
    */
   readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
   /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
@@ -221,6 +229,8 @@ export interface ColumnFacts {
   readonly changedAfterUpdate: boolean
   /** The id column as the catalogue shows it (null where the table declares none by that name): how an id is bound (`serverIdBinding`). */
   readonly idColumn?: ColumnType | null
+  /** The version column as the catalogue shows it: how an expected timestamp version is matched (`versionCondition`). */
+  readonly versionColumn?: ColumnType | null
 }
 
 /** The resource as the catalogue's facts are judged against it. */
@@ -249,12 +259,14 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
         const declared = (column?.declared ?? '').toLowerCase()
         if (dialect === 'sqlite') return []
         if (resource.fields[f] === 'timestamp' && column?.kind === 'temporal' && (column.secondDigits ?? 0) > 3) return [[f, 'micros']]
+        if (resource.fields[f] === 'timestamp' && column?.dateOnly === true) return [[f, 'day']]
         return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
       }),
     ),
     versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
+    versionColumn: columns.get(resource.versionField) ?? null,
   }
 }
 
@@ -317,7 +329,7 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
 const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
 
 /** A MySQL/MariaDB column compared as a record shows it (`ColumnFacts.comparedAsShown`). */
-export type ShownAs = 'float' | 'year' | 'micros'
+export type ShownAs = 'float' | 'year' | 'micros' | 'day'
 
 const MISFIT_FIX = 'declare the field as the column is, or change the column'
 

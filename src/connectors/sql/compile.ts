@@ -226,9 +226,11 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
   }
   const ref = sql.ref(field)
   // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…); a
-  // YEAR as the number it shows (compared with one, it reads 24 as 2024)
+  // YEAR as the number it shows (compared with one, it reads 24 as 2024); a PostgreSQL date as the midnight it shows
+  // (compared with a date-time parameter, it reads that as a date: 12:00 on the day equalled it)
   const plain = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
-  const column = shown === 'float' ? sql`cast(cast(${ref} as char) as double)` : shown === 'year' ? sql`(${ref} + 0)` : plain ? ref : sql`cast(${ref} as text)`
+  const column =
+    shown === 'float' ? sql`cast(cast(${ref} as char) as double)` : shown === 'year' ? sql`(${ref} + 0)` : shown === 'day' ? sql`cast(${ref} as timestamp)` : plain ? ref : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`

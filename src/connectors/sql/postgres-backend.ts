@@ -5,7 +5,7 @@ import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
 import { NotCommittedError, NotConnectedError } from './errors.js'
 import { updateAndReread } from './reread-update.js'
-import { TIMESTAMPTZ, utcInstantText } from './utc-instant-text.js'
+import { DATE, TIMESTAMP, TIMESTAMPTZ, utcInstantText, utcWallClock } from './utc-instant-text.js'
 
 /** PostgreSQL's type oid of `character(n)` (bpchar), also sent for a domain over it. */
 const BPCHAR = 1042
@@ -21,6 +21,8 @@ function typeParserOf(oid: number, format?: string): (value: string) => unknown 
   const parser = pg.types.getTypeParser(oid, format as 'text')
   // a timestamptz is read as the ISO text its record shows, not as a Date turned back into it (`utcInstantText`)
   if (oid === TIMESTAMPTZ && format !== 'binary') return (value) => utcInstantText(value, parser)
+  // a timestamp or date names no zone: read as UTC, as the SQL compares a filter's instant with it (`utcWallClock`)
+  if ((oid === TIMESTAMP || oid === DATE) && format !== 'binary') return (value) => utcWallClock(value, parser)
   return parser
 }
 

@@ -18,8 +18,14 @@ export function versionParam(column: VersionColumn, version: string): string | n
   return version
 }
 
-export function versionCondition(column: VersionColumn, expected: string | number) {
+/** `zoneless`: the column is a PostgreSQL `timestamp` without time zone (`ColumnType.zoneless`). */
+export function versionCondition(column: VersionColumn, expected: string | number, zoneless = false) {
   const ref = sql.ref(column.versionField)
+  if (column.versionType === 'timestamp' && column.dialect === 'postgres' && zoneless) {
+    // shown as the UTC time it holds (`utcWallClock`); cast to timestamptz it would be read in the session's zone,
+    // and under America/New_York no write would ever match the version a record shows
+    return sql`date_trunc('milliseconds', ${ref}) = date_trunc('milliseconds', cast(${expected} as timestamptz) at time zone 'UTC')`
+  }
   if (column.versionType === 'timestamp' && column.dialect === 'postgres') {
     // a timestamptz column keeps microseconds; what we handed out was read at millisecond precision
     return sql`date_trunc('milliseconds', cast(${ref} as timestamptz)) = date_trunc('milliseconds', cast(${expected} as timestamptz))`

@@ -10,7 +10,7 @@ import { windowKeysMatch } from './key-arrays.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
 import { sameVersion, versionParam } from './version.js'
-import { conditionalUpdate, finalReturning, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
+import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
 /**
  * A window of conditional writes as one statement (SQLite, PostgreSQL):
@@ -231,8 +231,9 @@ async function explainUnmatched(
   unmatched: readonly { index: number; key: string }[],
   outcomes: (WriteOutcome | WriteThrew | undefined)[],
 ): Promise<void> {
+  const catalogue = await ctx.catalogue.recent()
   const compiled = selectRows(ctx)
-    .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id), (await ctx.catalogue.recent()).columns))
+    .where(idsIn(ctx, unmatched.map((u) => requests[u.index]!.id), catalogue.columns))
     .compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
@@ -249,9 +250,9 @@ async function explainUnmatched(
   for (const u of unmatched) {
     const request = requests[u.index]!
     const record = byId.get(request.id)
-    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record)
+    if (record) outcomes[u.index] = unmatchedOutcome(ctx, request, record, true, keptFromUpdate(ctx, catalogue))
     else if (others.length > 0) outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, others)}` }
-    else outcomes[u.index] = { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
+    else outcomes[u.index] = notFound(ctx, request.id, catalogue)
   }
 }
 

@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely'
-import { canonicalJson, sameAsDeclared, WarrantError } from '../../contract/index.js'
+import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
@@ -219,9 +219,8 @@ export function unmovedVersion(ctx: ConnectorContext, id: string, version: strin
  * conditional on): read the row to say why. The write did not happen either way.
  */
 async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable = true): Promise<WriteOutcome> {
-  const compiled = selectRows(ctx)
-    .where(idsIn(ctx, [request.id], (await ctx.catalogue.recent()).columns))
-    .compile()
+  const catalogue = await ctx.catalogue.recent()
+  const compiled = selectRows(ctx).where(idsIn(ctx, [request.id], catalogue.columns)).compile()
   const result = await timed(() => ctx.backend.run(compiled))
   if ('error' in result) {
     ctx.emit({ method: 'SELECT', targetId: request.id, outcome: 'error', durationMs: result.durationMs })
@@ -236,20 +235,53 @@ async function explainNoRow(ctx: ConnectorContext, request: WriteRequest, usable
   const record = records.find((r) => r.id === request.id)
   // a row the engine's `=` finds under another spelling is not the target, nor proof that it is absent
   if (!record && records.length > 0) return { kind: 'conflict', reason: 'missing', message: `nothing was written: ${spelledOtherwise(ctx, request.id, records.map((r) => r.id))}` }
-  if (!record) return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${request.id}"` }
-  return unmatchedOutcome(ctx, request, record, usable)
+  if (!record) return notFound(ctx, request.id, catalogue)
+  return unmatchedOutcome(ctx, request, record, usable, keptFromUpdate(ctx, catalogue))
+}
+
+/**
+ * What the catalogue shows may keep an UPDATE from a row it names without an error, said as why; null where nothing
+ * could. Row-level security that binds the role (a policy may keep from an UPDATE a row a SELECT shows); an UPDATE
+ * trigger or rule, or a view (a BEFORE UPDATE trigger returning NULL, SQLite's RAISE(IGNORE), DO INSTEAD NOTHING).
+ */
+export function keptFromUpdate(ctx: ConnectorContext, catalogue: CatalogueFacts): KeptFromUpdate | null {
+  const hidden = catalogue.table?.hiddenRows ?? null
+  if (hidden !== null) return { status: 403, why: `a row-level security policy may have kept it from the UPDATE: ${hidden}` }
+  if (catalogue.columns?.changedAfterUpdate !== true) return null
+  return { status: 409, why: `an UPDATE trigger or rule of ${ctx.endpoint} may have skipped it without an error (a BEFORE UPDATE trigger returning NULL, SQLite's RAISE(IGNORE), a rule DO INSTEAD NOTHING, a view's INSTEAD OF trigger): have it refuse such a write with an error, or let it through` }
+}
+
+/** Why an UPDATE may have been kept from a row, and the status a write so refused answers (403 for a policy). */
+export interface KeptFromUpdate {
+  readonly status: number
+  readonly why: string
+}
+
+/**
+ * A target whose row neither the UPDATE nor the read after it found: missing, unless row-level security binds the
+ * role (`TableFacts.hiddenRows`): a policy hides rows from an UPDATE as from a SELECT, so the row may be there,
+ * and "no longer exists" would be a guess. Nothing was written either way.
+ */
+export function notFound(ctx: ConnectorContext, id: string, catalogue: CatalogueFacts): WriteOutcome {
+  const hidden = catalogue.table?.hiddenRows ?? null
+  if (hidden !== null) return { kind: 'rejected', status: 403, message: `nothing was written: record "${id}" was not found, which does not prove it absent: ${hidden}` }
+  return { kind: 'conflict', reason: 'missing', message: `${ctx.endpoint} has no record with ${ctx.idField} "${id}"` }
 }
 
 /**
  * Why a conditional UPDATE did not match a row that exists. A row without a version (NULL or '') matches no
  * `version = ?`, whatever was expected: refused as such, never "version changed" or "no longer meets the
- * precondition" about a record nobody changed.
+ * precondition" about a record nobody changed. Nor where something may keep an UPDATE from the row (`kept`, see
+ * `keptFromUpdate`) and the row read is at the version and meets the precondition: refused naming it.
  */
-export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true): WriteOutcome {
+export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true, kept: KeptFromUpdate | null = null): WriteOutcome {
   if (hasNoVersion(record)) return { kind: 'rejected', status: 409, message: `${noVersionMessage(ctx, request.id)}; nothing was written` }
   const expected = request.expectedVersion === '' ? 'no version' : `version ${request.expectedVersion}${usable ? '' : `, which is no ${ctx.versionType} version`}`
   if (!usable || !sameVersion(ctx, record.version, request.expectedVersion)) {
     return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${expected}` }
+  }
+  if (kept !== null && matchesFilter(record.fields, request.precondition, ctx.fields)) {
+    return { kind: 'rejected', status: kept.status, message: `nothing was written: record "${request.id}" is at the expected ${expected} and meets the precondition, so ${kept.why}` }
   }
   return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
 }
@@ -271,11 +303,12 @@ export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string,
       out[field] = JSON.stringify(value)
     } else {
       if (!isValueOfType(type, value)) throw setMismatch(field, type, type === 'integer' ? 'an integer' : `a ${type === 'timestamp' ? 'string' : type}`)
-      if (type === 'timestamp' && ctx.dialect === 'mysql') {
-        // a DATETIME literal in UTC; MySQL does not read the ISO string's Z
+      if (type === 'timestamp' && ctx.dialect !== 'sqlite') {
+        // MySQL gets a DATETIME literal in UTC (it does not read the ISO string's Z); PostgreSQL the instant in UTC,
+        // as toISOString spells it: a column without a zone drops an offset, and kept 02:00 for 02:00+02:00
         const at = Date.parse(value as string)
         if (Number.isNaN(at)) throw setMismatch(field, type, 'an ISO-8601 timestamp string')
-        out[field] = new Date(at)
+        out[field] = ctx.dialect === 'mysql' ? new Date(at) : new Date(at).toISOString()
       } else {
         out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
       }

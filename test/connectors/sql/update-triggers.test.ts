@@ -107,3 +107,55 @@ async function readLedger(upstream: Upstream): Promise<{ id: string; status: str
     await reader.close()
   }
 }
+
+/**
+ * A trigger or rule that skips a row without an error (a PostgreSQL BEFORE UPDATE trigger returning NULL, a rule
+ * DO INSTEAD NOTHING, SQLite's RAISE(IGNORE)): the UPDATE matched nothing, the row read after it was at the
+ * expected version and met the precondition, and each write was answered "no longer meets the action's
+ * precondition", a skip for a change nobody made, target after target. It is refused naming the trigger or rule;
+ * a row that does not meet the precondition stays `precondition_failed`.
+ */
+const SKIP_LOCKED = {
+  sqlite: ["create trigger skip_locked before update on ledger when old.status = 'locked' begin select raise(ignore); end"],
+  postgres: [
+    "create function skip_locked() returns trigger language plpgsql as $$ begin if old.status = 'locked' then return null; end if; return new; end $$",
+    'create trigger skip_locked before update on ledger for each row execute function skip_locked()',
+  ],
+} as const
+
+for (const kind of KINDS) {
+  describe(`sql on ${kind}: a trigger that skips a row without an error`, () => {
+    let upstream: Upstream
+    let connector: SqlConnector
+    before(async () => {
+      upstream = await createUpstream(kind)
+      await upstream.exec(TABLE)
+      await upstream.exec("insert into ledger values ('a', 'locked', 1), ('b', 'locked', 1), ('c', 'locked', 1), ('d', 'open', 1)")
+      for (const statement of SKIP_LOCKED[kind]) await upstream.exec(statement)
+      connector = ledgerConnector(upstream.url, FIELDS)
+    })
+    after(async () => {
+      await connector?.close()
+      await upstream?.drop()
+    })
+
+    it('a write the trigger skips is refused naming it, for one write and a window; nothing is written', async () => {
+      const single = await connector.write({ id: 'a', expectedVersion: '1', set: { status: 'open' }, precondition: { status: 'locked' } })
+      assert.equal(single.kind, 'rejected', JSON.stringify(single))
+      assert.match(single.kind === 'rejected' ? single.message : '', /nothing was written: record "a" is at the expected version 1 and meets the precondition, so an UPDATE trigger or rule of table ledger may have skipped it/)
+      const window = await connector.writeWindow!(['b', 'c'].map((id) => ({ id, expectedVersion: '1', set: { status: 'open' }, precondition: {} })))
+      assert.deepEqual(window.map((o) => o.kind), ['rejected', 'rejected'], JSON.stringify(window))
+      const read = await connector.readByIds(['a', 'b', 'c'])
+      assert.deepEqual(['a', 'b', 'c'].map((id) => [read.records.get(id)?.fields.status, read.records.get(id)?.version]), [
+        ['locked', '1'],
+        ['locked', '1'],
+        ['locked', '1'],
+      ])
+    })
+
+    it('a row that does not meet the precondition is precondition_failed as before', async () => {
+      const outcome = await connector.write({ id: 'd', expectedVersion: '1', set: { status: 'closed' }, precondition: { status: 'locked' } })
+      assert.deepEqual([outcome.kind, 'reason' in outcome ? outcome.reason : null], ['conflict', 'precondition_failed'], JSON.stringify(outcome))
+    })
+  })
+}

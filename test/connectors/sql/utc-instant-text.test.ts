@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { TIMESTAMPTZ, utcInstantText } from '../../../src/connectors/sql/utc-instant-text.js'
+import { TIMESTAMP, TIMESTAMPTZ, utcInstantText, utcWallClock } from '../../../src/connectors/sql/utc-instant-text.js'
 
 /**
  * A timestamptz PostgreSQL spells in UTC is read straight to ISO text; it must be, character for character, what
@@ -45,6 +45,29 @@ describe('utcInstantText', () => {
       const result = utcInstantText(text, (value) => ((seen = value), 'parsed'))
       assert.equal(result, 'parsed', text)
       assert.equal(seen, text)
+    }
+  })
+})
+
+describe('utcWallClock', () => {
+  it('reads a timestamp or date without a zone as UTC in any process time zone, BC and five-digit years included', () => {
+    const zone = process.env.TZ
+    process.env.TZ = 'Pacific/Chatham'
+    try {
+      const parse = pg.types.getTypeParser(TIMESTAMP, 'text') as (value: string) => unknown
+      const iso = (text: string) => {
+        const value = utcWallClock(text, parse)
+        return value instanceof Date ? value.toISOString() : value
+      }
+      assert.equal(iso('2024-06-01 12:00:00.25'), '2024-06-01T12:00:00.250Z')
+      assert.equal(iso('2024-06-01'), '2024-06-01T00:00:00.000Z')
+      assert.equal(iso('0044-03-15 12:00:00 BC'), '-000043-03-15T12:00:00.000Z')
+      assert.equal(iso('0044-03-15 BC'), '-000043-03-15T00:00:00.000Z')
+      assert.equal(iso('12345-01-01 00:00:00'), '+012345-01-01T00:00:00.000Z')
+      assert.equal(iso('infinity'), Infinity)
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
     }
   })
 })
