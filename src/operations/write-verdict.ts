@@ -76,17 +76,7 @@ const NOT_THE_RECORD: ReadonlySet<number> = new Set([202, 203, 206])
  * writes; either way the answer proves nothing, and a target recorded `failed` on it would never be revisited.
  */
 export function unmoved(before: SourceRecord, version: string): boolean {
-  return before.version !== '' && (sameVersion(version, before.version) || sameOpaqueTag(version, before.version))
-}
-
-/**
- * Two entity tags naming one opaque tag, one or both weak (`W/"v1"` and `"v1"`: RFC 9110's weak comparison). A
- * proxy weakens the tag of the answers it compresses (nginx does), so a tag seen only weakened has not moved.
- */
-function sameOpaqueTag(a: string, b: string): boolean {
-  const opaque = (tag: string) => /^(?:W\/)?("[^"]*")$/.exec(tag)?.[1]
-  const left = opaque(a)
-  return left !== undefined && left === opaque(b)
+  return before.version !== '' && sameVersion(version, before.version)
 }
 
 export function unmovedVerdict(version: string, holds: boolean, answered: string): Extract<Verdict, { kind: 'unmoved' }> {

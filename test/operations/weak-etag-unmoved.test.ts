@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { resourceSchema } from '../../src/config/schema.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { sameVersion } from '../../src/operations/effect.js'
 import { judge, prepare, type TargetContext } from '../../src/operations/target-step.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 
@@ -69,5 +70,13 @@ describe('a version seen after the write only weakened (W/"v1" after "v1")', () 
     } finally {
       await connector.close()
     }
+  })
+
+  test('every version comparison of an operation (its re-read, a conflict, reconcile) takes the two as one tag', () => {
+    assert.equal(sameVersion('W/"v1"', '"v1"'), true)
+    assert.equal(sameVersion('"v1"', 'W/"v1"'), true)
+    assert.equal(sameVersion('W/"v1"', 'W/"v2"'), false)
+    // only entity tags: an unquoted version is text
+    assert.equal(sameVersion('W/v1', 'v1'), false)
   })
 })
