@@ -65,6 +65,15 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   const changed = after ? differs(record, after) : 'the record could not be read back'
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
+    // "no such record" from the write, of a record just read by id, is the write path not knowing it (a path
+    // with no route that answers JSON, another id scheme), not a refusal of the version: a probe that held
+    // would vouch for skipping each target's second read
+    if (outcome.reason === 'missing')
+      return guarantee(
+        'unknown',
+        `the stale write was answered ${outcome.status ?? 'not found'} (no such record), though a read by id reads it: that is no refusal of the version, so whether the upstream enforces it is not known; check that the write path names the record the read does`,
+        connector.kind === 'http' ? [`actions.${name}.write.path`] : [],
+      )
     // sql: the connector moves the version column itself on each write and never answers `written` for one whose
     // version did not move (write.ts `refusal`); what no probe sees is whether the table's other writers move it
     if (connector.kind === 'sql')

@@ -95,13 +95,24 @@ export function sameValue(a: unknown, b: unknown): boolean {
   }
 }
 
-/** Versions compare as text; timestamps also as instants (a driver may render the same instant differently). */
+/**
+ * Versions compare as text; timestamps also as instants (a driver may render the same instant differently); entity
+ * tags by their opaque tag, weak or not (`W/"v1"` is `"v1"`: RFC 9110's weak comparison), since a proxy weakens the
+ * tag of the answers it compresses (nginx does), so a tag seen only weakened has not moved.
+ */
 export function sameVersion(stored: string, expected: string): boolean {
   if (stored === expected) return true
+  const tag = opaqueTag(stored)
+  if (tag !== undefined && tag === opaqueTag(expected)) return true
   const iso = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/
   if (!iso.test(stored) || !iso.test(expected)) return false
   const a = Date.parse(stored)
   return !Number.isNaN(a) && a === Date.parse(expected)
+}
+
+/** The opaque tag of an entity tag (`"v1"` of `W/"v1"` or of `"v1"`), or undefined for a version of another form. */
+function opaqueTag(version: string): string | undefined {
+  return /^(?:W\/)?("[^"]*")$/.exec(version)?.[1]
 }
 
 /** A version as a sentence says it: an empty one (frozen before versionless records were refused) is none, never a blank. */

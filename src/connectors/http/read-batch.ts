@@ -21,6 +21,8 @@ export interface BatchReads {
   readonly records: Map<string, SourceRecord>
   /** id → the 429 (or 503 naming a wait), for ids no source answered (they are not read again alone: the source said wait) */
   readonly rateLimited: Map<string, BatchWait>
+  /** id → the source whose answer carried its record (the other sources were not asked for it) */
+  readonly foundOn: Map<string, string>
 }
 
 /** Reads one id of one source by `get.path`: the record, or null when that read did not find it whole. */
@@ -41,6 +43,7 @@ export type ReadAlone = (source: string, id: string) => Promise<SourceRecord | n
 export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: readonly string[], readAlone: ReadAlone, signal?: AbortSignal): Promise<BatchReads> {
   const records = new Map<string, SourceRecord>()
   const rateLimited = new Map<string, BatchWait>()
+  const foundOn = new Map<string, string>()
   // a comma inside an id would split it in two under the comma encoding: such an id is only read alone
   let remaining = ids.filter((id) => batch.encoding !== 'comma' || !id.includes(','))
   for (const source of ctx.sourceNames) {
@@ -49,13 +52,17 @@ export async function readInBatches(ctx: HttpContext, batch: BatchConfig, ids: r
     for (let at = 0; at < remaining.length; at += batch.max_ids) chunks.push(remaining.slice(at, at + batch.max_ids))
     const answers = await mapBounded(chunks, ctx.config.read_concurrency, (chunk) => readBatch(ctx, batch, source, chunk, readAlone, signal))
     answers.forEach((answer, i) => {
-      if (answer.kind === 'records') for (const [id, record] of answer.records) records.set(id, record)
+      if (answer.kind === 'records')
+        for (const [id, record] of answer.records) {
+          records.set(id, record)
+          foundOn.set(id, source)
+        }
       else if (answer.kind === 'rate_limited') for (const id of chunks[i]!) rateLimited.set(id, answer.limit)
     })
     remaining = remaining.filter((id) => !records.has(id))
   }
   for (const id of records.keys()) rateLimited.delete(id)
-  return { records, rateLimited }
+  return { records, rateLimited, foundOn }
 }
 
 type BatchAnswer =

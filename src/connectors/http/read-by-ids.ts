@@ -20,7 +20,7 @@ type OneRead =
   | { readonly kind: 'failed'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
 
 /**
- * Reads records by id through `get.path`, trying the sources in order until one has it. 404 or 410 on every
+ * Reads records by id through `get.path`, from every source: one holds it, or (two holding it) it fails. 404 or 410 on every
  * source means missing (the API's own 404: an HTML page in its place is a failure, see `pageNotFound`); any other failure on a source makes the id failed, unless a later source has it.
  * With `get.batch`, several ids are first read per request (read-batch.ts); what those answers do not prove
  * is read here alone, so absence is only ever said by `get.path`.
@@ -38,7 +38,14 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
       return read.kind === 'found' ? read.record : null
     }
     const read = await readInBatches(ctx, batch, unique, readAlone, signal)
-    for (const [id, record] of read.records) records.set(id, record)
+    // a batch answer found the id on one source, and asked no other for it: each other one is asked alone
+    const elsewhere = await mapBounded([...read.foundOn], ctx.config.read_concurrency, ([id, source]) => heldElsewhere(ctx, id, source, signal))
+    const twice = new Map(elsewhere.flatMap((e) => (e.message === null ? [] : [[e.id, e.message] as const])))
+    for (const [id, record] of read.records) {
+      const message = twice.get(id)
+      if (message !== undefined) failed.push({ id, message })
+      else records.set(id, record)
+    }
     for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
     alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
   }
@@ -58,14 +65,37 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
   return { records, missing, failed }
 }
 
+/**
+ * One id from every source. Reads and writes address a record by id alone (a write goes to the first source that
+ * has it), so an id two sources hold names neither: it fails, naming them, rather than handing over the first
+ * source's record, which a write would then change in place of the other.
+ */
 async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Promise<OneRead> {
   let firstFailure: OneRead | null = null
+  let found: Extract<OneRead, { kind: 'found' }> | null = null
+  const holders: string[] = []
   for (const source of ctx.sourceNames) {
     const read = await readFrom(ctx, source, id, signal)
-    if (read.kind === 'found') return read
+    if (read.kind === 'found') {
+      found ??= read
+      holders.push(source)
+    }
     if (read.kind === 'failed') firstFailure ??= read
   }
-  return firstFailure ?? { kind: 'missing' }
+  if (holders.length > 1) return { kind: 'failed', message: heldByMany(id, holders) }
+  return found ?? firstFailure ?? { kind: 'missing' }
+}
+
+/** Whether a source other than `source` also holds `id`: the failure that says so, else null. */
+async function heldElsewhere(ctx: HttpContext, id: string, source: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly message: string | null }> {
+  const holders = [source]
+  for (const other of ctx.sourceNames) if (other !== source && (await readFrom(ctx, other, id, signal)).kind === 'found') holders.push(other)
+  return { id, message: holders.length > 1 ? heldByMany(id, holders) : null }
+}
+
+function heldByMany(id: string, sources: readonly string[]): string {
+  const named = sources.map((s) => `"${s}"`)
+  return `id ${quotedKey(id)} names a record on sources ${named.slice(0, -1).join(', ')} and ${named.at(-1)}: a read or a write by id reaches the first source that has it, so it cannot tell them apart and neither is read (the ids of a resource's sources must be unique across them)`
 }
 
 /** One id read from one source by `get.path`. */

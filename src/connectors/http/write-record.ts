@@ -9,6 +9,7 @@ import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
 import { pageNotFound } from './page-not-found.js'
+import { errorInBody } from './error-body.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
 import type { UpstreamExchange } from './upstream-request.js'
@@ -171,6 +172,9 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
       const stated = statedVersion(ctx, newVersion, headers, undefined)
       return { kind: 'written', status, record: null, body: value, ...(stated === null ? {} : { newVersion: stated }) }
     }
+    // a body saying at its top level that the request failed (`errors` beside the record, `ok: false`): the record
+    // there is what the upstream meant to do, not what it holds, and so is a version in it; re-read and judged
+    if (errorInBody(value, answerPaths(ctx)) !== null) return { kind: 'written', status, record: null, body: value }
     const stated = statedVersion(ctx, newVersion, headers, value)
     return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag'), parsed.rounded), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
@@ -204,6 +208,13 @@ function answerRecord(ctx: HttpContext, id: string, value: unknown, etag: string
   if (unstorableKey(made.record.version)) return { record: null }
   const representation = readPath(value, ctx.config.get.record_path)
   return { record: withRepresentation(made.record, representation, holdsRounded(representation, rounded)) }
+}
+
+/** The members a write's answer is read at (the record, its declared fields): what the config says they are, never a failure flag. */
+function answerPaths(ctx: HttpContext): string[] {
+  const recordPath = ctx.config.get.record_path
+  if (recordPath !== '') return [recordPath]
+  return Object.keys(ctx.resource.fields).map((field) => fieldPath(ctx, field))
 }
 
 /** The new version where `write.new_version` says the answer carries it, or null. */

@@ -27,6 +27,9 @@ describe('http get.batch', () => {
       const one = /^\/[ab]\/items\/(.+)$/.exec(req.url.pathname)
       if (one) {
         const id = decodeURIComponent(one[1]!)
+        // a source that limits its lookups limits its reads by id too
+        if (mode[shard] === 'limited') return sendJson(res, 429, { error: 'slow down' }, { 'retry-after': '3' })
+        if (mode[shard] === 'unavailable') return sendJson(res, 503, { error: 'maintenance' }, { 'retry-after': '5' })
         // gone: deleted between the batch read and the read alone
         const record = (shard === 'a' || mode[shard] === 'mirror') && !(mode[shard] === 'gone' && id === 'r001') ? byId.get(id) : undefined
         // etag: the version is only in the ETag header of a read by id; a list carries none
@@ -256,19 +259,23 @@ describe('http get.batch', () => {
     assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])
   })
 
-  it('sources are asked in order, each for what the earlier ones did not answer', async () => {
+  it('sources are asked in order, each for what the earlier ones did not answer; an id one answered is asked of the others alone', async () => {
     mode.a = 'hides'
     const { conn, calls } = connector({}, ['a', 'b'])
     const result = await conn.readByIds(ids(4))
     assert.equal(result.records.size, 4)
-    // r002: not in a's answer, not in b's; read alone, a has it
+    // r002: not in a's answer, not in b's; read alone, a has it (and b not: an id two sources hold names neither)
     assert.deepEqual(
       calls.map((c) => [c.source, c.endpoint, c.outcome]),
       [
         ['a', '/items/{id}', 'found'], // the sample of a's answer
         ['a', '/lookup', 'partial'],
         ['b', '/lookup', 'partial'],
+        ['b', '/items/{id}', 'not_found'], // r001, r003, r004: a's answer carried them; b must not hold them too
+        ['b', '/items/{id}', 'not_found'],
+        ['b', '/items/{id}', 'not_found'],
         ['a', '/items/{id}', 'found'],
+        ['b', '/items/{id}', 'not_found'],
       ],
     )
   })
