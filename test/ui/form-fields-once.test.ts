@@ -68,4 +68,21 @@ describe('review forms: a field given twice is refused, nothing recorded (real H
     assert.match(answer.html, /comment\[\]/)
     assert.deepEqual((await env.fx.as('reviewer')('GET', `/v1/plans/${planId}`)).body.approvals, [])
   })
+  // A JSON (or text/plain) body read as a form has no field at all, and was answered 403 "its CSRF token is missing
+  // or wrong", blaming a token the sender had put in the body: the answer names the media type to send.
+  test('a decision sent as JSON or text/plain is 400 naming the form media types, nothing recorded', async () => {
+    const { planId, digest } = await pendingPlan()
+    const session = await openReviewSession(env.fx.base, env.fx.tokens.reviewer)
+    await session.get(`/review/plans/${planId}`)
+    for (const [type, body] of [
+      ['application/json', JSON.stringify({ csrf: session.csrf, decision: 'approve', plan_digest: digest })],
+      ['text/plain', `csrf=${session.csrf}\r\ndecision=approve\r\nplan_digest=${digest}`],
+    ]) {
+      const response = await fetch(`${env.fx.base}/review/plans/${planId}/decision`, { method: 'POST', redirect: 'manual', headers: { 'content-type': type!, cookie: session.cookie }, body })
+      const html = await response.text()
+      assert.equal(response.status, 400, `${type}: ${html.slice(0, 300)}`)
+      assert.match(html, /application\/x-www-form-urlencoded/)
+    }
+    assert.deepEqual((await env.fx.as('reviewer')('GET', `/v1/plans/${planId}`)).body.approvals, [])
+  })
 })

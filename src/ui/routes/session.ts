@@ -20,6 +20,9 @@ export function refuseCrossSiteForms(ui: Hono<UiEnv>, deps: ReviewRouteDeps): vo
     if (c.req.method === 'POST') {
       // Read once here (hono keeps the parsed form for the routes): a body that is not a form is the sender's
       // mistake, a 400, never a page failure.
+      // any other body reads as a form without fields, which the session gate would call a missing CSRF token
+      if (!/^\s*(application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i.test(c.req.header('content-type') ?? ''))
+        throw new WarrantError('invalid_request', 'the review pages take forms only: send the form as application/x-www-form-urlencoded or multipart/form-data; nothing was changed', { field: 'content-type' })
       let form: Record<string, unknown>
       try {
         form = await c.req.parseBody({ all: true })
