@@ -43,6 +43,7 @@ export function authenticate(gateway: Gateway, surface: Surface = 'http'): Middl
     if (times > 1) throw new WarrantError('invalid_request', `the Authorization header is given ${times} times; send one (Authorization: Bearer <token>)`, { field: 'authorization', count: times })
     const header = c.req.header('authorization')
     const token = header?.match(/^Bearer\s+(\S+)$/i)?.[1]
+    if (token === undefined) refuseMalformed(header)
     try {
       c.set('actor', await gateway.principals.authenticate(token, surface))
     } catch (error) {
@@ -54,4 +55,17 @@ export function authenticate(gateway: Gateway, surface: Surface = 'http'): Middl
     }
     await next()
   }
+}
+
+/**
+ * A header that holds something other than one bearer token (`Bearer a b`; `Bearer a, Bearer b` joined by a proxy;
+ * `Basic …`; a bare token) is the client's mistake, said as such rather than "a bearer token is required" to a client
+ * that sent one, and tries no token, so it is no failed guess. Absent, blank or `Bearer` alone stays the 401. The
+ * refusal never quotes the header: any word of it may be a token.
+ */
+function refuseMalformed(header: string | undefined): void {
+  const words = header?.trim().split(/\s+/).filter((w) => w !== '') ?? []
+  if (words.length === 0 || (words.length === 1 && /^Bearer$/i.test(words[0]!))) return
+  const problem = /^Bearer$/i.test(words[0]!) ? `it holds ${words.length - 1} words after Bearer` : 'it does not start with the Bearer scheme'
+  throw new WarrantError('invalid_request', `the Authorization header must be "Bearer <token>", one token: ${problem}; send one token (Authorization: Bearer <token>)`, { field: 'authorization' })
 }

@@ -13,6 +13,7 @@ import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerPrincipal } from './commands/principal.js'
 import { registerCheck } from './commands/check.js'
+import { refuseRepeatedOptions } from './repeated-options.js'
 import { auditedInvocation } from './cli-audit.js'
 import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
 import { wasInterrupted } from './interrupt.js'
@@ -39,6 +40,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerPrincipal(program)
   registerMcp(program)
   registerCheck(program)
+  refuseRepeatedOptions(program)
   try {
     // Every invocation leaves an audit row (surface cli), refused or not, written before it answers.
     await auditedInvocation(

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { WarrantError } from '../../contract/index.js'
+import { WarrantError, isReservedKey } from '../../contract/index.js'
 import { cliActor, TOKEN_OPTIONS, type TokenFlags } from '../cli-actor.js'
 import { noteCliAnswer } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -12,12 +12,21 @@ import { reachLines, underHeadline } from '../render-reach.js'
 /** `--param k=v`, typed by the action's declared parameter types (number, boolean, string). */
 export function parseParams(terms: readonly string[], declared: Readonly<Record<string, { readonly type: string }>>): Record<string, string | number | boolean> {
   const params: Record<string, string | number | boolean> = {}
+  const given = new Map<string, string>()
   for (const term of terms) {
     const eq = term.indexOf('=')
     if (eq < 1) throw new WarrantError('invalid_request', `cannot read --param "${term}": expected NAME=VALUE`, { param: term })
     const key = term.slice(0, eq)
     const raw = term.slice(eq + 1)
-    const type = declared[key]?.type
+    // assigned, `__proto__` would set the object's prototype and the parameter vanish without a word
+    if (isReservedKey(key)) throw new WarrantError('invalid_request', `--param "${term}": "${key}" is a reserved name, never a parameter name`, { param: key })
+    // kept as its last value, the plan would be proposed on one of two values the operator wrote (HTTP refuses a
+    // key named twice): the same value twice is one request, two values are refused
+    const before = given.get(key)
+    if (before !== undefined && before !== raw)
+      throw new WarrantError('invalid_request', `--param ${key} is given twice with different values ("${key}=${before}" and "${term}"); give it once`, { param: key })
+    given.set(key, raw)
+    const type = Object.hasOwn(declared, key) ? declared[key]!.type : undefined
     if (type === 'number') {
       // the plan would write another value than the one given (HTTP and MCP refuse rounded numbers too)
       const read = decimalArgument(raw)

@@ -20,11 +20,16 @@ export function refuseCrossSiteForms(ui: Hono<UiEnv>, deps: ReviewRouteDeps): vo
     if (c.req.method === 'POST') {
       // Read once here (hono keeps the parsed form for the routes): a body that is not a form is the sender's
       // mistake, a 400, never a page failure.
+      // any other body reads as a form without fields, which the session gate would call a missing CSRF token
+      if (!/^\s*(application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i.test(c.req.header('content-type') ?? ''))
+        throw new WarrantError('invalid_request', 'the review pages take forms only: send the form as application/x-www-form-urlencoded or multipart/form-data; nothing was changed', { field: 'content-type' })
+      let form: Record<string, unknown>
       try {
-        await c.req.parseBody()
+        form = await c.req.parseBody({ all: true })
       } catch {
         throw new WarrantError('invalid_request', 'the form could not be read: send it as application/x-www-form-urlencoded or a well-formed multipart/form-data')
       }
+      refuseRepeatedFields(form)
     }
     await next()
   })
@@ -127,6 +132,18 @@ async function forbiddenForm(c: Ctx, deps: ReviewRouteDeps, actor: Actor | null)
     }),
     403,
   )
+}
+
+/**
+ * Every review form names each field once (its two decision buttons share a name, and a browser sends only the one
+ * clicked). Read field by field, a repeated one would be its last value (`decision=reject&decision=approve` recorded
+ * an approval), and a `name[]` one a list no route reads: refused as a /v1 body naming a key twice is.
+ */
+function refuseRepeatedFields(form: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(form)) {
+    if (Array.isArray(value))
+      throw new WarrantError('invalid_request', `form field "${field}" is given ${value.length === 1 ? 'as a list' : `${value.length} times`}; a review form sends each field once, so nothing was changed`, { field, count: value.length })
+  }
 }
 
 /** Only a path of these pages: never another site, never a protocol-relative URL. */
