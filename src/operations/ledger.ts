@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type SqlBool } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
 import { ledgerBatch } from './ledger-batch.js'
@@ -101,7 +101,7 @@ export async function rateLimitHitsSoFar(db: Db, operationId: string): Promise<M
     .select(['ord', 'rate_limit_hits'])
     .where('operation_id', '=', operationId)
     .where('state', '=', 'pending')
-    .where('rate_limit_hits', '>', 0)
+    .where(throttled)
     .execute()
   return new Map(rows.map((r) => [Number(r.ord), Number(r.rate_limit_hits)]))
 }
@@ -117,14 +117,22 @@ export interface RateLimitTotals {
  * grow while it runs, and a second copy could disagree with the per-target counts the results show).
  */
 export async function rateLimitTotals(db: Db, operationId: string): Promise<RateLimitTotals> {
-  const row = await db
+  const row = await rateLimitTotalsQuery(db, operationId).executeTakeFirst()
+  return { hits: Number(row?.hits ?? 0), targets: Number(row?.targets ?? 0) }
+}
+
+/** The statement `rateLimitTotals` runs (its plan is tested: it must read the partial index, never every target). */
+export function rateLimitTotalsQuery(db: Db, operationId: string) {
+  return db
     .selectFrom('operation_targets')
     .select((eb) => [eb.fn.sum<number | string | null>('rate_limit_hits').as('hits'), eb.fn.countAll<number | string>().as('targets')])
     .where('operation_id', '=', operationId)
-    .where('rate_limit_hits', '>', 0)
-    .executeTakeFirst()
-  return { hits: Number(row?.hits ?? 0), targets: Number(row?.targets ?? 0) }
+    .where(throttled)
 }
+
+// Spelled as the partial index `operation_targets_rate_limited_idx` is (migration 0016), a literal: an engine uses
+// a partial index only where the query's terms imply its own, which a bound parameter (`> ?`) does not show SQLite.
+const throttled = sql<SqlBool>`rate_limit_hits > 0`
 
 /**
  * in_flight → pending for targets this executor claimed and never started (it stopped or halted first): no call

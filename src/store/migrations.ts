@@ -11,6 +11,7 @@ import { addWebhookDeliveryLeaseOwner } from './migration-webhook-delivery-lease
 import { addPrincipalLastDisabled } from './migration-principal-last-disabled.js'
 import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
 import { addTargetRateLimits } from './migration-target-rate-limits.js'
+import { addRateLimitedTargetIndex } from './migration-rate-limited-index.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -36,6 +37,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0013_selection_lookalike_ids': { up: addSelectionLookalikeIds },
   '0014_principal_last_disabled': { up: addPrincipalLastDisabled },
   '0015_target_rate_limit_hits': { up: addTargetRateLimits },
+  '0016_rate_limited_target_index': { up: addRateLimitedTargetIndex },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */
