@@ -21,6 +21,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   upstream_unknown: 'no answer: the write may or may not have happened; reconcile before anything is retried',
   effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
   effect_pending: 'the upstream took the write to apply later: reconcile once it has',
+  rate_limited_applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
   [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
   reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
   reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
