@@ -169,6 +169,8 @@ export interface PreparedWrite {
   readonly before: Readonly<Record<string, unknown>> | null
   readonly setFields: readonly string[]
   readonly done: (outcome: TargetOutcome, extra?: Partial<ObservedOutcome>) => Attempt
+  /** a write of this target was sent before and answered 429 (`rateLimitedWriteSent`): it may have landed */
+  readonly earlierWrite: boolean
 }
 
 /** How a write call ended: the connector's answer, or what it threw. */
@@ -224,12 +226,9 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
     })
   // A write of it answered 429 earlier may have landed all the same (an upstream that applies it, then refuses the
   // rate): the record moved to the approved values is then not "changed by another writer, nothing written"
-  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && rateLimitedWriteSent(target) && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
-    return done({
-      state: 'unknown',
-      reason: 'rate_limited_applied',
-      message: `a write of record "${id}" was answered 429 (rate limited), yet the record is now at ${versionText(record.version)}, not ${versionText(target.expected_version)}, holding the approved values: that write may have been applied despite the 429 (or another writer set the same values); it was not sent again`,
-    })
+  const earlierWrite = rateLimitedWriteSent(target)
+  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
+    return done(rateLimitedApplied(id, target.expected_version, record.version))
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
     return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written` })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
@@ -239,7 +238,19 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
   const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}) }
-  return { kind: 'write', request, record, rendered, before, setFields, done }
+  return { kind: 'write', request, record, rendered, before, setFields, done, earlierWrite }
+}
+
+/**
+ * A target whose earlier write was answered 429, found at a new version holding the approved values (on its retry's
+ * read, or on the re-read after the retry was refused for that version): that write may have landed all the same.
+ */
+export function rateLimitedApplied(id: string, from: string, now: string): TargetOutcome {
+  return {
+    state: 'unknown',
+    reason: 'rate_limited_applied',
+    message: `a write of record "${id}" was answered 429 (rate limited), yet the record is now at ${versionText(now)}, not ${versionText(from)}, holding the approved values: that write may have been applied despite the 429 (or another writer set the same values); it is not sent again`,
+  }
 }
 
 /** The write's answer judged against the approved effect. */

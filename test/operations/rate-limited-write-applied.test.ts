@@ -3,7 +3,8 @@ import { describe, test } from 'node:test'
 import { STORE_KINDS } from '../support/stores.js'
 import { allResults, selectProposeApprove, waitForOperation } from './support/flow.js'
 import { withUsersGateway, type UsersGateway } from './support/users-gateway.js'
-import { userIdOf } from './support/users-upstream.js'
+import { userIdOf, type User } from './support/users-upstream.js'
+import { withFaultGateway } from './support/fault-gateway.js'
 
 const ROLE = { type: 'set_role', role: 'viewer' }
 const RATE_LIMITED = { status: 429, body: { error: 'slow down' }, headers: { 'retry-after': '1' } }
@@ -23,6 +24,8 @@ async function commitRole(ctx: UsersGateway, key: string) {
  * `unknown` (`rate_limited_applied`), not sent again, and reconcile settles it, with the before-value read before
  * the write (a compensation restores it). A 429 on a write that did not
  * land is retried and written once; a record another writer moved elsewhere meanwhile is still skipped.
+ * Where the retry's own read lagged (a replica still at the old version), the retry was sent, refused 412, and the
+ * re-read then showed the record moved: skipped version_changed "nothing was written", for our own first write.
  */
 for (const kind of STORE_KINDS) {
   describe(`a write answered 429 that the upstream applied (${kind} store)`, () => {
@@ -41,6 +44,26 @@ for (const kind of STORE_KINDS) {
         assert.equal(settled.outcome, 'succeeded', JSON.stringify(settled))
         // the before-value as read before the write answered 429, not the one its retry read after it landed
         assert.deepEqual(settled.before, { role: 'member' }, JSON.stringify(settled))
+      }))
+
+    test('the retry read from a lagging replica, its write refused 412: still unknown, never skipped', () =>
+      withFaultGateway(kind, 2, { concurrency: 1, batch_size: 10 }, async ({ upstream, agent, commit, finished }) => {
+        let stale: User | undefined
+        let lagged = false
+        upstream.onWrite = (t) => {
+          if (t.n !== 1) return t.send(...t.apply())
+          stale = t.before
+          t.apply()
+          t.send(429, { error: 'slow down' }, { 'retry-after': '1' })
+        }
+        // the retry's read before its write is served the record as it was before the first write
+        upstream.onRead = (id) => (id === userIdOf(1) && stale && !lagged ? ((lagged = true), stale) : undefined)
+        const id = await commit(`lagged-429-${kind}`)
+        const operation = await finished(id)
+        const first = (await allResults(agent, id)).find((r) => r.id === userIdOf(1))
+        assert.deepEqual([first.outcome, first.reason, first.upstream_status], ['unknown', 'rate_limited_applied', 412], JSON.stringify(first))
+        assert.equal(upstream.writes.get(userIdOf(1)), 2, 'the retry was sent (and refused)')
+        assert.deepEqual(operation.counts, { pending: 0, in_flight: 0, succeeded: 1, failed: 0, skipped: 0, unknown: 1 }, JSON.stringify(operation))
       }))
 
     test('a 429 on a write not applied is retried and written once; one moved by another writer meanwhile is skipped', () =>
