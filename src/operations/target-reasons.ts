@@ -1,4 +1,5 @@
-import { INTERRUPTED_REASON } from './ledger.js'
+import type { OperationTargetRow } from '../store/index.js'
+import { INTERRUPTED_REASON, rateLimitedWriteSent } from './ledger.js'
 import { NOT_APPLIED } from './reconcile.js'
 
 /**
@@ -38,6 +39,18 @@ const MEANINGS: Readonly<Record<string, string>> = {
   other_record_answer: 'the upstream answered with another record than the target; read again, the target holds the approved change (the operation halts)',
   // pending
   rate_limited: 'waiting: the upstream asked to try again later; nothing was written yet',
+}
+
+/**
+ * A pending target whose write was sent and answered 429 (the operation waiting, or halted on its retries): that
+ * nothing was written is the upstream's word only, since an upstream may apply a write and refuse the rate after.
+ */
+const RATE_LIMITED_WRITE =
+  'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)'
+
+/** A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered 429. */
+export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>): string | null {
+  return row.state === 'pending' && rateLimitedWriteSent(row) ? RATE_LIMITED_WRITE : reasonText(row.reason)
 }
 
 /** The reason in words; null for no reason, and the code itself said to be unexplained for one not listed. */

@@ -26,6 +26,7 @@ async function commitRole(ctx: UsersGateway, key: string) {
  * land is retried and written once; a record another writer moved elsewhere meanwhile is still skipped.
  * Where the retry's own read lagged (a replica still at the old version), the retry was sent, refused 412, and the
  * re-read then showed the record moved: skipped version_changed "nothing was written", for our own first write.
+ * An operation halted on such a target's retries left it pending "nothing was written yet".
  */
 for (const kind of STORE_KINDS) {
   describe(`a write answered 429 that the upstream applied (${kind} store)`, () => {
@@ -64,6 +65,17 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual([first.outcome, first.reason, first.upstream_status], ['unknown', 'rate_limited_applied', 412], JSON.stringify(first))
         assert.equal(upstream.writes.get(userIdOf(1)), 2, 'the retry was sent (and refused)')
         assert.deepEqual(operation.counts, { pending: 0, in_flight: 0, succeeded: 1, failed: 0, skipped: 0, unknown: 1 }, JSON.stringify(operation))
+      }))
+
+    test('halted on its retries, a target whose write was answered 429 is not said to be one nothing was written to', () =>
+      withUsersGateway(kind, 2, { concurrency: 1, batch_size: 10 }, async (ctx) => {
+        ctx.upstream.onWrite = () => ({ refuse: { ...RATE_LIMITED, headers: { 'retry-after': '0' } } })
+        const { operation, results } = await commitRole(ctx, `halted-429-${kind}`)
+        assert.equal(operation.halt_reason?.rule, 'rate_limit_retries', JSON.stringify(operation))
+        const first = results.find((r) => r.id === userIdOf(1))
+        assert.deepEqual([first.outcome, first.reason], ['pending', 'rate_limited'], JSON.stringify(first))
+        assert.match(first.reason_text, /^waiting: its write was sent and answered 429 \(rate limited\), which says the upstream did not apply it/)
+        assert.doesNotMatch(first.reason_text, /nothing was written/)
       }))
 
     test('a 429 on a write not applied is retried and written once; one moved by another writer meanwhile is skipped', () =>
