@@ -5,6 +5,7 @@ import { allResults, selectProposeApprove, waitForOperation } from './support/fl
 import { withUsersGateway, type UsersGateway } from './support/users-gateway.js'
 import { userIdOf, type User } from './support/users-upstream.js'
 import { withFaultGateway } from './support/fault-gateway.js'
+import { runAcrossRestart } from './support/restart-trial.js'
 
 const ROLE = { type: 'set_role', role: 'viewer' }
 const RATE_LIMITED = { status: 429, body: { error: 'slow down' }, headers: { 'retry-after': '1' } }
@@ -77,6 +78,17 @@ for (const kind of STORE_KINDS) {
         assert.match(first.reason_text, /^waiting: its write was sent and answered 429 \(rate limited\), which says the upstream did not apply it/)
         assert.doesNotMatch(first.reason_text, /nothing was written/)
       }))
+
+    test('the executor stopped during the pause after such a 429: the next process, from the ledger alone, finds it unknown and sends nothing again', async () => {
+      let n = 0
+      // the first write is applied and answered 429; the first gateway closes during it, in the pause that follows
+      const answer = () => (++n === 1 ? { refuse: { status: 429, body: { error: 'slow down' }, headers: { 'retry-after': '2' }, changedBy: { role: 'viewer' } } } : {})
+      await runAcrossRestart(kind, { count: 2, execution: { concurrency: 1 }, stopAt: 1, answer }, ({ row, upstream }) => {
+        assert.equal(row.state, 'completed_with_unknown', JSON.stringify(row))
+        assert.equal(upstream.writes.get(userIdOf(1)), 1, 'not sent again after the restart')
+        assert.equal(upstream.writes.get(userIdOf(2)), 1)
+      })
+    })
 
     test('a 429 on a write not applied is retried and written once; one moved by another writer meanwhile is skipped', () =>
       withUsersGateway(kind, 2, { concurrency: 1, batch_size: 10 }, async (ctx) => {
