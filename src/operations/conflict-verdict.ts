@@ -1,8 +1,8 @@
 import { matchesFilter, quotedKey } from '../contract/index.js'
 import type { WriteOutcome } from '../connectors/index.js'
-import { sameValue, sameVersion, versionText } from './effect.js'
+import { checkRecordFields, sameValue, sameVersion, versionText } from './effect.js'
 import { rereadOne } from './reread.js'
-import type { Attempt, PreparedWrite, TargetContext } from './target-step.js'
+import { rateLimitedApplied, type Attempt, type PreparedWrite, type TargetContext } from './target-step.js'
 
 /**
  * An upstream's refusal of a write for a conflict: 409 Conflict, 412 Precondition Failed, or 404 Not Found on
@@ -38,6 +38,10 @@ export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite,
   if (reread.kind === 'missing') return skipped('missing', `re-read, record ${quotedKey(id)} no longer exists`)
   if (reread.kind !== 'found') return refused(`re-reading the record failed (${reread.message}), so whether it changed is not known: the refusal is taken as the upstream's`)
   const now = reread.record
+  // the read before this write may have lagged behind an earlier write of it answered 429 but applied: the record
+  // moved to the approved values is then possibly our own write, not another writer's change
+  if (!sameVersion(now.version, record.version) && prepared.earlierWrite && checkRecordFields(now.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
+    return done({ ...rateLimitedApplied(id, record.version, now.version), upstream_status: status })
   if (!sameVersion(now.version, record.version))
     return skipped('version_changed', `re-read, record ${quotedKey(id)} is at ${versionText(now.version)}, not at ${versionText(record.version)}: it changed since it was read`)
   const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(now.fields[f], rendered.holds![f])) : undefined

@@ -149,7 +149,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
       const stop = rateLimited(target, result)
       await result.returned
       if (stop) halt ??= stop
-      else await retry(target)
+      else await retry(result.again)
       return
     }
     const fired = tracker.observe(result.observed)

@@ -70,9 +70,28 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
  * counted on the row in the same statement: an executor resuming the operation goes on counting toward
  * `max_rate_limit_retries` (see `rateLimitHitsSoFar`).
  */
-export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status = 429): Promise<boolean> {
-  const set = { state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message }), upstream_status: status, rate_limit_hits: sql`rate_limit_hits + 1`, updated_at: now }
+export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status = 429, writeSent = false): Promise<boolean> {
+  const set = { state: 'pending', reason: 'rate_limited', error: rateLimitedError(message, writeSent), upstream_status: status, rate_limit_hits: sql`rate_limit_hits + 1`, updated_at: now }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
+}
+
+/**
+ * The error a target put back to pending carries. `write_sent`: a write of it was sent and answered "not now" (a
+ * 429 on the write, not on a read before it), now or on an earlier turn; kept on the row, so a restarted executor
+ * still knows that write may have landed (an upstream that applies a write and answers 429 all the same).
+ */
+export function rateLimitedError(message: string, writeSent: boolean): string {
+  return JSON.stringify(writeSent ? { message, write_sent: true } : { message })
+}
+
+/** Whether a target pending again had a write sent and answered 429 (`rateLimitedError`). */
+export function rateLimitedWriteSent(target: Pick<OperationTargetRow, 'reason' | 'error'>): boolean {
+  if (target.reason !== 'rate_limited' || target.error === null) return false
+  try {
+    return (JSON.parse(target.error) as { write_sent?: unknown }).write_sent === true
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { type FieldTypeNames, matchesFilter } from '../contract/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { sameVersion, versionText } from './effect.js'
+import { rateLimitedWriteSent } from './ledger.js'
 import { asksToWait } from './reread.js'
 import type { OperationExecution, StopRuleName } from './types.js'
 
@@ -43,6 +44,10 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
     if (failure) return { kind: 'changed', rule: 'membership_unverifiable', target, message: `member "${id}" could not be re-read before its batch (${failure.message}); membership cannot be proven` }
     const record = read.records.get(id)
     if (!record || missing.has(id)) return { kind: 'changed', rule: 'membership_changed', target, message: `member "${id}" no longer exists upstream` }
+    // its own write, answered 429, may have landed all the same (a process resuming the operation reads the batch
+    // again): a change is then possibly ours, so its own step judges it (unknown, or skipped), never a halt that
+    // leaves it pending as if nothing had been sent
+    if (rateLimitedWriteSent(target)) continue
     // frozen with no version: the record read now has one, and whether it changed since cannot be told
     if (target.expected_version === '')
       return {

@@ -1,4 +1,5 @@
-import { INTERRUPTED_REASON } from './ledger.js'
+import type { OperationTargetRow } from '../store/index.js'
+import { INTERRUPTED_REASON, rateLimitedWriteSent } from './ledger.js'
 import { NOT_APPLIED } from './reconcile.js'
 
 /**
@@ -21,6 +22,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   upstream_unknown: 'no answer: the write may or may not have happened; reconcile before anything is retried',
   effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
   effect_pending: 'the upstream took the write to apply later: reconcile once it has',
+  rate_limited_applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
   [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
   reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
   reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
@@ -37,6 +39,18 @@ const MEANINGS: Readonly<Record<string, string>> = {
   other_record_answer: 'the upstream answered with another record than the target; read again, the target holds the approved change (the operation halts)',
   // pending
   rate_limited: 'waiting: the upstream asked to try again later; nothing was written yet',
+}
+
+/**
+ * A pending target whose write was sent and answered 429 (the operation waiting, or halted on its retries): that
+ * nothing was written is the upstream's word only, since an upstream may apply a write and refuse the rate after.
+ */
+const RATE_LIMITED_WRITE =
+  'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)'
+
+/** A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered 429. */
+export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>): string | null {
+  return row.state === 'pending' && rateLimitedWriteSent(row) ? RATE_LIMITED_WRITE : reasonText(row.reason)
 }
 
 /** The reason in words; null for no reason, and the code itself said to be unexplained for one not listed. */

@@ -4,7 +4,7 @@ import { callContext, type Connector, type SourceRecord, type WriteOutcome, type
 import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, checkStatus, checkUntouched, pick, sameValue, sameVersion, versionText, type UntouchedCheck } from './effect.js'
-import { markInFlight, recordOutcome, releaseUnstarted, returnToPending, type TargetOutcome } from './ledger.js'
+import { markInFlight, rateLimitedError, rateLimitedWriteSent, recordOutcome, releaseUnstarted, returnToPending, type TargetOutcome } from './ledger.js'
 import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
@@ -51,8 +51,11 @@ export type StepResult =
    * the target stays `in_flight`, which a crash turns into `unknown`, as for a crash during the write.
    */
   | { readonly kind: 'recorded'; readonly observed: ObservedOutcome; readonly committed: Promise<boolean> }
-  /** A 429: the whole operation pauses; the target is pending again (nothing was done) once `returned` settles. */
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly returned: Promise<boolean> }
+  /**
+   * A 429: the whole operation pauses; the target is pending again once `returned` settles. `again`: the target as
+   * the ledger now holds it, to be tried again (it remembers a write sent and answered 429: `rateLimitedWriteSent`).
+   */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly returned: Promise<boolean>; readonly again: OperationTargetRow }
   /** The target was not pending, or this executor no longer holds the lease: nothing was sent. */
   | { readonly kind: 'not_claimed' }
   /**
@@ -104,7 +107,10 @@ export function settle(ctx: TargetContext, target: OperationTargetRow, step: Att
   if (step.kind === 'lease_ended') return { kind: 'lease_ended', returned: releaseUnstarted(ctx.db, ctx.operationId, [target.ord], ctx.now()) }
   if (step.kind === 'rate_limited') {
     // not awaited here: the caller pauses every later write first, then waits for the target to be pending again
-    return { ...step, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now(), step.status) }
+    const sent = step.writeSent === true || rateLimitedWriteSent(target)
+    const again = { ...target, reason: 'rate_limited', error: rateLimitedError(step.message, sent) }
+    const { writeSent: _, ...rest } = step
+    return { ...rest, again, returned: returnToPending(ctx.db, ctx.operationId, target.ord, step.message, ctx.now(), step.status, sent) }
   }
   const committed = recordOutcome(ctx.db, ctx.operationId, target.ord, step.outcome, ctx.now())
   ;(ctx.telemetry ?? NO_TELEMETRY).add('warrant_operation_targets_total', { resource: ctx.execution.plan.resource, outcome: step.outcome.state })
@@ -114,8 +120,11 @@ export function settle(ctx: TargetContext, target: OperationTargetRow, step: Att
 /** How one target's attempt ended, before the ledger records it. */
 export type Attempt =
   | { readonly kind: 'done'; readonly outcome: TargetOutcome; readonly observed: ObservedOutcome }
-  /** `defaulted`: the upstream named no usable wait; `retryAfterSeconds` is the connector's default. `status`: the upstream's (429, 503) */
-  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number }
+  /**
+   * `defaulted`: the upstream named no usable wait; `retryAfterSeconds` is the connector's default. `status`: the
+   * upstream's (429, 503). `writeSent`: the write itself was answered so (not a read before it), so it may have landed.
+   */
+  | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number; readonly writeSent?: true }
   /** nothing sent: the lease lost its margin first (see `TargetContext.leaseHolds`) */
   | { readonly kind: 'lease_ended' }
 
@@ -160,6 +169,8 @@ export interface PreparedWrite {
   readonly before: Readonly<Record<string, unknown>> | null
   readonly setFields: readonly string[]
   readonly done: (outcome: TargetOutcome, extra?: Partial<ObservedOutcome>) => Attempt
+  /** a write of this target was sent before and answered 429 (`rateLimitedWriteSent`): it may have landed */
+  readonly earlierWrite: boolean
 }
 
 /** How a write call ended: the connector's answer, or what it threw. */
@@ -213,6 +224,11 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
       message: `record "${id}" no longer holds what was written: "${moved}" is ${show(record.fields[moved])}, not ${show(rendered.holds![moved])}; nothing was written`,
       before: pick(record.fields, Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))),
     })
+  // A write of it answered 429 earlier may have landed all the same (an upstream that applies it, then refuses the
+  // rate): the record moved to the approved values is then not "changed by another writer, nothing written"
+  const earlierWrite = rateLimitedWriteSent(target)
+  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
+    return done(rateLimitedApplied(id, target.expected_version, record.version))
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
     return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written` })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
@@ -222,7 +238,19 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
   const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}) }
-  return { kind: 'write', request, record, rendered, before, setFields, done }
+  return { kind: 'write', request, record, rendered, before, setFields, done, earlierWrite }
+}
+
+/**
+ * A target whose earlier write was answered 429, found at a new version holding the approved values (on its retry's
+ * read, or on the re-read after the retry was refused for that version): that write may have landed all the same.
+ */
+export function rateLimitedApplied(id: string, from: string, now: string): TargetOutcome {
+  return {
+    state: 'unknown',
+    reason: 'rate_limited_applied',
+    message: `a write of record "${id}" was answered 429 (rate limited), yet the record is now at ${versionText(now)}, not ${versionText(from)}, holding the approved values: that write may have been applied despite the 429 (or another writer set the same values); it is not sent again`,
+  }
 }
 
 /** The write's answer judged against the approved effect. */
@@ -280,7 +308,7 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
       // sent, never committed: nothing was written, and nothing was refused either (no validation failure)
       return done({ state: 'failed', reason: 'rolled_back', upstream_status: null, message: outcome.message, before })
     case 'rate_limited':
-      return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
+      return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, writeSent: true, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
     case 'unknown':
       return done({ state: 'unknown', reason: 'upstream_unknown', upstream_status: outcome.status ?? null, message: outcome.message, before })
   }

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { WarrantError } from '../contract/index.js'
 import type { OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
-import { reasonText } from './target-reasons.js'
+import { targetReasonText } from './target-reasons.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
 export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
@@ -62,7 +62,7 @@ export function targetResult(row: OperationTargetRow): TargetResult {
     id: row.record_id,
     outcome: row.state,
     reason: row.reason,
-    reason_text: reasonText(row.reason),
+    reason_text: targetReasonText(row),
     upstream_status: row.upstream_status,
     error: row.error === null ? null : messageIn(row.error),
     before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),
