@@ -25,6 +25,7 @@ export {
   type WhoAsked,
 } from './incidents.js'
 export { UNVERIFIED_LISTING, type AuditPage, type AuditQuery } from './query.js'
+export { READ_ACTIONS, type ReadsLeftOut } from './reads.js'
 export { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, hashAuditRow, rowHashMatches, signingKeyId, type UnhashedAuditRow } from './chain.js'
 export { CHECKPOINT_FORMAT, checkCheckpoint, parseCheckpoint, signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
 export { AUDIT_KEY_ENV, createAuditKeyFile, loadAuditKeyring, parseAuditKeys, type AuditKey, type AuditKeyring, type AuditKeySource } from './keyring.js'

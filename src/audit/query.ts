@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { AuditLevel, Database } from '../store/index.js'
 import { clampLimit, toListedEntry, type ListedAuditEntry } from './entry.js'
+import { isSuccessfulRead, type ReadsLeftOut } from './reads.js'
 
 export interface AuditQuery {
   readonly operation_id?: string
@@ -18,6 +19,11 @@ export interface AuditQuery {
   readonly before_seq?: number
   /** the newest rows first (a page's `next_cursor` is then passed as `before_seq`): the operation page's latest steps */
   readonly newest_first?: boolean
+  /**
+   * leave successful reads out (see {@link isSuccessfulRead}; a refused one is always listed), in the query, so a
+   * page is still `limit` rows where more exist; the page then says how many it left out (`reads_left_out`)
+   */
+  readonly without_reads?: boolean
   /** 1..1000; default 100 */
   readonly limit?: number
 }
@@ -27,6 +33,8 @@ export interface AuditPage {
   readonly events: ListedAuditEntry[]
   /** pass as `after_seq` (`before_seq` when `newest_first`) for the next page; null when this is the last */
   readonly next_cursor: number | null
+  /** with `without_reads` only: the successful reads left out within this page's span */
+  readonly reads_left_out?: ReadsLeftOut
   /** always false: the rows are listed as stored (see {@link UNVERIFIED_LISTING}) */
   readonly verified: false
   readonly verification: string
@@ -46,11 +54,39 @@ const MAX_QUERY_LIMIT = 1000
 
 export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {}): Promise<AuditPage> {
   const limit = clampLimit(filter.limit, DEFAULT_QUERY_LIMIT, MAX_QUERY_LIMIT)
-  let q = db
-    .selectFrom('audit_events')
+  const desc = filter.newest_first === true
+  // the head as the page is read: the page and its count of left-out reads stop there, so a read appended between the
+  // two queries (this page's own status poll) is in neither, and the count is the page's
+  const head = filter.without_reads ? ((await matching(db, filter).select((eb) => eb.fn.max('seq').as('head')).executeTakeFirst())?.head ?? null) : null
+  let q = matching(db, filter)
     .selectAll()
-    .orderBy('seq', filter.newest_first ? 'desc' : 'asc')
+    .orderBy('seq', desc ? 'desc' : 'asc')
     .limit(limit + 1)
+  if (filter.after_seq !== undefined) q = q.where('seq', '>', filter.after_seq)
+  if (filter.before_seq !== undefined) q = q.where('seq', '<', filter.before_seq)
+  if (filter.without_reads) q = q.where('seq', '<=', Number(head ?? 0)).where((eb) => eb.not(isSuccessfulRead(eb)))
+  const rows = await q.execute()
+  const page = rows.slice(0, limit)
+  const next_cursor = rows.length > limit ? page[page.length - 1]!.seq : null
+  const listing = { events: page.map(toListedEntry), next_cursor, verified: false as const, verification: UNVERIFIED_LISTING }
+  if (!filter.without_reads) return listing
+  // the page's span: its own cursors, bounded by the next page's (none past the last page), up to the head read above
+  const after = desc && next_cursor !== null ? next_cursor : (filter.after_seq ?? null)
+  const before = !desc && next_cursor !== null ? next_cursor : (filter.before_seq ?? null)
+  let c = matching(db, filter)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('seq', '<=', Number(head ?? 0))
+    .where((eb) => isSuccessfulRead(eb))
+  // a next page's cursor lies within the page's own cursors, so it is the tighter bound
+  if (after !== null) c = c.where('seq', '>', after)
+  if (before !== null) c = c.where('seq', '<', before)
+  const counted = await c.executeTakeFirst()
+  return { ...listing, reads_left_out: { count: Number(counted?.n ?? 0), after_seq: after, before_seq: before } }
+}
+
+/** The rows the filter names, whatever the page: its ids, level and time bounds. */
+function matching(db: Kysely<Database>, filter: AuditQuery): SelectQueryBuilder<Database, 'audit_events', {}> {
+  let q = db.selectFrom('audit_events')
   if (filter.operation_id !== undefined) q = q.where('operation_id', '=', filter.operation_id)
   if (filter.plan_id !== undefined) q = q.where('plan_id', '=', filter.plan_id)
   if (filter.selection_id !== undefined) q = q.where('selection_id', '=', filter.selection_id)
@@ -58,9 +94,5 @@ export async function queryAuditLog(db: Kysely<Database>, filter: AuditQuery = {
   if (filter.level !== undefined) q = q.where('level', '=', filter.level)
   if (filter.since !== undefined) q = q.where('at', '>=', filter.since)
   if (filter.until !== undefined) q = q.where('at', '<', filter.until)
-  if (filter.after_seq !== undefined) q = q.where('seq', '>', filter.after_seq)
-  if (filter.before_seq !== undefined) q = q.where('seq', '<', filter.before_seq)
-  const rows = await q.execute()
-  const page = rows.slice(0, limit)
-  return { events: page.map(toListedEntry), next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null, verified: false, verification: UNVERIFIED_LISTING }
+  return q
 }

@@ -1,4 +1,4 @@
-import type { ListedAuditEntry } from '../audit/index.js'
+import type { ListedAuditEntry, ReadsLeftOut } from '../audit/index.js'
 import type { Viewer } from './components.js'
 import { RecordId, paths } from './components.js'
 import { count } from './format.js'
@@ -15,6 +15,36 @@ export interface OperationAuditData {
   readonly older: string | null
   /** back to the newest rows, or null when these are they */
   readonly newest: string | null
+  /** whether the successful reads are listed; if not, how many this page left out; `toggle` is this page the other way */
+  readonly reads: { readonly shown: true; readonly toggle: string } | { readonly shown: false; readonly left_out: ReadsLeftOut; readonly toggle: string }
+}
+
+/**
+ * What the listing says of the reads: left out (how many, of which rows) with a link to list them, or listed with a
+ * link to leave them out. The count is of this page's span, so a reviewer knows exactly what is not in front of them.
+ */
+function ReadsNote(props: { reads: OperationAuditData['reads'] }) {
+  const r = props.reads
+  if (r.shown)
+    return (
+      <p data-testid="operation-audit-reads">
+        Successful reads of this operation are listed too.{' '}
+        <a href={r.toggle} data-testid="operation-audit-hide-reads">
+          Leave the reads out
+        </a>
+      </p>
+    )
+  const n = r.left_out.count
+  return (
+    <p data-testid="operation-audit-reads">
+      {count(n)} successful {n === 1 ? 'read' : 'reads'} left out of this page: requests that only read and were answered (GETs of the API, this
+      page's own status polls among them, MCP get_operation, warrant operation show), among the rows this page
+      spans. A refused request is always listed.{' '}
+      <a href={r.toggle} data-testid="operation-audit-show-reads">
+        Show the reads too
+      </a>
+    </p>
+  )
 }
 
 /** An upstream call's outcome as its row recorded it (`success`, `rate_limited`, …). */
@@ -25,7 +55,8 @@ function callOutcome(e: ListedAuditEntry): string | null {
 
 /**
  * The operation's own audit rows (commit, start, each upstream call and write, halt, end; and the requests that named
- * it), newest first: a reviewer sees from the operation what was done, without leaving it for the plan's trail.
+ * it, its successful reads left out and counted unless asked for: every view of it is a row, and they would bury the
+ * rows that acted), newest first: a reviewer sees from the operation what was done, without leaving it for the plan's trail.
  * Listed as stored, like every listing: it says it is not verified and marks a refused request's claim.
  */
 export function OperationAudit(props: { viewer: Viewer; operationId: string; planId: string; audit: OperationAuditData }) {
@@ -34,12 +65,15 @@ export function OperationAudit(props: { viewer: Viewer; operationId: string; pla
   const last = a.events[a.events.length - 1]
   const range =
     !first || !last
-      ? 'No audit row names this operation.'
+      ? a.reads.shown || a.reads.left_out.count === 0
+        ? 'No audit row names this operation.'
+        : 'No audit row other than successful reads names this operation here.'
       : `${a.newest === null ? 'The newest' : 'Older:'} ${a.events.length === 1 ? 'row' : `${count(a.events.length)} rows`}, seq ${count(first.seq)} back to ${count(last.seq)}${a.older ? '; older rows on the next page' : ', back to its first row'}.`
   return (
     <section aria-labelledby="audit">
       <h2 id="audit">Audit rows of this operation</h2>
       <UnverifiedNotice testid="operation-audit-unverified" />
+      <ReadsNote reads={a.reads} />
       <div class="pager">
         <span data-testid="operation-audit-range">{range}</span>
         {a.newest === null ? null : <a href={a.newest}>Newest rows</a>}

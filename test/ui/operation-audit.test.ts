@@ -50,7 +50,8 @@ describe("the operation page lists the operation's audit rows", () => {
       for (let i = 0; i < 55; i++) assert.equal((await ctx.agent('GET', `/v1/operations/${id}`)).status, 200)
 
       const page = await (await newContext(browser)).newPage()
-      await signIn(page, ctx.fx, 'reviewer', `/review/operations/${id}`)
+      // with the reads (by default they are left out: operation-audit-reads.test.ts)
+      await signIn(page, ctx.fx, 'reviewer', `/review/operations/${id}?audit_reads=1`)
       assert.match(await page.getByTestId('operation-audit-unverified').innerText(), /Listed as stored, not verified\.[\s\S]*warrant audit verify/)
       const newest = await rowsOf(page)
       assert.equal(newest.length, 50, 'one page: the newest 50')
@@ -62,7 +63,7 @@ describe("the operation page lists the operation's audit rows", () => {
       assert.ok(newest.every((r) => /GET \/v1\/operations\/:id\b/.test(r.text)), 'the newest rows are the latest reads')
       assert.match(await page.getByTestId('operation-audit-range').innerText(), /^The newest 50 rows, seq [\d,]+ back to [\d,]+; older rows on the next page\.$/)
 
-      await Promise.all([page.waitForURL(/audit_before=/), page.getByTestId('operation-audit-older').click()])
+      await Promise.all([page.waitForURL(/audit_before=\d+&audit_reads=1/), page.getByTestId('operation-audit-older').click()])
       const older = await rowsOf(page)
       assert.ok(older.length > 0 && older.every((r) => r.seq < newest[newest.length - 1]!.seq), 'older rows continue below the first page')
       assert.match(await page.getByTestId('operation-audit-range').innerText(), /^Older: [\d,]+ rows, .*back to its first row\.$/)

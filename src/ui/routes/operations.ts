@@ -26,7 +26,7 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     }
     const base = paths.operation(operationId)
     const next = results.next_cursor ? `${base}?${new URLSearchParams({ ...(outcome ? { outcome } : {}), cursor: results.next_cursor })}#targets` : null
-    const audit = await auditOf(operationId, base, c.req.query('audit_before'))
+    const audit = await auditOf(operationId, base, c.req.query('audit_before'), c.req.query('audit_reads'))
     return html(
       c,
       OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice, audit }),
@@ -34,17 +34,36 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     )
   }
 
-  /** The operation's newest audit rows, or those before `before` (a seq the page's "Older rows" link gave). */
-  async function auditOf(operationId: string, base: string, before: string | undefined): Promise<OperationAuditData> {
+  /**
+   * The operation's newest audit rows, or those before `before` (a seq the page's "Older rows" link gave); its
+   * successful reads left out and counted unless `reads` is `1` (every link keeps the setting).
+   */
+  async function auditOf(operationId: string, base: string, before: string | undefined, reads: string | undefined): Promise<OperationAuditData> {
     // refused, not read as the newest rows: a page headed "older" or "newest" must be the one asked for
     if (before !== undefined && !/^[1-9]\d{0,14}$/.test(before))
       throw new WarrantError('invalid_request', 'audit_before must be a row\'s seq, a whole number from 1, as the "Older rows" link gives it', { field: 'audit_before' })
+    // refused, not read as "leave them out": a page said to list the reads must list them
+    if (reads !== undefined && reads !== '1') throw new WarrantError('invalid_request', 'audit_reads must be 1 (list the successful reads too) or absent (leave them out)', { field: 'audit_reads' })
+    const withReads = reads === '1'
     const beforeSeq = before === undefined ? undefined : Number(before)
-    const page = await gateway.audit.query({ operation_id: operationId, newest_first: true, limit: OPERATION_AUDIT_ROWS, ...(beforeSeq === undefined ? {} : { before_seq: beforeSeq }) })
+    const page = await gateway.audit.query({
+      operation_id: operationId,
+      newest_first: true,
+      limit: OPERATION_AUDIT_ROWS,
+      without_reads: !withReads,
+      ...(beforeSeq === undefined ? {} : { before_seq: beforeSeq }),
+    })
+    const link = (params: { audit_before?: number; audit_reads: boolean }) => {
+      const query = new URLSearchParams({ ...(params.audit_before === undefined ? {} : { audit_before: String(params.audit_before) }), ...(params.audit_reads ? { audit_reads: '1' } : {}) }).toString()
+      return `${base}${query ? `?${query}` : ''}#audit`
+    }
     return {
       events: page.events,
-      older: page.next_cursor === null ? null : `${base}?audit_before=${page.next_cursor}#audit`,
-      newest: beforeSeq === undefined ? null : `${base}#audit`,
+      older: page.next_cursor === null ? null : link({ audit_before: page.next_cursor, audit_reads: withReads }),
+      newest: beforeSeq === undefined ? null : link({ audit_reads: withReads }),
+      reads: page.reads_left_out
+        ? { shown: false, left_out: page.reads_left_out, toggle: link({ ...(beforeSeq === undefined ? {} : { audit_before: beforeSeq }), audit_reads: true }) }
+        : { shown: true, toggle: link({ ...(beforeSeq === undefined ? {} : { audit_before: beforeSeq }), audit_reads: false }) },
     }
   }
 
