@@ -15,6 +15,8 @@ export interface AuditPageData {
   /** Run level: the selection's, the plan's and the operations' events, in chain order. */
   readonly runEvents: readonly ListedAuditEntry[]
   readonly runTruncated: boolean
+  /** successful reads the run-level rows leave out (the operation page lists them); `exact: false` when summed over listings that may overlap */
+  readonly readsLeftOut: { readonly count: number; readonly exact: boolean }
   /** Call level: one operation's upstream calls, one page. */
   readonly calls: { readonly operationId: string; readonly events: readonly AuditEntry[]; readonly next: string | null; readonly first: string | null } | null
 }
@@ -125,6 +127,13 @@ export function AuditPage(d: AuditPageData) {
       <section aria-labelledby="run">
         <h2 id="run">Run level: who asked, who approved</h2>
         {d.runTruncated ? <Notice kind="warn" title="Only the first events of each kind are listed." /> : null}
+        {d.readsLeftOut.count > 0 ? (
+          <p data-testid="plan-audit-reads">
+            {d.readsLeftOut.exact ? '' : 'At most '}
+            {plural(d.readsLeftOut.count, 'successful read')} of the selection, the plan or its operations left out of these rows: requests that only read and were
+            answered. A refused request is always listed; each operation's page lists the reads too.
+          </p>
+        ) : null}
         <ChainTable label="Run-level events" testid="run-events" columns={['Who', 'Surface', 'Action', 'What']}>
           {d.runEvents.map((e) => (
             <ChainRow event={e}>

@@ -149,10 +149,13 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     const plan = await gateway.plans.view(viewer.actor, planId)
     const operations = await queue.operationsOf(viewer.actor, planId)
     const LIMIT = 500
+    // successful reads left out (counted): every view of the plan or an operation is a row under its id, and 500 of
+    // them (an open operation page polls every 2 s) pushed the approvals, the halt and the end off this page
+    const run = { level: 'run', limit: LIMIT, without_reads: true } as const
     const pages = [
-      await gateway.audit.query({ selection_id: plan.selection_id, level: 'run', limit: LIMIT }),
-      await gateway.audit.query({ plan_id: planId, level: 'run', limit: LIMIT }),
-      ...(await Promise.all(operations.map((o) => gateway.audit.query({ operation_id: o.operation_id, level: 'run', limit: LIMIT })))),
+      await gateway.audit.query({ selection_id: plan.selection_id, ...run }),
+      await gateway.audit.query({ plan_id: planId, ...run }),
+      ...(await Promise.all(operations.map((o) => gateway.audit.query({ operation_id: o.operation_id, ...run })))),
     ]
     const bySeq = new Map(pages.flatMap((p) => p.events).map((e) => [e.seq, e]))
     const runEvents = [...bySeq.values()].sort((a, b) => a.seq - b.seq)
@@ -164,6 +167,15 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
       const here = `${paths.planAudit(planId)}?operation=${encodeURIComponent(chosen.operation_id)}`
       calls = { operationId: chosen.operation_id, events: page.events, next: page.next_cursor === null ? null : `${here}&after=${page.next_cursor}#calls`, first: after === undefined ? null : `${here}#calls` }
     }
-    return html(c, AuditPage({ viewer, plan, reach: reachOf(gateway, plan.resource), operations, runEvents, runTruncated: pages.some((p) => p.next_cursor !== null), calls }))
+    return html(c, AuditPage({ viewer, plan, reach: reachOf(gateway, plan.resource), operations, runEvents, runTruncated: pages.some((p) => p.next_cursor !== null), readsLeftOut: readsLeftOut(pages.map((p) => p.reads_left_out)), calls }))
   })
+}
+
+/**
+ * The successful reads the run-level listings left out: a row can name the selection, the plan and an operation at
+ * once, so the three listings' counts may count one read more than once; the sum is then said as "at most".
+ */
+function readsLeftOut(counts: readonly ({ readonly count: number } | undefined)[]): { readonly count: number; readonly exact: boolean } {
+  const nonzero = counts.filter((c) => (c?.count ?? 0) > 0)
+  return { count: nonzero.reduce((n, c) => n + c!.count, 0), exact: nonzero.length <= 1 }
 }
