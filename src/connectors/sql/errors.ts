@@ -129,7 +129,9 @@ export function classifyWriteError(error: unknown): WriteFailure {
     if (cls === '22' || cls === '23') return { kind: 'rejected', status: 422, message }
     // 42 syntax or unknown column/table: the statement never ran
     if (cls === '42') return { kind: 'rejected', status: 500, message }
-    // 40 transaction rollback (serialization failure, deadlock), 55P03 lock not available: certainly not applied
+    // 40 transaction rollback (serialization failure, deadlock), 55P03 lock not available: certainly not applied;
+    // but 40003, "statement completion unknown" (a server or pooler that lost track of it), says it may have been
+    if (code === '40003') return { kind: 'unknown', message: `${message} (SQLSTATE 40003, statement completion unknown: the write may have been applied)` }
     if (cls === '40' || code === '55P03') return retried(message, 'rolled back')
     return { kind: 'unknown', message }
   }
