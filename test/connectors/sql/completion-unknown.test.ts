@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { classifyWriteError } from '../../../src/connectors/sql/errors.js'
 import { TEST_POSTGRES_ADMIN_URL } from '../../support/stores.js'
+import { errorOf } from './support/error-of.js'
 
 /**
  * SQLSTATE class 40 is "transaction rollback", and the classifier took the whole class as "certainly not applied",
@@ -11,15 +12,6 @@ import { TEST_POSTGRES_ADMIN_URL } from '../../support/stores.js'
  * sent again. The error is the pg driver's answer to a real server raising that code. (MariaDB and MySQL raise it only from a
  * SIGNAL, a trigger's own refusal: `rejected`, as every SIGNAL is.)
  */
-async function errorOf(attempt: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await attempt()
-  } catch (error) {
-    return error
-  }
-  assert.fail('the attempt did not fail')
-}
-
 describe('classifyWriteError: SQLSTATE 40003 (statement completion unknown) is unknown, not rolled back', () => {
   it('postgres', async () => {
     const client = new pg.Client({ connectionString: TEST_POSTGRES_ADMIN_URL })

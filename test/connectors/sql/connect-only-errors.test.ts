@@ -8,6 +8,7 @@ import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { classifyWriteError, NotCommittedError, NotConnectedError } from '../../../src/connectors/sql/errors.js'
 import { closedPort } from './support/closed-port.js'
+import { errorOf } from './support/error-of.js'
 import { TEST_MYSQL_ADMIN_URL, TEST_POSTGRES_ADMIN_URL } from '../../support/stores.js'
 
 /**
@@ -21,15 +22,6 @@ import { TEST_MYSQL_ADMIN_URL, TEST_POSTGRES_ADMIN_URL } from '../../support/sto
  * code proves nothing, so `unknown`; where the step is known (a transaction never committed) that step says it.
  * Every error here is a real driver's, from a real connection attempt.
  */
-async function errorOf(attempt: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await attempt()
-  } catch (error) {
-    return error
-  }
-  assert.fail('the attempt did not fail')
-}
-
 const pgConnect = (url: string) => errorOf(async () => {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 })
   client.on('error', () => undefined)
