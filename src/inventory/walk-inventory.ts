@@ -8,7 +8,7 @@ import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
 import { budgetAllows, sizeOfNextPage, walkPageSize } from './page-size.js'
-import { afterFailure, afterPage, afterThrow } from './source-step.js'
+import { afterFailure, afterPage, afterThrow, countMoved } from './source-step.js'
 import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
@@ -181,6 +181,13 @@ export async function walkInventory(
           break
         }
 
+        // the upstream's count moving between pages is the data moving, seen: the source starts over, as on `moved`
+        const recount = countMoved(session.positions, source, result.total)
+        if (recount !== null) {
+          const next = afterFailure(source, { kind: 'moved', message: recount }, restartable.has(source.source), failures, maxWait)
+          if (next.kind === 'again') continue
+          break
+        }
         pagesRead += 1
         if (result.unchecked) unchecked = true
         const passed = source.position === null ? new Set<string>() : (visited.get(source.source) ?? new Set<string>())

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { createHttpConnector } from '../../src/connectors/http/index.js'
+import { searchAll } from '../../src/inventory/index.js'
+import { collection, httpResource, type Item } from '../connectors/http/fixtures.js'
+import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { TEST_SCOPE, testCodec } from './helpers.js'
+
+/**
+ * Page numbers (and opaque cursors and links) carry no proof of where the walk stands: a record deleted from a page
+ * already read shifts the next one onto that page, never read. The upstream's own count of matches going from 12 to
+ * 11 between pages is the data moving under the walk, seen: the walk restarts the source (within one call), or ends
+ * with SNAPSHOT_INVALIDATED. It was: r006 (there throughout) missing, 11 records found for a total of 11, complete.
+ */
+describe('a total that changes between pages of a page-number walk', () => {
+  let items: Item[] = []
+  /** Before the n-th list read (1-based) the first record is deleted; every read when `always`. */
+  let deleteBefore = new Set<number>()
+  /** Before the n-th list read, the record of that id is deleted. */
+  let dropBefore = new Map<number, string>()
+  let reads = 0
+  let upstream: TestUpstream
+  before(async () => {
+    upstream = await startUpstream((req, res) => {
+      reads += 1
+      if (deleteBefore.has(reads)) items = items.slice(1)
+      const dropped = dropBefore.get(reads)
+      if (dropped !== undefined) items = items.filter((i) => i.id !== dropped)
+      const size = Number(req.url.searchParams.get('limit') ?? 5)
+      if (req.url.searchParams.has('offset')) {
+        const offset = Number(req.url.searchParams.get('offset'))
+        return sendJson(res, 200, { results: items.slice(offset, offset + size), total: items.length })
+      }
+      const page = Number(req.url.searchParams.get('page') ?? 1)
+      sendJson(res, 200, { results: items.slice((page - 1) * size, page * size), total: items.length })
+    })
+  })
+  after(() => upstream?.close())
+
+  const search = (pagination: Record<string, unknown>) => {
+    const connector = createHttpConnector({
+      resource: httpResource({ sources: [{ name: 'main', base_url: upstream.origin }], list: { path: '/items', items_path: 'results', total_path: 'total', page_size_param: 'limit', pagination } }),
+    })
+    return searchAll(connector, { resource: 'items', filter: {}, pageSize: 5 }, {}, { scope: TEST_SCOPE, cursorCodec: testCodec() })
+  }
+  const reset = (deleted: number[]) => {
+    items = collection(12)
+    reads = 0
+    deleteBefore = new Set(deleted)
+    dropBefore = new Map()
+  }
+
+  it('moved once (r001 deleted after page 1 was read): the source is read again, and every record there throughout is found', async () => {
+    // read 1: page 1; read 2: page 0 (the origin probe); read 3: page 2, after r001 went
+    reset([3])
+    const envelope = await search({ style: 'page', param: 'page', first: 1 })
+    const ids = envelope.items.map((r) => r.id)
+    for (const item of collection(12).slice(1)) assert.ok(ids.includes(item.id), `${item.id} existed throughout and is missing: ${ids.join(',')} (complete: ${envelope.complete})`)
+    assert.equal(new Set(ids).size, ids.length)
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+  })
+
+  it('moving on every read: not complete, SNAPSHOT_INVALIDATED naming the count that moved', async () => {
+    reset(Array.from({ length: 40 }, (_, i) => i + 3))
+    const envelope = await search({ style: 'page', param: 'page', first: 1 })
+    assert.equal(envelope.complete, false, `complete over ${envelope.items.map((r) => r.id).join(',')}`)
+    const reason = envelope.incomplete_reasons.find((r) => r.code === 'SNAPSHOT_INVALIDATED')
+    assert.ok(reason, JSON.stringify(envelope.incomplete_reasons))
+    assert.match(reason.message, /count of matching records went from \d+ to \d+/)
+    assert.equal(envelope.continuation, null)
+  })
+
+  it('offset pages, which check the record before each page: a total moved by a record deleted past the walk changes nothing', async () => {
+    // read 2 is the second page: r012, not yet read, goes first; the overlap still finds r005 in place
+    reset([])
+    dropBefore = new Map([[2, 'r012']])
+    const envelope = await search({ style: 'offset' })
+    assert.deepEqual(envelope.items.map((r) => r.id), collection(11).map((i) => i.id))
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+    assert.equal(envelope.scope.stability, 'proven')
+  })
+})
