@@ -111,12 +111,15 @@ function transient(source: MutableProgress, message: string, status: number | un
 /**
  * Why a page whose total differs from the one before it in this pass shows the source moved, or null. Page numbers,
  * opaque cursors and links prove nothing of where the walk stands: a record deleted from a page already read shifts
- * the next one onto that page, never read, and the walk's count can still meet the new total. Keyset and checked
- * (offset overlap) positions prove their own place, so a count moved by records past the walk changes nothing there.
+ * the next one onto that page, never read, and the walk's count can still meet the new total. Offset pages check
+ * only the record before them, which two changes between reads leave in place in a list ordered by what changes
+ * (newest first: one record updated to the front, one already read deleted): the total moving is what shows it.
+ * Keyset positions start after the last key read, wherever records go.
  */
 export function countMoved(positions: 'keyset' | 'checked' | 'opaque' | undefined, source: MutableProgress, total: number | undefined): string | null {
-  if (positions === 'keyset' || positions === 'checked' || total === undefined || source.total === undefined || total === source.total) return null
-  return `source "${source.source}" moved under the walk: the upstream's count of matching records went from ${source.total} to ${total} between pages, and its positions (page numbers, cursors or links) cannot show which records shifted past the walk`
+  if (positions === 'keyset' || total === undefined || source.total === undefined || total === source.total) return null
+  const kind = positions === 'checked' ? 'the record before each page it checks can stay in place while others move' : 'its positions (page numbers, cursors or links) cannot show which records shifted past the walk'
+  return `source "${source.source}" moved under the walk: the upstream's count of matching records went from ${source.total} to ${total} between pages, and ${kind}`
 }
 
 /**

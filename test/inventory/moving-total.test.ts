@@ -16,16 +16,15 @@ describe('a total that changes between pages of a page-number walk', () => {
   let items: Item[] = []
   /** Before the n-th list read (1-based) the first record is deleted; every read when `always`. */
   let deleteBefore = new Set<number>()
-  /** Before the n-th list read, the record of that id is deleted. */
-  let dropBefore = new Map<number, string>()
+  /** Before the n-th list read, this change to the list. */
+  let moveBefore = new Map<number, () => void>()
   let reads = 0
   let upstream: TestUpstream
   before(async () => {
     upstream = await startUpstream((req, res) => {
       reads += 1
       if (deleteBefore.has(reads)) items = items.slice(1)
-      const dropped = dropBefore.get(reads)
-      if (dropped !== undefined) items = items.filter((i) => i.id !== dropped)
+      moveBefore.get(reads)?.()
       const size = Number(req.url.searchParams.get('limit') ?? 5)
       if (req.url.searchParams.has('offset')) {
         const offset = Number(req.url.searchParams.get('offset'))
@@ -47,7 +46,7 @@ describe('a total that changes between pages of a page-number walk', () => {
     items = collection(12)
     reads = 0
     deleteBefore = new Set(deleted)
-    dropBefore = new Map()
+    moveBefore = new Map()
   }
 
   it('moved once (r001 deleted after page 1 was read): the source is read again, and every record there throughout is found', async () => {
@@ -70,12 +69,19 @@ describe('a total that changes between pages of a page-number walk', () => {
     assert.equal(envelope.continuation, null)
   })
 
-  it('offset pages, which check the record before each page: a total moved by a record deleted past the walk changes nothing', async () => {
-    // read 2 is the second page: r012, not yet read, goes first; the overlap still finds r005 in place
+  it('offset pages listed newest first: a record updated to the front while one already read is deleted leaves the record before the page in place; the total moving restarts the walk', async () => {
+    // between page 1 (r001…r005) and page 2: r010 is updated (to the front of a newest-first list) and r002 deleted.
+    // The read one record before offset 5 still finds r005 there, and r010 (there throughout) would never be read:
+    // it was 11 records for the new total of 11, complete and `proven`
     reset([])
-    dropBefore = new Map([[2, 'r012']])
+    moveBefore = new Map([[2, () => {
+      const moved = items.find((i) => i.id === 'r010')!
+      items = [{ ...moved, version: 2 }, ...items.filter((i) => i.id !== 'r010' && i.id !== 'r002')]
+    }]])
     const envelope = await search({ style: 'offset' })
-    assert.deepEqual(envelope.items.map((r) => r.id), collection(11).map((i) => i.id))
+    const ids = envelope.items.map((r) => r.id)
+    assert.ok(ids.includes('r010'), `r010 existed throughout and is missing: ${ids.join(',')} (complete: ${envelope.complete}, ${envelope.scope.stability})`)
+    assert.equal(new Set(ids).size, ids.length)
     assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
     assert.equal(envelope.scope.stability, 'proven')
   })
