@@ -118,6 +118,10 @@ class SqlReadSession implements ReadSession {
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows
     const last = pageRows[pageRows.length - 1]
+    // a float id that is no JSON number (PostgreSQL's ±Infinity and NaN, SQLite's 9e999) gives no position to resume after
+    const stuck = more && last ? last[idField] : undefined
+    if (typeof stuck === 'number' && !Number.isFinite(stuck))
+      return { kind: 'refused', message: `column "${idField}" of ${endpoint} holds ${stuck}, and a page ends on it: no position carries it, so a walk in id order cannot resume after it and the rows past it are not read; store finite ids, or choose another unique column as id_field`, configKey: 'id_field' }
     // the position from the id as stored, before the rows become records (normalised in place)
     const next = more && last ? encodePosition(last[idField]) : null
     const judged = this.#judgeOf(request.filter)(pageRows.map(ctx.pageRecordOf))
