@@ -64,6 +64,10 @@ export function afterFailure(
         source.count = 0
         source.total = undefined
         source.totalMoved = false
+        // what the first pass's pages said of themselves (records not judged, an upstream's own flag) is said again by
+        // the pass that reads them anew: kept, each would count twice
+        source.gaps = []
+        source.notes = {}
         return { kind: 'again' }
       }
       finishWith(
