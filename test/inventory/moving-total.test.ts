@@ -30,6 +30,12 @@ describe('a total that changes between pages of a page-number walk', () => {
         const offset = Number(req.url.searchParams.get('offset'))
         return sendJson(res, 200, { results: items.slice(offset, offset + size), total: items.length })
       }
+      if (req.url.pathname === '/cursored') {
+        // an opaque cursor that is an offset in disguise, as many are
+        const at = Number(Buffer.from(req.url.searchParams.get('cursor') ?? 'MA', 'base64url').toString())
+        const next = at + size < items.length ? Buffer.from(String(at + size)).toString('base64url') : null
+        return sendJson(res, 200, { results: items.slice(at, at + size), total: items.length, next_cursor: next })
+      }
       const page = Number(req.url.searchParams.get('page') ?? 1)
       sendJson(res, 200, { results: items.slice((page - 1) * size, page * size), total: items.length })
     })
@@ -56,6 +62,17 @@ describe('a total that changes between pages of a page-number walk', () => {
     const ids = envelope.items.map((r) => r.id)
     for (const item of collection(12).slice(1)) assert.ok(ids.includes(item.id), `${item.id} existed throughout and is missing: ${ids.join(',')} (complete: ${envelope.complete})`)
     assert.equal(new Set(ids).size, ids.length)
+    assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+  })
+
+  it('an opaque cursor (an offset inside): r001 deleted after the first page, the source is read again', async () => {
+    reset([2])
+    const connector = createHttpConnector({
+      resource: httpResource({ sources: [{ name: 'main', base_url: upstream.origin }], list: { path: '/cursored', items_path: 'results', total_path: 'total', page_size_param: 'limit', pagination: { style: 'cursor' } } }),
+    })
+    const envelope = await searchAll(connector, { resource: 'items', filter: {}, pageSize: 5 }, {}, { scope: TEST_SCOPE, cursorCodec: testCodec() })
+    const ids = envelope.items.map((r) => r.id)
+    assert.ok(ids.includes('r006'), `r006 existed throughout and is missing: ${ids.join(',')} (complete: ${envelope.complete})`)
     assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
   })
 
