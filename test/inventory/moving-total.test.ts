@@ -76,6 +76,22 @@ describe('a total that changes between pages of a page-number walk', () => {
     assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
   })
 
+  it('continued over calls (one page each): a total moved before the second call ends the walk SNAPSHOT_INVALIDATED, since the first part went out', async () => {
+    // read 1: page 1, read 2: page 0 (the origin probe); the second call reads page 2 after r001 went
+    reset([3])
+    const connector = createHttpConnector({
+      resource: httpResource({ sources: [{ name: 'main', base_url: upstream.origin }], list: { path: '/items', items_path: 'results', total_path: 'total', page_size_param: 'limit', pagination: { style: 'page', param: 'page', first: 1 } } }),
+    })
+    const codec = testCodec()
+    const first = await searchAll(connector, { resource: 'items', filter: {}, pageSize: 5 }, { maxPages: 1 }, { scope: TEST_SCOPE, cursorCodec: codec })
+    const cursor = first.continuation && 'cursor' in first.continuation ? first.continuation.cursor : undefined
+    assert.ok(typeof cursor === 'string', JSON.stringify(first.continuation))
+    const second = await searchAll(connector, { resource: 'items', filter: {}, pageSize: 5, cursor }, {}, { scope: TEST_SCOPE, cursorCodec: codec })
+    assert.equal(second.complete, false, `complete over ${second.items.map((r) => r.id).join(',')}`)
+    assert.ok(second.incomplete_reasons.some((r) => r.code === 'SNAPSHOT_INVALIDATED' && /went from 12 to 11/.test(r.message)), JSON.stringify(second.incomplete_reasons))
+    assert.equal(second.continuation, null)
+  })
+
   it('moving on every read: not complete, SNAPSHOT_INVALIDATED naming the count that moved', async () => {
     reset(Array.from({ length: 40 }, (_, i) => i + 3))
     const envelope = await search({ style: 'page', param: 'page', first: 1 })
