@@ -6,7 +6,7 @@ import type { SelectionRecord } from '../selections/selection-service.js'
 import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
-import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
+import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
@@ -155,8 +155,8 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   const precondition = p.compensates ? null : p.config.precondition
   let failing: number | null = precondition === null ? null : 0
   const candidates = p.compensates ? [] : standingCandidates(p.resource.config, p.selection, p.action.type)
-  const flagged = new Map<string, { count: number; sample: string[] }>()
-  for (const c of candidates) flagged.set(c.name, { count: 0, sample: [] })
+  const flagged = new Map<string, { count: number; sample: string[]; unfrozen: Set<string> }>()
+  for (const c of candidates) flagged.set(c.name, { count: 0, sample: [], unfrozen: new Set() })
 
   // A compensation's members hold what the operation wrote; the preview shows the data as read at proposal
   // and counts the targets that no longer hold it (skipped at write time), or says it does not know.
@@ -188,8 +188,12 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
       } else failing = null
     }
     for (const c of candidates) {
-      if (c.flagged && matchesFilter(member.fields, c.flagged, p.resource.config.fields)) {
-        const f = flagged.get(c.name)!
+      if (!c.flagged) continue
+      const f = flagged.get(c.name)!
+      // a member frozen without a field the filter tests cannot be judged by it (see unfrozenFields)
+      const unfrozen = unfrozenFields(c.flagged, member.fields)
+      for (const field of unfrozen) f.unfrozen.add(field)
+      if (unfrozen.length === 0 && matchesFilter(member.fields, c.flagged, p.resource.config.fields)) {
         f.count += 1
         if (f.sample.length < 10) f.sample.push(member.id)
       }
