@@ -114,8 +114,13 @@ export function alteredEndRefusal(seq: number, altered: string): string {
 }
 
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {
+  return parseChainHead(await readChainHeadText(db))
+}
+
+/** The head as stored, whether or not it reads as one (null: there is none): a head overwritten with something else is no missing head. */
+export async function readChainHeadText(db: Kysely<Database>): Promise<string | null> {
   const row = await db.selectFrom('kv').select('value').where('key', '=', CHAIN_HEAD_KEY).executeTakeFirst()
-  return parseChainHead(row?.value ?? null)
+  return row?.value ?? null
 }
 
 /** The head as stored in `kv` (its JSON text), or null when there is none or it cannot be read. */

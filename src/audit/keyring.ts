@@ -58,12 +58,21 @@ export function parseAuditKeys(text: string, origin: string): AuditKeyring {
  */
 export function loadAuditKeyring(source: AuditKeySource | undefined, env: NodeJS.ProcessEnv = process.env): AuditKeyring | null {
   if (source === undefined) {
+    // Set but empty is a key that failed to arrive (`WARRANT_AUDIT_KEY=${UNSET}`), not a choice to run unsigned:
+    // read as none, every command wrote an unsigned chain without a word. Only an unset variable means no key.
     const text = env[AUDIT_KEY_ENV]
-    return text ? parseAuditKeys(text, AUDIT_KEY_ENV) : null
+    if (text === undefined) return null
+    if (text.trim() === '')
+      throw new WarrantError(
+        'invalid_request',
+        `audit key environment variable ${AUDIT_KEY_ENV} is set but empty (or holds only whitespace): set it to the key ("KEY_ID SECRET" lines), or unset it to run without an audit key (an unsigned chain)`,
+        { key: AUDIT_KEY_ENV },
+      )
+    return parseAuditKeys(text, AUDIT_KEY_ENV)
   }
   if ('env' in source) {
     const text = env[source.env]
-    if (!text) throw new WarrantError('invalid_request', `audit key environment variable ${source.env} is not set`)
+    if (!text?.trim()) throw new WarrantError('invalid_request', `audit key environment variable ${source.env} is not set (or holds only whitespace)`)
     return parseAuditKeys(text, source.env)
   }
   if (!existsSync(source.file)) {

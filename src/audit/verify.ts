@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, signingKeyId } from './chain.js'
 import { checkCheckpoint, type AuditCheckpoint } from './checkpoint.js'
-import { checkHead, readChainHead, type ChainHead } from './head.js'
+import { checkHead, readChainHead, readChainHeadText, type ChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import { ACKNOWLEDGE_ACTION, readAcknowledgements, type AcknowledgedBreak } from './acknowledged-breaks.js'
 
@@ -243,6 +243,14 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     head = await readChainHead(db)
     const lastSeq = prevSeq ?? AUDIT_FIRST_SEQ - 1
     if (head === null) {
+      // a head stored but not readable as one (not JSON, no whole seq or no hash) was overwritten: never taken for none
+      const stored = await readChainHeadText(db)
+      if (stored !== null)
+        return bad(
+          lastSeq + 1,
+          'removed',
+          `the chain head is stored but unreadable (${JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${rows === 0 ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`,
+        )
       if (rows === 0 && checkpoint)
         return bad(AUDIT_FIRST_SEQ, 'removed', `the log is empty, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: every row and the chain head were removed`)
       // Nothing signed is left to check, so nothing tells a log never written from one wiped with its head.

@@ -198,6 +198,14 @@ export const notificationsSchema = z
         initial_backoff_ms: z.number().int().min(10).max(600_000).default(1000),
         max_backoff_ms: z.number().int().min(10).max(3_600_000).default(60_000),
       })
+      // the wait is min(max, initial × 2^n): an initial above the max made every wait the max, the spacing written unused
+      .refine((r) => r.initial_backoff_ms <= r.max_backoff_ms, {
+        path: ['initial_backoff_ms'],
+        error: (issue) => {
+          const r = issue.input as { initial_backoff_ms: number; max_backoff_ms: number }
+          return `${r.initial_backoff_ms} is above max_backoff_ms (${r.max_backoff_ms}): every retry would wait max_backoff_ms; swap them, or raise max_backoff_ms`
+        },
+      })
       .default({ max_attempts: 6, initial_backoff_ms: 1000, max_backoff_ms: 60_000 }),
     timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
   })

@@ -23,8 +23,20 @@ export interface StandingCandidate {
   readonly flagged: Filter | undefined
 }
 
-/** Flagged members per standing approval, counted during the proposal's single pass over the members. */
-export type FlaggedCounts = ReadonlyMap<string, { count: number; sample: string[] }>
+/**
+ * Flagged members per standing approval, counted during the proposal's single pass over the members, and the fields its
+ * flagged filter tests that members were not frozen with (`unfrozenFields`).
+ */
+export type FlaggedCounts = ReadonlyMap<string, { count: number; sample: string[]; unfrozen: Set<string> }>
+
+/**
+ * The fields `filter` tests that a frozen member does not hold. A member keeps only the fields the config of its freeze
+ * asked for, so a flagged filter written since on another field (`version`, `updated_at`) finds it absent on every member
+ * and matches none: a member lacking one cannot be judged by the filter, and a standing approval is then no waiver.
+ */
+export function unfrozenFields(filter: Filter, fields: Readonly<Record<string, unknown>>): string[] {
+  return [...new Set(clausesOf(filter).map((c) => c.field))].filter((f) => !Object.hasOwn(fields, f))
+}
 
 /** Standing approvals whose selector (filter and exclusion rules, compared canonically) and action match. */
 export function standingCandidates(config: ResourceConfig, selection: SelectionRecord, type: string): StandingCandidate[] {
@@ -54,6 +66,10 @@ export function decidePolicy(
     if (!p.selection.complete)
       notes.push(`standing approval "${c.name}" does not apply: the selection is incomplete, so its ${count} target(s) are only what the walk returned, not every record its selector matches`)
     else if (count > c.max_count) notes.push(`standing approval "${c.name}" does not apply: ${count} targets, above its max_count of ${c.max_count}`)
+    else if (f.unfrozen.size > 0)
+      notes.push(
+        `standing approval "${c.name}" does not apply: its flagged filter tests ${[...f.unfrozen].map((x) => `"${x}"`).join(', ')}, which the members were not frozen with (the config changed since the selection was frozen, or another instance froze it), so no member can be judged by it`,
+      )
     else if (f.count > 0)
       notes.push(`standing approval "${c.name}" does not apply: ${f.count} member(s) match its flagged filter ${JSON.stringify(c.flagged)} (${f.sample.join(', ')}${f.count > f.sample.length ? ', …' : ''})`)
     else
@@ -108,7 +124,7 @@ export async function standingStillApplies(ctx: PlanContext, resource: Resource,
   if (candidate.flagged) {
     const flag = candidate.flagged
     await forEachMember(ctx, selection.selection_id, (m) => {
-      if (matchesFilter(m.fields, flag, resource.config.fields)) flagged = true
+      if (unfrozenFields(flag, m.fields).length > 0 || matchesFilter(m.fields, flag, resource.config.fields)) flagged = true
     })
   }
   return flagged ? null : candidate.name

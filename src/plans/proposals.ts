@@ -6,7 +6,7 @@ import type { SelectionRecord } from '../selections/selection-service.js'
 import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
-import { type StoredPolicy, decidePolicy, standingCandidates } from './approval-policy.js'
+import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
@@ -147,6 +147,21 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
 }
 
 /**
+ * A set field's before-values are the members' as frozen; a member keeps only the fields the config of its freeze asked
+ * for, so an action added since (or another instance's) may set one it lacks: previewed, every member read "before:
+ * null", a value nobody read. 409, nothing proposed.
+ */
+function assertFrozenWith(p: Proposal, fields: Readonly<Record<string, unknown>>, set: readonly string[]): void {
+  const unfrozen = set.filter((f) => !Object.hasOwn(fields, f))
+  if (unfrozen.length === 0) return
+  throw new WarrantError(
+    'conflict',
+    `action "${p.action.type}" sets ${unfrozen.map((f) => `"${f}"`).join(', ')}, which the members of selection ${p.selection.selection_id} were not frozen with (the config changed since it was frozen, or another instance froze it): their values before the change were never read, so no preview can show them; make a new selection and propose on it`,
+    { selection_id: p.selection.selection_id, action: p.action.type, fields: unfrozen },
+  )
+}
+
+/**
  * One pass over the frozen members: before → after per field, how many already fail the precondition,
  * and whether a standing approval covers the plan (no flagged member).
  */
@@ -155,8 +170,8 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   const precondition = p.compensates ? null : p.config.precondition
   let failing: number | null = precondition === null ? null : 0
   const candidates = p.compensates ? [] : standingCandidates(p.resource.config, p.selection, p.action.type)
-  const flagged = new Map<string, { count: number; sample: string[] }>()
-  for (const c of candidates) flagged.set(c.name, { count: 0, sample: [] })
+  const flagged = new Map<string, { count: number; sample: string[]; unfrozen: Set<string> }>()
+  for (const c of candidates) flagged.set(c.name, { count: 0, sample: [], unfrozen: new Set() })
 
   // A compensation's members hold what the operation wrote; the preview shows the data as read at proposal
   // and counts the targets that no longer hold it (skipped at write time), or says it does not know.
@@ -169,7 +184,10 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
     // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
-    if (!p.compensates) assertSettable(p.action.type, p.resource.config.fields, rendered.set)
+    if (!p.compensates) {
+      assertSettable(p.action.type, p.resource.config.fields, rendered.set)
+      assertFrozenWith(p, member.fields, Object.keys(rendered.set))
+    }
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
     const held = p.compensates ? now : member.fields
@@ -188,8 +206,12 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
       } else failing = null
     }
     for (const c of candidates) {
-      if (c.flagged && matchesFilter(member.fields, c.flagged, p.resource.config.fields)) {
-        const f = flagged.get(c.name)!
+      if (!c.flagged) continue
+      const f = flagged.get(c.name)!
+      // a member frozen without a field the filter tests cannot be judged by it (see unfrozenFields)
+      const unfrozen = unfrozenFields(c.flagged, member.fields)
+      for (const field of unfrozen) f.unfrozen.add(field)
+      if (unfrozen.length === 0 && matchesFilter(member.fields, c.flagged, p.resource.config.fields)) {
         f.count += 1
         if (f.sample.length < 10) f.sample.push(member.id)
       }
