@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { WarrantError, decodeUtf8Marking, hasLoneSurrogate, holdsMarkedByte } from '../contract/index.js'
 import { refuseDotSegments } from './dot-segments.js'
@@ -18,6 +18,11 @@ export interface InputGuardOptions {
   readonly routeInspectsJson?: boolean
   /** The body of this door's refusals, where the route's protocol is not the HTTP error body (/mcp: a JSON-RPC error). */
   readonly refusalBody?: (refusal: WarrantError) => unknown
+  /**
+   * The whole answer to this door's refusals, where the route's audience is no API client: the review pages, read in
+   * a browser, answer an HTML page naming the problem (same status) rather than the JSON error body.
+   */
+  readonly refusalPage?: (c: Context, refusal: WarrantError) => Response | Promise<Response>
 }
 
 /**
@@ -31,8 +36,9 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   const limit = bodyLimit({
     maxSize,
     // Answered here, with the connection closed: the rest of the body is never read
-    onError: (c) => {
+    onError: async (c) => {
       const refusal = new WarrantError('payload_too_large', `the request body is larger than ${maxSize} bytes, the most this gateway accepts (server.max_body_bytes)`, { max_bytes: maxSize })
+      if (options.refusalPage) return withHeader(await pagedRefusal(c, refusal, options.refusalPage), 'connection', 'close')
       return c.json((options.refusalBody ?? ((r: WarrantError) => r.toBody()))(refusal), 413, { connection: 'close' })
     },
   })
@@ -43,21 +49,38 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
       refuseContentEncoding(c.req.header('content-encoding'))
     } catch (error) {
       if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
+      if (options.refusalPage && error instanceof WarrantError) return await pagedRefusal(c, error, options.refusalPage)
       throw error
     }
     if (!options.routeInspectsJson && c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
-      const text = await bodyText(c.req)
-      let parsed: unknown
       try {
-        parsed = text.trim() === '' ? undefined : JSON.parse(text)
-      } catch {
-        parsed = undefined // malformed JSON: the route refuses it, naming the parse error
+        const text = await bodyText(c.req)
+        let parsed: unknown
+        try {
+          parsed = text.trim() === '' ? undefined : JSON.parse(text)
+        } catch {
+          parsed = undefined // malformed JSON: the route refuses it, naming the parse error
+        }
+        if (parsed !== undefined) inspectJson(parsed)
+      } catch (error) {
+        if (options.refusalPage && error instanceof WarrantError) return await pagedRefusal(c, error, options.refusalPage)
+        throw error
       }
-      if (parsed !== undefined) inspectJson(parsed)
     }
     await next()
   }
   return [limit, check]
+}
+
+/** The refusal answered by `page`, kept on the context as a thrown one is, so the audit row names its code. */
+async function pagedRefusal(c: Context, refusal: WarrantError, page: NonNullable<InputGuardOptions['refusalPage']>): Promise<Response> {
+  c.error = refusal
+  return await page(c, refusal)
+}
+
+function withHeader(response: Response, name: string, value: string): Response {
+  response.headers.set(name, value)
+  return response
 }
 
 /**

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { SCRIPT, STYLESHEET } from '../assets.js'
 import type { Viewer } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
-import { type ReviewRouteDeps, type UiEnv, html, uiAuditRecorder } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, html, uiAuditRecorder } from './context.js'
 import { registerOperationRoutes } from './operations.js'
 import { registerPlanRoutes } from './plans.js'
 import { registerSelectionRoutes } from './selections.js'
@@ -34,6 +34,26 @@ const TITLES: Partial<Record<string, string>> = {
   selection_incomplete: 'The selection is incomplete',
   digest_mismatch: 'The plan changed',
   internal: 'Something went wrong',
+  payload_too_large: 'Too large',
+}
+
+/** The headers every review page carries: its content policy, no sniffing, no framing, no caching unless said. */
+function withPageHeaders(h: Headers): void {
+  h.set('content-security-policy', CSP)
+  h.set('x-content-type-options', 'nosniff')
+  h.set('x-frame-options', 'DENY')
+  h.set('referrer-policy', 'same-origin')
+  if (!h.has('cache-control')) h.set('cache-control', 'no-store')
+}
+
+/**
+ * A refusal made before any review route runs (the input guard: a path or query that is not UTF-8, a body too large
+ * or compressed), as the small HTML page a browser shows, with the same status, naming the problem and its code.
+ */
+export async function reviewRefusalPage(c: Context, refusal: WarrantError): Promise<Response> {
+  const response = await html(c as Ctx, ErrorPage({ viewer: null, status: refusal.status, code: refusal.code, title: TITLES[refusal.code] ?? 'Refused', message: refusal.message }), refusal.status as ContentfulStatusCode)
+  withPageHeaders(response.headers)
+  return response
 }
 
 /**
@@ -53,12 +73,7 @@ export function createReviewApp(gateway: Gateway): Hono<UiEnv> {
 
   ui.use('*', async (c, next) => {
     await next()
-    const h = c.res.headers
-    h.set('content-security-policy', CSP)
-    h.set('x-content-type-options', 'nosniff')
-    h.set('x-frame-options', 'DENY')
-    h.set('referrer-policy', 'same-origin')
-    if (!h.has('cache-control')) h.set('cache-control', 'no-store')
+    withPageHeaders(c.res.headers)
   })
 
   refuseCrossSiteForms(ui, deps)
