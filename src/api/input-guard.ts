@@ -47,6 +47,7 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
       refuseDotSegments(c)
       refuseBadRequestLine(c.req.url, c.req.queries())
       refuseContentEncoding(c.req.header('content-encoding'))
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') refuseCharset(c.req.header('content-type'))
     } catch (error) {
       if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
       if (options.refusalPage && error instanceof WarrantError) return await pagedRefusal(c, error, options.refusalPage)
@@ -136,6 +137,26 @@ function refuseContentEncoding(encoding: string | undefined): void {
   const coding = encoding?.trim().toLowerCase()
   if (coding === undefined || coding === '' || coding === 'identity') return
   throw new WarrantError('invalid_request', `the request body is sent with Content-Encoding: ${encoding}; this gateway takes request bodies uncompressed: send it without the header`, { field: 'content-encoding' })
+}
+
+/**
+ * A JSON or form body is read as UTF-8 (JSON's one encoding; the review forms are served as UTF-8): one declared in
+ * another charset is refused 415 naming it, rather than read as UTF-8 and its text taken as something nobody sent.
+ * `utf-8` and `utf8`, in any case, quoted or not, are UTF-8; a body that declares no charset is read as UTF-8.
+ */
+function refuseCharset(contentType: string | undefined): void {
+  if (contentType === undefined || !/^\s*(application\/([\w.+-]*\+)?json|application\/x-www-form-urlencoded)\s*(;|$)/i.test(contentType)) return
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name = '', ...rest] = parameter.split('=')
+    if (name.trim().toLowerCase() !== 'charset') continue
+    const charset = rest.join('=').trim().replace(/^"(.*)"$/s, '$1')
+    if (/^utf-?8$/i.test(charset)) continue
+    const mediaType = contentType.split(';')[0]!.trim()
+    throw new WarrantError('unsupported_media_type', `the request body is declared in charset ${charset}; this gateway reads ${mediaType} as UTF-8 only: send it encoded as UTF-8, with charset=utf-8 or no charset`, {
+      field: 'content-type',
+      charset,
+    })
+  }
 }
 
 /** Whether a percent-encoded text decodes as UTF-8. */

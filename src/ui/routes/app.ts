@@ -35,6 +35,7 @@ const TITLES: Partial<Record<string, string>> = {
   digest_mismatch: 'The plan changed',
   internal: 'Something went wrong',
   payload_too_large: 'Too large',
+  unsupported_media_type: 'Not UTF-8',
 }
 
 /** The headers every review page carries: its content policy, no sniffing, no framing, no caching unless said. */
