@@ -77,6 +77,16 @@ export function createReviewApp(gateway: Gateway): Hono<UiEnv> {
     withPageHeaders(c.res.headers)
   })
 
+  // `/review/`, `/review/plans/x/`: the page without its trailing slashes, as a reader who typed or pasted it expects
+  // (was 404, and the sign-in form sent one there). GET and HEAD only: a redirected form would lose its body. The
+  // Location is a path on this host, the query kept.
+  ui.use('*', async (c, next) => {
+    const url = new URL(c.req.url)
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && url.pathname.length > '/review'.length && url.pathname.endsWith('/'))
+      return c.redirect(`${url.pathname.replace(/\/+$/, '')}${url.search}`, 301)
+    await next()
+  })
+
   refuseCrossSiteForms(ui, deps)
 
   ui.get('/assets/review.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300' }))
