@@ -15,7 +15,7 @@ import { registerResourceRoutes } from './routes/resources.js'
 import { registerPlanRoutes } from './routes/plans.js'
 import { registerPrincipalRoutes } from './routes/principals.js'
 import { registerSelectionRoutes } from './routes/selections.js'
-import { registerReviewPages } from '../ui/index.js'
+import { registerReviewPages, reviewRefusalPage } from '../ui/index.js'
 
 export interface AppOptions {
   readonly gateway: Gateway
@@ -56,10 +56,9 @@ export function createApp(options: AppOptions): App {
   // First: every request below is recorded, on every surface this app carries, refusals included.
   app.use('*', auditTrail(gateway))
   // Then the door: size, depth, NUL and lone surrogates refused before any route reads the request.
-  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes })) {
-    app.use('/v1/*', guard)
-    app.use('/review/*', guard)
-  }
+  // the review pages are read in a browser: their refusals are a small HTML page, the API's the JSON error body
+  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes })) app.use('/v1/*', guard)
+  for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, refusalPage: reviewRefusalPage })) app.use('/review/*', guard)
   for (const guard of inputGuard({ maxBodyBytes: gateway.config.server.max_body_bytes, routeInspectsJson: true, refusalBody: mcpDoorRefusal })) app.use('/mcp', guard)
   // the store is asked: a SQLite file removed or replaced (a stat), a PostgreSQL database that does not answer
   // one trivial query within a short timeout (dropped, its server down or silent) is a gateway that is not healthy

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { WarrantError, decodeUtf8Marking, hasLoneSurrogate, holdsMarkedByte } from '../contract/index.js'
 import { refuseDotSegments } from './dot-segments.js'
@@ -18,6 +18,11 @@ export interface InputGuardOptions {
   readonly routeInspectsJson?: boolean
   /** The body of this door's refusals, where the route's protocol is not the HTTP error body (/mcp: a JSON-RPC error). */
   readonly refusalBody?: (refusal: WarrantError) => unknown
+  /**
+   * The whole answer to this door's refusals, where the route's audience is no API client: the review pages, read in
+   * a browser, answer an HTML page naming the problem (same status) rather than the JSON error body.
+   */
+  readonly refusalPage?: (c: Context, refusal: WarrantError) => Response | Promise<Response>
 }
 
 /**
@@ -31,8 +36,9 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
   const limit = bodyLimit({
     maxSize,
     // Answered here, with the connection closed: the rest of the body is never read
-    onError: (c) => {
+    onError: async (c) => {
       const refusal = new WarrantError('payload_too_large', `the request body is larger than ${maxSize} bytes, the most this gateway accepts (server.max_body_bytes)`, { max_bytes: maxSize })
+      if (options.refusalPage) return withHeader(await pagedRefusal(c, refusal, options.refusalPage), 'connection', 'close')
       return c.json((options.refusalBody ?? ((r: WarrantError) => r.toBody()))(refusal), 413, { connection: 'close' })
     },
   })
@@ -41,23 +47,41 @@ export function inputGuard(options: InputGuardOptions = {}): MiddlewareHandler[]
       refuseDotSegments(c)
       refuseBadRequestLine(c.req.url, c.req.queries())
       refuseContentEncoding(c.req.header('content-encoding'))
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') refuseCharset(c.req.header('content-type'))
     } catch (error) {
       if (options.refusalBody && error instanceof WarrantError) return c.json(options.refusalBody(error), error.status as 400)
+      if (options.refusalPage && error instanceof WarrantError) return await pagedRefusal(c, error, options.refusalPage)
       throw error
     }
     if (!options.routeInspectsJson && c.req.method !== 'GET' && c.req.method !== 'HEAD' && /json/i.test(c.req.header('content-type') ?? '')) {
-      const text = await bodyText(c.req)
-      let parsed: unknown
       try {
-        parsed = text.trim() === '' ? undefined : JSON.parse(text)
-      } catch {
-        parsed = undefined // malformed JSON: the route refuses it, naming the parse error
+        const text = await bodyText(c.req)
+        let parsed: unknown
+        try {
+          parsed = text.trim() === '' ? undefined : JSON.parse(text)
+        } catch {
+          parsed = undefined // malformed JSON: the route refuses it, naming the parse error
+        }
+        if (parsed !== undefined) inspectJson(parsed)
+      } catch (error) {
+        if (options.refusalPage && error instanceof WarrantError) return await pagedRefusal(c, error, options.refusalPage)
+        throw error
       }
-      if (parsed !== undefined) inspectJson(parsed)
     }
     await next()
   }
   return [limit, check]
+}
+
+/** The refusal answered by `page`, kept on the context as a thrown one is, so the audit row names its code. */
+async function pagedRefusal(c: Context, refusal: WarrantError, page: NonNullable<InputGuardOptions['refusalPage']>): Promise<Response> {
+  c.error = refusal
+  return await page(c, refusal)
+}
+
+function withHeader(response: Response, name: string, value: string): Response {
+  response.headers.set(name, value)
+  return response
 }
 
 /**
@@ -113,6 +137,26 @@ function refuseContentEncoding(encoding: string | undefined): void {
   const coding = encoding?.trim().toLowerCase()
   if (coding === undefined || coding === '' || coding === 'identity') return
   throw new WarrantError('invalid_request', `the request body is sent with Content-Encoding: ${encoding}; this gateway takes request bodies uncompressed: send it without the header`, { field: 'content-encoding' })
+}
+
+/**
+ * A JSON or form body is read as UTF-8 (JSON's one encoding; the review forms are served as UTF-8): one declared in
+ * another charset is refused 415 naming it, rather than read as UTF-8 and its text taken as something nobody sent.
+ * `utf-8` and `utf8`, in any case, quoted or not, are UTF-8; a body that declares no charset is read as UTF-8.
+ */
+function refuseCharset(contentType: string | undefined): void {
+  if (contentType === undefined || !/^\s*(application\/([\w.+-]*\+)?json|application\/x-www-form-urlencoded)\s*(;|$)/i.test(contentType)) return
+  for (const parameter of contentType.split(';').slice(1)) {
+    const [name = '', ...rest] = parameter.split('=')
+    if (name.trim().toLowerCase() !== 'charset') continue
+    const charset = rest.join('=').trim().replace(/^"(.*)"$/s, '$1')
+    if (/^utf-?8$/i.test(charset)) continue
+    const mediaType = contentType.split(';')[0]!.trim()
+    throw new WarrantError('unsupported_media_type', `the request body is declared in charset ${charset}; this gateway reads ${mediaType} as UTF-8 only: send it encoded as UTF-8, with charset=utf-8 or no charset`, {
+      field: 'content-type',
+      charset,
+    })
+  }
 }
 
 /** Whether a percent-encoded text decodes as UTF-8. */

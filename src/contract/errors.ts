@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   expired: 410,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
   idempotency_key_reused: 422,
   rate_limited: 429,
   upstream_unavailable: 502,
@@ -32,7 +34,7 @@ export function exitCodeOf(code: ErrorCode): number {
   const status = ERROR_STATUS[code]
   if (code === 'internal') return 1
   if (status >= 500) return 4
-  if (status === 400 || status === 404 || status === 405 || status === 422) return 2
+  if (status === 400 || status === 404 || status === 405 || status === 415 || status === 422 || status === 431) return 2
   return 3
 }
 

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
-import { WarrantError } from '../contract/index.js'
+import { CURSOR_KIND_TEXT, WarrantError, cursorKindOf } from '../contract/index.js'
 
 /**
  * Signed, opaque walk cursors.
@@ -135,8 +135,6 @@ const SIGNATURE_BYTES = 32
 /** base64url of 32 bytes, unpadded. */
 const SIGNATURE_CHARS = 43
 const BASE64URL = /^[A-Za-z0-9_-]+$/
-/** A frozen list's page cursor (selections/page-cursor.ts): a position and its signature, never a walk's. */
-const LIST_PAGE_CURSOR = /^\d{1,15}\.[A-Za-z0-9_-]{43}$/
 
 const gapSchema = z.strictObject({
   code: z.enum(GAP_CODES),
@@ -230,8 +228,11 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
       if (parts.length !== 2) throw invalid('the cursor is malformed or truncated (expected "<payload>.<signature>")', 'malformed')
       const [text, signatureText] = parts as [string, string]
       // a frozen list's page cursor (`<ord>.<signature>`) handed to a walk: say what it is, not "altered"
-      if (LIST_PAGE_CURSOR.test(token))
+      if (cursorKindOf(token) === 'list_page')
         throw invalid("the cursor is a page cursor of a frozen list (a selection's records or excluded records, a plan's changes), not a search's continuation: continue a search only with the continuation.cursor a search with the same arguments gave", 'malformed')
+      // an operation's results cursor handed to a search or a list's pages: say what it is, not "unknown shape"
+      if (cursorKindOf(token) === 'results')
+        throw invalid(`the cursor is ${CURSOR_KIND_TEXT.results}, not a search's continuation nor a page cursor of a selection or plan: use a cursor only with the tool and arguments that gave it`, 'other_tool')
       if (!isCanonicalBase64url(text)) throw invalid('the cursor payload is not valid base64url: it was altered or truncated', 'altered')
       if (signatureText.length < SIGNATURE_CHARS) throw invalid('the cursor signature is truncated', 'truncated')
       if (signatureText.length > SIGNATURE_CHARS || !isCanonicalBase64url(signatureText))
@@ -303,7 +304,7 @@ function isCanonicalBase64url(text: string): boolean {
 }
 
 /** Why a cursor was refused, in `details.reason` of the `invalid_cursor` error. */
-export type InvalidCursorReason = 'malformed' | 'truncated' | 'altered' | 'forged_or_altered' | 'other_query'
+export type InvalidCursorReason = 'malformed' | 'truncated' | 'altered' | 'forged_or_altered' | 'other_query' | 'other_tool'
 
 function invalid(message: string, reason: InvalidCursorReason): WarrantError {
   return new WarrantError('invalid_cursor', message, { reason })

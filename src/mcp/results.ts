@@ -72,6 +72,8 @@ const NEXT_STEP: Record<ErrorCode, string> = {
   conflict: 'The object is not in a state that allows this (for example already committed or rejected). Read it again with get_plan or get_operation.',
   expired: 'The selection or approval has expired. Create a new selection, propose the change again and ask for a new approval.',
   payload_too_large: 'The request is larger (or deeper) than the gateway accepts. Send less: narrower filters, fewer ids per call.',
+  unsupported_media_type: 'The request body is declared in a charset other than UTF-8. Send it as UTF-8 JSON.',
+  headers_too_large: 'The request line and headers are larger than the gateway reads. Send a shorter request.',
   idempotency_key_reused: 'That idempotency key was used for a different request. Use a new key for a new commit or selection; reuse a key only to retry exactly the same call.',
   rate_limited: 'Too many attempts. Wait for details.retry_after_seconds before trying again.',
   upstream_unavailable: 'The upstream system could not be reached. Tell the person; retry later. Nothing was assumed about the records.',

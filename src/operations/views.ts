@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { WarrantError } from '../contract/index.js'
+import { CURSOR_KIND_TEXT, WarrantError, cursorKindOf } from '../contract/index.js'
 import type { OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { targetReasonText } from './target-reasons.js'
@@ -100,6 +100,10 @@ export function createResultsCursor(key: string) {
     decode(cursor: string, operationId: string, outcome: TargetState | null): number {
       const [payload, signature, extra] = cursor.split('.')
       const refuse = (why: string) => new WarrantError('invalid_cursor', `invalid results cursor: ${why}`)
+      // another tool's cursor, passed as given: say which, never "altered or forged"
+      const kind = cursorKindOf(cursor)
+      if (kind === 'list_page' || kind === 'walk')
+        throw new WarrantError('invalid_cursor', `the cursor is ${CURSOR_KIND_TEXT[kind]}, not a results cursor of an operation: use the next_cursor get_operation (part "results") gave for this operation and outcome`, { reason: 'other_tool' })
       if (!payload || !signature || extra !== undefined) throw refuse('malformed')
       const expected = Buffer.from(sign(payload))
       const given = Buffer.from(signature)

@@ -5,6 +5,6 @@
  *
  * @example registerReviewPages(app, gateway)
  */
-export { registerReviewPages, createReviewApp } from './routes/app.js'
+export { registerReviewPages, createReviewApp, reviewRefusalPage } from './routes/app.js'
 export { STYLESHEET, SCRIPT } from './assets.js'
 export { clauseText, filterText, filterClauses } from './format.js'

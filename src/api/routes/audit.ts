@@ -29,6 +29,10 @@ export const auditQuerySchema = z.strictObject({
   until: instant.optional().describe('ISO timestamp; events before it'),
   cursor: z.string().regex(/^\d{1,15}$/, 'a cursor is the next_cursor of a previous page').optional(),
   limit: queryInteger({ min: 1, max: 1000 }).optional().describe('events per page, 1..1000; default 100'),
+  without_reads: z
+    .enum(['true', 'false'], { error: 'without_reads is true or false' })
+    .optional()
+    .describe('true: leave out successful reads (GET/HEAD and read-only tools and commands; a refused read is always listed), counted in reads_left_out'),
 })
   // `at >= since and at < until` matches nothing when since is not before until: an empty last page would read as
   // "no events in that range", so such a range is refused (instants compared, whatever their offsets)
@@ -63,6 +67,14 @@ export const auditPageSchema = z.object({
     }),
   ),
   next_cursor: z.number().int().nullable().describe('pass as `cursor` for the next page; null on the last page'),
+  reads_left_out: z
+    .object({
+      count: z.number().int().describe('successful reads matching the filter left out within this page\'s span'),
+      after_seq: z.number().int().nullable().describe('the span: rows with after_seq < seq < before_seq; null for an open end'),
+      before_seq: z.number().int().nullable(),
+    })
+    .optional()
+    .describe('with without_reads=true only: what this page left out, counted exactly in its span'),
   verified: z.literal(false).describe('always false: the rows are listed as stored; GET /v1/audit/verify checks the chain'),
   verification: z.string().describe('what the listing did not check, and where to check it'),
 })
@@ -161,6 +173,7 @@ export function registerAuditRoutes(app: OpenAPIHono<ApiEnv>, deps: AuditRouteDe
       ...(q.until === undefined ? {} : { until: new Date(q.until).toISOString() }),
       ...(q.cursor === undefined ? {} : { after_seq: Number(q.cursor) }),
       ...(q.limit === undefined ? {} : { limit: q.limit }),
+      ...(q.without_reads === 'true' ? { without_reads: true } : {}),
     })
     return c.json(page, 200)
   })

@@ -141,8 +141,9 @@ export function registerAudit(program: Command): void {
     .option('--operation <id>', 'an operation id')
     .option('--plan <id>', 'a plan id')
     .option('--principal <id>', 'a principal id')
+    .option('--without-reads', 'leave out successful reads (GET/HEAD, read-only tools and commands; a refused read is still listed), and say how many')
     .option('--json', 'print as JSON')
-    .action(async (flags: { config?: string; operation?: string; plan?: string; principal?: string; json?: boolean }) => {
+    .action(async (flags: { config?: string; operation?: string; plan?: string; principal?: string; withoutReads?: boolean; json?: boolean }) => {
       const given = [flags.operation, flags.plan, flags.principal].filter((v) => v !== undefined)
       if (given.length !== 1) throw new WarrantError('invalid_request', 'give exactly one of --operation, --plan or --principal')
       const { gateway } = await openCliGateway({ config: flags.config, readOnly: true })
@@ -150,11 +151,15 @@ export function registerAudit(program: Command): void {
         const log = gateway.audit
         const filter: AuditQuery = flags.operation ? { operation_id: flags.operation } : flags.plan ? { plan_id: flags.plan } : { principal: flags.principal! }
         const events: ListedAuditEntry[] = []
+        // each page counts the reads it left out in its own span: together, every read up to the last page's head
+        let readsLeftOut = 0
         for (let after: number | null | undefined; after !== null; ) {
-          const page = await log.query({ ...filter, limit: PAGE, ...(after === undefined ? {} : { after_seq: after }) })
+          const page = await log.query({ ...filter, limit: PAGE, ...(flags.withoutReads ? { without_reads: true } : {}), ...(after === undefined ? {} : { after_seq: after }) })
           events.push(...page.events)
+          readsLeftOut += page.reads_left_out?.count ?? 0
           after = page.next_cursor
         }
+        const leftOut = flags.withoutReads ? { reads_left_out: { count: readsLeftOut } } : {}
         const whoAsked = flags.operation ? await log.whoAsked(flags.operation) : null
         // an operation has a plan (its row's or its accepted events'), or at least one event not refused: with neither,
         // "records changed (0)" would answer for an operation this store never had (a mistyped id, another config's store).
@@ -172,7 +177,7 @@ export function registerAudit(program: Command): void {
 
         if (flags.json) {
           // `events` is every page read above; the who-asked copy (capped, with its `truncated`) would only repeat it
-          const listed = { verified: false, verification: UNVERIFIED_LISTING }
+          const listed = { verified: false, verification: UNVERIFIED_LISTING, ...leftOut }
           const answer = whoAsked
             ? { ...listed, events, who_asked: { ...whoAsked, events: undefined, truncated: undefined }, records_changed: changed, writes_without_answer: unanswered }
             : { ...listed, events }
@@ -183,7 +188,8 @@ export function registerAudit(program: Command): void {
         // a record id cannot draw a line no event has, nor an escape sequence reach the terminal.
         // first, so a reader who stops at the rows has read it
         process.stdout.write(`not verified: ${UNVERIFIED_LISTING}\n`)
-        if (events.length === 0) process.stdout.write('no audit events match\n')
+        if (flags.withoutReads) process.stdout.write(`${readsLeftOut} successful reads left out (--without-reads)\n`)
+        if (events.length === 0) process.stdout.write(flags.withoutReads ? 'no audit events match but those reads\n' : 'no audit events match\n')
         for (const e of events)
           process.stdout.write(
             `${String(e.seq).padStart(7)}  ${e.at}  ${e.level.padEnd(4)}  ${cell(e.principal ?? '-').padEnd(12)}  ${e.surface.padEnd(8)}  ${cell(e.action)}${e.refused_claim ? '  [refused claim: its ids are what the request named]' : ''}${e.target_id ? `  target=${cell(e.target_id)}` : ''}  ${cell(JSON.stringify(e.summary))}\n`,

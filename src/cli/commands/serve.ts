@@ -1,6 +1,6 @@
 import { serve } from '@hono/node-server'
 import type { Command } from 'commander'
-import { createApp, createMetricsApp } from '../../api/index.js'
+import { answerClientErrors, createApp, createMetricsApp } from '../../api/index.js'
 import type { IssueOptions } from '../../auth/index.js'
 import type { WarrantConfig } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
@@ -35,10 +35,12 @@ export function registerServe(program: Command): void {
       try {
         if (config.server.metrics_port !== undefined) {
           const started = serve({ fetch: createMetricsApp(gateway).fetch, hostname: metricsHost, port: config.server.metrics_port })
+          answerClientErrors(started)
           const bound = await listening(started, metricsHost, config.server.metrics_port)
           metrics = { server: started, url: `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${bound.port}/metrics` }
         }
         server = serve({ fetch: app.fetch, hostname: host, port })
+        answerClientErrors(server)
         info = await listening(server, host, port)
         gateway.listeningAt({ host, port: info.port })
       } catch (error) {

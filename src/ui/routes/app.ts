@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { SCRIPT, STYLESHEET } from '../assets.js'
 import type { Viewer } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
-import { type ReviewRouteDeps, type UiEnv, html, uiAuditRecorder } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, html, uiAuditRecorder } from './context.js'
 import { registerOperationRoutes } from './operations.js'
 import { registerPlanRoutes } from './plans.js'
 import { registerSelectionRoutes } from './selections.js'
@@ -34,6 +34,27 @@ const TITLES: Partial<Record<string, string>> = {
   selection_incomplete: 'The selection is incomplete',
   digest_mismatch: 'The plan changed',
   internal: 'Something went wrong',
+  payload_too_large: 'Too large',
+  unsupported_media_type: 'Not UTF-8',
+}
+
+/** The headers every review page carries: its content policy, no sniffing, no framing, no caching unless said. */
+function withPageHeaders(h: Headers): void {
+  h.set('content-security-policy', CSP)
+  h.set('x-content-type-options', 'nosniff')
+  h.set('x-frame-options', 'DENY')
+  h.set('referrer-policy', 'same-origin')
+  if (!h.has('cache-control')) h.set('cache-control', 'no-store')
+}
+
+/**
+ * A refusal made before any review route runs (the input guard: a path or query that is not UTF-8, a body too large
+ * or compressed), as the small HTML page a browser shows, with the same status, naming the problem and its code.
+ */
+export async function reviewRefusalPage(c: Context, refusal: WarrantError): Promise<Response> {
+  const response = await html(c as Ctx, ErrorPage({ viewer: null, status: refusal.status, code: refusal.code, title: TITLES[refusal.code] ?? 'Refused', message: refusal.message }), refusal.status as ContentfulStatusCode)
+  withPageHeaders(response.headers)
+  return response
 }
 
 /**
@@ -53,12 +74,17 @@ export function createReviewApp(gateway: Gateway): Hono<UiEnv> {
 
   ui.use('*', async (c, next) => {
     await next()
-    const h = c.res.headers
-    h.set('content-security-policy', CSP)
-    h.set('x-content-type-options', 'nosniff')
-    h.set('x-frame-options', 'DENY')
-    h.set('referrer-policy', 'same-origin')
-    if (!h.has('cache-control')) h.set('cache-control', 'no-store')
+    withPageHeaders(c.res.headers)
+  })
+
+  // `/review/`, `/review/plans/x/`: the page without its trailing slashes, as a reader who typed or pasted it expects
+  // (was 404, and the sign-in form sent one there). GET and HEAD only: a redirected form would lose its body. The
+  // Location is a path on this host, the query kept.
+  ui.use('*', async (c, next) => {
+    const url = new URL(c.req.url)
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && url.pathname.length > '/review'.length && url.pathname.endsWith('/'))
+      return c.redirect(`${url.pathname.replace(/\/+$/, '')}${url.search}`, 301)
+    await next()
   })
 
   refuseCrossSiteForms(ui, deps)
