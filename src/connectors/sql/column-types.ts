@@ -25,6 +25,8 @@ export interface ColumnType {
   readonly codePointEquality: boolean
   /** MySQL/MariaDB: the column's character set and collation where narrower than utf8mb4 (`narrowTextOf`). */
   readonly narrowText?: NarrowText | null
+  /** A floating-point column (SQLite REAL affinity; PostgreSQL real, double precision; MySQL FLOAT, DOUBLE): exact integers end at 2^24 or 2^53. */
+  readonly floating?: boolean
   /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
   readonly dateOnly?: boolean
   /** PostgreSQL: a `timestamp` without time zone or a `date`, whose values a record shows as UTC (`utcWallClock`). */
@@ -72,7 +74,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
     const dateOnly = dialect === 'postgres' && String(row.base_type ?? '') === 'date'
     const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless })
+    const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating })
   }
   return out
 }
@@ -263,7 +266,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
         return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
       }),
     ),
-    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect),
+    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect) ?? floatVersion(resource, columns.get(resource.versionField)),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
     versionColumn: columns.get(resource.versionField) ?? null,
@@ -306,6 +309,21 @@ function untextualVersion(resource: DeclaredTable, column: ColumnType | undefine
     `the database would refuse or convert each one, so no write to it is made; declare version_field's field as the column is` +
     (as === null ? '' : ` (fields.${field}: ${as})`) +
     `, or version the resource by a text column`
+  )
+}
+
+/**
+ * An integer version over a floating-point column, which keeps integers exactly only up to 2^24 (PostgreSQL real,
+ * MySQL FLOAT) or 2^53: there `version + 1` rounds back to the version, the write is made and the version does
+ * not move (answered `unknown` only after it committed), and a writer still holding that version overwrites it.
+ */
+function floatVersion(resource: DeclaredTable, column: ColumnType | undefined): string | null {
+  if (resource.fields[resource.versionField] !== 'integer' || column?.floating !== true) return null
+  const field = resource.versionField
+  return (
+    `the version column "${field}" of table ${resource.table} is ${column.declared}, a floating-point type that keeps integers exactly only up to 2^24 (real, FLOAT) or 2^53 (double): ` +
+    `past that a write's next version (version + 1) rounds back to the version, the write would be made without moving it, and a writer still holding that version would then overwrite the write unseen, so no write to it is made; ` +
+    `declare the column an integer type (bigint), or version the resource by an integer column every write moves`
   )
 }
 

@@ -28,7 +28,11 @@ export type ServerIdBinding = { readonly param: RawBuilder<unknown>; readonly ex
 export function serverIdBinding(ctx: ConnectorContext, id: string, column: ColumnType | null | undefined): ServerIdBinding {
   const pg = ctx.dialect === 'postgres'
   if (column === null || column === undefined || (column.kind !== 'numeric' && column.kind !== 'text')) {
-    // no catalogue, or a column of another kind (a date, a uuid): bound as the id is declared
+    // a date or timestamp column: only the instant's ISO text, which a walk shows, names a row; the engine reads any
+    // other spelling its own way (a date "2024-06-01T12:00:00.000Z" as 2024-06-01, "12:00+02:00" as 12:00 in a
+    // column without a zone), and a write to it was committed on the row shown under another id
+    if (column?.secondDigits != null && !shownInstant(id, column, pg)) return { refusal: cannotHold(ctx, id, column.declared) }
+    // no catalogue, or a column of another kind (a uuid): bound as the id is declared
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
   }
@@ -49,6 +53,17 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
   if (!NUMERAL.test(id)) return { refusal: cannotHold(ctx, id, column.declared) }
   const cast = mysqlDecimalCast(id)
   return cast === null ? { refusal: cannotHold(ctx, id, column.declared) } : { param: cast, exact: false }
+}
+
+/**
+ * Whether `id` is spelled as a record of a date or timestamp column shows its id (record.ts `keyString`): the
+ * instant's `toISOString`, at midnight UTC for a date; PostgreSQL's infinities as pg reads them.
+ */
+function shownInstant(id: string, column: ColumnType, pg: boolean): boolean {
+  if (pg && (id === 'Infinity' || id === '-Infinity')) return true
+  const at = Date.parse(id)
+  if (Number.isNaN(at) || new Date(at).toISOString() !== id) return false
+  return !(column.dateOnly === true || /^date$/i.test(column.declared)) || id.endsWith('T00:00:00.000Z')
 }
 
 const NUMERAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/
