@@ -1,5 +1,5 @@
 import type { OperationTargetRow } from '../store/index.js'
-import { INTERRUPTED_REASON, rateLimitedWriteSent } from './ledger.js'
+import { INTERRUPTED_REASON, RATE_LIMITED_HALTED, rateLimitedWriteSent } from './ledger.js'
 import { NOT_APPLIED } from './reconcile.js'
 
 /**
@@ -23,6 +23,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
   effect_pending: 'the upstream took the write to apply later: reconcile once it has',
   rate_limited_applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
+  [RATE_LIMITED_HALTED]: 'its write was sent and answered 429 (rate limited), and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
   [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
   reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
   reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
