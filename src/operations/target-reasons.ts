@@ -49,6 +49,14 @@ const MEANINGS: Readonly<Record<string, string>> = {
 const RATE_LIMITED_WRITE =
   'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)'
 
+/**
+ * How far "each 429 was waited out and asked again" holds, for the surfaces that sum an operation's 429s: all of
+ * them, unless it halted, where a target answered 429 on its last turn was never asked again.
+ */
+export function askedAgainText(op: { readonly state: string }): string {
+  return op.state === 'halted' ? 'asked again until the operation halted: a target answered so on its last turn was not (pending, or unknown where its write was sent: reconcile it)' : 'asked again'
+}
+
 /** A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered 429. */
 export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>): string | null {
   return row.state === 'pending' && rateLimitedWriteSent(row) ? RATE_LIMITED_WRITE : reasonText(row.reason)

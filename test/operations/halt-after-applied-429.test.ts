@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { renderOperation } from '../../src/cli/commands/operation.js'
+import { operationSummary } from '../../src/mcp/tools/operations.js'
+import { rateLimitedText } from '../../src/ui/pages/operation.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { allResults } from './support/flow.js'
 import { withFaultGateway } from './support/fault-gateway.js'
@@ -63,6 +66,14 @@ for (const kind of STORE_KINDS) {
         const summary = JSON.parse(halted.summary)
         assert.deepEqual(summary.rate_limited_writes_now_unknown, [userIdOf(1)], halted.summary)
         assert.deepEqual(summary.counts, operation.counts)
+
+        // no surface says every 429 was waited out and asked again: the last one never was
+        const view = (await agent('GET', `/v1/operations/${id}`)).body
+        assert.equal(view.rate_limit_hits, 1, JSON.stringify(view))
+        for (const text of [renderOperation(view), operationSummary(view), rateLimitedText(view)]) {
+          assert.match(text, /asked again until the operation halted/, text)
+          assert.match(text, /1 unknown|1 target ended unknown|unknown where its write was sent/, text)
+        }
 
         const reconcile = await agent('POST', `/v1/operations/${id}/reconcile`)
         assert.equal(reconcile.status, 200, JSON.stringify(reconcile.body))
