@@ -318,8 +318,11 @@ export async function endOperation(store: Pick<Store, 'db' | 'dialect'>, operati
   }
 }
 
-/** `endOperation`'s pending → unknown for the targets whose write was sent and answered 429; their record ids. */
-async function unknownAtHalt(db: Db, operationId: string, halt: HaltReason, now: string): Promise<string[]> {
+/**
+ * `endOperation`'s pending → unknown for the targets whose write was sent and answered 429; their record ids. Also
+ * run by reconcile on a halted operation, for one an earlier version halted and left such targets pending.
+ */
+export async function unknownAtHalt(db: Db, operationId: string, halt: HaltReason, now: string): Promise<string[]> {
   // every target put back after a 429 counted it (`returnToPending`): the partial index on rate_limit_hits finds them
   const rows = await db.selectFrom('operation_targets').select(['ord', 'record_id', 'reason', 'error']).where('operation_id', '=', operationId).where('state', '=', 'pending').where(throttled).execute()
   const sent = rows.filter(rateLimitedWriteSent)

@@ -19,7 +19,7 @@ import { userIdOf } from './support/users-upstream.js'
  */
 for (const kind of STORE_KINDS) {
   describe(`an operation halted after a write answered 429 (${kind} store)`, () => {
-    const run = (applied: boolean, body: (ctx: { agent: any; id: string; operation: any; results: any[]; audit: () => Promise<any[]> }) => Promise<void>) =>
+    const run = (applied: boolean, body: (ctx: { agent: any; id: string; operation: any; results: any[]; audit: () => Promise<any[]>; db: any }) => Promise<void>) =>
       withFaultGateway(kind, 3, { concurrency: 2, batch_size: 10, reconcile_settle_seconds: 0 }, async ({ fx, upstream, agent, commit, finished }) => {
         let firstAnswered!: () => void
         const answered = new Promise<void>((resolve) => (firstAnswered = resolve))
@@ -45,7 +45,7 @@ for (const kind of STORE_KINDS) {
         const id = await commit(`halt-after-429-${applied}-${kind}`)
         const operation = await finished(id)
         const audit = () => fx.gateway.store.db.selectFrom('audit_events').selectAll().where('operation_id', '=', id).where('action', 'like', 'operation.%').execute()
-        await body({ agent, id, operation, results: await allResults(agent, id), audit })
+        await body({ agent, id, operation, results: await allResults(agent, id), audit, db: fx.gateway.store.db })
         assert.equal(upstream.writes.get(userIdOf(1)), 1, 'never sent again')
         assert.equal(upstream.writes.get(userIdOf(3)) ?? 0, 0, 'the target after the halt is never sent')
       })
@@ -83,6 +83,19 @@ for (const kind of STORE_KINDS) {
         const after = (await agent('GET', `/v1/operations/${id}`)).body
         assert.equal(after.state, 'halted')
         assert.deepEqual(after.counts, { pending: 1, in_flight: 0, succeeded: 1, failed: 1, skipped: 0, unknown: 0 }, JSON.stringify(after))
+      }))
+
+    test('an operation halted before this fix, its target left pending: reconcile turns it unknown first and settles it', () =>
+      run(true, async ({ agent, id, db }) => {
+        // the ledger as an earlier version left it: pending, its write sent and answered 429
+        const reset = await db.updateTable('operation_targets').set({ state: 'pending', reason: 'rate_limited', error: JSON.stringify({ message: 'slow down', write_sent: true }), unknown_since: null }).where('operation_id', '=', id).where('record_id', '=', userIdOf(1)).executeTakeFirst()
+        assert.equal(Number(reset.numUpdatedRows), 1)
+        await db.updateTable('operations').set({ counts: JSON.stringify({ pending: 2, in_flight: 0, succeeded: 0, failed: 1, skipped: 0, unknown: 0 }) }).where('id', '=', id).execute()
+        const reconcile = await agent('POST', `/v1/operations/${id}/reconcile`)
+        assert.equal(reconcile.status, 200, JSON.stringify(reconcile.body))
+        const settled = (await allResults(agent, id)).find((r) => r.id === userIdOf(1))
+        assert.deepEqual([settled.outcome, settled.reason], ['succeeded', 'reconciled'], JSON.stringify(settled))
+        assert.deepEqual(reconcile.body.operation.counts, { pending: 1, in_flight: 0, succeeded: 1, failed: 1, skipped: 0, unknown: 0 }, JSON.stringify(reconcile.body))
       }))
 
     test('a write answered 429 that did not land: reconcile finds the record unmoved, not applied', () =>
