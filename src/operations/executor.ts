@@ -3,7 +3,7 @@ import { callContext, type SourceRecord } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import type { ExecutorDeps, OperationRunner } from './executor-deps.js'
 import { keepLease, releaseLease } from './lease.js'
-import { countPendingRateLimit, countTargets, countValidationFailures, errorsInARow, finalState, finishOperation, loadOperationRow, markInFlight, markInterrupted, rateLimitHitsSoFar, releaseUnstarted, targetsInState } from './ledger.js'
+import { countPendingRateLimit, countTargets, countValidationFailures, endOperation, errorsInARow, loadOperationRow, markInFlight, markInterrupted, rateLimitHitsSoFar, releaseUnstarted, targetsInState } from './ledger.js'
 import { checkBatchMembership } from './membership.js'
 import { trackOutcomeCommits } from './outcome-commits.js'
 import { Pacer } from './pacer.js'
@@ -377,15 +377,15 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     deps.log.info({ operation_id: operationId, lease_lost: lease.lost(), counts }, 'operation executor stopped before the end')
     return
   }
-  const state = finalState(counts, halt !== null)
-  const finished = await finishOperation(db, operationId, owner, { state, haltReason: halt, counts, now: now() })
-  if (!finished) {
+  const end = await endOperation(store, operationId, owner, halt, now())
+  if (!end.finished) {
     deps.log.warn({ operation_id: operationId }, 'operation could not be finished: the lease is no longer ours')
     return
   }
+  const { state, nowUnknown } = end
   telemetry.add('warrant_operations_total', { resource, state })
-  deps.log.info({ operation_id: operationId, state, counts, halt_reason: halt }, 'operation finished')
-  await audit(halt ? 'operation.halted' : 'operation.finished', { state, counts, halt_reason: halt })
+  deps.log.info({ operation_id: operationId, state, counts: end.counts, halt_reason: halt }, 'operation finished')
+  await audit(halt ? 'operation.halted' : 'operation.finished', { state, counts: end.counts, halt_reason: halt, ...(nowUnknown.length > 0 ? { rate_limited_writes_now_unknown: nowUnknown } : {}) })
 }
 
 /**

@@ -6,6 +6,7 @@ export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner,
 export { claimOperations, otherLeaseHolders, renewLease, releaseLease } from './lease.js'
 export { recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof } from './version-proof.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
+export { askedAgainText } from './target-reasons.js'
 export {
   operationViewSchema,
   commitReceiptSchema,

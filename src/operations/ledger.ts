@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SqlBool } from 'kysely'
 import { WarrantError } from '../contract/index.js'
-import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
+import { writingTransaction, type Database, type OperationRow, type OperationTargetRow, type Store } from '../store/index.js'
 import { ledgerBatch } from './ledger-batch.js'
 import { TARGET_STATES, type HaltReason, type OperationState, type TargetCounts, type TargetState } from './types.js'
 
@@ -25,6 +25,8 @@ export interface TargetOutcome {
 }
 
 export const INTERRUPTED_REASON = 'interrupted: no durable answer'
+/** A target whose write was sent and answered 429, never retried: its operation halted first (`endOperation`). */
+export const RATE_LIMITED_HALTED = 'rate_limited_halted'
 
 export async function findOperationByKey(db: Db, key: string): Promise<OperationRow | undefined> {
   return db.selectFrom('operations').selectAll().where('idempotency_key', '=', key).executeTakeFirst()
@@ -281,6 +283,61 @@ export async function finishOperation(
     .where('lease_owner', '=', owner)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) === 1
+}
+
+/** How `endOperation` ended the run: `finished` false when the lease was no longer ours (nothing was changed). */
+export interface RunEnd {
+  readonly finished: boolean
+  readonly state: OperationState
+  readonly counts: TargetCounts
+  /** the record ids of the targets a halt turned from pending (a write sent and answered 429) to unknown */
+  readonly nowUnknown: readonly string[]
+}
+
+/**
+ * Ends an operation (`finishOperation`) with counts read in the same transaction. A halted one first turns each
+ * pending target whose write was sent and answered 429 (`rateLimitedWriteSent`) `unknown`, `RATE_LIMITED_HALTED`:
+ * the upstream may have applied that write all the same, the retry that would have read the record first never
+ * comes (a halted operation is final), and reconcile reads only unknown targets. Left pending it was shown as never
+ * attempted, forever. A pending target whose write was never sent stays pending. Nothing changes unless the lease
+ * is still `owner`'s.
+ */
+export async function endOperation(store: Pick<Store, 'db' | 'dialect'>, operationId: string, owner: string, halt: HaltReason | null, now: string): Promise<RunEnd> {
+  const lost = Symbol('lease lost')
+  try {
+    return await writingTransaction(store, async (trx) => {
+      const nowUnknown = halt === null ? [] : await unknownAtHalt(trx, operationId, halt, now)
+      const counts = await countTargets(trx, operationId)
+      const state = finalState(counts, halt !== null)
+      if (!(await finishOperation(trx, operationId, owner, { state, haltReason: halt, counts, now }))) throw lost
+      return { finished: true, state, counts, nowUnknown }
+    })
+  } catch (error) {
+    if (error !== lost) throw error
+    return { finished: false, state: 'halted', counts: emptyCounts(), nowUnknown: [] }
+  }
+}
+
+/**
+ * `endOperation`'s pending → unknown for the targets whose write was sent and answered 429; their record ids. Also
+ * run by reconcile on a halted operation, for one an earlier version halted and left such targets pending.
+ */
+export async function unknownAtHalt(db: Db, operationId: string, halt: HaltReason, now: string): Promise<string[]> {
+  // every target put back after a 429 counted it (`returnToPending`): the partial index on rate_limit_hits finds them
+  const rows = await db.selectFrom('operation_targets').select(['ord', 'record_id', 'reason', 'error']).where('operation_id', '=', operationId).where('state', '=', 'pending').where(throttled).execute()
+  const sent = rows.filter(rateLimitedWriteSent)
+  for (const row of sent) {
+    const answer = (JSON.parse(row.error!) as { message?: unknown }).message
+    const message = `a write of record "${row.record_id}" was sent and answered 429 (rate limited) and not retried because the operation halted (${halt.rule}); the upstream may have applied it all the same: reconcile to settle it${typeof answer === 'string' ? ` (the answer: ${answer})` : ''}`
+    await db
+      .updateTable('operation_targets')
+      .set({ state: 'unknown', reason: RATE_LIMITED_HALTED, error: JSON.stringify({ message }), unknown_since: now, updated_at: now })
+      .where('operation_id', '=', operationId)
+      .where('ord', '=', row.ord)
+      .where('state', '=', 'pending')
+      .execute()
+  }
+  return sent.map((row) => row.record_id)
 }
 
 /** After a reconciliation: the finished operation's counts and state follow its ledger. */

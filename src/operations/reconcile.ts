@@ -3,9 +3,9 @@ import type { FieldTypeNames } from '../contract/index.js'
 import { callContext, type Connector } from '../connectors/index.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, pick, sameVersion, versionText } from './effect.js'
-import { refreshFinished, targetsInState } from './ledger.js'
+import { refreshFinished, targetsInState, unknownAtHalt } from './ledger.js'
 import type { ExecutorDeps } from './executor.js'
-import type { OperationExecution, ReconcileTotals, TargetState } from './types.js'
+import type { HaltReason, OperationExecution, ReconcileTotals, TargetState } from './types.js'
 
 const CHUNK = 100
 
@@ -55,7 +55,10 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
         failed: targets.map((t) => ({ id: t.record_id, message: error instanceof Error ? error.message : String(error) })),
       }))
 
-  const createdAt = (await deps.db.selectFrom('operations').select('created_at').where('id', '=', operationId).executeTakeFirstOrThrow()).created_at
+  const operation = await deps.db.selectFrom('operations').select(['created_at', 'state', 'halt_reason']).where('id', '=', operationId).executeTakeFirstOrThrow()
+  const createdAt = operation.created_at
+  // halted by an earlier version, which left a target whose write was sent and answered 429 pending for good
+  if (operation.state === 'halted' && operation.halt_reason !== null) await unknownAtHalt(deps.db, operationId, JSON.parse(operation.halt_reason) as HaltReason, now)
   for (let afterOrd = -1; ; ) {
     const targets = await targetsInState(deps.db, operationId, 'unknown', afterOrd, CHUNK)
     if (targets.length === 0) break

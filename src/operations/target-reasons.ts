@@ -1,5 +1,5 @@
 import type { OperationTargetRow } from '../store/index.js'
-import { INTERRUPTED_REASON, rateLimitedWriteSent } from './ledger.js'
+import { INTERRUPTED_REASON, RATE_LIMITED_HALTED, rateLimitedWriteSent } from './ledger.js'
 import { NOT_APPLIED } from './reconcile.js'
 
 /**
@@ -23,6 +23,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
   effect_pending: 'the upstream took the write to apply later: reconcile once it has',
   rate_limited_applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
+  [RATE_LIMITED_HALTED]: 'its write was sent and answered 429 (rate limited), and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
   [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
   reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
   reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
@@ -47,6 +48,14 @@ const MEANINGS: Readonly<Record<string, string>> = {
  */
 const RATE_LIMITED_WRITE =
   'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)'
+
+/**
+ * How far "each 429 was waited out and asked again" holds, for the surfaces that sum an operation's 429s: all of
+ * them, unless it halted, where a target answered 429 on its last turn was never asked again.
+ */
+export function askedAgainText(op: { readonly state: string }): string {
+  return op.state === 'halted' ? 'asked again until the operation halted: a target answered so on its last turn was not (pending, or unknown where its write was sent: reconcile it)' : 'asked again'
+}
 
 /** A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered 429. */
 export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>): string | null {

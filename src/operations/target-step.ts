@@ -215,6 +215,12 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   } catch (error) {
     return done({ state: 'failed', reason: 'write_refused', message: `the write could not be rendered: ${messageOf(error)}; nothing was sent` })
   }
+  // A write of it answered 429 earlier may have landed all the same (an upstream that applies it, then refuses the
+  // rate): the record moved to the approved values is then not "changed by another writer, nothing written", nor,
+  // checked first, a compensation's record that "no longer holds what was written" (our own undo restored it)
+  const earlierWrite = rateLimitedWriteSent(target)
+  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
+    return done(rateLimitedApplied(id, target.expected_version, record.version))
   // Checked before the version so the reason says what matters (a compensation: the data moved on).
   const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(record.fields[f], rendered.holds![f])) : undefined
   if (moved !== undefined)
@@ -224,11 +230,6 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
       message: `record "${id}" no longer holds what was written: "${moved}" is ${show(record.fields[moved])}, not ${show(rendered.holds![moved])}; nothing was written`,
       before: pick(record.fields, Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))),
     })
-  // A write of it answered 429 earlier may have landed all the same (an upstream that applies it, then refuses the
-  // rate): the record moved to the approved values is then not "changed by another writer, nothing written"
-  const earlierWrite = rateLimitedWriteSent(target)
-  if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
-    return done(rateLimitedApplied(id, target.expected_version, record.version))
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
     return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written` })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition

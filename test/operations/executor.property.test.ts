@@ -40,7 +40,8 @@ function reference(scripts: readonly Script[], consecutive: number, validation: 
   for (let ord = 0; ord < scripts.length; ord++) {
     const { rateLimits, final } = scripts[ord]!
     // a stale record is skipped at its re-read: no write is sent, so no 429 can come back
-    if (final !== 'stale' && rateLimits > DEFAULT_MAX_RATE_LIMIT_RETRIES) return { states, halt: { rule: 'rate_limit_retries', ord } }
+    // its write was sent and answered 429, never retried once halted: unknown, for reconcile to settle
+    if (final !== 'stale' && rateLimits > DEFAULT_MAX_RATE_LIMIT_RETRIES) return { states: states.map((s, i) => (i === ord ? 'unknown' : s)), halt: { rule: 'rate_limit_retries', ord } }
     const state = ({ success: 'succeeded', empty: 'succeeded', conflict: 'skipped', refused: 'failed', stale: 'skipped', rejected: 'failed', unknown: 'unknown', unknown_applied: 'unknown', contradict: 'failed', empty_contradict: 'failed', unauthorized: 'failed', throws_refused: 'failed' } as const)[final]
     states[ord] = state
     if (state === 'failed' || state === 'unknown') streak += 1

@@ -27,7 +27,8 @@ async function commitRole(ctx: UsersGateway, key: string) {
  * land is retried and written once; a record another writer moved elsewhere meanwhile is still skipped.
  * Where the retry's own read lagged (a replica still at the old version), the retry was sent, refused 412, and the
  * re-read then showed the record moved: skipped version_changed "nothing was written", for our own first write.
- * An operation halted on such a target's retries left it pending "nothing was written yet".
+ * An operation halted on such a target's retries left it pending "nothing was written yet"; it is now unknown
+ * (halt-after-applied-429.test.ts).
  */
 for (const kind of STORE_KINDS) {
   describe(`a write answered 429 that the upstream applied (${kind} store)`, () => {
@@ -74,8 +75,9 @@ for (const kind of STORE_KINDS) {
         const { operation, results } = await commitRole(ctx, `halted-429-${kind}`)
         assert.equal(operation.halt_reason?.rule, 'rate_limit_retries', JSON.stringify(operation))
         const first = results.find((r) => r.id === userIdOf(1))
-        assert.deepEqual([first.outcome, first.reason], ['pending', 'rate_limited'], JSON.stringify(first))
-        assert.match(first.reason_text, /^waiting: its write was sent and answered 429 \(rate limited\), which says the upstream did not apply it/)
+        // never retried once halted: unknown (reconcile settles it), not pending as if never attempted
+        assert.deepEqual([first.outcome, first.reason], ['unknown', 'rate_limited_halted'], JSON.stringify(first))
+        assert.match(first.reason_text, /^its write was sent and answered 429 \(rate limited\), and not retried: the operation halted first/)
         assert.doesNotMatch(first.reason_text, /nothing was written/)
       }))
 

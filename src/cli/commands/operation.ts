@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
-import { FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
+import { askedAgainText, FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
@@ -22,7 +22,7 @@ export function renderOperation(op: OperationView): string {
   // always said, none included: a reviewer reading why an operation was slow must not have to guess from a missing line
   lines.push(
     op.rate_limit_hits > 0
-      ? `  rate limited: the upstream answered "not now" (429, or 503 with Retry-After) ${op.rate_limit_hits} time(s) on ${op.rate_limited_targets} target(s); each was waited out and asked again`
+      ? `  rate limited: the upstream answered "not now" (429, or 503 with Retry-After) ${op.rate_limit_hits} time(s) on ${op.rate_limited_targets} target(s); each was waited out and ${askedAgainText(op)}`
       : '  rate limited: never (no 429 or Retry-After answer)',
   )
   // the upstream's words, escaped as the halt's are

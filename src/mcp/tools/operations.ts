@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { cursorArgument } from '../../contract/index.js'
 import {
+  askedAgainText,
   type CommitReceipt,
   commitReceiptSchema,
   FINISHED_STATES,
@@ -92,7 +93,7 @@ export function operationSummary(op: OperationView): string {
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
   const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${op.halt_reason.target_id}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
   const paused = op.paused ? ` Paused until ${op.paused.until}: the upstream asked to wait (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
-  const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and asked again (rate_limit_hits per target in the results).` : ''
+  const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
   return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${throttled}${halt}${unknown}${next}`

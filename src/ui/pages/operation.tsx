@@ -1,4 +1,4 @@
-import { FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
+import { askedAgainText, FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
@@ -28,9 +28,9 @@ export function pausedText(paused: OperationView['paused']): string {
  * The upstream's "not now" answers as one sentence, none included: why an operation was slower than its rate, and
  * that its targets were asked again. The page and its live update both show this text (the script only sets it).
  */
-export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets'>): string {
+export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets' | 'state'>): string {
   if (o.rate_limit_hits === 0) return 'The upstream never asked to wait (no 429, no Retry-After).'
-  return `The upstream asked to wait (429, or 503 with Retry-After) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each wait was honoured and the target asked again. Per target: “rate limited” below.`
+  return `The upstream asked to wait (429, or 503 with Retry-After) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each wait was honoured and the target ${askedAgainText(o)}. Per target: “rate limited” below.`
 }
 
 export interface OperationPageData {
