@@ -12,6 +12,7 @@ import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBo
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 import { pageNotFound } from './page-not-found.js'
 import { unfinishedAnswer } from './unfinished-answer.js'
+import { undeclaredSource } from './frozen-source.js'
 
 
 type OneRead =
@@ -23,44 +24,60 @@ type OneRead =
  * Reads records by id through `get.path`, from every source: one holds it, or (two holding it) it fails. 404 or 410 on every
  * source means missing (the API's own 404: an HTML page in its place is a failure, see `pageNotFound`); any other failure on a
  * source makes the id failed, even where another source has it (the failed one may hold it too).
+ * An id `sourceOf` gives a source (the one its selection member was frozen from) is read from that source alone:
+ * (source, id) is its address, so what the others hold does not matter; a source the resource no longer declares
+ * (renamed, removed) fails it, naming it, and it is never read elsewhere.
  * With `get.batch`, several ids are first read per request (read-batch.ts); what those answers do not prove
  * is read here alone, so absence is only ever said by `get.path`.
  */
-export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
-  const unique = [...new Set(ids)]
-  const records = new Map<string, SourceRecord>()
-  const missing: string[] = []
-  const failed: { id: string; message: string; status?: number; retryAfterSeconds?: number }[] = []
-  let alone = unique
+export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal, sourceOf?: ReadonlyMap<string, string>): Promise<ReadByIdsResult> {
+  const result: Reads = { records: new Map(), missing: [], failed: [] }
+  const bySource = new Map<string, string[]>()
+  const unaddressed: string[] = []
+  for (const id of new Set(ids)) {
+    const source = sourceOf?.get(id)
+    if (source === undefined) unaddressed.push(id)
+    else if (!ctx.sourceNames.includes(source)) result.failed.push({ id, message: undeclaredSource(id, source, ctx.sourceNames) })
+    else bySource.set(source, [...(bySource.get(source) ?? []), id])
+  }
+  for (const [source, group] of bySource) await readGroup({ ...ctx, sourceNames: [source] }, group, result, signal)
+  await readGroup(ctx, unaddressed, result, signal)
+  return result
+}
+
+type Failure = { readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
+type Reads = { readonly records: Map<string, SourceRecord>; readonly missing: string[]; readonly failed: ({ readonly id: string } & Failure)[] }
+
+/** `ids` read from the sources of `ctx` (all of them, or the one they were frozen from), into `into`. */
+async function readGroup(ctx: HttpContext, ids: readonly string[], into: Reads, signal?: AbortSignal): Promise<void> {
+  let alone = ids
   const batch = ctx.config.get.batch
-  if (batch && unique.length > 1) {
+  if (batch && ids.length > 1) {
     const readAlone = async (source: string, id: string) => {
       const read = await readFrom(ctx, source, id, signal)
       return read.kind === 'found' ? read.record : null
     }
-    const read = await readInBatches(ctx, batch, unique, readAlone, signal)
+    const read = await readInBatches(ctx, batch, ids, readAlone, signal)
     // a batch answer found the id on one source, and asked no other for it: each other one is asked alone
     const elsewhere = await mapBounded([...read.foundOn], ctx.config.read_concurrency, ([id, source]) => heldElsewhere(ctx, id, source, signal))
     const doubtful = new Map(elsewhere.flatMap((e) => (e.failure === null ? [] : [[e.id, e.failure] as const])))
     for (const [id, record] of read.records) {
       const failure = doubtful.get(id)
-      if (failure !== undefined) failed.push({ id, ...failure })
-      else records.set(id, record)
+      if (failure !== undefined) into.failed.push({ id, ...failure })
+      else into.records.set(id, record)
     }
-    for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
-    alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
+    for (const [id, limit] of read.rateLimited) into.failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
+    alone = ids.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
   }
   const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   reads.forEach((read, i) => {
     const id = alone[i]!
-    if (read.kind === 'found') records.set(id, read.record)
-    else if (read.kind === 'missing') missing.push(id)
-    else failed.push({ id, ...failureOf(read) })
+    if (read.kind === 'found') into.records.set(id, read.record)
+    else if (read.kind === 'missing') into.missing.push(id)
+    else into.failed.push({ id, ...failureOf(read) })
   })
-  return { records, missing, failed }
 }
 
-type Failure = { readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
 
 function failureOf(read: Extract<OneRead, { kind: 'failed' }>): Failure {
   return {
