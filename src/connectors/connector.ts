@@ -129,6 +129,11 @@ export interface ReadByIdsResult {
 /** One conditional write: change `set` on `id` only if it still has `expectedVersion` and meets `precondition`. */
 export interface WriteRequest {
   readonly id: string
+  /**
+   * The source the record was frozen from (a selection member's): the write goes there alone, and a source the
+   * resource no longer declares refuses it unsent. Absent (a member frozen without one), the sources are tried by id.
+   */
+  readonly source?: string
   readonly expectedVersion: string
   readonly set: Readonly<Record<string, unknown>>
   readonly precondition: Filter
@@ -247,7 +252,12 @@ export interface Connector {
    */
   readonly sizedPositions?: boolean
   openSession(): Promise<ReadSession>
-  readByIds(ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult>
+  /**
+   * `sourceOf`: the source each id was frozen from (a selection member's), where known: that id is read from it
+   * alone, since (source, id) is its address; an id whose source the resource no longer declares fails, naming it.
+   * An id without one is read by id across the sources. A connector of one source (sql) reads every id there.
+   */
+  readByIds(ids: readonly string[], signal?: AbortSignal, sourceOf?: ReadonlyMap<string, string>): Promise<ReadByIdsResult>
   /**
    * True when `write` itself refuses a record whose version is not `expectedVersion` (and that fails the
    * precondition) in the same statement, e.g. `UPDATE … WHERE id = ? AND version = ?`: a record read a moment

@@ -243,7 +243,7 @@ async function createOperation(
       for (;;) {
         const members = await trx
           .selectFrom('selection_members')
-          .select(['ord', 'record_id', 'version', 'fields'])
+          .select(['ord', 'record_id', 'version', 'fields', 'source'])
           .where('selection_id', '=', selection.selection_id)
           .where('ord', '>', afterOrd)
           .orderBy('ord')
@@ -257,6 +257,7 @@ async function createOperation(
               operation_id: operationId,
               ord: m.ord,
               record_id: m.record_id,
+              source: m.source,
               expected_version: m.version,
               state: 'pending' as const,
               before: JSON.stringify(pick(JSON.parse(m.fields) as Record<string, unknown>, setFields)),

@@ -34,7 +34,7 @@ export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite,
     done({ state: 'failed', reason: 'rejected', upstream_status: status, message: `${outcome.message}; ${message}; nothing was written`, before }, { validation: true })
   const skipped = (reason: 'version_changed' | 'precondition_failed' | 'missing', message: string) =>
     done({ state: 'skipped', reason, upstream_status: status, message: `${outcome.message}; ${message}; nothing was written`, before })
-  const reread = await rereadOne(ctx.connector, id, 'after')
+  const reread = await rereadOne(ctx.connector, id, 'after', request.source)
   if (reread.kind === 'missing') return skipped('missing', `re-read, record ${quotedKey(id)} no longer exists`)
   if (reread.kind !== 'found') return refused(`re-reading the record failed (${reread.message}), so whether it changed is not known: the refusal is taken as the upstream's`)
   const now = reread.record

@@ -4,6 +4,7 @@ import type { OperationTargetRow } from '../store/index.js'
 import { sameVersion, versionText } from './effect.js'
 import { rateLimitedWriteSent } from './ledger.js'
 import { asksToWait } from './reread.js'
+import { sourcesOf } from './target-source.js'
 import type { OperationExecution, StopRuleName } from './types.js'
 
 /** What re-reading a batch before writing it found. */
@@ -30,7 +31,7 @@ export async function checkBatchMembership(connector: Connector, execution: Oper
   if (execution.plan.compensates) return { kind: 'unchanged' }
   let read: Awaited<ReturnType<Connector['readByIds']>>
   try {
-    read = await connector.readByIds(batch.map((t) => t.record_id))
+    read = await connector.readByIds(batch.map((t) => t.record_id), undefined, sourcesOf(batch))
   } catch (error) {
     return { kind: 'changed', rule: 'membership_unverifiable', target: batch[0]!, message: `re-reading the batch failed: ${error instanceof Error ? error.message : String(error)}` }
   }

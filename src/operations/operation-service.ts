@@ -15,6 +15,7 @@ import { readVersionProof, versionProofDigest, vouches } from './version-proof.j
 import { deadLocalOwners, defaultOwner } from '../store/index.js'
 import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
 import { countTargets, loadOperationRow, rateLimitTotals, targetsInState } from './ledger.js'
+import { sourcesOf } from './target-source.js'
 import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
 import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
@@ -254,14 +255,14 @@ export function createOperationService(options: OperationServiceOptions): Operat
       assertWrittenAsDefined(execution, plans.actionConfigOf(execution.plan), operationId)
       // `version` (the record's version right after our write) lets the compensation's executor check that
       // nothing changed the record since; it is null when the upstream did not say.
-      const targets: { id: string; before: Record<string, unknown>; after: Record<string, unknown>; version: string | null }[] = []
+      const targets: { id: string; source: string | null; before: Record<string, unknown>; after: Record<string, unknown>; version: string | null }[] = []
       for (const state of ['succeeded', 'failed'] as const) {
         for (let afterOrd = -1; ; ) {
           const chunk = await targetsInState(store.db, operationId, state, afterOrd, 1000)
           if (chunk.length === 0) break
           afterOrd = chunk[chunk.length - 1]!.ord
           for (const t of chunk) {
-            const target = { id: t.record_id, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version }
+            const target = { id: t.record_id, source: t.source, before: t.before ? JSON.parse(t.before) : {}, after: t.after ? JSON.parse(t.after) : {}, version: t.after_version }
             if (state === 'succeeded' || landedAstray(t, target)) targets.push(target)
           }
         }
@@ -321,7 +322,7 @@ const CURRENT_CHUNK = 200
  */
 async function readCurrent(
   connector: Connector,
-  targets: readonly { readonly id: string; readonly after: Readonly<Record<string, unknown>> }[],
+  targets: readonly { readonly id: string; readonly source: string | null; readonly after: Readonly<Record<string, unknown>> }[],
   hidden: ReadonlySet<string>,
 ): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>()
@@ -329,7 +330,7 @@ async function readCurrent(
     const chunk = targets.slice(i, i + CURRENT_CHUNK)
     let read: Awaited<ReturnType<Connector['readByIds']>>
     try {
-      read = await connector.readByIds(chunk.map((t) => t.id))
+      read = await connector.readByIds(chunk.map((t) => t.id), undefined, sourcesOf(chunk.map((t) => ({ record_id: t.id, source: t.source }))))
     } catch {
       continue
     }

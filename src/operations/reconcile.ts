@@ -4,6 +4,7 @@ import { callContext, type Connector } from '../connectors/index.js'
 import type { Database, OperationTargetRow } from '../store/index.js'
 import { checkRecordFields, pick, sameVersion, versionText } from './effect.js'
 import { refreshFinished, targetsInState, unknownAtHalt } from './ledger.js'
+import { sourcesOf } from './target-source.js'
 import type { ExecutorDeps } from './executor.js'
 import type { HaltReason, OperationExecution, ReconcileTotals, TargetState } from './types.js'
 
@@ -48,7 +49,7 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
   const now = deps.now()
   const readAll = (targets: readonly OperationTargetRow[]) =>
     callContext
-      .run(context, () => deps.connector.readByIds(targets.map((t) => t.record_id)))
+      .run(context, () => deps.connector.readByIds(targets.map((t) => t.record_id), undefined, sourcesOf(targets)))
       .catch((error: unknown) => ({
         records: new Map(),
         missing: [] as string[],

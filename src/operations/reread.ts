@@ -11,10 +11,13 @@ export type Reread =
   /** `defaulted`: the upstream named no wait; `retryAfterSeconds` is ours (at most the operation's bound). `status`: 429, or 503 */
   | { readonly kind: 'rate_limited'; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly status?: number }
 
-/** Reads one record by id; `when` says, in a failure's message, whether the write is still to come. */
-export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before'): Promise<Reread> {
+/**
+ * Reads one record by id; `when` says, in a failure's message, whether the write is still to come. `source`: the
+ * one its member was frozen from, where it is read alone (null or absent: by id across the sources).
+ */
+export async function rereadOne(connector: Connector, id: string, when: 'before' | 'after' = 'before', source?: string | null): Promise<Reread> {
   try {
-    return rereadOf(await connector.readByIds([id]), id, when)
+    return rereadOf(await connector.readByIds([id], undefined, source === null || source === undefined ? undefined : new Map([[id, source]])), id, when)
   } catch (error) {
     return { kind: 'failed', message: failedRead(id, when, messageOf(error)) }
   }

@@ -9,6 +9,7 @@ import type { ObservedOutcome } from './stop-rules.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
 import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
+import { sourcesOf } from './target-source.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
 import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
@@ -153,7 +154,7 @@ export async function readWindow(ctx: TargetContext, targets: readonly Operation
     const { plan, selection } = ctx.execution
     const attributes = { 'warrant.operation_id': ctx.operationId, 'warrant.plan_id': plan.plan_id, 'warrant.selection_digest': selection.digest, 'warrant.window.targets': ids.length }
     // its own span under the operation's: the read serves the window's targets, not one of them
-    const result = await callContext.run(callContextOf(ctx), () => telemetry.span('warrant.window.read', attributes, () => ctx.connector.readByIds(ids)))
+    const result = await callContext.run(callContextOf(ctx), () => telemetry.span('warrant.window.read', attributes, () => ctx.connector.readByIds(ids, undefined, sourcesOf(targets))))
     return new Map(ids.map((id) => [id, rereadOf(result, id, 'before')]))
   } catch {
     return null
@@ -203,7 +204,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
 
   // A replacing write sends the record back whole, so it is built only from a record read alone: a batch or
   // window answer is proven whole by one sampled record (read-batch.ts), and a list view may shorten the others
-  const current = read !== undefined && ctx.execution.action_config.write?.style !== 'replace' ? read : await rereadOne(ctx.connector, id)
+  const current = read !== undefined && ctx.execution.action_config.write?.style !== 'replace' ? read : await rereadOne(ctx.connector, id, 'before', target.source)
   if (current.kind === 'rate_limited') return current
   if (current.kind === 'failed') return done({ state: 'failed', reason: 'reread_failed', message: current.message, upstream_status: current.status ?? null })
   if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written` })
@@ -238,7 +239,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   if (!matchesFilter(record.fields, precondition, ctx.fieldTypes))
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
-  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}) }
+  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }) }
   return { kind: 'write', request, record, rendered, before, setFields, done, earlierWrite }
 }
 
@@ -272,7 +273,7 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
     const unexpected = outcome.kind === 'written' ? checkStatus(outcome.status, rendered.expect) : null
     if (unexpected) return judgeUnexpected(ctx, prepared, unexpected.message, status, afterFields)
     if (outcome.kind === 'written' && outcome.otherRecordId !== undefined) return judgeOtherRecord(ctx, prepared, outcome.otherRecordId, status, afterFields)
-    const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, before: record, rendered })
+    const verdict = outcome.kind === 'written' ? await verifyWritten(ctx, { id, source: prepared.request.source, before: record, rendered, outcome }) : await verifyAccepted(ctx, { id, source: prepared.request.source, before: record, rendered })
     if (verdict.kind === 'unverified')
       return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message: verdict.message, before })
     // Halts: a lagging read or a version that does not move would leave every later target as unprovable.
@@ -326,7 +327,7 @@ async function judgeUnexpected(ctx: TargetContext, prepared: PreparedWrite, unex
   const { request, record, rendered, before, done } = prepared
   const id = request.id
   const halt = (message: string) => ({ halt: { rule: 'effect_contradicted' as const, message: `target "${id}": ${message}` } })
-  const reread = await rereadOne(ctx.connector, id, 'after')
+  const reread = await rereadOne(ctx.connector, id, 'after', request.source)
   if (reread.kind !== 'found') {
     const message = `${unexpected}, and re-reading the record failed (${reread.kind === 'missing' ? 'it no longer exists' : reread.message}): the write may or may not have happened`
     return done({ state: 'unknown', reason: 'effect_unverified', upstream_status: status, message, before }, halt(message))
@@ -357,7 +358,7 @@ async function judgeOtherRecord(ctx: TargetContext, prepared: PreparedWrite, oth
   const { request, record, rendered, before, done } = prepared
   const answered = `the upstream answered with record ${quotedKey(otherId)}, not the target "${request.id}"`
   const halt = (message: string) => ({ halt: { rule: 'effect_contradicted' as const, message: `target "${request.id}": ${message}` } })
-  const reread = await rereadOne(ctx.connector, request.id, 'after')
+  const reread = await rereadOne(ctx.connector, request.id, 'after', request.source)
   if (reread.kind === 'found' && !unmoved(record, reread.record.version) && judgeRecord(ctx, record, rendered, reread.record).kind === 'holds') {
     const after = reread.record
     const message = `${answered}; re-read, the target holds the approved effect at version ${after.version}`

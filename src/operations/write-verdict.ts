@@ -23,7 +23,7 @@ export type Verdict =
  */
 export async function verifyWritten(
   ctx: TargetContext,
-  w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
+  w: { readonly id: string; readonly source?: string | undefined; readonly before: SourceRecord; readonly rendered: RenderedWrite; readonly outcome: Extract<WriteOutcome, { kind: 'written' }> },
 ): Promise<Verdict> {
   const { id, rendered, outcome } = w
   // (an answer naming another record is judged before this, target-step.ts judgeOtherRecord)
@@ -46,7 +46,7 @@ export async function verifyWritten(
       answered = contradicted
     }
   }
-  const reread = await rereadOne(ctx.connector, id, 'after')
+  const reread = await rereadOne(ctx.connector, id, 'after', w.source)
   const carried = outcome.record ? 'returned only part of the record' : 'did not return the record'
   // The upstream answered the re-read, but not with a well-formed target record: after our write, that is
   // what our write left (halting is the safe reading; carrying on could repeat it on every target). A 202, 203
@@ -95,8 +95,8 @@ export function unmovedVerdict(version: string, holds: boolean, answered: string
  * a new version but with something else changed, the write landed and did more (contradicted); anything else
  * (not applied yet, not readable) is pending, for a reconciliation once the upstream has applied it.
  */
-export async function verifyAccepted(ctx: TargetContext, w: { readonly id: string; readonly before: SourceRecord; readonly rendered: RenderedWrite }): Promise<Verdict> {
-  const reread = await rereadOne(ctx.connector, w.id, 'after')
+export async function verifyAccepted(ctx: TargetContext, w: { readonly id: string; readonly source?: string | undefined; readonly before: SourceRecord; readonly rendered: RenderedWrite }): Promise<Verdict> {
+  const reread = await rereadOne(ctx.connector, w.id, 'after', w.source)
   if (reread.kind !== 'found') return { kind: 'pending', message: reread.kind === 'missing' ? `re-read at once, "${w.id}" was not found` : reread.message }
   const after = reread.record
   const check = judgeRecord(ctx, w.before, w.rendered, after)

@@ -88,6 +88,8 @@ export interface CompensationTargetInput {
   readonly after: Readonly<Record<string, unknown>>
   /** The version the record had after our write, when known. */
   readonly version?: string | null
+  /** The source it was written on (its target's), where it is read and written back alone; null or absent: by id. */
+  readonly source?: string | null
   /**
    * What the record holds now in the written fields, read when the compensation is proposed (`{}`: it no
    * longer exists; null or absent: it could not be read). The preview counts it, nothing else uses it.

@@ -309,7 +309,7 @@ export async function proposeCompensation(
     actor,
     resource.name,
     { kind: 'compensation', operation_id: operationId, plan_id: source.plan_id },
-    targets.map((t) => ({ id: t.id, after: expect[t.id]!, version: t.version ?? null })),
+    targets.map((t) => ({ id: t.id, after: expect[t.id]!, version: t.version ?? null, source: t.source ?? null })),
   )
   const plan: PlanRecord = { ...source, action, compensates: operationId }
   const current = targets.some((t) => t.current !== undefined) ? new Map(targets.map((t) => [t.id, t.current ?? null])) : undefined

@@ -38,7 +38,7 @@ export async function createFromTargets(
       const rows = sorted.slice(i, i + 1000).map((t): FrozenRow => {
         const values: Record<string, unknown> = { [idField]: t.id }
         for (const f of written) values[f] = t.after[f] ?? null
-        return { id: t.id, version: t.version ?? null, fields: values, source: null }
+        return { id: t.id, version: t.version ?? null, fields: values, source: t.source ?? null }
       })
       await writer.write(rows, [])
     }

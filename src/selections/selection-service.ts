@@ -111,6 +111,8 @@ export interface CompensationTarget {
   readonly after: Readonly<Record<string, unknown>>
   /** The version the record had after our write, when known; the executor then checks it. */
   readonly version?: string | null
+  /** The source it was written on, which its compensation writes back alone; null or absent: by id across the sources. */
+  readonly source?: string | null
 }
 
 /** How far a selection's walk has come: upstream pages read, records examined, members frozen, records excluded. */

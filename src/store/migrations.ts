@@ -12,6 +12,7 @@ import { addPrincipalLastDisabled } from './migration-principal-last-disabled.js
 import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
 import { addTargetRateLimits } from './migration-target-rate-limits.js'
 import { addRateLimitedTargetIndex } from './migration-rate-limited-index.js'
+import { addTargetSource } from './migration-target-source.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -38,6 +39,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0014_principal_last_disabled': { up: addPrincipalLastDisabled },
   '0015_target_rate_limit_hits': { up: addTargetRateLimits },
   '0016_rate_limited_target_index': { up: addRateLimitedTargetIndex },
+  '0017_target_source': { up: addTargetSource },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

@@ -170,6 +170,8 @@ export interface OperationTargetsTable {
   unknown_since: IsoTimestamp | null
   /** the upstream's "not now" answers (429, a read's 503 with Retry-After) so far: `max_rate_limit_retries` bounds them (0015) */
   rate_limit_hits: Generated<number>
+  /** the source its selection member was read from, which it is re-read and written on alone; null: by id across the sources (0017) */
+  source: string | null
 }
 
 /** The append-only, hash-chained audit log. `seq` is assigned by the writer, not by the database. */

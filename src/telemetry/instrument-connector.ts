@@ -35,7 +35,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     // page numbers hold only at one page size: left out, a walk through the gateway would change it and skip records
     ...(connector.sizedPositions === undefined ? {} : { sizedPositions: connector.sizedPositions }),
     openSession: async () => instrumentSession(await connector.openSession()),
-    readByIds: (ids, signal) => connector.readByIds(ids, signal),
+    readByIds: (ids, signal, sourceOf) => connector.readByIds(ids, signal, sourceOf),
     ...(connector.writeEnforcesVersion === undefined ? {} : { writeEnforcesVersion: connector.writeEnforcesVersion }),
     write: (request) => connector.write(request),
     // a window written in one statement instead of target by target (the executor's fast path)

@@ -374,14 +374,14 @@ for (const kind of STORE_KINDS) {
         assert.equal(h.upstream.calls.get('u0002'), 1, 'reconciliation never writes')
       }))
 
-    test('compensation sends each succeeded target with its before, after and written version', () =>
+    test('compensation sends each succeeded target with its before, after, written version and source', () =>
       withHarness(kind, { count: 5, execution: { concurrency: 1 } }, async (h) => {
         h.upstream.behaviour = (id) => (id === 'u0004' ? 'rejected' : 'success')
         const receipt = await h.operations.commitPlan(AGENT, h.plan.plan_id, { expectedDigest: h.plan.plan_digest, idempotencyKey: 'k-comp' })
         await h.operations.waitFor(receipt.operation_id, 10_000)
         const plan = (await h.operations.proposeCompensation(AGENT, receipt.operation_id)) as { target_count: number }
         assert.equal(plan.target_count, 4)
-        assert.deepEqual(h.compensations[0]!.targets[0], { id: 'u0000', before: { role: 'member' }, after: { role: 'viewer' }, version: '2', current: { role: 'viewer' } })
+        assert.deepEqual(h.compensations[0]!.targets[0], { id: 'u0000', source: 'model', before: { role: 'member' }, after: { role: 'viewer' }, version: '2', current: { role: 'viewer' } })
       }))
 
     test('results page by a signed cursor bound to the operation and the outcome filter', () =>

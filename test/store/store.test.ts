@@ -442,7 +442,7 @@ for (const kind of STORE_KINDS) {
 
         await db
           .insertInto('operation_targets')
-          .values({ operation_id: 'op_1', ord: 0, record_id: 'sub_1', expected_version: 'etag-1', state: 'pending', updated_at: T0 })
+          .values({ operation_id: 'op_1', ord: 0, record_id: 'sub_1', source: 'main', expected_version: 'etag-1', state: 'pending', updated_at: T0 })
           .execute()
         await db
           .updateTable('operation_targets')
@@ -475,6 +475,7 @@ for (const kind of STORE_KINDS) {
           updated_at: T1,
           unknown_since: null,
           rate_limit_hits: 0,
+          source: 'main',
         })
 
         const event = {

@@ -86,7 +86,7 @@ export function createHttpConnector(options: HttpConnectorOptions): Connector {
         close: async () => undefined,
       }
     },
-    readByIds: (ids, signal) => readRecordsByIds(ctx, ids, signal),
+    readByIds: (ids, signal, sourceOf) => readRecordsByIds(ctx, ids, signal, sourceOf),
     write: (request) => writeRecord(ctx, request),
     close: async () => client.close(),
   }

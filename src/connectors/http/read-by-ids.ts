@@ -12,6 +12,7 @@ import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBo
 import { renderPathTemplate, resolveUnderBase } from './url-guard.js'
 import { pageNotFound } from './page-not-found.js'
 import { unfinishedAnswer } from './unfinished-answer.js'
+import { undeclaredSource } from './frozen-source.js'
 
 
 type OneRead =
@@ -21,48 +22,69 @@ type OneRead =
 
 /**
  * Reads records by id through `get.path`, from every source: one holds it, or (two holding it) it fails. 404 or 410 on every
- * source means missing (the API's own 404: an HTML page in its place is a failure, see `pageNotFound`); any other failure on a source makes the id failed, unless a later source has it.
+ * source means missing (the API's own 404: an HTML page in its place is a failure, see `pageNotFound`); any other failure on a
+ * source makes the id failed, even where another source has it (the failed one may hold it too).
+ * An id `sourceOf` gives a source (the one its selection member was frozen from) is read from that source alone:
+ * (source, id) is its address, so what the others hold does not matter; a source the resource no longer declares
+ * (renamed, removed) fails it, naming it, and it is never read elsewhere.
  * With `get.batch`, several ids are first read per request (read-batch.ts); what those answers do not prove
  * is read here alone, so absence is only ever said by `get.path`.
  */
-export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal): Promise<ReadByIdsResult> {
-  const unique = [...new Set(ids)]
-  const records = new Map<string, SourceRecord>()
-  const missing: string[] = []
-  const failed: { id: string; message: string; status?: number; retryAfterSeconds?: number }[] = []
-  let alone = unique
+export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal, sourceOf?: ReadonlyMap<string, string>): Promise<ReadByIdsResult> {
+  const result: Reads = { records: new Map(), missing: [], failed: [] }
+  const bySource = new Map<string, string[]>()
+  const unaddressed: string[] = []
+  for (const id of new Set(ids)) {
+    const source = sourceOf?.get(id)
+    if (source === undefined) unaddressed.push(id)
+    else if (!ctx.sourceNames.includes(source)) result.failed.push({ id, message: undeclaredSource(id, source, ctx.sourceNames) })
+    else bySource.set(source, [...(bySource.get(source) ?? []), id])
+  }
+  for (const [source, group] of bySource) await readGroup({ ...ctx, sourceNames: [source] }, group, result, signal)
+  await readGroup(ctx, unaddressed, result, signal)
+  return result
+}
+
+type Failure = { readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
+type Reads = { readonly records: Map<string, SourceRecord>; readonly missing: string[]; readonly failed: ({ readonly id: string } & Failure)[] }
+
+/** `ids` read from the sources of `ctx` (all of them, or the one they were frozen from), into `into`. */
+async function readGroup(ctx: HttpContext, ids: readonly string[], into: Reads, signal?: AbortSignal): Promise<void> {
+  let alone = ids
   const batch = ctx.config.get.batch
-  if (batch && unique.length > 1) {
+  if (batch && ids.length > 1) {
     const readAlone = async (source: string, id: string) => {
       const read = await readFrom(ctx, source, id, signal)
       return read.kind === 'found' ? read.record : null
     }
-    const read = await readInBatches(ctx, batch, unique, readAlone, signal)
+    const read = await readInBatches(ctx, batch, ids, readAlone, signal)
     // a batch answer found the id on one source, and asked no other for it: each other one is asked alone
     const elsewhere = await mapBounded([...read.foundOn], ctx.config.read_concurrency, ([id, source]) => heldElsewhere(ctx, id, source, signal))
-    const twice = new Map(elsewhere.flatMap((e) => (e.message === null ? [] : [[e.id, e.message] as const])))
+    const doubtful = new Map(elsewhere.flatMap((e) => (e.failure === null ? [] : [[e.id, e.failure] as const])))
     for (const [id, record] of read.records) {
-      const message = twice.get(id)
-      if (message !== undefined) failed.push({ id, message })
-      else records.set(id, record)
+      const failure = doubtful.get(id)
+      if (failure !== undefined) into.failed.push({ id, ...failure })
+      else into.records.set(id, record)
     }
-    for (const [id, limit] of read.rateLimited) failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
-    alone = unique.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
+    for (const [id, limit] of read.rateLimited) into.failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
+    alone = ids.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
   }
   const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   reads.forEach((read, i) => {
     const id = alone[i]!
-    if (read.kind === 'found') records.set(id, read.record)
-    else if (read.kind === 'missing') missing.push(id)
-    else
-      failed.push({
-        id,
-        message: read.message,
-        ...(read.status === undefined ? {} : { status: read.status }),
-        ...(read.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: read.retryAfterSeconds }),
-      })
+    if (read.kind === 'found') into.records.set(id, read.record)
+    else if (read.kind === 'missing') into.missing.push(id)
+    else into.failed.push({ id, ...failureOf(read) })
   })
-  return { records, missing, failed }
+}
+
+
+function failureOf(read: Extract<OneRead, { kind: 'failed' }>): Failure {
+  return {
+    message: read.message,
+    ...(read.status === undefined ? {} : { status: read.status }),
+    ...(read.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: read.retryAfterSeconds }),
+  }
 }
 
 /**
@@ -71,7 +93,7 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
  * source's record, which a write would then change in place of the other.
  */
 async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Promise<OneRead> {
-  let firstFailure: OneRead | null = null
+  let firstFailure: { readonly source: string; readonly read: Extract<OneRead, { kind: 'failed' }> } | null = null
   let found: Extract<OneRead, { kind: 'found' }> | null = null
   const holders: string[] = []
   for (const source of ctx.sourceNames) {
@@ -80,17 +102,40 @@ async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Prom
       found ??= read
       holders.push(source)
     }
-    if (read.kind === 'failed') firstFailure ??= read
+    if (read.kind === 'failed') firstFailure ??= { source, read }
   }
   if (holders.length > 1) return { kind: 'failed', message: heldByMany(id, holders) }
-  return found ?? firstFailure ?? { kind: 'missing' }
+  // found on one source, but another could not be asked: it may hold the id too, so the record found is not known to be the one
+  if (found !== null && firstFailure !== null) return { kind: 'failed', ...unaskedElsewhere(id, holders[0]!, firstFailure.source, firstFailure.read) }
+  return found ?? firstFailure?.read ?? { kind: 'missing' }
 }
 
-/** Whether a source other than `source` also holds `id`: the failure that says so, else null. */
-async function heldElsewhere(ctx: HttpContext, id: string, source: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly message: string | null }> {
+/**
+ * Whether a source other than `source` also holds `id`, or could not say: the failure that tells so, else null.
+ */
+async function heldElsewhere(ctx: HttpContext, id: string, source: string, signal?: AbortSignal): Promise<{ readonly id: string; readonly failure: Failure | null }> {
   const holders = [source]
-  for (const other of ctx.sourceNames) if (other !== source && (await readFrom(ctx, other, id, signal)).kind === 'found') holders.push(other)
-  return { id, message: holders.length > 1 ? heldByMany(id, holders) : null }
+  let unasked: Failure | null = null
+  for (const other of ctx.sourceNames) {
+    if (other === source) continue
+    const read = await readFrom(ctx, other, id, signal)
+    if (read.kind === 'found') holders.push(other)
+    if (read.kind === 'failed') unasked ??= unaskedElsewhere(id, source, other, read)
+  }
+  if (holders.length > 1) return { id, failure: { message: heldByMany(id, holders) } }
+  return { id, failure: unasked }
+}
+
+/**
+ * An id found on `holder` while `other`'s read of it failed: whether `other` holds it too is unknown, and a read or
+ * write by id could then name the other record. The other source's status and wait ride along (a 429 is read again later).
+ */
+function unaskedElsewhere(id: string, holder: string, other: string, read: Extract<OneRead, { kind: 'failed' }>): Failure {
+  const { message, ...rest } = failureOf(read)
+  return {
+    ...rest,
+    message: `id ${quotedKey(id)} was found on source "${holder}", but source "${other}" could not be read for it (${message}): whether "${other}" holds that id too is unknown, and a read or a write by id cannot tell two such records apart, so it is not read`,
+  }
 }
 
 function heldByMany(id: string, sources: readonly string[]): string {

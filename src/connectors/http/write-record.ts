@@ -9,6 +9,7 @@ import { fieldPath, scalarText, toRecord } from './record.js'
 import { deniedScrubber, deniedValuesOf } from './denied-values.js'
 import { REDACTED } from './redaction.js'
 import { pageNotFound } from './page-not-found.js'
+import { undeclaredSource } from './frozen-source.js'
 import { errorInBody } from './error-body.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, parseJsonBody, statusMessage, writeRateLimit } from './upstream-answer.js'
 import { assertRelativePath, resolveUnderBase } from './url-guard.js'
@@ -24,7 +25,8 @@ const WEAK_412 =
  * representation re-read just before the write (`request.current`, undeclared and denied fields included)
  * with the set fields applied at their paths; `action` calls an endpoint with the rendered body, if any. The
  * version goes where the config says (a header such as `If-Match`, a body field such as `_rev`, a query
- * parameter). The sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
+ * parameter). A record frozen from a source (`request.source`) is written there alone (a source no longer declared
+ * refuses it unsent); else the sources are tried in order; a 404 moves on to the next, 404 everywhere is a `missing`
  * conflict, unless one was an HTML page (a path with no route: `rejected`, see `pageNotFound`). Anything without a durable answer (5xx, timeout, network error, redirect, a 2xx body that cannot
  * be read) is `unknown`: the write may have happened, except a connection never made (`not_sent`). A 202 Accepted is `unknown` too (`accepted`): the write
  * is queued upstream, and will likely happen after the answer.
@@ -52,10 +54,14 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
   // an upstream refusing the write may echo what it received, denied fields included: never quoted back
   const denied = deniedValuesOf(ctx, request.current)
 
+  // a record frozen from one source is written there alone; one no longer declared is never written elsewhere
+  if (request.source !== undefined && !ctx.sourceNames.includes(request.source))
+    throw new WarrantError('invalid_request', `${undeclaredSource(request.id, request.source, ctx.sourceNames)}; nothing was sent`)
+  const sources = request.source === undefined ? ctx.sourceNames : [request.source]
   let routeless: string | null = null
   // what the last source said with its 404 (its body, scrubbed): a refusal is judged on its words too
   let notFound = ''
-  for (const source of ctx.sourceNames) {
+  for (const source of sources) {
     const spec: CallSpec = {
       source,
       method,
@@ -80,7 +86,7 @@ export async function writeRecord(ctx: HttpContext, request: WriteRequest): Prom
     return outcome
   }
   if (routeless !== null) return { kind: 'rejected', status: 404, message: routeless }
-  return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on any source (${ctx.sourceNames.join(', ')})${notFound === '' ? '' : `; ${notFound}`}` }
+  return { kind: 'conflict', reason: 'missing', status: 404, message: `record "${request.id}" was not found on ${request.source === undefined ? 'any source' : 'its source'} (${sources.join(', ')})${notFound === '' ? '' : `; ${notFound}`}` }
 }
 
 /**

@@ -219,7 +219,7 @@ describe('http get.batch', () => {
     }
   })
 
-  it('a 429 answers each id of the request rate limited, without reading them alone; a later source that has them answers', async () => {
+  it('a 429 answers each id of the request rate limited, without reading them alone; a later source that has them does not make them found', async () => {
     mode.a = 'limited'
     const { conn, calls } = connector()
     const result = await conn.readByIds(ids(4))
@@ -235,13 +235,16 @@ describe('http get.batch', () => {
     assert.deepEqual(two.failed.map((f) => f.status), [429, 429, 429])
     assert.deepEqual(upstream.seen.map((r) => r.url.pathname), ['/a/lookup', '/b/lookup'])
 
-    // a later source that has them answers: they are found, not rate limited
+    // a later source that has them answers, but a still says wait: whether a holds them too is unknown, so they
+    // stay rate limited with a's wait (read again later), never found on b
     mode.b = 'mirror'
     const mirrored = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
-    assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])
+    assert.equal(mirrored.records.size, 0)
+    assert.deepEqual(mirrored.failed.map((f) => [f.status, f.retryAfterSeconds]), [[429, 3], [429, 3], [429, 3]])
+    assert.match(mirrored.failed[0]!.message, /found on source "b", but source "a" could not be read/)
   })
 
-  it('a 503 with a usable Retry-After is taken as a 429: each id fails 503 with the wait, none is read alone (or reported missing); a later source that has them answers', async () => {
+  it('a 503 with a usable Retry-After is taken as a 429: each id fails 503 with the wait, none is read alone (or reported missing); a later source that has them does not make them found', async () => {
     mode.a = 'unavailable'
     const { conn, calls } = connector()
     const result = await conn.readByIds(ids(4))
@@ -254,9 +257,11 @@ describe('http get.batch', () => {
     // b has nothing by batch: the ids stay failed with a's answer, never missing
     const two = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
     assert.deepEqual([two.missing, two.failed.map((f) => f.status)], [[], [503, 503, 503]])
+    // b has them, a says come back in 5 s: failed with a's wait, never found on b (a may hold them too)
     mode.b = 'mirror'
     const mirrored = await connector({}, ['a', 'b']).conn.readByIds(ids(3))
-    assert.deepEqual([mirrored.records.size, mirrored.failed], [3, []])
+    assert.equal(mirrored.records.size, 0)
+    assert.deepEqual(mirrored.failed.map((f) => [f.status, f.retryAfterSeconds]), [[503, 5], [503, 5], [503, 5]])
   })
 
   it('sources are asked in order, each for what the earlier ones did not answer; an id one answered is asked of the others alone', async () => {
