@@ -88,6 +88,6 @@ export function idsIn(ctx: ConnectorContext, ids: readonly string[], facts: Colu
 }
 
 /** The row is at the expected version: a string one exactly (`exactKey`), an integer or timestamp by `versionCondition`. */
-export function versionMatch(ctx: ConnectorContext, expected: string | number, facts: ColumnFacts | null): RawBuilder<unknown> {
+export function versionMatch(ctx: ConnectorContext, expected: string | number | bigint, facts: ColumnFacts | null): RawBuilder<unknown> {
   return ctx.versionType === 'string' ? exactKey(ctx, ctx.versionField, expected, facts) : versionCondition(ctx, expected, facts?.versionColumn?.zoneless === true)
 }

@@ -32,6 +32,10 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
     // other spelling its own way (a date "2024-06-01T12:00:00.000Z" as 2024-06-01, "12:00+02:00" as 12:00 in a
     // column without a zone), and a write to it was committed on the row shown under another id
     if (column?.secondDigits != null && !shownInstant(id, column, pg)) return { refusal: cannotHold(ctx, id, column.declared) }
+    // MySQL/MariaDB read the ISO text with its "Z" as a truncated value: a SELECT's `=` took it, an `in` list and a
+    // strict UPDATE did not (the ids a walk showed read missing, a write "no longer meets the precondition"); the
+    // instant goes as a date, which the driver sends as UTC text the session (time_zone +00:00) reads exactly
+    if (column?.secondDigits != null && ctx.dialect === 'mysql') return { param: sql`${new Date(id)}`, exact: false }
     // no catalogue, or a column of another kind (a uuid): bound as the id is declared
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }

@@ -11,15 +11,27 @@ export interface VersionColumn {
   readonly dialect: SqlDialectName
 }
 
-/** An expected version as a statement parameter; undefined when no row could be at it. */
-export function versionParam(column: VersionColumn, version: string): string | number | undefined {
-  if (column.versionType === 'integer') return /^-?\d+$/.test(version) && Number.isSafeInteger(Number(version)) ? Number(version) : undefined
+/**
+ * An expected version as a statement parameter; undefined when no row could be at it. An integer past 2^53 goes
+ * as a bigint (a number would round it: every write to such a row was answered "at version X, not the expected
+ * version X"), below the 64-bit integer whose next version (version + 1) would not fit: SQLite made it a float.
+ */
+export function versionParam(column: VersionColumn, version: string): string | number | bigint | undefined {
+  if (column.versionType === 'integer') {
+    if (!/^-?\d+$/.test(version)) return undefined
+    if (Number.isSafeInteger(Number(version))) return Number(version)
+    const big = BigInt(version)
+    return big >= -(2n ** 63n) && big < LAST_INTEGER_VERSION ? big : undefined
+  }
   if (column.versionType === 'timestamp') return Number.isNaN(Date.parse(version)) ? undefined : version
   return version
 }
 
+/** 2^63 - 1: past it no integer version is a 64-bit integer, and at it `version + 1` is none. */
+const LAST_INTEGER_VERSION = 2n ** 63n - 1n
+
 /** `zoneless`: the column is a PostgreSQL `timestamp` without time zone (`ColumnType.zoneless`). */
-export function versionCondition(column: VersionColumn, expected: string | number, zoneless = false) {
+export function versionCondition(column: VersionColumn, expected: string | number | bigint, zoneless = false) {
   const ref = sql.ref(column.versionField)
   if (column.versionType === 'timestamp' && column.dialect === 'postgres' && zoneless) {
     // shown as the UTC time it holds (`utcWallClock`); cast to timestamptz it would be read in the session's zone,

@@ -61,8 +61,9 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     }
     const expected = request.expectedVersion === '' ? undefined : versionParam(ctx, request.expectedVersion)
     // no version the statement could be made conditional on: alone, the row says why (see `writeRecord`); a
-    // timestamp version moves to now, so a record already at now or later needs a version of its own
-    if (expected === undefined || (ctx.versionType === 'timestamp' && !(Date.parse(request.expectedVersion) < now.getTime()))) {
+    // timestamp version moves to now, so a record already at now or later needs a version of its own; an integer
+    // past 2^53 (a bigint) goes alone too, bound as `writeRecord` binds it
+    if (expected === undefined || typeof expected === 'bigint' || (ctx.versionType === 'timestamp' && !(Date.parse(request.expectedVersion) < now.getTime()))) {
       alone.push(index)
       return
     }

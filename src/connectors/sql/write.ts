@@ -277,6 +277,11 @@ export function notFound(ctx: ConnectorContext, id: string, catalogue: Catalogue
 export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord, usable = true, kept: KeptFromUpdate | null = null): WriteOutcome {
   if (hasNoVersion(record)) return { kind: 'rejected', status: 409, message: `${noVersionMessage(ctx, request.id)}; nothing was written` }
   const expected = request.expectedVersion === '' ? 'no version' : `version ${request.expectedVersion}${usable ? '' : `, which is no ${ctx.versionType} version`}`
+  // the very version the record shows, which no UPDATE can name (an integer at or past 2^63 - 1: version + 1 does
+  // not fit in 64 bits): refused as such, never "at version X, not the expected version X"
+  if (!usable && ctx.versionType === 'integer' && record.version === request.expectedVersion) {
+    return { kind: 'rejected', status: 409, message: `nothing was written: record "${request.id}" is at version ${record.version}, which no write can be made conditional on and advance (an integer version must stay below 2^63 - 1, so that version + 1 fits in 64 bits)` }
+  }
   if (!usable || !sameVersion(ctx, record.version, request.expectedVersion)) {
     return { kind: 'conflict', reason: 'version_changed', message: `record "${request.id}" is at version ${record.version}, not the expected ${expected}` }
   }
