@@ -5,17 +5,23 @@ import { appendAcknowledgement } from './append.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
 import { runRow } from './events.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
-import { alteredSignedEnd, checkHead, readChainHead, unsignedHeadOverSignedRows, type ChainHead } from './head.js'
+import { alteredSignedEnd, checkHead, parseChainHead, readChainHeadText, unreadableHeadMessage, unsignedHeadOverSignedRows } from './head.js'
 import type { ChainProblem, VerifyResult } from './verify.js'
 
 /**
  * The break at a signed chain's end that an append would seal, as verify words it: a head missing or not signed with
  * the key (rows cut from the end, the head removed or rewritten to hide it). Null when the end would stay visible.
  */
-function sealableEnd(head: ChainHead | null, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
+function sealableEnd(headText: string | null, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
+  const head = parseChainHead(headText)
   const last = lastRow && { seq: Number(lastRow.seq), hash: lastRow.hash }
   const headless = unsignedHeadOverSignedRows(head, last)
-  if (head === null) return headless === null || !last ? null : { seq: last.seq + 1, problem: 'removed', message: `the chain head is missing, so the end of the log cannot be confirmed: rows after ${last.seq} may have been removed` }
+  if (head === null) {
+    if (headless === null || !last) return null
+    // a head stored but unreadable was overwritten, not removed: worded as verify words it
+    const message = headText === null ? `the chain head is missing, so the end of the log cannot be confirmed: rows after ${last.seq} may have been removed` : unreadableHeadMessage(headText, last.seq)
+    return { seq: last.seq + 1, problem: 'removed', message }
+  }
   if (headless === null && checkHead(head, keyring) !== 'mismatch') {
     // an altered last row (its head intact): an acknowledgement chained onto it would lift start's refusal
     const altered = alteredSignedEnd(lastRow, keyring)
@@ -83,7 +89,7 @@ export async function acknowledgeBreak(
   await assertKeyVerifiesChain(store, keyring, found.first_bad_seq)
   // The walk stops at its first bad row; a chain whose end is broken too (its head missing or not signed with the key)
   // would be sealed by the acknowledgement appended after it, that break never said again. Its end goes first.
-  const end = sealableEnd(await readChainHead(store.db), await lastRow(store), keyring)
+  const end = sealableEnd(await readChainHeadText(store.db), await lastRow(store), keyring)
   const named = end !== null && end.seq !== found.first_bad_seq ? end : { seq: found.first_bad_seq, problem: found.problem, message: found.message }
   const { seq, problem, message } = named
   if (end !== null && named === end && request.at !== seq)

@@ -31,9 +31,16 @@ export interface ListedAuditEntry extends AuditEntry {
 
 export function toListedEntry(row: AuditEventRow): ListedAuditEntry {
   const entry = toEntry(row)
-  // a call row is the gateway's own call for the operation: its 4xx is the upstream's answer (a 429, a 412), and its
-  // ids are the operation's, never a claim a refused request made
-  return { ...entry, refused_claim: entry.level === 'run' && isRefusal(entry.summary) }
+  return { ...entry, refused_claim: isRefusedClaim(entry) }
+}
+
+/**
+ * Whether a row records a caller's request that was refused: its ids are then what the caller claimed. A call row is the
+ * gateway's own call for the operation (its 4xx is the upstream's answer: a 429, a 412), and a `system` row the
+ * gateway's own record (a webhook delivery's receiver status and `error`): neither is a request, never a refused claim.
+ */
+export function isRefusedClaim(row: { readonly level: string; readonly surface: string; readonly summary: unknown }): boolean {
+  return row.level === 'run' && row.surface !== 'system' && isRefusal(row.summary)
 }
 
 /** Whether a row's summary records a refused request (the CLI's `outcome`, the HTTP trail's status and error). */

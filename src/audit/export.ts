@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/index.js'
 import { storedRow } from './chain.js'
-import { readChainHead, type ChainHead } from './head.js'
+import { parseChainHead, readChainHead, readChainHeadText, type ChainHead } from './head.js'
 
 const EXPORT_PAGE_SIZE = 1000
 
@@ -15,8 +15,10 @@ export const EXPORT_FORMAT = 'warrant-audit-export/1'
 export interface ExportEnd {
   readonly format: typeof EXPORT_FORMAT
   readonly rows: number
-  /** null when the store had no head (an empty log, or one whose head was removed) */
+  /** null when the store had no head (an empty log, or one whose head was removed) or one that does not read as a head */
   readonly head: ChainHead | null
+  /** the head's text as stored, when it does not read as a head (overwritten): never written as no head */
+  readonly head_unreadable?: string
 }
 
 /**
@@ -29,7 +31,8 @@ export interface ExportEnd {
  * verify intact.
  */
 export async function* exportAuditNdjson(db: Kysely<Database>): AsyncIterable<string> {
-  const head = await readChainHead(db)
+  const headText = await readChainHeadText(db)
+  const head = parseChainHead(headText)
   let after: number | null = null
   let rows = 0
   const pages = async function* (upTo: number | null) {
@@ -50,7 +53,7 @@ export async function* exportAuditNdjson(db: Kysely<Database>): AsyncIterable<st
     // read after the row past it: had an append written that row, the head would have moved with it
     if (past && sameHead(await readChainHead(db), head)) yield* pages(null)
   }
-  const end: ExportEnd = { format: EXPORT_FORMAT, rows, head }
+  const end: ExportEnd = { format: EXPORT_FORMAT, rows, head, ...(head === null && headText !== null ? { head_unreadable: headText } : {}) }
   yield `${JSON.stringify(end)}\n`
 }
 

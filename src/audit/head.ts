@@ -123,6 +123,12 @@ export async function readChainHeadText(db: Kysely<Database>): Promise<string | 
   return row?.value ?? null
 }
 
+/** Why the end of a log cannot be confirmed under a head stored but unreadable (`stored`), as verify and acknowledge word it. */
+export function unreadableHeadMessage(stored: string, lastSeq: number | null): string {
+  const quoted = JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)
+  return `the chain head is stored but unreadable (${quoted} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${lastSeq === null ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`
+}
+
 /** The head as stored in `kv` (its JSON text), or null when there is none or it cannot be read. */
 export function parseChainHead(value: string | null): ChainHead | null {
   if (value === null) return null

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Store } from '../store/index.js'
-import { clampLimit, isRefusal, parseJson, toEntry, type AuditEntry } from './entry.js'
+import { clampLimit, isRefusedClaim, parseJson, toEntry, type AuditEntry } from './entry.js'
 import { UNVERIFIED_LISTING } from './query.js'
 
 /** Call outcomes that mean a write happened upstream. */
@@ -190,8 +190,10 @@ function whoAskedSummary() {
   const approvals: RecordedApproval[] = []
   const requesters = new Map<string, { principal: string | null; name: string | null; role: string | null; surfaces: Set<string>; actions: Set<string>; first_at: string; last_at: string }>()
   function add(event: AuditEntry): void {
-    // a refusal's ids are what its caller named, not the operation's plans and selections
-    if (!isRefusal(event.summary)) {
+    // a refusal's ids are what its caller named, not the operation's plans and selections; a row of the gateway's own
+    // (a webhook delivery's receiver status) is no refusal (see isRefusedClaim)
+    const refused = isRefusedClaim(event)
+    if (!refused) {
       if (event.plan_id) plans.add(event.plan_id)
       if (event.selection_id) selections.add(event.selection_id)
     }
@@ -201,7 +203,7 @@ function whoAskedSummary() {
     const role = stringOrNull(actor.role)
     // An approval is a decision that was accepted: a refused attempt (an agent's 403, a wrong digest's 409)
     // is the requester's event, never an approval, even in rows written before refusals were marked.
-    if (typeof details.decision === 'string' && !isRefusal(event.summary)) {
+    if (typeof details.decision === 'string' && !refused) {
       approvals.push({ seq: event.seq, at: event.at, plan_id: event.plan_id, decision: details.decision, principal: event.principal, name, role, surface: event.surface, action: event.action, details: event.details })
       return
     }

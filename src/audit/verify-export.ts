@@ -2,7 +2,7 @@ import { WarrantError } from '../contract/index.js'
 import { createStore, type AuditEventRow, type Store } from '../store/index.js'
 import { AUDIT_FIRST_SEQ, storedRow } from './chain.js'
 import { EXPORT_FORMAT, type ExportEnd } from './export.js'
-import { parseChainHead, writeChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, parseChainHead, writeChainHead } from './head.js'
 import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
 
 const INSERT_BATCH = 500
@@ -97,6 +97,8 @@ async function loadAndVerify(scratch: Store, lines: AsyncIterable<string>, origi
     return bad(next(), 'removed', `${origin} ends after line ${n} without the export's end line (${EXPORT_FORMAT}): the file was truncated, or written by a Warrant older than the end line`, null)
 
   if (end.head) await writeChainHead(scratch.db, end.head)
+  // a head stored but unreadable is stored as it was, so the store's verify names it as it does on the store
+  if (end.head_unreadable !== undefined) await scratch.db.insertInto('kv').values({ key: CHAIN_HEAD_KEY, value: end.head_unreadable }).execute()
   const result = await verifyAuditChain(scratch.db, options)
   if (result.status !== 'broken' && result.rows !== end.rows)
     return bad(next(), result.rows < end.rows ? 'removed' : 'inserted', `${origin} holds ${result.rows} rows, but its end line says ${end.rows} were exported`, null)
@@ -121,11 +123,14 @@ function notAnExport(origin: string, why: string): WarrantError {
 /** The end line, when the value is one; its head as `kv` would hold it. */
 function asEnd(value: unknown): ExportEnd | null {
   if (typeof value !== 'object' || value === null || (value as { format?: unknown }).format !== EXPORT_FORMAT) return null
-  const { rows, head } = value as { rows?: unknown; head?: unknown }
+  const { rows, head, head_unreadable } = value as { rows?: unknown; head?: unknown; head_unreadable?: unknown }
   if (!Number.isSafeInteger(rows)) return null
   const parsed = head === null ? null : parseChainHead(JSON.stringify(head))
   if (head !== null && parsed === null) return null
-  return { format: EXPORT_FORMAT, rows: rows as number, head: parsed }
+  if (head_unreadable === undefined) return { format: EXPORT_FORMAT, rows: rows as number, head: parsed }
+  // only beside no head, and only text that does not read as one: anything else is no end line the export writes
+  if (parsed !== null || typeof head_unreadable !== 'string' || parseChainHead(head_unreadable) !== null) return null
+  return { format: EXPORT_FORMAT, rows: rows as number, head: null, head_unreadable }
 }
 
 /** A row exactly as the export writes it: every column of audit_events, with its type, and nothing else. */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, signingKeyId } from './chain.js'
 import { checkCheckpoint, type AuditCheckpoint } from './checkpoint.js'
-import { checkHead, readChainHead, readChainHeadText, type ChainHead } from './head.js'
+import { checkHead, readChainHead, readChainHeadText, unreadableHeadMessage, type ChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import { ACKNOWLEDGE_ACTION, readAcknowledgements, type AcknowledgedBreak } from './acknowledged-breaks.js'
 
@@ -249,7 +249,7 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
         return bad(
           lastSeq + 1,
           'removed',
-          `the chain head is stored but unreadable (${JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${rows === 0 ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`,
+          unreadableHeadMessage(stored, rows === 0 ? null : lastSeq),
         )
       if (rows === 0 && checkpoint)
         return bad(AUDIT_FIRST_SEQ, 'removed', `the log is empty, but the checkpoint of ${checkpoint.at} names row ${checkpoint.seq}: every row and the chain head were removed`)

@@ -89,6 +89,15 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
       `a write with a stale version was refused (${outcome.status ?? outcome.reason}); the record is unchanged. Not probed: that the version moves on every write (it takes a real write); an operation halts at its first target whose version did not move`,
     )
   }
+  // A 2xx whose body says the request failed, the record unchanged, accepted nothing that can be shown: refused the
+  // version or the request, it does not say. Unknown, like unsafe, vouches for nothing (only a probe that held lets an
+  // operation skip a target's re-read); a record that changed (or could not be read back) is judged as accepted.
+  if (outcome.kind === 'written' && outcome.failureInBody !== undefined && !changed)
+    return guarantee(
+      'unknown',
+      `the stale write was answered ${outcome.status} with a body saying it failed (${outcome.failureInBody}) and the record is unchanged: not an acceptance, and no refusal of the version that can be told from another failure, so whether the upstream enforces the version is not known`,
+      [`actions.${name}.write.version`],
+    )
   if (outcome.kind === 'written')
     return guarantee(
       'unsafe',

@@ -171,6 +171,8 @@ export type WriteOutcome =
       readonly otherRecordId?: string
       /** The new version as the answer states it (`write.new_version`), when configured and present. */
       readonly newVersion?: string
+      /** A 2xx whose body says at its top level that the request failed (`ok: false`, `errors`): what it says (see http `errorInBody`). */
+      readonly failureInBody?: string
     }
   | { readonly kind: 'conflict'; readonly reason: 'version_changed' | 'precondition_failed' | 'missing'; readonly status?: number; readonly message: string }
   | { readonly kind: 'rejected'; readonly status: number; readonly message: string; readonly body?: unknown }

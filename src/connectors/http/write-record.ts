@@ -180,7 +180,8 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Upstrea
     }
     // a body saying at its top level that the request failed (`errors` beside the record, `ok: false`): the record
     // there is what the upstream meant to do, not what it holds, and so is a version in it; re-read and judged
-    if (errorInBody(value, answerPaths(ctx)) !== null) return { kind: 'written', status, record: null, body: value }
+    const failureInBody = errorInBody(value, answerPaths(ctx))
+    if (failureInBody !== null) return { kind: 'written', status, record: null, body: value, failureInBody }
     const stated = statedVersion(ctx, newVersion, headers, value)
     return { kind: 'written', status, ...answerRecord(ctx, id, value, headers.get('etag'), parsed.rounded), body: value, ...(stated === null ? {} : { newVersion: stated }) }
   }
