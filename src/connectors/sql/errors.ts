@@ -52,6 +52,40 @@ export class NotConnectedError extends Error {
   }
 }
 
+/**
+ * A COMMIT that failed, after the UPDATE and its read-back went through: classified by the engine's own error, except
+ * where that error proves only a statement's rollback (`statementRefusal`), which at COMMIT stays unknown.
+ */
+export class CommitFailedError extends Error {
+  override readonly name = 'CommitFailedError'
+  constructor(cause: unknown) {
+    super(messageOf(cause), { cause })
+  }
+}
+
+/**
+ * PostgreSQL ERRORs that end the UPDATE before it completed, its transaction aborted (an ERROR never follows a
+ * commit record: PostgreSQL holds interrupts from before it): nothing was written, though the statement was sent.
+ * 57014, cancelled: a statement_timeout (the connector's statement_timeout_ms, or the role's or database's), most
+ * often spent waiting on a row lock another session holds, or a cancel request. 25006, read-only: the session takes
+ * no writes (default_transaction_read_only for the role or database, a hot standby); every write fares the same,
+ * so it halts as a refused credential does. Said only of the UPDATE's own answer: at COMMIT see CommitFailedError.
+ */
+function statementRefusal(code: string, message: string): WriteFailure | undefined {
+  if (code === '57014')
+    return {
+      kind: 'rolled_back',
+      message: `${message} (SQLSTATE 57014: PostgreSQL cancelled the UPDATE before it completed and rolled its transaction back, so nothing was written; a statement_timeout ran out, often while the row was locked by another session: end that session's long transaction, or raise the connector's statement_timeout_ms or the role's statement_timeout)`,
+    }
+  if (code === '25006')
+    return {
+      kind: 'unauthorized',
+      status: 403,
+      message: `${message} (SQLSTATE 25006: the database takes no writes, so nothing was written; point the resource at the primary, or turn default_transaction_read_only off for the role or database)`,
+    }
+  return undefined
+}
+
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
@@ -102,10 +136,18 @@ export function classifyWriteError(error: unknown): WriteFailure {
     // answer is a failure of reach, never of validation: the UPDATE was not sent (the transaction did not begin),
     // or it was sent and its transaction never committed, which the server rolls back (a lost COMMIT is not
     // here: it is thrown as the engine's error, unknown)
-    if (failure.kind !== 'unknown' && failure.kind !== 'not_sent' && failure.kind !== 'rolled_back') return failure
+    if (failure.kind !== 'unknown' && failure.kind !== 'not_sent') return failure
     // no connection to begin on at all: its own words (not one statement was sent)
     if (!error.updateSent) return failure.kind === 'not_sent' ? failure : { kind: 'not_sent', message: `the transaction could not begin (${error.message}): the UPDATE was never sent, so nothing was written` }
     return { kind: 'rolled_back', message: `${error.message} (the UPDATE was sent, but its transaction was never committed: it was rolled back, so nothing was written)` }
+  }
+  if (error instanceof CommitFailedError) {
+    // an ERROR a statement's own run proves rolled back (statementRefusal) is not taken as proof at COMMIT: what
+    // the server did with a transaction whose COMMIT it answered so is not claimed; unknown, reconcile settles it
+    const code = codeOf(error.cause)
+    if (code !== undefined && statementRefusal(code, '') !== undefined)
+      return { kind: 'unknown', message: `${error.message} (SQLSTATE ${code} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
+    return classifyWriteError(error.cause)
   }
   const mysqlFailure = classifyMysqlError(error)
   if (mysqlFailure) return mysqlFailure
@@ -132,6 +174,8 @@ export function classifyWriteError(error: unknown): WriteFailure {
     // 40 transaction rollback (serialization failure, deadlock), 55P03 lock not available: certainly not applied;
     // but 40003, "statement completion unknown" (a server or pooler that lost track of it), says it may have been
     if (code === '40003') return { kind: 'unknown', message: `${message} (SQLSTATE 40003, statement completion unknown: the write may have been applied)` }
+    const refused = statementRefusal(code, message)
+    if (refused) return refused
     if (cls === '40' || code === '55P03') return retried(message, 'rolled back')
     return { kind: 'unknown', message }
   }

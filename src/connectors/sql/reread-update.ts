@@ -1,6 +1,6 @@
 import type { CompiledQuery } from 'kysely'
 import type { ConditionalUpdate, Row } from './backend.js'
-import { messageOf, NotCommittedError } from './errors.js'
+import { CommitFailedError, messageOf, NotCommittedError } from './errors.js'
 
 /** One connection, held for one transaction. */
 export interface WriteConnection {
@@ -43,7 +43,7 @@ export async function updateAndReread(connection: WriteConnection, begin: string
     // a COMMIT refused (SQLite busy, a deferred constraint) leaves nothing written once rolled back; one whose
     // answer was lost may have been applied: the engine's error says which
     await rollback()
-    if (committing) throw error
+    if (committing) throw new CommitFailedError(error)
     throw new NotCommittedError(messageOf(error), error)
   }
 }
