@@ -43,6 +43,13 @@ export interface TableFacts {
    * id not found is proven absent.
    */
   readonly hiddenRows?: string | null
+  /**
+   * Why the database takes no write from the connector's connections (PostgreSQL: `transaction_read_only` on, by
+   * `default_transaction_read_only` for the role or database, or a hot standby), with the fix; or null. Writes are
+   * still sent (the database's own 25006 says the write was refused, whatever the catalogue read earlier), but
+   * `warrant check` no longer says they can be made.
+   */
+  readonly noWrites?: string | null
 }
 
 /** The catalogue query for the id column of `table`, one row (none when the table or the column does not exist). */
@@ -67,7 +74,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
     const quoted = [schema, name].filter((p) => p !== null).map((p) => `"${p!.replace(/"/g, '""')}"`).join('.')
     // a table's inheritance children are read and written with it, and its keys do not cover their rows (a
     // partitioned table's do cover its partitions)
-    return sql`select a.attnotnull as id_notnull, row_security_active(a.attrelid) as row_security, (${viewRowSecurity(quoted)}) as row_security_through,
+    return sql`select a.attnotnull as id_notnull, current_setting('transaction_read_only') = 'on' as read_only, pg_is_in_recovery() as in_recovery, row_security_active(a.attrelid) as row_security, (${viewRowSecurity(quoted)}) as row_security_through,
         exists (select 1 from pg_inherits h join pg_class k on k.oid = h.inhparent where h.inhparent = a.attrelid and k.relkind <> 'p') as inherited, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
@@ -146,7 +153,8 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
-    return { idUnique: row.unique_index === true && row.inherited !== true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows }
+    const noWrites = row.read_only === true ? readOnly(endpoint, row.in_recovery === true) : null
+    return { idUnique: row.unique_index === true && row.inherited !== true, idNullable: row.id_notnull !== true, transactional: true, writeRefusal: null, idRefusal, idCollation, hiddenRows, noWrites }
   }
   const type = String(row.id_type ?? '').toLowerCase()
   const digits = type === 'datetime' || type === 'timestamp' ? Number(row.id_precision ?? 0) : 0
@@ -176,6 +184,12 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
 function memberText(type: string, charset: unknown): string | null {
   if (type !== 'enum' && type !== 'set') return null
   return typeof charset === 'string' && /^[a-z0-9]+$/i.test(charset) ? `${charset}_bin` : null
+}
+
+/** Why no write reaches a PostgreSQL database whose sessions are read-only, with the fix. */
+function readOnly(endpoint: string, standby: boolean): string {
+  const why = standby ? 'the server is a hot standby (in recovery)' : 'default_transaction_read_only is on for the role Warrant connects as or for the database'
+  return `${endpoint} takes no writes from Warrant's connection: ${why}, so every UPDATE is refused (SQLSTATE 25006) and nothing is written; ${standby ? 'point the resource at the primary' : 'turn default_transaction_read_only off for the role or database, or point the resource at a server that takes writes'}`
 }
 
 /** Why a walk of a table under row-level security that binds the connecting role cannot be complete, with the fix. */
@@ -242,6 +256,7 @@ function floatId(endpoint: string, idField: string): string {
 export function tableProblemsOf(facts: TableFacts, endpoint: string, idField: string): TableProblem[] {
   const problems: TableProblem[] = []
   if (facts.writeRefusal !== null) problems.push({ affects: 'writes', message: facts.writeRefusal, configKeys: [] })
+  if (facts.noWrites) problems.push({ affects: 'writes', message: facts.noWrites, configKeys: [] })
   if (facts.idRefusal !== null) problems.push({ affects: 'reads', message: facts.idRefusal, configKeys: ['id_field'] })
   // with reads refused, what a walk would check is moot
   else if (!facts.idUnique)

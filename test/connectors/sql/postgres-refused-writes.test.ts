@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
+import { checkResource } from '../../../src/checks/index.js'
+import { resourceSchema } from '../../../src/config/index.js'
 import type { WriteOutcome } from '../../../src/connectors/connector.js'
+import { createSqlConnector } from '../../../src/connectors/sql/index.js'
 import { createEngine, type Engine } from './support/engine.js'
 
 /**
@@ -68,6 +71,37 @@ describe('sql on postgres: a write PostgreSQL cancelled or refused as read-only'
       await engine.exec(`alter database "${database}" reset default_transaction_read_only`)
     }
     assert.deepEqual(await stored('readonly'), { version: 1, name: 'before' })
+  })
+
+  it("warrant check on a database set default_transaction_read_only: conditional_writes does not hold, naming the setting and the fix", async () => {
+    await reset('readonly')
+    const database = new URL(engine.url).pathname.slice(1)
+    const config = resourceSchema.parse({
+      environment: { name: 'test' },
+      connector: { kind: 'sql', url: engine.url, table: 'readonly', source: 'things-db' },
+      fields: FIELDS,
+      version_field: 'version',
+      review_fields: ['id'],
+      actions: { rename: { set: { name: 'x' } } },
+    })
+    await engine.exec(`alter database "${database}" set default_transaction_read_only = on`)
+    const connector = createSqlConnector({ resource: config })
+    try {
+      const writes = (await checkResource({ name: 'readonly', config, connector })).guarantees.find((g) => g.name === 'conditional_writes')
+      assert.equal(writes?.status, 'fails_closed', JSON.stringify(writes))
+      assert.match(writes.detail, /takes no writes.*default_transaction_read_only is on.*SQLSTATE 25006.*turn default_transaction_read_only off/)
+    } finally {
+      await connector.close()
+      await engine.exec(`alter database "${database}" reset default_transaction_read_only`)
+    }
+    // the same table, writable again: the check says so
+    const writable = createSqlConnector({ resource: config })
+    try {
+      const writes = (await checkResource({ name: 'readonly', config, connector: writable })).guarantees.find((g) => g.name === 'conditional_writes')
+      assert.equal(writes?.status, 'holds', JSON.stringify(writes))
+    } finally {
+      await writable.close()
+    }
   })
 
   it('a 57014 answered to COMMIT (a deferred trigger cancelled while COMMIT runs it): unknown, never claimed rolled back', async () => {
