@@ -77,6 +77,7 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
     return sql`select a.attnotnull as id_notnull, current_setting('transaction_read_only') = 'on' as read_only, pg_is_in_recovery() as in_recovery, row_security_active(a.attrelid) as row_security, (${viewRowSecurity(quoted)}) as row_security_through,
         exists (select 1 from pg_inherits h join pg_class k on k.oid = h.inhparent where h.inhparent = a.attrelid and k.relkind <> 'p') as inherited, format_type(a.atttypid, a.atttypmod) as id_type, t.typname as id_typname, a.atttypmod as id_typmod,
         (select b.typname from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_base_typname,
+        (select b.typcategory = 'A' from pg_type b where b.oid = coalesce(nullif(t.typbasetype, 0), t.oid)) as id_array,
         exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
           and i.indexprs is null and i.indnkeyatts = 1 and i.indkey[0] = a.attnum) as unique_index,
         case when exists (select 1 from pg_index i where i.indrelid = a.attrelid and i.indisunique and i.indisvalid and i.indpred is null
@@ -149,7 +150,13 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
     const typname = String(row.id_typname ?? '')
     // timestamp(p): atttypmod is p, or -1 for the default of 6 digits
     const digits = typname === 'timestamptz' || typname === 'timestamp' ? (Number(row.id_typmod) < 0 ? 6 : Number(row.id_typmod)) : 0
-    const idRefusal = row.id_base_typname === 'bytea' ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`) : subMillisecond(endpoint, idField, String(row.id_type), digits)
+    const base = String(row.id_base_typname ?? '')
+    const idRefusal =
+      base === 'bytea'
+        ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`)
+        : row.id_array === true || PG_OBJECTS.has(base)
+          ? objectId(endpoint, idField, String(row.id_type))
+          : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
@@ -227,6 +234,19 @@ function rowSecurityThrough(endpoint: string, through: string): string {
   const table = through.slice(0, bar)
   const role = through.slice(bar + 1)
   return `${endpoint} reads table ${table}, which has row-level security whose policies apply to role "${role}" (the view's owner, as whom a view reads its tables, or the role Warrant connects as, where the view is security_invoker): every read leaves out the rows a policy hides, without a word, so no walk of it is complete and no id it does not find is proven absent; have the view read as a role the policies do not bind (owned by the table's owner, without FORCE ROW LEVEL SECURITY, or by one with BYPASSRLS), or disable row-level security on ${table}`
+}
+
+/** PostgreSQL types (a domain's base type) the driver reads as an object, not as text or a number. */
+const PG_OBJECTS = new Set(['interval', 'json', 'jsonb', 'point', 'circle'])
+
+/**
+ * An id column the driver reads as an object or an array (PostgreSQL interval, json/jsonb, point, circle, any array
+ * type, or a domain over one): its id would be that value made text, "[object Object]" for every interval row, "1,2"
+ * for both {1,2} and {"1,2"}, one id for several rows, which no read or write finds again, and a position no page
+ * resumes from. Refused, as a bytes id is.
+ */
+function objectId(endpoint: string, idField: string, type: string): string {
+  return `id column "${idField}" of ${endpoint} is ${type}, which the driver reads as an object or an array, not as text: its ids would not be the values the table holds (every interval or json row shown as "[object Object]", several rows under one id) and no read, write or walk could find its row again, so no record of it is read or written; choose another id column, or key the table by text (a generated column holding ${idField}::text under a unique index)`
 }
 
 // BIT(n) too: the driver reads it as a Buffer of its bytes
