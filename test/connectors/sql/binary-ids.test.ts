@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { SqlConnector } from '../../../src/connectors/sql/index.js'
 import { createEngine, search, type Engine } from './support/engine.js'
+import { idRefusedTests } from './support/refused-ids.js'
 
 /**
  * An id column of bytes (MySQL/MariaDB VARBINARY, BINARY(16) uuids, a BLOB; PostgreSQL bytea or a domain over
@@ -35,24 +36,7 @@ for (const { kind, setup, bytes, type } of SERVER_CASES) {
 
     const REFUSAL = new RegExp(`id column "id" of table things is ${type}.*choose another id column`)
 
-    it('a walk is refused, naming the column and the fix, whatever its page size', async () => {
-      for (const pageSize of [1, 10]) {
-        const envelope = await search(connector, {}, pageSize)
-        assert.deepEqual(envelope.items, [])
-        assert.equal(envelope.complete, false)
-        assert.match(envelope.incomplete_reasons.map((r) => r.message).join(' | '), REFUSAL)
-      }
-    })
-
-    it('a read by id fails every id, none called missing', async () => {
-      const read = await connector.readByIds(['a', '\uFFFD\uFFFD'])
-      assert.deepEqual([read.records.size, read.missing], [0, []])
-      assert.equal(read.failed.length, 2)
-      for (const f of read.failed) assert.match(f.message, REFUSAL)
-    })
-
-    it('a write is refused before anything is sent', async () => {
-      await assert.rejects(connector.write({ id: 'a', expectedVersion: '1', set: { name: 'x' }, precondition: {} }), REFUSAL)
+    idRefusedTests(() => connector, REFUSAL, { read: ['a', '\uFFFD\uFFFD'], write: 'a' }, async () => {
       assert.deepEqual(await engine.rows(`select version, name from things where id = ${bytes('61')}`), [{ version: 1, name: 'n' }])
     })
   })

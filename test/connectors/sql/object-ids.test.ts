@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createEngine, search, type Engine } from './support/engine.js'
+import { createEngine, type Engine } from './support/engine.js'
+import { idRefusedTests } from './support/refused-ids.js'
 
 /**
  * A PostgreSQL id column of a type the driver reads as an object or an array (interval, json/jsonb, an array type,
@@ -34,24 +35,7 @@ for (const { type, setup, values } of CASES) {
 
     const REFUSAL = new RegExp(`id column "id" of table things is ${type.replace(/[[\]]/g, '\\$&')}, which the driver reads as .*choose another id column`)
 
-    it('a walk is refused, naming the column and the fix, never one id for several rows', async () => {
-      for (const pageSize of [1, 10]) {
-        const envelope = await search(connector, {}, pageSize)
-        assert.deepEqual(envelope.items, [])
-        assert.equal(envelope.complete, false)
-        assert.match(envelope.incomplete_reasons.map((r) => r.message).join(' | '), REFUSAL)
-      }
-    })
-
-    it('a read by id fails every id, none called missing', async () => {
-      const read = await connector.readByIds(['[object Object]', '1 day'])
-      assert.deepEqual([read.records.size, read.missing], [0, []])
-      assert.equal(read.failed.length, 2)
-      for (const f of read.failed) assert.match(f.message, REFUSAL)
-    })
-
-    it('a write is refused before anything is sent', async () => {
-      await assert.rejects(connector.write({ id: '[object Object]', expectedVersion: '1', set: { name: 'x' }, precondition: {} }), REFUSAL)
+    idRefusedTests(() => connector, REFUSAL, { read: ['[object Object]', '1 day'], write: '[object Object]' }, async () => {
       assert.deepEqual(await engine.rows(`select distinct version, name from things`), [{ version: 1, name: 'n' }])
     })
   })
