@@ -159,6 +159,13 @@ export function classifyWriteError(error: unknown): WriteFailure {
     // a lock never obtained (another connection held the file's write lock past the busy timeout, at BEGIN
     // IMMEDIATE, the UPDATE or COMMIT): nothing was judged, so no refusal; as MySQL's lock wait timeout, retried
     if (/^SQLITE_(BUSY|LOCKED)/.test(code)) return retried(message, 'the write lock was not obtained in time')
+    // the file itself takes no writes (opened read-only where it could not be opened for writing): said with the fix
+    if (code === 'SQLITE_READONLY')
+      return {
+        kind: 'unauthorized',
+        status: 403,
+        message: `${message} (SQLITE_READONLY: the gateway could not open the SQLite file for writing, so nothing was written; make the file and its folder writable by the user Warrant runs as, or point the resource at a copy that is)`,
+      }
     if (/^SQLITE_(READONLY|AUTH|PERM)/.test(code)) return { kind: 'unauthorized', status: 403, message }
     // SQLITE_ERROR is raised while preparing (no such table or column): the statement never ran
     if (code === 'SQLITE_ERROR') return { kind: 'rejected', status: 500, message }
