@@ -21,7 +21,7 @@ export const recordReadSchema = z.strictObject({
   source: z
     .string()
     .min(1)
-    .max(64)
+    .max(512)
     .optional()
     .describe("the source to read it from (the resource's `sources`), alone; without one every source is asked, and an id several hold is refused naming them"),
 })

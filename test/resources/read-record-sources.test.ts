@@ -162,6 +162,18 @@ describe('a read by id on an http resource of several sources', () => {
     }
   })
 
+  test('a sql resource names its one source, and refuses another', async () => {
+    const agent = fx.as('agent')
+    const plain = await agent('GET', '/v1/resources/subscriptions/records/sub_00001')
+    assert.equal(plain.status, 200, JSON.stringify(plain.body))
+    assert.equal(plain.body.source, fx.gateway.catalogue.get('subscriptions').connector.sources[0])
+    const named = await agent('GET', `/v1/resources/subscriptions/records/sub_00001?source=${encodeURIComponent(plain.body.source)}`)
+    assert.equal(named.status, 200, JSON.stringify(named.body))
+    const other = await agent('GET', '/v1/resources/subscriptions/records/sub_00001?source=north')
+    assert.equal(other.status, 400, JSON.stringify(other.body))
+    assert.match(other.body.error.message, /"north" is not one of subscriptions's sources/)
+  })
+
   test('an id no source holds while one source failed is not "no record": 502, since that source may hold it', async () => {
     const res = await get('/v1/resources/entries/records/gone-down')
     assert.equal(res.status, 502, JSON.stringify(res.body))
