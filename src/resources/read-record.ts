@@ -53,7 +53,14 @@ export async function readRecord(resource: Resource, id: string, requested?: rea
       { resource: resource.name, id, sources: failure.heldBy },
     )
   }
-  if (failure) throw new WarrantError('upstream_unavailable', `the upstream could not read ${id}: ${failure.message}`, { id, ...(source === undefined ? {} : { source }) })
+  if (failure)
+    throw new WarrantError('upstream_unavailable', `the upstream could not read ${id}: ${failure.message}`, {
+      id,
+      ...(source === undefined ? {} : { source }),
+      // what the upstream answered, and a 429's or 503's wait: the read is worth asking again then
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+      ...(failure.retryAfterSeconds === undefined ? {} : { retry_after_seconds: failure.retryAfterSeconds }),
+    })
   const record = result.records.get(id)
   const where = source === undefined ? '' : ` on source "${source}"`
   if (!record) {
