@@ -65,16 +65,18 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
 const READ_BY_ID = 'a record read by id is the record the list showed'
 
 async function readById(connector: Connector, samples: readonly SourceSample[], config: ResourceConfig, calls: readonly UpstreamCall[] | null): Promise<Guarantee[]> {
-  const listed = samples.flatMap((s) => s.records)
+  const listed = samples.flatMap((s) => s.records.map((record) => ({ record, source: s.source })))
   const batch = (made: readonly UpstreamCall[] | null, asked: number) => {
     const guarantee = batchRead(config, made, asked)
     return guarantee ? [guarantee] : []
   }
   if (listed.length === 0) return [{ name: 'read_by_id', promise: READ_BY_ID, status: 'unknown', detail: 'no record was listed to read back', config_keys: [] }, ...batch([], 0)]
   // The first and the last record of the sample: different pages where there are several.
-  const probes = [...new Map([listed[0]!, listed[listed.length - 1]!].map((r) => [r.id, r])).values()]
+  const picked = [...new Map([listed[0]!, listed[listed.length - 1]!].map((p) => [p.record.id, p])).values()]
+  const probes = picked.map((p) => p.record)
   const before = calls?.length ?? 0
-  const result = await connector.readByIds(probes.map((r) => r.id))
+  // each on the source that listed it (its address), as an operation reads a target
+  const result = await connector.readByIds(probes.map((r) => r.id), undefined, new Map(picked.map((p) => [p.record.id, p.source])))
   return [readBack(probes, result, config), ...batch(calls === null ? null : calls.slice(before), probes.length)]
 }
 

@@ -1,7 +1,7 @@
 import type { ResourceConfig } from '../config/index.js'
 import type { Connector, ReadPageResult, SourceRecord } from '../connectors/index.js'
 import type { Guarantee } from './guarantee.js'
-import type { SourceSample } from './probe-reads.js'
+import { onSource, type SourceSample } from './probe-reads.js'
 import { readFiltered } from './upstream-filters.js'
 
 const name = 'keyset_order'
@@ -74,7 +74,7 @@ export async function keysetOrder(config: ResourceConfig, connector: Connector, 
     const passed = (walked.exhausted ? whole : whole.slice(0, walked.ids.size)).filter((r) => !walked.ids.has(r.id))
     if (passed.length === 0) continue
     // one deleted meanwhile proves nothing: one still there after the walk existed all through it
-    const still = await connector.readByIds(passed.map((r) => r.id))
+    const still = await connector.readByIds(passed.map((r) => r.id), signal, onSource(passed, sample.source))
     for (const r of passed) if (still.records.has(r.id)) skipped.push({ source: sample.source, id: r.id, ended: walked.exhausted })
   }
   const keys = ['connector.list.pagination.field', 'connector.list.query']

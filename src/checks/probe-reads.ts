@@ -204,3 +204,12 @@ function hasTotal(list: object): boolean {
   const l = list as { total_path?: unknown; total_header?: unknown }
   return l.total_path !== undefined || l.total_header !== undefined
 }
+
+/**
+ * `readByIds`'s `sourceOf` for records a probe listed from `source`: each is read back there alone, as an operation
+ * reads a target on its member's source. Read across the sources, another source holding the id too, or failing to
+ * read it, would be laid at the door of this source's get path, or hide what this source did.
+ */
+export function onSource(records: readonly SourceRecord[], source: string): ReadonlyMap<string, string> {
+  return new Map(records.map((r) => [r.id, source]))
+}

@@ -2,7 +2,7 @@ import type { ResourceConfig } from '../config/index.js'
 import { clauseTypeProblem, matchesFilter, type Clause, type Filter } from '../contract/index.js'
 import type { Connector, SourceRecord } from '../connectors/index.js'
 import type { Guarantee } from './guarantee.js'
-import type { SourceSample } from './probe-reads.js'
+import { onSource, type SourceSample } from './probe-reads.js'
 
 const PROMISE = 'a filter the upstream applies (upstream_filters, filter_params) leaves no matching record out'
 
@@ -63,7 +63,7 @@ async function probeClause(
     const missing = expected.filter((r) => !read.ids.has(r.id))
     if (missing.length === 0) continue
     // a record changed since the sample proves nothing: only one that still matches, read again, was left out
-    const again = await connector.readByIds(missing.map((r) => r.id))
+    const again = await connector.readByIds(missing.map((r) => r.id), options.signal, onSource(missing, sample.source))
     const still = missing.filter((r) => {
       const now = again.records.get(r.id)
       return now !== undefined && matchesFilter(now.fields, filter, config.fields)

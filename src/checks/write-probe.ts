@@ -25,12 +25,15 @@ export async function probeWrites(options: { readonly config: ResourceConfig; re
     const why = read.failed[0]?.message ?? `record "${id}" was not found`
     return [{ name: 'write_probe', promise, status: 'unknown', detail: `cannot probe: ${why}`, config_keys: [] }]
   }
+  // the source the record was read from: the probe writes and reads it back there alone, since another source's
+  // answer to a write of that id (a 412 of a record it does not hold) says nothing of this record
+  const source = read.sources?.get(id)
   const out: Guarantee[] = []
-  for (const [name, action] of actions) out.push(await probeAction(config, connector, record, name, action))
+  for (const [name, action] of actions) out.push(await probeAction(config, connector, record, source, name, action))
   return out
 }
 
-async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
+async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, source: string | undefined, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
   const guarantee = (status: Guarantee['status'], detail: string, keys: string[] = []): Guarantee => ({
     name: `write_probe.${name}`,
     promise: 'the upstream refuses a write made with a stale version',
@@ -52,6 +55,7 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   try {
     outcome = await connector.write({
       id: record.id,
+      ...(source === undefined ? {} : { source }),
       expectedVersion: STALE_VERSION,
       set,
       precondition: {},
@@ -61,7 +65,7 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   } catch (error) {
     return guarantee('unknown', `the probe write could not be sent: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const after = (await connector.readByIds([record.id])).records.get(record.id)
+  const after = (await connector.readByIds([record.id], undefined, source === undefined ? undefined : new Map([[record.id, source]]))).records.get(record.id)
   const changed = after ? differs(record, after) : 'the record could not be read back'
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)

@@ -122,8 +122,14 @@ export interface ReadSession {
 export interface ReadByIdsResult {
   readonly records: ReadonlyMap<string, SourceRecord>
   readonly missing: readonly string[]
-  /** `retryAfterSeconds`: a 429's `Retry-After` (or a 503's: the same "come back then"), which a caller reading again honours */
-  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }[]
+  /**
+   * `retryAfterSeconds`: a 429's `Retry-After` (or a 503's: the same "come back then"), which a caller reading again honours.
+   * `heldBy`: an id read across the sources that several of them hold (the sources, in config order): no upstream
+   * failed, the id alone names no one record; naming the source reads it.
+   */
+  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number; readonly heldBy?: readonly string[] }[]
+  /** The source each record of `records` was read from, where the connector has several (http); a sql connector's is its one. */
+  readonly sources?: ReadonlyMap<string, string>
 }
 
 /** One conditional write: change `set` on `id` only if it still has `expectedVersion` and meets `precondition`. */

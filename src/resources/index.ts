@@ -1,6 +1,6 @@
 export { createCatalogue, prepareCatalogue, type Catalogue, type CatalogueOptions, type PreparedCatalogue, type Resource } from './catalogue.js'
 export { createFieldPolicy, type FieldPolicy } from './field-policy.js'
 export { searchResource, walkResource, searchRequestSchema, type SearchRequest, type SearchDeps } from './search.js'
-export { readRecord, recordViewSchema, type RecordView } from './read-record.js'
+export { readRecord, recordReadSchema, recordViewSchema, type RecordView } from './read-record.js'
 export { describeResource, describeResourcesFor, resourceDescriptionSchema, type ResourceDescription } from './describe.js'
 export { sameUpstream, upstreamDigestOf, UPSTREAM_PARTS } from './upstream-digest.js'

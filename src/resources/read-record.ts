@@ -1,11 +1,12 @@
 import { z } from 'zod'
-import { WarrantError, type Warning, warningSchema } from '../contract/index.js'
+import { quotedKey, WarrantError, type Warning, warningSchema } from '../contract/index.js'
 import type { Resource } from './catalogue.js'
 
 export const recordViewSchema = z
   .object({
     resource: z.string(),
     environment: z.string(),
+    source: z.string().describe("the source the record was read from: with its id, the record's address"),
     id: z.string(),
     version: z.string(),
     record: z.record(z.string(), z.unknown()),
@@ -14,32 +15,72 @@ export const recordViewSchema = z
   .meta({ id: 'RecordView' })
 export type RecordView = z.infer<typeof recordViewSchema>
 
+/** What a read of one record may say besides its id: the fields, and the source to read it from. */
+export const recordReadSchema = z.strictObject({
+  fields: z.string().optional().describe('comma-separated review fields'),
+  source: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .describe("the source to read it from (the resource's `sources`), alone; without one every source is asked, and an id several hold is refused naming them"),
+})
+
 /**
  * One record's review fields, and for every field it does not return, why: never a silent omission.
- * An upstream that fails is `upstream_unavailable`, not an empty record; an id not found by a credential that sees
- * only part of the resource is `not_found` saying so, never "no record".
+ * A record's address is (source, id): `source` reads it there alone; without one every source is asked, and an id
+ * several hold is `conflict` naming them (which one is meant is the caller's to say), never one of them.
+ * An upstream that fails is `upstream_unavailable`, not an empty record (on another source than the one that holds
+ * the id too: that one may hold it as well); an id not found by a credential that sees only part of the resource is
+ * `not_found` saying so, never "no record".
  */
-export async function readRecord(resource: Resource, id: string, requested?: readonly string[]): Promise<RecordView> {
+export async function readRecord(resource: Resource, id: string, requested?: readonly string[], source?: string): Promise<RecordView> {
   const fields = resource.policy.fields(requested)
-  const result = await resource.connector.readByIds([id])
+  const declared = resource.connector.sources
+  if (source !== undefined && !declared.includes(source))
+    throw new WarrantError('invalid_request', `source ${quotedKey(source)} is not one of ${resource.name}'s sources (${declared.map((s) => `"${s}"`).join(', ')})`, {
+      resource: resource.name,
+      source,
+      sources: declared,
+    })
+  const result = await resource.connector.readByIds([id], undefined, source === undefined ? undefined : new Map([[id, source]]))
   const failure = result.failed.find((f) => f.id === id)
-  if (failure) throw new WarrantError('upstream_unavailable', `the upstream could not read ${id}: ${failure.message}`, { id })
+  if (failure?.heldBy !== undefined) {
+    const named = failure.heldBy.map((s) => `"${s}"`)
+    throw new WarrantError(
+      'conflict',
+      `id ${quotedKey(id)} names a record on each of the sources ${named.slice(0, -1).join(', ')} and ${named.at(-1)} of ${resource.name} (${resource.environment}): they are different records, and an id alone does not say which is meant; name the source (source=${failure.heldBy[0]})`,
+      { resource: resource.name, id, sources: failure.heldBy },
+    )
+  }
+  if (failure)
+    throw new WarrantError('upstream_unavailable', `the upstream could not read ${id}: ${failure.message}`, {
+      id,
+      ...(source === undefined ? {} : { source }),
+      // what the upstream answered, and a 429's or 503's wait: the read is worth asking again then
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+      ...(failure.retryAfterSeconds === undefined ? {} : { retry_after_seconds: failure.retryAfterSeconds }),
+    })
   const record = result.records.get(id)
+  const where = source === undefined ? '' : ` on source "${source}"`
   if (!record) {
     // a credential that sees part of the resource proves no absence: a search over it is never complete either
     const { restricted, description } = resource.config.visibility
     if (restricted)
       throw new WarrantError(
         'not_found',
-        `record "${id}" is not among the records of ${resource.name} (${resource.environment}) this gateway's credential can see (${description}); it may exist outside that visibility`,
-        { resource: resource.name, id, visibility_restricted: true },
+        `record "${id}" is not among the records of ${resource.name} (${resource.environment})${where} this gateway's credential can see (${description}); it may exist outside that visibility`,
+        { resource: resource.name, id, visibility_restricted: true, ...(source === undefined ? {} : { source }) },
       )
-    throw new WarrantError('not_found', `no record "${id}" in ${resource.name} (${resource.environment})`, { resource: resource.name, id })
+    throw new WarrantError('not_found', `no record "${id}" in ${resource.name} (${resource.environment})${where}`, { resource: resource.name, id, ...(source === undefined ? {} : { source }) })
   }
+  const from = source ?? result.sources?.get(id) ?? (declared.length === 1 ? declared[0] : undefined)
+  if (from === undefined) throw new WarrantError('internal', `the connector of ${resource.name} read "${id}" without saying from which of its sources`)
   const warning: Warning | null = resource.policy.omissions(record.fields, fields)
   return {
     resource: resource.name,
     environment: resource.environment,
+    source: from,
     id: record.id,
     version: record.version,
     record: resource.policy.project(record.fields, fields),

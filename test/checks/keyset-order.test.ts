@@ -102,3 +102,40 @@ describe('keyset_order on an upstream refusing a page larger than the sample ask
     assert.ok(g.config_keys.includes('connector.list.pagination.field'), JSON.stringify(g))
   })
 })
+
+// Two sources: "main" lists r1…r30 in the order of their ids as strings (r1, r10…r19, r2, r20…), but answers
+// `after=rN` with the ids numbered above N, so keyset pages pass over r2…r9; "mirror" lists nothing and answers
+// every read by id 503. A record passed over was read again by id alone, across the sources: mirror's failure made
+// it "not still there", and keyset_order said holds. It is read again on the source that listed it (stop 40).
+describe('keyset_order on a resource of two sources, one failing its reads by id', () => {
+  const items = Array.from({ length: 30 }, (_, i) => ({ id: `r${i + 1}`, status: 'active', amount: i, version: 1 })).sort((a, b) => (a.id < b.id ? -1 : 1))
+  let main: TestUpstream
+  let mirror: TestUpstream
+  before(async () => {
+    main = await startUpstream((req, res) => {
+      if (answerItemById(items, req, res)) return
+      const after = req.url.searchParams.get('after')
+      const rest = after === null ? items : items.filter((i) => Number(i.id.slice(1)) > Number(after.slice(1)))
+      sendJson(res, 200, { items: rest.slice(0, Number(req.url.searchParams.get('limit') ?? 10)) })
+    })
+    mirror = await startUpstream((req, res) => (req.url.pathname === '/items' ? sendJson(res, 200, { items: [] }) : sendJson(res, 503, { error: 'lookup down' })))
+  })
+  after(async () => {
+    await main.close()
+    await mirror.close()
+  })
+
+  test("another source failing its read by id does not hide a record the keyset pages passed over", async () => {
+    const config = httpResource({
+      sources: [
+        { name: 'main', base_url: main.origin },
+        { name: 'mirror', base_url: mirror.origin },
+      ],
+      list: { path: '/items', page_size_param: 'limit', pagination: { style: 'keyset', param: 'after' } },
+    })
+    const report = await checkResource({ name: 'items', config, connector: createHttpConnector({ resource: config }), pageSize: 7, pages: 5 })
+    const g = report.guarantees.find((x) => x.name === 'keyset_order')
+    assert.equal(g?.status, 'unsafe', JSON.stringify(g))
+    assert.match(g.detail, /"r2" of main/)
+  })
+})

@@ -3,7 +3,7 @@ import { inScope, WarrantError, type Actor } from '../../contract/index.js'
 import { z } from 'zod'
 import { envelopeSchema } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
-import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
+import { describeResourcesFor, readRecord, recordReadSchema, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
 import { errors, jsonBody, jsonResponse, v1Route } from './v1-route.js'
 import { streamEnvelope } from '../envelope-stream.js'
@@ -43,11 +43,11 @@ const readOne = v1Route({
   summary: "One record's review fields; every field not returned is named with its reason",
   request: {
     params: resourceParam.extend({ id: z.string().min(1).max(512) }),
-    query: z.strictObject({ fields: z.string().optional().describe('comma-separated review fields') }),
+    query: recordReadSchema,
   },
   responses: {
     200: jsonResponse('the record', recordViewSchema),
-    ...errors([400, 401, 404, 502]),
+    ...errors([400, 401, 404, 409, 502]),
   },
 })
 
@@ -59,14 +59,11 @@ const readOneByQuery = v1Route({
   summary: "One record's review fields, the id given in the query (any id, `.` and `..` included)",
   request: {
     params: resourceParam,
-    query: z.strictObject({
-      id: z.string().min(1).max(512).describe("the record's id"),
-      fields: z.string().optional().describe('comma-separated review fields'),
-    }),
+    query: recordReadSchema.extend({ id: z.string().min(1).max(512).describe("the record's id") }),
   },
   responses: {
     200: jsonResponse('the record', recordViewSchema),
-    ...errors([400, 401, 404, 502]),
+    ...errors([400, 401, 404, 409, 502]),
   },
 })
 
@@ -95,10 +92,11 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
   const fieldsOf = (fields: string | undefined) => fields?.split(',').map((f) => f.trim()).filter(Boolean)
   app.openapi(readOne, async (c) => {
     const { resource: name, id } = c.req.valid('param')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fieldsOf(c.req.valid('query').fields)), 200)
+    const { fields, source } = c.req.valid('query')
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fieldsOf(fields), source), 200)
   })
   app.openapi(readOneByQuery, async (c) => {
-    const { id, fields } = c.req.valid('query')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fieldsOf(fields)), 200)
+    const { id, fields, source } = c.req.valid('query')
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fieldsOf(fields), source), 200)
   })
 }

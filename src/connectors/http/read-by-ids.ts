@@ -16,9 +16,9 @@ import { undeclaredSource } from './frozen-source.js'
 
 
 type OneRead =
-  | { readonly kind: 'found'; readonly record: SourceRecord }
+  | { readonly kind: 'found'; readonly record: SourceRecord; readonly source: string }
   | { readonly kind: 'missing' }
-  | { readonly kind: 'failed'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
+  | { readonly kind: 'failed'; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number; readonly heldBy?: readonly string[] }
 
 /**
  * Reads records by id through `get.path`, from every source: one holds it, or (two holding it) it fails. 404 or 410 on every
@@ -31,7 +31,7 @@ type OneRead =
  * is read here alone, so absence is only ever said by `get.path`.
  */
 export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[], signal?: AbortSignal, sourceOf?: ReadonlyMap<string, string>): Promise<ReadByIdsResult> {
-  const result: Reads = { records: new Map(), missing: [], failed: [] }
+  const result: Reads = { records: new Map(), missing: [], failed: [], sources: new Map() }
   const bySource = new Map<string, string[]>()
   const unaddressed: string[] = []
   for (const id of new Set(ids)) {
@@ -45,8 +45,8 @@ export async function readRecordsByIds(ctx: HttpContext, ids: readonly string[],
   return result
 }
 
-type Failure = { readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number }
-type Reads = { readonly records: Map<string, SourceRecord>; readonly missing: string[]; readonly failed: ({ readonly id: string } & Failure)[] }
+type Failure = { readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number; readonly heldBy?: readonly string[] }
+type Reads = { readonly records: Map<string, SourceRecord>; readonly missing: string[]; readonly failed: ({ readonly id: string } & Failure)[]; readonly sources: Map<string, string> }
 
 /** `ids` read from the sources of `ctx` (all of them, or the one they were frozen from), into `into`. */
 async function readGroup(ctx: HttpContext, ids: readonly string[], into: Reads, signal?: AbortSignal): Promise<void> {
@@ -64,7 +64,10 @@ async function readGroup(ctx: HttpContext, ids: readonly string[], into: Reads, 
     for (const [id, record] of read.records) {
       const failure = doubtful.get(id)
       if (failure !== undefined) into.failed.push({ id, ...failure })
-      else into.records.set(id, record)
+      else {
+        into.records.set(id, record)
+        into.sources.set(id, read.foundOn.get(id)!)
+      }
     }
     for (const [id, limit] of read.rateLimited) into.failed.push({ id, message: limit.message, status: limit.status, ...(limit.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: limit.retryAfterSeconds }) })
     alone = ids.filter((id) => !read.records.has(id) && !read.rateLimited.has(id))
@@ -72,8 +75,10 @@ async function readGroup(ctx: HttpContext, ids: readonly string[], into: Reads, 
   const reads = await mapBounded(alone, ctx.config.read_concurrency, (id) => readOne(ctx, id, signal))
   reads.forEach((read, i) => {
     const id = alone[i]!
-    if (read.kind === 'found') into.records.set(id, read.record)
-    else if (read.kind === 'missing') into.missing.push(id)
+    if (read.kind === 'found') {
+      into.records.set(id, read.record)
+      into.sources.set(id, read.source)
+    } else if (read.kind === 'missing') into.missing.push(id)
     else into.failed.push({ id, ...failureOf(read) })
   })
 }
@@ -84,6 +89,7 @@ function failureOf(read: Extract<OneRead, { kind: 'failed' }>): Failure {
     message: read.message,
     ...(read.status === undefined ? {} : { status: read.status }),
     ...(read.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: read.retryAfterSeconds }),
+    ...(read.heldBy === undefined ? {} : { heldBy: read.heldBy }),
   }
 }
 
@@ -104,7 +110,7 @@ async function readOne(ctx: HttpContext, id: string, signal?: AbortSignal): Prom
     }
     if (read.kind === 'failed') firstFailure ??= { source, read }
   }
-  if (holders.length > 1) return { kind: 'failed', message: heldByMany(id, holders) }
+  if (holders.length > 1) return { kind: 'failed', message: heldByMany(id, holders), heldBy: holders }
   // found on one source, but another could not be asked: it may hold the id too, so the record found is not known to be the one
   if (found !== null && firstFailure !== null) return { kind: 'failed', ...unaskedElsewhere(id, holders[0]!, firstFailure.source, firstFailure.read) }
   return found ?? firstFailure?.read ?? { kind: 'missing' }
@@ -122,7 +128,10 @@ async function heldElsewhere(ctx: HttpContext, id: string, source: string, signa
     if (read.kind === 'found') holders.push(other)
     if (read.kind === 'failed') unasked ??= unaskedElsewhere(id, source, other, read)
   }
-  if (holders.length > 1) return { id, failure: { message: heldByMany(id, holders) } }
+  if (holders.length > 1) {
+    const heldBy = ctx.sourceNames.filter((s) => holders.includes(s))
+    return { id, failure: { message: heldByMany(id, heldBy), heldBy } }
+  }
   return { id, failure: unasked }
 }
 
@@ -201,5 +210,5 @@ function interpret(ctx: HttpContext, source: string, id: string, result: Awaited
     return { kind: 'failed', status, message: `source "${source}" answered for id "${id}" with a record whose id is "${made.record.id}"` }
   // The whole object rides along for the write path (a replacing write, the check after a write).
   const representation = readPath(value, ctx.config.get.record_path)
-  return { kind: 'found', record: withRepresentation(made.record, representation, holdsRounded(representation, parsed.rounded)) }
+  return { kind: 'found', source, record: withRepresentation(made.record, representation, holdsRounded(representation, parsed.rounded)) }
 }
