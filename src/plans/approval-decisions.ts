@@ -168,7 +168,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
 
   const policy = policyNow(ctx.catalogue, row, selection.count)
   // Saying no to a plan the config moved under stays possible; approving one that no commit can run is not.
-  if (request.decision === 'approve') assertConfigUnchanged(ctx, row, plan, policy)
+  if (request.decision === 'approve') await assertConfigUnchanged(ctx, row, plan, policy, decidedAt)
   const ttlEnd = new Date(Date.parse(decidedAt) + policy.ttl_minutes * 60_000).toISOString()
   const expiresAt = request.decision === 'approve' ? (ttlEnd < selection.expires_at ? ttlEnd : selection.expires_at) : null
   const approvalId = `apr_${randomBytes(12).toString('hex')}`
