@@ -73,7 +73,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
       'This plan can be reviewed, NEVER approved or committed. To act on the records that were returned:',
       `  warrant recover ${plan.selection_id}   (a complete selection of exactly those records), then plan on it`,
     )
-  for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${cell(d.message)}. It can be rejected, never approved or committed.`)
+  for (const d of plan.config_drift) lines.push(`CANNOT RUN (${d.code}): ${cell(d.message)}. It can be rejected, not approved or committed while the config differs; an approval given before does not count again if the config is put back.`)
   if ('created' in plan && !plan.created) lines.push('(this action was already proposed on this selection: the existing plan)')
   lines.push(...lookalikeLines(plan.lookalike_ids, 'this plan changes'))
   lines.push(`  plan digest:  ${plan.plan_digest}`)

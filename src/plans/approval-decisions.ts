@@ -8,7 +8,7 @@ import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
 import { type NotCounted, notCountedOf } from './approval-not-counted.js'
-import { type TtlCut, ttlCutOf } from './approval-ttl.js'
+import { storeTtlCut, type TtlCut, ttlCutOf } from './approval-ttl.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -32,7 +32,8 @@ export interface ApprovalEntry {
 
 /**
  * Every decision on a plan, each approval judged at `now` with its principal and token as they stand now, and lasting
- * until the earlier of its stored expiry and its time plus `ttlMinutes` (the TTL the plan is held to now, `policyNow`).
+ * until the earlier of its stored expiry and its time plus `ttlMinutes` (the TTL the plan is held to now, `policyNow`);
+ * that earlier end, once seen, is stored (`storeTtlCut`).
  * Inside the commit transaction this is what decides; read there after `lockApprovers`, a disable or revocation that
  * committed before is seen, and one that comes later waits for the commit.
  */
@@ -63,8 +64,10 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
     .orderBy('approvals.id')
     .execute()
   const proposer = await ctx.db.selectFrom('principals').select('last_disabled_at').where('id', '=', row.proposed_by).executeTakeFirst()
+  const cuts = new Map(rows.flatMap((stored) => (stored.decision === 'approve' ? [[stored.id, ttlCutOf(stored, ttlMinutes)] as const] : [])))
+  for (const [id, cut] of cuts) if (cut) await storeTtlCut(ctx.db, id, cut)
   return rows.map((stored) => {
-    const cut = stored.decision === 'approve' ? ttlCutOf(stored, ttlMinutes) : null
+    const cut = cuts.get(stored.id) ?? null
     const r = cut ? { ...stored, expires_at: cut.expires_at } : stored
     const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now, proposer?.last_disabled_at ?? null) : null
     return {
@@ -168,7 +171,7 @@ export async function decide(ctx: PlanContext, actor: Actor, planId: string, inp
 
   const policy = policyNow(ctx.catalogue, row, selection.count)
   // Saying no to a plan the config moved under stays possible; approving one that no commit can run is not.
-  if (request.decision === 'approve') assertConfigUnchanged(ctx, row, plan, policy)
+  if (request.decision === 'approve') await assertConfigUnchanged(ctx, row, plan, policy, decidedAt)
   const ttlEnd = new Date(Date.parse(decidedAt) + policy.ttl_minutes * 60_000).toISOString()
   const expiresAt = request.decision === 'approve' ? (ttlEnd < selection.expires_at ? ttlEnd : selection.expires_at) : null
   const approvalId = `apr_${randomBytes(12).toString('hex')}`

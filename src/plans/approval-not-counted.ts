@@ -16,6 +16,7 @@ export const NOT_COUNTED = [
   'approver_disabled',
   'approver_disabled_since',
   'proposer_disabled_since',
+  'config_drifted_since',
   'approver_not_reviewer',
   'approver_out_of_scope',
   'lapsed',
@@ -29,6 +30,8 @@ const WORDS: Readonly<Record<NotCounted, string>> = {
   approver_disabled: 'the approver is disabled',
   approver_disabled_since: 'the approver was disabled after giving it; an enable does not bring back what was decided before a disable',
   proposer_disabled_since: "the plan's proposer was disabled after it was given; a reviewer must approve the plan again",
+  config_drifted_since:
+    'the config moved under this plan after it was given (it was shown as unable to run); putting the config back does not bring back what was approved before, a reviewer must approve it again',
   approver_not_reviewer: 'the approver is no longer a reviewer or admin',
   approver_out_of_scope: "the approver's scope no longer covers this plan's action",
   lapsed: 'it lapsed',
@@ -41,10 +44,11 @@ export function notCountedWords(reason: NotCounted): string {
 
 /**
  * Whether the reason withdrew an approval that counted (its approver's authority now, or a disable of the approver or
- * the proposer since), rather than the approval's digest or expiry: these are named wherever the plan is shown.
+ * the proposer since, the config moving under the plan since), rather than the approval's digest or expiry: these are
+ * named wherever the plan is shown.
  */
 export function isApproverReason(reason: NotCounted | null): reason is Exclude<NotCounted, 'other_digest' | 'proposer' | 'lapsed'> {
-  return reason !== null && (reason.startsWith('approver_') || reason === 'proposer_disabled_since')
+  return reason !== null && (reason.startsWith('approver_') || reason === 'proposer_disabled_since' || reason === 'config_drifted_since')
 }
 
 /**
@@ -89,6 +93,8 @@ export function notCountedOf(row: PlanRow, a: ApprovalStanding, now: string, pro
   // `decided_at` and the disable's time are both the store's clock; a tie is a decision the disable did not follow
   if (a.last_disabled_at !== null && a.decided_at <= a.last_disabled_at) return 'approver_disabled_since'
   if (proposerLastDisabledAt !== null && a.decided_at <= proposerLastDisabledAt) return 'proposer_disabled_since'
+  // the store's clock too (see config-drift.ts `recordDriftSeen`); a tie is an approval the drift did not follow
+  if (row.config_drifted_at !== null && a.decided_at <= row.config_drifted_at) return 'config_drifted_since'
   if (a.role !== 'reviewer' && a.role !== 'admin') return 'approver_not_reviewer'
   if (!inScopeNow(row, a)) return 'approver_out_of_scope'
   if (a.expires_at === null || a.expires_at <= now) return 'lapsed'

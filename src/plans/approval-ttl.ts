@@ -1,8 +1,11 @@
+import type { Store } from '../store/index.js'
+
 /**
  * How long an approval lasts once the operator changed `approval.ttl_minutes` after it was given. Its expiry was
  * stored when it was given; an operator who cuts the TTL from a day to 5 minutes (during an incident, say) means the
  * approvals standing then as well, not only those given from then on: each lasts until the earlier of its stored
- * expiry and its time plus the TTL the config asks now. A longer TTL never lengthens one. Both times are the store's
+ * expiry and its time plus the TTL the config asks now, and that earlier end, once seen, is stored. A longer TTL never
+ * lengthens one, nor brings back one that lapsed under the cut. Both times are the store's
  * (its decision time was the database's on PostgreSQL), so every instance ends it at one time.
  */
 export interface TtlCut {
@@ -26,6 +29,17 @@ export function ttlCutOf(approval: { readonly decided_at: string; readonly expir
   const end = decided + ttlMinutes * 60_000
   if (end >= stored) return null
   return { expires_at: new Date(end).toISOString(), given_until: approval.expires_at, given_minutes: Math.round((stored - decided) / 6_000) / 10, ttl_minutes: ttlMinutes }
+}
+
+/**
+ * Stores the cut as the approval's expiry. Judged from the running config alone, an approval refused as lapsed under
+ * the shorter TTL ("a reviewer must approve it again") counted again once the TTL was put back up, and an instance still
+ * on the longer TTL let it commit meanwhile; stored, the cut holds on every instance and for good. Only ever shortens.
+ *
+ * @example await storeTtlCut(db, entry.approval_id, cut)
+ */
+export async function storeTtlCut(db: Store['db'], approvalId: string, cut: TtlCut): Promise<void> {
+  await db.updateTable('approvals').set({ expires_at: cut.expires_at }).where('id', '=', approvalId).where('expires_at', '>', cut.expires_at).execute()
 }
 
 /** Why a lapsed approval lapsed before its stored expiry, in words, for the refusal: the TTL was cut, old and new. */

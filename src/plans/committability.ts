@@ -47,7 +47,7 @@ export async function assertCommittable(
   const resource = ctx.catalogue.get(row.resource)
   const plan = toRecord(row)
   const policy = policyNow(ctx.catalogue, row, selection.count)
-  const actionConfig = assertConfigUnchanged(ctx, row, plan, policy)
+  const actionConfig = await assertConfigUnchanged(ctx, row, plan, policy, now)
 
   if (policy.reviewers_needed === 0) {
     // No reviewer was needed only because a standing approval matched; the config may have changed since.

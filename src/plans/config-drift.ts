@@ -57,13 +57,42 @@ export function placeDriftOf(catalogue: PlanContext['catalogue'], row: Pick<Plan
 
 /**
  * The action a plan runs, as the config holds it now; 409 `conflict` naming the drift when the config moved under
- * the plan (see `configDriftOf`).
+ * the plan (see `configDriftOf`), the drift recorded first (`recordDriftSeen`).
  *
  * @example
- * const actionConfig = assertConfigUnchanged(ctx, row, toRecord(row), policyNow(ctx.catalogue, row, count))
+ * const actionConfig = await assertConfigUnchanged(ctx, row, toRecord(row), policyNow(ctx.catalogue, row, count), now)
  */
-export function assertConfigUnchanged(ctx: Pick<PlanContext, 'catalogue' | 'execution'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy): ActionConfig {
+export async function assertConfigUnchanged(ctx: Pick<PlanContext, 'catalogue' | 'execution' | 'db'>, row: PlanRow, plan: PlanRecord, policy: StoredPolicy, now: string): Promise<ActionConfig> {
   const drift = configDriftOf(ctx, row, plan, policy)
+  await recordDriftSeen(ctx, row, drift, now)
   if (drift.length > 0) throw new WarrantError('conflict', drift.map((d) => d.message).join('; '), { plan_id: row.id, config_drift: drift.map((d) => d.code) })
   return actionConfigOf(ctx, plan)
+}
+
+/**
+ * Marks a plan the config was seen to have moved under, at `now` (the store's): the approvals decided then or before no
+ * longer count (`notCountedOf`), even once the config is put back. Drift is judged from the config a process runs on,
+ * so putting it back made the plan whole again, and the approval given before counted again, though every surface had
+ * said meanwhile that the plan could not run and the agent had been told to propose again. Written only when it moves
+ * the mark: the first sighting, or one after an approval decided since the last mark (a view during drift writes once).
+ * Answers the mark as it stands after.
+ *
+ * @example await recordDriftSeen(ctx, row, configDriftOf(ctx, row, plan, policy), now)
+ */
+export async function recordDriftSeen(ctx: Pick<PlanContext, 'db'>, row: Pick<PlanRow, 'id' | 'config_drifted_at'>, drift: readonly ConfigDrift[], now: string): Promise<string | null> {
+  const marked = row.config_drifted_at
+  if (drift.length === 0) return marked
+  if (marked !== null) {
+    const since = await ctx.db.selectFrom('approvals').select('id').where('plan_id', '=', row.id).where('decided_at', '>=', marked).limit(1).executeTakeFirst()
+    if (!since) return marked
+  }
+  const codes = JSON.stringify(drift.map((d) => d.code))
+  // the later mark wins where two instances see it at once: an approval before either is void by both
+  await ctx.db
+    .updateTable('plans')
+    .set({ config_drifted_at: now, config_drift: codes })
+    .where('id', '=', row.id)
+    .where((eb) => eb.or([eb('config_drifted_at', 'is', null), eb('config_drifted_at', '<', now)]))
+    .execute()
+  return marked !== null && marked > now ? marked : now
 }

@@ -6,15 +6,18 @@ import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } fro
 import { policyNow } from './approval-policy.js'
 import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
-import { configDriftOf } from './config-drift.js'
+import { configDriftOf, recordDriftSeen } from './config-drift.js'
 import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
 import type { PlanView } from './schemas.js'
 
 /** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of `now` (the store's, read with the row). */
-export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.nowIso()): Promise<PlanView> {
-  const selection = await selectionOf(ctx, row)
-  const policy = policyNow(ctx.catalogue, row, selection.count)
-  const changes = JSON.parse(row.changes_summary) as StoredChanges
+export async function viewOf(ctx: PlanContext, stored: PlanRow, now: string = ctx.nowIso()): Promise<PlanView> {
+  const selection = await selectionOf(ctx, stored)
+  const policy = policyNow(ctx.catalogue, stored, selection.count)
+  const changes = JSON.parse(stored.changes_summary) as StoredChanges
+  // a drift shown is a drift recorded: the approvals given before it do not count again if the config is put back
+  const drift = stored.state === 'committed' || stored.state === 'rejected' ? [] : configDriftOf(ctx, stored, toRecord(stored), policy)
+  const row = { ...stored, config_drifted_at: await recordDriftSeen(ctx, stored, drift, now) }
   const entries = await approvalsOf(ctx, row, now, policy.ttl_minutes)
   const state = effectiveState(row, selection, policy, entries, now)
   const approvers = distinctApprovers(entries)
@@ -28,7 +31,6 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
     config = null
   }
   const params = displayParams(plan)
-  const drift = state === 'committed' || state === 'rejected' ? [] : configDriftOf(ctx, row, plan, policy)
   const expiredAt = state === 'pending' ? approvalExpiredAt(row, entries, policy, now) : null
   const still = state === 'rejected' || state === 'expired' || state === 'committed' ? 0 : Math.max(0, policy.reviewers_needed - approvers.length)
   return {
@@ -54,7 +56,7 @@ export async function viewOf(ctx: PlanContext, row: PlanRow, now: string = ctx.n
       rejected_by: rejection ? { principal: rejection.principal, name: rejection.name, decided_at: rejection.decided_at, comment: rejection.comment } : null,
       who_can_approve:
         drift.length > 0
-          ? `nobody: ${drift.map((d) => d.message).join('; ')}; it can be rejected, never approved or committed`
+          ? `nobody: ${drift.map((d) => d.message).join('; ')}; it can be rejected, not approved or committed while the config differs, and an approval given before this drift does not count again if the config is put back`
         : !selection.complete
         ? `nobody: the selection is incomplete and can be reviewed, never approved; recover it with POST /v1/selections/${selection.selection_id}/recover`
         : policy.reviewers_needed === 0

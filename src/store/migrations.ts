@@ -13,6 +13,7 @@ import { addSelectionLookalikeIds } from './migration-selection-lookalikes.js'
 import { addTargetRateLimits } from './migration-target-rate-limits.js'
 import { addRateLimitedTargetIndex } from './migration-rate-limited-index.js'
 import { addTargetSource } from './migration-target-source.js'
+import { addPlanConfigDrift } from './migration-plan-config-drift.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -40,6 +41,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0015_target_rate_limit_hits': { up: addTargetRateLimits },
   '0016_rate_limited_target_index': { up: addRateLimitedTargetIndex },
   '0017_target_source': { up: addTargetSource },
+  '0018_plan_config_drift': { up: addPlanConfigDrift },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

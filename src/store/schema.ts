@@ -107,6 +107,10 @@ export interface PlansTable {
   expires_at: IsoTimestamp | null
   /** the operation this plan compensates (0002); null for a plan of a configured action */
   compensates: string | null
+  /** (0018) when the config was last seen moved under it: approvals decided then or before no longer count; null: never seen */
+  config_drifted_at: IsoTimestamp | null
+  /** (0018) the drift codes seen then, JSON; null with config_drifted_at */
+  config_drift: JsonText | null
 }
 
 /** A decision on one plan digest; never reused for another digest. */

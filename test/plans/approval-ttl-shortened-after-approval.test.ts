@@ -17,7 +17,7 @@ import { STORE_KINDS } from '../support/stores.js'
  * not only those given from then on (approval-ttl-tightened.test.ts): an approval given before the cut kept its
  * stored day, and a commit hours later went through. An approval now lasts until the earlier of its stored expiry and
  * its approval time plus the TTL the config asks now, in the commit's check and in every view of the plan; a longer
- * TTL never lengthens it. On PostgreSQL that is judged at the database's time: the instances here run 10 minutes slow
+ * TTL never lengthens it, nor brings back one that lapsed under the cut (the cut, once applied, is stored). On PostgreSQL that is judged at the database's time: the instances here run 10 minutes slow
  * (the refusal) and fast (the commit), so judged on their own clocks the answers would be the other way round.
  */
 const MINUTE = 60_000
@@ -124,11 +124,14 @@ for (const kind of STORE_KINDS) {
         const committed = await call(fast.base, 'POST', `/v1/plans/${live.plan_id}/commit`, { expected_digest: live.plan_digest }, { authorization: `Bearer ${fx.tokens.agent}`, 'idempotency-key': `ttl-live-${kind}` })
         assert.equal(committed.status, 202, JSON.stringify(committed.body))
 
-        // a TTL lengthened to 100000 minutes: an approval keeps its stored expiry, never a later one
+        // the TTL put back up (100000 minutes): what lapsed under the cut was refused "a reviewer must approve it again",
+        // and stays lapsed; the cut, once applied, is the approval's expiry on every instance (was: approved again)
         const longer = await restarted(100_000, 0)
         const staleLonger = await call(longer.base, 'GET', `/v1/plans/${stale.plan_id}`, undefined, { authorization: `Bearer ${fx.tokens.agent}` })
-        assert.equal(staleLonger.body.state, 'approved')
-        assert.equal(staleLonger.body.approval_state.approved_by[0].expires_at, plus(staleAt, DAY_MINUTES * MINUTE))
+        assert.equal(staleLonger.body.state, 'pending')
+        assert.deepEqual([staleLonger.body.approval_state.expired, staleLonger.body.approval_state.expired_at], [true, cutEnd])
+        const staleRefused = await call(longer.base, 'POST', `/v1/plans/${stale.plan_id}/commit`, { expected_digest: stale.plan_digest }, { authorization: `Bearer ${fx.tokens.agent}`, 'idempotency-key': `ttl-restored-${kind}` })
+        assert.equal(staleRefused.status, 410, JSON.stringify(staleRefused.body))
         const lapsedRefused = await call(longer.base, 'POST', `/v1/plans/${lapsed.plan_id}/commit`, { expected_digest: lapsed.plan_digest }, { authorization: `Bearer ${fx.tokens.agent}`, 'idempotency-key': `ttl-longer-${kind}` })
         assert.equal(lapsedRefused.status, 410, JSON.stringify(lapsedRefused.body))
         assert.match(lapsedRefused.body.error.message, new RegExp(`expired \\(at ${plus(lapsedAt, 3 * MINUTE).replace(/\./g, '\\.')}\\)`))

@@ -64,7 +64,8 @@ for (const kind of STORE_KINDS) {
       const { plan } = await approvedPlan({ status: 'past_due', region: 'apac' })
       const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
       await assert.rejects(moved.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message) && e.details?.plan_id === plan.plan_id)
-      await plansOver(fx.gateway.catalogue).assertCommittable(agent, plan.plan_id, plan.plan_digest)
+      // the config put back: the approval given before the drift was seen no longer counts (drift-reverted.test.ts)
+      await assert.rejects(plansOver(fx.gateway.catalogue).assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
     })
 
     test("the action's definition changed since review: 409 conflict", async () => {

@@ -45,7 +45,9 @@ for (const kind of STORE_KINDS) {
         assert.equal(staging.writes.size, 0, 'no thing was written')
         assert.ok([...staging.things.values()].every((t) => t.note === 'n' && t.status === 'open'))
         await things.handBack()
-        // as configured at proposal, the plan commits
+        // as configured at proposal again, the plan commits on an approval given since the drift was seen (drift-reverted.test.ts)
+        await assert.rejects(fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
+        await fx.gateway.plans.decide(bob, approved.plan_id, { decision: 'approve', expected_plan_digest: approved.plan_digest })
         await fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest)
       } finally {
         await things.close()

@@ -77,7 +77,10 @@ for (const kind of STORE_KINDS) {
         }
         await things.handBack()
 
-        // on the config it was approved under, it commits, and the operation runs under exactly its values
+        // on the config it was approved under, it commits on an approval given since the drift was seen (drift-reverted.test.ts),
+        // and the operation runs under exactly its values
+        await assert.rejects(fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
+        await fx.gateway.plans.decide(bob, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
         const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: `bound-${kind}`, expectedDigest: plan.plan_digest })
         const op = await fx.gateway.operations.waitFor(receipt.operation_id, 60_000)
         assert.equal(op.state, 'succeeded')

@@ -39,8 +39,10 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(view.config_drift.map((d) => d.code), ['upstream_moved'])
         assert.match(view.approval_state.who_can_approve, /^nobody: /)
         assert.equal(production.writes.size, 0, 'nothing was written to the upstream nobody reviewed')
-        // as configured at proposal, the plan commits
+        // as configured at proposal again, the plan commits on an approval given since the drift was seen (drift-reverted.test.ts)
         await things.handBack()
+        await assert.rejects(fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
+        await fx.gateway.plans.decide(bob, approved.plan_id, { decision: 'approve', expected_plan_digest: approved.plan_digest })
         await fx.gateway.plans.assertCommittable(agent, approved.plan_id, approved.plan_digest)
       } finally {
         await things.close()

@@ -100,7 +100,10 @@ for (const kind of STORE_KINDS) {
           await moved.audit.flush()
         }
 
-        // on the config it was approved under, it commits, and writes windows of the bound size
+        // on the config it was approved under, it commits on an approval given since the drift was seen (drift-reverted.test.ts),
+        // and writes windows of the bound size
+        await assert.rejects(fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
+        await fx.gateway.plans.decide(bob, plan.plan_id, { decision: 'approve', expected_plan_digest: plan.plan_digest })
         const receipt = await fx.gateway.operations.commitPlan(agent, plan.plan_id, { idempotencyKey: `window-bound-${kind}`, expectedDigest: plan.plan_digest })
         const op = await fx.gateway.operations.waitFor(receipt.operation_id, 60_000)
         assert.equal(op.state, 'succeeded', JSON.stringify(op.halt_reason))

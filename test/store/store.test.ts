@@ -398,6 +398,8 @@ for (const kind of STORE_KINDS) {
           created_at: T0,
           expires_at: null,
           compensates: null,
+          config_drifted_at: T1,
+          config_drift: JSON.stringify(['action_redefined']),
         }
         await db.insertInto('plans').values(plan).execute()
         assert.deepEqual(await db.selectFrom('plans').selectAll().executeTakeFirstOrThrow(), plan)

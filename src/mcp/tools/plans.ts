@@ -27,7 +27,7 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   else if (plan.state === 'rejected') approval = `It was rejected${a.rejected_by ? ` by ${a.rejected_by.name ?? a.rejected_by.principal}${a.rejected_by.comment ? ` ("${a.rejected_by.comment}")` : ''}` : ''}: do not commit; propose something else or ask the person.`
   else if (plan.state === 'expired') approval = 'It has expired with its selection: create a new selection and propose again.'
   else if (plan.config_drift.length > 0)
-    approval = `CANNOT RUN: ${plan.config_drift.map((d) => d.message).join('; ')}. No approval or commit of it is taken; tell the person, and propose again on a new selection.`
+    approval = `CANNOT RUN: ${plan.config_drift.map((d) => d.message).join('; ')}. No approval or commit of it is taken while the config differs, and an approval given before does not count again if the config is put back; tell the person, and propose again on a new selection.`
   else if (a.expired)
     approval = `APPROVAL EXPIRED at ${a.expired_at}: a commit is refused (expired) until a reviewer approves again; ${a.still_needed} needed. Give the person the review page ${plan.review_url} and wait; check with get_plan. ${NO_APPROVING}`
   else if (a.approved)

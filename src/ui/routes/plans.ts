@@ -43,7 +43,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
     }
     const configChanged: PlanPageData['configChanged'][number][] = plan.config_drift.map((d) => ({
       code: d.code,
-      text: `${d.message}: it can be rejected, never approved or committed${d.code === 'action_removed' ? '; what each record would receive can no longer be shown' : ''}.`,
+      text: `${d.message}: it can be rejected, not approved or committed while the config differs; an approval given before does not count again if the config is put back${d.code === 'action_removed' ? '; what each record would receive can no longer be shown' : ''}.`,
     }))
     const base = paths.plan(planId) + (limit === DEFAULT_PAGE_SIZE ? '' : `?limit=${limit}`)
     const next = page.next_cursor
