@@ -1,5 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import type { ResourceConfig } from '../../src/config/index.js'
+import { createFieldPolicy } from '../../src/resources/field-policy.js'
 import { projector } from '../../src/resources/projector.js'
 
 test('a projection keeps the listed fields in the listed order, a missing one as null, nothing else', () => {
@@ -8,6 +10,13 @@ test('a projection keeps the listed fields in the listed order, a missing one as
   assert.deepEqual(Object.keys(out), ['id', 'status', 'absent', 'amount'])
   assert.deepEqual(out, { id: 'a', status: 'open', absent: null, amount: 0 })
   assert.equal(JSON.stringify(out), '{"id":"a","status":"open","absent":null,"amount":0}')
+})
+
+test('a record field named __proto__ is answered as its own key, never set as the projection\'s prototype', () => {
+  const policy = createFieldPolicy({ review_fields: ['id', '__proto__'], denied_fields: [], fields: {}, id_field: 'id' } as unknown as ResourceConfig)
+  const out = policy.project(JSON.parse('{"id": "a", "__proto__": {"polluted": true}}') as Record<string, unknown>, ['id', '__proto__'])
+  assert.equal(Object.getPrototypeOf(out), Object.prototype)
+  assert.equal(JSON.stringify(out), '{"id":"a","__proto__":{"polluted":true}}')
 })
 
 test('field names that are not identifiers, or __proto__, are own keys like any other', () => {
