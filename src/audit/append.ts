@@ -250,6 +250,13 @@ export async function appendAcknowledgement(store: Store, keyring: AuditKeyring,
  */
 interface UnsignedSeen {
   upTo: number
+  /**
+   * The last row this process's latest keyless append wrote, over the rows read up to `from`: met again as the chain's
+   * last row, that append committed and no one wrote since, so every row up to it is known (those read, then its own
+   * unsigned rows) and the next append reads nothing (one query a transaction fewer). Met otherwise (rolled back, or
+   * others wrote since), the rows after `upTo` are read as before.
+   */
+  mine?: { readonly from: number; readonly seq: number; readonly hash: string }
 }
 
 /** One transaction that holds the chain's write lock: read the tip, insert the rows, move the head. */
@@ -303,7 +310,7 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     )
   const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
   if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
-  const overSigned = acknowledging || signedWith !== null ? null : await overSignedRows(tx, tip.seq, keyring, seen)
+  const overSigned = acknowledging || signedWith !== null ? null : await overSignedRows(tx, tip.seq, keyring, seen, last)
   if (overSigned !== null) throw new WarrantError('conflict', overSigned.message, overSigned.details)
   const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)
   if (altered !== null) throw new WarrantError('conflict', alteredEndRefusal(last!.seq, altered), { seq: last!.seq, problem: 'altered' })
@@ -316,6 +323,7 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     prev = hashAuditRow(unhashed, key)
     return { ...unhashed, hash: prev }
   })
+  if (keyring === null) seen.mine = { from: tip.seq, seq, hash: prev }
   const moved = key ? signHead({ seq, hash: prev }, key) : { seq, hash: prev }
   for (let i = 0; i < written.length; i += INSERT_CHUNK) {
     const chunk = written.slice(i, i + INSERT_CHUNK)
@@ -335,10 +343,19 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
 }
 
 /** unsignedTipRefusal; keyless, over the rows not yet read (see UnsignedSeen). */
-async function overSignedRows(tx: Kysely<Database>, tipSeq: number, keyring: AuditKeyring | null, seen: UnsignedSeen): ReturnType<typeof unsignedTipRefusal> {
+async function overSignedRows(
+  tx: Kysely<Database>,
+  tipSeq: number,
+  keyring: AuditKeyring | null,
+  seen: UnsignedSeen,
+  last: { readonly seq: number; readonly hash: string } | undefined,
+): ReturnType<typeof unsignedTipRefusal> {
   if (keyring !== null) return unsignedTipRefusal(tx, tipSeq, keyring)
   // a chain shorter than this process read it (rows removed, a store restored): read it whole again
   if (seen.upTo > tipSeq) seen.upTo = 0
+  // the last row is the one this process's latest append wrote over what it had read: its own rows, unsigned
+  const mine = seen.mine
+  if (mine !== undefined && seen.upTo === mine.from && last?.seq === tipSeq && last.seq === mine.seq && last.hash === mine.hash) seen.upTo = tipSeq
   const refusal = await unsignedTipRefusal(tx, tipSeq, null, { after: seen.upTo })
   if (refusal === null) seen.upTo = tipSeq
   return refusal

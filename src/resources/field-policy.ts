@@ -1,5 +1,6 @@
 import { clauseTypeProblem, clausesOf, type Filter, type FieldOmissionReason, WarrantError, type Warning } from '../contract/index.js'
 import type { ResourceConfig } from '../config/index.js'
+import { projector, type Projector } from './projector.js'
 
 /**
  * Which fields may leave the gateway for a resource. Only review fields are ever returned; denied fields
@@ -22,6 +23,8 @@ export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
   const review = new Set(resource.review_fields)
   const denied = new Set(resource.denied_fields)
   const declared = resource.fields
+  /** each list of fields a walk projects its records to (the same array for every record of the walk), compiled once */
+  const projectors = new WeakMap<readonly string[], Projector>()
 
   const checkField = (field: string, use: string) => {
     if (denied.has(field))
@@ -50,9 +53,9 @@ export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
       }
     },
     project(fields, selected) {
-      const out: Record<string, unknown> = {}
-      for (const f of selected) out[f] = fields[f] ?? null
-      return out
+      let project = projectors.get(selected)
+      if (project === undefined) projectors.set(selected, (project = projector(selected)))
+      return project(fields)
     },
     omissions(fields, selected) {
       const chosen = new Set(selected)
