@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CHAIN_HEAD_KEY, createAuditLog, parseAuditKeys, verifyAuditChain, type AuditKeyring } from '../../src/audit/index.js'
+import { CHAIN_HEAD_KEY, assertChainKeyConfigured, createAuditLog, parseAuditKeys, verifyAuditChain, type AuditKeyring } from '../../src/audit/index.js'
 import { STORE_KINDS, createTestStore } from '../support/stores.js'
 import { K1, operator, silent } from '../support/tampered-chain.js'
 
@@ -35,4 +35,35 @@ for (const kind of STORE_KINDS)
           await ts.drop()
         }
       })
+  })
+
+/**
+ * Over a signed chain, an append and every start that writes refused an unreadable head as "its head is missing" (the
+ * refusal read the head parsed, and an unreadable one parses to none), though verify, export and acknowledge name it
+ * stored but unreadable, quoted. The refusal words it as verify does, and its details say `head: 'unreadable'`.
+ */
+for (const kind of STORE_KINDS)
+  test(`an append and a start over a signed chain refuse an unreadable head as unreadable, never missing (${kind})`, async () => {
+    const ts = await createTestStore(kind)
+    try {
+      const keyring = parseAuditKeys(K1, 'test')
+      const audit = createAuditLog({ store: ts.store, log: silent, keyring })
+      for (let i = 0; i < 3; i++) await audit.record({ actor: operator, action: 'POST /v1/x', summary: { i } })
+      await ts.store.db.updateTable('kv').set({ value: 'xx' }).where('key', '=', CHAIN_HEAD_KEY).execute()
+      await assert.rejects(createAuditLog({ store: ts.store, log: silent, keyring }).record({ actor: operator, action: 'GET /v1/audit' }), (error: Error & { code?: string; details?: Record<string, unknown> }) => {
+        assert.equal(error.code, 'conflict')
+        assert.match(error.message, /its head is stored but unreadable \("xx" is not a seq and hash/, error.message)
+        assert.doesNotMatch(error.message, /missing/)
+        assert.equal(error.details?.head, 'unreadable')
+        return true
+      })
+      await assert.rejects(assertChainKeyConfigured(ts.store.db, keyring, undefined), (error: Error & { details?: Record<string, unknown> }) => {
+        assert.match(error.message, /its head is stored but unreadable \("xx"/, error.message)
+        assert.doesNotMatch(error.message, /missing/)
+        assert.equal(error.details?.head, 'unreadable')
+        return true
+      })
+    } finally {
+      await ts.drop()
+    }
   })
