@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { inScope, WarrantError, type Actor } from '../../contract/index.js'
 import { z } from 'zod'
-import { envelopeSchema } from '../../contract/index.js'
+import { envelopeSchema, fieldListText } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
 import { describeResourcesFor, readRecord, recordViewSchema, resourceDescriptionSchema, searchRequestSchema, walkResource } from '../../resources/index.js'
 import type { ApiEnv } from '../authenticate.js'
@@ -43,7 +43,7 @@ const readOne = v1Route({
   summary: "One record's review fields; every field not returned is named with its reason",
   request: {
     params: resourceParam.extend({ id: z.string().min(1).max(512) }),
-    query: z.strictObject({ fields: z.string().optional().describe('comma-separated review fields') }),
+    query: z.strictObject({ fields: fieldListText().optional().describe('comma-separated review fields, each once') }),
   },
   responses: {
     200: jsonResponse('the record', recordViewSchema),
@@ -61,7 +61,7 @@ const readOneByQuery = v1Route({
     params: resourceParam,
     query: z.strictObject({
       id: z.string().min(1).max(512).describe("the record's id"),
-      fields: z.string().optional().describe('comma-separated review fields'),
+      fields: fieldListText().optional().describe('comma-separated review fields, each once'),
     }),
   },
   responses: {
@@ -92,13 +92,12 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
     )) as never
   })
 
-  const fieldsOf = (fields: string | undefined) => fields?.split(',').map((f) => f.trim()).filter(Boolean)
   app.openapi(readOne, async (c) => {
     const { resource: name, id } = c.req.valid('param')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fieldsOf(c.req.valid('query').fields)), 200)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, c.req.valid('query').fields), 200)
   })
   app.openapi(readOneByQuery, async (c) => {
     const { id, fields } = c.req.valid('query')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fieldsOf(fields)), 200)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fields), 200)
   })
 }
