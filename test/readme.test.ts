@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { parseConfig } from '../src/config/index.js'
+import { ERROR_STATUS, exitCodeOf, type ErrorCode } from '../src/contract/index.js'
 import { ensureDemoData } from '../src/demo/index.js'
 import { CLI_ENTRY, TSX_LOADER } from './support/cli-config.js'
 import { createTempDir } from './support/stores.js'
@@ -216,5 +217,28 @@ describe('every config example in the README loads', () => {
     assert.deepEqual(config.args.slice(1, 3), ['mcp', '--config'])
     assert.ok(config.args[3]!.startsWith('/'), 'an absolute config path: the client chooses the working directory')
     assert.ok(!('WARRANT_TOKEN' in config.env) || config.env.WARRANT_TOKEN!.startsWith('wrt_agent_'))
+  })
+})
+
+// A code the gateway answers that the README's table leaves out is a refusal a reader cannot look up (headers_too_large,
+// unsupported_media_type, method_not_allowed and store_unavailable were answered long before any table named them):
+// the table names every code of src/contract/errors.ts once, with its HTTP status and CLI exit as the code maps them.
+describe("the README's error-code table", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const table = readme.slice(readme.indexOf('| code | HTTP | MCP | CLI exit |'))
+  const rows = new Map<string, { http: number; exit: number }>()
+  for (const line of table.split('\n').slice(2)) {
+    const row = /^\| `([a-z_]+)` \| (\d{3}) \| [^|]+ \| (\d) \|/.exec(line)
+    if (!row) break
+    assert.ok(!rows.has(row[1]!), `${row[1]} is in the table twice`)
+    rows.set(row[1]!, { http: Number(row[2]), exit: Number(row[3]) })
+  }
+  test('names every code the gateway answers, with its HTTP status and CLI exit', () => {
+    assert.ok(readme.includes('| code | HTTP | MCP | CLI exit |'), 'the README has an error-code table')
+    for (const code of Object.keys(ERROR_STATUS) as ErrorCode[]) {
+      assert.ok(rows.has(code), `the README's error-code table lacks ${code}`)
+      assert.deepEqual(rows.get(code), { http: ERROR_STATUS[code], exit: exitCodeOf(code) }, code)
+    }
+    assert.deepEqual([...rows.keys()].filter((code) => !(code in ERROR_STATUS)), [], 'no code the gateway never answers')
   })
 })

@@ -15,7 +15,7 @@ import type { ChainProblem, VerifyResult } from './verify.js'
 function sealableEnd(headText: string | null, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
   const head = parseChainHead(headText)
   const last = lastRow && { seq: Number(lastRow.seq), hash: lastRow.hash }
-  const headless = unsignedHeadOverSignedRows(head, last)
+  const headless = unsignedHeadOverSignedRows(headText, last)
   if (head === null) {
     if (headless === null || !last) return null
     // a head stored but unreadable was overwritten, not removed: worded as verify words it

@@ -308,8 +308,8 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
       `the audit chain's head (seq ${head.seq}) is signed with audit key "${head.key_id}", and the configured key of that id does not verify it: the key was replaced or the head altered. Nothing was appended; restore the key that signed the chain, then run \`warrant audit verify\``,
       { key_id: head.key_id, seq: head.seq },
     )
-  const headless = acknowledging ? null : unsignedHeadOverSignedRows(head, last)
-  if (headless !== null) throw new WarrantError('conflict', headless, { seq: last!.seq, head: head === null ? 'missing' : 'unsigned' })
+  const headless = acknowledging ? null : unsignedHeadOverSignedRows(chain_head, last)
+  if (headless !== null) throw new WarrantError('conflict', headless.message, { seq: last!.seq, head: headless.head })
   const overSigned = acknowledging || signedWith !== null ? null : await overSignedRows(tx, tip.seq, keyring, seen, last)
   if (overSigned !== null) throw new WarrantError('conflict', overSigned.message, overSigned.details)
   const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)

@@ -42,14 +42,22 @@ export function chainTip(head: ChainHead | null, last: { seq: number; hash: stri
 }
 
 /**
- * Why a chain may not be continued, or null: its last row is signed but its head is missing or unsigned. Every signed
- * append writes a signed head with its rows, so such a head was removed or replaced by someone without the key,
- * typically to hide rows cut from the end; an append continuing from the last row would write a new signed head over
- * that evidence, and the chain would verify again. Said by the append (nothing written) and at start.
+ * Why a chain may not be continued, or null: its last row is signed but its head is missing, unreadable or unsigned.
+ * Every signed append writes a signed head with its rows, so such a head was removed, overwritten or replaced by
+ * someone without the key, typically to hide rows cut from the end; an append continuing from the last row would write
+ * a new signed head over that evidence, and the chain would verify again. Said by the append (nothing written) and at
+ * start. Takes the head as stored (`readChainHeadText`): one stored but unreadable is named so, as verify names it.
  */
-export function unsignedHeadOverSignedRows(head: ChainHead | null, last: { seq: number; hash: string } | undefined): string | null {
+export function unsignedHeadOverSignedRows(stored: string | null, last: { seq: number; hash: string } | undefined): { message: string; head: 'missing' | 'unreadable' | 'unsigned' } | null {
+  const head = parseChainHead(stored)
   if (!last || signingKeyId(last.hash) === null || (head !== null && head.mac !== undefined && head.key_id !== undefined)) return null
-  return `the store's audit chain is signed up to row ${last.seq}, but its head is ${head === null ? 'missing' : 'not signed'}: every signed append writes a signed head, so it was removed or replaced by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`
+  const state = head !== null ? 'unsigned' : stored === null ? 'missing' : 'unreadable'
+  const is = { missing: 'missing', unreadable: `stored but unreadable (${quotedHead(stored ?? '')} is not a seq and hash as an append writes it)`, unsigned: 'not signed' }[state]
+  const how = state === 'unreadable' ? 'overwritten' : 'removed or replaced'
+  return {
+    head: state,
+    message: `the store's audit chain is signed up to row ${last.seq}, but its head is ${is}: every signed append writes a signed head, so it was ${how} by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`,
+  }
 }
 
 /**
@@ -125,8 +133,12 @@ export async function readChainHeadText(db: Kysely<Database>): Promise<string | 
 
 /** Why the end of a log cannot be confirmed under a head stored but unreadable (`stored`), as verify and acknowledge word it. */
 export function unreadableHeadMessage(stored: string, lastSeq: number | null): string {
-  const quoted = JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)
-  return `the chain head is stored but unreadable (${quoted} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${lastSeq === null ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`
+  return `the chain head is stored but unreadable (${quotedHead(stored)} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${lastSeq === null ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`
+}
+
+/** A head stored but unreadable, quoted as verify, acknowledge and the append's refusal quote it (cut at 80 characters). */
+function quotedHead(stored: string): string {
+  return JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)
 }
 
 /** The head as stored in `kv` (its JSON text), or null when there is none or it cannot be read. */

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { quotedKey, WarrantError, type Warning, warningSchema } from '../contract/index.js'
+import { fieldListText, quotedKey, WarrantError, type Warning, warningSchema } from '../contract/index.js'
 import type { Resource } from './catalogue.js'
 
 export const recordViewSchema = z
@@ -17,7 +17,7 @@ export type RecordView = z.infer<typeof recordViewSchema>
 
 /** What a read of one record may say besides its id: the fields, and the source to read it from. */
 export const recordReadSchema = z.strictObject({
-  fields: z.string().optional().describe('comma-separated review fields'),
+  fields: fieldListText().optional().describe('comma-separated review fields, each once'),
   source: z
     .string()
     .min(1)

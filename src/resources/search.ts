@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { type Envelope, FILTER_DESCRIPTION, SEARCH_MAX_DEADLINE_MS, cursorArgument, filterSchema } from '../contract/index.js'
+import { type Envelope, FILTER_DESCRIPTION, SEARCH_MAX_DEADLINE_MS, cursorArgument, fieldList, filterSchema } from '../contract/index.js'
 import { type CursorCodec, MAX_CURSOR_CHARS, walkInventory } from '../inventory/index.js'
 import { reportWalk } from '../telemetry/index.js'
 import type { Resource } from './catalogue.js'
@@ -9,7 +9,7 @@ import { upstreamDigestOf } from './upstream-digest.js'
 export const searchRequestSchema = z
   .strictObject({
     filter: filterSchema.default({}).describe(FILTER_DESCRIPTION),
-    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to return; default all'),
+    fields: fieldList().optional().describe('review fields to return; default all'),
     page_size: z.number().int().min(1).max(1000).default(100).describe('records per upstream page'),
     cursor: cursorArgument(MAX_CURSOR_CHARS).optional().describe('continuation.cursor of an earlier answer, unchanged, with the same filter, fields and page_size; leave it out to start (null and "" are refused)'),
     mode: z.enum(['walk', 'page']).default('walk').describe('walk: until done or the budget; page: one upstream page'),

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { selectionLookalikesSchema } from './lookalike-ids.js'
-import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, cursorArgument, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
+import { FILTER_DESCRIPTION, SELECTION_MAX_DEADLINE_MS, continuationSchema, cursorArgument, fieldList, filterSchema, incompleteReasonSchema, queryInteger, scopeSchema, warningSchema } from '../contract/index.js'
 
 /**
  * The selection request and response shapes, on every surface (HTTP body, MCP tool input, CLI output).
@@ -33,7 +33,7 @@ export const selectionRequestSchema = z
       .max(50)
       .default([])
       .describe('named exclusion rules; a record goes to the first that matches'),
-    fields: z.array(z.string()).min(1).max(200).optional().describe('review fields to show; default all'),
+    fields: fieldList().optional().describe('review fields to show; default all'),
     page_size: z.number().int().min(1).max(10_000).default(1000).describe('records per upstream page'),
     budget: selectionBudgetSchema.default({}),
   })

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CHAIN_HEAD_KEY, createAuditLog, parseAuditKeys } from '../../src/audit/index.js'
-import { STORE_KINDS, createTestStore } from '../support/stores.js'
-import { K1, alter, operator, silent } from '../support/tampered-chain.js'
+import { parseAuditKeys } from '../../src/audit/index.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { K1, alter, operator, overwriteHead, withChain } from '../support/tampered-chain.js'
 
 /**
  * `warrant audit acknowledge` on a signed chain whose head was overwritten with text that does not read as a head
@@ -12,13 +12,10 @@ import { K1, alter, operator, silent } from '../support/tampered-chain.js'
  */
 for (const kind of STORE_KINDS)
   describe(`acknowledging the end of a chain whose head is unreadable (${kind})`, () => {
-    test('the refusal and the acknowledgement name the head stored but unreadable, never missing', async () => {
-      const ts = await createTestStore(kind)
-      try {
-        const audit = createAuditLog({ store: ts.store, log: silent, keyring: parseAuditKeys(K1, 'test') })
-        for (let i = 0; i < 5; i++) await audit.record({ actor: operator, action: 'POST /v1/x', summary: { i } })
+    test('the refusal and the acknowledgement name the head stored but unreadable, never missing', () =>
+      withChain(kind, parseAuditKeys(K1, 'test'), 5, async (ts, audit) => {
         await alter(ts.store, 2, '{"i":"forged"}')
-        await ts.store.db.updateTable('kv').set({ value: 'xx' }).where('key', '=', CHAIN_HEAD_KEY).execute()
+        await overwriteHead(ts.store, 'xx')
         await assert.rejects(audit.acknowledge({ at: 2, reason: 'ops', actor: operator }), (error: Error) => {
           assert.match(error.message, /acknowledge the end first \(--at 6\)/, error.message)
           assert.match(error.message, /chain head is stored but unreadable \("xx"/, error.message)
@@ -28,8 +25,6 @@ for (const kind of STORE_KINDS)
         const acknowledged = await audit.acknowledge({ at: 6, reason: 'ops', actor: operator })
         assert.match(acknowledged.message, /chain head is stored but unreadable \("xx"/, acknowledged.message)
         assert.doesNotMatch(acknowledged.message, /missing/, acknowledged.message)
-      } finally {
-        await ts.drop()
-      }
-    })
+      }),
+    )
   })

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CHAIN_HEAD_KEY, createAuditLog, parseAuditKeys, verifyAuditExport, type AuditKeyring } from '../../src/audit/index.js'
-import { STORE_KINDS, createTestStore } from '../support/stores.js'
-import { K1, operator, silent } from '../support/tampered-chain.js'
+import { parseAuditKeys, verifyAuditExport, type AuditKeyring } from '../../src/audit/index.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { K1, overwriteHead, unreadableHeads, withChain } from '../support/tampered-chain.js'
 
 /**
  * `warrant audit export` of a store whose chain head was overwritten with something that does not read as one wrote
@@ -13,13 +13,10 @@ import { K1, operator, silent } from '../support/tampered-chain.js'
 for (const kind of STORE_KINDS)
   describe(`an export of a store whose chain head is unreadable (${kind})`, () => {
     for (const keyring of [parseAuditKeys(K1, 'test'), null] as (AuditKeyring | null)[])
-      test(`carries the stored text, and verify --file names it unreadable (${keyring ? 'signed' : 'unsigned'} chain)`, async () => {
-        const ts = await createTestStore(kind)
-        try {
-          const audit = createAuditLog({ store: ts.store, log: silent, keyring })
-          for (let i = 0; i < 3; i++) await audit.record({ actor: operator, action: 'POST /v1/x', summary: { i } })
-          for (const value of ['xx', JSON.stringify({ seq: '3', hash: 'sha256:00' })]) {
-            await ts.store.db.updateTable('kv').set({ value }).where('key', '=', CHAIN_HEAD_KEY).execute()
+      test(`carries the stored text, and verify --file names it unreadable (${keyring ? 'signed' : 'unsigned'} chain)`, () =>
+        withChain(kind, keyring, 3, async (ts, audit) => {
+          for (const value of unreadableHeads(3)) {
+            await overwriteHead(ts.store, value)
             const lines: string[] = []
             for await (const line of audit.exportNdjson()) lines.push(line.slice(0, -1))
             assert.equal(lines.length, 4, lines.join('\n'))
@@ -37,8 +34,6 @@ for (const kind of STORE_KINDS)
             assert.match(result.message, /chain head is stored but unreadable/, result.message)
             assert.ok(result.message.includes(JSON.stringify(value)), result.message)
           }
-        } finally {
-          await ts.drop()
-        }
-      })
+        }),
+      )
   })

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { CHAIN_HEAD_KEY, createAuditLog, parseAuditKeys, verifyAuditChain, type AuditKeyring } from '../../src/audit/index.js'
-import { STORE_KINDS, createTestStore } from '../support/stores.js'
-import { K1, operator, silent } from '../support/tampered-chain.js'
+import { assertChainKeyConfigured, createAuditLog, parseAuditKeys, verifyAuditChain, type AuditKeyring } from '../../src/audit/index.js'
+import { STORE_KINDS } from '../support/stores.js'
+import { K1, operator, overwriteHead, silent, unreadableHeads, withChain } from '../support/tampered-chain.js'
 
 /**
  * A chain head overwritten with something that does not read as one (not JSON, a seq written as text) was read as no
@@ -13,13 +13,10 @@ import { K1, operator, silent } from '../support/tampered-chain.js'
 for (const kind of STORE_KINDS)
   describe(`an unreadable chain head (${kind})`, () => {
     for (const keyring of [parseAuditKeys(K1, 'test'), null] as (AuditKeyring | null)[])
-      test(`is named unreadable, never missing, never ok (${keyring ? 'signed' : 'unsigned'} chain)`, async () => {
-        const ts = await createTestStore(kind)
-        try {
-          const audit = createAuditLog({ store: ts.store, log: silent, keyring })
-          for (let i = 0; i < 4; i++) await audit.record({ actor: operator, action: 'POST /v1/x', summary: { i } })
-          for (const value of ['xx', JSON.stringify({ seq: '4', hash: 'sha256:00' })]) {
-            await ts.store.db.updateTable('kv').set({ value }).where('key', '=', CHAIN_HEAD_KEY).execute()
+      test(`is named unreadable, never missing, never ok (${keyring ? 'signed' : 'unsigned'} chain)`, () =>
+        withChain(kind, keyring, 4, async (ts) => {
+          for (const value of unreadableHeads(4)) {
+            await overwriteHead(ts.store, value)
             const result = await verifyAuditChain(ts.store.db, { keyring })
             assert.equal(result.status, 'broken', value)
             if (result.status !== 'broken') return
@@ -31,8 +28,32 @@ for (const kind of STORE_KINDS)
           const wiped = await verifyAuditChain(ts.store.db, { keyring })
           assert.equal(wiped.ok, false, `a wiped log under an unreadable head: ${JSON.stringify(wiped)}`)
           if (wiped.status === 'broken') assert.match(wiped.message, /stored but unreadable.*the log is empty/)
-        } finally {
-          await ts.drop()
-        }
+        }),
+      )
+  })
+
+/**
+ * Over a signed chain, an append and every start that writes refused an unreadable head as "its head is missing" (the
+ * refusal read the head parsed, and an unreadable one parses to none), though verify, export and acknowledge name it
+ * stored but unreadable, quoted. The refusal words it as verify does, and its details say `head: 'unreadable'`.
+ */
+for (const kind of STORE_KINDS)
+  test(`an append and a start over a signed chain refuse an unreadable head as unreadable, never missing (${kind})`, () => {
+    const keyring = parseAuditKeys(K1, 'test')
+    return withChain(kind, keyring, 3, async (ts) => {
+      await overwriteHead(ts.store, 'xx')
+      await assert.rejects(createAuditLog({ store: ts.store, log: silent, keyring }).record({ actor: operator, action: 'GET /v1/audit' }), (error: Error & { code?: string; details?: Record<string, unknown> }) => {
+        assert.equal(error.code, 'conflict')
+        assert.match(error.message, /its head is stored but unreadable \("xx" is not a seq and hash/, error.message)
+        assert.doesNotMatch(error.message, /missing/)
+        assert.equal(error.details?.head, 'unreadable')
+        return true
       })
+      await assert.rejects(assertChainKeyConfigured(ts.store.db, keyring, undefined), (error: Error & { details?: Record<string, unknown> }) => {
+        assert.match(error.message, /its head is stored but unreadable \("xx"/, error.message)
+        assert.doesNotMatch(error.message, /missing/)
+        assert.equal(error.details?.head, 'unreadable')
+        return true
+      })
+    })
   })

@@ -73,6 +73,14 @@ describe('bad tool arguments: an isError result naming the argument, and nothing
     ['commit_change', { plan_id: 'PLAN', expected_digest: null, idempotency_key: 'k' }, 'invalid_request', /expected_digest: .*received null/],
     ['commit_change', { plan_id: 5, expected_digest: 'x', idempotency_key: 'k' }, 'invalid_request', /plan_id: .*received number/],
     ['propose_compensation', { operation_id: 'op_x', x: 1 }, 'invalid_request', /Unrecognized key: "x"/],
+    // a fields list naming a field twice was taken (a selection froze it so); an empty name or id is named too
+    ['search', { resource: 'subscriptions', fields: ['id', 'status', 'id'] }, 'invalid_request', /fields: field "id" is named twice/],
+    ['create_selection', { resource: 'subscriptions', filter: {}, fields: ['status', 'status'] }, 'invalid_request', /fields: field "status" is named twice/],
+    ['create_selection', { resource: 'subscriptions', filter: {}, fields: ['status', ''] }, 'invalid_request', /fields\.1: an empty field name names no field/],
+    ['search', { resource: '' }, 'invalid_request', /resource: Too small/],
+    ['read_selection', { selection_id: '' }, 'invalid_request', /selection_id: Too small/],
+    ['get_plan', { plan_id: '' }, 'invalid_request', /plan_id: Too small/],
+    ['get_operation', { operation_id: '' }, 'invalid_request', /operation_id: Too small/],
   ]
   /** The live ids and cursors put in place of their placeholders. */
   const fill = (args: Record<string, unknown>) =>

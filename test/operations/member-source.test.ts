@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { describe, test } from 'node:test'
 import type { WarrantConfig } from '../../src/config/index.js'
 import { createLogger, openGateway, type Gateway } from '../../src/gateway/index.js'
-import { startDemoGateway } from '../support/gateway-fixture.js'
 import { STORE_KINDS, type StoreKind } from '../support/stores.js'
-import { approvedClosingPlan, startOddUpstream, thingsResourceConfig, type OddUpstream } from '../plans/support/odd-upstream.js'
+import { approvedClosingPlan, startOddUpstream, startThingsGateway, type OddUpstream } from '../plans/support/odd-upstream.js'
 
 /**
  * A `things` resource over two sources on two servers: "odd" (the odd upstream's ids, slashes, unicode and all,
@@ -16,30 +15,21 @@ import { approvedClosingPlan, startOddUpstream, thingsResourceConfig, type OddUp
  * `succeeded` on a record nobody selected.
  */
 async function twoSources(kind: StoreKind) {
-  const odd = await startOddUpstream()
   const annex = await startOddUpstream()
   annex.things.clear()
   annex.things.set('annex-1', { id: 'annex-1', name: 'n', status: 'open', note: 'n' })
-  const fx = await startDemoGateway({
-    store: kind,
-    count: 20,
-    serve: false,
-    edit: (c) => {
-      c.resources.things = thingsResourceConfig(odd.origin)
-      c.resources.things.connector.sources.push({ name: 'annex', base_url: annex.origin })
-      c.execution = { batch_size: 100, concurrency: 1 }
-    },
+  const things = await startThingsGateway([], kind, (c) => {
+    c.resources.things.connector.sources.push({ name: 'annex', base_url: annex.origin })
+    c.execution = { batch_size: 100, concurrency: 1 }
   })
-  const issued = await fx.gateway.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })
-  const agent = await fx.gateway.principals.authenticate(issued.token, 'http')
+  const agent = await things.fx.gateway.principals.authenticate(things.token, 'http')
   return {
-    fx,
+    fx: things.fx,
     agent,
-    odd,
+    odd: things.up,
     annex,
     async close() {
-      await fx.close()
-      await odd.close()
+      await things.close()
       await annex.close()
     },
   }

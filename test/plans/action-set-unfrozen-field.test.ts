@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Actor } from '../../src/contract/index.js'
-import { createPlanService, type PlanService } from '../../src/plans/index.js'
-import type { Catalogue, Resource } from '../../src/resources/index.js'
+import type { PlanService } from '../../src/plans/index.js'
+import type { Catalogue } from '../../src/resources/index.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { changedCatalogue, plansOver as plansOverCatalogue } from './support/changed-config.js'
 
 /**
  * A plan's preview shows each set field's values before → after from the members as frozen, and a member keeps only the
@@ -19,22 +20,20 @@ const TOUCH = { type: 'touch', params: {} }
 const STAMP = '2026-01-01T00:00:00.000Z'
 
 function withTouch(catalogue: Catalogue): Catalogue {
-  const edit = (r: Resource): Resource => ({
+  return changedCatalogue(catalogue, (r) => ({
     ...r,
     config: {
       ...r.config,
       actions: { ...r.config.actions, touch: { ...r.config.actions.pause_collection!, description: 'stamp updated_at', params: {}, set: { updated_at: STAMP }, precondition: {} } },
     },
-  })
-  return { ...catalogue, get: (name) => edit(catalogue.get(name)), list: () => catalogue.list().map(edit) }
+  }))
 }
 
 for (const kind of STORE_KINDS)
   describe(`an action setting a field the members were not frozen with (${kind} store)`, () => {
     let fx: GatewayFixture
     let agent: Actor
-    const plansOver = (catalogue: Catalogue): PlanService =>
-      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, execution: fx.gateway.config.execution, cursorCodec: fx.gateway.cursorCodec })
+    const plansOver = (catalogue: Catalogue): PlanService => plansOverCatalogue(fx, catalogue)
 
     before(async () => {
       fx = await startDemoGateway({ store: kind, count: 60, serve: false })

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Actor, Filter } from '../../src/contract/index.js'
-import { createPlanService, type ActionRequest, type PlanService } from '../../src/plans/index.js'
+import type { ActionRequest, PlanService } from '../../src/plans/index.js'
 import type { Catalogue, Resource } from '../../src/resources/index.js'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { changedCatalogue, plansOver as plansOverCatalogue, startWithStandingApproval } from './support/changed-config.js'
 
 /**
  * The re-checks a commit makes of what changed between review and commit (SAFETY.md). Each test first shows
@@ -15,10 +16,6 @@ import { STORE_KINDS } from '../support/stores.js'
 const PAUSE = { type: 'pause_collection', params: { reason: 'commit guard test' } }
 const GLOBEX = { filter: { region: 'eu', tenant: 'globex', status: 'past_due' } }
 
-/** The gateway's catalogue with one resource's view changed, as a restart on an edited config would give. */
-function changed(catalogue: Catalogue, edit: (r: Resource) => Resource): Catalogue {
-  return { ...catalogue, get: (name) => edit(catalogue.get(name)), list: () => catalogue.list().map(edit) }
-}
 
 for (const kind of STORE_KINDS) {
   describe(`a commit re-checks what the reviewer relied on (${kind} store)`, () => {
@@ -27,8 +24,7 @@ for (const kind of STORE_KINDS) {
     let reviewer: Actor
 
     /** The plan service of a gateway restarted on the same store with `catalogue`. */
-    const plansOver = (catalogue: Catalogue): PlanService =>
-      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, execution: fx.gateway.config.execution, cursorCodec: fx.gateway.cursorCodec })
+    const plansOver = (catalogue: Catalogue): PlanService => plansOverCatalogue(fx, catalogue)
 
     async function approvedPlan(filter: Filter, action: ActionRequest = PAUSE) {
       const selection = await fx.gateway.selections.create(agent, 'subscriptions', { filter })
@@ -39,19 +35,12 @@ for (const kind of STORE_KINDS) {
     }
 
     before(async () => {
-      fx = await startDemoGateway({
-        store: kind,
-        count: 200,
-        serve: false,
-        edit: (raw) => {
-          raw.resources.subscriptions.standing_approvals.push({
-            name: 'globex-past-due-eu',
-            selector: { status: 'past_due', region: 'eu', tenant: 'globex' },
-            action: 'pause_collection',
-            max_count: 25,
-            flagged: { tags: { contains: 'enterprise' } },
-          })
-        },
+      fx = await startWithStandingApproval(kind, {
+        name: 'globex-past-due-eu',
+        selector: { status: 'past_due', region: 'eu', tenant: 'globex' },
+        action: 'pause_collection',
+        max_count: 25,
+        flagged: { tags: { contains: 'enterprise' } },
       })
       agent = await fx.gateway.principals.authenticate(fx.tokens.agent, 'http')
       reviewer = await fx.gateway.principals.authenticate(fx.tokens.reviewer, 'http')
@@ -62,7 +51,7 @@ for (const kind of STORE_KINDS) {
 
     test("the resource's environment changed since review: 409 conflict", async () => {
       const { plan } = await approvedPlan({ status: 'past_due', region: 'apac' })
-      const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
+      const moved = plansOver(changedCatalogue(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
       await assert.rejects(moved.assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message) && e.details?.plan_id === plan.plan_id)
       // the config put back: the approval given before the drift was seen no longer counts (drift-reverted.test.ts)
       await assert.rejects(plansOver(fx.gateway.catalogue).assertCommittable(agent, plan.plan_id, plan.plan_digest), (e: any) => e.code === 'not_approved' && /config_drifted_since/.test(e.message))
@@ -71,7 +60,7 @@ for (const kind of STORE_KINDS) {
     test("the action's definition changed since review: 409 conflict", async () => {
       const { plan } = await approvedPlan({ status: 'past_due', region: 'us' })
       const redefined = plansOver(
-        changed(fx.gateway.catalogue, (r) => {
+        changedCatalogue(fx.gateway.catalogue, (r) => {
           const pause = r.config.actions.pause_collection!
           return { ...r, config: { ...r.config, actions: { ...r.config.actions, pause_collection: { ...pause, set: { ...pause.set, collection: 'canceled' } } } } }
         }),
@@ -84,17 +73,17 @@ for (const kind of STORE_KINDS) {
       const plan = await fx.gateway.plans.propose(agent, selection.selection_id, { action: PAUSE })
       assert.equal(plan.approval.reviewers_needed, 1)
       const decide = (plans: PlanService, decision: 'approve' | 'reject') => plans.decide(reviewer, plan.plan_id, { decision, expected_plan_digest: plan.plan_digest })
-      const moved = plansOver(changed(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
+      const moved = plansOver(changedCatalogue(fx.gateway.catalogue, (r) => ({ ...r, environment: 'billing-prod (acct 9000, host prod-db)' })))
       await assert.rejects(decide(moved, 'approve'), (e: any) => e.code === 'conflict' && /environment is now "billing-prod/.test(e.message))
       const removed = plansOver(
-        changed(fx.gateway.catalogue, (r) => {
+        changedCatalogue(fx.gateway.catalogue, (r) => {
           const { pause_collection: _gone, ...rest } = r.config.actions
           return { ...r, config: { ...r.config, actions: rest } }
         }),
       )
       await assert.rejects(decide(removed, 'approve'), (e: any) => e.code === 'conflict' && /no longer configured/.test(e.message))
       const redefined = plansOver(
-        changed(fx.gateway.catalogue, (r) => {
+        changedCatalogue(fx.gateway.catalogue, (r) => {
           const pause = r.config.actions.pause_collection!
           return { ...r, config: { ...r.config, actions: { ...r.config.actions, pause_collection: { ...pause, set: { ...pause.set, collection: 'canceled' } } } } }
         }),
@@ -120,7 +109,7 @@ for (const kind of STORE_KINDS) {
       assert.ok(selection.count >= 1 && selection.count <= 25, `${selection.count} members`)
       const standing = (edit: (s: Resource['config']['standing_approvals'][number]) => Resource['config']['standing_approvals'][number] | null) =>
         plansOver(
-          changed(fx.gateway.catalogue, (r) => ({
+          changedCatalogue(fx.gateway.catalogue, (r) => ({
             ...r,
             config: { ...r.config, standing_approvals: r.config.standing_approvals.flatMap((s) => (s.name === 'globex-past-due-eu' ? [edit(s)].filter((x) => x !== null) : [s])) },
           })),

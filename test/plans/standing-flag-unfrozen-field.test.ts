@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Actor, Filter } from '../../src/contract/index.js'
-import { createPlanService, type PlanService } from '../../src/plans/index.js'
-import type { Catalogue, Resource } from '../../src/resources/index.js'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import type { Catalogue } from '../../src/resources/index.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { changedCatalogue, plansOver, startWithStandingApproval } from './support/changed-config.js'
 
 /**
  * A standing approval's `flagged` filter is judged on the members as frozen, and a member keeps only the fields the
@@ -23,29 +23,19 @@ const STANDING = 'globex-past-due-eu'
 const ON_VERSION: Filter = { version: { gte: 1 } }
 
 function withFlag(catalogue: Catalogue, flagged: Filter): Catalogue {
-  const edit = (r: Resource): Resource => ({
+  return changedCatalogue(catalogue, (r) => ({
     ...r,
     config: { ...r.config, standing_approvals: r.config.standing_approvals.map((s) => (s.name === STANDING ? { ...s, flagged } : s)) },
-  })
-  return { ...catalogue, get: (name) => edit(catalogue.get(name)), list: () => catalogue.list().map(edit) }
+  }))
 }
 
 for (const kind of STORE_KINDS)
   describe(`a standing approval flagging on a field the members were not frozen with (${kind} store)`, () => {
     let fx: GatewayFixture
     let agent: Actor
-    const plansOver = (catalogue: Catalogue): PlanService =>
-      createPlanService({ store: fx.gateway.store, catalogue, selections: fx.gateway.selections, execution: fx.gateway.config.execution, cursorCodec: fx.gateway.cursorCodec })
 
     before(async () => {
-      fx = await startDemoGateway({
-        store: kind,
-        count: 200,
-        serve: false,
-        edit: (raw) => {
-          raw.resources.subscriptions.standing_approvals.push({ name: STANDING, selector: GLOBEX, action: 'pause_collection', max_count: 25, flagged: { tags: { contains: 'no-such-tag' } } })
-        },
-      })
+      fx = await startWithStandingApproval(kind, { name: STANDING, selector: GLOBEX, action: 'pause_collection', max_count: 25, flagged: { tags: { contains: 'no-such-tag' } } })
       agent = await fx.gateway.principals.authenticate(fx.tokens.agent, 'http')
     })
     after(async () => {
@@ -55,7 +45,7 @@ for (const kind of STORE_KINDS)
     test('at proposal: it does not apply, a reviewer is needed, and the reason names the field', async () => {
       const selection = await fx.gateway.selections.create(agent, 'subscriptions', { filter: GLOBEX })
       assert.ok(selection.count >= 1 && selection.count <= 25, `${selection.count} members`)
-      const plan = await plansOver(withFlag(fx.gateway.catalogue, ON_VERSION)).propose(agent, selection.selection_id, { action: PAUSE })
+      const plan = await plansOver(fx, withFlag(fx.gateway.catalogue, ON_VERSION)).propose(agent, selection.selection_id, { action: PAUSE })
       assert.equal(plan.approval.standing_approval, null, plan.approval.reason)
       assert.equal(plan.approval.reviewers_needed, 1)
       assert.match(plan.approval.reason, new RegExp(`standing approval "${STANDING}" does not apply: .*"version".*not frozen`))
@@ -67,11 +57,11 @@ for (const kind of STORE_KINDS)
       assert.equal(plan.approval.standing_approval, STANDING, 'no reviewer was needed as proposed')
       await fx.gateway.plans.assertCommittable(agent, plan.plan_id, plan.plan_digest)
       await assert.rejects(
-        plansOver(withFlag(fx.gateway.catalogue, ON_VERSION)).assertCommittable(agent, plan.plan_id, plan.plan_digest),
+        plansOver(fx, withFlag(fx.gateway.catalogue, ON_VERSION)).assertCommittable(agent, plan.plan_id, plan.plan_digest),
         (e: any) => e.code === 'not_approved' && /no longer covers/.test(e.message),
       )
       // a flag on a frozen field that matches no member still leaves it covered
-      const still = await plansOver(withFlag(fx.gateway.catalogue, { tenant: 'initech' })).assertCommittable(agent, plan.plan_id, plan.plan_digest)
+      const still = await plansOver(fx, withFlag(fx.gateway.catalogue, { tenant: 'initech' })).assertCommittable(agent, plan.plan_id, plan.plan_digest)
       assert.equal(still.standing_approval, STANDING)
     })
   })

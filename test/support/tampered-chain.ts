@@ -1,6 +1,7 @@
-import { CHAIN_HEAD_KEY, hashAuditRow, type UnhashedAuditRow } from '../../src/audit/index.js'
+import { CHAIN_HEAD_KEY, createAuditLog, hashAuditRow, type AuditKeyring, type AuditLog, type UnhashedAuditRow } from '../../src/audit/index.js'
 import type { Actor } from '../../src/contract/index.js'
 import type { Store } from '../../src/store/index.js'
+import { createTestStore, type StoreKind, type TestStore } from './stores.js'
 
 /** What the tampered-chain suites share: a signing key, an operator, a silent logger, and the store edits they make. */
 export const K1 = `k1 ${'a1'.repeat(32)}`
@@ -28,4 +29,22 @@ export async function insertUnsigned(store: Store, count: number, head: 'left' |
   }
   if (head === 'moved') await store.db.updateTable('kv').set({ value: JSON.stringify({ seq, hash: prev }) }).where('key', '=', CHAIN_HEAD_KEY).execute()
   return Number(last.seq)
+}
+
+/** The chain head overwritten with `value`, which need not read as a head. */
+export const overwriteHead = (store: Store, value: string) => store.db.updateTable('kv').set({ value }).where('key', '=', CHAIN_HEAD_KEY).execute()
+
+/** Heads stored but unreadable, over a chain ending at `seq`: not JSON, and its seq written as text. */
+export const unreadableHeads = (seq: number): readonly string[] => ['xx', JSON.stringify({ seq: String(seq), hash: 'sha256:00' })]
+
+/** `body` run on a fresh store of `kind` whose chain holds `rows` rows appended by `operator` (under `keyring`); the store is dropped after. */
+export async function withChain(kind: StoreKind, keyring: AuditKeyring | null, rows: number, body: (ts: TestStore, audit: AuditLog) => Promise<void>): Promise<void> {
+  const ts = await createTestStore(kind)
+  try {
+    const audit = createAuditLog({ store: ts.store, log: silent, keyring })
+    for (let i = 0; i < rows; i++) await audit.record({ actor: operator, action: 'POST /v1/x', summary: { i } })
+    await body(ts, audit)
+  } finally {
+    await ts.drop()
+  }
 }

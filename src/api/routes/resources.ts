@@ -89,14 +89,13 @@ export function registerResourceRoutes(app: OpenAPIHono<ApiEnv>, gateway: Gatewa
     )) as never
   })
 
-  const fieldsOf = (fields: string | undefined) => fields?.split(',').map((f) => f.trim()).filter(Boolean)
   app.openapi(readOne, async (c) => {
     const { resource: name, id } = c.req.valid('param')
     const { fields, source } = c.req.valid('query')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fieldsOf(fields), source), 200)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), name), id, fields, source), 200)
   })
   app.openapi(readOneByQuery, async (c) => {
     const { id, fields, source } = c.req.valid('query')
-    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fieldsOf(fields), source), 200)
+    return c.json(await readRecord(scopedResource(gateway, c.get('actor'), c.req.valid('param').resource), id, fields, source), 200)
   })
 }

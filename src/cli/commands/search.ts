@@ -37,7 +37,7 @@ export function registerSearch(program: Command): void {
         const resource = gateway.catalogue.get(name)
         const request = searchRequestSchema.safeParse({
           filter: parseFilterTerms(flags.filter, resource.config),
-          fields: flags.fields?.split(',').map((f) => f.trim()).filter(Boolean),
+          fields: flags.fields?.split(',').map((f) => f.trim()),
           page_size: flags.pageSize,
           cursor: flags.cursor,
           budget: { max_pages: flags.maxPages, max_items: flags.maxItems, deadline_ms: flags.deadlineMs },

@@ -72,7 +72,7 @@ export function registerSelect(program: Command): void {
         const creating = gateway.selections.create(actor, name, {
           filter,
           exclude,
-          ...(flags.fields !== undefined ? { fields: flags.fields.split(',').map((f) => f.trim()).filter(Boolean) } : {}),
+          ...(flags.fields !== undefined ? { fields: flags.fields.split(',').map((f) => f.trim()) } : {}),
           ...(flags.pageSize === undefined ? {} : { page_size: flags.pageSize }),
           budget,
         }, { onProgress, signal: stop.signal, idempotencyKey: flags.idempotencyKey ?? null })

@@ -59,7 +59,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
       assert.deepEqual((await table()).slice(0, 3), ['a paused 9007199254740994', 'b paused 9007199254740993', 'c paused 9223372036854775807'])
     })
 
-    it('a window writes them too', { skip: kind === 'mysql' }, async () => {
+    it('a window writes them too', { skip: kind === 'mysql' ? 'MySQL writes one target at a time' : false }, async () => {
       const outcomes = await connector.writeWindow!(['e', 'f'].map((id) => ({ id, expectedVersion: ROWS.find((r) => r[0] === id)![1], set: { status: 'paused' }, precondition: {} })))
       assert.deepEqual(outcomes.map((o) => o.kind), ['written', 'written'], JSON.stringify(outcomes))
       assert.deepEqual((await table()).slice(4), ['e paused 18014398509481986', 'f paused 18014398509481988'])

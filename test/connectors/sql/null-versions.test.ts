@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { checkResource } from '../../../src/checks/index.js'
-import { resourceSchema } from '../../../src/config/index.js'
 import { createSqlConnector } from '../../../src/connectors/sql/index.js'
 import { createEngine, search, type Engine, type Kind } from './support/engine.js'
+import { pausableResource } from './support/upstream.js'
 
 /**
  * A row whose version column is NULL or '' has no version a write could be made conditional on. The connector
@@ -13,7 +13,7 @@ import { createEngine, search, type Engine, type Kind } from './support/engine.j
  * nobody changed. Such rows are counted (versionless, the walk not complete, naming the column and the fix),
  * fail a read by id saying why, and a write to one is refused saying it has no version.
  */
-const TEXT = { id: 'string', status: 'string', version: 'string' }
+const TEXT = { id: 'string', status: 'string', version: 'string' } as const
 const NUMBERED = { id: 'string', status: 'string', version: 'integer' }
 const VERSIONLESS = /3 record\(s\) of source "things-db" carry no version \(version field "version" null or empty\).*not in the result.*give those records a version/
 
@@ -89,14 +89,7 @@ for (const kind of ['sqlite', 'postgres', 'mysql'] as Kind[]) {
     })
 
     it("warrant check's versions line names the rows without a version and version_field", async () => {
-      const config = resourceSchema.parse({
-        environment: { name: 'test' },
-        connector: { kind: 'sql', url: engine.url, table: 'texts', source: 'things-db' },
-        fields: TEXT,
-        version_field: 'version',
-        review_fields: ['id', 'status'],
-        actions: { pause: { set: { status: 'paused' } } },
-      })
+      const config = pausableResource(engine.url, 'texts', 'things-db', TEXT)
       const connector = createSqlConnector({ resource: config })
       try {
         const versions = (await checkResource({ name: 'texts', config, connector })).guarantees.find((g) => g.name === 'versions')

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { resourceSchema } from '../../../src/config/index.js'
 import { checkResource } from '../../../src/checks/index.js'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createUpstream, mysqlParam, type Kind, type Upstream } from './support/upstream.js'
+import { createUpstream, mysqlParam, pausableResource, type Kind, type Upstream } from './support/upstream.js'
 
 /**
  * A timestamp version column that keeps whole seconds (PostgreSQL `timestamptz(0)`, MySQL `datetime`): the
@@ -19,16 +18,7 @@ const COARSE: Partial<Record<Kind, { column: string; fix: RegExp }>> = {
 const FIELDS = { id: 'string', status: 'string', version: 'timestamp' } as const
 const V0 = '2024-06-01T12:00:00.000Z'
 
-function resourceFor(url: string, table: string) {
-  return resourceSchema.parse({
-    environment: { name: 'test' },
-    connector: { kind: 'sql', url, table, source: 'ledger-db' },
-    fields: FIELDS,
-    version_field: 'version',
-    review_fields: ['id', 'status'],
-    actions: { pause: { set: { status: 'paused' } } },
-  })
-}
+const resourceFor = (url: string, table: string) => pausableResource(url, table, 'ledger-db', FIELDS)
 
 for (const kind of ['postgres', 'mysql'] as const) {
   describe(`sql on ${kind}: a timestamp version column that keeps whole seconds`, () => {

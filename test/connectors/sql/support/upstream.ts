@@ -162,3 +162,18 @@ export function thingsResource(url: string): ResourceConfig {
     review_fields: ['id'],
   })
 }
+
+/**
+ * A resource over `table` at `url` (source `source`) keyed by `id`, versioned by `version`, showing `id` and `status`,
+ * with one action `pause` (status to paused): what the version-column suites write through and `warrant check` reads.
+ */
+export function pausableResource(url: string, table: string, source: string, fields: Readonly<Record<string, FieldType>>): ResourceConfig {
+  return resourceSchema.parse({
+    environment: { name: 'test' },
+    connector: { kind: 'sql', url, table, source },
+    fields,
+    version_field: 'version',
+    review_fields: ['id', 'status'],
+    actions: { pause: { set: { status: 'paused' } } },
+  })
+}
