@@ -156,7 +156,9 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
         ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`)
         : row.id_array === true || PG_OBJECTS.has(base)
           ? objectId(endpoint, idField, String(row.id_type))
-          : subMillisecond(endpoint, idField, String(row.id_type), digits)
+          : base === 'money'
+            ? moneyId(endpoint, idField)
+            : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
@@ -258,6 +260,14 @@ function objectId(endpoint: string, idField: string, type: string): string {
  * catalogue, its values still parsed: the row-level check, id-kind.ts, refuses those) and every geometry type.
  */
 const MYSQL_OBJECTS = new Set(['json', 'geometry', 'point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection'])
+
+/**
+ * A PostgreSQL money id is read as the server's lc_monetary text ("$1.50"): no read or write by that text finds its
+ * row (the id is refused as no value of a numeric column), and the text changes with the session's lc_monetary.
+ */
+function moneyId(endpoint: string, idField: string): string {
+  return `id column "${idField}" of ${endpoint} is money, which is read as text in the server's lc_monetary format ("$1.50"), not as a number: no read or write by the id a record shows could find its row, and the shown id changes with lc_monetary, so no record of it is read or written; choose another id column, or declare it numeric`
+}
 
 // BIT(n) too: the driver reads it as a Buffer of its bytes
 const MYSQL_BYTES = new Set(['binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob', 'bit'])
