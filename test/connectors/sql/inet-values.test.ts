@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
-import type { SqlConnector } from '../../../src/connectors/sql/index.js'
-import { createEngine, search, type Engine } from './support/engine.js'
+import { describe, it } from 'node:test'
+import { search } from './support/engine.js'
+import { thingsTable } from './support/table-of.js'
 
 /**
  * A PostgreSQL inet value is output without its mask where it names one host ('10.0.0.1'), but `cast(… as text)`,
@@ -11,33 +11,23 @@ import { createEngine, search, type Engine } from './support/engine.js'
  * mask, the id a record shows is the one its filters and writes compare.
  */
 describe('sql connector on postgres: an inet id column', () => {
-  let engine: Engine
-  let connector: SqlConnector
-  before(async () => {
-    engine = await createEngine('postgres')
-    await engine.exec(`create table things (id inet primary key, version int not null, name text)`)
-    await engine.exec(`insert into things values ('10.0.0.1', 1, 'n'), ('10.0.0.1/8', 1, 'n'), ('::1', 1, 'n')`)
-    connector = engine.connector('things', { id: 'string', version: 'integer', name: 'string' })
-  })
-  after(async () => {
-    await engine?.drop()
-  })
+  const { engine, connector } = thingsTable('postgres', [`create table things (id inet primary key, version int not null, name text)`, `insert into things values ('10.0.0.1', 1, 'n'), ('10.0.0.1/8', 1, 'n'), ('::1', 1, 'n')`])
 
   it('every id a walk shows is found by a filter on it, complete', async () => {
-    const walked = (await search(connector, {}, 10)).items.map((item) => (item as { id: string }).id)
+    const walked = (await search(connector(), {}, 10)).items.map((item) => (item as { id: string }).id)
     assert.equal(walked.length, 3)
     for (const id of walked) {
-      const found = await search(connector, { id: { eq: id } }, 10)
+      const found = await search(connector(), { id: { eq: id } }, 10)
       assert.deepEqual([found.items.map((item) => (item as { id: string }).id), found.complete], [[id], true])
     }
   })
 
   it('a write to each id a walk shows is written to that row', async () => {
-    const walked = (await search(connector, {}, 10)).items.map((item) => (item as { id: string }).id)
+    const walked = (await search(connector(), {}, 10)).items.map((item) => (item as { id: string }).id)
     for (const id of walked) {
-      const outcome = await connector.write({ id, expectedVersion: '1', set: { name: 'x' }, precondition: {} })
+      const outcome = await connector().write({ id, expectedVersion: '1', set: { name: 'x' }, precondition: {} })
       assert.equal(outcome.kind, 'written', JSON.stringify(outcome))
     }
-    assert.deepEqual(await engine.rows(`select distinct version, name from things`), [{ version: 2, name: 'x' }])
+    assert.deepEqual(await engine().rows(`select distinct version, name from things`), [{ version: 2, name: 'x' }])
   })
 })
