@@ -7,6 +7,18 @@ import { NotCommittedError, NotConnectedError } from './errors.js'
 import { updateAndReread } from './reread-update.js'
 import { DATE, TIMESTAMP, TIMESTAMPTZ, utcInstantText, utcWallClock } from './utc-instant-text.js'
 
+/** PostgreSQL's type oid of inet, also sent for a domain over it. */
+const INET = 869
+
+/**
+ * An inet value as `cast(… as text)` gives it, by which a string filter and a write's exact id compare it: with its
+ * mask. PostgreSQL outputs a host's address without it ('10.0.0.1' for 10.0.0.1/32): shown so, a record's id
+ * matched no filter on it (answered complete, empty) and no write to it.
+ */
+function inetText(value: string): string {
+  return value.includes('/') ? value : `${value}/${value.includes(':') ? 128 : 32}`
+}
+
 /** PostgreSQL's type oid of `character(n)` (bpchar), also sent for a domain over it. */
 const BPCHAR = 1042
 
@@ -18,6 +30,7 @@ const BPCHAR = 1042
  */
 function typeParserOf(oid: number, format?: string): (value: string) => unknown {
   if (oid === BPCHAR && format !== 'binary') return (value) => value.replace(/ +$/, '')
+  if (oid === INET && format !== 'binary') return inetText
   const parser = pg.types.getTypeParser(oid, format as 'text')
   // a timestamptz is read as the ISO text its record shows, not as a Date turned back into it (`utcInstantText`)
   if (oid === TIMESTAMPTZ && format !== 'binary') return (value) => utcInstantText(value, parser)

@@ -1,6 +1,7 @@
 import type { ReadByIdsResult, SourceRecord } from '../connector.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
 import { readFailure } from './errors.js'
+import { idKindRefused, rowsIdRefusal } from './id-kind.js'
 import type { ColumnFacts } from './column-types.js'
 import { idRefusal, idsIn } from './exact-key.js'
 import { mistypedFieldsOf, mistypedMessage } from './page-judge.js'
@@ -61,7 +62,10 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     ctx.emit({ method: 'SELECT', outcome: 'ok', durationMs: result.durationMs, ...(chunk.length === 1 ? { targetId: chunk[0] } : {}) })
     const asked = new Set(chunk)
     const strays: string[] = []
-    const shown = result.value.map((row) => toRecord(ctx, row))
+    // a row whose id is no id (an object the driver made of it, whatever the column's type name) names no record,
+    // and which asked id matched it only the engine knows: each id no row answered is failed, saying why
+    const wrongKind = rowsIdRefusal(result.value, endpoint, idField, `the rows read for ${chunk.length === 1 ? 'it' : `${chunk.length} ids`}`)
+    const shown = result.value.filter((row) => idKindRefused(row[idField]) === null).map((row) => toRecord(ctx, row))
     // two rows a record shows under one id (a SQLite column of no type keeps the integer 1 beside the text '1'):
     // neither is that record, and the id is not proven absent
     const rowsOf = new Map<string, number>()
@@ -88,6 +92,10 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     // finds rows (rare), one by one.
     const answered = new Set(failed.map((f) => f.id))
     const left = chunk.filter((id) => !records.has(id) && !answered.has(id))
+    if (wrongKind !== null) {
+      for (const id of left) failed.push({ id, message: `${endpoint} by id: ${wrongKind}` })
+      continue
+    }
     if (left.length === 0 || result.value.length === 0) continue
     if (strays.length === 0) {
       const again = await timed(() => ctx.backend.run(byIds(ctx, left, columns)))
@@ -103,7 +111,10 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       const alone = await timed(() => ctx.backend.run(byIds(ctx, [id], columns)))
       ctx.emit({ method: 'SELECT', targetId: id, outcome: 'error' in alone ? 'error' : 'ok', durationMs: alone.durationMs })
       if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
-      else if (alone.value.length > 0) failed.push({ id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) })
+      else if (alone.value.length > 0) {
+        const kind = rowsIdRefusal(alone.value, endpoint, idField, 'the rows read for it')
+        failed.push({ id, message: kind === null ? spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) : `${endpoint} by id: ${kind}` })
+      }
     }
   }
   // a row a policy hides is not found, and not proven absent either

@@ -9,6 +9,7 @@ import { compileFilter } from './compile.js'
 import { looseFieldsOf } from './loose-values.js'
 import { selectRows, timed, type ConnectorContext } from './context.js'
 import { classifyReadError, isMissingTable, messageOf, SnapshotGoneError } from './errors.js'
+import { rowsIdRefusal } from './id-kind.js'
 import { keyString } from './record.js'
 
 /** Where the last id read goes in a compiled page query (a unique object: no value a caller passes is it). */
@@ -114,6 +115,10 @@ class SqlReadSession implements ReadSession {
     }
     if (this.#state === 'open') this.#arm()
     const { rows, unkeyed, repeated } = result.value
+    // every row's id by its runtime kind, whatever the column's type name (a MariaDB JSON column is LONGTEXT): an
+    // object would be shown as "[object Object]", every such row under one id
+    const wrongKind = rowsIdRefusal(rows, endpoint, idField, request.position === null ? 'the first page of the walk' : `the page after position ${request.position}`)
+    if (wrongKind !== null) return { kind: 'refused', message: wrongKind, configKey: 'id_field' }
     if (repeated !== null) return { kind: 'refused', message: repeated, configKey: 'id_field' }
     const more = rows.length > request.pageSize
     const pageRows = more ? rows.slice(0, request.pageSize) : rows

@@ -156,7 +156,9 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
         ? bytesId(endpoint, idField, String(row.id_type), `encode(${idField}, 'hex')`)
         : row.id_array === true || PG_OBJECTS.has(base)
           ? objectId(endpoint, idField, String(row.id_type))
-          : subMillisecond(endpoint, idField, String(row.id_type), digits)
+          : base === 'money'
+            ? moneyId(endpoint, idField)
+            : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
@@ -178,7 +180,11 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
       : engine === null
         ? `${endpoint} is a view over tables not all shown to keep transactions (a MyISAM, Aria or MEMORY table, or a definition the connecting user may not read: SHOW VIEW): if one does not, ${consequence}. Convert the tables it reads to InnoDB, grant SHOW VIEW on it, or point the resource at the table itself`
         : `${endpoint} is a ${engine} table, which keeps no transactions: ${consequence}. Convert the table to InnoDB (ALTER TABLE ... ENGINE=InnoDB)`,
-    idRefusal: MYSQL_BYTES.has(type) ? bytesId(endpoint, idField, type, `hex(${idField})`) : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
+    idRefusal: MYSQL_BYTES.has(type)
+      ? bytesId(endpoint, idField, type, `hex(${idField})`)
+      : MYSQL_OBJECTS.has(type)
+        ? objectId(endpoint, idField, type)
+        : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
     idCollation: memberText(type, row.id_charset),
   }
 }
@@ -247,6 +253,20 @@ const PG_OBJECTS = new Set(['interval', 'json', 'jsonb', 'point', 'circle'])
  */
 function objectId(endpoint: string, idField: string, type: string): string {
   return `id column "${idField}" of ${endpoint} is ${type}, which the driver reads as an object or an array, not as text: its ids would not be the values the table holds (every interval or json row shown as "[object Object]", several rows under one id) and no read, write or walk could find its row again, so no record of it is read or written; choose another id column, or key the table by text (a generated column holding ${idField}::text under a unique index)`
+}
+
+/**
+ * MySQL/MariaDB types the driver reads as an object: JSON (MySQL's own type; MariaDB's JSON is LONGTEXT in the
+ * catalogue, its values still parsed: the row-level check, id-kind.ts, refuses those) and every geometry type.
+ */
+const MYSQL_OBJECTS = new Set(['json', 'geometry', 'point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection'])
+
+/**
+ * A PostgreSQL money id is read as the server's lc_monetary text ("$1.50"): no read or write by that text finds its
+ * row (the id is refused as no value of a numeric column), and the text changes with the session's lc_monetary.
+ */
+function moneyId(endpoint: string, idField: string): string {
+  return `id column "${idField}" of ${endpoint} is money, which is read as text in the server's lc_monetary format ("$1.50"), not as a number: no read or write by the id a record shows could find its row, and the shown id changes with lc_monetary, so no record of it is read or written; choose another id column, or declare it numeric`
 }
 
 // BIT(n) too: the driver reads it as a Buffer of its bytes

@@ -4,6 +4,7 @@ import { canonicalJson, surelySameJson, WarrantError } from '../../contract/inde
 import type { SourceRecord, WriteOutcome, WriteRequest, WriteThrew } from '../connector.js'
 import type { Row } from './backend.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { rowsIdRefusal } from './id-kind.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { windowKeysMatch } from './key-arrays.js'
@@ -104,6 +105,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
         // a row gone, an id held by two rows, or a version that did not move: the whole window is rolled back,
         // each record then written alone (which refuses the repeated id in its turn)
         accept: (rows) => {
+          const kind = rowsIdRefusal(rows, ctx.endpoint, ctx.idField, "the rows the window's UPDATE matched")
+          if (kind !== null) return kind
           const ids = rows.map((row) => toRecord(ctx, row).id)
           const repeated = ids.find((id, i) => ids.indexOf(id) !== i)
           if (repeated !== undefined) return `more than one row of ${ctx.endpoint} has ${ctx.idField} "${repeated}": the id is not unique`

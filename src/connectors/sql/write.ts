@@ -7,6 +7,7 @@ import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
 import { selectRows, timed, toRecord, type ConnectorContext } from './context.js'
+import { rowsIdRefusal } from './id-kind.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
@@ -56,6 +57,12 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
   }
   const rows = result.value
   if (rows.length === 1) {
+    // committed on its own (RETURNING), to a row whose id is no id (an object): made, but to no record it can name
+    const kind = rowsIdRefusal(rows, ctx.endpoint, ctx.idField, `the row the UPDATE of "${request.id}" matched`)
+    if (kind !== null) {
+      ctx.emit({ method: 'UPDATE', targetId, outcome: 'unknown', durationMs: result.durationMs })
+      return { kind: 'unknown', message: `the statement committed, so a row was written, but ${kind}` }
+    }
     const record = toRecord(ctx, rows[0]!)
     // the engine matched a row stored under another id (an integer id over text digits): committed on its own,
     // that row was written, never the target
@@ -168,6 +175,9 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   // read back in the UPDATE's transaction: a trigger removed the row it had just written
   if (rows.length === 0) return `record "${request.id}" was gone when read back after the UPDATE (a trigger removed it or changed its ${ctx.idField})`
   if (rows.length !== 1) return `${rows.length} rows of ${ctx.endpoint} have ${ctx.idField} "${request.id}": the id is not unique`
+  // an id the driver gives as an object (whatever the column's type name) is no record's: never this one
+  const kind = rowsIdRefusal(rows, ctx.endpoint, ctx.idField, `the row the UPDATE of "${request.id}" matched`)
+  if (kind !== null) return kind
   const record = toRecord(ctx, rows[0]!)
   if (record.id !== request.id) return spelledOtherwise(ctx, request.id, [record.id])
   if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
