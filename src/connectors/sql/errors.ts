@@ -54,7 +54,8 @@ export class NotConnectedError extends Error {
 
 /**
  * A COMMIT that failed, after the UPDATE and its read-back went through: classified by the engine's own error, except
- * where that error proves only a statement's rollback (`statementRefusal`), which at COMMIT stays unknown.
+ * where that error proves only a statement's rollback (`statementRefusal`), which at COMMIT stays unknown, and any
+ * MySQL/MariaDB error, which at COMMIT proves nothing (unknown).
  */
 export class CommitFailedError extends Error {
   override readonly name = 'CommitFailedError'
@@ -144,6 +145,11 @@ export function classifyWriteError(error: unknown): WriteFailure {
   if (error instanceof CommitFailedError) {
     // an ERROR a statement's own run proves rolled back (statementRefusal) is not taken as proof at COMMIT: what
     // the server did with a transaction whose COMMIT it answered so is not claimed; unknown, reconcile settles it
+    // MySQL/MariaDB: an error answering COMMIT (a lock wait timeout, max_statement_time, a deadlock) says nothing
+    // of whether the transaction committed (an engine or binlog failure after it, a proxy's own answer): unknown
+    const errno = (error.cause as { errno?: unknown } | null)?.errno
+    if (typeof errno === 'number')
+      return { kind: 'unknown', message: `${error.message} (MySQL error ${errno} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
     const code = codeOf(error.cause)
     if (code !== undefined && statementRefusal(code, '') !== undefined)
       return { kind: 'unknown', message: `${error.message} (SQLSTATE ${code} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
