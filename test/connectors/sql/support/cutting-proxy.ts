@@ -5,17 +5,19 @@ import { createServer, connect, type AddressInfo, type Socket } from 'node:net'
  * bytes hold `pattern` once armed: `before` drops the packet (the server never sees the statement), `after`
  * forwards it and then closes the connection (the server got the statement, the client gets no answer). With
  * `answer`, `after` gives the client those bytes (a forged server answer, e.g. a MySQL ERR packet) before closing.
+ * With `onlyAfter`, only a connection that has already sent a packet holding it is cut (a write's COMMIT, not a
+ * read session's).
  */
 export interface CuttingProxy {
   readonly port: number
-  arm(pattern: string, when: 'before' | 'after', answer?: Buffer): void
+  arm(pattern: string, when: 'before' | 'after', answer?: Buffer, onlyAfter?: string): void
   /** How many connections were cut. */
   readonly cuts: number
   close(): Promise<void>
 }
 
 export async function startCuttingProxy(target: { host: string; port: number }): Promise<CuttingProxy> {
-  let armed: { pattern: string; when: 'before' | 'after'; answer?: Buffer | undefined } | null = null
+  let armed: { pattern: string; when: 'before' | 'after'; answer?: Buffer | undefined; onlyAfter?: string | undefined } | null = null
   let cuts = 0
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
@@ -28,8 +30,12 @@ export async function startCuttingProxy(target: { host: string; port: number }):
     upstream.on('data', (chunk) => client.write(chunk))
     upstream.on('close', () => client.destroy())
     client.on('close', () => upstream.destroy())
+    let seen = ''
     client.on('data', (chunk: Buffer) => {
-      const cut = armed !== null && chunk.toString('latin1').includes(armed.pattern) ? armed : null
+      const text = chunk.toString('latin1')
+      const eligible = armed !== null && (armed.onlyAfter === undefined || seen.includes(armed.onlyAfter))
+      if (armed?.onlyAfter !== undefined && text.includes(armed.onlyAfter)) seen = armed.onlyAfter
+      const cut = eligible && armed !== null && text.includes(armed.pattern) ? armed : null
       if (cut === null) return void upstream.write(chunk)
       armed = null
       cuts += 1
@@ -42,7 +48,7 @@ export async function startCuttingProxy(target: { host: string; port: number }):
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     port: (server.address() as AddressInfo).port,
-    arm: (pattern, when, answer) => void (armed = { pattern, when, answer }),
+    arm: (pattern, when, answer, onlyAfter) => void (armed = { pattern, when, answer, onlyAfter }),
     get cuts() {
       return cuts
     },
