@@ -108,9 +108,12 @@ function notSent(message: string): WriteFailure {
   return { kind: 'not_sent', message: `${message} (the database could not be reached: no statement was sent, so nothing was written)` }
 }
 
-/** A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed. */
+/**
+ * A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed; proven not
+ * applied (`notApplied`), except where it answered a COMMIT (`classifyWriteError` drops the proof there).
+ */
 function retried(message: string, what: string): WriteFailure {
-  return { kind: 'rate_limited', status: 503, retryAfterSeconds: LOCK_RETRY_SECONDS, message: `${message} (${what}; nothing was written, retried)` }
+  return { kind: 'rate_limited', status: 503, retryAfterSeconds: LOCK_RETRY_SECONDS, message: `${message} (${what}; nothing was written, retried)`, notApplied: true }
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -153,7 +156,14 @@ export function classifyWriteError(error: unknown): WriteFailure {
     const code = codeOf(error.cause)
     if (code !== undefined && statementRefusal(code, '') !== undefined)
       return { kind: 'unknown', message: `${error.message} (SQLSTATE ${code} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
-    return classifyWriteError(error.cause)
+    const failure = classifyWriteError(error.cause)
+    // a lock refused at COMMIT (SQLite busy, a PostgreSQL serialization failure) is retried, but a halt before the
+    // retry does not take it as proof that nothing was written: that rests on the ROLLBACK that followed
+    if (failure.kind === 'rate_limited') {
+      const { notApplied: _, ...rest } = failure
+      return rest
+    }
+    return failure
   }
   const mysqlFailure = classifyMysqlError(error)
   if (mysqlFailure) return mysqlFailure
