@@ -199,8 +199,10 @@ export type WriteOutcome =
   /**
    * `defaulted`: the upstream named no usable wait (no Retry-After, or one that is neither seconds nor an
    * HTTP-date); `retryAfterSeconds` is then the connector's default, which the executor caps at its bound.
+   * `notApplied`: the upstream proved the write was not applied (a database that rolled its statement back for a
+   * lock before any COMMIT was sent), so a halt before its retry leaves the target pending, never unknown.
    */
-  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true }
+  | { readonly kind: 'rate_limited'; readonly status: number; readonly retryAfterSeconds: number; readonly message: string; readonly defaulted?: true; readonly notApplied?: true }
   | {
       readonly kind: 'unknown'
       readonly message: string

@@ -310,7 +310,16 @@ export async function judge(ctx: TargetContext, prepared: PreparedWrite, sent: S
       // sent, never committed: nothing was written, and nothing was refused either (no validation failure)
       return done({ state: 'failed', reason: 'rolled_back', upstream_status: null, message: outcome.message, before })
     case 'rate_limited':
-      return { kind: 'rate_limited', retryAfterSeconds: outcome.retryAfterSeconds, message: outcome.message, status: outcome.status, writeSent: true, ...(outcome.defaulted ? { defaulted: true as const } : {}) }
+      // the write was sent and may have landed (an upstream that applies it and answers 429), unless the upstream
+      // proved it was not (a database's lock refusal, rolled back): a halt before the retry then leaves it pending
+      return {
+        kind: 'rate_limited',
+        retryAfterSeconds: outcome.retryAfterSeconds,
+        message: outcome.message,
+        status: outcome.status,
+        ...(outcome.notApplied ? {} : { writeSent: true as const }),
+        ...(outcome.defaulted ? { defaulted: true as const } : {}),
+      }
     case 'unknown':
       return done({ state: 'unknown', reason: 'upstream_unknown', upstream_status: outcome.status ?? null, message: outcome.message, before })
   }

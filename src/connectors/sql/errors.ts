@@ -54,7 +54,8 @@ export class NotConnectedError extends Error {
 
 /**
  * A COMMIT that failed, after the UPDATE and its read-back went through: classified by the engine's own error, except
- * where that error proves only a statement's rollback (`statementRefusal`), which at COMMIT stays unknown.
+ * where that error proves only a statement's rollback (`statementRefusal`), which at COMMIT stays unknown, and any
+ * MySQL/MariaDB error, which at COMMIT proves nothing (unknown).
  */
 export class CommitFailedError extends Error {
   override readonly name = 'CommitFailedError'
@@ -107,9 +108,12 @@ function notSent(message: string): WriteFailure {
   return { kind: 'not_sent', message: `${message} (the database could not be reached: no statement was sent, so nothing was written)` }
 }
 
-/** A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed. */
+/**
+ * A lock the database gave up on, rolling the statement or the transaction back: retried, never assumed; proven not
+ * applied (`notApplied`), except where it answered a COMMIT (`classifyWriteError` drops the proof there).
+ */
 function retried(message: string, what: string): WriteFailure {
-  return { kind: 'rate_limited', status: 503, retryAfterSeconds: LOCK_RETRY_SECONDS, message: `${message} (${what}; nothing was written, retried)` }
+  return { kind: 'rate_limited', status: 503, retryAfterSeconds: LOCK_RETRY_SECONDS, message: `${message} (${what}; nothing was written, retried)`, notApplied: true }
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -144,10 +148,22 @@ export function classifyWriteError(error: unknown): WriteFailure {
   if (error instanceof CommitFailedError) {
     // an ERROR a statement's own run proves rolled back (statementRefusal) is not taken as proof at COMMIT: what
     // the server did with a transaction whose COMMIT it answered so is not claimed; unknown, reconcile settles it
+    // MySQL/MariaDB: an error answering COMMIT (a lock wait timeout, max_statement_time, a deadlock) says nothing
+    // of whether the transaction committed (an engine or binlog failure after it, a proxy's own answer): unknown
+    const errno = (error.cause as { errno?: unknown } | null)?.errno
+    if (typeof errno === 'number')
+      return { kind: 'unknown', message: `${error.message} (MySQL error ${errno} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
     const code = codeOf(error.cause)
     if (code !== undefined && statementRefusal(code, '') !== undefined)
       return { kind: 'unknown', message: `${error.message} (SQLSTATE ${code} at COMMIT: whether the transaction committed is not proven; the write may have been applied)` }
-    return classifyWriteError(error.cause)
+    const failure = classifyWriteError(error.cause)
+    // a lock refused at COMMIT (SQLite busy, a PostgreSQL serialization failure) is retried, but a halt before the
+    // retry does not take it as proof that nothing was written: that rests on the ROLLBACK that followed
+    if (failure.kind === 'rate_limited') {
+      const { notApplied: _, ...rest } = failure
+      return rest
+    }
+    return failure
   }
   const mysqlFailure = classifyMysqlError(error)
   if (mysqlFailure) return mysqlFailure

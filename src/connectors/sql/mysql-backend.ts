@@ -1,7 +1,7 @@
 import { Kysely, MysqlDialect, type CompiledQuery } from 'kysely'
 import mysql, { type Pool, type PoolOptions, type ResultSetHeader } from 'mysql2'
 import type { PoolConnection as PromiseConnection } from 'mysql2/promise'
-import { messageOf, NotCommittedError, NotConnectedError } from './errors.js'
+import { CommitFailedError, messageOf, NotCommittedError, NotConnectedError } from './errors.js'
 import { mysqlTypeCast } from './mysql-dates.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
@@ -95,9 +95,9 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
         if (error instanceof NotCommittedError && error.cause === undefined) throw error
         healthy = false
         if (error instanceof NotCommittedError) throw error
-        // a failed COMMIT may have been applied; anything before it was not (the server rolls back an
-        // uncommitted transaction whose connection is gone)
-        if (committing) throw error
+        // a failed COMMIT may have been applied, whatever the server (or a proxy before it) answered; anything
+        // before it was not (the server rolls back an uncommitted transaction whose connection is gone)
+        if (committing) throw new CommitFailedError(error)
         await query(conn, 'ROLLBACK').catch(() => undefined)
         throw new NotCommittedError(messageOf(error), error)
       } finally {

@@ -4,7 +4,7 @@ import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { createSqlConnector, type SqlConnector } from '../../../src/connectors/sql/index.js'
 import type { WriteOutcome, WriteRequest } from '../../../src/connectors/index.js'
-import { startCuttingProxy, type CuttingProxy } from './support/cutting-proxy.js'
+import { mysqlErrPacket, startCuttingProxy, type CuttingProxy } from './support/cutting-proxy.js'
 import { createUpstream, thingsResource, type Row, type Upstream } from './support/upstream.js'
 
 /**
@@ -87,12 +87,18 @@ function messageOf(outcome: WriteOutcome): string {
  * One write through a proxy that cuts its connection at `pattern`: the connection is open and the catalogue read
  * first, so the next packets sent are the write's own.
  */
-async function writeCutAt(upstream: Upstream, pattern: string, when: 'before' | 'after', request: WriteRequest = WRITE): Promise<{ outcome: WriteOutcome; connector: SqlConnector }> {
+async function writeCutAt(
+  upstream: Upstream,
+  pattern: string,
+  when: 'before' | 'after',
+  request: WriteRequest = WRITE,
+  answer?: Buffer,
+): Promise<{ outcome: WriteOutcome; connector: SqlConnector }> {
   const { url, proxy } = await throughProxy(upstream)
   const connector = connectorTo(url)
   assert.equal((await connector.readByIds([request.id])).records.get(request.id)?.version, request.expectedVersion)
   await connector.tableProblems?.()
-  proxy.arm(pattern, when)
+  proxy.arm(pattern, when, answer)
   const outcome = await connector.write(request)
   assert.equal(proxy.cuts, 1)
   return { outcome, connector }
@@ -121,9 +127,21 @@ for (const dialect of ['mysql', 'postgres'] as const) {
       assert.equal((await connector.write(WRITE)).kind, 'written')
     })
 
-    it('at COMMIT: unknown (the server may have committed)', async () => {
-      const { outcome } = await writeCutAt(await upstreamOf(dialect), 'COMMIT', 'after')
+    it('at COMMIT, after it reached the server: unknown, and the server did commit it', async () => {
+      const upstream = await upstreamOf(dialect)
+      const { outcome } = await writeCutAt(upstream, 'COMMIT', 'after')
       assert.equal(outcome.kind, 'unknown', JSON.stringify(outcome))
+      for (let i = 0; i < 50 && (await stored(dialect, upstream.url)).name !== 'after'; i++) await new Promise((r) => setTimeout(r, 100))
+      assert.deepEqual(await stored(dialect, upstream.url), { name: 'after', version: 2 })
+    })
+
+    it('at COMMIT, before it reached the server: unknown all the same (the client cannot tell), and nothing was written', async () => {
+      const upstream = await upstreamOf(dialect)
+      const { outcome } = await writeCutAt(upstream, 'COMMIT', 'before')
+      assert.equal(outcome.kind, 'unknown', JSON.stringify(outcome))
+      assert.match(messageOf(outcome), /may have been applied|unknown|Connection|closed|lost|terminated/i)
+      for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 50))
+      assert.deepEqual(await stored(dialect, upstream.url), { name: 'before', version: 1 })
     })
 
     it(`its session ended by the server (${dialect === 'mysql' ? 'KILL' : 'pg_terminate_backend'}) while the UPDATE waits on a row lock: rolled_back`, async () => {
@@ -189,4 +207,27 @@ describe('postgres: an autocommitted write (no trigger: RETURNING is the answer)
     const next = await connector.write({ ...WRITE, id: 'row_2' })
     assert.equal(next.kind, 'written', JSON.stringify(next))
   })
+})
+
+/**
+ * MySQL/MariaDB: a COMMIT answered with an error the classifier takes, on an UPDATE, as "the statement was rolled
+ * back" (1205 lock wait timeout, 1969 max_statement_time, 1213 deadlock). At COMMIT it proves nothing: a middlebox or
+ * the server may have committed (here the proxy forwards COMMIT, the server commits, and the client is answered the
+ * error). It was passed through raw: `rate_limited`, "nothing was written, retried", for a write that landed.
+ */
+describe('mysql: a COMMIT answered with a lock or time-limit error', () => {
+  for (const [errno, sqlState, text] of [
+    [1205, 'HY000', 'Lock wait timeout exceeded; try restarting transaction'],
+    [1969, '70100', 'Query execution was interrupted (max_statement_time exceeded)'],
+    [1213, '40001', 'Deadlock found when trying to get lock; try restarting transaction'],
+  ] as const) {
+    it(`${errno}: unknown, never "nothing was written" (the server committed it)`, async () => {
+      const upstream = await upstreamOf('mysql')
+      const { outcome } = await writeCutAt(upstream, 'COMMIT', 'after', WRITE, mysqlErrPacket(errno, sqlState, text))
+      assert.equal(outcome.kind, 'unknown', JSON.stringify(outcome))
+      assert.match(messageOf(outcome), new RegExp(`${text.slice(0, 20)}.*at COMMIT.*may have been applied`))
+      for (let i = 0; i < 50 && (await stored('mysql', upstream.url)).name !== 'after'; i++) await new Promise((r) => setTimeout(r, 100))
+      assert.deepEqual(await stored('mysql', upstream.url), { name: 'after', version: 2 })
+    })
+  }
 })
