@@ -19,6 +19,8 @@ export interface CheckOptions {
   readonly pageSize?: number
   /** With an id: a conditional write with a stale version, per action, that must be refused (never a change). */
   readonly writeProbeId?: string
+  /** The one source the write probe is sent to; absent, every source the resource declares. */
+  readonly writeProbeSource?: string
   readonly signal?: AbortSignal
   /**
    * The connector's calls as it reports them (the array fills while the probe runs: `openGateway({ onCall })`).
@@ -56,7 +58,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     await fieldTypes(options.connector),
     idColumn(tableProblems),
     ...(await conditionalWrites(options.config, options.connector, tableProblems)),
-    ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId })),
+    ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId, ...(options.writeProbeSource === undefined ? {} : { source: options.writeProbeSource }) })),
     ...(options.stranger === undefined ? [] : [await credentialRefusal(options.config, options.connector, options.stranger, samples, { pageSize, ...(options.signal ? { signal: options.signal } : {}) })]),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }

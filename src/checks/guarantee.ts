@@ -24,6 +24,8 @@ export interface Guarantee {
   readonly detail: string
   /** The config lines that break it, as dotted keys under the resource (`connector.field_paths.status`). */
   readonly config_keys: readonly string[]
+  /** The source it was seen on, where it is one source's (a write probe: each source is its own upstream). */
+  readonly source?: string
 }
 
 /** The probe's findings for one resource. */

@@ -2,41 +2,59 @@ import { versionPlacementOf, type ResourceConfig } from '../config/index.js'
 import { withRepresentation, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
 import { renderHttpWrite } from '../plans/http-write.js'
 import type { Guarantee } from './guarantee.js'
+import { WarrantError } from '../contract/index.js'
 
 /** A version no upstream has handed out: what the probe sends instead of the record's own. */
 export const STALE_VERSION = 'warrant-check-stale-0'
 
+const PROMISE = 'the upstream refuses a write made with a stale version'
+
 /**
- * For each action, one write to record `id` with a stale version, setting each field the action sets to the
- * value the record already has: the upstream must refuse it. If it does not, the write changed nothing (the
- * values were already there), and the probe reports that the upstream does not enforce versions. The record
- * is read again afterwards and compared with what it was, field for field.
- *
- * @example const guarantees = await probeWrites({ config, connector, id: 'sub_0042' })
+ * The name of one action's probe on one source in a check report: `write_probe.ACTION` where the resource has one
+ * source, `write_probe.ACTION@SOURCE` where it has several (each source is its own upstream, probed on its own).
  */
-export async function probeWrites(options: { readonly config: ResourceConfig; readonly connector: Connector; readonly id: string }): Promise<Guarantee[]> {
+export function writeProbeName(connector: Pick<Connector, 'sources'>, action: string | null, source: string): string {
+  const name = action === null ? 'write_probe' : `write_probe.${action}`
+  return connector.sources.length === 1 ? name : `${name}@${source}`
+}
+
+/**
+ * For each action and each source probed (`source`, or every source the resource declares), one write to record
+ * `id` on that source with a stale version, setting each field the action sets to the value the record already
+ * has: the upstream must refuse it. If it does not, the write changed nothing (the values were already there), and
+ * the probe reports that the upstream does not enforce versions. The record is read again afterwards and compared
+ * with what it was, field for field. Each source is its own upstream: a source that holds no record `id` is not
+ * probed (unknown, naming it), and what one source answered says nothing of another.
+ *
+ * @example const guarantees = await probeWrites({ config, connector, id: 'sub_0042', source: 'eu' })
+ */
+export async function probeWrites(options: { readonly config: ResourceConfig; readonly connector: Connector; readonly id: string; readonly source?: string }): Promise<Guarantee[]> {
   const { config, connector, id } = options
-  const promise = 'the upstream refuses a write made with a stale version'
+  if (options.source !== undefined && !connector.sources.includes(options.source))
+    throw new WarrantError('invalid_request', `unknown source "${options.source}" for --source; the resource's sources: ${connector.sources.map((s) => `"${s}"`).join(', ')}`, { source: options.source })
   const actions = Object.entries(config.actions)
-  if (actions.length === 0) return [{ name: 'write_probe', promise, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
-  const read = await connector.readByIds([id])
-  const record = read.records.get(id)
-  if (!record) {
-    const why = read.failed[0]?.message ?? `record "${id}" was not found`
-    return [{ name: 'write_probe', promise, status: 'unknown', detail: `cannot probe: ${why}`, config_keys: [] }]
-  }
-  // the source the record was read from: the probe writes and reads it back there alone, since another source's
-  // answer to a write of that id (a 412 of a record it does not hold) says nothing of this record
-  const source = read.sources?.get(id)
+  if (actions.length === 0) return [{ name: 'write_probe', promise: PROMISE, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
   const out: Guarantee[] = []
-  for (const [name, action] of actions) out.push(await probeAction(config, connector, record, source, name, action))
+  for (const source of options.source === undefined ? connector.sources : [options.source]) {
+    // read, written and read back on this source alone: another source's answer to a write of that id (a 412 of
+    // a record it does not hold) says nothing of this record, nor of this source's upstream
+    const read = await connector.readByIds([id], undefined, new Map([[id, source]]))
+    const record = read.records.get(id)
+    if (!record) {
+      const why = read.failed[0]?.message ?? `record "${id}" was not found`
+      const other = connector.sources.length === 1 ? '' : `; probe it with --source "${source}" and the id of a record it holds`
+      out.push({ name: writeProbeName(connector, null, source), promise: PROMISE, status: 'unknown', detail: `cannot probe source "${source}": ${why}${other}`, config_keys: [], source })
+      continue
+    }
+    for (const [name, action] of actions) out.push({ ...(await probeAction(config, connector, record, source, name, action)), name: writeProbeName(connector, name, source), source })
+  }
   return out
 }
 
-async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, source: string | undefined, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
+async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, source: string, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
   const guarantee = (status: Guarantee['status'], detail: string, keys: string[] = []): Guarantee => ({
     name: `write_probe.${name}`,
-    promise: 'the upstream refuses a write made with a stale version',
+    promise: PROMISE,
     status,
     detail,
     config_keys: keys,
@@ -55,7 +73,7 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   try {
     outcome = await connector.write({
       id: record.id,
-      ...(source === undefined ? {} : { source }),
+      source,
       expectedVersion: STALE_VERSION,
       set,
       precondition: {},
@@ -65,7 +83,7 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   } catch (error) {
     return guarantee('unknown', `the probe write could not be sent: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const after = (await connector.readByIds([record.id], undefined, source === undefined ? undefined : new Map([[record.id, source]]))).records.get(record.id)
+  const after = (await connector.readByIds([record.id], undefined, new Map([[record.id, source]]))).records.get(record.id)
   const changed = after ? differs(record, after) : 'the record could not be read back'
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)

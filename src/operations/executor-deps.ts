@@ -4,7 +4,7 @@ import type { RenderedWrite } from '../plans/plan-service.js'
 import type { Store } from '../store/index.js'
 import type { Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
-import type { VersionProof } from './version-proof.js'
+import type { VersionProofs } from './version-proof.js'
 
 // What the executor (executor.ts) is given and what it hands back: kept apart so the run itself stays one file.
 
@@ -34,10 +34,10 @@ export interface ExecutorDeps {
   /** Metrics and spans: one span per operation run, one per target (see target-step). */
   readonly telemetry?: Telemetry
   /**
-   * The write probe that vouches, for this operation's action, that the upstream refuses a stale version
-   * (version-proof.ts), or null. With one, a target read with its batch or window is not read again alone.
+   * The write probes that vouch, for this operation's action, that the upstream refuses a stale version, by source
+   * (version-proof.ts). A target of a source with one, read with its batch or window, is not read again alone.
    */
-  readonly versionProof?: (execution: OperationExecution) => Promise<VersionProof | null>
+  readonly versionProof?: (execution: OperationExecution) => Promise<VersionProofs>
   /**
    * Why the plan's resource no longer writes where the plan was proposed (its environment, or where its connector
    * points), or null. The commit judged it in the process that recorded it; the run may be another's, started on

@@ -13,7 +13,7 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import { callContextOf, executeTarget, readWindow, type Reread, type StepResult, type TargetContext } from './target-step.js'
 import { executeWindow } from './window-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
-import { provenBy } from './version-proof.js'
+import { enforcedFor, provenBy } from './version-proof.js'
 
 export type { ExecutorDeps, ExecutorLog, OperationRunner, RunRecorder } from './executor-deps.js'
 
@@ -81,9 +81,8 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   const connector = deps.connectorFor(resource)
   if (moved === null) await connector.refreshFacts?.() // writes judged on the catalogue as it is now (a trigger added since, say)
   const unproven = (error: unknown) => deps.log.warn({ err: error, operation_id: operationId }, 'could not read the write probe of this action; every target is re-read before its write')
-  const proof = moved === null ? await provenBy(connector, deps.versionProof, execution, unproven) : null
-  if (proof !== null)
-    await audit('operation.version_enforced', { proven_by: 'write_probe', probed_at: proof.probed_at, probed_record: proof.record_id, detail: proof.detail })
+  const proofs = moved === null ? await provenBy(connector, deps.versionProof, execution, unproven) : new Map<string, never>()
+  if (proofs.size > 0) await audit('operation.version_enforced', { proven_by: 'write_probe', sources: [...proofs].map(([source, p]) => ({ source, probed_at: p.probed_at, probed_record: p.record_id, detail: p.detail })) })
   const ctx: TargetContext = {
     db,
     operationId,
@@ -95,7 +94,8 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     fieldTypes: deps.fieldTypes(resource),
     now,
     telemetry,
-    versionEnforced: connector.writeEnforcesVersion === true || proof !== null,
+    versionEnforced: connector.writeEnforcesVersion === true,
+    provenSources: new Set(proofs.keys()),
     leaseHolds: () => lease.holds(),
   }
   // each window one statement: only where a record read with its window needs no second read (the version is enforced)
@@ -344,7 +344,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
         // the batch drains before the next is re-read; its windows are claimed like any other. A target read
         // with the batch is not read again alone where the write enforces the version; one put back after a
         // 429 is (its batch read is older than the pause): each read serves once.
-        const batchReads = ctx.versionEnforced && reads ? new Map(reads) : null
+        const batchReads = reads ? new Map(reads) : null
         let fed = false
         await runWindow(
           async () => (fed ? { targets: [], last: true } : ((fed = true), { targets: batch, last: true })),
@@ -354,7 +354,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
             for (const t of chunk) {
               const record = batchReads.get(t.record_id)
               batchReads.delete(t.record_id)
-              if (record) out.set(t.record_id, { kind: 'found', record })
+              if (record && enforcedFor(ctx, t)) out.set(t.record_id, { kind: 'found', record })
             }
             return out
           },

@@ -4,7 +4,7 @@ export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, DEFAULT_
 export { checkStatus, checkRecordFields, checkUntouched, type EffectCheck, type UntouchedCheck } from './effect.js'
 export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
 export { claimOperations, otherLeaseHolders, renewLease, releaseLease } from './lease.js'
-export { recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof } from './version-proof.js'
+export { proofsBySource, recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof, type VersionProofs } from './version-proof.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
 export { askedAgainText } from './target-reasons.js'
 export {

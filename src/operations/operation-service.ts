@@ -11,7 +11,7 @@ import { sameValue, sameVersion } from './effect.js'
 import { commitBulkAction, commitPlan, type CommitDeps } from './commit.js'
 import type { Telemetry } from '../telemetry/index.js'
 import { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
-import { readVersionProof, versionProofDigest, vouches } from './version-proof.js'
+import { proofsBySource, versionProofDigest, vouches } from './version-proof.js'
 import { deadLocalOwners, defaultOwner } from '../store/index.js'
 import { claimOperations, otherLeaseHolders, releaseLease } from './lease.js'
 import { countTargets, loadOperationRow, rateLimitTotals, targetsInState } from './ledger.js'
@@ -86,12 +86,14 @@ export function createOperationService(options: OperationServiceOptions): Operat
   const hiddenFields = (resource: string): ReadonlySet<string> => new Set(catalogue.get(resource).config.denied_fields)
   const renderWrite: ExecutorDeps['renderWrite'] = (execution, target) => plans.renderWrite(execution.plan, execution.action_config, target)
   const commitDeps: CommitDeps = { store, catalogue, selections, plans, execution: options.execution, now }
-  // A probe vouches only for the connector and action exactly as probed; a compensation's action was never probed.
+  // A probe vouches only for the connector and action exactly as probed, on the source it wrote to; a compensation's
+  // action was never probed.
   const versionProof: ExecutorDeps['versionProof'] = async (execution) => {
-    if (execution.plan.compensates || !catalogue.names.includes(execution.plan.resource)) return null
+    if (execution.plan.compensates || !catalogue.names.includes(execution.plan.resource)) return new Map()
     const resource = catalogue.get(execution.plan.resource)
-    const proof = await readVersionProof(store.db, resource.name, execution.plan.action.type)
-    return vouches(proof, versionProofDigest(resource.config.connector, execution.action_config), clock().getTime()) ? proof : null
+    const digest = versionProofDigest(resource.config.connector, execution.action_config)
+    const proofs = await proofsBySource(store.db, resource.name, execution.plan.action.type, resource.connector.sources)
+    return new Map([...proofs].filter(([, proof]) => vouches(proof, digest, clock().getTime())))
   }
   const placeMoved: ExecutorDeps['placeMoved'] = async (execution) => {
     if (!catalogue.names.includes(execution.plan.resource)) return null

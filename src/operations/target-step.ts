@@ -10,6 +10,7 @@ import { NO_TELEMETRY, type Telemetry } from '../telemetry/index.js'
 import type { OperationExecution } from './types.js'
 import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
 import { sourcesOf } from './target-source.js'
+import { enforcedFor } from './version-proof.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
 import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
@@ -32,11 +33,15 @@ export interface TargetContext {
   /** Metrics and spans; absent, nothing is reported. */
   readonly telemetry?: Telemetry
   /**
-   * The upstream refuses a write whose version is stale: the connector's own (a conditional UPDATE), or proven
-   * for this action by a write probe (version-proof). A record read with its window or batch then needs no
-   * second read before its write: one changed since fails the conditional write.
+   * The connector's own write refuses a stale version (a conditional UPDATE). A record read with its window or
+   * batch then needs no second read before its write: one changed since fails the conditional write.
    */
   readonly versionEnforced?: boolean
+  /**
+   * The sources on which a write probe proved, for this action, that the upstream refuses a stale version
+   * (version-proof): the targets frozen from one of them are, like `versionEnforced`, not read a second time.
+   */
+  readonly provenSources?: ReadonlySet<string>
   /**
    * Whether this executor's lease still has its margin (`KeptLease.holds`), asked right before each write is sent:
    * the re-read before it can take up to the upstream's timeout_ms, past the lease's end. Absent: always.
@@ -142,12 +147,14 @@ export function callContextOf(ctx: TargetContext) {
 }
 
 /**
- * A window's records in one read, where the write enforces the version (`versionEnforced`): the per-target
+ * A window's records in one read, of the targets whose write enforces the version (`enforcedFor`): the per-target
  * re-read would only repeat it, since a record changed since this read fails its conditional write. Null when
- * the version is not enforced, or the read failed as a whole (each target is then re-read alone, as usual).
+ * none does, or the read failed as a whole (each target is then re-read alone, as usual).
  */
-export async function readWindow(ctx: TargetContext, targets: readonly OperationTargetRow[]): Promise<Map<string, Reread> | null> {
-  if (!ctx.versionEnforced || targets.length === 0) return null
+export async function readWindow(ctx: TargetContext, window: readonly OperationTargetRow[]): Promise<Map<string, Reread> | null> {
+  // a target of a source no probe vouches for is re-read alone, right before its write
+  const targets = window.filter((t) => enforcedFor(ctx, t))
+  if (targets.length === 0) return null
   const ids = targets.map((t) => t.record_id)
   try {
     const telemetry = ctx.telemetry ?? NO_TELEMETRY

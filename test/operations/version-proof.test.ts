@@ -57,7 +57,7 @@ for (const kind of STORE_KINDS) {
         const check = await runWarrant(['check', 'users', '--write-probe', userIdOf(40), '--json', '--config', ctx.configFile], ctx.fx.dir)
         const report = JSON.parse(check.stdout) as { guarantees: { name: string; status: string }[] }
         assert.equal(report.guarantees.find((g) => g.name === 'write_probe.set_role')?.status, 'holds', check.stdout + check.stderr)
-        const proof = await readVersionProof(ctx.fx.gateway.store.db, 'users', 'set_role')
+        const proof = await readVersionProof(ctx.fx.gateway.store.db, 'users', 'set_role', 'main')
         assert.equal(proof?.status, 'holds')
         assert.equal(proof?.record_id, userIdOf(40))
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import type { UpstreamCall } from '../../connectors/index.js'
 import { WarrantError } from '../../contract/index.js'
-import { CHECK_EXIT_CODES, checkResource, renderCheckReport } from '../../checks/index.js'
+import { CHECK_EXIT_CODES, checkResource, renderCheckReport, writeProbeName } from '../../checks/index.js'
 import { recordVersionProof, versionProofDigest } from '../../operations/index.js'
 import type { Resource } from '../../resources/index.js'
 import type { Store } from '../../store/index.js'
@@ -17,8 +17,10 @@ export function registerCheck(program: Command): void {
     .option('--pages <n>', 'pages read from the start of each source (default 3)', positiveInteger('--pages'))
     .option('--page-size <n>', 'records per page (default 50)', positiveInteger('--page-size'))
     .option('--write-probe <id>', 'also send, per action, a write to record ID with a stale version that must be refused (it sets the values the record already has); the result is kept, and one that held lets operations of that action skip the second read of each target')
+    .option('--source <name>', "with --write-probe: probe this one source of the resource (default: each source, the record ID read on each); a probe vouches only for the source it wrote to")
     .option('--json', 'print the report as JSON')
-    .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; json?: boolean }) => {
+    .action(async (name: string, flags: { config?: string; pages?: number; pageSize?: number; writeProbe?: string; source?: string; json?: boolean }) => {
+      if (flags.source !== undefined && flags.writeProbe === undefined) throw new WarrantError('invalid_request', '--source names the source a write probe is sent to: give it with --write-probe ID')
       // the connector's calls, as the probes make them: what a batch read by ids answered is only in them
       const calls: UpstreamCall[] = []
       const report = await withCliGateway({ ...flags, readOnly: flags.writeProbe === undefined, onCall: (call) => calls.push(call) }, async (gateway) => {
@@ -26,6 +28,9 @@ export function registerCheck(program: Command): void {
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
         const resource = gateway.catalogue.get(name)
+        // before any read or write: a source the config does not declare is refused, nothing sent or kept
+        if (flags.source !== undefined && !resource.connector.sources.includes(flags.source))
+          throw new WarrantError('invalid_request', `resource "${name}" declares no source "${flags.source}"; its sources: ${resource.connector.sources.join(', ')}`, { resource: name, source: flags.source })
         const report = await checkResource({
           name,
           config: resource.config,
@@ -35,6 +40,7 @@ export function registerCheck(program: Command): void {
           ...(flags.pages ? { pages: flags.pages } : {}),
           ...(flags.pageSize ? { pageSize: flags.pageSize } : {}),
           ...(flags.writeProbe ? { writeProbeId: flags.writeProbe } : {}),
+          ...(flags.source === undefined ? {} : { writeProbeSource: flags.source }),
         })
         if (flags.writeProbe) await keepWriteProbes(gateway.store, resource, flags.writeProbe, report.guarantees)
         return report
@@ -45,24 +51,28 @@ export function registerCheck(program: Command): void {
 }
 
 /**
- * Each action's probe result goes into the store: one that held lets the executor rely on the upstream refusing a
- * stale version for that action (one read per batch instead of one more per target); any other replaces it.
+ * Each action's probe result on each source probed goes into the store, naming the source: one that held lets the
+ * executor rely on that source's upstream refusing a stale version for that action (one read per batch instead of
+ * one more per target, for the targets of that source alone); any other replaces it. A source not probed (another
+ * than `--source`, or one that holds no record ID) keeps what it had.
  */
 async function keepWriteProbes(store: Store, resource: Resource, recordId: string, guarantees: readonly Guarantee[]): Promise<void> {
   // the gateway's clock, which the executor holds the proof's age against
   const probedAt = store.now()
-  for (const [action, config] of Object.entries(resource.config.actions)) {
-    const probe = guarantees.find((g) => g.name === `write_probe.${action}`)
-    if (!probe) continue
-    const status = probe.status === 'holds' || probe.status === 'unsafe' ? probe.status : 'unknown'
-    await recordVersionProof(store.db, {
-      resource: resource.name,
-      action,
-      digest: versionProofDigest(resource.config.connector, config),
-      status,
-      record_id: recordId,
-      probed_at: probedAt,
-      detail: probe.detail,
-    })
-  }
+  for (const [action, config] of Object.entries(resource.config.actions))
+    for (const source of resource.connector.sources) {
+      const probe = guarantees.find((g) => g.name === writeProbeName(resource.connector, action, source) && g.source === source)
+      if (!probe) continue
+      const status = probe.status === 'holds' || probe.status === 'unsafe' ? probe.status : 'unknown'
+      await recordVersionProof(store.db, {
+        resource: resource.name,
+        action,
+        digest: versionProofDigest(resource.config.connector, config),
+        source,
+        status,
+        record_id: recordId,
+        probed_at: probedAt,
+        detail: probe.detail,
+      })
+    }
 }
