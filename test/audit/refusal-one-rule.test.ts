@@ -61,6 +61,26 @@ for (const kind of STORE_KINDS) {
       )
     })
 
+    // the fourth reader, `isSuccessfulRead` (src/audit/reads.ts), is a text test in SQL too: it may show a read it
+    // could have left out (a body holding `"error":`), never leave out a refused request
+    test('a listing without reads leaves out no refused claim: a read it leaves out is one the rule says is no refusal', async () => {
+      let leftOut = 0
+      const actions = fc.constantFrom('GET /v1/operations/:id', 'HEAD /v1/plans/:id', 'mcp:get_plan', 'cli:operation show')
+      await fc.assert(
+        fc.asyncProperty(shapes, actions, async ({ surface, summary }, action) => {
+          const row = await audit.record({ actor: null, surface: surface as 'http', action, operation_id: 'op_reads', summary })
+          await audit.flush()
+          const listed = await audit.query({ operation_id: 'op_reads', after_seq: row.seq - 1, without_reads: true, limit: 10 })
+          const kept = listed.events.some((e) => e.seq === row.seq)
+          if (isRefusedClaim({ level: 'run', surface, summary: JSON.parse(JSON.stringify(summary)) })) assert.ok(kept, JSON.stringify(summary))
+          if (!kept) assert.equal(listed.reads_left_out?.count, 1)
+          if (!kept) leftOut++
+        }),
+        { numRuns: 150 },
+      )
+      assert.ok(leftOut > 0, 'some reads were left out')
+    })
+
     test('the HTTP trail: an accepted request whose body says "outcome":"refused" links its plan and its approval', async () => {
       const summary = { status: 201, path: '/v1/x', outcome: 'ok', body: { filter: { outcome: 'refused' } } }
       await audit.record({ actor: null, action: 'POST /v1/x', operation_id: 'op_nested', plan_id: 'plan_nested', summary })
