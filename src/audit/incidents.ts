@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Store } from '../store/index.js'
 import { clampLimit, isRefusedClaim, parseJson, toEntry, type AuditEntry } from './entry.js'
 import { UNVERIFIED_LISTING } from './query.js'
+import { linkedIds } from './who-asked-ids.js'
 
 /** Call outcomes that mean a write happened upstream. */
 export const WRITE_SUCCEEDED_OUTCOMES = ['written', 'succeeded'] as const
@@ -79,24 +80,9 @@ export interface RecordsChanged {
 
 export async function whoAsked(store: Store, operationId: string): Promise<WhoAsked> {
   const db = store.db
-  // The operation's plans (from its own events and the operations table), their selections, then every run-level
-  // event of the operation, or of those plans and selections that belongs to no other operation or plan.
-  // A refused request's row keeps the ids its body or arguments named: the caller's claim, never a link between an
-  // operation and a plan (one such request made another plan's approvals this operation's)
-  const planIds = db
-    .selectFrom('audit_events')
-    .select('plan_id')
-    .where('operation_id', '=', operationId)
-    .where('plan_id', 'is not', null)
-    .where(notRefused(store))
-    .union(db.selectFrom('operations').select('plan_id').where('id', '=', operationId))
-  const selectionIds = db
-    .selectFrom('audit_events')
-    .select('selection_id')
-    .where('selection_id', 'is not', null)
-    .where((eb) => eb.or([eb('operation_id', '=', operationId), eb('plan_id', 'in', planIds)]))
-    .where(notRefused(store))
-    .union(db.selectFrom('plans').select('selection_id').where('id', 'in', planIds))
+  // The operation's plans and selections, then every run-level event of the operation, or of those plans and
+  // selections that belongs to no other operation or plan.
+  const { planIds, selectionIds } = await linkedIds(store, operationId)
   const page = (after: number) =>
     db
       .selectFrom('audit_events')
@@ -106,8 +92,8 @@ export async function whoAsked(store: Store, operationId: string): Promise<WhoAs
       .where((eb) =>
         eb.or([
           eb('operation_id', '=', operationId),
-          eb.and([eb('operation_id', 'is', null), eb('plan_id', 'in', planIds)]),
-          eb.and([eb('operation_id', 'is', null), eb('plan_id', 'is', null), eb('selection_id', 'in', selectionIds)]),
+          ...(planIds.length > 0 ? [eb.and([eb('operation_id', 'is', null), eb('plan_id', 'in', planIds)])] : []),
+          ...(selectionIds.length > 0 ? [eb.and([eb('operation_id', 'is', null), eb('plan_id', 'is', null), eb('selection_id', 'in', selectionIds)])] : []),
         ]),
       )
       .orderBy('seq')
@@ -164,12 +150,6 @@ export async function recordsChanged(store: Store, operationId: string, opts: Re
     }),
     next_cursor: rows.length > limit ? page[page.length - 1]!.seq : null,
   }
-}
-
-/** A row whose summary does not say it was refused (`"outcome":"refused"`, as every surface writes a refusal). */
-function notRefused(store: Store) {
-  const needle = '"outcome":"refused"'
-  return store.dialect === 'postgres' ? sql<boolean>`strpos(summary, ${needle}) = 0` : sql<boolean>`instr(summary, ${needle}) = 0`
 }
 
 function outcomeIn(store: Store, outcomes: readonly string[]) {

@@ -11,7 +11,7 @@
  */
 export { AUDIT_ADVISORY_LOCK_KEY, type AuditLogLogger } from './append.js'
 export { createAuditLog, type AuditLog, type AuditLogOptions } from './audit-log.js'
-export { toEntry, type AuditEntry, type ListedAuditEntry } from './entry.js'
+export { isRefusal, toEntry, type AuditEntry, type ListedAuditEntry } from './entry.js'
 export { UPSTREAM_SURFACE, type CallContext, type CallEvent, type RunEvent } from './events.js'
 export {
   WHO_ASKED_LIMIT,

@@ -2,7 +2,7 @@ import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { type Actor, WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
-import { markRequestAudited } from '../../audit/index.js'
+import { isRefusal, markRequestAudited } from '../../audit/index.js'
 import type { ReviewSession } from '../../review/index.js'
 import { type WriteConfig, connectorHostsOf, mislabelledHostOf } from '../../config/index.js'
 import { type PlanView, actionConfigOf } from '../../plans/index.js'
@@ -33,8 +33,8 @@ export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
   return (actor, action, event) => {
     markRequestAudited()
     const summary = event.summary ?? {}
-    const status = typeof summary.status === 'number' ? summary.status : 200
-    const refused = status >= 400 || summary.error !== undefined
+    // the rule the listing's `refused_claim` and who-asked read the row by (a status of 400 or more, or an `error`)
+    const refused = isRefusal(summary)
     return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { outcome: refused ? 'refused' : 'ok', ...summary } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
   }
 }
