@@ -33,7 +33,9 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
     // a streamed answer (a search's envelope) is recorded at its end, with how the walk ended (envelope-stream.ts)
     c.set('record_stream_end', (end) => record(end))
     const recorded = await withRequestAudit(next)
-    if (recorded || c.get('streamed_answer')) return
+    if (c.get('streamed_answer')) return
+    // a batch at /mcp whose tool calls recorded themselves may still hold a JSON-RPC error no tool saw: that one is this trail's
+    if (recorded && !(c.req.path === MCP_PATH && jsonRpcErrorOf(await responseJson(c.res)))) return
     await record()
     async function record(end?: StreamEnd): Promise<void> {
       try {
@@ -53,8 +55,10 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
           if (kind) ids[kind] ??= param
         }
         const status = c.res.status
-        const refused = status >= 400
-        const code = errorCode(c, answer)
+        // a JSON-RPC error answered at 200 (an unknown method, one message of a batch) never reached a tool: a refusal too
+        const rpcError = c.req.path === MCP_PATH ? jsonRpcErrorOf(answer) : undefined
+        const refused = status >= 400 || rpcError !== undefined
+        const code = status >= 400 || !rpcError ? errorCode(c, answer) : jsonRpcErrorCode(rpcError)
         const decision = route.endsWith('/approvals') && body && typeof body === 'object' ? (body as Record<string, unknown>).decision : undefined
         await gateway.audit.record({
           actor,
@@ -65,6 +69,7 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
             path: c.req.path,
             outcome: refused ? 'refused' : (end?.outcome ?? 'ok'),
             ...(refused ? { error: code } : {}),
+            ...(rpcError ? { json_rpc_error: { code: rpcError.code, message: rpcError.message } } : {}),
             ...(body !== undefined ? { body: boundedSummary(body, MAX_SUMMARY_BODY) } : {}),
             // a refused approval attempt is a refusal, never an approval: it carries no `decision`
             ...(refused && decision !== undefined ? { refused_decision: decision } : {}),
@@ -95,6 +100,25 @@ function errorCode(c: Context, answer: unknown): string {
   // a JSON-RPC error at /mcp: its code is a number, the refusal's own is in its data (the HTTP error body)
   if (typeof answered?.data?.error?.code === 'string') return answered.data.error.code
   return c.res.status >= 500 ? 'internal' : c.res.status === 404 ? 'not_found' : `http_${c.res.status}`
+}
+
+/** The first JSON-RPC error an /mcp answer holds (the answer, or one message of a batch's): its code and message. */
+function jsonRpcErrorOf(answer: unknown): { code: number; message: string; refusal?: string } | undefined {
+  for (const message of Array.isArray(answer) ? answer : [answer]) {
+    const error = pick(message, 'error') as { code?: unknown; message?: unknown; data?: { error?: { code?: unknown } } } | undefined
+    if (error && typeof error === 'object' && typeof error.code === 'number') {
+      const refusal = error.data?.error?.code
+      return { code: error.code, message: typeof error.message === 'string' ? error.message.slice(0, 500) : '', ...(typeof refusal === 'string' ? { refusal } : {}) }
+    }
+  }
+  return undefined
+}
+
+const JSON_RPC_CODES: Readonly<Record<number, string>> = { [-32700]: 'parse_error', [-32600]: 'invalid_request', [-32601]: 'method_not_found', [-32602]: 'invalid_params', [-32603]: 'internal_error' }
+
+/** A JSON-RPC error's code as the row's `error`: the Warrant refusal it carries as data, else the JSON-RPC code's name. */
+function jsonRpcErrorCode(error: { code: number; refusal?: string }): string {
+  return error.refusal ?? JSON_RPC_CODES[error.code] ?? `json_rpc_${error.code}`
 }
 
 /** The body as the route parsed it (hono caches it), or a note that it was not JSON. */
