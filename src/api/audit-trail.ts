@@ -34,8 +34,9 @@ export function auditTrail(gateway: Gateway): MiddlewareHandler<ApiEnv> {
     c.set('record_stream_end', (end) => record(end))
     const recorded = await withRequestAudit(next)
     if (c.get('streamed_answer')) return
-    // a batch at /mcp whose tool calls recorded themselves may still hold a JSON-RPC error no tool saw: that one is this trail's
-    if (recorded && !(c.req.path === MCP_PATH && jsonRpcErrorOf(await responseJson(c.res)))) return
+    // a batch at /mcp whose tool calls recorded themselves may still hold a JSON-RPC error no tool saw: that one is this
+    // trail's (only a batch's answer is read back here: a single call's is its tool's, and may be megabytes)
+    if (recorded && !(c.req.path === MCP_PATH && Array.isArray(await requestBody(c)) && jsonRpcErrorOf(await responseJson(c.res)))) return
     await record()
     async function record(end?: StreamEnd): Promise<void> {
       try {
