@@ -4,6 +4,7 @@ import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
+import { readAsOtherThanText } from './driver-values.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -27,6 +28,8 @@ export interface ColumnType {
   readonly narrowText?: NarrowText | null
   /** A floating-point column (SQLite REAL affinity; PostgreSQL real, double precision; MySQL FLOAT, DOUBLE): exact integers end at 2^24 or 2^53. */
   readonly floating?: boolean
+  /** The driver reads its values as bytes or a parsed value, not as the text the database compares (`readAsOtherThanText`). */
+  readonly notText?: boolean
   /** PostgreSQL: a `real` column (or a domain over one), single precision, sent as its shortest text ("0.1"). */
   readonly singleFloat?: boolean
   /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
@@ -78,7 +81,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, notText: readAsOtherThanText(dialect, row) })
   }
   return out
 }
@@ -172,6 +175,7 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
       // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
       if (column.secondDigits !== null && kind !== 'untyped') return 'the database compares its values as dates and times, not as the text a record shows'
+      if (column.notText === true) return 'the driver reads its values as bytes or a parsed value, which a record shows as JSON, not as the text the database compares'
       // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
       // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
       return dialect !== 'sqlite' && FLOATING.test(column.declared) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
