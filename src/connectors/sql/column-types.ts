@@ -178,7 +178,8 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
       if (column.notText === true) return 'the driver reads its values as bytes or a parsed value, which a record shows as JSON, not as the text the database compares'
       // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
       // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
-      return dialect !== 'sqlite' && FLOATING.test(column.declared) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
+      // SQLite's REAL affinity keeps 100 as 100.0, spelled "100.0" (1e15 "1.0e+15"), which a record shows as "100"
+      return (dialect === 'sqlite' ? column.floating === true : FLOATING.test(column.declared)) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
   }
 }
 
