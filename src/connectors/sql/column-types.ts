@@ -4,6 +4,7 @@ import type { FieldTypeMisfit } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
+import { readAsOtherThanText } from './driver-values.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -27,6 +28,10 @@ export interface ColumnType {
   readonly narrowText?: NarrowText | null
   /** A floating-point column (SQLite REAL affinity; PostgreSQL real, double precision; MySQL FLOAT, DOUBLE): exact integers end at 2^24 or 2^53. */
   readonly floating?: boolean
+  /** The driver reads its values as bytes or a parsed value, not as the text the database compares (`readAsOtherThanText`). */
+  readonly notText?: boolean
+  /** PostgreSQL: a `real` column (or a domain over one), single precision, sent as its shortest text ("0.1"). */
+  readonly singleFloat?: boolean
   /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
   readonly dateOnly?: boolean
   /** PostgreSQL: a `timestamp` without time zone or a `date`, whose values a record shows as UTC (`utcWallClock`). */
@@ -75,7 +80,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const dateOnly = dialect === 'postgres' && String(row.base_type ?? '') === 'date'
     const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating })
+    const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, notText: readAsOtherThanText(dialect, row) })
   }
   return out
 }
@@ -169,9 +175,11 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
       // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
       if (column.secondDigits !== null && kind !== 'untyped') return 'the database compares its values as dates and times, not as the text a record shows'
+      if (column.notText === true) return 'the driver reads its values as bytes or a parsed value, which a record shows as JSON, not as the text the database compares'
       // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
       // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
-      return dialect !== 'sqlite' && FLOATING.test(column.declared) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
+      // SQLite's REAL affinity keeps 100 as 100.0, spelled "100.0" (1e15 "1.0e+15"), which a record shows as "100"
+      return (dialect === 'sqlite' ? column.floating === true : FLOATING.test(column.declared)) ? 'the database spells its floating-point values otherwise than a record shows them ("1e15" for "1000000000000000")' : null
   }
 }
 
@@ -213,7 +221,7 @@ export interface ColumnFacts {
   /**
    * Number and integer fields over a MySQL/MariaDB column the server compares with a number otherwise than a record
    * shows it (`compileFilter` compares the value shown): a FLOAT is sent as its shortest text ("0.1"), which a record
-   * shows, and compared as the double it keeps (0.100000001…); a YEAR is shown as the year (2024) and reads a number
+   * shows, and compared as the double it keeps (0.100000001…), and so is a PostgreSQL real; a YEAR is shown as the year (2024) and reads a number
    * 1 to 99 it is compared with as a year (24 as 2024, 99 as 1999). Timestamp fields over a column keeping more than
    * milliseconds (MySQL DATETIME(6), TIMESTAMP(6); PostgreSQL timestamptz, 6 digits unless told): a record shows the
    * millisecond (12:00:00.000500 as 12:00:00.000Z). Timestamp fields over a PostgreSQL `date` column: a record shows
@@ -263,6 +271,8 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
         if (dialect === 'sqlite') return []
         if (resource.fields[f] === 'timestamp' && column?.kind === 'temporal' && (column.secondDigits ?? 0) > 3) return [[f, 'micros']]
         if (resource.fields[f] === 'timestamp' && column?.dateOnly === true) return [[f, 'day']]
+        // a PostgreSQL real (or a domain over one) is a single-precision value too, sent as its shortest text
+        if (dialect === 'postgres' && NUMBERS.has(resource.fields[f]!) && column?.singleFloat === true) return [[f, 'float']]
         return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
       }),
     ),
@@ -346,7 +356,7 @@ function textCompared(declared: Readonly<Record<string, FieldType>>, columns: Re
 
 const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
 
-/** A MySQL/MariaDB column compared as a record shows it (`ColumnFacts.comparedAsShown`). */
+/** A column compared as a record shows it (`ColumnFacts.comparedAsShown`); 'float' also a PostgreSQL real. */
 export type ShownAs = 'float' | 'year' | 'micros' | 'day'
 
 const MISFIT_FIX = 'declare the field as the column is, or change the column'

@@ -112,7 +112,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * included; strings compare by code point (PostgreSQL orders by `COLLATE "C"`; MySQL compares bytes; SQLite under BINARY).
  *
  * `narrowText`: string fields over a MySQL column of a narrower character set than utf8mb4 (`textParam`).
- * `comparedAsShown`: number fields over a MySQL FLOAT or YEAR, compared as a record shows them (see `ColumnFacts`).
+ * `comparedAsShown`: number fields over a MySQL FLOAT or YEAR or a PostgreSQL real, compared as a record shows them (see `ColumnFacts`).
  * `comparedAsText`: string fields whose column holds numbers, compared as `cast(column as text)` (see
  * `ColumnFacts`). `comparedByCodePoint`: string fields whose column's `=` is not code-point equality (PostgreSQL
  * char(n), citext, a non-deterministic collation), compared as `cast(column as text) collate "C"` too.
@@ -225,12 +225,12 @@ function compileClause(clause: Clause, fields: FieldTypes, dialect: SqlDialectNa
     )
   }
   const ref = sql.ref(field)
-  // a MySQL FLOAT compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…); a
+  // a MySQL FLOAT (PostgreSQL real) compared as the text the server sends, the value a record shows ("0.1", not 0.100000001…); a
   // YEAR as the number it shows (compared with one, it reads 24 as 2024); a PostgreSQL date as the midnight it shows
   // (compared with a date-time parameter, it reads that as a date: 12:00 on the day equalled it)
   const plain = asText === undefined || type !== 'string' || op === 'is_null' || (asText && integerEquality(op, clause.value))
   const column =
-    shown === 'float' ? sql`cast(cast(${ref} as char) as double)` : shown === 'year' ? sql`(${ref} + 0)` : shown === 'day' ? sql`cast(${ref} as timestamp)` : plain ? ref : sql`cast(${ref} as text)`
+    shown === 'float' ? (dialect === 'postgres' ? sql`cast(cast(${ref} as text) as double precision)` : sql`cast(cast(${ref} as char) as double)`) : shown === 'year' ? sql`(${ref} + 0)` : shown === 'day' ? sql`cast(${ref} as timestamp)` : plain ? ref : sql`cast(${ref} as text)`
   if (op === 'is_null') {
     if (typeof clause.value !== 'boolean') throw mismatch(where, field, op, type, 'true or false')
     return clause.value ? sql`${column} is null` : sql`${column} is not null`

@@ -2,6 +2,7 @@ import type { FieldType } from '../../config/index.js'
 import { decimalOf } from '../../contract/index.js'
 import type { SourceRecord } from '../connector.js'
 import type { FieldTypes } from './compile.js'
+import { idKindRefused } from './id-kind.js'
 
 /**
  * One stored value as the gateway sees it: tags as string[] (parsed from the JSON text column), integer and
@@ -76,10 +77,13 @@ export function keyString(value: unknown): string {
 /**
  * A stored version as the string it is compared by; "" for NULL, which names no version, as "" names none
  * (`hasNoVersion`). As `String(null)`, a NULL read as "null", the version of a row holding the text 'null', and was
- * frozen so although no conditional UPDATE (`version = ?`) ever matches a NULL.
+ * frozen so although no conditional UPDATE (`version = ?`) ever matches a NULL. So is a value of a kind no id may be
+ * (`idKindRefused`).
  */
 function versionString(value: unknown): string {
-  return value === null || value === undefined ? '' : keyString(value)
+  // a value the driver gives as an object, an array or bytes (a MariaDB JSON column, LONGTEXT in its catalogue) names
+  // no version either: made text it was "[object Object]" for every row, which no conditional UPDATE matches
+  return value === null || value === undefined || idKindRefused(value) !== null ? '' : keyString(value)
 }
 
 /** One row of the declared columns as a SourceRecord: every declared field, normalised. */

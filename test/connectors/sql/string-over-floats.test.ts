@@ -10,9 +10,9 @@ import { createEngine, search, type Engine } from './support/engine.js'
  * refused, naming the column and the fix, as a string over a date column is.
  */
 const FIELDS = { id: 'string', version: 'integer', d: 'string' }
-const COLUMN = { mysql: 'double', postgres: 'double precision' } as const
+const COLUMN = { mysql: 'double', postgres: 'double precision', sqlite: 'REAL' } as const
 
-for (const kind of ['mysql', 'postgres'] as const)
+for (const kind of ['mysql', 'postgres', 'sqlite'] as const)
   describe(`sql on ${kind}: a string field over a ${COLUMN[kind]} column`, () => {
     let engine: Engine
     before(async () => {
