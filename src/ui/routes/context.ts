@@ -33,10 +33,9 @@ export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
   return (actor, action, event) => {
     markRequestAudited()
     const summary = event.summary ?? {}
-    // the rule the listing's `refused_claim` and who-asked read the row by (a status of 400 or more, or an `error`);
-    // written last, so a summary's own `outcome` key (`ok` beside a 403) never overrides it
+    // the rule the listing's `refused_claim` and who-asked read the row by (a status of 400 or more, or an `error`)
     const refused = isRefusal(summary)
-    return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { ...summary, outcome: refused ? 'refused' : 'ok' } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
+    return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { outcome: refused ? 'refused' : 'ok', ...summary } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
   }
 }
 
