@@ -1,7 +1,7 @@
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { WarrantError, createListDigest } from '../contract/index.js'
-import { inSlices, type Database, type Store } from '../store/index.js'
+import { inSlices, unsyncedSqliteCommit, type Database, type Store } from '../store/index.js'
 import { digestEntry, groupCounts, recomputeDigest, renumber } from './freeze.js'
 import { GroupTally } from './group-tally.js'
 import { compareIds } from './id-order.js'
@@ -12,8 +12,8 @@ import type { GroupCount } from './selection-service.js'
 /**
  * Freezing a selection as its inventory streams in. Members and excluded records are buffered and written in
  * batches, each one statement per table in one transaction (on PostgreSQL the rows travel as two JSON arrays,
- * `splitFields`: nothing to compile per row, no bound-parameter limit), so memory stays flat however large the selection and a
- * SQLite store pays one sync per batch, not per page. The order is decided on the immutable id (code-point
+ * `splitFields`: nothing to compile per row, no bound-parameter limit), so memory stays flat however large the selection; a batch's
+ * commit does not wait for the disk (the one that freezes the selection does, see `flush`). The order is decided on the immutable id (code-point
  * order). When the walk delivers ids in that order (one SQL source, keyset-paged), ords are final as written
  * and the digest and group counts are computed on the fly; otherwise (several sources, an HTTP upstream in its
  * own order) the rows are renumbered in the store and the digest is recomputed from it.
@@ -109,11 +109,19 @@ export class MemberWriter {
     this.#members = []
     this.#excluded = []
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        if (this.#store.sqlite) return this.#insertSqlite(this.#store.sqlite, members, excluded)
-        if (members.length > 0) await this.#insertMembers(trx, members)
-        if (excluded.length > 0) await this.#insertExclusions(trx, excluded)
-      })
+      const sqlite = this.#store.sqlite
+      // Unsynced: nothing rests on these rows until the selection row turns `frozen` (a build found unfinished is
+      // discarded, rows and all), and that commit is synced, which makes every earlier one durable with it: both
+      // WALs are recovered as a prefix, so a lost batch only ever goes with the frozen row (see unsyncedSqliteCommit).
+      // A sync per batch was a quarter of a SQLite freeze, taken on the event loop.
+      if (sqlite) await unsyncedSqliteCommit(this.#db, () => this.#insertSqlite(sqlite, members, excluded))
+      else
+        await this.#db.transaction().execute(async (trx) => {
+          // this transaction alone: the selection's frozen row and every other commit keep the server's setting
+          await sql`set local synchronous_commit = off`.execute(trx)
+          if (members.length > 0) await this.#insertMembers(trx, members)
+          if (excluded.length > 0) await this.#insertExclusions(trx, excluded)
+        })
     } catch (error) {
       if (isUniqueViolation(error))
         throw new WarrantError('conflict', 'the inventory returned the same record id twice (from two sources); a change by id could not tell them apart, so no selection was made', {
