@@ -256,8 +256,9 @@ function objectId(endpoint: string, idField: string, type: string): string {
 }
 
 /**
- * MySQL/MariaDB types the driver reads as an object: JSON (MySQL's own type; MariaDB's JSON is LONGTEXT in the
- * catalogue, its values still parsed: the row-level check, id-kind.ts, refuses those) and every geometry type.
+ * MySQL/MariaDB types no id can be: JSON (MySQL's own type, which the server sends re-spelled in its normal form and
+ * compares as JSON, not as the text a read by id gives; MariaDB's JSON is LONGTEXT, read and compared as its stored
+ * text, `jsonStrings`) and every geometry type, which the driver reads as an object.
  */
 const MYSQL_OBJECTS = new Set(['json', 'geometry', 'point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection'])
 
