@@ -188,6 +188,10 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // passes, to be counted as not judged whatever the filter, as a value of another type is
       if (dialect === 'sqlite') return sql`(${compiled} or typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
       return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
+    case 'string':
+      // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
+      // "100000000000000000000", a Buffer's JSON: it passes, and is judged on the value a record shows
+      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('real', 'blob'))` : compiled
     default:
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
