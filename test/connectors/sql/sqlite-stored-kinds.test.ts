@@ -47,4 +47,15 @@ describe('sql on sqlite: a string field over a column keeping a REAL or BLOB val
         assert.equal(envelope.complete, true)
       }
     })
+
+  for (const [i, { name }] of CASES.entries())
+    it(`${name}: a precondition on the value a record shows never holds where the plan said it fails`, async () => {
+      const connector = engine.connector(`t${i}`, { id: 'string', version: 'integer', v: 'string' })
+      const shown = (await search(connector, {}, 10)).items.find((item) => item.id === 'a')?.fields.v
+      assert.ok(typeof shown === 'string')
+      // the plan, on the value shown, says `not_in: [shown]` fails: the write must not be made
+      const outcome = await connector.write({ id: 'a', expectedVersion: '1', set: { v: 'x' }, precondition: { v: { not_in: [shown] } } })
+      assert.notEqual(outcome.kind, 'written', JSON.stringify(outcome))
+      assert.deepEqual(await engine.rows(`select version from t${i} where id = 'a'`), [{ version: 1 }])
+    })
 })
