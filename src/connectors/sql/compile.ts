@@ -121,7 +121,7 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
  * is neither 0 nor 1, a timestamp not in toISOString's spelling or (`zeroDates`) a MySQL date naming no day, tags
  * that are not a JSON list. A write's precondition never does; there a clause on a `zeroDates` field does not hold
- * on a date naming no day.
+ * on a date naming no day, nor one on a `keptAsRealOrBlob` field (SQLite string fields) on a REAL or BLOB.
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -137,6 +137,7 @@ export function compileFilter(
     readonly zeroDates?: ReadonlySet<string>
     readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
     readonly narrowText?: ReadonlyMap<string, NarrowText>
+    readonly keptAsRealOrBlob?: ReadonlySet<string>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
@@ -151,6 +152,8 @@ export function compileFilter(
     })
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
+    // a SQLite REAL or BLOB under a string field is compared as stored, shown otherwise: a precondition holds on none
+    if (options.keptAsRealOrBlob?.has(clause.field) === true && clause.op !== 'is_null') return sql`(${compiled} and typeof(${sql.ref(clause.field)}) not in ('real', 'blob'))`
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
     return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled
   })
@@ -188,6 +191,10 @@ function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldTy
       // passes, to be counted as not judged whatever the filter, as a value of another type is
       if (dialect === 'sqlite') return sql`(${compiled} or typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
       return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
+    case 'string':
+      // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
+      // "100000000000000000000", a Buffer's JSON: it passes, and is judged on the value a record shows
+      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('real', 'blob'))` : compiled
     default:
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled

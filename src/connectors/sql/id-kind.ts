@@ -5,7 +5,7 @@
  * "[object Object]" for every row, several rows under one id, which no read or write finds again. Its kind, for
  * the refusal, or null where the value is an id. A typeof per row, nothing allocated for an id: a walk asks it of
  * every row. The catalogue's refusal by type name (`TableFacts.idRefusal`) is the early, friendly answer; this is
- * the guarantee, whatever the column's type (a MariaDB JSON column is LONGTEXT in its catalogue).
+ * the guarantee, whatever the column's type name says.
  */
 export function idKindRefused(value: unknown): string | null {
   switch (typeof value) {

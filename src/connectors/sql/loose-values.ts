@@ -5,8 +5,8 @@ import type { SqlDialectName } from './url.js'
 /**
  * The fields whose column can hold a value the declared type cannot judge, so that a filter's SQL cannot be
  * the last word on them: a page read lets such values through, and `createPageJudge` judges them (counted as
- * not judged, or rechecked by the declared type). Every SQLite column holds any value. On the server engines
- * only where the column's type admits other values: a boolean in a number column (MariaDB's BOOLEAN is
+ * not judged, or rechecked by the declared type). Every SQLite column holds any value (a string field's a REAL or
+ * BLOB, shown otherwise than SQLite compares it). On the server engines only where the column's type admits other values: a boolean in a number column (MariaDB's BOOLEAN is
  * TINYINT(1), it takes a 2), tags in a text or JSON column (text that is no JSON, JSON that is no list), a
  * timestamp in a text column (another spelling than toISOString's, or no instant at all), an integer in a numeric,
  * DECIMAL or float column (1.5), a timestamp in a MySQL/MariaDB date column (`zeroDateFieldsOf`). A real boolean
@@ -17,11 +17,13 @@ import type { SqlDialectName } from './url.js'
 export function looseFieldsOf(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType> | null, dialect: SqlDialectName): ReadonlySet<string> {
   const out = new Set<string>(zeroDateFieldsOf(declared, columns, dialect))
   for (const [field, type] of Object.entries(declared)) {
-    if (type === 'string') continue
+    // a string field too on SQLite: any column keeps a REAL or BLOB as such (NUMERIC affinity 1e20, a column of no
+    // declared type 100.0), which SQLite compares as stored and a record shows otherwise ("100", a Buffer's JSON)
     if (dialect === 'sqlite') {
       out.add(field)
       continue
     }
+    if (type === 'string') continue
     const column = columns?.get(field)
     const kind = column?.kind
     // an integer over a numeric column that is not an integer one (numeric, DECIMAL, a float) may meet a fraction

@@ -42,6 +42,9 @@ export function mysqlBackend(location: MysqlLocation, options: SqlConnectorOptio
     // dates that name no day (MariaDB's '0000-00-00') are shown as stored, never as another day
     typeCast: mysqlTypeCast,
     supportBigNumbers: true,
+    // JSON values as the server sends them: MariaDB's JSON is LONGTEXT and compares its stored text, which mysql2
+    // would parse and re-spell ('{"a":  1}' shown as '{"a":1}'), a value an eq on it finds in no row
+    jsonStrings: true,
     // Affected rows are the rows the WHERE matched, not only those whose values changed: a write that sets a
     // field to the value it already had still matched id, version and precondition. (mysql2's default too;
     // said here because the write's outcome depends on it.)

@@ -115,7 +115,7 @@ class SqlReadSession implements ReadSession {
     }
     if (this.#state === 'open') this.#arm()
     const { rows, unkeyed, repeated } = result.value
-    // every row's id by its runtime kind, whatever the column's type name (a MariaDB JSON column is LONGTEXT): an
+    // every row's id by its runtime kind, whatever the column's type name (an untyped SQLite column, a view): an
     // object would be shown as "[object Object]", every such row under one id
     const wrongKind = rowsIdRefusal(rows, endpoint, idField, request.position === null ? 'the first page of the walk' : `the page after position ${request.position}`)
     if (wrongKind !== null) return { kind: 'refused', message: wrongKind, configKey: 'id_field' }

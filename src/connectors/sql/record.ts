@@ -81,7 +81,7 @@ export function keyString(value: unknown): string {
  * (`idKindRefused`).
  */
 function versionString(value: unknown): string {
-  // a value the driver gives as an object, an array or bytes (a MariaDB JSON column, LONGTEXT in its catalogue) names
+  // a value the driver gives as an object, an array or bytes (a type the catalogue does not name as such) names
   // no version either: made text it was "[object Object]" for every row, which no conditional UPDATE matches
   return value === null || value === undefined || idKindRefused(value) !== null ? '' : keyString(value)
 }

@@ -158,7 +158,9 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
           ? objectId(endpoint, idField, String(row.id_type))
           : base === 'money'
             ? moneyId(endpoint, idField)
-            : subMillisecond(endpoint, idField, String(row.id_type), digits)
+            : PG_UNORDERED.has(base)
+              ? unorderedId(endpoint, idField, String(row.id_type))
+              : subMillisecond(endpoint, idField, String(row.id_type), digits)
     const idCollation = row.unique_collation === null || row.unique_collation === undefined ? null : String(row.unique_collation)
     const through = row.row_security_through === null || row.row_security_through === undefined ? null : String(row.row_security_through)
     const hiddenRows = row.row_security === true ? rowSecurity(endpoint) : through !== null ? rowSecurityThrough(endpoint, through) : null
@@ -256,8 +258,9 @@ function objectId(endpoint: string, idField: string, type: string): string {
 }
 
 /**
- * MySQL/MariaDB types the driver reads as an object: JSON (MySQL's own type; MariaDB's JSON is LONGTEXT in the
- * catalogue, its values still parsed: the row-level check, id-kind.ts, refuses those) and every geometry type.
+ * MySQL/MariaDB types no id can be: JSON (MySQL's own type, which the server sends re-spelled in its normal form and
+ * compares as JSON, not as the text a read by id gives; MariaDB's JSON is LONGTEXT, read and compared as its stored
+ * text, `jsonStrings`) and every geometry type, which the driver reads as an object.
  */
 const MYSQL_OBJECTS = new Set(['json', 'geometry', 'point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection'])
 
@@ -267,6 +270,18 @@ const MYSQL_OBJECTS = new Set(['json', 'geometry', 'point', 'linestring', 'polyg
  */
 function moneyId(endpoint: string, idField: string): string {
   return `id column "${idField}" of ${endpoint} is money, which is read as text in the server's lc_monetary format ("$1.50"), not as a number: no read or write by the id a record shows could find its row, and the shown id changes with lc_monetary, so no record of it is read or written; choose another id column, or declare it numeric`
+}
+
+/**
+ * PostgreSQL types (a domain's base type) read as text but with no ordering a walk can page by (no default btree
+ * operator class): box, lseg, path and polygon compare by area or length (two boxes of one area are "equal"), line
+ * and xml not at all (xml has no `=`), jsonpath neither. Every walk failed ("could not identify an ordering
+ * operator"), answered as the source failing, and a read by id found another row of the same area or failed.
+ */
+const PG_UNORDERED = new Set(['box', 'line', 'lseg', 'path', 'polygon', 'xml', 'jsonpath'])
+
+function unorderedId(endpoint: string, idField: string, type: string): string {
+  return `id column "${idField}" of ${endpoint} is ${type}, which PostgreSQL cannot order nor compare for equality by value (no btree operator class), so no walk could page by it and no read or write by id could find exactly its row; no record of it is read or written; choose an id column of text, a number, a uuid or a timestamp, or key the table by text (a generated column holding ${idField}::text under a unique index)`
 }
 
 // BIT(n) too: the driver reads it as a Buffer of its bytes
