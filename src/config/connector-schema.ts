@@ -162,6 +162,14 @@ export const httpConnectorSchema = z.strictObject({
 })
 export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
 
+/**
+ * The bounds of a sql upstream's statement time limit: whole seconds on MySQL/MariaDB (innodb_lock_wait_timeout), so
+ * at least one; short of never (0 is "no limit" to PostgreSQL and MariaDB); on SQLite the wait blocks the event loop.
+ */
+export const MIN_SQL_STATEMENT_TIMEOUT_MS = 1_000
+export const MAX_SQL_STATEMENT_TIMEOUT_MS = 3_600_000
+export const MAX_SQLITE_STATEMENT_TIMEOUT_MS = 30_000
+
 export const sqlConnectorSchema = z.strictObject({
   kind: z.literal('sql'),
   url: z.string().min(1).describe('sqlite:./file.db, postgres://… or mysql://…; off this machine, with TLS asked (?sslmode=verify-full, ?ssl-mode=VERIFY_IDENTITY)'),
@@ -181,6 +189,15 @@ export const sqlConnectorSchema = z.strictObject({
     .describe(
       'targets one conditional UPDATE writes at once (SQLite, PostgreSQL; default: execution.concurrency). The executor writes one window at a time: this many targets are in flight, and a stop rule sees a whole window before it halts',
     ),
+  statement_timeout_ms: z
+    .number()
+    .int()
+    .min(MIN_SQL_STATEMENT_TIMEOUT_MS)
+    .max(MAX_SQL_STATEMENT_TIMEOUT_MS)
+    .optional()
+    .describe(
+      "how long one statement may run, a row lock another session holds waited for included, before the database refuses it (nothing written): PostgreSQL statement_timeout, MySQL/MariaDB innodb_lock_wait_timeout and statement time limit (rounded up to whole seconds), SQLite busy_timeout (at most 30000: the wait blocks the gateway); default 30000 (SQLite 5000)",
+    ),
 })
   .superRefine((c, ctx) => {
     // MySQL has no UPDATE … RETURNING: it writes one target at a time, so a window there would be a promise not kept
@@ -188,6 +205,8 @@ export const sqlConnectorSchema = z.strictObject({
       ctx.addIssue({ code: 'custom', path: ['write_window'], message: 'a mysql upstream is written one target at a time (no UPDATE … RETURNING); remove write_window' })
     if (c.unencrypted !== undefined && /^\s*sqlite:/i.test(c.url))
       ctx.addIssue({ code: 'custom', path: ['unencrypted'], message: 'applies to a postgres or mysql upstream only; a sqlite: upstream is a file and crosses no network (remove the key)' })
+    if (c.statement_timeout_ms !== undefined && c.statement_timeout_ms > MAX_SQLITE_STATEMENT_TIMEOUT_MS && c.statement_timeout_ms <= MAX_SQL_STATEMENT_TIMEOUT_MS && /^\s*sqlite:/i.test(c.url))
+      ctx.addIssue({ code: 'custom', path: ['statement_timeout_ms'], message: `at most ${MAX_SQLITE_STATEMENT_TIMEOUT_MS} on a sqlite: upstream: better-sqlite3 waits for the lock synchronously, every request waiting with it` })
     refuseUnencryptedDatabase(c.url, c.unencrypted === true, ['url'], ctx, 'connector')
   })
 export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>

@@ -156,11 +156,14 @@ export function rateLimitTotalsQuery(db: Db, operationId: string) {
 const throttled = sql<SqlBool>`rate_limit_hits > 0`
 
 /**
- * in_flight → pending for targets this executor claimed and never started (it stopped or halted first): no call
- * was made for them. A target no longer in flight (another executor declared it unknown) is left as it is.
+ * in_flight → pending for targets this executor claimed and never started (it stopped or halted first, or a 429
+ * paused the operation): no call was made for them, so the attempt their claim counted is taken back; `attempts`
+ * counts what was sent upstream (each pause counted one more for every target claimed behind it). A target no
+ * longer in flight (another executor declared it unknown) is left as it is.
  */
 export async function releaseUnstarted(db: Db, operationId: string, ords: readonly number[], now: string): Promise<void> {
-  await Promise.all(ords.map((ord) => ledgerBatch(db).submit({ kind: 'update', operationId, ord, set: { state: 'pending', updated_at: now }, fromState: 'in_flight' })))
+  const set = { state: 'pending', attempts: sql`attempts - 1`, updated_at: now }
+  await Promise.all(ords.map((ord) => ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })))
 }
 
 /** After a claim: every target left in flight by the previous holder has no durable answer. */

@@ -121,6 +121,29 @@ describe('config', () => {
     assert.equal(parseConfig(mysql).resources.subscriptions!.connector.kind, 'sql')
   })
 
+  test('statement_timeout_ms: a sql resource may set its lock and statement time limit; 0, negative, fractional or absurd is refused by name', () => {
+    const base = () => structuredClone(parseConfigInput())
+    const set = base()
+    set.resources.subscriptions.connector.statement_timeout_ms = 2_000
+    const parsed = parseConfig(set).resources.subscriptions!.connector
+    assert.ok(parsed.kind === 'sql' && parsed.statement_timeout_ms === 2_000)
+    const unset = parseConfig(base()).resources.subscriptions!.connector
+    assert.ok(unset.kind === 'sql' && unset.statement_timeout_ms === undefined, 'no value: each dialect keeps its own default (30 s, SQLite 5 s)')
+    for (const wrong of [0, -1, 999, 1500.5, 3_600_001, 1e12, '2000']) {
+      const bad = base()
+      bad.resources.subscriptions.connector.statement_timeout_ms = wrong
+      assert.deepEqual(problemKeys(() => parseConfig(bad)), ['resources.subscriptions.connector.statement_timeout_ms'], `statement_timeout_ms ${JSON.stringify(wrong)}`)
+    }
+    // SQLite waits for a lock synchronously, the event loop blocked with it: at most 30 s there
+    const sqlite = base()
+    sqlite.resources.subscriptions.connector.statement_timeout_ms = 60_000
+    assert.deepEqual(problemKeys(() => parseConfig(sqlite)), ['resources.subscriptions.connector.statement_timeout_ms'])
+    const server = base()
+    server.resources.subscriptions.connector = { ...server.resources.subscriptions.connector, url: 'postgres://postgres@127.0.0.1:5432/billing', statement_timeout_ms: 60_000 }
+    const serverParsed = parseConfig(server).resources.subscriptions!.connector
+    assert.ok(serverParsed.kind === 'sql' && serverParsed.statement_timeout_ms === 60_000)
+  })
+
   test('an unreadable or malformed file is a clear error, not a crash', () => {
     const broken = join(dir.path, 'broken.yaml')
     writeFileSync(broken, 'resources: [unclosed')

@@ -1,27 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import mysql from 'mysql2/promise'
-import pg from 'pg'
 import { ensureDemoData } from '../../src/demo/index.js'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { createTestMysqlDatabase, createTestPostgresDatabase, type TestDatabase } from '../support/stores.js'
 import { allResults, selectProposeApprove, waitForOperation } from './support/flow.js'
+import { openUpstream } from './support/upstream-connection.js'
 
 const HOLD = { type: 'hold' }
-
-type Dialect = 'mysql' | 'postgres'
-
-/** A connection of the test's own to the upstream: statements, and a close. */
-async function open(dialect: Dialect, url: string): Promise<{ run(text: string): Promise<any[]>; close(): Promise<void> }> {
-  if (dialect === 'postgres') {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    client.on('error', () => undefined)
-    return { run: async (text) => (await client.query(text)).rows, close: () => client.end() }
-  }
-  const conn = await mysql.createConnection(url)
-  return { run: async (text) => (await conn.query(text))[0] as any[], close: () => conn.end() }
-}
 
 /**
  * A write the database refused for a lock (MariaDB 1205 lock wait timeout on the UPDATE, PostgreSQL 55P03
@@ -35,14 +20,14 @@ async function open(dialect: Dialect, url: string): Promise<{ run(text: string):
 for (const dialect of ['mysql', 'postgres'] as const) {
   describe(`${dialect}: an operation halted while a write refused for a lock waits for its retry`, () => {
     let upstream: TestDatabase
-    let holder: Awaited<ReturnType<typeof open>>
+    let holder: Awaited<ReturnType<typeof openUpstream>>
     let fx: GatewayFixture
     let ids: string[] = []
     let versions = new Map<string, number>()
     before(async () => {
       upstream = dialect === 'postgres' ? await createTestPostgresDatabase() : await createTestMysqlDatabase()
       await ensureDemoData({ url: upstream.url, count: 30 })
-      const admin = await open(dialect, upstream.url)
+      const admin = await openUpstream(dialect, upstream.url)
       const rows = await admin.run(`select id, version from subscriptions where status = 'past_due' order by id`)
       ids = rows.slice(0, 2).map((r) => String(r.id))
       versions = new Map(rows.map((r) => [String(r.id), Number(r.version)]))
@@ -50,7 +35,7 @@ for (const dialect of ['mysql', 'postgres'] as const) {
       await admin.run(`alter table subscriptions add constraint refused_write check (id <> '${refused}' or version <= ${versions.get(refused!)})`)
       if (dialect === 'postgres') await admin.run(`alter database ${new URL(upstream.url).pathname.slice(1)} set lock_timeout = '300ms'`)
       await admin.close()
-      holder = await open(dialect, upstream.url)
+      holder = await openUpstream(dialect, upstream.url)
       await holder.run(dialect === 'postgres' ? 'begin' : 'start transaction')
       await holder.run(`select id from subscriptions where id = '${ids[0]}' for update`)
       fx = await startDemoGateway({

@@ -267,6 +267,20 @@ function classifyMysqlError(error: unknown): WriteFailure | undefined {
   // 1213 deadlock (the transaction was rolled back), 1205 lock wait timeout, 1969/3024 statement time limit
   if (errno === 1213) return retried(message, 'deadlock, rolled back')
   if (errno === 1205 || errno === 1969 || errno === 3024) return retried(message, 'lock wait or time limit, statement rolled back')
+  // the session or the server takes no writes, whatever the values: every write fares the same, so it halts as a
+  // refused credential does (PostgreSQL's 25006 too); the statement was refused before it changed a row
+  if (errno === 1792)
+    return {
+      kind: 'unauthorized',
+      status: 403,
+      message: `${message} (MySQL error 1792: the session is read-only, every transaction it begins READ ONLY (SET SESSION TRANSACTION READ ONLY, from the server's init_connect or a proxy in between), so nothing was written; make the connecting user's sessions read-write, or point the resource at a server that takes writes)`,
+    }
+  if (errno === 1290 && /read-only/i.test(message))
+    return {
+      kind: 'unauthorized',
+      status: 403,
+      message: `${message} (MySQL error 1290: the server runs read-only and takes no writes from this user, so nothing was written; point the resource at the primary, or turn the server's read_only off)`,
+    }
   // access denied: to the server (1045), the database (1044), a table or column (1142, 1143)
   if (errno === 1045) return { kind: 'unauthorized', status: 401, message }
   if (errno === 1044 || errno === 1142 || errno === 1143) return { kind: 'unauthorized', status: 403, message }

@@ -15,7 +15,8 @@ export interface SqlConnectorOptions {
   readonly maxSessions?: number
   /**
    * PostgreSQL `statement_timeout`, SQLite `busy_timeout`, MySQL/MariaDB statement time limit and
-   * `innodb_lock_wait_timeout` (whole seconds, at least 1), in ms. Default 30 s (5 s on SQLite).
+   * `innodb_lock_wait_timeout` (whole seconds, at least 1), in ms. Default the resource's
+   * `connector.statement_timeout_ms`, else 30 s (5 s on SQLite).
    */
   readonly statementTimeoutMs?: number
   /** The password for a postgres or mysql URL without one; default: `connector.password` resolved by `readSecret`. */

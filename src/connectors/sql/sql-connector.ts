@@ -50,12 +50,15 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
   const table = config.table
   const source = config.source
   const endpoint = `table ${table}`
+  // the resource's `connector.statement_timeout_ms`, unless the caller named one; unset, each backend's own default
+  const statementTimeoutMs = options.statementTimeoutMs ?? config.statement_timeout_ms
+  const limited: SqlConnectorOptions = statementTimeoutMs === undefined ? options : { ...options, statementTimeoutMs }
   const backend: Backend =
     location.dialect === 'sqlite'
-      ? sqliteBackend(location, table, idField, options)
+      ? sqliteBackend(location, table, idField, limited)
       : location.dialect === 'postgres'
-        ? postgresBackend(location, options)
-        : mysqlBackend(location, options)
+        ? postgresBackend(location, limited)
+        : mysqlBackend(location, limited)
   const sessions: OpenSessions = new Set()
   let closing: Promise<void> | undefined
 

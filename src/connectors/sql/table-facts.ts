@@ -89,7 +89,9 @@ export function tableFactsQuery(dialect: SqlDialectName, db: Kysely<any>, table:
       from pg_attribute a join pg_type t on t.oid = a.atttypid
       where a.attrelid = to_regclass(${quoted}) and a.attname = ${idField} and not a.attisdropped`.compile(db)
   }
-  return sql`select c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, c.character_set_name as id_charset, t.engine as engine, e.transactions as transactions,
+  // MariaDB only (/*M! … */): tx_read_only is this session's, on where every transaction it begins is READ ONLY
+  // (init_connect, a proxy, SET SESSION TRANSACTION READ ONLY); MySQL 8 renamed it, so there it is not read
+  return sql`select /*M! @@tx_read_only as read_only, */ c.is_nullable as id_nullable, c.data_type as id_type, c.datetime_precision as id_precision, c.character_set_name as id_charset, t.engine as engine, e.transactions as transactions,
       exists (select 1 from information_schema.statistics s where s.table_schema = c.table_schema and s.table_name = c.table_name
         and s.non_unique = 0 and s.column_name = c.column_name and s.seq_in_index = 1 and s.sub_part is null
         and not exists (select 1 from information_schema.statistics o where o.table_schema = s.table_schema and o.table_name = s.table_name
@@ -188,7 +190,13 @@ export function tableFactsOf(dialect: SqlDialectName, rows: readonly Row[], endp
         ? objectId(endpoint, idField, type)
         : type === 'float' ? floatId(endpoint, idField) : subMillisecond(endpoint, idField, type, digits),
     idCollation: memberText(type, row.id_charset),
+    noWrites: Number(row.read_only ?? 0) === 1 ? mysqlReadOnly(endpoint) : null,
   }
+}
+
+/** Why no write reaches a MariaDB table from a session whose transactions are all READ ONLY, with the fix. */
+function mysqlReadOnly(endpoint: string): string {
+  return `${endpoint} takes no writes from Warrant's connection: the session is read-only (tx_read_only on: SET SESSION TRANSACTION READ ONLY, from the server's init_connect or a proxy in between), so every UPDATE is refused (error 1792) and nothing is written; make the connecting user's sessions read-write, or point the resource at a server that takes writes`
 }
 
 /**

@@ -21,15 +21,8 @@ export async function startCuttingProxy(target: { host: string; port: number }):
   let cuts = 0
   const sockets = new Set<Socket>()
   const server = createServer((client) => {
-    const upstream = connect(target.port, target.host)
-    for (const socket of [client, upstream]) {
-      sockets.add(socket)
-      socket.on('close', () => sockets.delete(socket))
-      socket.on('error', () => undefined)
-    }
+    const upstream = upstreamFor(client, target, sockets)
     upstream.on('data', (chunk) => client.write(chunk))
-    upstream.on('close', () => client.destroy())
-    client.on('close', () => upstream.destroy())
     let seen = ''
     client.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1')
@@ -58,6 +51,19 @@ export async function startCuttingProxy(target: { host: string; port: number }):
         server.close(() => resolve())
       }),
   }
+}
+
+/** The proxy's connection to `target` for `client`: both kept in `sockets` while open, each closed with the other. */
+export function upstreamFor(client: Socket, target: { host: string; port: number }, sockets: Set<Socket>): Socket {
+  const upstream = connect(target.port, target.host)
+  for (const socket of [client, upstream]) {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => undefined)
+  }
+  upstream.on('close', () => client.destroy())
+  client.on('close', () => upstream.destroy())
+  return upstream
 }
 
 /** A MySQL ERR packet answering a COM_QUERY (sequence id 1): the error number, SQLSTATE and message a server would send. */
