@@ -1,4 +1,5 @@
 import type { PlanRow } from '../store/index.js'
+import { approvalsOf } from './approval-decisions.js'
 import { policyNow } from './approval-policy.js'
 import { configDriftOf, recordDriftSeen } from './config-drift.js'
 import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
@@ -17,8 +18,8 @@ export async function judgeConfigMoves(ctx: PlanContext, stored: PlanRow, now: s
 }
 
 /**
- * Records, for every plan a commit could still take (pending or approved), the config drift the config this process
- * runs makes, as a view would (`judgeConfigMoves`). Run
+ * Records, for every plan a commit could still take (pending or approved), the config drift and the shortened approval
+ * TTL the config this process runs makes, as a view would (`judgeConfigMoves`, `approvalsOf` storing each cut). Run
  * when a gateway opens on a config: recorded only when something viewed the plan, a drift nobody looked at left no
  * mark, and an approval given before it counted again once the config was put back. Answers the plans found drifted
  * and those that could not be judged (each with why), for the caller to log; one plan's fault never stops the rest.
@@ -30,7 +31,9 @@ export async function recordOpenPlansMoves(ctx: PlanContext): Promise<{ readonly
   for (const stored of open) {
     try {
       const now = ctx.nowIso()
-      const { drift } = await judgeConfigMoves(ctx, stored, now)
+      const { policy, drift, row } = await judgeConfigMoves(ctx, stored, now)
+      // each approval's TTL cut stored too: a cut nobody viewed would lapse for no one once the TTL is put back up
+      await approvalsOf(ctx, row, now, policy.ttl_minutes)
       if (drift.length > 0) drifted.push(stored.id)
     } catch (error) {
       unjudged.push({ plan_id: stored.id, error: error instanceof Error ? error.message : String(error) })

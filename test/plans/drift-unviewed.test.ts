@@ -54,5 +54,32 @@ for (const kind of STORE_KINDS) {
       }
     })
 
+    test('approve under A, open and close on a shortened TTL unviewed, open on A: the cut holds, the commit is refused', { timeout: 120_000 }, async () => {
+      const things = await startThingsToMove(kind)
+      const { fx, staging, agent } = things
+      try {
+        const { plan } = await approvedClosingPlan(fx, agent)
+        await fx.gateway.audit.flush()
+        const given = await fx.gateway.store.db.selectFrom('approvals').select(['id', 'decided_at', 'expires_at']).where('plan_id', '=', plan.plan_id).executeTakeFirstOrThrow()
+
+        // the TTL cut to 0.3 s, past by the time a gateway opens on it; nobody views the plan
+        const shortened = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
+        shortened.resources.things.approval = { ...(shortened.resources.things.approval ?? {}), ttl_minutes: 0.005 }
+        await new Promise((resolve) => setTimeout(resolve, 600))
+        const b = await openGateway({ config: shortened, log: createLogger({ level: 'silent' }) })
+        await b.close()
+        const cut = await fx.gateway.store.db.selectFrom('approvals').select('expires_at').where('id', '=', given.id).executeTakeFirstOrThrow()
+        assert.ok(cut.expires_at !== null && given.expires_at !== null && cut.expires_at < given.expires_at, JSON.stringify({ given, cut }))
+
+        const stale = await commitOnConfig(fx.config, plan)
+        assert.equal(stale.status, 410, JSON.stringify(stale.body))
+        assert.equal(stale.body.error.code, 'expired')
+        // the cut stored at B's start is still named as one (the expiry it was given with is kept, 0019)
+        assert.match(stale.body.error.message, /approval\.ttl_minutes was shortened to 0\.005 since/)
+        assert.equal([...staging.writes.values()].length, 0, 'nothing was written')
+      } finally {
+        await things.close()
+      }
+    })
   })
 }
