@@ -4,6 +4,7 @@ import { answerSummary, boundedSummary, type StreamEnd, withRequestAudit } from 
 import { type Actor, isWarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import { MCP_PATH } from '../mcp/http-transport.js'
+import { jsonRpcErrorCode, jsonRpcErrorOf } from '../mcp/json-rpc-errors.js'
 import type { ApiEnv } from './authenticate.js'
 
 const ID_KEYS = ['selection_id', 'plan_id', 'operation_id'] as const
@@ -101,25 +102,6 @@ function errorCode(c: Context, answer: unknown): string {
   // a JSON-RPC error at /mcp: its code is a number, the refusal's own is in its data (the HTTP error body)
   if (typeof answered?.data?.error?.code === 'string') return answered.data.error.code
   return c.res.status >= 500 ? 'internal' : c.res.status === 404 ? 'not_found' : `http_${c.res.status}`
-}
-
-/** The first JSON-RPC error an /mcp answer holds (the answer, or one message of a batch's): its code and message. */
-function jsonRpcErrorOf(answer: unknown): { code: number; message: string; refusal?: string } | undefined {
-  for (const message of Array.isArray(answer) ? answer : [answer]) {
-    const error = pick(message, 'error') as { code?: unknown; message?: unknown; data?: { error?: { code?: unknown } } } | undefined
-    if (error && typeof error === 'object' && typeof error.code === 'number') {
-      const refusal = error.data?.error?.code
-      return { code: error.code, message: typeof error.message === 'string' ? error.message.slice(0, 500) : '', ...(typeof refusal === 'string' ? { refusal } : {}) }
-    }
-  }
-  return undefined
-}
-
-const JSON_RPC_CODES: Readonly<Record<number, string>> = { [-32700]: 'parse_error', [-32600]: 'invalid_request', [-32601]: 'method_not_found', [-32602]: 'invalid_params', [-32603]: 'internal_error' }
-
-/** A JSON-RPC error's code as the row's `error`: the Warrant refusal it carries as data, else the JSON-RPC code's name. */
-function jsonRpcErrorCode(error: { code: number; refusal?: string }): string {
-  return error.refusal ?? JSON_RPC_CODES[error.code] ?? `json_rpc_${error.code}`
 }
 
 /** The body as the route parsed it (hono caches it), or a note that it was not JSON. */

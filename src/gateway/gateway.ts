@@ -166,6 +166,11 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       instanceId,
       ...(options.clock ? { clock: options.clock } : {}),
     })
+    // A drift nobody viewed still voids the approvals given before it: each open plan is judged under the config this
+    // process opened on, before anything can commit one (a config put back later no longer revives those approvals)
+    const moves = await plans.recordOpenPlansMoves()
+    if (moves.drifted.length > 0) log.warn({ plan_ids: moves.drifted }, 'the config moved under these open plans: the approvals given before now no longer count')
+    if (moves.unjudged.length > 0) log.warn({ plans: moves.unjudged }, 'these open plans could not be judged against the config; a view or a commit judges them again')
     if ((options.executors ?? true) === true) await warnOfSharedInstanceId(store, instanceId, log)
     // After every service exists: unfinished operations resume (their in-flight targets become unknown).
     await operations.recover()

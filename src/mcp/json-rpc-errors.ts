@@ -32,3 +32,24 @@ export function notJsonRpc(body: unknown): ReturnType<typeof jsonRpcError> | nul
   const bad = (Array.isArray(body) ? body : [body]).find((message) => !JSONRPCMessageSchema.safeParse(message).success)
   return bad === undefined ? null : jsonRpcError(messageId(bad), JSON_RPC.invalidRequest, NOT_JSON_RPC)
 }
+
+/** The first JSON-RPC error an answer holds (the answer, or one message of a batch's): its code, message and the Warrant refusal it carries. */
+export function jsonRpcErrorOf(answer: unknown): { code: number; message: string; refusal?: string } | undefined {
+  for (const message of Array.isArray(answer) ? answer : [answer]) {
+    const error = (message !== null && typeof message === 'object' && !Array.isArray(message) ? (message as Record<string, unknown>).error : undefined) as
+      | { code?: unknown; message?: unknown; data?: { error?: { code?: unknown } } }
+      | undefined
+    if (error && typeof error === 'object' && typeof error.code === 'number') {
+      const refusal = error.data?.error?.code
+      return { code: error.code, message: typeof error.message === 'string' ? error.message.slice(0, 500) : '', ...(typeof refusal === 'string' ? { refusal } : {}) }
+    }
+  }
+  return undefined
+}
+
+const JSON_RPC_CODES: Readonly<Record<number, string>> = { [-32700]: 'parse_error', [-32600]: 'invalid_request', [-32601]: 'method_not_found', [-32602]: 'invalid_params', [-32603]: 'internal_error' }
+
+/** A JSON-RPC error's code as an audit row's `error`: the Warrant refusal it carries as data, else the JSON-RPC code's name. */
+export function jsonRpcErrorCode(error: { code: number; refusal?: string }): string {
+  return error.refusal ?? JSON_RPC_CODES[error.code] ?? `json_rpc_${error.code}`
+}

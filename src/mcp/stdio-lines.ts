@@ -3,6 +3,7 @@ import { WarrantError, decodeUtf8Marking, escapeMarkedBytes } from '../contract/
 import { Transform, type Readable, type Writable } from 'node:stream'
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { ArgumentRefusals } from './argument-refusals.js'
+import type { StdioErrorTrail } from './stdio-audit.js'
 import { unfaithfulMessage } from './faithful-message.js'
 import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId } from './json-rpc-errors.js'
 
@@ -16,11 +17,12 @@ import { JSON_RPC, NOT_JSON_RPC, jsonRpcError, jsonRpcRefusal, messageId } from 
  * wait forever. Blank lines carry nothing and are skipped. A key twice or a rounded number inside a tool call's
  * arguments passes, held in `refusals` (the server's) for the tool to refuse as an `isError` result. A line longer
  * than `maxLineBytes` (server.max_body_bytes) is answered -32000 payload_too_large, as /mcp answers such a body, and
- * its bytes are dropped as they come, never held.
+ * its bytes are dropped as they come, never held. Each error answered here, and each message passed on, is told to
+ * `trail` (the audit of JSON-RPC errors outside a tool, as /mcp records them).
  *
  * @example new StdioServerTransport(withoutDuplicateKeys(process.stdin, process.stdout, refusals), process.stdout)
  */
-export function withoutDuplicateKeys(input: Readable, output: Writable, refusals?: ArgumentRefusals, maxLineBytes: number = DEFAULT_MAX_BODY_BYTES): Readable {
+export function withoutDuplicateKeys(input: Readable, output: Writable, refusals?: ArgumentRefusals, maxLineBytes: number = DEFAULT_MAX_BODY_BYTES, trail?: StdioErrorTrail): Readable {
   // Lines are cut at the byte 0x0A (never inside a UTF-8 character), then decoded whole: a character that straddles
   // two chunks stays one, and a byte that is not UTF-8 is kept as a lone surrogate (decodeUtf8Marking) to be refused
   // where it lies (an argument's by the tool, as an isError result), never read as U+FFFD
@@ -29,11 +31,12 @@ export function withoutDuplicateKeys(input: Readable, output: Writable, refusals
   /** a line over the limit was answered: its bytes are dropped up to its end */
   let dropping = false
   // as /mcp refuses a body over server.max_body_bytes, unread: a line of no end would otherwise grow the process
+  const refuse = (error: object, request?: unknown) => {
+    trail?.answered(error, request)
+    output.write(`${JSON.stringify(error)}\n`)
+  }
   const refuseLong = () =>
-    output.write(
-      `${JSON.stringify(jsonRpcRefusal(new WarrantError('payload_too_large', `the line is larger than ${maxLineBytes} bytes, the most this gateway accepts (server.max_body_bytes); it was not read`, { max_bytes: maxLineBytes }), JSON_RPC.serverError))}\n`,
-    )
-  const answer = (id: unknown, code: number, message: string, data?: unknown) => output.write(`${JSON.stringify(jsonRpcError(id, code, message, data))}\n`)
+    refuse(jsonRpcRefusal(new WarrantError('payload_too_large', `the line is larger than ${maxLineBytes} bytes, the most this gateway accepts (server.max_body_bytes); it was not read`, { max_bytes: maxLineBytes }), JSON_RPC.serverError))
   const take = (push: (line: string) => void, bytes: Buffer) => {
     const { text: line, firstBadByte } = decodeUtf8Marking(bytes)
     if (line.trim() === '') return
@@ -41,15 +44,18 @@ export function withoutDuplicateKeys(input: Readable, output: Writable, refusals
     try {
       parsed = JSON.parse(line)
     } catch {
-      answer(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line')
+      refuse(jsonRpcError(null, JSON_RPC.parseError, 'Parse error: the line is not JSON; send one JSON-RPC message per line'))
       return
     }
     // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
     const unfaithful = unfaithfulMessage(line, parsed, 'line', refusals)
-    if (unfaithful) output.write(`${JSON.stringify(unfaithful)}\n`)
-    else if (!JSONRPCMessageSchema.safeParse(parsed).success) answer(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC)
-    // re-encoded raw, a marked byte would become U+FFFD: passed on as its escape, which the SDK parses back
-    else push(firstBadByte === null ? line : escapeMarkedBytes(line))
+    if (unfaithful) refuse(unfaithful, parsed)
+    else if (!JSONRPCMessageSchema.safeParse(parsed).success) refuse(jsonRpcError(messageId(parsed), JSON_RPC.invalidRequest, NOT_JSON_RPC), parsed)
+    else {
+      trail?.received(parsed)
+      // re-encoded raw, a marked byte would become U+FFFD: passed on as its escape, which the SDK parses back
+      push(firstBadByte === null ? line : escapeMarkedBytes(line))
+    }
   }
   const lines = new Transform({
     transform(chunk: Buffer, _encoding, done) {

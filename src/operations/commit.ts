@@ -24,10 +24,15 @@ export interface CommitDeps {
 
 const LEDGER_CHUNK = 500
 
-const bulkActionBodySchema = z.strictObject({
+/**
+ * The article's commit form, checked once: the /v1 route declares this schema (so its document and its 400 name an
+ * empty id or digest) and the service parses it again for callers that reach it another way. Strict: a stripped key
+ * (`dry_run: true`) would never reach its check, and the commit ran.
+ */
+export const bulkActionBodySchema = z.strictObject({
   selection_id: z.string().min(1).max(200),
-  expected_digest: z.string().min(1).max(200).describe('the selection digest the reviewer saw'),
-  action: z.looseObject({ type: z.string().min(1).max(64) }),
+  expected_digest: z.string().min(1).max(200).describe('the selection digest the reviewer saw; a different one is 409'),
+  action: z.looseObject({ type: z.string().min(1).max(64) }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
 })
 
 /** `POST /v1/plans/{id}/commit`. */

@@ -1,5 +1,5 @@
 export { createOperationService, type OperationServiceOptions } from './operation-service.js'
-export { canonicalAction } from './commit.js'
+export { bulkActionBodySchema, canonicalAction } from './commit.js'
 export { fixStopRules, StopRuleTracker, DEFAULT_MAX_RATE_LIMIT_RETRIES, DEFAULT_MAX_RETRY_AFTER_SECONDS, type ObservedOutcome } from './stop-rules.js'
 export { checkStatus, checkRecordFields, checkUntouched, type EffectCheck, type UntouchedCheck } from './effect.js'
 export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'

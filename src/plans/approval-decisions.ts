@@ -8,7 +8,7 @@ import { policyNow, type StoredPolicy } from './approval-policy.js'
 import { COMPENSATE, displayParams, planInActionScope } from './compensation.js'
 import { assertConfigUnchanged } from './config-drift.js'
 import { type NotCounted, notCountedOf } from './approval-not-counted.js'
-import { storeTtlCut, type TtlCut, ttlCutOf } from './approval-ttl.js'
+import { storeTtlCut, storedCutOf, type TtlCut, ttlCutOf } from './approval-ttl.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { type ApprovalResult, approvalRequestSchema } from './schemas.js'
@@ -49,6 +49,7 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
       'approvals.comment as comment',
       'approvals.decided_at as decided_at',
       'approvals.expires_at as expires_at',
+      'approvals.ttl_given_until as ttl_given_until',
       'approvals.plan_digest as plan_digest',
       'approvals.token_id as token_id',
       'tokens.id as token_found',
@@ -67,7 +68,8 @@ export async function approvalsOf(ctx: Pick<PlanContext, 'db'>, row: PlanRow, no
   const cuts = new Map(rows.flatMap((stored) => (stored.decision === 'approve' ? [[stored.id, ttlCutOf(stored, ttlMinutes)] as const] : [])))
   for (const [id, cut] of cuts) if (cut) await storeTtlCut(ctx.db, id, cut)
   return rows.map((stored) => {
-    const cut = cuts.get(stored.id) ?? null
+    // a cut stored before (by a view, a commit, a gateway opening on the shorter TTL) is still named as one
+    const cut = cuts.get(stored.id) ?? (stored.decision === 'approve' ? storedCutOf(stored) : null)
     const r = cut ? { ...stored, expires_at: cut.expires_at } : stored
     const notCounted = r.decision === 'approve' ? notCountedOf(row, r, now, proposer?.last_disabled_at ?? null) : null
     return {

@@ -39,7 +39,23 @@ export function ttlCutOf(approval: { readonly decided_at: string; readonly expir
  * @example await storeTtlCut(db, entry.approval_id, cut)
  */
 export async function storeTtlCut(db: Store['db'], approvalId: string, cut: TtlCut): Promise<void> {
-  await db.updateTable('approvals').set({ expires_at: cut.expires_at }).where('id', '=', approvalId).where('expires_at', '>', cut.expires_at).execute()
+  // the expiry it was given with is kept at the first cut: a refusal read later still names the cut (`storedCutOf`)
+  await db
+    .updateTable('approvals')
+    .set((eb) => ({ expires_at: cut.expires_at, ttl_given_until: eb.fn.coalesce('ttl_given_until', eb.ref('expires_at')) }))
+    .where('id', '=', approvalId)
+    .where('expires_at', '>', cut.expires_at)
+    .execute()
+}
+
+/** The cut an approval's stored expiry already holds (kept by `storeTtlCut`), or null when none was stored. */
+export function storedCutOf(approval: { readonly decided_at: string; readonly expires_at: string | null; readonly ttl_given_until: string | null }): TtlCut | null {
+  if (approval.expires_at === null || approval.ttl_given_until === null) return null
+  const decided = Date.parse(approval.decided_at)
+  const given = Date.parse(approval.ttl_given_until)
+  const end = Date.parse(approval.expires_at)
+  if (!Number.isFinite(decided) || !Number.isFinite(given) || !Number.isFinite(end) || end >= given) return null
+  return { expires_at: approval.expires_at, given_until: approval.ttl_given_until, given_minutes: Math.round((given - decided) / 6_000) / 10, ttl_minutes: (end - decided) / 60_000 }
 }
 
 /** Why a lapsed approval lapsed before its stored expiry, in words, for the refusal: the TTL was cut, old and new. */

@@ -14,6 +14,7 @@ import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } f
 import type { PlanService } from './plan-service.js'
 import { type ExecutionConfig, runLimitsOf } from './run-limits.js'
 import { viewOf } from './plan-view.js'
+import { recordOpenPlansMoves } from './config-moves.js'
 import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
 
 // Re-exported so the package's public face (index.ts) keeps importing it from here.
@@ -103,6 +104,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
       return viewOf(ctx, row, now)
     },
 
+    recordOpenPlansMoves: () => recordOpenPlansMoves(ctx),
     changes: (actor, planId, query) => changesPage(ctx, actor, planId, query),
     decide: (actor, planId, request) => decide(ctx, actor, planId, request),
     actionConfigOf: (plan) => actionConfigOf(ctx, plan),

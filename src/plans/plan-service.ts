@@ -125,6 +125,12 @@ export interface PlanService {
   assertCompensable(actor: Actor, operationId: string, source: PlanRecord): Promise<void>
   /** The plan with its approval state (who approved, until when, who is still needed). */
   view(actor: Actor, planId: string): Promise<PlanView>
+  /**
+   * Records the config drift of every plan a commit could still take, under the config this process runs, as a view
+   * records it: run when a gateway opens, so a drift nobody viewed still voids the approvals
+   * given before it. Answers the plans found drifted and those that could not be judged.
+   */
+  recordOpenPlansMoves(): Promise<{ readonly drifted: string[]; readonly unjudged: { readonly plan_id: string; readonly error: string }[] }>
   /** Per-record before → after, a page at a time, in the selection's order. */
   changes(actor: Actor, planId: string, query: { readonly cursor?: string; readonly limit?: number }): Promise<ChangesPage>
   /** A reviewer's decision on the exact plan digest they saw. */

@@ -3,21 +3,17 @@ import { agentTexts } from '../selections/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
 import { approvalExpiredAt, approvalsOf, distinctApprovers, effectiveState } from './approval-decisions.js'
-import { policyNow } from './approval-policy.js'
 import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
-import { configDriftOf, recordDriftSeen } from './config-drift.js'
-import { type PlanContext, selectionOf, toRecord } from './plan-context.js'
+import { judgeConfigMoves } from './config-moves.js'
+import { type PlanContext, toRecord } from './plan-context.js'
 import type { PlanView } from './schemas.js'
 
 /** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of `now` (the store's, read with the row). */
 export async function viewOf(ctx: PlanContext, stored: PlanRow, now: string = ctx.nowIso()): Promise<PlanView> {
-  const selection = await selectionOf(ctx, stored)
-  const policy = policyNow(ctx.catalogue, stored, selection.count)
-  const changes = JSON.parse(stored.changes_summary) as StoredChanges
   // a drift shown is a drift recorded: the approvals given before it do not count again if the config is put back
-  const drift = stored.state === 'committed' || stored.state === 'rejected' ? [] : configDriftOf(ctx, stored, toRecord(stored), policy)
-  const row = { ...stored, config_drifted_at: await recordDriftSeen(ctx, stored, drift, now) }
+  const { selection, policy, drift, row } = await judgeConfigMoves(ctx, stored, now)
+  const changes = JSON.parse(stored.changes_summary) as StoredChanges
   const entries = await approvalsOf(ctx, row, now, policy.ttl_minutes)
   const state = effectiveState(row, selection, policy, entries, now)
   const approvers = distinctApprovers(entries)

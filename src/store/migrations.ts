@@ -14,6 +14,7 @@ import { addTargetRateLimits } from './migration-target-rate-limits.js'
 import { addRateLimitedTargetIndex } from './migration-rate-limited-index.js'
 import { addTargetSource } from './migration-target-source.js'
 import { addPlanConfigDrift } from './migration-plan-config-drift.js'
+import { addApprovalTtlGiven } from './migration-approval-ttl-given.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -42,6 +43,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0016_rate_limited_target_index': { up: addRateLimitedTargetIndex },
   '0017_target_source': { up: addTargetSource },
   '0018_plan_config_drift': { up: addPlanConfigDrift },
+  '0019_approval_ttl_given': { up: addApprovalTtlGiven },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

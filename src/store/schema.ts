@@ -126,6 +126,8 @@ export interface ApprovalsTable {
   expires_at: IsoTimestamp | null
   /** the token the decision was made with (0011): once it is revoked, the approval no longer counts; null before 0011 */
   token_id: string | null
+  /** (0019) the expiry it was given with, kept when a shortened TTL first cut it; null: never cut */
+  ttl_given_until: IsoTimestamp | null
 }
 
 /** The commit of an approved plan; one per idempotency key. */

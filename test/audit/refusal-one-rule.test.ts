@@ -29,7 +29,7 @@ const shapes = fc.oneof(
   fc.record({ options: nested, end: fc.constantFrom('ok', 'interrupted', 'refused'), code }).map(({ options, end, code }) => ({ surface: 'cli', summary: { args: ['op_x'], options, outcome: end, ...(end === 'refused' ? { error: code } : {}) } })),
   fc.record({ status: fc.option(fc.integer({ min: 100, max: 599 }), { nil: undefined }), error: fc.option(code, { nil: undefined }), extra: nested }).map(({ status, error, extra }) => {
     const summary = { ...extra, ...(status === undefined ? {} : { status }), ...(error === undefined ? {} : { error }) }
-    return { surface: 'ui', summary: { outcome: isRefusal(summary) ? 'refused' : 'ok', ...summary } }
+    return { surface: 'ui', summary: { ...summary, outcome: isRefusal(summary) ? 'refused' : ((summary as Record<string, unknown>).outcome ?? 'ok') } }
   }),
   fc.record({ outcome: fc.constantFrom('delivered', 'retrying', 'failed', 'interrupted', 'taken_over'), status: fc.option(fc.integer({ min: 100, max: 599 })), error: fc.option(fc.string()) }).map((s) => ({ surface: 'system', summary: { delivery_id: 'dlv_1', webhook: 'ops', event: 'plan.proposed', attempt: 1, ...s } })),
   nested.map((extra) => ({ surface: 'system', summary: { ...extra, instance: 'gw_1' } })),

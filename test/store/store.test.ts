@@ -416,6 +416,7 @@ for (const kind of STORE_KINDS) {
           decided_at: T0,
           expires_at: T1,
           token_id: 'tok_1',
+          ttl_given_until: T1,
         }
         await db.insertInto('approvals').values(approval).execute()
         assert.deepEqual(await db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow(), approval)

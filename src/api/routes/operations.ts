@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { z } from 'zod'
 import {
+  bulkActionBodySchema,
   commitReceiptSchema,
   FINISHED_STATES,
   operationViewSchema,
@@ -49,14 +50,8 @@ const bulkActions = v1Route({
   request: {
     params: z.object({ resource: z.string().min(1).max(64) }),
     headers: idempotencyHeader,
-    body: jsonBody(
-      // strict as the service's schema: a stripped key (`dry_run: true`) would never reach its check, and the commit ran
-      z.strictObject({
-        selection_id: z.string(),
-        expected_digest: z.string().describe('the selection digest the reviewer saw; a different one is 409'),
-        action: z.looseObject({ type: z.string() }).describe('{type, params: {...}} or the flat {type, reason: "…"}'),
-      }),
-    ),
+    // the service's own schema: an empty id or digest is refused here, naming the field, as the document says
+    body: jsonBody(bulkActionBodySchema),
   },
   responses: { ...receipt, ...errors([400, 401, 403, 404, 409, 410, 422]) },
 })

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
-import { ArgumentRefusals, createMcpServer, withoutDuplicateKeys } from '../../mcp/index.js'
+import { ArgumentRefusals, StdioErrorTrail, createMcpServer, withoutDuplicateKeys } from '../../mcp/index.js'
 import { tokenFrom } from '../cli-actor.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 
@@ -29,8 +29,10 @@ export function registerMcp(program: Command): void {
       const token = readMcpToken(flags)
       const { gateway } = await openCliGateway({ config: flags.config, executors: true })
       let closing: Promise<void> | null = null
+      let trail: StdioErrorTrail | null = null
       const shutdown = () => (closing ??= (async () => {
         await server?.close().catch(() => undefined)
+        await trail?.settled()
         await gateway.close()
       })())
       let server: ReturnType<typeof createMcpServer> | null = null
@@ -44,8 +46,16 @@ export function registerMcp(program: Command): void {
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
         const argumentRefusals = new ArgumentRefusals()
         server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
-        const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals, gateway.config.server.max_body_bytes)
+        // a JSON-RPC error answered outside a tool is recorded refused, as /mcp's HTTP trail records it
+        trail = new StdioErrorTrail(gateway, actor)
+        const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals, gateway.config.server.max_body_bytes, trail)
         const transport = new StdioServerTransport(lines, process.stdout)
+        const send = transport.send.bind(transport)
+        const errors = trail
+        transport.send = (message) => {
+          errors.answered(message)
+          return send(message)
+        }
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
           // stdin ended (the client's way to shut the server down): every call it sent is answered first; the

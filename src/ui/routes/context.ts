@@ -33,9 +33,12 @@ export function uiAuditRecorder(gateway: Gateway): ReviewRouteDeps['recordUi'] {
   return (actor, action, event) => {
     markRequestAudited()
     const summary = event.summary ?? {}
-    // the rule the listing's `refused_claim` and who-asked read the row by (a status of 400 or more, or an `error`)
-    const refused = isRefusal(summary)
-    return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { outcome: refused ? 'refused' : 'ok', ...summary } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
+    // the rule the listing's `refused_claim` and who-asked read the row by (a status of 400 or more, or an `error`):
+    // a refusal is always written `refused` (a summary's own `outcome: ok` beside a 403 never stands); a row that is
+    // none keeps its own outcome (an export's `started`, `failed`)
+    const { outcome: own, ...rest } = summary
+    const outcome = isRefusal(summary) ? 'refused' : (own ?? 'ok')
+    return gateway.audit.record({ actor, surface: 'ui', action, ...event, summary: { outcome, ...rest } }).catch((error: unknown) => gateway.log.error({ err: error, action }, 'review pages: could not record an audit event'))
   }
 }
 
