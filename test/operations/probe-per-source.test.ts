@@ -181,7 +181,7 @@ for (const kind of STORE_KINDS) {
           ],
           check.stdout + check.stderr,
         )
-        assert.match(probes[1]!.detail, /--source "lax"/)
+        assert.match(probes[1]!.detail, /--write-probe "lax=ID"/)
         assert.equal(probePatchesOnLax, 0, 'the lax source holds no S-001: nothing was written there')
       }))
 
@@ -211,6 +211,58 @@ for (const kind of STORE_KINDS) {
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'strict'))?.status, 'holds')
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'lax'))?.status, 'unsafe')
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'lax'))?.record_id, 'L-002')
+      }))
+
+    test('--write-probe with no id probes each source on the first record its own first page lists: strict holds, lax unsafe, each kept on its record', () =>
+      withParts(kind, async (ctx) => {
+        const check = await runWarrant(['check', 'parts', '--write-probe', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.code, 6, check.stdout + check.stderr)
+        const probes = (JSON.parse(check.stdout) as { guarantees: { name: string; status: string; source?: string; record_id?: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+        assert.deepEqual(
+          probes.map((g) => [g.name, g.status, g.record_id]),
+          [
+            ['write_probe.delist@strict', 'holds', 'S-001'],
+            ['write_probe.delist@lax', 'unsafe', 'L-001'],
+          ],
+          check.stdout + check.stderr,
+        )
+        const db = ctx.fx.gateway.store.db
+        assert.deepEqual([(await readVersionProof(db, 'parts', 'delist', 'strict'))?.record_id, (await readVersionProof(db, 'parts', 'delist', 'lax'))?.record_id], ['S-001', 'L-001'])
+        // the probe wrote the values already there: nothing changed on either source
+        assert.deepEqual([ctx.strict.parts.get('S-001')!.state, ctx.lax.parts.get('L-001')!.state], ['listed', 'listed'])
+      }))
+
+    test('--write-probe SOURCE=ID names one source\'s record, the other sampled; a source that lists no record is unknown, saying so, its proof untouched', () =>
+      withParts(kind, async (ctx) => {
+        const named = await runWarrant(['check', 'parts', '--write-probe', 'lax=L-003', '--write-probe', 'strict=S-004', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        const probesOf = (out: string) => (JSON.parse(out) as { guarantees: { name: string; status: string; record_id?: string; detail: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+        assert.deepEqual(
+          probesOf(named.stdout).map((g) => [g.name, g.status, g.record_id]),
+          [
+            ['write_probe.delist@strict', 'holds', 'S-004'],
+            ['write_probe.delist@lax', 'unsafe', 'L-003'],
+          ],
+          named.stdout + named.stderr,
+        )
+        assert.equal(getsById(ctx.lax.server.seen, 'L-001'), 0, 'lax was probed on the record named, not a sampled one')
+
+        ctx.lax.parts.clear()
+        const empty = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-002', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(empty.code, 4, empty.stdout + empty.stderr)
+        const probes = probesOf(empty.stdout)
+        assert.deepEqual(probes.map((g) => [g.name, g.status, g.record_id]), [['write_probe.delist@strict', 'holds', 'S-002'], ['write_probe@lax', 'unknown', undefined]])
+        assert.match(probes[1]!.detail, /first page lists no record/)
+        assert.equal((await readVersionProof(ctx.fx.gateway.store.db, 'parts', 'delist', 'lax'))?.record_id, 'L-003', 'the lax proof is the one its last probe kept')
+      }))
+
+    test('--write-probe SOURCE=ID naming a source the config does not declare: refused before anything is read, exit 2, nothing kept', () =>
+      withParts(kind, async (ctx) => {
+        const seenBefore = ctx.strict.server.seen.length + ctx.lax.server.seen.length
+        const check = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-001', '--write-probe', 'eu=E-1', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.code, 2, check.stdout + check.stderr)
+        assert.match(check.stderr, /declares no source "eu"; its sources: strict, lax/, check.stderr)
+        assert.equal(ctx.strict.server.seen.length + ctx.lax.server.seen.length, seenBefore, 'no request reached either upstream')
+        assert.equal(await versionProofRows(ctx.fx), 0)
       }))
 
     test('--source naming a source the config does not declare: refused, naming the sources; nothing sent, nothing kept', () =>
