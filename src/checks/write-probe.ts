@@ -11,6 +11,12 @@ export const STALE_VERSION = 'warrant-check-stale-0'
 const PROMISE = 'the upstream refuses a write made with a stale version'
 
 /**
+ * A probe that found no record to write to says nothing of how the source treats a stale version: the source's
+ * earlier probe (its status, its time) is kept as it was, neither revoked nor renewed.
+ */
+const KEPT = 'This run proves nothing of the source; an earlier probe of it, if any, is kept as it was (its time not renewed)'
+
+/**
  * The name of one action's probe on one source in a check report: `write_probe.ACTION` where the resource has one
  * source, `write_probe.ACTION@SOURCE` where it has several (each source is its own upstream, probed on its own).
  */
@@ -58,10 +64,14 @@ export async function probeWrites(options: {
     const record = read.records.get(id)
     if (!record) {
       const why = read.failed[0]?.message ?? `record "${id}" was not found`
-      out.push(cannot(`${why}; give the id of a record it holds${connector.sources.length === 1 ? ' with --write-probe ID' : ` with --write-probe "${source}=ID"`}`))
+      out.push(cannot(`${why}; give the id of a record it holds${connector.sources.length === 1 ? ' with --write-probe ID' : ` with --write-probe "${source}=ID"`}. ${KEPT}`))
       continue
     }
-    for (const [name, action] of actions) out.push({ ...(await probeAction(config, connector, record, source, name, action)), name: writeProbeName(connector, name, source), source, record_id: id })
+    for (const [name, action] of actions) {
+      // a probe whose record was gone proved nothing of the source: no record_id, so nothing is kept of it
+      const { gone, ...probe } = await probeAction(config, connector, record, source, name, action)
+      out.push({ ...probe, name: writeProbeName(connector, name, source), source, ...(gone ? {} : { record_id: id }) })
+    }
   }
   return out
 }
@@ -77,7 +87,14 @@ function sampled(samples: readonly SourceSample[], source: string): string | { r
   return record.id
 }
 
-async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, source: string, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
+async function probeAction(
+  config: ResourceConfig,
+  connector: Connector,
+  record: SourceRecord,
+  source: string,
+  name: string,
+  action: ResourceConfig['actions'][string],
+): Promise<Guarantee & { readonly gone?: true }> {
   const guarantee = (status: Guarantee['status'], detail: string, keys: string[] = []): Guarantee => ({
     name: `write_probe.${name}`,
     promise: PROMISE,
@@ -111,6 +128,10 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   }
   const after = (await connector.readByIds([record.id], undefined, new Map([[record.id, source]]))).records.get(record.id)
   const changed = after ? differs(record, after) : 'the record could not be read back'
+  // refused, and the record gone when read back (deleted meanwhile, or the read failed): no change of it can be
+  // shown, and a refusal of a record gone is no refusal of its version
+  if (outcome.kind === 'conflict' && !after)
+    return { ...guarantee('unknown', `the stale write was answered ${outcome.status ?? outcome.reason} and record "${record.id}" could not be read back afterwards (gone, or its read failed). ${KEPT}`), gone: true }
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
     // "no such record" from the write, of a record just read by id, is the write path not knowing it (a path

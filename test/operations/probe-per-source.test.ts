@@ -29,12 +29,14 @@ interface PartsUpstream {
   readonly parts: Map<string, Part>
   /** called after each PATCH this upstream applied */
   onPatch?: (sku: string) => void
+  /** called as each PATCH arrives, before the part is looked up */
+  beforePatch?: (sku: string) => void
 }
 
 async function startParts(prefix: string, strict: boolean): Promise<PartsUpstream> {
   const parts = new Map<string, Part>()
   for (let i = 1; i <= 4; i++) parts.set(`${prefix}-00${i}`, { sku: `${prefix}-00${i}`, label: `Part ${prefix}${i}`, state: 'listed', rev: 1 })
-  const up: { server?: TestUpstream; parts: Map<string, Part>; onPatch?: (sku: string) => void } = { parts }
+  const up: { server?: TestUpstream; parts: Map<string, Part>; onPatch?: (sku: string) => void; beforePatch?: (sku: string) => void } = { parts }
   up.server = await startUpstream((req, res) => {
     if (req.method === 'GET' && req.url.pathname === '/catalog/parts') {
       // page numbers from 1, `per` a page; past the last part, an empty page
@@ -43,6 +45,7 @@ async function startParts(prefix: string, strict: boolean): Promise<PartsUpstrea
       return sendJson(res, 200, { result: { rows: [...parts.values()].slice((pg - 1) * per, pg * per) } })
     }
     const sku = decodeURIComponent(req.url.pathname.replace(/^\/catalog\/parts\//, ''))
+    if (req.method === 'PATCH') up.beforePatch?.(sku)
     const part = parts.get(sku)
     if (!part) return sendJson(res, 404, { message: 'no such part' })
     if (req.method === 'GET') {
@@ -253,6 +256,32 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(probes.map((g) => [g.name, g.status, g.record_id]), [['write_probe.delist@strict', 'holds', 'S-002'], ['write_probe@lax', 'unknown', undefined]])
         assert.match(probes[1]!.detail, /first page lists no record/)
         assert.equal((await readVersionProof(ctx.fx.gateway.store.db, 'parts', 'delist', 'lax'))?.record_id, 'L-003', 'the lax proof is the one its last probe kept')
+      }))
+
+    test('a probe whose record is not found (404 on the read, or gone before the write) proves nothing now: unknown, saying so; the earlier proof stands, its time not refreshed', () =>
+      withParts(kind, async (ctx) => {
+        const db = ctx.fx.gateway.store.db
+        const first = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-001', '--source', 'strict', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(first.code, 0, first.stdout + first.stderr)
+        const proof = await readVersionProof(db, 'parts', 'delist', 'strict')
+        assert.equal(proof?.status, 'holds')
+        const probesOf = (out: string) => (JSON.parse(out) as { guarantees: { name: string; status: string; detail: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+
+        ctx.strict.parts.delete('S-002')
+        const unread = await runWarrant(['check', 'parts', '--write-probe', 'S-002', '--source', 'strict', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(unread.code, 4, unread.stdout + unread.stderr)
+        assert.deepEqual(probesOf(unread.stdout).map((g) => [g.name, g.status]), [['write_probe@strict', 'unknown']])
+        assert.match(probesOf(unread.stdout)[0]!.detail, /S-002.*earlier probe/)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'the earlier proof stands as it was')
+
+        // read, then deleted by someone else before the probe's write arrives: the write is answered 404
+        ctx.strict.beforePatch = (sku) => void ctx.strict.parts.delete(sku)
+        const gone = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-003', '--source', 'strict', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(gone.code, 4, gone.stdout + gone.stderr + JSON.stringify(probesOf(gone.stdout)))
+        const probes = probesOf(gone.stdout)
+        assert.deepEqual(probes.map((g) => [g.name, g.status]), [['write_probe.delist@strict', 'unknown']], gone.stdout)
+        assert.match(probes[0]!.detail, /earlier probe/)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'the earlier proof stands as it was, its time not refreshed')
       }))
 
     test('--write-probe SOURCE=ID naming a source the config does not declare: refused before anything is read, exit 2, nothing kept', () =>
