@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { readVersionProof, recordVersionProof, versionProofDigest } from '../../src/operations/index.js'
+import { readVersionProof, recordVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS } from '../../src/operations/index.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { runWarrant } from '../support/cli-config.js'
@@ -282,6 +282,41 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(probes.map((g) => [g.name, g.status]), [['write_probe.delist@strict', 'unknown']], gone.stdout)
         assert.match(probes[0]!.detail, /earlier probe/)
         assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'the earlier proof stands as it was, its time not refreshed')
+      }))
+
+    test('a gateway start removes the proofs that vouch for nothing: too old, or of a resource, action or source no longer declared; a source declared again starts without one', () =>
+      withParts(kind, async (ctx) => {
+        const db = ctx.fx.gateway.store.db
+        const config = ctx.fx.gateway.catalogue.get('parts').config
+        const digest = versionProofDigest(config.connector, config.actions.delist)
+        const proof = { resource: 'parts', action: 'delist', digest, source: 'strict', status: 'holds' as const, record_id: 'S-001', probed_at: new Date().toISOString(), detail: 'seeded' }
+        const old = new Date(Date.now() - VERSION_PROOF_MAX_AGE_MS - 60_000).toISOString()
+        await recordVersionProof(db, proof)
+        await recordVersionProof(db, { ...proof, source: 'lax', probed_at: old })
+        await recordVersionProof(db, { ...proof, source: 'eu-west' })
+        await recordVersionProof(db, { ...proof, action: 'retire' })
+        await recordVersionProof(db, { ...proof, resource: 'gone-parts' })
+        await db.insertInto('kv').values([{ key: 'version_proof:unreadable', value: 'not json' }, { key: 'elsewhere', value: '{}' }]).execute()
+        const keys = async () => (await db.selectFrom('kv').select('key').where('key', 'in', ['elsewhere', 'version_proof:unreadable']).execute()).length + (await versionProofRows(ctx.fx))
+
+        const check = await runWarrant(['check', 'parts', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.stderr.includes('Error'), false, check.stderr)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'a proof that vouches stays')
+        for (const [action, source] of [['delist', 'lax'], ['delist', 'eu-west'], ['retire', 'strict']]) assert.equal(await readVersionProof(db, 'parts', action!, source), null, `${action}@${source} was kept`)
+        assert.equal(await readVersionProof(db, 'gone-parts', 'delist', 'strict'), null)
+        assert.equal(await keys(), 4, 'the row that is no proof, and the key of another concept, are left alone')
+
+        // lax dropped from the config, its fresh proof goes at the next start; declared again at another address, no
+        // proof vouches for it (and an old one would not either: the digest binds every source's address)
+        await recordVersionProof(db, { ...proof, source: 'lax' })
+        const raw = JSON.parse(readFileSync(ctx.configFile, 'utf8')) as { resources: { parts: { connector: { sources: { name: string; base_url: string }[] } } } }
+        raw.resources.parts.connector.sources = raw.resources.parts.connector.sources.filter((s) => s.name !== 'lax')
+        writeFileSync(ctx.configFile, JSON.stringify(raw))
+        await runWarrant(['check', 'parts', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(await readVersionProof(db, 'parts', 'delist', 'lax'), null, 'a proof of a source no longer declared was kept')
+        const moved = structuredClone(config.connector) as { sources: { name: string; base_url: string }[] }
+        moved.sources = moved.sources.map((s) => (s.name === 'lax' ? { ...s, base_url: ctx.strict.server.origin } : s))
+        assert.equal(vouches({ ...proof, source: 'lax' }, versionProofDigest(moved, config.actions.delist), Date.now()), false)
       }))
 
     test('--write-probe SOURCE=ID naming a source the config does not declare: refused before anything is read, exit 2, nothing kept', () =>
