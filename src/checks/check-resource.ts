@@ -19,6 +19,11 @@ export interface CheckOptions {
   readonly pageSize?: number
   /** With an id: a conditional write with a stale version, per action, that must be refused (never a change). */
   readonly writeProbeId?: string
+  /**
+   * With it: the write probe too, on the record given here for each source (`writeProbeTargets`); a source with none
+   * (and no `writeProbeId`) is probed on the first record its own first page lists.
+   */
+  readonly writeProbeIds?: ReadonlyMap<string, string>
   /** The one source the write probe is sent to; absent, every source the resource declares. */
   readonly writeProbeSource?: string
   readonly signal?: AbortSignal
@@ -58,7 +63,16 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     await fieldTypes(options.connector),
     idColumn(tableProblems),
     ...(await conditionalWrites(options.config, options.connector, tableProblems)),
-    ...(options.writeProbeId === undefined ? [] : await probeWrites({ config: options.config, connector: options.connector, id: options.writeProbeId, ...(options.writeProbeSource === undefined ? {} : { source: options.writeProbeSource }) })),
+    ...(options.writeProbeId === undefined && options.writeProbeIds === undefined
+      ? []
+      : await probeWrites({
+          config: options.config,
+          connector: options.connector,
+          samples,
+          ...(options.writeProbeId === undefined ? {} : { id: options.writeProbeId }),
+          ...(options.writeProbeIds === undefined ? {} : { ids: options.writeProbeIds }),
+          ...(options.writeProbeSource === undefined ? {} : { source: options.writeProbeSource }),
+        })),
     ...(options.stranger === undefined ? [] : [await credentialRefusal(options.config, options.connector, options.stranger, samples, { pageSize, ...(options.signal ? { signal: options.signal } : {}) })]),
   ]
   return { resource: options.name, connector: options.connector.kind, guarantees, verdict: verdictOf(guarantees) }

@@ -26,6 +26,8 @@ export interface Guarantee {
   readonly config_keys: readonly string[]
   /** The source it was seen on, where it is one source's (a write probe: each source is its own upstream). */
   readonly source?: string
+  /** The record a write probe wrote to on `source` (given, or the first its first page listed). */
+  readonly record_id?: string
 }
 
 /** The probe's findings for one resource. */

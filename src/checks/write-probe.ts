@@ -2,12 +2,19 @@ import { versionPlacementOf, type ResourceConfig } from '../config/index.js'
 import { withRepresentation, type Connector, type SourceRecord, type WriteOutcome } from '../connectors/index.js'
 import { renderHttpWrite } from '../plans/http-write.js'
 import type { Guarantee } from './guarantee.js'
+import type { SourceSample } from './probe-reads.js'
 import { WarrantError } from '../contract/index.js'
 
 /** A version no upstream has handed out: what the probe sends instead of the record's own. */
 export const STALE_VERSION = 'warrant-check-stale-0'
 
 const PROMISE = 'the upstream refuses a write made with a stale version'
+
+/**
+ * A probe that found no record to write to says nothing of how the source treats a stale version: the source's
+ * earlier probe (its status, its time) is kept as it was, neither revoked nor renewed.
+ */
+const KEPT = 'This run proves nothing of the source; an earlier probe of it, if any, is kept as it was (its time not renewed)'
 
 /**
  * The name of one action's probe on one source in a check report: `write_probe.ACTION` where the resource has one
@@ -19,39 +26,75 @@ export function writeProbeName(connector: Pick<Connector, 'sources'>, action: st
 }
 
 /**
- * For each action and each source probed (`source`, or every source the resource declares), one write to record
- * `id` on that source with a stale version, setting each field the action sets to the value the record already
- * has: the upstream must refuse it. If it does not, the write changed nothing (the values were already there), and
- * the probe reports that the upstream does not enforce versions. The record is read again afterwards and compared
- * with what it was, field for field. Each source is its own upstream: a source that holds no record `id` is not
- * probed (unknown, naming it), and what one source answered says nothing of another.
+ * For each action and each source probed (`source`, or every source the resource declares), one write to a record
+ * of that source with a stale version, setting each field the action sets to the value the record already has: the
+ * upstream must refuse it. If it does not, the write changed nothing (the values were already there), and the probe
+ * reports that the upstream does not enforce versions. The record is read again afterwards and compared with what
+ * it was, field for field. The record: the id given for that source (`ids`), else `id`, else the first record that
+ * source's own first page listed (`samples`). Each source is its own upstream: a source that holds no such record
+ * (or listed none) is not probed (unknown, saying why), and what one source answered says nothing of another.
  *
- * @example const guarantees = await probeWrites({ config, connector, id: 'sub_0042', source: 'eu' })
+ * @example const guarantees = await probeWrites({ config, connector, ids: new Map([['eu', 'sub_0042']]), samples })
  */
-export async function probeWrites(options: { readonly config: ResourceConfig; readonly connector: Connector; readonly id: string; readonly source?: string }): Promise<Guarantee[]> {
-  const { config, connector, id } = options
+export async function probeWrites(options: {
+  readonly config: ResourceConfig
+  readonly connector: Connector
+  readonly id?: string
+  readonly ids?: ReadonlyMap<string, string>
+  readonly source?: string
+  readonly samples?: readonly SourceSample[]
+}): Promise<Guarantee[]> {
+  const { config, connector } = options
   if (options.source !== undefined && !connector.sources.includes(options.source))
     throw new WarrantError('invalid_request', `unknown source "${options.source}" for --source; the resource's sources: ${connector.sources.map((s) => `"${s}"`).join(', ')}`, { source: options.source })
   const actions = Object.entries(config.actions)
   if (actions.length === 0) return [{ name: 'write_probe', promise: PROMISE, status: 'not_applicable', detail: 'no actions declared', config_keys: [] }]
   const out: Guarantee[] = []
   for (const source of options.source === undefined ? connector.sources : [options.source]) {
+    const cannot = (why: string): Guarantee => ({ name: writeProbeName(connector, null, source), promise: PROMISE, status: 'unknown', detail: `cannot probe source "${source}": ${why}`, config_keys: [], source })
+    const given = options.ids?.get(source) ?? options.id
+    const id = given ?? sampled(options.samples ?? [], source)
+    if (typeof id !== 'string') {
+      out.push(cannot(id.why))
+      continue
+    }
     // read, written and read back on this source alone: another source's answer to a write of that id (a 412 of
     // a record it does not hold) says nothing of this record, nor of this source's upstream
     const read = await connector.readByIds([id], undefined, new Map([[id, source]]))
     const record = read.records.get(id)
     if (!record) {
       const why = read.failed[0]?.message ?? `record "${id}" was not found`
-      const other = connector.sources.length === 1 ? '' : `; probe it with --source "${source}" and the id of a record it holds`
-      out.push({ name: writeProbeName(connector, null, source), promise: PROMISE, status: 'unknown', detail: `cannot probe source "${source}": ${why}${other}`, config_keys: [], source })
+      out.push(cannot(`${why}; give the id of a record it holds${connector.sources.length === 1 ? ' with --write-probe ID' : ` with --write-probe "${source}=ID"`}. ${KEPT}`))
       continue
     }
-    for (const [name, action] of actions) out.push({ ...(await probeAction(config, connector, record, source, name, action)), name: writeProbeName(connector, name, source), source })
+    for (const [name, action] of actions) {
+      // a probe whose record was gone proved nothing of the source: no record_id, so nothing is kept of it
+      const { gone, ...probe } = await probeAction(config, connector, record, source, name, action)
+      out.push({ ...probe, name: writeProbeName(connector, name, source), source, ...(gone ? {} : { record_id: id }) })
+    }
   }
   return out
 }
 
-async function probeAction(config: ResourceConfig, connector: Connector, record: SourceRecord, source: string, name: string, action: ResourceConfig['actions'][string]): Promise<Guarantee> {
+/** The first record `source`'s own first page listed (ids are unique per source only), or why there is none. */
+function sampled(samples: readonly SourceSample[], source: string): string | { readonly why: string } {
+  const sample = samples.find((s) => s.source === source)
+  const first = sample?.results[0]
+  if (!sample || !first) return { why: 'no id was given for it and its list was not read' }
+  if (first.kind !== 'page') return { why: `no id was given for it and its first page could not be read (${first.kind}: ${first.message})` }
+  const record = first.items[0]
+  if (!record) return { why: 'no id was given for it and its first page lists no record: it has nothing to write to' }
+  return record.id
+}
+
+async function probeAction(
+  config: ResourceConfig,
+  connector: Connector,
+  record: SourceRecord,
+  source: string,
+  name: string,
+  action: ResourceConfig['actions'][string],
+): Promise<Guarantee & { readonly gone?: true }> {
   const guarantee = (status: Guarantee['status'], detail: string, keys: string[] = []): Guarantee => ({
     name: `write_probe.${name}`,
     promise: PROMISE,
@@ -85,6 +128,10 @@ async function probeAction(config: ResourceConfig, connector: Connector, record:
   }
   const after = (await connector.readByIds([record.id], undefined, new Map([[record.id, source]]))).records.get(record.id)
   const changed = after ? differs(record, after) : 'the record could not be read back'
+  // refused, and the record gone when read back (deleted meanwhile, or the read failed): no change of it can be
+  // shown, and a refusal of a record gone is no refusal of its version
+  if (outcome.kind === 'conflict' && !after)
+    return { ...guarantee('unknown', `the stale write was answered ${outcome.status ?? outcome.reason} and record "${record.id}" could not be read back afterwards (gone, or its read failed). ${KEPT}`), gone: true }
   if (outcome.kind === 'conflict') {
     if (changed) return guarantee('unsafe', `the stale write was refused (${outcome.reason}) but the record changed: ${changed}`)
     // "no such record" from the write, of a record just read by id, is the write path not knowing it (a path

@@ -8,7 +8,7 @@ import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
 import { prepareCatalogue, type Catalogue } from '../resources/index.js'
 import { createSelectionService, type SelectionService } from '../selections/index.js'
 import { createPlanService, type PlanService } from '../plans/index.js'
-import { createOperationService, otherLeaseHolders, type OperationService } from '../operations/index.js'
+import { createOperationService, otherLeaseHolders, sweepVersionProofs, type OperationService } from '../operations/index.js'
 import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
 import { createReviewService, type ReviewService } from '../review/index.js'
 import { WarrantError } from '../contract/index.js'
@@ -136,6 +136,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
         .then((ids) => (ids.length > 0 ? log.warn({ selection_ids: ids }, 'selections whose builder is gone were marked failed and their members removed') : undefined))
         .catch((error: unknown) => log.warn({ err: error }, 'looking for abandoned selections failed; the next sweep retries'))
     await reap()
+    // write probes of a resource, action or source no longer declared, or too old to vouch, go (the reader refuses them too)
+    await sweepVersionProofs(store.db, catalogue, Date.parse(store.now())).catch((error: unknown) => log.warn({ err: error }, 'removing stale write probes failed; the next start retries'))
     // Reviewers are told (webhooks) when a plan awaits review, is decided, and when an operation ends; the
     // services stay free of delivery code: the plan service is observed, and so is the executor's run recorder.
     // Read at each use: the server's real address is known only once it listens (see Gateway.listeningAt).

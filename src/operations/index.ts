@@ -5,6 +5,7 @@ export { checkStatus, checkRecordFields, checkUntouched, type EffectCheck, type 
 export { startRunner, type ExecutorDeps, type ExecutorLog, type OperationRunner, type RunRecorder } from './executor.js'
 export { claimOperations, otherLeaseHolders, renewLease, releaseLease } from './lease.js'
 export { proofsBySource, recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof, type VersionProofs } from './version-proof.js'
+export { sweepVersionProofs } from './version-proof-sweep.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
 export { askedAgainText } from './target-reasons.js'
 export {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { probeWrites } from '../../src/checks/write-probe.js'
+import { writeProbeTargets } from '../../src/checks/write-probe-targets.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { httpResource } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
@@ -40,5 +41,23 @@ describe('the write probe on a resource of several sources', () => {
     // each source probed on its own: front holds no r1, so it is not probed; back, which holds it, accepts the stale write
     assert.deepEqual(guarantees.map((g) => [g.name, g.status]), [['write_probe@front', 'unknown'], ['write_probe.pause@back', 'unsafe']], JSON.stringify(guarantees))
     assert.equal(front.seen.filter((r) => r.method === 'PATCH').length, 0, 'the probe write went to a source that does not hold r1')
+  })
+})
+
+describe('which record each source is probed on (--write-probe values)', () => {
+  test('SOURCE=ID per source, a plain ID for the one source probed (it may hold "="), on several the plain ID for each source not named', () => {
+    const of = (t: ReturnType<typeof writeProbeTargets>) => [t.sources, [...t.ids]]
+    assert.deepEqual(of(writeProbeTargets(['eu=sub_1', ''], ['eu', 'us'])), [['eu', 'us'], [['eu', 'sub_1']]])
+    assert.deepEqual(of(writeProbeTargets(['a=b=='], ['main'])), [['main'], [['main', 'a=b==']]])
+    assert.deepEqual(of(writeProbeTargets(['x=1'], ['eu', 'us'], 'us')), [['us'], [['us', 'x=1']]])
+    assert.deepEqual(of(writeProbeTargets(['r1', 'us=u9'], ['eu', 'us'])), [['eu', 'us'], [['us', 'u9'], ['eu', 'r1']]])
+  })
+
+  test('refused: an undeclared source on several, a source --source leaves out, two ids for one source, a source with no id', () => {
+    assert.throws(() => writeProbeTargets(['ap=1'], ['eu', 'us']), /declares no source "ap"; its sources: eu, us/)
+    assert.throws(() => writeProbeTargets(['eu=1'], ['eu', 'us'], 'us'), /names source "eu", but --source probes "us" alone/)
+    assert.throws(() => writeProbeTargets(['eu=1', 'eu=2'], ['eu', 'us']), /two ids/)
+    assert.throws(() => writeProbeTargets(['r1', 'r2'], ['eu', 'us']), /two plain ids/)
+    assert.throws(() => writeProbeTargets(['eu='], ['eu', 'us']), /names no id/)
   })
 })

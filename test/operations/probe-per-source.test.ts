@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
-import { readVersionProof, recordVersionProof, versionProofDigest } from '../../src/operations/index.js'
+import { readVersionProof, recordVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS } from '../../src/operations/index.js'
 import { sendJson, startUpstream, type SeenRequest, type TestUpstream } from '../connectors/http/upstream-server.js'
 import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixture.js'
 import { runWarrant } from '../support/cli-config.js'
@@ -29,12 +29,14 @@ interface PartsUpstream {
   readonly parts: Map<string, Part>
   /** called after each PATCH this upstream applied */
   onPatch?: (sku: string) => void
+  /** called as each PATCH arrives, before the part is looked up */
+  beforePatch?: (sku: string) => void
 }
 
 async function startParts(prefix: string, strict: boolean): Promise<PartsUpstream> {
   const parts = new Map<string, Part>()
   for (let i = 1; i <= 4; i++) parts.set(`${prefix}-00${i}`, { sku: `${prefix}-00${i}`, label: `Part ${prefix}${i}`, state: 'listed', rev: 1 })
-  const up: { server?: TestUpstream; parts: Map<string, Part>; onPatch?: (sku: string) => void } = { parts }
+  const up: { server?: TestUpstream; parts: Map<string, Part>; onPatch?: (sku: string) => void; beforePatch?: (sku: string) => void } = { parts }
   up.server = await startUpstream((req, res) => {
     if (req.method === 'GET' && req.url.pathname === '/catalog/parts') {
       // page numbers from 1, `per` a page; past the last part, an empty page
@@ -43,6 +45,7 @@ async function startParts(prefix: string, strict: boolean): Promise<PartsUpstrea
       return sendJson(res, 200, { result: { rows: [...parts.values()].slice((pg - 1) * per, pg * per) } })
     }
     const sku = decodeURIComponent(req.url.pathname.replace(/^\/catalog\/parts\//, ''))
+    if (req.method === 'PATCH') up.beforePatch?.(sku)
     const part = parts.get(sku)
     if (!part) return sendJson(res, 404, { message: 'no such part' })
     if (req.method === 'GET') {
@@ -181,7 +184,7 @@ for (const kind of STORE_KINDS) {
           ],
           check.stdout + check.stderr,
         )
-        assert.match(probes[1]!.detail, /--source "lax"/)
+        assert.match(probes[1]!.detail, /--write-probe "lax=ID"/)
         assert.equal(probePatchesOnLax, 0, 'the lax source holds no S-001: nothing was written there')
       }))
 
@@ -211,6 +214,119 @@ for (const kind of STORE_KINDS) {
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'strict'))?.status, 'holds')
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'lax'))?.status, 'unsafe')
         assert.equal((await readVersionProof(db, 'parts', 'delist', 'lax'))?.record_id, 'L-002')
+      }))
+
+    test('--write-probe with no id probes each source on the first record its own first page lists: strict holds, lax unsafe, each kept on its record', () =>
+      withParts(kind, async (ctx) => {
+        const check = await runWarrant(['check', 'parts', '--write-probe', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.code, 6, check.stdout + check.stderr)
+        const probes = (JSON.parse(check.stdout) as { guarantees: { name: string; status: string; source?: string; record_id?: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+        assert.deepEqual(
+          probes.map((g) => [g.name, g.status, g.record_id]),
+          [
+            ['write_probe.delist@strict', 'holds', 'S-001'],
+            ['write_probe.delist@lax', 'unsafe', 'L-001'],
+          ],
+          check.stdout + check.stderr,
+        )
+        const db = ctx.fx.gateway.store.db
+        assert.deepEqual([(await readVersionProof(db, 'parts', 'delist', 'strict'))?.record_id, (await readVersionProof(db, 'parts', 'delist', 'lax'))?.record_id], ['S-001', 'L-001'])
+        // the probe wrote the values already there: nothing changed on either source
+        assert.deepEqual([ctx.strict.parts.get('S-001')!.state, ctx.lax.parts.get('L-001')!.state], ['listed', 'listed'])
+      }))
+
+    test('--write-probe SOURCE=ID names one source\'s record, the other sampled; a source that lists no record is unknown, saying so, its proof untouched', () =>
+      withParts(kind, async (ctx) => {
+        const named = await runWarrant(['check', 'parts', '--write-probe', 'lax=L-003', '--write-probe', 'strict=S-004', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        const probesOf = (out: string) => (JSON.parse(out) as { guarantees: { name: string; status: string; record_id?: string; detail: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+        assert.deepEqual(
+          probesOf(named.stdout).map((g) => [g.name, g.status, g.record_id]),
+          [
+            ['write_probe.delist@strict', 'holds', 'S-004'],
+            ['write_probe.delist@lax', 'unsafe', 'L-003'],
+          ],
+          named.stdout + named.stderr,
+        )
+        assert.equal(getsById(ctx.lax.server.seen, 'L-001'), 0, 'lax was probed on the record named, not a sampled one')
+
+        ctx.lax.parts.clear()
+        const empty = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-002', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(empty.code, 4, empty.stdout + empty.stderr)
+        const probes = probesOf(empty.stdout)
+        assert.deepEqual(probes.map((g) => [g.name, g.status, g.record_id]), [['write_probe.delist@strict', 'holds', 'S-002'], ['write_probe@lax', 'unknown', undefined]])
+        assert.match(probes[1]!.detail, /first page lists no record/)
+        assert.equal((await readVersionProof(ctx.fx.gateway.store.db, 'parts', 'delist', 'lax'))?.record_id, 'L-003', 'the lax proof is the one its last probe kept')
+      }))
+
+    test('a probe whose record is not found (404 on the read, or gone before the write) proves nothing now: unknown, saying so; the earlier proof stands, its time not refreshed', () =>
+      withParts(kind, async (ctx) => {
+        const db = ctx.fx.gateway.store.db
+        const first = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-001', '--source', 'strict', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(first.code, 0, first.stdout + first.stderr)
+        const proof = await readVersionProof(db, 'parts', 'delist', 'strict')
+        assert.equal(proof?.status, 'holds')
+        const probesOf = (out: string) => (JSON.parse(out) as { guarantees: { name: string; status: string; detail: string }[] }).guarantees.filter((g) => g.name.startsWith('write_probe'))
+
+        ctx.strict.parts.delete('S-002')
+        const unread = await runWarrant(['check', 'parts', '--write-probe', 'S-002', '--source', 'strict', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(unread.code, 4, unread.stdout + unread.stderr)
+        assert.deepEqual(probesOf(unread.stdout).map((g) => [g.name, g.status]), [['write_probe@strict', 'unknown']])
+        assert.match(probesOf(unread.stdout)[0]!.detail, /S-002.*earlier probe/)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'the earlier proof stands as it was')
+
+        // read, then deleted by someone else before the probe's write arrives: the write is answered 404
+        ctx.strict.beforePatch = (sku) => void ctx.strict.parts.delete(sku)
+        const gone = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-003', '--source', 'strict', '--json', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(gone.code, 4, gone.stdout + gone.stderr + JSON.stringify(probesOf(gone.stdout)))
+        const probes = probesOf(gone.stdout)
+        assert.deepEqual(probes.map((g) => [g.name, g.status]), [['write_probe.delist@strict', 'unknown']], gone.stdout)
+        assert.match(probes[0]!.detail, /earlier probe/)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'the earlier proof stands as it was, its time not refreshed')
+      }))
+
+    test('a gateway start removes the proofs that vouch for nothing: too old, or of a resource, action or source no longer declared; a source declared again starts without one', () =>
+      withParts(kind, async (ctx) => {
+        const db = ctx.fx.gateway.store.db
+        const config = ctx.fx.gateway.catalogue.get('parts').config
+        const digest = versionProofDigest(config.connector, config.actions.delist)
+        const proof = { resource: 'parts', action: 'delist', digest, source: 'strict', status: 'holds' as const, record_id: 'S-001', probed_at: new Date().toISOString(), detail: 'seeded' }
+        const old = new Date(Date.now() - VERSION_PROOF_MAX_AGE_MS - 60_000).toISOString()
+        await recordVersionProof(db, proof)
+        await recordVersionProof(db, { ...proof, source: 'lax', probed_at: old })
+        await recordVersionProof(db, { ...proof, source: 'eu-west' })
+        await recordVersionProof(db, { ...proof, action: 'retire' })
+        await recordVersionProof(db, { ...proof, resource: 'gone-parts' })
+        await db.insertInto('kv').values([{ key: 'version_proof:unreadable', value: 'not json' }, { key: 'elsewhere', value: '{}' }]).execute()
+        const keys = async () => (await db.selectFrom('kv').select('key').where('key', 'in', ['elsewhere', 'version_proof:unreadable']).execute()).length + (await versionProofRows(ctx.fx))
+
+        const check = await runWarrant(['check', 'parts', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.stderr.includes('Error'), false, check.stderr)
+        assert.deepEqual(await readVersionProof(db, 'parts', 'delist', 'strict'), proof, 'a proof that vouches stays')
+        for (const [action, source] of [['delist', 'lax'], ['delist', 'eu-west'], ['retire', 'strict']]) assert.equal(await readVersionProof(db, 'parts', action!, source), null, `${action}@${source} was kept`)
+        assert.equal(await readVersionProof(db, 'gone-parts', 'delist', 'strict'), null)
+        assert.equal(await keys(), 4, 'the row that is no proof, and the key of another concept, are left alone')
+
+        // lax dropped from the config, its fresh proof goes at the next start; declared again at another address, no
+        // proof vouches for it (and an old one would not either: the digest binds every source's address)
+        await recordVersionProof(db, { ...proof, source: 'lax' })
+        const raw = JSON.parse(readFileSync(ctx.configFile, 'utf8')) as { resources: { parts: { connector: { sources: { name: string; base_url: string }[] } } } }
+        raw.resources.parts.connector.sources = raw.resources.parts.connector.sources.filter((s) => s.name !== 'lax')
+        writeFileSync(ctx.configFile, JSON.stringify(raw))
+        await runWarrant(['check', 'parts', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(await readVersionProof(db, 'parts', 'delist', 'lax'), null, 'a proof of a source no longer declared was kept')
+        const moved = structuredClone(config.connector) as { sources: { name: string; base_url: string }[] }
+        moved.sources = moved.sources.map((s) => (s.name === 'lax' ? { ...s, base_url: ctx.strict.server.origin } : s))
+        assert.equal(vouches({ ...proof, source: 'lax' }, versionProofDigest(moved, config.actions.delist), Date.now()), false)
+      }))
+
+    test('--write-probe SOURCE=ID naming a source the config does not declare: refused before anything is read, exit 2, nothing kept', () =>
+      withParts(kind, async (ctx) => {
+        const seenBefore = ctx.strict.server.seen.length + ctx.lax.server.seen.length
+        const check = await runWarrant(['check', 'parts', '--write-probe', 'strict=S-001', '--write-probe', 'eu=E-1', '--config', ctx.configFile], ctx.fx.dir)
+        assert.equal(check.code, 2, check.stdout + check.stderr)
+        assert.match(check.stderr, /declares no source "eu"; its sources: strict, lax/, check.stderr)
+        assert.equal(ctx.strict.server.seen.length + ctx.lax.server.seen.length, seenBefore, 'no request reached either upstream')
+        assert.equal(await versionProofRows(ctx.fx), 0)
       }))
 
     test('--source naming a source the config does not declare: refused, naming the sources; nothing sent, nothing kept', () =>
