@@ -5,15 +5,22 @@ import { jsonRpcErrorCode, jsonRpcErrorOf } from './json-rpc-errors.js'
 
 const MAX_SUMMARY_BODY = 4096
 
+/** A tool call records its own row (audit.ts): this trail adds none for its answer, as /mcp's adds none. */
+const TOOL_CALL = 'tools/call'
+
 /**
- * stdio's share of what /mcp's HTTP trail records (src/api/audit-trail.ts): a JSON-RPC error answered outside a
- * tool (an unknown method, a line that is not JSON or no JSON-RPC message, one naming a key twice, one too long, a
- * method that fails) is one refused row naming the method and the JSON-RPC code, read as refused by the one rule
- * (`isRefusal`). A tool call records its own row (audit.ts). Recording never fails the answer: a fault is logged.
+ * stdio's share of what /mcp's HTTP trail records (src/api/audit-trail.ts), one row per message a tool does not
+ * record, named `stdio:METHOD`, so a session leaves the same trail whatever its transport. A JSON-RPC error answered
+ * outside a tool (an unknown method, a line that is not JSON or no JSON-RPC message, one naming a key twice, one too
+ * long, a method that fails) is one refused row naming the method and the JSON-RPC code, read as refused by the one
+ * rule (`isRefusal`). A request answered without an error (initialize, tools/list, ping) is one `ok` row, written
+ * as its answer leaves; a message that gets no answer (a notification) is one `ok` row as it arrives, since HTTP
+ * records each POST of one too (a client sends few: initialized, a cancellation). A tool call's answer adds
+ * nothing. Recording never fails the answer: a fault is logged.
  */
 export class StdioErrorTrail {
-  /** The method of each request not yet answered, by id: an error the SDK answers carries only the id. */
-  private readonly methods = new Map<string | number, string>()
+  /** Each request not yet answered, by id: its method and the message, since an answer carries only the id. */
+  private readonly requests = new Map<string | number, { readonly method: string; readonly body: unknown }>()
   private readonly writes = new Set<Promise<unknown>>()
 
   constructor(
@@ -21,42 +28,49 @@ export class StdioErrorTrail {
     private readonly actor: Actor | null,
   ) {}
 
-  /** A message handed to the server: a request's method is kept until it is answered. */
+  /** A message handed to the server: a request is kept until it is answered; anything else, answered by nothing, is recorded now. */
   received(message: unknown): void {
     const m = message as { id?: unknown; method?: unknown } | null
-    if ((typeof m?.id === 'string' || typeof m?.id === 'number') && typeof m.method === 'string') this.methods.set(m.id, m.method)
+    const method = typeof m?.method === 'string' ? m.method : null
+    if ((typeof m?.id === 'string' || typeof m?.id === 'number') && method !== null) this.requests.set(m.id, { method, body: boundedSummary(message, MAX_SUMMARY_BODY) })
+    else this.record(method, { outcome: 'ok', body: boundedSummary(message, MAX_SUMMARY_BODY) })
   }
 
-  /** A message about to be written: an error answer is recorded, with the request it answers when the line held one. */
+  /** A message about to be written: an answer is recorded (an error always; a success unless a tool's), with the request it answers when the line held one. */
   answered(answer: unknown, request?: unknown): void {
-    const id = (answer as { id?: unknown } | null)?.id
-    const method = typeof id === 'string' || typeof id === 'number' ? this.methods.get(id) : undefined
-    if (method !== undefined) this.methods.delete(id as string | number)
+    const a = answer as { id?: unknown; method?: unknown } | null
+    // the server's own notification (or request): no answer to anything the client sent
+    if (typeof a?.method === 'string') return
+    const id = a?.id
+    // a line refused before the server (`request` given) answers none it holds, even under an id one in flight has
+    const kept = request === undefined && (typeof id === 'string' || typeof id === 'number') ? this.requests.get(id) : undefined
+    if (kept !== undefined) this.requests.delete(id as string | number)
     const error = jsonRpcErrorOf(answer)
-    if (error === undefined) return
+    if (error === undefined) {
+      if (kept !== undefined && kept.method !== TOOL_CALL) this.record(kept.method, { outcome: 'ok', body: kept.body })
+      return
+    }
     const named = (request as { method?: unknown } | null | undefined)?.method
-    const requested = typeof named === 'string' ? named : (method ?? null)
-    const write = this.gateway.audit
-      .record({
-        actor: this.actor,
-        surface: 'mcp',
-        action: `stdio:${requested ?? '(no method)'}`,
-        summary: {
-          transport: 'stdio',
-          method: requested,
-          outcome: 'refused',
-          error: jsonRpcErrorCode(error),
-          json_rpc_error: { code: error.code, message: error.message },
-          ...(request === undefined ? {} : { body: boundedSummary(request, MAX_SUMMARY_BODY) }),
-        },
-      })
-      .catch((fault: unknown) => this.gateway.log.error({ err: fault, method: requested }, 'audit trail: could not record a JSON-RPC error on stdio'))
-    this.writes.add(write)
-    void write.finally(() => this.writes.delete(write))
+    const requested = typeof named === 'string' ? named : (kept?.method ?? null)
+    this.record(requested, {
+      outcome: 'refused',
+      error: jsonRpcErrorCode(error),
+      json_rpc_error: { code: error.code, message: error.message },
+      // the line refused, else the request the server failed (HTTP's row keeps its body too)
+      ...(request !== undefined ? { body: boundedSummary(request, MAX_SUMMARY_BODY) } : kept !== undefined ? { body: kept.body } : {}),
+    })
   }
 
   /** Once every row started so far is written: the store closes after. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.writes])
+  }
+
+  private record(method: string | null, summary: Record<string, unknown>): void {
+    const write = this.gateway.audit
+      .record({ actor: this.actor, surface: 'mcp', action: `stdio:${method ?? '(no method)'}`, summary: { transport: 'stdio', method, ...summary } })
+      .catch((fault: unknown) => this.gateway.log.error({ err: fault, method }, 'audit trail: could not record a JSON-RPC message on stdio'))
+    this.writes.add(write)
+    void write.finally(() => this.writes.delete(write))
   }
 }

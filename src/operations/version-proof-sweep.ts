@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../store/index.js'
 import { VERSION_PROOF_MAX_AGE_MS, type VersionProof } from './version-proof.js'
 
-/** At most this many proofs are looked at per sweep: the sweep runs at every gateway start and probe run. */
-const SWEEP_LIMIT = 1000
+/** Proof rows read (and their stale ones deleted) at a time: no one query or delete grows with the store. */
+const SWEEP_PAGE = 500
 
 /** What a sweep needs of the config as it is now: each resource's actions and sources. */
 export interface DeclaredProofPlaces {
@@ -16,13 +16,26 @@ export interface DeclaredProofPlaces {
  * VERSION_PROOF_MAX_AGE_MS, or of a resource, action or source the config no longer declares. (A reader already
  * refuses them: an old one by its age, the others are never asked for, or fail their digest.) A source declared
  * again later starts without a proof. A row that cannot be read as a proof is left alone: not ours to judge.
- * Bounded: at most SWEEP_LIMIT rows a sweep; the next start or probe run takes the next ones. Returns how many went.
+ * Every proof row is looked at, SWEEP_PAGE at a time in key order (a page's stale ones deleted before the next is
+ * read). No cap on the pages: a cap left whatever lay past it unexamined on every start, however many starts came
+ * (the first rows by key, if they still vouch, come first again each time). The walk stays small anyway: each stale
+ * row goes as it is seen, so what a start reads is the proofs that vouch (at most one per declared resource, action
+ * and source, and one kept before probes named a source) plus what went stale since the last start, and rows that
+ * are no proof (Warrant writes none). Returns how many went.
  */
 export async function sweepVersionProofs(db: Kysely<Database>, declared: DeclaredProofPlaces, now: number): Promise<number> {
-  const rows = await db.selectFrom('kv').select(['key', 'value']).where('key', 'like', 'version_proof:%').orderBy('key').limit(SWEEP_LIMIT).execute()
-  const stale = rows.filter((row) => row.key.startsWith('version_proof:') && isStale(parsed(row.value), declared, now)).map((row) => row.key)
-  for (let i = 0; i < stale.length; i += 100) await db.deleteFrom('kv').where('key', 'in', stale.slice(i, i + 100)).execute()
-  return stale.length
+  let removed = 0
+  let after: string | null = null
+  for (;;) {
+    let page = db.selectFrom('kv').select(['key', 'value']).where('key', 'like', 'version_proof:%')
+    if (after !== null) page = page.where('key', '>', after)
+    const rows = await page.orderBy('key').limit(SWEEP_PAGE).execute()
+    const stale = rows.filter((row) => row.key.startsWith('version_proof:') && isStale(parsed(row.value), declared, now)).map((row) => row.key)
+    for (let i = 0; i < stale.length; i += 100) await db.deleteFrom('kv').where('key', 'in', stale.slice(i, i + 100)).execute()
+    removed += stale.length
+    if (rows.length < SWEEP_PAGE) return removed
+    after = rows.at(-1)!.key
+  }
 }
 
 function parsed(value: string): Partial<VersionProof> | null {

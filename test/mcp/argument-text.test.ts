@@ -53,6 +53,9 @@ describe('arguments holding text no store keeps: the same isError refusal over H
         rows.map((r) => [r.action, r.surface, JSON.parse(r.summary).outcome, JSON.parse(r.summary).error]),
         [
           ['mcp:search', 'mcp', 'refused', 'invalid_request'],
+          // the stdio session's own start, as /mcp records the client's
+          ['stdio:initialize', 'mcp', 'ok', undefined],
+          ['stdio:notifications/initialized', 'mcp', 'ok', undefined],
           ['mcp:search', 'mcp', 'refused', 'invalid_request'],
         ],
       )

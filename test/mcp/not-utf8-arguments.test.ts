@@ -40,6 +40,9 @@ describe('MCP arguments holding bytes that are not UTF-8: isError naming the arg
       rows.map((r) => [r.action, JSON.parse(r.summary).outcome]),
       [
         ['mcp:search', 'refused'],
+        // the stdio session's own start, as /mcp records it
+        ['stdio:initialize', 'ok'],
+        ['stdio:notifications/initialized', 'ok'],
         ['mcp:search', 'refused'],
       ],
     )

@@ -17,7 +17,7 @@ describe('stdio: calls read before stdin ends are answered and audited before th
   })
   after(() => world?.close())
 
-  test('initialize and two tool calls written at once, then stdin closed: both answered, the selection frozen, two rows', { timeout: 120_000 }, async () => {
+  test('initialize and two tool calls written at once, then stdin closed: both answered, the selection frozen, a row each', { timeout: 120_000 }, async () => {
     const messages = [
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
@@ -43,7 +43,8 @@ describe('stdio: calls read before stdin ends are answered and audited before th
     const stored = await db.selectFrom('selections').select(['id', 'state']).where('id', '=', selection.structuredContent.selection_id).execute()
     assert.deepEqual(stored, [{ id: selection.structuredContent.selection_id, state: 'frozen' }])
     const rows = await db.selectFrom('audit_events').select(['action']).where('surface', '=', 'mcp').where('level', '=', 'run').orderBy('seq').execute()
-    assert.deepEqual(rows.map((r) => r.action).sort(), ['mcp:create_selection', 'mcp:search'])
+    // each tool call its own row; initialize and the notification one each, as /mcp records them
+    assert.deepEqual(rows.map((r) => r.action).sort(), ['mcp:create_selection', 'mcp:search', 'stdio:initialize', 'stdio:notifications/initialized'])
     assert.doesNotMatch(err, /not open/)
   })
 })

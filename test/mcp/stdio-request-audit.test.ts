@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { type McpWorld, postMcpText, startMcpLineSession, startMcpWorld } from './support.js'
+
+/**
+ * `warrant mcp` over stdio records the requests outside a tool that it answers without an error as /mcp over HTTP
+ * does: one `ok` row each (initialize, the client's notifications, tools/list), named as its error rows are
+ * (`stdio:METHOD`); a tool call keeps its own row alone. Before: stdio recorded only tool calls and JSON-RPC
+ * errors, so a session's initialize and tools/list showed on the HTTP trail and not on stdio's.
+ */
+
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+const INITIALIZED = { jsonrpc: '2.0', method: 'notifications/initialized' }
+const TOOLS_LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' }
+const TOOL_CALL = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_resources', arguments: {} } }
+
+describe('MCP over stdio: requests outside a tool are audited as over HTTP', () => {
+  let world: McpWorld
+  before(async () => {
+    world = await startMcpWorld({ count: 5 })
+  })
+  after(() => world?.close())
+
+  const lastSeq = async () => Number((await world.fx.gateway.store.db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0)
+  const rowsAfter = async (seq: number) =>
+    (await world.fx.gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '>', seq).where('surface', '=', 'mcp').orderBy('seq').execute()).map((r) => ({ ...r, summary: JSON.parse(r.summary) }))
+
+  test('initialize, its notification, tools/list and one tool call: one ok row each, the tool call only its own; a refused line under an in-flight id its own', { timeout: 60_000 }, async () => {
+    // over HTTP first: what the stdio trail is to match
+    const httpStart = await lastSeq()
+    for (const message of [INITIALIZE, INITIALIZED, TOOLS_LIST, TOOL_CALL]) {
+      const response = await postMcpText(world, JSON.stringify(message))
+      assert.ok(response.status < 300, `${message.method}: ${response.status}`)
+      await response.arrayBuffer()
+    }
+    const http = await rowsAfter(httpStart)
+    assert.deepEqual(
+      http.map((r) => [r.action, r.summary.body?.method ?? null, r.summary.outcome]),
+      [
+        ['POST /mcp', 'initialize', 'ok'],
+        ['POST /mcp', 'notifications/initialized', 'ok'],
+        ['POST /mcp', 'tools/list', 'ok'],
+        ['mcp:list_resources', null, 'ok'],
+      ],
+    )
+
+    const startSeq = await lastSeq()
+    const session = await startMcpLineSession(world)
+    try {
+      // tools/list, and at once a line under the same id that is refused before the server sees it (a key named
+      // twice): the refusal is that line's row, and tools/list, still in flight, keeps its own
+      session.send(`${JSON.stringify(TOOLS_LIST)}\n{"jsonrpc":"2.0","id":2,"method":"ping","params":{"a":1,"a":2}}`)
+      while (session.lines.filter((l) => l.id === 2).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      assert.ok(session.lines.some((l) => l.id === 2 && l.result?.tools), 'tools/list answered')
+      session.send(JSON.stringify(TOOL_CALL))
+      assert.equal((await session.answer(3)).result?.isError ?? false, false)
+    } finally {
+      await session.end()
+    }
+    await world.fx.gateway.audit.flush()
+    const rows = await rowsAfter(startSeq)
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.summary.method ?? null, r.summary.outcome]),
+      [
+        ['stdio:initialize', 'initialize', 'ok'],
+        ['stdio:notifications/initialized', 'notifications/initialized', 'ok'],
+        ['stdio:ping', 'ping', 'refused'],
+        ['stdio:tools/list', 'tools/list', 'ok'],
+        ['mcp:list_resources', null, 'ok'],
+      ],
+      JSON.stringify(rows.map((r) => [r.action, r.summary])),
+    )
+    const tool = rows.at(-1)!
+    for (const row of rows.filter((r) => r.summary.outcome === 'ok' && r !== tool)) {
+      assert.equal(row.principal, tool.principal, "the token's principal")
+      assert.equal(row.level, 'run')
+      assert.equal(row.summary.transport, 'stdio')
+      assert.equal(row.summary.error, undefined)
+      assert.equal(row.summary.json_rpc_error, undefined)
+      // the message as sent, as the HTTP row keeps its body
+      assert.equal(row.summary.body.method, row.summary.method)
+    }
+    assert.deepEqual(rows[0]!.summary.body, INITIALIZE)
+  })
+})
