@@ -226,7 +226,7 @@ export const MAX_POSTGRES_STATEMENT_TIMEOUT_MS = 3_600_000
 /**
  * `store: URL`, or `store: { url, busy_timeout_ms | connect_timeout_ms | statement_timeout_ms }`; either is read as the object. `busy_timeout_ms` is how long
  * a SQLite store statement waits for another connection's lock (a CLI command, a backup) before it is refused as
- * busy; better-sqlite3 waits synchronously, so /health and every request wait with it. `connect_timeout_ms` bounds a
+ * busy; the store waits on timers, /health and the event loop served meanwhile. `connect_timeout_ms` bounds a
  * PostgreSQL store's connection (a firewall that drops packets, a proxy that accepts and never answers): without
  * it `warrant serve` waited at start, silent, for as long as the kernel kept trying. `statement_timeout_ms` bounds
  * waiting for a PostgreSQL store's answer to one statement (a server or proxy that falls silent mid-query held the

@@ -68,7 +68,8 @@ export interface MigrateOptions {
   readonly migrations?: Readonly<Record<string, Migration>>
 }
 
-const MIGRATION_TABLE = 'warrant_migration'
+/** Kysely's record of the migrations applied: in every migrated store (a no-op write to it takes the write lock, see unsynced-commit.ts) */
+export const MIGRATION_TABLE = 'warrant_migration'
 const MIGRATION_LOCK_TABLE = 'warrant_migration_lock'
 
 /**

@@ -1,5 +1,3 @@
-import { performance } from 'node:perf_hooks'
-import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import { codeOf } from './store-refusal.js'
 
@@ -13,41 +11,11 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
- * The SQLite store connection as kysely sees it, a statement refused for a lock another connection held (past the
- * busy timeout, or at once where waiting could not help) turned into 503 `store_unavailable` saying the store is
- * busy and which key sets the wait: it was a 500 "internal error", a bug it is not. `details.driver_code` keeps
- * SQLite's code (a plain SQLITE_BUSY has already waited the whole timeout; the others have not).
+ * A SQLite failure as the store's refusal: the busy ones (see `isBusy`) are 503 `store_unavailable` saying the store
+ * is busy and which key sets the wait (it was a 500 "internal error", a bug it is not); others stay as they are.
+ * `details.driver_code` keeps SQLite's code (a plain SQLITE_BUSY met past `waitedMs` ≥ the timeout has waited it out;
+ * the others have not). The store's connection waits before it refuses (see BusyWaitingSqliteDialect).
  */
-export function busyRefusing(inner: SqliteDatabase, display: string, timeoutMs: number): SqliteDatabase {
-  const refused = <T>(work: () => T): T => {
-    const started = performance.now()
-    try {
-      return work()
-    } catch (error) {
-      throw busyRefusal(error, display, timeoutMs, performance.now() - started)
-    }
-  }
-  const wrapped = new WeakMap<SqliteStatement, SqliteStatement>()
-  return {
-    close: () => inner.close(),
-    prepare(sql) {
-      const statement = refused(() => inner.prepare(sql))
-      let outer = wrapped.get(statement)
-      if (outer === undefined) {
-        outer = {
-          reader: statement.reader,
-          all: (parameters) => refused(() => statement.all(parameters)),
-          iterate: (parameters) => refusingIterator(refused(() => statement.iterate(parameters)), refused),
-          run: (parameters) => refused(() => statement.run(parameters)),
-        }
-        wrapped.set(statement, outer)
-      }
-      return outer
-    },
-  }
-}
-
-/** A SQLite failure as the store's refusal: the busy ones (see `isBusy`) are `store_unavailable`, others stay as they are. */
 export function busyRefusal(error: unknown, display: string, timeoutMs: number, waitedMs?: number): unknown {
   if (!isBusy(error)) return error
   const code = codeOf(error)
@@ -60,12 +28,4 @@ export function busyRefusal(error: unknown, display: string, timeoutMs: number, 
       ? 'another connection wrote to it while this transaction, which had read first, came to write: SQLite refuses that at once, since waiting cannot help; retry'
       : `another connection held a lock SQLite does not wait for (${code}); retry`
   return new WarrantError('store_unavailable', `the SQLite store "${display}" is busy: ${why}`, { store: display, reason: 'busy', driver_code: code, busy_timeout_ms: timeoutMs })
-}
-
-function* refusingIterator<T>(rows: IterableIterator<T>, refused: <R>(work: () => R) => R): IterableIterator<T> {
-  for (;;) {
-    const next = refused(() => rows.next())
-    if (next.done) return
-    yield next.value
-  }
 }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import type { Dialect, LogEvent, SqliteDatabase } from 'kysely'
 import { openPinned, WarrantError } from '../contract/index.js'
 import { migrateToLatest } from './migrations.js'
@@ -12,7 +12,8 @@ import { EventLoopSlices } from './event-loop-slices.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
-import { busyRefusal, busyRefusing, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
+import { busyRefusal, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
+import { BusyWaitingSqliteDialect } from './sqlite-busy-wait.js'
 import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -95,9 +96,12 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const location = parseStoreUrl(options.url)
   const clock = options.clock ?? (() => new Date())
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS
-  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log, busyTimeoutMs) : null
+  const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
   const sqlite = opened?.database ?? null
-  const dialect: Dialect = location.dialect === 'sqlite' ? new SqliteDialect({ database: busyRefusing(sqliteStatements(opened!.database, opened!.file), location.display, busyTimeoutMs) }) : await openPostgres(location.connectionString, location.display, options)
+  // a lock another connection holds is waited for on timers, the event loop free meanwhile (see BusyWaitingSqliteDialect)
+  const dialect: Dialect = location.dialect === 'sqlite'
+    ? new BusyWaitingSqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }, { inTransaction: () => opened!.database.inTransaction, display: location.display, timeoutMs: busyTimeoutMs })
+    : await openPostgres(location.connectionString, location.display, options)
   const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
@@ -129,7 +133,7 @@ function sqliteStatements(database: BetterSqlite3.Database, file: StoreFile | nu
   return file === null ? cached : checkedStatements(cached, database, file)
 }
 
-function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined, busyTimeoutMs: number): { database: BetterSqlite3.Database; file: StoreFile | null } {
+function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log: StoreLog | undefined): { database: BetterSqlite3.Database; file: StoreFile | null } {
   let database: BetterSqlite3.Database
   let file: StoreFile | null = null
   const unopenable = (cause: unknown) => new WarrantError('store_unavailable', `cannot open SQLite store "${location.display}": ${messageOf(cause)}`, { store: location.display })
@@ -154,8 +158,9 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
   // Set on every open: in WAL mode the driver's default is NORMAL (a commit may be lost on power failure),
   // and the ledger's `in_flight` row must be on disk before the upstream call it announces.
   database.pragma('synchronous = FULL')
-  // better-sqlite3 waits synchronously: the event loop is blocked for up to this long (store.busy_timeout_ms)
-  database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  // SQLite answers busy at once: better-sqlite3 would wait synchronously, the event loop stopped for up to
+  // store.busy_timeout_ms; the store's connection waits on timers instead (BusyWaitingSqliteDialect)
+  database.pragma('busy_timeout = 0')
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
   if (!location.memory) assertWritable(database, location.display)
@@ -189,7 +194,7 @@ function assertWritable(database: BetterSqlite3.Database, display: string): void
     database.exec(`BEGIN IMMEDIATE; PRAGMA user_version = ${Number(database.pragma('user_version', { simple: true }))}; ROLLBACK`)
   } catch (cause) {
     if (database.inTransaction) database.exec('ROLLBACK')
-    // busy (another writer past busy_timeout) says nothing about the file: its writes will wait as any would
+    // busy (another connection writing) says nothing about the file: its writes will wait as any would
     if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_READONLY')) return
     database.close()
     throw new WarrantError('store_unavailable', `SQLite store "${display}" cannot be written (a read-only file, folder or file system): ${messageOf(cause)}`, { store: display })

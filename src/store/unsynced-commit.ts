@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely'
+import { MIGRATION_TABLE } from './migrations.js'
 
 /**
  * Runs `work` in a transaction on a SQLite store whose commit does not wait for the disk (`synchronous=NORMAL`
@@ -28,7 +29,7 @@ export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transact
     // SQLite refuses to change the setting inside a transaction: before BEGIN, and back after COMMIT or ROLLBACK
     await sql`pragma synchronous = normal`.execute(conn)
     try {
-      return await conn.transaction().execute(work)
+      return await conn.transaction().execute(claimingWriteLock(work))
     } finally {
       await sql`pragma synchronous = full`.execute(conn)
     }
@@ -45,6 +46,19 @@ export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transact
 export function syncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
     await sql`pragma synchronous = full`.execute(conn)
-    return await conn.transaction().execute(work)
+    return await conn.transaction().execute(claimingWriteLock(work))
   })
+}
+
+/**
+ * `work` preceded by a statement that takes the store's write lock and writes nothing, the transaction's first: the
+ * store's connection waits for another connection's lock on timers there (see BusyWaitingSqliteDialect). `work` may
+ * write through the raw handle (`Store.sqlite`, a selection's members), past that waiting: the store runs at
+ * busy_timeout 0, so a first write there, or one after a read, would be refused at once where it used to wait.
+ */
+function claimingWriteLock<DB, T>(work: (trx: Transaction<DB>) => Promise<T>): (trx: Transaction<DB>) => Promise<T> {
+  return async (trx) => {
+    await sql`delete from ${sql.table(MIGRATION_TABLE)} where 0`.execute(trx)
+    return await work(trx)
+  }
 }
