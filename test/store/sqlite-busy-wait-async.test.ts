@@ -22,7 +22,8 @@ describe('a SQLite store write waiting for another connection’s lock', () => {
   let holder: BetterSqlite3.Database
   before(async () => {
     dir = await createTempDir('warrant-busy-async-')
-    store = await createStore({ url: `sqlite:${join(dir.path, 'warrant.db')}` })
+    // the longest wait allowed: a loaded machine never runs out of it before the lock is let go
+    store = await createStore({ url: `sqlite:${join(dir.path, 'warrant.db')}`, busyTimeoutMs: 30_000 })
     assert.equal((await store.migrate()).error, undefined)
     await sql`create table busy_probe (x integer)`.execute(store.db)
     holder = new BetterSqlite3(join(dir.path, 'warrant.db'))
@@ -126,7 +127,7 @@ describe('a SQLite store write waiting for another connection’s lock', () => {
 
 describe('warrant serve while another connection holds the SQLite store write lock', () => {
   test('/health answers while a request’s store write waits; the request then succeeds', async () => {
-    const fx = await startDemoGateway({ store: 'sqlite', count: 50 })
+    const fx = await startDemoGateway({ store: 'sqlite', count: 50, edit: (raw) => (raw.store = { url: raw.store, busy_timeout_ms: 30_000 }) })
     const holder = new BetterSqlite3(fx.storeUrl.slice('sqlite:'.length))
     try {
       const order: string[] = []
