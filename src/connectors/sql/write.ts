@@ -122,7 +122,7 @@ export async function prepareWrite(
     zeroDates: facts?.zeroDates,
     comparedAsShown: facts?.comparedAsShown,
     narrowText: facts?.narrowText,
-    keptAsRealOrBlob: ctx.dialect === 'sqlite' ? new Set(Object.keys(request.precondition).filter((f) => ctx.fields[f] === 'string')) : undefined,
+    storedKindChecked: ctx.dialect === 'sqlite' ? new Set(Object.keys(request.precondition)) : undefined,
   })
   return { assignments, catalogue, precondition }
 }
