@@ -67,7 +67,8 @@ export function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: 
       return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
     case 'string':
       // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
-      // "100000000000000000000", a Buffer's JSON: it passes, and is judged on the value a record shows
+      // "100000000000000000000", a Buffer's JSON: it passes, a REAL judged on the value a record shows, bytes counted
+      // as not judged (`createPageJudge`), as a filter on a bytea or BLOB column is refused
       return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('real', 'blob'))` : compiled
     default:
       // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
