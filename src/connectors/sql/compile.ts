@@ -5,7 +5,7 @@ import { textParam, type NarrowText } from './mysql-charsets.js'
 import { mysqlNumberParam } from './mysql-decimals.js'
 import type { ShownAs } from './column-types.js'
 import type { SqlDialectName } from './url.js'
-import { letThrough, namingNoDay, storedAsDeclared } from './unjudged-values.js'
+import { letThrough, namingNoDay, unjudgeable } from './unjudged-values.js'
 
 /** Declared field → type, as in `resource.fields`. */
 export type FieldTypes = Readonly<Record<string, FieldType>>
@@ -106,8 +106,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
  * is neither 0 nor 1, a timestamp not in toISOString's spelling or (`zeroDates`) a MySQL date naming no day, tags
  * that are not a JSON list. A write's precondition never does; there a clause on a `zeroDates` field does not hold
- * on a date naming no day, nor one on a `storedKindChecked` field (SQLite) on a value stored as another kind
- * (`storedAsDeclared`).
+ * on a date naming no day, nor one on a `heldOnlyWhenJudged` field (a precondition's: `looseFieldsOf`) on a value
+ * the SQL cannot judge (`unjudgeable`).
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -123,7 +123,7 @@ export function compileFilter(
     readonly zeroDates?: ReadonlySet<string>
     readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
     readonly narrowText?: ReadonlyMap<string, NarrowText>
-    readonly storedKindChecked?: ReadonlySet<string>
+    readonly heldOnlyWhenJudged?: ReadonlySet<string>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
@@ -138,11 +138,11 @@ export function compileFilter(
     })
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
-    // SQLite compares a value of another kind as stored (a REAL or BLOB under a string field, text or bytes under a
-    // number, which it orders above every number), a record shows it otherwise or not at all: a precondition holds on none
-    if (options.storedKindChecked?.has(clause.field) === true && clause.op !== 'is_null') {
-      const kind = storedAsDeclared(clause.field, fields[clause.field]!)
-      if (kind !== null) return sql`(${compiled} and ${kind})`
+    // a value the SQL cannot judge (SQLite's text under a number, a boolean 2, a timestamp in another spelling) is
+    // compared as stored, a record shows it otherwise or not at all: a precondition holds on none
+    if (options.heldOnlyWhenJudged?.has(clause.field) === true && clause.op !== 'is_null') {
+      const unjudged = unjudgeable(clause.field, fields[clause.field]!, dialect, zeroDates)
+      if (unjudged !== null) return sql`(${compiled} and not coalesce(${unjudged}, false))`
     }
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
     return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled

@@ -22,58 +22,59 @@ const ISO_PATTERN =
 const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t\n\r]*(,[ \t\n\r]*"[^"\\[:cntrl:]]*"[ \t\n\r]*)*)?\][ \t\n\r]*$`
 
 /**
- * On SQLite, that a field's value is stored as a kind its declared type compares as a record shows it (a
- * precondition holds on no other): a string not as a REAL or BLOB ("100.0" shown "100", bytes shown as a Buffer's
- * JSON), a number or integer not as text or a BLOB (ordered above every number; 'abc' is no number, '500' is left
- * unjudged rather than guessed), an integer not as a REAL with a fraction. Null for the other types.
+ * The rows whose value under a field of `type` a clause's SQL cannot judge (null where it judges every one, or for
+ * tags, whose CASE is `letThrough`'s): a page read lets them through for the page judge; a write's precondition
+ * holds on none (see compileFilter). `zeroDates`: the column is a MySQL/MariaDB date one, whose dates naming no day
+ * the engine compares as if they named one. May be NULL for a NULL value, which no comparison meets anyway.
  */
-export function storedAsDeclared(field: string, type: FieldType): RawBuilder<unknown> | null {
+export function unjudgeable(field: string, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> | null {
   const column = sql.ref(field)
-  if (type === 'string') return sql`typeof(${column}) not in ('real', 'blob')`
-  if (type === 'number') return sql`typeof(${column}) not in ('text', 'blob')`
-  if (type === 'integer') return sql`(typeof(${column}) = 'integer' or (typeof(${column}) = 'real' and ${column} = round(${column})))`
-  return null
+  switch (type) {
+    case 'timestamp':
+      if (zeroDates) return namingNoDay(field)
+      // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
+      // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
+      if (dialect === 'sqlite') return sql`not (${column} glob ${ISO_TEXT})`
+      if (dialect === 'postgres') return sql`not (${column} ~ ${ISO_PATTERN})`
+      return sql`not (${column} regexp ${`(?-i)${ISO_PATTERN}`})`
+    case 'boolean':
+      // a boolean is 0 or 1: a 2 is neither true nor false
+      if (dialect === 'sqlite') return sql`(${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1)))`
+      return sql`(${column} is not null and ${column} not in (0, 1))`
+    case 'integer':
+      // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer, whatever the clause
+      if (dialect === 'sqlite') return sql`(typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
+      return sql`(${column} is not null and ${column} <> floor(${column}))`
+    case 'string':
+      // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
+      // "100000000000000000000", a Buffer's JSON: a REAL is judged on the value a record shows, bytes counted as not
+      // judged (`createPageJudge`), as a filter on a bytea or BLOB column is refused
+      return dialect === 'sqlite' ? sql`typeof(${column}) in ('real', 'blob')` : null
+    case 'number':
+      // SQLite orders text and bytes above every number: a number stored as text is judged on its normalised value
+      return dialect === 'sqlite' ? sql`typeof(${column}) in ('text', 'blob')` : null
+    case 'tags':
+      return null
+  }
+}
+
+/** A clause widened to also pass the rows whose value it cannot judge (`unjudgeable`; see compileFilter). */
+export function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
+  if (type === 'tags') return tagsLetThrough(compiled, clause.field, dialect)
+  const unjudged = unjudgeable(clause.field, type, dialect, zeroDates)
+  return unjudged === null ? compiled : sql`(${compiled} or ${unjudged})`
 }
 
 /**
- * A clause widened to also pass the rows whose value it cannot judge (see compileFilter). `zeroDates`: the column is
- * a MySQL/MariaDB date one, whose dates naming no day the engine compares as if they named one.
+ * json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such a row
+ * passes, unjudged (CASE tries its conditions in order, so nothing later sees it).
  */
-export function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
-  const column = sql.ref(clause.field)
-  switch (type) {
-    case 'timestamp':
-      if (zeroDates) return sql`(${compiled} or ${namingNoDay(clause.field)})`
-      // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
-      // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
-      if (dialect === 'sqlite') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
-      if (dialect === 'postgres') return sql`(${compiled} or not (${column} ~ ${ISO_PATTERN}))`
-      return sql`(${compiled} or not (${column} regexp ${`(?-i)${ISO_PATTERN}`}))`
-    case 'boolean':
-      // a boolean is 0 or 1: a 2 is neither true nor false, and is judged too
-      if (dialect === 'sqlite') return sql`(${compiled} or (${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1))))`
-      return sql`(${compiled} or (${column} is not null and ${column} not in (0, 1)))`
-    case 'tags':
-      // json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such
-      // a row passes, unjudged (CASE tries its conditions in order, so nothing later sees it)
-      if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
-      // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
-      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
-      return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
-    case 'integer':
-      // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer: it
-      // passes, to be counted as not judged whatever the filter, as a value of another type is
-      if (dialect === 'sqlite') return sql`(${compiled} or typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
-      return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
-    case 'string':
-      // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
-      // "100000000000000000000", a Buffer's JSON: it passes, a REAL judged on the value a record shows, bytes counted
-      // as not judged (`createPageJudge`), as a filter on a bytea or BLOB column is refused
-      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('real', 'blob'))` : compiled
-    default:
-      // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
-      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
-  }
+function tagsLetThrough(compiled: RawBuilder<unknown>, field: string, dialect: SqlDialectName): RawBuilder<unknown> {
+  const column = sql.ref(field)
+  if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
+  // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
+  if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
+  return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
 }
 
 /**
