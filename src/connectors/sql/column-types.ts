@@ -176,6 +176,9 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
       if (column.secondDigits !== null && kind !== 'untyped') return 'the database compares its values as dates and times, not as the text a record shows'
       if (column.notText === true) return 'the driver reads its values as bytes or a parsed value, which a record shows as JSON, not as the text the database compares'
+      // MySQL 8's own JSON type (MariaDB's is LONGTEXT, kept and compared as stored): `{"a":  1}` is sent as `{"a": 1}`,
+      // and `=` with a string compares a JSON string, equal to no object
+      if (kind === 'json' && dialect === 'mysql') return 'the server sends its JSON re-spelled in its normal form and compares it as JSON, not as the text a record shows'
       // a record shows a float as JavaScript spells it ("1000000000000000", "1e-7"), the engine compares its own
       // spelling (MariaDB "1e15" and "0.0000001", PostgreSQL "1e+15"): equality with the shown value fails
       // SQLite's REAL affinity keeps 100 as 100.0, spelled "100.0" (1e15 "1.0e+15"), which a record shows as "100"

@@ -5,6 +5,7 @@ import { textParam, type NarrowText } from './mysql-charsets.js'
 import { mysqlNumberParam } from './mysql-decimals.js'
 import type { ShownAs } from './column-types.js'
 import type { SqlDialectName } from './url.js'
+import { letThrough, namingNoDay, unjudgeable } from './unjudged-values.js'
 
 /** Declared field → type, as in `resource.fields`. */
 export type FieldTypes = Readonly<Record<string, FieldType>>
@@ -20,22 +21,6 @@ const COMPARABLE: readonly Operator[] = ['eq', 'in', 'not_in', 'lt', 'lte', 'gt'
 export function judgedInMemory(clause: Clause, loose: ReadonlySet<string>): boolean {
   return clause.op !== 'is_null' && loose.has(clause.field)
 }
-
-/** toISOString's spelling, as a GLOB: the only text SQLite can order as the instants it names. */
-const ISO_TEXT = '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9].[0-9][0-9][0-9]Z'
-/**
- * toISOString's spelling of a real instant, as a regular expression (PostgreSQL's `~`, MySQL's REGEXP, there
- * made case-sensitive): text that is no date (30 February) would be compared, and dropped, as if it were one. A
- * 29 February is left to the page judge (a leap year is more than a pattern says well).
- */
-const ISO_PATTERN =
-  '^[0-9]{4}-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z$'
-/**
- * A JSON list of strings without escapes or control characters, blanks as JSON allows them: text PostgreSQL
- * casts to jsonb without failing the statement, and compares as `JSON.parse` reads it (MariaDB's JSON_CONTAINS too). Any other text (no JSON,
- * JSON that is no list, a list holding numbers or escapes) is judged in memory.
- */
-const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t\n\r]*(,[ \t\n\r]*"[^"\\[:cntrl:]]*"[ \t\n\r]*)*)?\][ \t\n\r]*$`
 
 /** Which operators each field type accepts. */
 export const OPERATORS_BY_TYPE: Readonly<Record<FieldType, readonly Operator[]>> = {
@@ -121,7 +106,8 @@ export function paramOf(value: Scalar, type: FieldType, dialect: SqlDialectName)
  * it cannot judge, for `createPageJudge` to count or recheck: a number or boolean stored as text, a boolean that
  * is neither 0 nor 1, a timestamp not in toISOString's spelling or (`zeroDates`) a MySQL date naming no day, tags
  * that are not a JSON list. A write's precondition never does; there a clause on a `zeroDates` field does not hold
- * on a date naming no day, nor one on a `keptAsRealOrBlob` field (SQLite string fields) on a REAL or BLOB.
+ * on a date naming no day, nor one on a `heldOnlyWhenJudged` field (a precondition's: `looseFieldsOf`) on a value
+ * the SQL cannot judge (`unjudgeable`).
  *
  * @throws WarrantError('invalid_request') naming the field and operator.
  */
@@ -137,7 +123,7 @@ export function compileFilter(
     readonly zeroDates?: ReadonlySet<string>
     readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
     readonly narrowText?: ReadonlyMap<string, NarrowText>
-    readonly keptAsRealOrBlob?: ReadonlySet<string>
+    readonly heldOnlyWhenJudged?: ReadonlySet<string>
   } = {},
 ): RawBuilder<SqlBool> | null {
   const parts = clausesOf(filter).map((clause) => {
@@ -152,63 +138,17 @@ export function compileFilter(
     })
     const zeroDates = options.zeroDates?.has(clause.field) === true
     if (loose) return letThrough(compiled, clause, fields[clause.field]!, dialect, zeroDates)
-    // a SQLite REAL or BLOB under a string field is compared as stored, shown otherwise: a precondition holds on none
-    if (options.keptAsRealOrBlob?.has(clause.field) === true && clause.op !== 'is_null') return sql`(${compiled} and typeof(${sql.ref(clause.field)}) not in ('real', 'blob'))`
+    // a value the SQL cannot judge (SQLite's text under a number, a boolean 2, a timestamp in another spelling) is
+    // compared as stored, a record shows it otherwise or not at all: a precondition holds on none
+    if (options.heldOnlyWhenJudged?.has(clause.field) === true && clause.op !== 'is_null') {
+      const unjudged = unjudgeable(clause.field, fields[clause.field]!, dialect, zeroDates)
+      if (unjudged !== null) return sql`(${compiled} and not coalesce(${unjudged}, false))`
+    }
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
     return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled
   })
   if (parts.length === 0) return null
   return sql<SqlBool>`(${sql.join(parts, sql` and `)})`
-}
-
-/**
- * A clause widened to also pass the rows whose value it cannot judge (see compileFilter). `zeroDates`: the column is
- * a MySQL/MariaDB date one, whose dates naming no day the engine compares as if they named one.
- */
-function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
-  const column = sql.ref(clause.field)
-  switch (type) {
-    case 'timestamp':
-      if (zeroDates) return sql`(${compiled} or ${namingNoDay(clause.field)})`
-      // only toISOString's spelling compares as the instant it names: as text on SQLite and PostgreSQL ("2024-06-01
-      // 13:00:00" sorts before "2024-06-01T12:00:00Z"), as a DATETIME on MySQL (which reads no offset)
-      if (dialect === 'sqlite') return sql`(${compiled} or not (${column} glob ${ISO_TEXT}))`
-      if (dialect === 'postgres') return sql`(${compiled} or not (${column} ~ ${ISO_PATTERN}))`
-      return sql`(${compiled} or not (${column} regexp ${`(?-i)${ISO_PATTERN}`}))`
-    case 'boolean':
-      // a boolean is 0 or 1: a 2 is neither true nor false, and is judged too
-      if (dialect === 'sqlite') return sql`(${compiled} or (${column} is not null and (typeof(${column}) <> 'integer' or ${column} not in (0, 1))))`
-      return sql`(${compiled} or (${column} is not null and ${column} not in (0, 1)))`
-    case 'tags':
-      // json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such
-      // a row passes, unjudged (CASE tries its conditions in order, so nothing later sees it)
-      if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
-      // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
-      if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
-      return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
-    case 'integer':
-      // a fraction (1.5 in a numeric or float column, a REAL SQLite kept in an INTEGER one) is no integer: it
-      // passes, to be counted as not judged whatever the filter, as a value of another type is
-      if (dialect === 'sqlite') return sql`(${compiled} or typeof(${column}) in ('text', 'blob') or (typeof(${column}) = 'real' and ${column} <> round(${column})))`
-      return sql`(${compiled} or (${column} is not null and ${column} <> floor(${column})))`
-    case 'string':
-      // a REAL or BLOB SQLite compares as stored ("100.0", "1.0e+20", bytes), a record shows as "100",
-      // "100000000000000000000", a Buffer's JSON: it passes, and is judged on the value a record shows
-      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('real', 'blob'))` : compiled
-    default:
-      // SQLite orders text above every number: a number stored as text passes and is judged on its normalised value
-      return dialect === 'sqlite' ? sql`(${compiled} or typeof(${column}) in ('text', 'blob'))` : compiled
-  }
-}
-
-/**
- * A MySQL/MariaDB date that names no day: a zero month or day ('0000-00-00', '2024-00-10'), or a day past the
- * month's last (ALLOW_INVALID_DATES' '2024-02-30', whose LAST_DAY is the 29th). MONTH and DAYOFMONTH read the parts
- * as stored, whatever the session's sql_mode. False for NULL.
- */
-function namingNoDay(field: string): RawBuilder<unknown> {
-  const column = sql.ref(field)
-  return sql`(${column} is not null and (month(${column}) = 0 or dayofmonth(${column}) = 0 or dayofmonth(${column}) > dayofmonth(last_day(${column}))))`
 }
 
 /** How one clause's column compares, from the column facts (see compileFilter). */

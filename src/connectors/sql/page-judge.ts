@@ -34,11 +34,12 @@ export function createPageJudge(resource: ResourceKeys, filter: Filter, loose: R
   const mistyped = mistypedFieldsOf(resource)
   const part = inMemoryPart(filter, loose)
   const rechecked = part === null ? null : filterMatcher(part, resource.fields)
+  const bytes = bytesUnder(part, resource.fields)
   return (records) => {
     const shape = createShapeTally()
     const items: SourceRecord[] = []
     for (const record of records) {
-      const wrong = mistyped(record)
+      const wrong = mistyped(record) ?? bytes(record)
       if (wrong !== null) shape.add([], wrong)
       else if (rechecked === null || rechecked(record.fields)) {
         // a row the filter matches with no version (NULL or ''): frozen, no conditional write could ever match it
@@ -56,6 +57,27 @@ function inMemoryPart(filter: Filter, loose: ReadonlySet<string>): Filter | null
   for (const clause of clausesOf(filter)) if (judgedInMemory(clause, loose)) part[clause.field] = filter[clause.field]!
   return Object.keys(part).length === 0 ? null : part
 }
+
+/**
+ * For the string fields a filter's in-memory part compares (SQLite's): those of a record holding bytes, shown as
+ * JSON of the driver's Buffer (`normaliseValue`), as PostgreSQL bytea and MariaDB BLOB are, where a filter on such
+ * a column is refused as a misfit; null when none. Their text is no value the filter can be judged on: the row
+ * is counted as not judged, never matched nor dropped on that JSON. (A text value spelled exactly so is counted too.)
+ */
+function bytesUnder(part: Filter | null, fields: FieldTypes): (record: SourceRecord) => string[] | null {
+  const names = part === null ? [] : Object.keys(part).filter((f) => fields[f] === 'string')
+  return (record) => {
+    let wrong: string[] | null = null
+    for (const name of names) {
+      const value = record.fields[name]
+      if (typeof value === 'string' && BUFFER_JSON.test(value)) (wrong ??= []).push(name)
+    }
+    return wrong
+  }
+}
+
+/** `JSON.stringify` of a Node Buffer: bytes under a string field, as a record shows them. */
+const BUFFER_JSON = /^\{"type":"Buffer","data":\[(?:\d{1,3}(?:,\d{1,3})*)?\]\}$/
 
 /** What judging a record needs of its resource: the declared fields, and which of them name it. */
 export type ResourceKeys = Pick<SqlResource, 'fields' | 'idField' | 'versionField'>

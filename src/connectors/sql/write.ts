@@ -122,7 +122,8 @@ export async function prepareWrite(
     zeroDates: facts?.zeroDates,
     comparedAsShown: facts?.comparedAsShown,
     narrowText: facts?.narrowText,
-    keptAsRealOrBlob: ctx.dialect === 'sqlite' ? new Set(Object.keys(request.precondition).filter((f) => ctx.fields[f] === 'string')) : undefined,
+    // every SQLite column holds any value; on the server engines, those `looseFieldsOf` names
+    heldOnlyWhenJudged: ctx.dialect === 'sqlite' ? new Set(Object.keys(request.precondition)) : facts?.looseValues,
   })
   return { assignments, catalogue, precondition }
 }

@@ -9,7 +9,8 @@ import { createEngine, search, type Engine } from './support/engine.js'
  * value as given. A record shows a REAL as JavaScript spells the number ("100000000000000000000", "100") and bytes
  * as JSON of a Buffer, while SQLite compares the stored REAL or bytes ("100.0", "1.0e+20"): `eq` on the value a
  * record shows answered no record, complete, a false proof of absence, and `not_in` it took the row in. Whatever
- * the column's type, a row keeping a REAL or BLOB there passes the SQL and is judged on the value a record shows.
+ * the column's type, a row keeping a REAL there passes the SQL and is judged on the value a record shows (a BLOB
+ * passes too, and is counted as not judged: sqlite-blob-strings.test.ts).
  */
 const CASES = [
   { name: 'a NUMERIC column holding 1e20', type: 'numeric', value: '1e20' },
@@ -29,24 +30,26 @@ describe('sql on sqlite: a string field over a column keeping a REAL or BLOB val
   })
   after(() => engine?.drop())
 
+  // bytes are shown as PostgreSQL bytea is, and a filter on them is not judged: sqlite-blob-strings.test.ts
   for (const [i, { name }] of CASES.entries())
-    it(`${name}: an eq filter on the value a record shows compares the value a record shows`, async () => {
-      const connector = engine.connector(`t${i}`, { id: 'string', version: 'integer', v: 'string' })
-      const walk = await search(connector, {}, 10)
-      const shown = walk.items.find((item) => item.id === 'a')?.fields.v
-      assert.ok(typeof shown === 'string', JSON.stringify(walk))
-      const filters: [Filter, string[]][] = [
-        [{ v: shown }, ['a']],
-        [{ v: { in: [shown] } }, ['a']],
-        [{ v: { gte: shown, lte: shown } }, ['a']],
-        [{ v: { not_in: [shown] } }, ['b']],
-      ]
-      for (const [filter, ids] of filters) {
-        const envelope = await search(connector, filter, 10)
-        assert.deepEqual(envelope.items.map((item) => item.id), ids, `${JSON.stringify(filter)}: ${JSON.stringify(envelope)}`)
-        assert.equal(envelope.complete, true)
-      }
-    })
+    if (!name.includes('BLOB'))
+      it(`${name}: an eq filter on the value a record shows compares the value a record shows`, async () => {
+        const connector = engine.connector(`t${i}`, { id: 'string', version: 'integer', v: 'string' })
+        const walk = await search(connector, {}, 10)
+        const shown = walk.items.find((item) => item.id === 'a')?.fields.v
+        assert.ok(typeof shown === 'string', JSON.stringify(walk))
+        const filters: [Filter, string[]][] = [
+          [{ v: shown }, ['a']],
+          [{ v: { in: [shown] } }, ['a']],
+          [{ v: { gte: shown, lte: shown } }, ['a']],
+          [{ v: { not_in: [shown] } }, ['b']],
+        ]
+        for (const [filter, ids] of filters) {
+          const envelope = await search(connector, filter, 10)
+          assert.deepEqual(envelope.items.map((item) => item.id), ids, `${JSON.stringify(filter)}: ${JSON.stringify(envelope)}`)
+          assert.equal(envelope.complete, true)
+        }
+      })
 
   for (const [i, { name }] of CASES.entries())
     it(`${name}: a precondition on the value a record shows never holds where the plan said it fails`, async () => {
