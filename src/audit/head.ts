@@ -54,9 +54,12 @@ export function unsignedHeadOverSignedRows(stored: string | null, last: { seq: n
   const state = head !== null ? 'unsigned' : stored === null ? 'missing' : 'unreadable'
   const is = { missing: 'missing', unreadable: `stored but unreadable (${quotedHead(stored ?? '')} is not a seq and hash as an append writes it)`, unsigned: 'not signed' }[state]
   const how = state === 'unreadable' ? 'overwritten' : 'removed or replaced'
+  // the seq acknowledge takes for this end, as verify and acknowledge name it: the row after the last one, or the last
+  // row itself where an unsigned head claims it (a head moved back onto it)
+  const at = head !== null && head.seq <= last.seq ? last.seq : last.seq + 1
   return {
     head: state,
-    message: `the store's audit chain is signed up to row ${last.seq}, but its head is ${is}: every signed append writes a signed head, so it was ${how} by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`,
+    message: `the store's audit chain is signed up to row ${last.seq}, but its head is ${is}: every signed append writes a signed head, so it was ${how} by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${at} --reason …\` (verify keeps reporting it)`,
   }
 }
 
