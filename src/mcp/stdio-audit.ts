@@ -79,15 +79,17 @@ export class StdioErrorTrail {
 
   /**
    * The request an answer under `id` answers. With several in flight under it, the id cannot tell: a tool call's
-   * result (it holds `content`) answers the oldest tool call, any other result the oldest other request, an error the
-   * oldest request; each row then says its id was in flight twice, so a reader knows the match was made so.
+   * result (it holds `content`) answers the oldest tool call, any other answer the oldest other request (a tool call
+   * whose tool ran is answered by its result, never an error: its row is the tool's, and an error taken for it left
+   * a second row while the request that failed had none), else the oldest; each row then says its id was in flight
+   * twice, so a reader knows the match was made so.
    */
   private take(id: string | number, answer: unknown): Pending | undefined {
     const pending = this.requests.get(id)
     if (pending === undefined) return undefined
     const result = (answer as { result?: unknown } | null)?.result
-    const tool = result !== null && typeof result === 'object' ? Array.isArray((result as { content?: unknown }).content) : null
-    const at = tool === null ? 0 : Math.max(0, pending.findIndex((p) => (p.method === TOOL_CALL) === tool))
+    const tool = result !== null && typeof result === 'object' && Array.isArray((result as { content?: unknown }).content)
+    const at = Math.max(0, pending.findIndex((p) => (p.method === TOOL_CALL) === tool))
     const [kept] = pending.splice(at, 1)
     if (pending.length === 0) this.requests.delete(id)
     return kept
