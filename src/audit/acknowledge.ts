@@ -5,21 +5,21 @@ import { appendAcknowledgement } from './append.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
 import { runRow } from './events.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
-import { alteredSignedEnd, checkHead, parseChainHead, readChainHeadText, unreadableHeadMessage, unsignedHeadOverSignedRows } from './head.js'
+import { alteredSignedEnd, checkHead, headOf, readStoredHead, unreadableHeadMessage, unsignedHeadOverSignedRows, type StoredHead } from './head.js'
 import type { ChainProblem, VerifyResult } from './verify.js'
 
 /**
  * The break at a signed chain's end that an append would seal, as verify words it: a head missing or not signed with
  * the key (rows cut from the end, the head removed or rewritten to hide it). Null when the end would stay visible.
  */
-function sealableEnd(headText: string | null, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
-  const head = parseChainHead(headText)
+function sealableEnd(stored: StoredHead, lastRow: AuditEventRow | undefined, keyring: AuditKeyring): { seq: number; problem: ChainProblem; message: string } | null {
+  const head = headOf(stored)
   const last = lastRow && { seq: Number(lastRow.seq), hash: lastRow.hash }
-  const headless = unsignedHeadOverSignedRows(headText, last)
+  const headless = unsignedHeadOverSignedRows(stored, last)
   if (head === null) {
     if (headless === null || !last) return null
     // a head stored but unreadable was overwritten, not removed: worded as verify words it
-    const message = headText === null ? `the chain head is missing, so the end of the log cannot be confirmed: rows after ${last.seq} may have been removed` : unreadableHeadMessage(headText, last.seq)
+    const message = stored.state === 'unreadable' ? unreadableHeadMessage(stored, last.seq) : `the chain head is missing, so the end of the log cannot be confirmed: rows after ${last.seq} may have been removed`
     return { seq: last.seq + 1, problem: 'removed', message }
   }
   if (headless === null && checkHead(head, keyring) !== 'mismatch') {
@@ -89,7 +89,7 @@ export async function acknowledgeBreak(
   await assertKeyVerifiesChain(store, keyring, found.first_bad_seq)
   // The walk stops at its first bad row; a chain whose end is broken too (its head missing or not signed with the key)
   // would be sealed by the acknowledgement appended after it, that break never said again. Its end goes first.
-  const end = sealableEnd(await readChainHeadText(store.db), await lastRow(store), keyring)
+  const end = sealableEnd(await readStoredHead(store.db), await lastRow(store), keyring)
   const named = end !== null && end.seq !== found.first_bad_seq ? end : { seq: found.first_bad_seq, problem: found.problem, message: found.message }
   const { seq, problem, message } = named
   if (end !== null && named === end && request.at !== seq)
@@ -112,9 +112,9 @@ export async function acknowledgeBreak(
     )
   const row = await store.db.selectFrom('audit_events').selectAll().where('seq', '=', seq).executeTakeFirst()
   const before = await store.db.selectFrom('audit_events').select('seq').where('seq', '<', seq).orderBy('seq', 'desc').limit(1).executeTakeFirst()
-  const appended = await appendAcknowledgement(store, keyring, ({ head, last }) => {
+  const appended = await appendAcknowledgement(store, keyring, ({ head, head_unreadable, last }) => {
     const details: AcknowledgementDetails = {
-      break: { seq, problem, message, stored_hash: row?.hash ?? null, row_digest: rowDigest(row), prev_seq_found: before ? Number(before.seq) : null, head_found: head, last_found: last },
+      break: { seq, problem, message, stored_hash: row?.hash ?? null, row_digest: rowDigest(row), prev_seq_found: before ? Number(before.seq) : null, head_found: head, ...(head_unreadable !== undefined ? { head_unreadable } : {}), last_found: last },
       reason,
     }
     return runRow({ actor: request.actor, action: ACKNOWLEDGE_ACTION, summary: { seq, problem }, details: { ...details } }, now)

@@ -3,7 +3,7 @@ import { canonicalJson, sha256 } from '../contract/index.js'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
 import { parseJson } from './entry.js'
-import { parseChainHead, type ChainHead } from './head.js'
+import { headOf, parseChainHead, type ChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import type { ChainProblem } from './verify.js'
 
@@ -27,6 +27,8 @@ export interface AcknowledgedBreak {
   readonly prev_seq_found: number | null
   /** the chain head and the last row as the acknowledgement's append found them (the head may be missing) */
   readonly head_found: ChainHead | null
+  /** the text stored as the head when it did not read as one (head_found is then null); absent when the head was missing or read */
+  readonly head_unreadable?: string
   readonly last_found: { readonly seq: number; readonly hash: string } | null
   readonly reason: string
   /** the acknowledgement row */
@@ -61,7 +63,8 @@ export function parseAcknowledgement(row: AuditEventRow): AcknowledgedBreak | nu
     stored_hash: text(b.stored_hash),
     row_digest: text(b.row_digest),
     prev_seq_found: Number.isSafeInteger(b.prev_seq_found) ? (b.prev_seq_found as number) : null,
-    head_found: b.head_found ? parseChainHead(JSON.stringify(b.head_found)) : null,
+    head_found: b.head_found ? headOf(parseChainHead(JSON.stringify(b.head_found))) : null,
+    ...(typeof b.head_unreadable === 'string' ? { head_unreadable: b.head_unreadable } : {}),
     last_found: last && Number.isSafeInteger(last.seq) && typeof last.hash === 'string' ? { seq: last.seq as number, hash: last.hash } : null,
     reason: details.reason,
     acknowledged_at_seq: Number(row.seq),

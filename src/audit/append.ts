@@ -4,7 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { isWarrantError, WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
-import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, parseChainHead, signHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, headOf, parseChainHead, signHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
 /** The few log methods the audit log uses; a pino logger fits. */
@@ -223,7 +223,9 @@ export function createAppendQueue(store: Store, log: AuditLogLogger, maxBatch: n
 
 /** The chain's end as the appending transaction found it, under the chain's lock. */
 export interface ChainEndFound {
+  /** the head when it reads as one; null: missing, or stored but unreadable (then `head_unreadable` is its text) */
   readonly head: ChainHead | null
+  readonly head_unreadable?: string
   readonly last: { readonly seq: number; readonly hash: string } | null
 }
 
@@ -283,7 +285,8 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
     select (select value from kv where key = ${CHAIN_HEAD_KEY}) as chain_head, e.*
       from (select 1 as one) as d left join (select * from audit_events order by seq desc limit 1) as e on 1 = 1`.execute(tx)
   const { chain_head, ...found } = tips[0]!
-  const head = parseChainHead(chain_head)
+  const stored = parseChainHead(chain_head)
+  const head = headOf(stored)
   const lastRow = found.seq !== null && found.hash !== null ? ({ ...found, seq: Number(found.seq) } as AuditEventRow) : undefined
   const last = lastRow && { seq: lastRow.seq, hash: lastRow.hash }
   const tip = chainTip(head, last)
@@ -308,13 +311,13 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
       `the audit chain's head (seq ${head.seq}) is signed with audit key "${head.key_id}", and the configured key of that id does not verify it: the key was replaced or the head altered. Nothing was appended; restore the key that signed the chain, then run \`warrant audit verify\``,
       { key_id: head.key_id, seq: head.seq },
     )
-  const headless = acknowledging ? null : unsignedHeadOverSignedRows(chain_head, last)
+  const headless = acknowledging ? null : unsignedHeadOverSignedRows(stored, last)
   if (headless !== null) throw new WarrantError('conflict', headless.message, { seq: last!.seq, head: headless.head })
   const overSigned = acknowledging || signedWith !== null ? null : await overSignedRows(tx, tip.seq, keyring, seen, last)
   if (overSigned !== null) throw new WarrantError('conflict', overSigned.message, overSigned.details)
   const altered = acknowledging ? null : alteredSignedEnd(lastRow, keyring)
   if (altered !== null) throw new WarrantError('conflict', alteredEndRefusal(last!.seq, altered), { seq: last!.seq, problem: 'altered' })
-  const rows = acknowledging ? [given({ head, last: last ?? null })] : given
+  const rows = acknowledging ? [given({ head, ...(stored.state === 'unreadable' ? { head_unreadable: stored.text } : {}), last: last ?? null })] : given
   let seq = tip.seq
   let prev = tip.hash
   const written = rows.map((row): AuditEventRow => {

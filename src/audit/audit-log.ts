@@ -10,7 +10,7 @@ import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verif
 import { signCheckpoint, type AuditCheckpoint } from './checkpoint.js'
 import { acknowledgeBreak, type AcknowledgeRequest } from './acknowledge.js'
 import type { AcknowledgedBreak } from './acknowledged-breaks.js'
-import { readChainHead } from './head.js'
+import { readStoredHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import { WarrantError, type Actor } from '../contract/index.js'
 
@@ -108,9 +108,11 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       if (!keyring) throw new WarrantError('invalid_request', 'no audit key is configured (audit.key or WARRANT_AUDIT_KEY): an unsigned checkpoint would prove nothing')
       await record({ actor, action: 'audit checkpoint', summary: { key_id: keyring.current.id } })
       await queue.flush()
-      const head = await readChainHead(db)
-      if (!head) throw new WarrantError('internal', 'the audit chain has no head after an append')
-      return signCheckpoint(head, now(), keyring.current)
+      const stored = await readStoredHead(db)
+      if (stored.state === 'absent') throw new WarrantError('internal', 'the audit chain has no head after an append')
+      // overwritten since the append: a checkpoint of it would vouch for nothing
+      if (stored.state === 'unreadable') throw new WarrantError('conflict', `the audit chain's head is stored but unreadable after an append (${stored.why}): it was overwritten; run \`warrant audit verify\``)
+      return signCheckpoint(stored.head, now(), keyring.current)
     },
     async acknowledge(request) {
       await queue.flush()

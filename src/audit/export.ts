@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../store/index.js'
 import { storedRow } from './chain.js'
-import { parseChainHead, readChainHead, readChainHeadText, type ChainHead } from './head.js'
+import { headOf, readChainHead, readStoredHead, type ChainHead } from './head.js'
 
 const EXPORT_PAGE_SIZE = 1000
 
@@ -31,8 +31,8 @@ export interface ExportEnd {
  * verify intact.
  */
 export async function* exportAuditNdjson(db: Kysely<Database>): AsyncIterable<string> {
-  const headText = await readChainHeadText(db)
-  const head = parseChainHead(headText)
+  const stored = await readStoredHead(db)
+  const head = headOf(stored)
   let after: number | null = null
   let rows = 0
   const pages = async function* (upTo: number | null) {
@@ -53,7 +53,7 @@ export async function* exportAuditNdjson(db: Kysely<Database>): AsyncIterable<st
     // read after the row past it: had an append written that row, the head would have moved with it
     if (past && sameHead(await readChainHead(db), head)) yield* pages(null)
   }
-  const end: ExportEnd = { format: EXPORT_FORMAT, rows, head, ...(head === null && headText !== null ? { head_unreadable: headText } : {}) }
+  const end: ExportEnd = { format: EXPORT_FORMAT, rows, head, ...(stored.state === 'unreadable' ? { head_unreadable: stored.text } : {}) }
   yield `${JSON.stringify(end)}\n`
 }
 

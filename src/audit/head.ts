@@ -46,17 +46,20 @@ export function chainTip(head: ChainHead | null, last: { seq: number; hash: stri
  * Every signed append writes a signed head with its rows, so such a head was removed, overwritten or replaced by
  * someone without the key, typically to hide rows cut from the end; an append continuing from the last row would write
  * a new signed head over that evidence, and the chain would verify again. Said by the append (nothing written) and at
- * start. Takes the head as stored (`readChainHeadText`): one stored but unreadable is named so, as verify names it.
+ * start. Takes the head as stored (`readStoredHead`): one stored but unreadable is named so, as verify names it.
  */
-export function unsignedHeadOverSignedRows(stored: string | null, last: { seq: number; hash: string } | undefined): { message: string; head: 'missing' | 'unreadable' | 'unsigned' } | null {
-  const head = parseChainHead(stored)
+export function unsignedHeadOverSignedRows(stored: StoredHead, last: { seq: number; hash: string } | undefined): { message: string; head: 'missing' | 'unreadable' | 'unsigned' } | null {
+  const head = headOf(stored)
   if (!last || signingKeyId(last.hash) === null || (head !== null && head.mac !== undefined && head.key_id !== undefined)) return null
-  const state = head !== null ? 'unsigned' : stored === null ? 'missing' : 'unreadable'
-  const is = { missing: 'missing', unreadable: `stored but unreadable (${quotedHead(stored ?? '')} is not a seq and hash as an append writes it)`, unsigned: 'not signed' }[state]
+  const state = stored.state === 'readable' ? 'unsigned' : stored.state === 'absent' ? 'missing' : 'unreadable'
+  const is = stored.state === 'unreadable' ? `stored but unreadable (${unreadableWhy(stored)})` : state === 'missing' ? 'missing' : 'not signed'
   const how = state === 'unreadable' ? 'overwritten' : 'removed or replaced'
+  // the seq acknowledge takes for this end, as verify and acknowledge name it: the row after the last one, or the last
+  // row itself where an unsigned head claims it (a head moved back onto it)
+  const at = head !== null && head.seq <= last.seq ? last.seq : last.seq + 1
   return {
     head: state,
-    message: `the store's audit chain is signed up to row ${last.seq}, but its head is ${is}: every signed append writes a signed head, so it was ${how} by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at SEQ --reason …\` (verify keeps reporting it)`,
+    message: `the store's audit chain is signed up to row ${last.seq}, but its head is ${is}: every signed append writes a signed head, so it was ${how} by someone without the audit key, e.g. to hide rows cut from the end. Nothing was appended (a new head would be written over that evidence); run \`warrant audit verify\`, and restore the audit rows and head from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${at} --reason …\` (verify keeps reporting it)`,
   }
 }
 
@@ -121,42 +124,64 @@ export function alteredEndRefusal(seq: number, altered: string): string {
   return `the store's audit chain ends in a broken row: ${altered}. Nothing was appended (a row chained onto it would hide it from every start); run \`warrant audit verify\`, and restore the row from a backup of the store, or, without one, record the break with \`warrant audit acknowledge --at ${seq} --reason …\` (verify keeps reporting it)`
 }
 
+/** The head when one is stored and reads as one (see readStoredHead for which of absent and unreadable it is). */
 export async function readChainHead(db: Kysely<Database>): Promise<ChainHead | null> {
-  return parseChainHead(await readChainHeadText(db))
+  return headOf(await readStoredHead(db))
 }
 
-/** The head as stored, whether or not it reads as one (null: there is none): a head overwritten with something else is no missing head. */
-export async function readChainHeadText(db: Kysely<Database>): Promise<string | null> {
+/** The head as stored, in its three states (see StoredHead). */
+export async function readStoredHead(db: Kysely<Database>): Promise<StoredHead> {
   const row = await db.selectFrom('kv').select('value').where('key', '=', CHAIN_HEAD_KEY).executeTakeFirst()
-  return row?.value ?? null
+  return parseChainHead(row?.value ?? null)
 }
 
 /** Why the end of a log cannot be confirmed under a head stored but unreadable (`stored`), as verify and acknowledge word it. */
-export function unreadableHeadMessage(stored: string, lastSeq: number | null): string {
-  return `the chain head is stored but unreadable (${quotedHead(stored)} is not a seq and hash as an append writes it): it was overwritten, so the end of the log cannot be confirmed: ${lastSeq === null ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`
+export function unreadableHeadMessage(stored: { readonly text: string; readonly why: string }, lastSeq: number | null): string {
+  return `the chain head is stored but unreadable (${unreadableWhy(stored)}): it was overwritten, so the end of the log cannot be confirmed: ${lastSeq === null ? 'the log is empty, and rows may have been removed' : `rows after ${lastSeq} may have been removed`}`
 }
 
-/** A head stored but unreadable, quoted as verify, acknowledge and the append's refusal quote it (cut at 80 characters). */
-function quotedHead(stored: string): string {
-  return JSON.stringify(stored.length > 80 ? `${stored.slice(0, 80)}…` : stored)
+/** A head stored but unreadable, quoted as verify, acknowledge and the append's refusal quote it (cut at 80 characters), and why. */
+function unreadableWhy(stored: { readonly text: string; readonly why: string }): string {
+  const quoted = JSON.stringify(stored.text.length > 80 ? `${stored.text.slice(0, 80)}…` : stored.text)
+  return `${quoted} is not a seq and hash as an append writes it: ${stored.why}`
 }
 
-/** The head as stored in `kv` (its JSON text), or null when there is none or it cannot be read. */
-export function parseChainHead(value: string | null): ChainHead | null {
-  if (value === null) return null
+/**
+ * The head as stored in `kv`: none (`absent`), one that reads as a head (`readable`), or text stored under its key
+ * that does not (`unreadable`, with the text and why): a head overwritten with something else is no missing head,
+ * and every reader tells the two apart from this alone, never by reading the text again.
+ */
+export type StoredHead =
+  | { readonly state: 'absent' }
+  | { readonly state: 'readable'; readonly head: ChainHead }
+  | { readonly state: 'unreadable'; readonly text: string; readonly why: string }
+
+/** The head as stored (its JSON text, null: none), in one of its three states. */
+export function parseChainHead(value: string | null): StoredHead {
+  if (value === null) return { state: 'absent' }
+  let parsed: Partial<ChainHead>
   try {
-    const parsed = JSON.parse(value) as Partial<ChainHead>
-    if (Number.isSafeInteger(parsed.seq) && typeof parsed.hash === 'string')
-      return {
-        seq: parsed.seq as number,
-        hash: parsed.hash,
-        ...(typeof parsed.key_id === 'string' ? { key_id: parsed.key_id } : {}),
-        ...(typeof parsed.mac === 'string' ? { mac: parsed.mac } : {}),
-      }
+    parsed = JSON.parse(value) as Partial<ChainHead>
   } catch {
-    // an unreadable head is treated as no head; verify reports it
+    return { state: 'unreadable', text: value, why: 'not JSON' }
   }
-  return null
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { state: 'unreadable', text: value, why: 'not a JSON object' }
+  if (!Number.isSafeInteger(parsed.seq)) return { state: 'unreadable', text: value, why: 'its seq is not a whole number' }
+  if (typeof parsed.hash !== 'string') return { state: 'unreadable', text: value, why: 'its hash is not text' }
+  return {
+    state: 'readable',
+    head: {
+      seq: parsed.seq as number,
+      hash: parsed.hash,
+      ...(typeof parsed.key_id === 'string' ? { key_id: parsed.key_id } : {}),
+      ...(typeof parsed.mac === 'string' ? { mac: parsed.mac } : {}),
+    },
+  }
+}
+
+/** The head when the stored one reads as a head, else null (absent or unreadable: ask `state` which). */
+export function headOf(stored: StoredHead): ChainHead | null {
+  return stored.state === 'readable' ? stored.head : null
 }
 
 export async function writeChainHead(db: Kysely<Database>, head: ChainHead): Promise<void> {

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { checkRowHash, signingKeyId, storedRow } from './chain.js'
-import { chainTip, checkHead, parseChainHead, readChainHeadText, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
+import { chainTip, checkHead, headOf, readStoredHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead, type StoredHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring, type AuditKeySource } from './keyring.js'
 
 /** Where the configured key comes from, in the words an operator fixes it with. */
@@ -23,9 +23,9 @@ export function auditKeySourceLabel(source: AuditKeySource | undefined): string 
  * state; the reading ones (`warrant audit verify`, `token list`, …) still open such a store, to say what they find.
  */
 export async function assertChainKeyConfigured(db: Kysely<Database>, keyring: AuditKeyring | null, source: AuditKeySource | undefined): Promise<void> {
-  const { head, headText, last, tip, signedWith } = await readSignedTip(db)
+  const { head, stored, last, tip, signedWith } = await readSignedTip(db)
   const label = auditKeySourceLabel(source)
-  if (signedWith !== null && keyring?.get(signedWith)) return assertKeyVerifiesTip(head, headText, last, keyring, label)
+  if (signedWith !== null && keyring?.get(signedWith)) return assertKeyVerifiesTip(head, stored, last, keyring, label)
   if (signedWith === null) {
     // keyless too: unsigned rows forged onto a signed chain leave an unsigned tip, and this process would extend them
     const overSigned = await unsignedTipRefusal(db, tip.seq, keyring, { keySetting: `${label}, or audit.key in the config` })
@@ -47,12 +47,12 @@ export async function assertChainKeyConfigured(db: Kysely<Database>, keyring: Au
 }
 
 /** The chain's end: its signed head, its last row, the tip appends continue from, and the key id that signed it. */
-async function readSignedTip(db: Kysely<Database>): Promise<{ head: ChainHead | null; headText: string | null; last: AuditEventRow | undefined; tip: ChainHead; signedWith: string | null }> {
+async function readSignedTip(db: Kysely<Database>): Promise<{ head: ChainHead | null; stored: StoredHead; last: AuditEventRow | undefined; tip: ChainHead; signedWith: string | null }> {
   const last = await db.selectFrom('audit_events').selectAll().orderBy('seq', 'desc').limit(1).executeTakeFirst()
-  const headText = await readChainHeadText(db)
-  const head = parseChainHead(headText)
+  const stored = await readStoredHead(db)
+  const head = headOf(stored)
   const tip = chainTip(head, last ? { seq: Number(last.seq), hash: last.hash } : undefined)
-  return { head, headText, last, tip, signedWith: tip.key_id ?? signingKeyId(tip.hash) }
+  return { head, stored, last, tip, signedWith: tip.key_id ?? signingKeyId(tip.hash) }
 }
 
 /**
@@ -63,8 +63,8 @@ async function readSignedTip(db: Kysely<Database>): Promise<{ head: ChainHead | 
  * two happened (the key replaced, or the end altered) only `warrant audit verify` with the right key can tell. A signed
  * end without a signed head is refused first (unsignedHeadOverSignedRows): the first append would seal a cut end.
  */
-function assertKeyVerifiesTip(head: ChainHead | null, headText: string | null, last: AuditEventRow | undefined, keyring: AuditKeyring, label: string): void {
-  const headless = unsignedHeadOverSignedRows(headText, last && { seq: Number(last.seq), hash: last.hash })
+function assertKeyVerifiesTip(head: ChainHead | null, stored: StoredHead, last: AuditEventRow | undefined, keyring: AuditKeyring, label: string): void {
+  const headless = unsignedHeadOverSignedRows(stored, last && { seq: Number(last.seq), hash: last.hash })
   if (headless !== null) throw new WarrantError('invalid_request', `${headless.message}. Refused before anything ran`, { seq: Number(last!.seq), head: headless.head })
   const failed =
     last && checkRowHash(storedRow(last), keyring) === 'mismatch'

@@ -2,7 +2,7 @@ import { WarrantError } from '../contract/index.js'
 import { createStore, type AuditEventRow, type Store } from '../store/index.js'
 import { AUDIT_FIRST_SEQ, storedRow } from './chain.js'
 import { EXPORT_FORMAT, type ExportEnd } from './export.js'
-import { CHAIN_HEAD_KEY, parseChainHead, writeChainHead } from './head.js'
+import { CHAIN_HEAD_KEY, headOf, parseChainHead, writeChainHead } from './head.js'
 import { verifyAuditChain, type VerifyOptions, type VerifyResult } from './verify.js'
 
 const INSERT_BATCH = 500
@@ -125,11 +125,11 @@ function asEnd(value: unknown): ExportEnd | null {
   if (typeof value !== 'object' || value === null || (value as { format?: unknown }).format !== EXPORT_FORMAT) return null
   const { rows, head, head_unreadable } = value as { rows?: unknown; head?: unknown; head_unreadable?: unknown }
   if (!Number.isSafeInteger(rows)) return null
-  const parsed = head === null ? null : parseChainHead(JSON.stringify(head))
+  const parsed = head === null ? null : headOf(parseChainHead(JSON.stringify(head)))
   if (head !== null && parsed === null) return null
   if (head_unreadable === undefined) return { format: EXPORT_FORMAT, rows: rows as number, head: parsed }
   // only beside no head, and only text that does not read as one: anything else is no end line the export writes
-  if (parsed !== null || typeof head_unreadable !== 'string' || parseChainHead(head_unreadable) !== null) return null
+  if (parsed !== null || typeof head_unreadable !== 'string' || parseChainHead(head_unreadable).state !== 'unreadable') return null
   return { format: EXPORT_FORMAT, rows: rows as number, head: null, head_unreadable }
 }
 

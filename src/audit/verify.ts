@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { AuditEventRow, Database } from '../store/index.js'
 import { AUDIT_FIRST_SEQ, AUDIT_GENESIS_HASH, checkRowHash, signingKeyId } from './chain.js'
 import { checkCheckpoint, type AuditCheckpoint } from './checkpoint.js'
-import { checkHead, readChainHead, readChainHeadText, unreadableHeadMessage, type ChainHead } from './head.js'
+import { checkHead, headOf, readChainHead, readStoredHead, unreadableHeadMessage, type ChainHead } from './head.js'
 import type { AuditKeyring } from './keyring.js'
 import { ACKNOWLEDGE_ACTION, readAcknowledgements, type AcknowledgedBreak } from './acknowledged-breaks.js'
 
@@ -240,12 +240,12 @@ export async function verifyAuditChain(db: Kysely<Database>, options: VerifyOpti
     options.onProgress?.({ rows, head_seq: head?.seq ?? null })
     if (page.length === pageSize) continue
     // The end of the stream: it must be the head the last append recorded.
-    head = await readChainHead(db)
+    const stored = await readStoredHead(db)
+    head = headOf(stored)
     const lastSeq = prevSeq ?? AUDIT_FIRST_SEQ - 1
     if (head === null) {
       // a head stored but not readable as one (not JSON, no whole seq or no hash) was overwritten: never taken for none
-      const stored = await readChainHeadText(db)
-      if (stored !== null)
+      if (stored.state === 'unreadable')
         return bad(
           lastSeq + 1,
           'removed',

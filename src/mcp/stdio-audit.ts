@@ -8,6 +8,13 @@ const MAX_SUMMARY_BODY = 4096
 /** A tool call records its own row (audit.ts): this trail adds none for its answer, as /mcp's adds none. */
 const TOOL_CALL = 'tools/call'
 
+interface Pending {
+  readonly method: string
+  readonly body: unknown
+  /** another request was in flight under the same id while this one was */
+  shared: boolean
+}
+
 /**
  * stdio's share of what /mcp's HTTP trail records (src/api/audit-trail.ts), one row per message a tool does not
  * record, named `stdio:METHOD`, so a session leaves the same trail whatever its transport. A JSON-RPC error answered
@@ -19,8 +26,12 @@ const TOOL_CALL = 'tools/call'
  * nothing. Recording never fails the answer: a fault is logged.
  */
 export class StdioErrorTrail {
-  /** Each request not yet answered, by id: its method and the message, since an answer carries only the id. */
-  private readonly requests = new Map<string | number, { readonly method: string; readonly body: unknown }>()
+  /**
+   * Each request not yet answered, by id, oldest first: its method and the message, since an answer carries only the
+   * id. A client may send a second request under an id still in flight (JSON-RPC forbids it; the SDK answers each):
+   * each is kept, so each leaves its row, marked `id_in_flight_twice`.
+   */
+  private readonly requests = new Map<string | number, Pending[]>()
   private readonly writes = new Set<Promise<unknown>>()
 
   constructor(
@@ -32,8 +43,12 @@ export class StdioErrorTrail {
   received(message: unknown): void {
     const m = message as { id?: unknown; method?: unknown } | null
     const method = typeof m?.method === 'string' ? m.method : null
-    if ((typeof m?.id === 'string' || typeof m?.id === 'number') && method !== null) this.requests.set(m.id, { method, body: boundedSummary(message, MAX_SUMMARY_BODY) })
-    else this.record(method, { outcome: 'ok', body: boundedSummary(message, MAX_SUMMARY_BODY) })
+    if ((typeof m?.id === 'string' || typeof m?.id === 'number') && method !== null) {
+      const pending = this.requests.get(m.id) ?? []
+      pending.push({ method, body: boundedSummary(message, MAX_SUMMARY_BODY), shared: pending.length > 0 })
+      if (pending.length > 1) for (const p of pending) p.shared = true
+      this.requests.set(m.id, pending)
+    } else this.record(method, { outcome: 'ok', body: boundedSummary(message, MAX_SUMMARY_BODY) })
   }
 
   /** A message about to be written: an answer is recorded (an error always; a success unless a tool's), with the request it answers when the line held one. */
@@ -43,11 +58,11 @@ export class StdioErrorTrail {
     if (typeof a?.method === 'string') return
     const id = a?.id
     // a line refused before the server (`request` given) answers none it holds, even under an id one in flight has
-    const kept = request === undefined && (typeof id === 'string' || typeof id === 'number') ? this.requests.get(id) : undefined
-    if (kept !== undefined) this.requests.delete(id as string | number)
+    const kept = request === undefined && (typeof id === 'string' || typeof id === 'number') ? this.take(id, answer) : undefined
+    const shared = kept?.shared ? { id_in_flight_twice: true } : {}
     const error = jsonRpcErrorOf(answer)
     if (error === undefined) {
-      if (kept !== undefined && kept.method !== TOOL_CALL) this.record(kept.method, { outcome: 'ok', body: kept.body })
+      if (kept !== undefined && kept.method !== TOOL_CALL) this.record(kept.method, { outcome: 'ok', body: kept.body, ...shared })
       return
     }
     const named = (request as { method?: unknown } | null | undefined)?.method
@@ -58,7 +73,26 @@ export class StdioErrorTrail {
       json_rpc_error: { code: error.code, message: error.message },
       // the line refused, else the request the server failed (HTTP's row keeps its body too)
       ...(request !== undefined ? { body: boundedSummary(request, MAX_SUMMARY_BODY) } : kept !== undefined ? { body: kept.body } : {}),
+      ...shared,
     })
+  }
+
+  /**
+   * The request an answer under `id` answers. With several in flight under it, the id cannot tell: a tool call's
+   * result (it holds `content`) answers the oldest tool call, any other answer the oldest other request (a tool call
+   * whose tool ran is answered by its result, never an error: its row is the tool's, and an error taken for it left
+   * a second row while the request that failed had none), else the oldest; each row then says its id was in flight
+   * twice, so a reader knows the match was made so.
+   */
+  private take(id: string | number, answer: unknown): Pending | undefined {
+    const pending = this.requests.get(id)
+    if (pending === undefined) return undefined
+    const result = (answer as { result?: unknown } | null)?.result
+    const tool = result !== null && typeof result === 'object' && Array.isArray((result as { content?: unknown }).content)
+    const at = Math.max(0, pending.findIndex((p) => (p.method === TOOL_CALL) === tool))
+    const [kept] = pending.splice(at, 1)
+    if (pending.length === 0) this.requests.delete(id)
+    return kept
   }
 
   /** Once every row started so far is written: the store closes after. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { parseAuditKeys } from '../../src/audit/index.js'
+import { CHAIN_HEAD_KEY, parseAuditKeys } from '../../src/audit/index.js'
 import { STORE_KINDS } from '../support/stores.js'
 import { K1, alter, operator, overwriteHead, withChain } from '../support/tampered-chain.js'
 
@@ -27,4 +27,27 @@ for (const kind of STORE_KINDS)
         assert.doesNotMatch(acknowledged.message, /missing/, acknowledged.message)
       }),
     )
+  })
+
+/**
+ * The signed acknowledgement of an unreadable head recorded the chain's end as found with `head_found: null`, which
+ * reads "the head was missing" (so the API describes it): the text stored as the head was lost from the record. It
+ * keeps it as `head_unreadable`, quoted as stored, beside `head_found: null`; a missing head keeps none, and verify
+ * reads it back so.
+ */
+for (const kind of STORE_KINDS)
+  describe(`the acknowledgement of an unreadable head keeps the head as found (${kind})`, () => {
+    for (const [what, value] of [['unreadable', 'xx'], ['missing', null]] as const)
+      test(`a head ${what}: head_found null, head_unreadable ${value === null ? 'absent' : 'its text'}`, () =>
+        withChain(kind, parseAuditKeys(K1, 'test'), 3, async (ts, audit) => {
+          if (value === null) await ts.store.db.deleteFrom('kv').where('key', '=', CHAIN_HEAD_KEY).execute()
+          else await overwriteHead(ts.store, value)
+          const acknowledged = await audit.acknowledge({ at: 4, reason: 'ops', actor: operator })
+          assert.equal(acknowledged.head_found, null)
+          assert.equal(acknowledged.head_unreadable, value ?? undefined)
+          const verified = await audit.verify()
+          assert.equal(verified.status, 'ok_with_acknowledged_breaks', JSON.stringify(verified))
+          assert.equal(verified.acknowledged_breaks[0]?.head_unreadable, value ?? undefined)
+        }),
+      )
   })

@@ -57,3 +57,35 @@ for (const kind of STORE_KINDS)
       })
     })
   })
+
+/**
+ * The refusal over a signed chain whose head is missing, unreadable or unsigned told the operator to run
+ * `warrant audit acknowledge --at SEQ`, a literal SEQ: the operator had to find the seq from verify. It names the seq
+ * acknowledge takes for that end (the row after the last one where the head no longer vouches for it), and acknowledge
+ * accepts it.
+ */
+for (const kind of STORE_KINDS)
+  test(`the refusal over a headless signed chain names the seq to acknowledge, never a literal SEQ (${kind})`, () => {
+    const keyring = parseAuditKeys(K1, 'test')
+    return withChain(kind, keyring, 3, async (ts, audit) => {
+      await overwriteHead(ts.store, 'xx')
+      let message = ''
+      await assert.rejects(audit.record({ actor: operator, action: 'GET /v1/audit' }), (error: Error) => ((message = error.message), true))
+      assert.doesNotMatch(message, /--at SEQ/, message)
+      assert.match(message, /warrant audit acknowledge --at 4 --reason/, message)
+      await audit.acknowledge({ at: 4, reason: 'ops', actor: operator })
+    })
+  })
+
+for (const kind of STORE_KINDS)
+  test(`the refusal over a signed chain whose head was replaced unsigned names the seq to acknowledge (${kind})`, () => {
+    const keyring = parseAuditKeys(K1, 'test')
+    return withChain(kind, keyring, 3, async (ts, audit) => {
+      const last = await ts.store.db.selectFrom('audit_events').select(['seq', 'hash']).where('seq', '=', 3).executeTakeFirstOrThrow()
+      await overwriteHead(ts.store, JSON.stringify({ seq: 3, hash: last.hash }))
+      let message = ''
+      await assert.rejects(audit.record({ actor: operator, action: 'GET /v1/audit' }), (error: Error) => ((message = error.message), true))
+      assert.match(message, /its head is not signed.*warrant audit acknowledge --at 3 --reason/, message)
+      await audit.acknowledge({ at: 3, reason: 'ops', actor: operator })
+    })
+  })

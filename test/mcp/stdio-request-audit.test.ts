@@ -82,4 +82,72 @@ describe('MCP over stdio: requests outside a tool are audited as over HTTP', () 
     }
     assert.deepEqual(rows[0]!.summary.body, INITIALIZE)
   })
+
+  /**
+   * Two requests in flight under one id (JSON-RPC forbids it; the SDK answers each): the second took the first's place
+   * in the trail, so one answered request left no row (tools/list here), and the row left named the other method for
+   * the first answer. Each request served leaves its row, saying its id was in flight twice.
+   */
+  test('two requests in flight under one id: each answered request leaves its row, marked id_in_flight_twice', { timeout: 60_000 }, async () => {
+    const startSeq = await lastSeq()
+    const session = await startMcpLineSession(world)
+    try {
+      session.send(`${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' })}`)
+      while (session.lines.filter((l) => l.id === 9).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      session.send(`${JSON.stringify({ ...TOOL_CALL, id: 10 })}\n${JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' })}`)
+      while (session.lines.filter((l) => l.id === 10).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      session.send(JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'ping' }))
+      await session.answer(11)
+    } finally {
+      await session.end()
+    }
+    await world.fx.gateway.audit.flush()
+    const rows = (await rowsAfter(startSeq)).slice(2) // initialize and its notification
+    const seen = rows.map((r) => [r.action, r.summary.outcome, r.summary.body?.id ?? null, r.summary.id_in_flight_twice ?? false])
+    const sorted = (list: unknown[][]) => [...list].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
+    assert.deepEqual(
+      sorted(seen),
+      sorted([
+        ['stdio:tools/list', 'ok', 9, true],
+        ['stdio:ping', 'ok', 9, true],
+        ['mcp:list_resources', 'ok', null, false],
+        ['stdio:tools/list', 'ok', 10, true],
+        ['stdio:ping', 'ok', 11, false],
+      ]),
+      JSON.stringify(rows.map((r) => [r.action, r.summary])),
+    )
+  })
+
+  /**
+   * A tool call and a request the server answers with a JSON-RPC error, in flight under one id: the error was taken
+   * for the tool call's answer, so the call left a refused `stdio:tools/call` row besides its own `mcp:TOOL` row, and
+   * the failed request none. A tool call's row is its tool's alone; the error is the other request's row.
+   */
+  test('a tool call and a failing request under one id: the tool call leaves its own row only, the error its request\'s', { timeout: 60_000 }, async () => {
+    const startSeq = await lastSeq()
+    const session = await startMcpLineSession(world)
+    const unknown = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'no/such_method' })
+    try {
+      session.send(`${unknown(12)}\n${JSON.stringify({ ...TOOL_CALL, id: 12 })}`)
+      while (session.lines.filter((l) => l.id === 12).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      session.send(`${JSON.stringify({ ...TOOL_CALL, id: 13 })}\n${unknown(13)}`)
+      while (session.lines.filter((l) => l.id === 13).length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+    } finally {
+      await session.end()
+    }
+    await world.fx.gateway.audit.flush()
+    const rows = (await rowsAfter(startSeq)).slice(2) // initialize and its notification
+    const seen = rows.map((r) => [r.action, r.summary.outcome, r.summary.body?.id ?? null])
+    const sorted = (list: unknown[][]) => [...list].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)))
+    assert.deepEqual(
+      sorted(seen),
+      sorted([
+        ['stdio:no/such_method', 'refused', 12],
+        ['mcp:list_resources', 'ok', null],
+        ['mcp:list_resources', 'ok', null],
+        ['stdio:no/such_method', 'refused', 13],
+      ]),
+      JSON.stringify(rows.map((r) => [r.action, r.summary])),
+    )
+  })
 })
