@@ -4,6 +4,7 @@ import { immediateTransaction, joinCommits, type AuditEventRow, type Database, t
 import { isWarrantError, WarrantError } from '../contract/index.js'
 import { hashAuditRow, signingKeyId, type UnhashedAuditRow } from './chain.js'
 import type { NewRow } from './events.js'
+import { sqliteAuditInsert } from './sqlite-insert.js'
 import { CHAIN_HEAD_KEY, alteredEndRefusal, alteredSignedEnd, chainHeadUpsert, chainTip, checkHead, headOf, parseChainHead, signHead, unsignedHeadOverSignedRows, unsignedTipRefusal, type ChainHead } from './head.js'
 import { AUDIT_KEY_ENV, type AuditKeyring } from './keyring.js'
 
@@ -331,14 +332,13 @@ async function writeRows(tx: Kysely<Database>, given: NewRow[] | Acknowledgement
   for (let i = 0; i < written.length; i += INSERT_CHUNK) {
     const chunk = written.slice(i, i + INSERT_CHUNK)
     const lastChunk = i + INSERT_CHUNK >= written.length
-    // PostgreSQL: the rows as one JSON parameter, so every batch is the same statement (a VALUES list of 13
-    // parameters per row was a new statement to parse and plan for each batch size, and 13 parameters to
-    // encode per row); the last rows and the head move in one statement (a data-modifying CTE)
-    const insert = (qc: QueryCreator<Database>) =>
-      dialect === 'postgres'
-        ? qc.insertInto('audit_events').expression(sql`select * from json_populate_recordset(null::audit_events, ${JSON.stringify(chunk)}::json)`)
-        : qc.insertInto('audit_events').values(chunk)
-    if (lastChunk && dialect === 'postgres') await chainHeadUpsert(tx.with('appended', insert), moved).execute()
+    // SQLite: one compiled statement per row count (see sqliteAuditInsert). PostgreSQL: the rows as one JSON
+    // parameter, so every batch is the same statement (a VALUES list of 13 parameters per row was a new statement
+    // to parse and plan for each batch size, and 13 parameters to encode per row); the last rows and the head move
+    // in one statement (a data-modifying CTE)
+    const insert = (qc: QueryCreator<Database>) => qc.insertInto('audit_events').expression(sql`select * from json_populate_recordset(null::audit_events, ${JSON.stringify(chunk)}::json)`)
+    if (dialect === 'sqlite') await tx.executeQuery(sqliteAuditInsert(chunk))
+    else if (lastChunk) await chainHeadUpsert(tx.with('appended', insert), moved).execute()
     else await insert(tx).execute()
   }
   if (dialect === 'sqlite') await chainHeadUpsert(tx, moved).execute()

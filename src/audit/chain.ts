@@ -29,7 +29,7 @@ const HASHED_COLUMNS = [
 ] as const satisfies readonly (keyof UnhashedAuditRow)[]
 
 /** Every column of `audit_events`, in table order. */
-const AUDIT_COLUMNS = [...HASHED_COLUMNS, 'hash'] as const
+export const AUDIT_COLUMNS = [...HASHED_COLUMNS, 'hash'] as const
 
 // Fails to compile when the table gains a column the lists do not name, which would otherwise go unhashed
 // and unexported without a word.

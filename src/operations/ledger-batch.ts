@@ -227,23 +227,8 @@ function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 
   }
   for (const group of inFlight.values()) {
     statements.push(async (db) => {
-      const rows = await db
-        .updateTable('operation_targets')
-        .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: group.now }))
-        .where('operation_id', '=', group.operationId)
-        .where('ord', 'in', [...group.at.keys()])
-        .where('state', '=', 'pending')
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('operations')
-              .select(sql<number>`1`.as('one'))
-              .where('id', '=', group.operationId)
-              .where('lease_owner', '=', group.owner)
-              .where('lease_expires_at', '>', leaseNow(db, group.now)),
-          ),
-        )
-        .returning('ord')
-        .execute()
+      const ords = [...group.at.keys()]
+      const rows = dialect === 'sqlite' ? (await db.executeQuery(sqliteInFlight(group.operationId, ords, group.owner, group.now))).rows : await inFlightBuilt(db, group.operationId, ords, group.owner, group.now)
       for (const row of rows) {
         const i = group.at.get(Number(row.ord))
         if (i !== undefined) changed[i] = true
@@ -251,6 +236,46 @@ function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 
     })
   }
   return statements
+}
+
+/** The in-flight UPDATE text on SQLite for each count of ords (see sqliteInFlight). */
+const inFlightTexts = new Map<number, string>()
+
+/**
+ * The in-flight marks of one operation and owner on SQLite, the statement `inFlightBuilt` builds: the rows still
+ * pending, only while `owner` holds a lease live at `now`. Its text is built once per count of ords (the builder's
+ * expression callbacks and compile ran again for every window, on the executor's hot path).
+ */
+function sqliteInFlight(operationId: string, ords: readonly number[], owner: string, now: string): CompiledQuery<{ ord: number }> {
+  let text = inFlightTexts.get(ords.length)
+  if (text === undefined) {
+    text =
+      `update "operation_targets" set "state" = ?, "attempts" = "attempts" + ?, "updated_at" = ? where "operation_id" = ? and "ord" in (${ords.map(() => '?').join(', ')}) and "state" = ? ` +
+      `and exists (select 1 as "one" from "operations" where "id" = ? and "lease_owner" = ? and "lease_expires_at" > ?) returning "ord"`
+    inFlightTexts.set(ords.length, text)
+  }
+  return CompiledQuery.raw(text, ['in_flight', 1, now, operationId, ...ords, 'pending', operationId, owner, now])
+}
+
+/** The in-flight marks of one operation and owner, built (PostgreSQL: the lease judged on the database's clock). */
+function inFlightBuilt(db: Kysely<Database> | Transaction<Database>, operationId: string, ords: readonly number[], owner: string, now: string): Promise<{ ord: number }[]> {
+  return db
+    .updateTable('operation_targets')
+    .set((eb) => ({ state: 'in_flight', attempts: eb('attempts', '+', 1), updated_at: now }))
+    .where('operation_id', '=', operationId)
+    .where('ord', 'in', ords)
+    .where('state', '=', 'pending')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('operations')
+          .select(sql<number>`1`.as('one'))
+          .where('id', '=', operationId)
+          .where('lease_owner', '=', owner)
+          .where('lease_expires_at', '>', leaseNow(db, now)),
+      ),
+    )
+    .returning('ord')
+    .execute()
 }
 
 /**

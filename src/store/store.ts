@@ -9,6 +9,7 @@ import type { MigrationOutcome } from './migrations.js'
 import type { Database, IsoTimestamp } from './schema.js'
 import { cachingStatements } from './statement-cache.js'
 import { EventLoopSlices } from './event-loop-slices.js'
+import { loggingFailures } from './failure-log.js'
 import { checkedStatements, watchStoreFile, type StoreFile } from './store-file.js'
 import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
@@ -98,14 +99,16 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS
   const opened = location.dialect === 'sqlite' ? openSqlite(location, options.log) : null
   const sqlite = opened?.database ?? null
-  // a lock another connection holds is waited for on timers, the event loop free meanwhile (see BusyWaitingSqliteDialect)
+  // a lock another connection holds is waited for on timers, the event loop free meanwhile (see BusyWaitingSqliteDialect);
+  // a failed statement is logged by the connection itself (see loggingFailures), not by kysely's `log`
+  const statements = opened && sqliteStatements(opened.database, opened.file)
   const dialect: Dialect = location.dialect === 'sqlite'
-    ? new BusyWaitingSqliteDialect({ database: sqliteStatements(opened!.database, opened!.file) }, { inTransaction: () => opened!.database.inTransaction, display: location.display, timeoutMs: busyTimeoutMs })
+    ? new BusyWaitingSqliteDialect({ database: options.log ? loggingFailures(statements!, options.log) : statements! }, { inTransaction: () => opened!.database.inTransaction, display: location.display, timeoutMs: busyTimeoutMs })
     : await openPostgres(location.connectionString, location.display, options)
   const health = location.dialect === 'postgres' ? postgresHealth(location.connectionString, location.display) : null
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
-  const db = new Kysely<Database>({ dialect, plugins, ...(options.log ? { log: logQueryErrors(options.log) } : {}) })
+  const db = new Kysely<Database>({ dialect, plugins, ...(options.log && location.dialect === 'postgres' ? { log: logQueryErrors(options.log) } : {}) })
 
   let closing: Promise<void> | undefined
   return {
