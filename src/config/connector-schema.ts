@@ -164,7 +164,8 @@ export type HttpConnectorConfig = z.infer<typeof httpConnectorSchema>
 
 /**
  * The bounds of a sql upstream's statement time limit: whole seconds on MySQL/MariaDB (innodb_lock_wait_timeout), so
- * at least one; short of never (0 is "no limit" to PostgreSQL and MariaDB); on SQLite the wait blocks the event loop.
+ * at least one; short of never (0 is "no limit" to PostgreSQL and MariaDB); on SQLite a statement waiting
+ * for the lock holds the resource's one connection (waited on timers: the event loop is free), its reads by id and writes queued behind.
  */
 export const MIN_SQL_STATEMENT_TIMEOUT_MS = 1_000
 export const MAX_SQL_STATEMENT_TIMEOUT_MS = 3_600_000
@@ -196,7 +197,7 @@ export const sqlConnectorSchema = z.strictObject({
     .max(MAX_SQL_STATEMENT_TIMEOUT_MS)
     .optional()
     .describe(
-      "how long one statement may run, a row lock another session holds waited for included, before the database refuses it (nothing written): PostgreSQL statement_timeout, MySQL/MariaDB innodb_lock_wait_timeout and statement time limit (rounded up to whole seconds), SQLite busy_timeout (at most 30000: the wait blocks the gateway); default 30000 (SQLite 5000)",
+      "how long one statement may run, a row lock another session holds waited for included, before the database refuses it (nothing written): PostgreSQL statement_timeout, MySQL/MariaDB innodb_lock_wait_timeout and statement time limit (rounded up to whole seconds), SQLite's wait for another connection's lock on the file (at most 30000: the resource's one connection waits with it; on timers, the gateway serving meanwhile); default 30000 (SQLite 5000)",
     ),
 })
   .superRefine((c, ctx) => {
@@ -206,7 +207,7 @@ export const sqlConnectorSchema = z.strictObject({
     if (c.unencrypted !== undefined && /^\s*sqlite:/i.test(c.url))
       ctx.addIssue({ code: 'custom', path: ['unencrypted'], message: 'applies to a postgres or mysql upstream only; a sqlite: upstream is a file and crosses no network (remove the key)' })
     if (c.statement_timeout_ms !== undefined && c.statement_timeout_ms > MAX_SQLITE_STATEMENT_TIMEOUT_MS && c.statement_timeout_ms <= MAX_SQL_STATEMENT_TIMEOUT_MS && /^\s*sqlite:/i.test(c.url))
-      ctx.addIssue({ code: 'custom', path: ['statement_timeout_ms'], message: `at most ${MAX_SQLITE_STATEMENT_TIMEOUT_MS} on a sqlite: upstream: better-sqlite3 waits for the lock synchronously, every request waiting with it` })
+      ctx.addIssue({ code: 'custom', path: ['statement_timeout_ms'], message: `at most ${MAX_SQLITE_STATEMENT_TIMEOUT_MS} on a sqlite: upstream: a statement waiting for the lock holds the resource's one connection, its other reads by id and writes queued behind it` })
     refuseUnencryptedDatabase(c.url, c.unencrypted === true, ['url'], ctx, 'connector')
   })
 export type SqlConnectorConfig = z.infer<typeof sqlConnectorSchema>

@@ -43,6 +43,7 @@ export {
 } from './envelope.js'
 export { decide, type Verdict } from './decide.js'
 export { fileIdentityOf, movedFrom, openPinned, type PinnedHandle } from './file-identity.js'
+export { busyWaitingDriver, whileBusy, type BusyRefusal, type BusyWaitOptions } from './sqlite-busy-wait.js'
 export { preparedOnce, MAX_PREPARED } from './prepared-once.js'
 export { WarrantError, isWarrantError, exitCodeOf, ERROR_STATUS, type ErrorCode, type ErrorBody } from './errors.js'
 export {

@@ -14,8 +14,8 @@ export interface SqlConnectorOptions {
   /** PostgreSQL, MySQL: connections for read sessions, a pool of their own so walks never starve writes. Default 10. */
   readonly maxSessions?: number
   /**
-   * PostgreSQL `statement_timeout`, SQLite `busy_timeout`, MySQL/MariaDB statement time limit and
-   * `innodb_lock_wait_timeout` (whole seconds, at least 1), in ms. Default the resource's
+   * PostgreSQL `statement_timeout`, SQLite's wait for another connection's lock (on timers, `whileBusy`),
+   * MySQL/MariaDB statement time limit and `innodb_lock_wait_timeout` (whole seconds, at least 1), in ms. Default the resource's
    * `connector.statement_timeout_ms`, else 30 s (5 s on SQLite).
    */
   readonly statementTimeoutMs?: number

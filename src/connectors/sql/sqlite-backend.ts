@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
-import { CompiledQuery, Kysely, SqliteDialect, sql, type SqliteDatabase } from 'kysely'
+import { CompiledQuery, Kysely, SqliteDialect, sql, type Driver, type SqliteDatabase } from 'kysely'
 import { messageOf, NotCommittedError, NotConnectedError, SnapshotGoneError } from './errors.js'
-import { movedFrom, openPinned, preparedOnce, type PinnedHandle } from '../../contract/index.js'
+import { busyWaitingDriver, movedFrom, openPinned, preparedOnce, whileBusy, type BusyWaitOptions, type PinnedHandle } from '../../contract/index.js'
 import type { SqlConnectorOptions } from './options.js'
 import type { SqlLocation } from './url.js'
 import type { Backend, Row } from './backend.js'
@@ -104,7 +104,10 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
       const why = moved ? `the file the connector had open is no longer at ${location.display} (${moved} since it was opened), and none can be opened there now: ${messageOf(error)}` : `cannot open SQLite database ${location.display}: ${messageOf(error)}`
       throw new NotConnectedError(Object.assign(new Error(why), { code: 'SQLITE_CANTOPEN', cause: error }))
     }
-    database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    // SQLite answers a lock another connection holds at once; the statement waits for it on timers (`whileBusy`):
+    // better-sqlite3's busy_timeout slept synchronously, and /health, every request and the lease-renewal timer
+    // stalled for up to statement_timeout_ms
+    database.pragma('busy_timeout = 0')
     // every integer as a bigint: the driver would round one past 2^53 to a neighbour's value (an id naming
     // another row); record.ts makes those a number can hold numbers again. A walk's page reader asks for
     // bigints only where it needs them (rowReader)
@@ -137,7 +140,14 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
     return prepare
   }
   const following: SqliteDatabase = { prepare: (text) => prepareOn(sharedDatabase())(text), close: () => shared?.database.close() }
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: async () => following }) })
+  // SQLite's own error (SQLITE_BUSY) once the wait is over, as busy_timeout answered it: the outcomes stay as they were
+  const waiting: BusyWaitOptions = { inTransaction: () => shared?.database.inTransaction ?? false, timeoutMs: busyTimeoutMs, refuse: (error) => error }
+  const dialect = new (class extends SqliteDialect {
+    override createDriver(): Driver {
+      return busyWaitingDriver(super.createDriver(), waiting)
+    }
+  })({ database: async () => following })
+  const db = new Kysely<any>({ dialect })
   const endSlice = createSlices()
   return {
     db,
@@ -177,7 +187,10 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
         connection.exec('BEGIN')
         // max(id) is an index seek; with the open time it names the snapshot (SQLite has no snapshot id).
         const probe = db.selectFrom(table).select(sql<unknown>`max(${sql.ref(idField)})`.as('max_id')).compile()
-        const row = connection.prepare(probe.sql).get(...(probe.parameters as unknown[])) as { max_id: unknown } | undefined
+        // the transaction's first statement: run again while it meets another connection's lock (nothing read yet)
+        const row = (await whileBusy(() => connection.prepare(probe.sql).get(...(probe.parameters as unknown[])), () => connection.inTransaction, busyTimeoutMs, waiting.refuse)) as
+          | { max_id: unknown }
+          | undefined
         const snapshot = `sqlite:${openedAt};max_id=${row?.max_id ?? ''}`
         // a walk runs the same page query with another last id: prepared once per session, not per page
         const prepared = new Map<string, RowReader>()

@@ -124,7 +124,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
     if ('error' in result) {
       const failure = classifyWriteError(result.error)
       // no answer, no connection to send it on, or a lock not obtained: each alone would fare the same (and on
-      // SQLite each would wait out the busy timeout again, the event loop blocked for every one)
+      // SQLite each would wait out the busy timeout again, one after another)
       if (failure.kind === 'unknown' || failure.kind === 'not_sent' || failure.kind === 'rolled_back' || failure.kind === 'rate_limited') {
         for (const b of batch) {
           ctx.emit({ method: 'UPDATE', targetId: requests[b.index]!.id, outcome: failure.kind, durationMs: result.durationMs, window: batch.length })
