@@ -213,7 +213,7 @@ export const notificationsSchema = z
 export type NotificationsConfig = z.infer<typeof notificationsSchema>
 export type WebhookConfig = z.infer<typeof webhookSchema>
 
-/** The longest a SQLite store statement waits for another connection's lock: the wait blocks the event loop. */
+/** The longest a SQLite store statement waits for another connection's lock (on timers; this process's other store work queues behind it). */
 export const MAX_SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 /** The longest a PostgreSQL store connection may take to open, or a request wait for a free one. */

@@ -148,9 +148,8 @@ export async function startThingsToMove(kind: StoreKind, change: ThingsMove = {}
     staging,
     production,
     async move(): Promise<Gateway> {
-      // Two gateways on one SQLite file in one process: a write transaction of one held across an await while the
-      // other waits out busy_timeout synchronously (the loop blocked, so the first never ends) is SQLITE_BUSY. Each
-      // hands over with nothing of its own still to write (audit rows linger before they are appended).
+      // Two gateways on one SQLite file in one process: each hands over with nothing of its own still to write (audit
+      // rows linger before they are appended), so neither waits out the other's write lock.
       await fx.gateway.audit.flush()
       const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
       if (change.move) change.move(config.resources.things)
