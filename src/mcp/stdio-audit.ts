@@ -2,7 +2,7 @@ import { boundedSummary } from '../audit/index.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { CancelledNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CancelledNotificationSchema, isTaskAugmentedRequestParams } from '@modelcontextprotocol/sdk/types.js'
 import { jsonRpcErrorCode, jsonRpcErrorOf } from './json-rpc-errors.js'
 
 const MAX_SUMMARY_BODY = 4096
@@ -15,6 +15,8 @@ interface Pending {
   readonly body: unknown
   /** another request was in flight under the same id while this one was */
   shared: boolean
+  /** a tool call the SDK hands to its tool (not one asking for a task, which it refuses first: this server runs none) */
+  readonly toolStarts: boolean
 }
 
 /**
@@ -29,7 +31,7 @@ interface Pending {
  * (the SDK drops it): it is one `client_closed` row (the outcome of an answer the client left before it got), with
  * `cancelled: {by: "client", reason}`; a cancelled tool call's says `tool_started: true` (the SDK starts the tool
  * before it can see the cancellation, and Warrant's tools run to their end: the tool's own `mcp:TOOL` row, written when
- * it ends, says what it did), never a refusal. A cancellation naming no request in flight drops nothing. Recording
+ * it ends, says what it did), or `false` for a call asking for a task (refused before any tool), never a refusal. A cancellation naming no request in flight drops nothing. Recording
  * never fails the answer: a fault is logged.
  */
 export class StdioErrorTrail {
@@ -48,11 +50,13 @@ export class StdioErrorTrail {
 
   /** A message handed to the server: a request is kept until it is answered; anything else, answered by nothing, is recorded now. */
   received(message: unknown): void {
-    const m = message as { id?: unknown; method?: unknown } | null
+    const m = message as { id?: unknown; method?: unknown; params?: { task?: unknown } } | null
     const method = typeof m?.method === 'string' ? m.method : null
     if ((typeof m?.id === 'string' || typeof m?.id === 'number') && method !== null) {
       const pending = this.requests.get(m.id) ?? []
-      pending.push({ method, body: boundedSummary(message, MAX_SUMMARY_BODY), shared: pending.length > 0 })
+      // as the SDK reads a call asking for a task
+      const task = isTaskAugmentedRequestParams(m.params) && Boolean(m.params?.task)
+      pending.push({ method, body: boundedSummary(message, MAX_SUMMARY_BODY), shared: pending.length > 0, toolStarts: method === TOOL_CALL && !task })
       if (pending.length > 1) for (const p of pending) p.shared = true
       this.requests.set(m.id, pending)
     } else this.record(method, { outcome: 'ok', body: boundedSummary(message, MAX_SUMMARY_BODY) })
@@ -103,7 +107,7 @@ export class StdioErrorTrail {
       outcome: 'client_closed',
       cancelled: { by: 'client', ...(typeof reason === 'string' ? { reason: reason.slice(0, 500) } : {}) },
       body: kept.body,
-      ...(kept.method === TOOL_CALL ? { tool_started: true } : {}),
+      ...(kept.method === TOOL_CALL ? { tool_started: kept.toolStarts } : {}),
       ...(kept.shared ? { id_in_flight_twice: true } : {}),
     })
   }

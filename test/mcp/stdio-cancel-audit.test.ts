@@ -119,6 +119,8 @@ describe('MCP over stdio: a request the client cancels', () => {
       session.send(`${JSON.stringify({ jsonrpc: '2.0', id: 30, method: 'tools/list' })}\n${cancel(30)}`)
       session.send(JSON.stringify({ jsonrpc: '2.0', id: 31, method: 'ping' }))
       session.send(cancel(31))
+      // a task-augmented tool call, which the SDK refuses before any tool runs (this server runs no tasks)
+      session.send(`${JSON.stringify({ jsonrpc: '2.0', id: 33, method: 'tools/call', params: { name: 'list_resources', arguments: {}, task: { ttl: 1000 } } })}\n${cancel(33)}`)
       session.send(JSON.stringify({ jsonrpc: '2.0', id: 32, method: 'ping' }))
       await session.answer(32)
     } finally {
@@ -133,5 +135,11 @@ describe('MCP over stdio: a request the client cancels', () => {
       assert.equal(row[0]!.summary.outcome, answered ? 'ok' : 'client_closed', `id ${id} answered: ${answered}`)
       if (!answered) assert.equal(row[0]!.summary.cancelled?.by, 'client')
     }
+    // the task-augmented call: no tool ran, and no row says one started
+    assert.ok(!rows.some((r) => r.action.startsWith('mcp:')), JSON.stringify(rows.map((r) => [r.action, r.summary])))
+    const task = rows.filter((r) => r.action === 'stdio:tools/call' && r.summary.body?.id === 33)
+    assert.equal(task.length, 1, JSON.stringify(rows.map((r) => [r.action, r.summary])))
+    assert.notEqual(task[0]!.summary.tool_started, true, JSON.stringify(task[0]!.summary))
+    assert.equal(task[0]!.summary.outcome, session.lines.some((l) => l.id === 33) ? 'refused' : 'client_closed')
   })
 })
