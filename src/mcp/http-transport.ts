@@ -6,7 +6,7 @@ import type { Gateway } from '../gateway/index.js'
 import { ArgumentRefusals } from './argument-refusals.js'
 import { createMcpServer } from './server.js'
 import { unfaithfulMessage } from './faithful-message.js'
-import { JSON_RPC, jsonRpcError, jsonRpcRefusal, notJsonRpc } from './json-rpc-errors.js'
+import { JSON_RPC, cancelsItsOwnRequest, jsonRpcError, jsonRpcRefusal, notJsonRpc } from './json-rpc-errors.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -52,8 +52,9 @@ export function registerMcpEndpoint(app: Hono<ApiEnv>, gateway: Gateway): void {
       // a key given twice, a rounded number, too deep, bad text: -32600 in the message's own members, -32602 in its params
       const unfaithful = unfaithfulMessage(text, parsedBody, 'body', argumentRefusals)
       if (unfaithful) return c.json(unfaithful, 400)
-      // The SDK calls JSON that is no JSON-RPC message a parse error (-32700; it parsed) and takes an empty batch (202)
-      const invalid = notJsonRpc(parsedBody)
+      // The SDK calls JSON that is no JSON-RPC message a parse error (-32700; it parsed) and takes an empty batch (202);
+      // a batch cancelling its own request would wait for that request's answer for ever
+      const invalid = notJsonRpc(parsedBody) ?? cancelsItsOwnRequest(parsedBody)
       if (invalid) return c.json(invalid, 400)
       await server.connect(transport)
       return await transport.handleRequest(c.req.raw, { parsedBody })

@@ -1,4 +1,4 @@
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CancelledNotificationSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js'
 import type { WarrantError } from '../contract/index.js'
 
 /** JSON-RPC 2.0 error codes the MCP surfaces answer with (-32000: the SDK server's own code for a body too large). */
@@ -31,6 +31,23 @@ export function notJsonRpc(body: unknown): ReturnType<typeof jsonRpcError> | nul
   if (Array.isArray(body) && body.length === 0) return jsonRpcError(null, JSON_RPC.invalidRequest, 'Invalid Request: an empty batch; send one JSON-RPC message, or an array of at least one')
   const bad = (Array.isArray(body) ? body : [body]).find((message) => !JSONRPCMessageSchema.safeParse(message).success)
   return bad === undefined ? null : jsonRpcError(messageId(bad), JSON_RPC.invalidRequest, NOT_JSON_RPC)
+}
+
+/**
+ * Why a batch cannot be answered, or null: it carries a request and a `notifications/cancelled` naming it (as the SDK
+ * reads one: an id of 0 or "" names nothing). The SDK drops a cancelled request's answer, and a JSON answer waits
+ * for every request's, so the POST would hang for ever, unrecorded (a tool run all the same). -32600 naming the id.
+ */
+export function cancelsItsOwnRequest(body: unknown): ReturnType<typeof jsonRpcError> | null {
+  if (!Array.isArray(body)) return null
+  const requests = new Set(body.filter((m) => typeof (m as { method?: unknown } | null)?.method === 'string').map(messageId).filter((id) => id !== null))
+  for (const message of body) {
+    const cancellation = CancelledNotificationSchema.safeParse(message)
+    const id = cancellation.success ? cancellation.data.params.requestId : undefined
+    if (id && requests.has(id))
+      return jsonRpcError(null, JSON_RPC.invalidRequest, `Invalid Request: the batch cancels a request it carries (id ${JSON.stringify(id).slice(0, 100)}); its answer could never be sent. Send the request alone, or not at all`)
+  }
+  return null
 }
 
 /** The first JSON-RPC error an answer holds (the answer, or one message of a batch's): its code, message and the Warrant refusal it carries. */

@@ -1,6 +1,8 @@
 import { boundedSummary } from '../audit/index.js'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { CancelledNotificationSchema, isTaskAugmentedRequestParams } from '@modelcontextprotocol/sdk/types.js'
 import { jsonRpcErrorCode, jsonRpcErrorOf } from './json-rpc-errors.js'
 
 const MAX_SUMMARY_BODY = 4096
@@ -13,6 +15,8 @@ interface Pending {
   readonly body: unknown
   /** another request was in flight under the same id while this one was */
   shared: boolean
+  /** a tool call the SDK hands to its tool (not one asking for a task, which it refuses first: this server runs none) */
+  readonly toolStarts: boolean
 }
 
 /**
@@ -23,7 +27,12 @@ interface Pending {
  * rule (`isRefusal`). A request answered without an error (initialize, tools/list, ping) is one `ok` row, written
  * as its answer leaves; a message that gets no answer (a notification) is one `ok` row as it arrives, since HTTP
  * records each POST of one too (a client sends few: initialized, a cancellation). A tool call's answer adds
- * nothing. Recording never fails the answer: a fault is logged.
+ * nothing. A request the client cancels (`notifications/cancelled` naming its id while it is in flight) gets no answer
+ * (the SDK drops it): it is one `client_closed` row (the outcome of an answer the client left before it got), with
+ * `cancelled: {by: "client", reason}`; a cancelled tool call's says `tool_started: true` (the SDK starts the tool
+ * before it can see the cancellation, and Warrant's tools run to their end: the tool's own `mcp:TOOL` row, written when
+ * it ends, says what it did), or `false` for a call asking for a task (refused before any tool), never a refusal. A cancellation naming no request in flight drops nothing. Recording
+ * never fails the answer: a fault is logged.
  */
 export class StdioErrorTrail {
   /**
@@ -41,14 +50,66 @@ export class StdioErrorTrail {
 
   /** A message handed to the server: a request is kept until it is answered; anything else, answered by nothing, is recorded now. */
   received(message: unknown): void {
-    const m = message as { id?: unknown; method?: unknown } | null
+    const m = message as { id?: unknown; method?: unknown; params?: { task?: unknown } } | null
     const method = typeof m?.method === 'string' ? m.method : null
     if ((typeof m?.id === 'string' || typeof m?.id === 'number') && method !== null) {
       const pending = this.requests.get(m.id) ?? []
-      pending.push({ method, body: boundedSummary(message, MAX_SUMMARY_BODY), shared: pending.length > 0 })
+      // as the SDK reads a call asking for a task
+      const task = isTaskAugmentedRequestParams(m.params) && Boolean(m.params?.task)
+      pending.push({ method, body: boundedSummary(message, MAX_SUMMARY_BODY), shared: pending.length > 0, toolStarts: method === TOOL_CALL && !task })
       if (pending.length > 1) for (const p of pending) p.shared = true
       this.requests.set(m.id, pending)
     } else this.record(method, { outcome: 'ok', body: boundedSummary(message, MAX_SUMMARY_BODY) })
+  }
+
+  /**
+   * Watch the transport: each answer as it is written, and each message as the SDK takes it (a cancellation is judged
+   * there, in order with the answers: an answer the SDK sent before it saw the cancellation is the request's row).
+   */
+  watch(transport: Transport): void {
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => {
+      this.answered(message)
+      return send(message, options)
+    }
+    let deliver: Transport['onmessage']
+    // the SDK's Protocol installs its handler by assignment, on connect
+    Object.defineProperty(transport, 'onmessage', {
+      configurable: true,
+      get: () => deliver,
+      set: (handler: Transport['onmessage']) => {
+        deliver =
+          handler &&
+          ((message, extra) => {
+            this.delivered(message)
+            handler(message, extra)
+          })
+      },
+    })
+  }
+
+  /**
+   * A message the SDK takes now: a cancellation, as the SDK reads one (its schema; an id of 0 or "" cancels nothing),
+   * naming a request still in flight ends that request's wait: the SDK will not answer it. Under an id two requests
+   * share, the SDK cancels the newest.
+   */
+  delivered(message: unknown): void {
+    const cancellation = CancelledNotificationSchema.safeParse(message)
+    const id = cancellation.success ? cancellation.data.params.requestId : undefined
+    if (!id) return
+    const pending = this.requests.get(id)
+    // answered already, or never asked: nothing in flight to drop
+    if (pending === undefined) return
+    const kept = pending.pop()!
+    if (pending.length === 0) this.requests.delete(id)
+    const reason = cancellation.data?.params.reason
+    this.record(kept.method, {
+      outcome: 'client_closed',
+      cancelled: { by: 'client', ...(typeof reason === 'string' ? { reason: reason.slice(0, 500) } : {}) },
+      body: kept.body,
+      ...(kept.method === TOOL_CALL ? { tool_started: kept.toolStarts } : {}),
+      ...(kept.shared ? { id_in_flight_twice: true } : {}),
+    })
   }
 
   /** A message about to be written: an answer is recorded (an error always; a success unless a tool's), with the request it answers when the line held one. */

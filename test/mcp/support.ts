@@ -404,3 +404,14 @@ export async function connectStdio(world: McpWorld, token: string) {
   await client.connect(transport)
   return { client, errors, stderr: () => stderr }
 }
+
+/** The seq of the last audit row written so far (0 for none). */
+export async function lastAuditSeq(world: McpWorld): Promise<number> {
+  return Number((await world.fx.gateway.store.db.selectFrom('audit_events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0)
+}
+
+/** The `mcp` surface's audit rows after `seq`, in chain order, each summary parsed. */
+export async function mcpRowsAfter(world: McpWorld, seq: number): Promise<any[]> {
+  const rows = await world.fx.gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '>', seq).where('surface', '=', 'mcp').orderBy('seq').execute()
+  return rows.map((r) => ({ ...r, summary: JSON.parse(r.summary) }))
+}

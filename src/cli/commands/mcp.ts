@@ -46,16 +46,12 @@ export function registerMcp(program: Command): void {
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
         const argumentRefusals = new ArgumentRefusals()
         server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
-        // a JSON-RPC error answered outside a tool is recorded refused, as /mcp's HTTP trail records it
+        // a JSON-RPC error answered outside a tool is recorded refused, as /mcp's HTTP trail records it; a cancelled request client_closed
         trail = new StdioErrorTrail(gateway, actor)
         const lines = withoutDuplicateKeys(process.stdin, process.stdout, argumentRefusals, gateway.config.server.max_body_bytes, trail)
         const transport = new StdioServerTransport(lines, process.stdout)
-        const send = transport.send.bind(transport)
-        const errors = trail
-        transport.send = (message) => {
-          errors.answered(message)
-          return send(message)
-        }
+        // each answer, and each cancellation as the SDK takes it
+        trail.watch(transport)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
           // stdin ended (the client's way to shut the server down): every call it sent is answered first; the
