@@ -49,6 +49,11 @@ export function observePlans(plans: PlanService, emit: Emit, log: ObserverLog): 
       safely(() => awaiting(proposal, actor.name))
       return proposal
     },
+    async proposeRemainder(actor, operationId, source, targets) {
+      const proposal = await plans.proposeRemainder(actor, operationId, source, targets)
+      safely(() => awaiting(proposal, actor.name))
+      return proposal
+    },
     async decide(actor, planId, request) {
       const result = await plans.decide(actor, planId, request)
       // A repeated approval by the same principal (from any of its tokens) changes nothing: it is not news.

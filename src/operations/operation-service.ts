@@ -18,6 +18,7 @@ import { countTargets, loadOperationRow, rateLimitTotals, targetsInState } from 
 import { sourcesOf } from './target-source.js'
 import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
+import { proposeRemainder } from './remainder.js'
 import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
 import { createResultsCursor, isFinished, isTargetState, operationView, parseExecution, targetResult } from './views.js'
 
@@ -276,6 +277,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
       const unknown = (await countTargets(store.db, operationId)).unknown
       return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })), unknown)
     },
+
+    proposeRemainder: async (actor, operationId) => proposeRemainder(store, plans, actor, await loadScoped(actor, operationId)),
 
     async recover() {
       if (executors !== true || closed) return

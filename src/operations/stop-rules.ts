@@ -35,8 +35,8 @@ export function fixStopRules(limits: RunLimits, consistentSnapshot: boolean): St
 export function upstreamMovedHalt(operationId: string, moved: string, at: string): HaltReason {
   const message =
     `not resumed: ${moved}. Nothing was sent by this run; a halted operation is never resumed, even once the resource points back. ` +
-    `To finish the change, point the resource back where the plan was proposed, then select, plan, approve and commit the records still to change ` +
-    `(warrant operation results ${operationId} --outcome pending lists them); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
+    `To finish the change, point the resource back where the plan was proposed, then propose the rest: warrant remainder ${operationId} ` +
+    `(a new plan of the same action over its pending targets at their frozen versions, approved and committed like any); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
   return { rule: 'upstream_moved', target_id: null, ord: null, message, at }
 }
 

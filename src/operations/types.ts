@@ -216,6 +216,8 @@ export interface OperationService {
   reconcile(actor: Actor, operationId: string): Promise<ReconcileReport>
   /** A new plan restoring each succeeded target's before-value; it needs approval like any plan. */
   proposeCompensation(actor: Actor, operationId: string): Promise<unknown>
+  /** "Propose the rest": a new plan of the same action over the finished operation's pending targets at their frozen versions; it needs approval like any plan. */
+  proposeRemainder(actor: Actor, operationId: string): Promise<unknown>
   /** At startup: claims unfinished operations whose lease is free, turns their in-flight targets `unknown`, resumes them; keeps watching for orphaned ones. */
   recover(): Promise<void>
   /** Resolves with the operation once it is finished, or as it stands when `timeoutMs` passes. */

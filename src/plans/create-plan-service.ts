@@ -15,6 +15,7 @@ import type { PlanService } from './plan-service.js'
 import { type ExecutionConfig, runLimitsOf } from './run-limits.js'
 import { viewOf } from './plan-view.js'
 import { recordOpenPlansMoves } from './config-moves.js'
+import { proposeRemainder } from './remainder.js'
 import { assertCompensable, existingPlan, proposeCompensation, proposeOnSelection } from './proposals.js'
 
 // Re-exported so the package's public face (index.ts) keeps importing it from here.
@@ -96,6 +97,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     },
 
     proposeCompensation: (actor, operationId, source, targets, unknownTargets) => proposeCompensation(ctx, actor, operationId, source, targets, unknownTargets),
+    proposeRemainder: (actor, operationId, source, targets) => proposeRemainder(ctx, actor, operationId, source, targets),
     assertCompensable: async (actor, operationId, source) => void (await assertCompensable(ctx, actor, operationId, source)),
 
     async view(actor, planId) {

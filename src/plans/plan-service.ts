@@ -1,7 +1,7 @@
 import type { HttpWrite } from '../connectors/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
-import type { SelectionRecord } from '../selections/selection-service.js'
+import type { RemainderTarget, SelectionRecord } from '../selections/selection-service.js'
 import type { RunLimits } from './run-limits.js'
 import type { ApprovalRequestInput, ApprovalResult, ChangesPage, PlanProposal, PlanView } from './schemas.js'
 
@@ -123,6 +123,12 @@ export interface PlanService {
    * irreversible action), 403 `forbidden` (the action written through is outside the token's scope).
    */
   assertCompensable(actor: Actor, operationId: string, source: PlanRecord): Promise<void>
+  /**
+   * "Propose the rest": a plan of `source`'s action, params and environment over exactly `targets` (the operation's
+   * pending ones, at their frozen versions), on a selection of its own; asked again, the same open (or committed) plan.
+   * 409 `conflict`: no target, the environment or upstream moved, the action redefined or gone, a compensation's run.
+   */
+  proposeRemainder(actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[]): Promise<PlanProposal>
   /** The plan with its approval state (who approved, until when, who is still needed). */
   view(actor: Actor, planId: string): Promise<PlanView>
   /**

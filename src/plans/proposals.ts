@@ -26,6 +26,11 @@ interface Proposal {
   readonly compensates: string | null
   /** A compensation's targets as read when it is proposed (see `CompensationTargetInput.current`). */
   readonly current?: ReadonlyMap<string, Readonly<Record<string, unknown>> | null>
+  /**
+   * A proposal made from an operation on a selection frozen for this request alone (a remainder's): the plan that
+   * already answers it (`open`), looked up again under the lock of `key`; the selection of a request that lost goes.
+   */
+  readonly follows?: { readonly key: string; open(db: Kysely<Database>): Promise<PlanRow | undefined> }
 }
 
 /** The advisory-lock space proposals lock in (PostgreSQL), apart from the audit chain's lock. */
@@ -77,7 +82,7 @@ export async function proposeOnSelection(ctx: PlanContext, actor: Actor, selecti
   return createPlan(ctx, { actor, resource, selection, action, config, compensates: null })
 }
 
-async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
+export async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> {
   const definition = digestOf(p.config)
   const limits = runLimitsOf(ctx.execution, p.resource.config.connector)
   const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, limits)
@@ -111,9 +116,13 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.
-  const lockKey = p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
+  const lockKey = p.follows ? p.follows.key : p.compensates === null ? `selection:${plan.selection_id}` : `compensation:${p.compensates}`
   const winner = await withKeyedLock({ dialect: ctx.store.dialect, db: ctx.db }, PROPOSAL_LOCK_SPACE, lockKey, async (trx) => {
-    const raced = p.compensates === null ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, limits) : await openCompensation(trx, p.compensates, p.action, limits)
+    const raced = p.follows
+      ? await p.follows.open(trx)
+      : p.compensates === null
+        ? await existingPlan({ db: trx }, p.selection.selection_id, p.action, definition, limits)
+        : await openCompensation(trx, p.compensates, p.action, limits)
     if (raced) return raced
     await trx
       .insertInto('plans')
@@ -140,7 +149,7 @@ async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanProposal> 
   })
   if (winner) {
     // A compensation that lost the race froze a selection nobody will use: it goes, so one request is one object.
-    if (p.compensates !== null && winner.selection_id !== p.selection.selection_id) await ctx.selections.discardUnused(p.selection.selection_id)
+    if ((p.compensates !== null || p.follows) && winner.selection_id !== p.selection.selection_id) await ctx.selections.discardUnused(p.selection.selection_id)
     return { ...(await viewOf(ctx, winner)), created: false }
   }
   return { ...(await viewOf(ctx, await loadRow(ctx, plan.plan_id))), created: true }

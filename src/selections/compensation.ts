@@ -1,9 +1,9 @@
-import { type Actor, type Filter, type Scope, WarrantError } from '../contract/index.js'
+import { type Actor, type Filter, WarrantError } from '../contract/index.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { type FrozenRow, MemberWriter } from './member-writer.js'
 import { compareIds } from './id-order.js'
 import { loadRow, parseRow } from './load.js'
-import { discard, freezeRow, insertBuilding, newSelectionId } from './selection-row.js'
+import { discard, freezeExact, insertBuilding, newSelectionId } from './selection-row.js'
 import type { CompensationTarget, SelectionOrigin, SelectionRecord } from './selection-service.js'
 
 /**
@@ -42,16 +42,7 @@ export async function createFromTargets(
       })
       await writer.write(rows, [])
     }
-    const digest = await writer.finish()
-    const scope: Scope = {
-      resource: resource.name,
-      environment: resource.environment,
-      visibility: `the targets operation ${origin.operation_id} changed, from its ledger (not read from the upstream)`,
-      snapshot: null,
-      consistent_snapshot: false,
-      sources: [...resource.connector.sources],
-    }
-    await freezeRow(ctx, id, resource, writer, digest, true, false, { status: 'complete', truncated: false, incomplete_reasons: [], continuation: null, warnings: [], scope }, [])
+    await freezeExact(ctx, id, resource, writer, `the targets operation ${origin.operation_id} changed, from its ledger (not read from the upstream)`)
   } catch (error) {
     await discard(ctx, id, error)
     throw error

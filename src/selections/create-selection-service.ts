@@ -3,6 +3,7 @@ import type { Catalogue } from '../resources/index.js'
 import { defaultOwner, type Store } from '../store/index.js'
 import { DEFAULT_BUILD_LEASE_MS, reapAbandoned } from './build-lease.js'
 import { createFromTargets } from './compensation.js'
+import { createRemainder } from './remainder.js'
 import type { SelectionContext } from './context.js'
 import { excludedPage } from './exclusions.js'
 import { load, memberIds, members } from './load.js'
@@ -93,6 +94,7 @@ export function createSelectionService(options: SelectionServiceOptions): Select
       return { ...(await view(ctx, actor, retried.id)), created: retried.created }
     },
     createFromTargets: (actor, resourceName, origin, targets) => createFromTargets(ctx, actor, resourceName, origin, targets),
+    createRemainder: (actor, resourceName, origin, from, targets) => createRemainder(ctx, actor, resourceName, origin, from, targets),
     assertUsable: (selection, now) => assertUsable(ctx, selection, now),
     assertSameUpstream: (selection) => assertSameUpstream(ctx, selection),
     discardUnused: (selectionId) => discardUnused(ctx, selectionId),

@@ -34,6 +34,7 @@ export type {
   GroupCount,
   ExclusionRule,
   CompensationTarget,
+  RemainderTarget,
 } from './selection-service.js'
 export { compareIds, MEMBER_ORDERING } from './id-order.js'
 export { exportOutcome, manifestFile, manifestHeaders, type ExportEnd, type ExportStop } from './export.js'

@@ -76,6 +76,7 @@ export const selectionOriginSchema = z
     z.object({ kind: z.literal('recovery'), selection_id: z.string() }),
     z.object({ kind: z.literal('retry'), selection_id: z.string(), deadline_ms: z.number() }),
     z.object({ kind: z.literal('compensation'), operation_id: z.string(), plan_id: z.string() }),
+    z.object({ kind: z.literal('remainder'), operation_id: z.string(), plan_id: z.string() }).describe("the targets the operation never sent, at the versions its plan's selection froze"),
   ])
   .meta({ id: 'SelectionOrigin' })
 
@@ -108,6 +109,7 @@ export const selectionViewSchema = z
       .describe("why its members no longer come from where its resource's connector points (re-pointed since it was frozen), or null; nothing is proposed or changed on it then"),
     recovery_of: z.string().nullable().describe('the incomplete selection this one recovers, if any'),
     compensation_of: z.string().nullable().describe('the operation this selection compensates, if any'),
+    remainder_of: z.string().nullable().describe('the halted operation whose never-sent (pending) targets this selection holds, as its selection froze them, if any'),
     recovery: z
       .object({ method: z.literal('POST'), path: z.string(), count: z.number().int().nonnegative(), message: z.string() })
       .nullable()

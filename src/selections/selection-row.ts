@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { leaseEnd, leaseNow, withKeyedLock, type Database } from '../store/index.js'
-import type { Actor, Filter } from '../contract/index.js'
+import type { Actor, Filter, Scope } from '../contract/index.js'
 import { type Resource, upstreamDigestOf } from '../resources/index.js'
 import { lostBuild } from './build-lease.js'
 import { giveUpBuild, storeMayClear } from './given-up-builds.js'
@@ -165,4 +165,14 @@ export async function discard(ctx: SelectionContext, id: string, why: unknown): 
 export async function discardUnused(ctx: SelectionContext, id: string): Promise<void> {
   const named = await ctx.db.selectFrom('plans').select('id').where('selection_id', '=', id).executeTakeFirst()
   if (!named) await discard(ctx, id, 'an equal selection was frozen first')
+}
+
+/**
+ * Freezes a selection whose members were written from a ledger, not walked (a compensation's, a remainder's): exact
+ * by construction, so complete; `visibility` says where its members came from.
+ */
+export async function freezeExact(ctx: SelectionContext, id: string, resource: Resource, writer: MemberWriter, visibility: string): Promise<void> {
+  const digest = await writer.finish()
+  const scope: Scope = { resource: resource.name, environment: resource.environment, visibility, snapshot: null, consistent_snapshot: false, sources: [...resource.connector.sources] }
+  await freezeRow(ctx, id, resource, writer, digest, true, false, { status: 'complete', truncated: false, incomplete_reasons: [], continuation: null, warnings: [], scope }, [])
 }

@@ -56,6 +56,8 @@ export type SelectionOrigin =
   /** The same selector walked again as a new selection, under `deadline_ms` (see `retry`). */
   | { readonly kind: 'retry'; readonly selection_id: string; readonly deadline_ms: number }
   | { readonly kind: 'compensation'; readonly operation_id: string; readonly plan_id: string }
+  /** The targets a finished operation never sent (`pending`), at the versions its plan's selection froze (see `createRemainder`). */
+  | { readonly kind: 'remainder'; readonly operation_id: string; readonly plan_id: string }
 
 /** The completeness of the inventory walk behind a selection: the envelope's fields, without items. */
 export interface SelectionCompleteness {
@@ -113,6 +115,16 @@ export interface CompensationTarget {
   readonly version?: string | null
   /** The source it was written on, which its compensation writes back alone; null or absent: by id across the sources. */
   readonly source?: string | null
+}
+
+/** One target of a remainder selection: an operation's never-sent target, as its ledger holds it. */
+export interface RemainderTarget {
+  /** its ord in the operation: the ord of its member in the selection the operation's plan froze */
+  readonly ord: number
+  readonly id: string
+  /** the version it was frozen at (the operation's expected version) */
+  readonly version: string | null
+  readonly source: string | null
 }
 
 /** How far a selection's walk has come: upstream pages read, records examined, members frozen, records excluded. */
@@ -195,6 +207,18 @@ export interface SelectionService {
     resource: string,
     origin: Extract<SelectionOrigin, { kind: 'compensation' }>,
     targets: readonly CompensationTarget[],
+  ): Promise<SelectionRecord>
+  /**
+   * A complete selection of exactly these targets of an operation, copied from the members of the selection its plan
+   * froze (`from`): the same fields, the versions and sources the ledger holds (the frozen ones), nothing read from
+   * the upstream. A target whose member is gone is refused (409): its values were never kept. For remainder plans.
+   */
+  createRemainder(
+    actor: Actor,
+    resource: string,
+    origin: Extract<SelectionOrigin, { kind: 'remainder' }>,
+    from: string,
+    targets: readonly RemainderTarget[],
   ): Promise<SelectionRecord>
   /**
    * Refuses a selection a plan, an approval or a commit cannot use: `expired` (410) past its expiry,

@@ -42,6 +42,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
     upstream_moved: moved,
     recovery_of: origin?.kind === 'recovery' ? origin.selection_id : null,
     compensation_of: origin?.kind === 'compensation' ? origin.operation_id : null,
+    remainder_of: origin?.kind === 'remainder' ? origin.operation_id : null,
     recovery: recoveryLink(selection),
     exclusions: selection.exclusions.map((e) => ({ rule: e.rule, filter: e.filter, count: e.count, records_url: `/v1/selections/${id}/excluded?rule=${encodeURIComponent(e.rule)}` })),
     exclusion_rule: EXCLUSION_ATTRIBUTION,

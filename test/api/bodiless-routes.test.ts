@@ -30,7 +30,7 @@ describe('a route that reads no body refuses one that names anything, and makes 
   })
 
   test('compensation and reconcile: the same refusal, before the operation is looked up', async () => {
-    for (const path of ['/v1/operations/op_nope/compensation', '/v1/operations/op_nope/reconcile']) {
+    for (const path of ['/v1/operations/op_nope/compensation', '/v1/operations/op_nope/remainder', '/v1/operations/op_nope/reconcile']) {
       const refused = await env.fx.as('agent')('POST', path, { targets: ['sub_00001'] })
       assert.equal(refused.status, 400, `${path}: ${JSON.stringify(refused.body)}`)
       assert.match(refused.body.error.message, /"targets"/)

@@ -105,6 +105,19 @@ const compensation = v1Route({
   },
 })
 
+const remainder = v1Route({
+  method: 'post',
+  path: '/v1/operations/{id}/remainder',
+  summary:
+    "Propose the rest of a finished (halted) operation: a plan of the same action, params and environment over exactly its pending targets at their frozen versions; it needs approval like any plan. 409 while it runs, while a target is unknown (reconcile first), or with nothing pending",
+  request: { params: idParam },
+  responses: {
+    201: jsonResponse('the remainder plan', z.record(z.string(), z.unknown())),
+    200: jsonResponse('the open remainder plan this operation already has (the same object)', z.record(z.string(), z.unknown())),
+    ...errors([401, 403, 404, 409]),
+  },
+})
+
 export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: OperationRouteDeps): void {
   const { operations } = deps
 
@@ -150,6 +163,11 @@ export function registerOperationRoutes(app: OpenAPIHono<ApiEnv>, deps: Operatio
   app.openapi(compensation, async (c) => {
     const proposal = (await operations.proposeCompensation(c.get('actor'), c.req.valid('param').id)) as Record<string, unknown>
     // the operation's open compensation plan, proposed before: the same object, not a new one
+    return proposal.created === false ? c.json(proposal, 200) : c.json(proposal, 201)
+  })
+
+  app.openapi(remainder, async (c) => {
+    const proposal = (await operations.proposeRemainder(c.get('actor'), c.req.valid('param').id)) as Record<string, unknown>
     return proposal.created === false ? c.json(proposal, 200) : c.json(proposal, 201)
   })
 }

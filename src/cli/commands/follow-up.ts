@@ -1,4 +1,6 @@
 import type { Command } from 'commander'
+import type { Actor } from '../../contract/index.js'
+import type { Gateway } from '../../gateway/index.js'
 import type { PlanProposal } from '../../plans/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { noteCliAnswer } from '../cli-audit.js'
@@ -13,7 +15,7 @@ import { reachLines, underHeadline } from '../render-reach.js'
 
 /**
  * What follows a selection or an operation that did not go as planned, the HTTP API's follow-ups from the
- * terminal: `recover` (POST /v1/selections/{id}/recover), `compensate` (POST /v1/operations/{id}/compensation)
+ * terminal: `recover` (POST /v1/selections/{id}/recover), `compensate` (POST /v1/operations/{id}/compensation), `remainder` (POST /v1/operations/{id}/remainder)
  * and `reconcile` (POST /v1/operations/{id}/reconcile).
  */
 export function registerFollowUps(program: Command): void {
@@ -56,19 +58,32 @@ export function registerFollowUps(program: Command): void {
       })
     })
 
-  withPrincipalOptions(
-    program
-      .command('compensate <operation_id>')
-      .description("propose the plan that restores each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it is reviewed and approved like any plan"),
-  )
-    .option('--json', 'print exactly what POST /v1/operations/{id}/compensation returns')
-    .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
-      await withCliGateway(flags, async (gateway) => {
-        const plan = (await gateway.operations.proposeCompensation(await cliActor(gateway, flags), id)) as PlanProposal
-        noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
-        process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${underHeadline(renderPlan(plan), reachLines(gateway.config.resources[plan.resource]))}\n`)
+  const fromOperation = [
+    {
+      command: 'compensate <operation_id>',
+      description:
+        'propose the plan that restores each target the operation changed (succeeded, or changed otherwise than approved) to its before-value; it is reviewed and approved like any plan',
+      route: 'compensation',
+      propose: (gateway: Gateway, actor: Actor, id: string) => gateway.operations.proposeCompensation(actor, id),
+    },
+    {
+      command: 'remainder <operation_id>',
+      description:
+        'propose the rest of a finished (halted) operation: a plan of the same action over exactly its pending targets at their frozen versions; it is reviewed and approved like any plan, then committed under a new key',
+      route: 'remainder',
+      propose: (gateway: Gateway, actor: Actor, id: string) => gateway.operations.proposeRemainder(actor, id),
+    },
+  ]
+  for (const spec of fromOperation)
+    withPrincipalOptions(program.command(spec.command).description(spec.description))
+      .option('--json', `print exactly what POST /v1/operations/{id}/${spec.route} returns`)
+      .action(async (id: string, flags: TokenFlags & { config?: string; json?: boolean }) => {
+        await withCliGateway(flags, async (gateway) => {
+          const plan = (await spec.propose(gateway, await cliActor(gateway, flags), id)) as PlanProposal
+          noteCliAnswer({ plan_id: plan.plan_id, selection_id: plan.selection_id })
+          process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : `${underHeadline(renderPlan(plan), reachLines(gateway.config.resources[plan.resource]))}\n`)
+        })
       })
-    })
 
   registerReconcile(program.command('reconcile <operation_id>'))
 }
