@@ -40,7 +40,7 @@ for (const kind of STORE_KINDS) {
         assert.match(view.halt_reason?.message ?? '', /points elsewhere/)
         // a halted operation is final (no halt has a resume path): the message says what the operator does instead
         assert.match(view.halt_reason?.message ?? '', /never resumed, even once the resource points back/)
-        assert.match(view.halt_reason?.message ?? '', new RegExp(`warrant operation results ${receipt.operation_id} --outcome pending`))
+        assert.match(view.halt_reason?.message ?? '', new RegExp(`warrant remainder ${receipt.operation_id}`), 'the way to finish: propose the rest once it points back')
         assert.match(view.halt_reason?.message ?? '', new RegExp(`warrant compensate ${receipt.operation_id}`))
         assert.equal(view.counts.pending, plan.target_count)
         await things.handBack()
