@@ -9,7 +9,8 @@ import { MCP_SEARCH_DEFAULT_MAX_ITEMS } from '../../src/mcp/tools/resources.js'
 import { assertAnswered, assertRefused, callTool, type McpWorld, startMcpWorld, text, TOOL_NAMES } from './support.js'
 
 /** What an agent may spend of its context before its first call: initialize + tools/list, as JSON. */
-const CONTEXT_BUDGET_BYTES = 16 * 1024
+// 16 KiB for nine tools; the tenth (propose_remainder, ~700 B) moved it to 18 KiB (stop 42): the cap stops growth, it is not a target
+const CONTEXT_BUDGET_BYTES = 18 * 1024
 
 async function connect(world: McpWorld, token: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } })
@@ -60,7 +61,7 @@ describe("an agent's budget over MCP (official client, real HTTP, the demo-sized
     await world?.close()
   })
 
-  test('initialize + tools/list fit in 16 KB; the capabilities claim no list_changed notifications', async () => {
+  test('initialize + tools/list fit in 18 KB; the capabilities claim no list_changed notifications', async () => {
     const init = await post(world, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'measure', version: '0' } } })
     const headers = { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }
     const list = await post(world, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, headers)

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
-import { type McpWorld, runAgentFlow, startMcpWorld } from './support.js'
+import { type McpWorld, runAgentFlow, startMcpWorld, TOOL_NAMES } from './support.js'
 
 async function connect(world: McpWorld, token: string | null) {
   const transport = new StreamableHTTPClientTransport(new URL(`${world.fx.base}/mcp`), {
@@ -70,7 +70,7 @@ describe('MCP over streamable HTTP at /mcp (official MCP client)', () => {
       })
       assert.equal(initialized.status, 202)
       const list = await post(world, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, headers)
-      assert.equal(list.body.result.tools.length, 9)
+      assert.equal(list.body.result.tools.length, TOOL_NAMES.length)
       const call = await post(world, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'search', arguments: { resource: 'subscriptions', filter: { region: 'eu' }, page_size: 20, budget: { max_pages: 1 } } } }, headers)
       assert.match(call.body.result.content[0].text, /^INCOMPLETE \(CLIENT_LIMIT_REACHED/)
       assert.equal(JSON.parse(call.body.result.content[1].text).complete, false)
@@ -88,11 +88,11 @@ describe('MCP over streamable HTTP at /mcp (official MCP client)', () => {
     try {
       const revoked = await world.fx.gateway.principals.issue({ name: 'short-lived', role: 'agent', scopes: { resources: ['subscriptions'], actions: [] } })
       const other = await connect(world, revoked.token)
-      assert.equal((await other.listTools()).tools.length, 9)
+      assert.equal((await other.listTools()).tools.length, TOOL_NAMES.length)
       await world.fx.gateway.principals.revoke(revoked.token_id)
       await assert.rejects(other.listTools(), /401|unauthenticated|Unauthorized/i)
       await other.close().catch(() => undefined)
-      assert.equal((await client.listTools()).tools.length, 9)
+      assert.equal((await client.listTools()).tools.length, TOOL_NAMES.length)
     } finally {
       await client.close()
     }

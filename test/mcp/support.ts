@@ -23,6 +23,7 @@ export const TOOL_NAMES = [
   'commit_change',
   'get_operation',
   'propose_compensation',
+  'propose_remainder',
 ] as const
 export const READ_ONLY_TOOLS = ['list_resources', 'search', 'read_selection', 'get_plan', 'get_operation']
 

@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '../tool.js'
-import { commitChange, getOperation, proposeCompensation } from './operations.js'
+import { commitChange, getOperation, proposeCompensation, proposeRemainder } from './operations.js'
 import { getPlan, proposeChange } from './plans.js'
 import { listResources, search } from './resources.js'
 import { createSelection, readSelection } from './selections.js'
@@ -18,4 +18,5 @@ export const WARRANT_TOOLS: readonly ToolDefinition[] = [
   commitChange,
   getOperation,
   proposeCompensation,
+  proposeRemainder,
 ]

@@ -1,10 +1,11 @@
 import { z } from 'zod'
-import { cursorArgument } from '../../contract/index.js'
+import { type Actor, cursorArgument } from '../../contract/index.js'
 import {
   askedAgainText,
   type CommitReceipt,
   commitReceiptSchema,
   FINISHED_STATES,
+  type OperationService,
   type OperationView,
   operationViewSchema,
   type ResultsPage,
@@ -152,19 +153,47 @@ export const getOperation = defineTool({
   },
 })
 
-export const proposeCompensation = defineTool({
+/** A plan proposed from an operation (its compensation, its remainder): the same answer as the HTTP route named. */
+function proposalTool(spec: {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly idempotent: boolean
+  readonly propose: (operations: OperationService, actor: Actor, operationId: string) => Promise<unknown>
+  readonly done: string
+}) {
+  return defineTool({
+    name: spec.name,
+    title: spec.title,
+    description: [spec.description, RULES_BRIEF].join('\n'),
+    input: z.strictObject({ operation_id: operationIdSchema }),
+    output: planProposalSchema,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: spec.idempotent, openWorldHint: false },
+    async run({ operation_id }, { gateway, actor }): Promise<PlanProposal> {
+      return (await spec.propose(gateway.operations, actor, operation_id)) as PlanProposal
+    },
+    summarize: (plan) => `${spec.done} ${planSummary(plan)}`,
+  })
+}
+
+// Same answer as POST /v1/operations/{id}/compensation.
+export const proposeCompensation = proposalTool({
   name: 'propose_compensation',
   title: 'Propose undoing an operation',
-  // Same answer as POST /v1/operations/{id}/compensation.
-  description: [
+  description:
     "Propose a plan restoring each target the operation changed (every succeeded target, and a failed one whose write changed the record otherwise than approved) to its before-value, where it still holds what the operation wrote. A person approves it (review_url), then commit_change. No tool approves.",
-    RULES_BRIEF,
-  ].join('\n'),
-  input: z.strictObject({ operation_id: operationIdSchema }),
-  output: planProposalSchema,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ operation_id }, { gateway, actor }): Promise<PlanProposal> {
-    return (await gateway.operations.proposeCompensation(actor, operation_id)) as PlanProposal
-  },
-  summarize: (plan) => `Compensation proposed. ${planSummary(plan)}`,
+  idempotent: false,
+  propose: (operations, actor, id) => operations.proposeCompensation(actor, id),
+  done: 'Compensation proposed.',
+})
+
+// Same answer as POST /v1/operations/{id}/remainder.
+export const proposeRemainder = proposalTool({
+  name: 'propose_remainder',
+  title: 'Propose the rest of a halted operation',
+  description:
+    "Propose the rest of a halted operation: the same action over its pending targets at their frozen versions. A person approves it; commit under a new key.",
+  idempotent: true,
+  propose: (operations, actor, id) => operations.proposeRemainder(actor, id),
+  done: 'Remainder proposed.',
 })
