@@ -29,7 +29,7 @@ export const MCP_SERVER_INFO = { name: 'warrant', version: '0.1.0' } as const
 
 const INSTRUCTIONS = [
   'Warrant stands between you and real APIs and databases. Reads come as envelopes that say whether they are complete; a bulk change runs only on a frozen selection, through a plan a human reviewer approves, committed with the digest and an idempotency key.',
-  'The flow: list_resources → search → create_selection → read_selection → propose_change → (a person approves on the review page; no tool approves) → get_plan → commit_change → get_operation; propose_compensation to undo.',
+  'The flow: list_resources → search → create_selection → read_selection → propose_change → (a person approves on the review page; no tool approves) → get_plan → commit_change → get_operation; propose_compensation to undo; propose_remainder to finish a halted one.',
   AGENT_RULES,
 ].join('\n')
 

@@ -73,6 +73,7 @@ describe('bad tool arguments: an isError result naming the argument, and nothing
     ['commit_change', { plan_id: 'PLAN', expected_digest: null, idempotency_key: 'k' }, 'invalid_request', /expected_digest: .*received null/],
     ['commit_change', { plan_id: 5, expected_digest: 'x', idempotency_key: 'k' }, 'invalid_request', /plan_id: .*received number/],
     ['propose_compensation', { operation_id: 'op_x', x: 1 }, 'invalid_request', /Unrecognized key: "x"/],
+    ['propose_remainder', { operation_id: 'op_x', x: 1 }, 'invalid_request', /Unrecognized key: "x"/],
     // a fields list naming a field twice was taken (a selection froze it so); an empty name or id is named too
     ['search', { resource: 'subscriptions', fields: ['id', 'status', 'id'] }, 'invalid_request', /fields: field "id" is named twice/],
     ['create_selection', { resource: 'subscriptions', filter: {}, fields: ['status', 'status'] }, 'invalid_request', /fields: field "status" is named twice/],
