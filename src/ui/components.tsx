@@ -41,6 +41,7 @@ export const paths = {
   operation: (id: string) => `/review/operations/${encodeURIComponent(id)}`,
   operationStatus: (id: string) => `/review/operations/${encodeURIComponent(id)}/status`,
   compensation: (id: string) => `/review/operations/${encodeURIComponent(id)}/compensation`,
+  remainder: (id: string) => `/review/operations/${encodeURIComponent(id)}/remainder`,
   css: '/review/assets/review.css',
   js: '/review/assets/review.js',
 }

@@ -77,6 +77,47 @@ function targetsRange(d: OperationPageData): { range: string; caption: string } 
   return { range, caption: `${range}, in manifest order${d.next ? '; more on the next page' : ''}` }
 }
 
+/**
+ * "Propose the rest" of a halted operation: offered only while targets never sent are pending and none may have been
+ * written without a known answer (the service refuses the rest until those are reconciled, so the page says so
+ * instead of offering a button that is refused). Nothing is shown otherwise.
+ */
+function Remainder(props: { d: OperationPageData }) {
+  const { d } = props
+  const o = d.operation
+  if (o.state !== 'halted' || o.counts.pending === 0) return null
+  const unsettled = o.counts.unknown + o.counts.in_flight
+  return (
+    <section aria-labelledby="remainder" data-testid="remainder">
+      <h2 id="remainder">The rest</h2>
+      {d.plan?.compensates ? (
+        <p>
+          This operation ran a compensation of operation <a href={paths.operation(d.plan.compensates)}>{d.plan.compensates}</a>: the rest of a compensation is
+          not proposed, so its {plural(o.counts.pending, 'pending target')} stay unwritten.
+        </p>
+      ) : unsettled > 0 ? (
+        <p>
+          {plural(o.counts.pending, 'target')} {o.counts.pending === 1 ? 'was' : 'were'} never sent, but {plural(unsettled, 'target')} may have been written
+          without a known answer (unknown). Reconcile {unsettled === 1 ? 'it' : 'them'} first (<code>warrant reconcile {o.operation_id}</code>, or{' '}
+          <code>POST /v1/operations/{o.operation_id}/reconcile</code>), then propose the rest here.
+        </p>
+      ) : (
+        <form method="post" action={paths.remainder(o.operation_id)}>
+          <p>
+            Proposes a new plan of the same action, parameters and environment over the {plural(o.counts.pending, 'pending target')} this operation never
+            sent, at the versions frozen with its selection (a record changed since is skipped or halts the run, never written blind). It needs a new
+            approval: the halted plan's approvals do not count, and you become its proposer, so another reviewer must approve it.
+          </p>
+          <CsrfField viewer={d.viewer} />
+          <button type="submit" data-testid="propose-remainder">
+            Propose the rest ({plural(o.counts.pending, 'target')})
+          </button>
+        </form>
+      )}
+    </section>
+  )
+}
+
 export function OperationPage(d: OperationPageData) {
   const o = d.operation
   const finished = FINISHED.has(o.state)
@@ -252,6 +293,7 @@ export function OperationPage(d: OperationPageData) {
           </DataTable>
         )}
       </section>
+      <Remainder d={d} />
       <section aria-labelledby="compensation">
         <h2 id="compensation">Compensation</h2>
         {!finished ? (

@@ -1,13 +1,13 @@
 import type { Hono } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { WarrantError } from '../../contract/index.js'
+import { type Actor, WarrantError } from '../../contract/index.js'
 import type { TargetState } from '../../operations/index.js'
 import { paths } from '../components.js'
 import { OPERATION_AUDIT_ROWS, type OperationAuditData } from '../operation-audit.js'
 import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText, rateLimitedText } from '../pages/operation.js'
 import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf } from './context.js'
 
-/** An operation's page, the status its live counts poll, and proposing its compensation. */
+/** An operation's page, the status its live counts poll, and proposing its compensation or its rest. */
 export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
   const { gateway, recordUi } = deps
 
@@ -75,18 +75,29 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     return c.json({ ...view, finished: FINISHED.has(view.state), paused_text: pausedText(view.paused), rate_limited_text: rateLimitedText(view) })
   })
 
-  ui.post('/operations/:id/compensation', async (c) => {
-    const actor = c.get('viewer').actor
-    const operationId = c.req.param('id')
-    try {
-      const proposal = (await gateway.operations.proposeCompensation(actor, operationId)) as { plan_id: string; created?: boolean; target_count?: number }
-      await recordUi(actor, 'ui:propose_compensation', { operation_id: operationId, plan_id: proposal.plan_id, summary: { status: proposal.created === false ? 200 : 201, target_count: proposal.target_count ?? null } })
-      return c.redirect(`${paths.plan(proposal.plan_id)}?proposed=1`, 303)
-    } catch (error) {
-      if (!(error instanceof WarrantError)) throw error
-      await recordUi(actor, 'ui:propose_compensation', { operation_id: operationId, summary: { status: error.status, error: error.code } })
-      if (error.code === 'not_found' || error.code === 'forbidden') throw error
-      return renderOperation(c, operationId, { kind: 'error', title: 'The compensation was not proposed.', text: error.message, code: error.code }, error.status as ContentfulStatusCode)
-    }
-  })
+  /**
+   * The two proposals an operation's page offers: its compensation and "propose the rest". Each is the service call
+   * its /v1 route makes, recorded on the run level as the page's own action (the proposal and a refusal alike); a
+   * proposal redirects to the plan's page (asked again, the same plan), a refusal shows the page with the message.
+   */
+  const PROPOSALS = {
+    compensation: { propose: (actor: Actor, id: string) => gateway.operations.proposeCompensation(actor, id), action: 'ui:propose_compensation', refused: 'The compensation was not proposed.' },
+    remainder: { propose: (actor: Actor, id: string) => gateway.operations.proposeRemainder(actor, id), action: 'ui:propose_remainder', refused: 'The rest was not proposed.' },
+  } as const
+  for (const [path, p] of Object.entries(PROPOSALS)) {
+    ui.post(`/operations/:id/${path}`, async (c) => {
+      const actor = c.get('viewer').actor
+      const operationId = c.req.param('id')
+      try {
+        const proposal = (await p.propose(actor, operationId)) as { plan_id: string; created?: boolean; target_count?: number }
+        await recordUi(actor, p.action, { operation_id: operationId, plan_id: proposal.plan_id, summary: { status: proposal.created === false ? 200 : 201, target_count: proposal.target_count ?? null } })
+        return c.redirect(`${paths.plan(proposal.plan_id)}?proposed=1`, 303)
+      } catch (error) {
+        if (!(error instanceof WarrantError)) throw error
+        await recordUi(actor, p.action, { operation_id: operationId, summary: { status: error.status, error: error.code } })
+        if (error.code === 'not_found' || error.code === 'forbidden') throw error
+        return renderOperation(c, operationId, { kind: 'error', title: p.refused, text: error.message, code: error.code }, error.status as ContentfulStatusCode)
+      }
+    })
+  }
 }
