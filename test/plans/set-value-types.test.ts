@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,12 +33,17 @@ const EXTRA_ACTIONS = {
   maybe_reason: { description: 'an optional param: absent renders null', params: { reason: { type: 'string', required: false } }, set: { pause_reason: '{{params.reason}}' } },
 }
 
+/** The ledger files' folders, removed once their gateway is closed (they were left in the temp folder). */
+const ledgerDirs: string[] = []
+
 /**
  * A ledger whose balance (a number field) holds 2^53 + 1 in a 64-bit integer column: it is read as its exact
  * digits, a string, a value the type rule would refuse, yet the value the record legitimately holds.
  */
 function ledgerResource(environment: unknown): Record<string, unknown> {
-  const file = join(mkdtempSync(join(tmpdir(), 'warrant-ledger-')), 'ledger.db')
+  const dir = mkdtempSync(join(tmpdir(), 'warrant-ledger-'))
+  ledgerDirs.push(dir)
+  const file = join(dir, 'ledger.db')
   const db = new BetterSqlite3(file)
   db.exec('create table ledger (id text primary key, version integer not null, balance integer)')
   db.exec(`insert into ledger values ('r1', 1, 9007199254740993)`)
@@ -74,6 +79,7 @@ for (const kind of STORE_KINDS) {
     })
     after(async () => {
       await fx?.close()
+      for (const dir of ledgerDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
     })
 
     const storedPlans = async () => (await fx.gateway.store.db.selectFrom('plans').select('id').where('selection_id', '=', selectionId).execute()).length
