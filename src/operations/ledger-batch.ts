@@ -126,7 +126,7 @@ class LedgerLane {
         try {
           if (statements.length === 1 && this.dialect === 'postgres') await statements[0]!(this.db)
           else {
-            const work = async (trx: Transaction<Database>) => {
+            const work = async (trx: Kysely<Database>) => {
               for (const statement of statements) await statement(trx)
               // what another module holds ready (the audit rows of the upstream calls that decided these
               // outcomes) commits with them: one sync where there were two or three (see joinCommits)

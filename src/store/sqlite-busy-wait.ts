@@ -18,7 +18,7 @@ export interface BusyWaitOptions {
  * again after short growing pauses (timers) until that much time has gone, where running it again is safe (see
  * `busyWaitingDriver`, shared with the SQL connector's SQLite upstream), then refused as before (`busyRefusal`: 503
  * `store_unavailable`, same details). Statements run on the raw handle (`Store.sqlite`) bypass this: a transaction
- * that runs them takes the write lock through kysely first (see `claimWriteLock`).
+ * that runs them begins IMMEDIATE through kysely, taking the write lock here first (see `unsyncedSqliteCommit`).
  */
 export class BusyWaitingSqliteDialect extends SqliteDialect {
   readonly #options: BusyWaitOptions

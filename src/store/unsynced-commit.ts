@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Transaction } from 'kysely'
-import { MIGRATION_TABLE } from './migrations.js'
+import { sql, type Kysely } from 'kysely'
+import { immediateTransaction } from './immediate-transaction.js'
 
 /**
  * Runs `work` in a transaction on a SQLite store whose commit does not wait for the disk (`synchronous=NORMAL`
@@ -16,20 +16,23 @@ import { MIGRATION_TABLE } from './migrations.js'
  * since better-sqlite3 commits synchronously.
  *
  * Kysely runs every SQLite query on one connection behind a mutex that `connection()` holds for the whole
- * callback: no other caller's commit can run between the two settings and find the connection unsynced.
+ * callback: no other caller's commit can run between the two settings and find the connection unsynced. The
+ * transaction begins IMMEDIATE: the write lock is taken by its BEGIN, which the store's connection waits for on
+ * timers (BusyWaitingSqliteDialect), so `work` may write through the raw handle (`Store.sqlite`, past that
+ * waiting, at busy_timeout 0) and never be refused busy on its first write.
  *
  * @example await unsyncedSqliteCommit(store.db, async (trx) => { await recordOutcomes(trx) })
  */
-export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
     // The argument above holds in WAL mode only (a rollback journal at NORMAL can lose more than a suffix): where
     // the store could not switch to WAL (a filesystem without shared memory), every commit stays synced.
     const mode = (await sql<{ journal_mode: string }>`pragma journal_mode`.execute(conn)).rows[0]?.journal_mode
-    if (String(mode).toLowerCase() !== 'wal') return await conn.transaction().execute(work)
+    if (String(mode).toLowerCase() !== 'wal') return await immediateTransaction(conn, work)
     // SQLite refuses to change the setting inside a transaction: before BEGIN, and back after COMMIT or ROLLBACK
     await sql`pragma synchronous = normal`.execute(conn)
     try {
-      return await conn.transaction().execute(claimingWriteLock(work))
+      return await immediateTransaction(conn, work)
     } finally {
       await sql`pragma synchronous = full`.execute(conn)
     }
@@ -43,22 +46,9 @@ export function unsyncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transact
  *
  * @example await syncedSqliteCommit(store.db, async (trx) => { await markInFlight(trx) })
  */
-export function syncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export function syncedSqliteCommit<DB, T>(db: Kysely<DB>, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.connection().execute(async (conn) => {
     await sql`pragma synchronous = full`.execute(conn)
-    return await conn.transaction().execute(claimingWriteLock(work))
+    return await immediateTransaction(conn, work)
   })
-}
-
-/**
- * `work` preceded by a statement that takes the store's write lock and writes nothing, the transaction's first: the
- * store's connection waits for another connection's lock on timers there (see BusyWaitingSqliteDialect). `work` may
- * write through the raw handle (`Store.sqlite`, a selection's members), past that waiting: the store runs at
- * busy_timeout 0, so a first write there, or one after a read, would be refused at once where it used to wait.
- */
-function claimingWriteLock<DB, T>(work: (trx: Transaction<DB>) => Promise<T>): (trx: Transaction<DB>) => Promise<T> {
-  return async (trx) => {
-    await sql`delete from ${sql.table(MIGRATION_TABLE)} where 0`.execute(trx)
-    return await work(trx)
-  }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { Worker } from 'node:worker_threads'
 import { sql, type Kysely } from 'kysely'
 import { syncedSqliteCommit, unsyncedSqliteCommit, type Database } from '../../src/store/index.js'
 import { createTestStore } from '../support/stores.js'
@@ -57,4 +58,36 @@ describe('commits with and without their own sync (sqlite store)', () => {
       await drop()
     }
   })
+
+  /**
+   * The store runs at busy_timeout 0 and waits for another connection's lock on timers, in kysely's driver. A
+   * transaction's work may write through the raw handle (a selection's members), past that waiting: the transaction
+   * must hold the write lock from its BEGIN, or that first raw write is refused busy at once.
+   */
+  for (const [name, commit] of [['unsynced', unsyncedSqliteCommit], ['synced', syncedSqliteCommit]] as const) {
+    test(`an ${name} commit whose work writes through the raw handle waits for another connection's write lock`, async () => {
+      const { store, drop } = await createTestStore('sqlite')
+      const worker = new Worker(
+        `const { parentPort, workerData } = require('node:worker_threads')
+         const db = new (require('better-sqlite3'))(workerData)
+         db.exec('BEGIN IMMEDIATE')
+         parentPort.postMessage('held')
+         setTimeout(() => { db.exec('COMMIT'); db.close(); parentPort.postMessage('released') }, 300)`,
+        { eval: true, workerData: store.sqlite!.name },
+      )
+      try {
+        await new Promise((resolve) => worker.once('message', resolve))
+        const started = Date.now()
+        await commit(store.db, async () => {
+          store.sqlite!.prepare('insert into kv (key, value) values (?, ?)').run(`raw-${name}`, 'v')
+        })
+        assert.ok(Date.now() - started >= 150, 'it met the lock and waited')
+        const row = await store.db.selectFrom('kv').select('value').where('key', '=', `raw-${name}`).executeTakeFirst()
+        assert.equal(row?.value, 'v')
+      } finally {
+        await worker.terminate()
+        await drop()
+      }
+    })
+  }
 })
