@@ -163,6 +163,8 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'integer':
       return kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as numbers ("500" would be above "4900")`
     case 'boolean':
+      // a SQLite or MySQL number column reads true as 1; PostgreSQL none ("invalid input syntax for type integer")
+      if (dialect === 'postgres' && kind === 'numeric') return 'PostgreSQL reads neither true nor false as a number, so a filter on it would fail at the database (declare the field number to filter on its 0 and 1)'
       return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as true and false`
     case 'timestamp':
       // a TIME column (a date or timestamp one keeps second digits) names no day: each value is shown as stored and

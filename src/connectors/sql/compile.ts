@@ -5,7 +5,7 @@ import { textParam, type NarrowText } from './mysql-charsets.js'
 import { mysqlNumberParam } from './mysql-decimals.js'
 import type { ShownAs } from './column-types.js'
 import type { SqlDialectName } from './url.js'
-import { letThrough, namingNoDay, unjudgeable } from './unjudged-values.js'
+import { heldOnlyWhenJudged, letThrough, namingNoDay } from './unjudged-values.js'
 
 /** Declared field → type, as in `resource.fields`. */
 export type FieldTypes = Readonly<Record<string, FieldType>>
@@ -141,8 +141,8 @@ export function compileFilter(
     // a value the SQL cannot judge (SQLite's text under a number, a boolean 2, a timestamp in another spelling) is
     // compared as stored, a record shows it otherwise or not at all: a precondition holds on none
     if (options.heldOnlyWhenJudged?.has(clause.field) === true && clause.op !== 'is_null') {
-      const unjudged = unjudgeable(clause.field, fields[clause.field]!, dialect, zeroDates)
-      if (unjudged !== null) return sql`(${compiled} and not coalesce(${unjudged}, false))`
+      const held = heldOnlyWhenJudged(compiled, clause, fields[clause.field]!, dialect, zeroDates)
+      if (held !== compiled) return held
     }
     // a precondition is the SQL's last word: a date naming no day is no instant the plan judged, so it holds nothing
     return zeroDates && clause.op !== 'is_null' ? sql`(${compiled} and not ${namingNoDay(clause.field)})` : compiled

@@ -23,7 +23,7 @@ const PLAIN_TAG_LIST = String.raw`^[ \t\n\r]*\[[ \t\n\r]*("[^"\\[:cntrl:]]*"[ \t
 
 /**
  * The rows whose value under a field of `type` a clause's SQL cannot judge (null where it judges every one, or for
- * tags, whose CASE is `letThrough`'s): a page read lets them through for the page judge; a write's precondition
+ * tags, whose CASE is `tagsJudged`'s): a page read lets them through for the page judge; a write's precondition
  * holds on none (see compileFilter). `zeroDates`: the column is a MySQL/MariaDB date one, whose dates naming no day
  * the engine compares as if they named one. May be NULL for a NULL value, which no comparison meets anyway.
  */
@@ -60,21 +60,35 @@ export function unjudgeable(field: string, type: FieldType, dialect: SqlDialectN
 
 /** A clause widened to also pass the rows whose value it cannot judge (`unjudgeable`; see compileFilter). */
 export function letThrough(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
-  if (type === 'tags') return tagsLetThrough(compiled, clause.field, dialect)
+  if (type === 'tags') return tagsJudged(compiled, clause.field, dialect, true)
   const unjudged = unjudgeable(clause.field, type, dialect, zeroDates)
   return unjudged === null ? compiled : sql`(${compiled} or ${unjudged})`
 }
 
 /**
- * json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast: such a row
- * passes, unjudged (CASE tries its conditions in order, so nothing later sees it).
+ * A precondition's clause narrowed to hold on none of the rows whose value it cannot judge (`unjudgeable`; see
+ * compileFilter): a value SQLite keeps as text under a number, a boolean 2, a timestamp in another spelling, tags
+ * that are not a plain JSON list (whose SQL would otherwise fail the statement, or find "vip" in the JSON string "vip").
  */
-function tagsLetThrough(compiled: RawBuilder<unknown>, field: string, dialect: SqlDialectName): RawBuilder<unknown> {
+export function heldOnlyWhenJudged(compiled: RawBuilder<unknown>, clause: Clause, type: FieldType, dialect: SqlDialectName, zeroDates: boolean): RawBuilder<unknown> {
+  if (type === 'tags') return tagsJudged(compiled, clause.field, dialect, false)
+  const unjudged = unjudgeable(clause.field, type, dialect, zeroDates)
+  return unjudged === null ? compiled : sql`(${compiled} and not coalesce(${unjudged}, false))`
+}
+
+/**
+ * json_each (SQLite) fails the whole statement on text that is no JSON, and so does PostgreSQL's cast (MySQL's
+ * JSON_CONTAINS too); json_each and JSON_CONTAINS find "vip" in the JSON string "vip", no list: such a row is not
+ * the SQL's to judge. CASE tries its conditions in order, so nothing later sees it: it passes (`pass`, a page
+ * read's, for the page judge to count) or fails (a precondition's).
+ */
+function tagsJudged(compiled: RawBuilder<unknown>, field: string, dialect: SqlDialectName, pass: boolean): RawBuilder<unknown> {
   const column = sql.ref(field)
-  if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'array' then 1 else ${compiled} end)`
+  const other = sql.raw(pass ? '1' : '0')
+  if (dialect === 'sqlite') return sql`(case when not json_valid(${column}) then ${other} when json_type(${column}) <> 'array' then ${other} else ${compiled} end)`
   // MariaDB's JSON_CONTAINS finds no "1" in [1] nor "v" in ["\u0076"], tags a record shows there: only a plain list is its to judge
-  if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then 1 when json_type(${column}) <> 'ARRAY' then 1 when not (${column} regexp ${PLAIN_TAG_LIST}) then 1 else ${compiled} end)`
-  return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${column} is not null end)`
+  if (dialect === 'mysql') return sql`(case when not json_valid(${column}) then ${other} when json_type(${column}) <> 'ARRAY' then ${other} when not (${column} regexp ${PLAIN_TAG_LIST}) then ${other} else ${compiled} end)`
+  return sql`(case when cast(${column} as text) ~ ${PLAIN_TAG_LIST} then ${compiled} else ${pass ? sql`${column} is not null` : sql`false`} end)`
 }
 
 /**

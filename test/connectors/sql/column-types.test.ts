@@ -104,3 +104,86 @@ for (const kind of SQL_KINDS) {
     })
   })
 }
+
+/**
+ * A boolean field over a number column. SQLite has no boolean (its 0 and 1 are one), and MariaDB's BOOLEAN is
+ * TINYINT(1), which reads true as 1: both fit. PostgreSQL reads no true or false as an integer: every filter on
+ * such a field failed at the database ("invalid input syntax for type integer"), surfaced as an upstream error,
+ * and `warrant check` said the field types held. It is now a misfit there, refused before anything is sent with
+ * the field, the column and the fix (declare it number); a boolean column, or a domain over one, still fits.
+ */
+const FLAG_COLUMNS: readonly { kind: (typeof SQL_KINDS)[number]; column: string; shown: string; fits: boolean }[] = [
+  { kind: 'sqlite', column: 'integer', shown: 'integer', fits: true },
+  { kind: 'mysql', column: 'tinyint(1)', shown: 'tinyint', fits: true },
+  { kind: 'postgres', column: 'integer', shown: 'integer', fits: false },
+  { kind: 'postgres', column: 'smallint', shown: 'smallint', fits: false },
+  { kind: 'postgres', column: 'yes_no', shown: 'yes_no', fits: true },
+]
+
+for (const { kind, column, shown, fits } of FLAG_COLUMNS) {
+  describe(`sql on ${kind}: a boolean field over a ${column} column`, () => {
+    let upstream: Upstream
+    let connector: SqlConnector
+    const fields = { id: 'string', version: 'integer', flag: 'boolean', note: 'string' } as const
+    before(async () => {
+      upstream = await createUpstream(kind)
+      if (column === 'yes_no') await upstream.exec('create domain yes_no as boolean')
+      await upstream.exec(`create table ledger (id varchar(20) primary key, version integer not null, flag ${column}, note varchar(10))`)
+      const [no, yes] = column === 'yes_no' ? ['false', 'true'] : ['0', '1']
+      await upstream.exec(`insert into ledger (id, version, flag) values ('a', 1, ${no}), ('b', 1, ${yes}), ('c', 1, null)`)
+      connector = ledgerConnector(upstream.url, fields)
+    })
+    after(async () => {
+      await connector?.close()
+      await upstream?.drop()
+    })
+
+    const search = (filter: Record<string, unknown>) => searchAll(connector, { resource: 'ledger', filter: filter as never, pageSize: 2 }, {}, { scope, cursorCodec: codec })
+    const CAUSE = new RegExp(`field "flag" is declared boolean, but column "flag" of table ledger is ${shown}: PostgreSQL reads neither true nor false as a number, so a filter on it would fail at the database \\(declare the field number to filter on its 0 and 1\\)`)
+
+    if (fits) {
+      it('a filter on it is answered, complete; warrant check says the field types hold', async () => {
+        for (const [filter, ids] of [
+          [{ flag: true }, ['b']],
+          [{ flag: { in: [false] } }, ['a']],
+          [{ flag: { not_in: [true] } }, ['a']],
+        ] as const) {
+          const envelope = await search(filter)
+          assert.equal(envelope.complete, true, JSON.stringify(envelope.incomplete_reasons))
+          assert.deepEqual(envelope.items.map((r) => r.id), ids)
+        }
+        const report = await checkResource({ name: 'ledger', config: ledgerResource(upstream.url, fields), connector })
+        assert.equal(report.guarantees.find((g) => g.name === 'field_types')?.status, 'holds')
+      })
+      return
+    }
+
+    it('a filter on it is refused before anything is sent, naming the field, the column and the fix', async () => {
+      for (const filter of [{ flag: true }, { flag: { in: [true, false] } }]) {
+        const envelope = await search(filter)
+        assert.equal(envelope.complete, false)
+        assert.deepEqual(envelope.items, [])
+        const message = envelope.incomplete_reasons[0]?.message ?? ''
+        assert.match(message, CAUSE)
+        assert.match(message, /no filter on it can be trusted and none was run; declare the field as the column is, or change the column/)
+        assert.doesNotMatch(message, /invalid input syntax/)
+        assert.equal(decide(envelope, 'prove_absence').decision, 'refuse_or_request_review')
+      }
+    })
+
+    it('a precondition on it is refused the same way, nothing written; reads without it still work', async () => {
+      await assert.rejects(connector.write({ id: 'a', expectedVersion: '1', set: { note: 'x' }, precondition: { flag: false } }), CAUSE)
+      assert.equal((await search({})).items.find((r) => r.id === 'a')?.fields.note, null)
+      const all = await search({})
+      assert.deepEqual(all.items.map((r) => r.id), ['a', 'b', 'c'])
+    })
+
+    it('warrant check says the field misfits its column, naming its config line', async () => {
+      const report = await checkResource({ name: 'ledger', config: ledgerResource(upstream.url, fields), connector })
+      const guarantee = report.guarantees.find((g) => g.name === 'field_types')
+      assert.equal(guarantee?.status, 'fails_closed', JSON.stringify(guarantee))
+      assert.deepEqual(guarantee?.config_keys, ['fields.flag'])
+      assert.match(guarantee?.detail ?? '', CAUSE)
+    })
+  })
+}
