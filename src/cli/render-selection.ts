@@ -1,5 +1,5 @@
 import { REASON_TEXT } from '../contract/index.js'
-import { type PlanProposal, type PlanView, withdrawnApprovalSentences } from '../plans/index.js'
+import { type PlanProposal, type PlanView, unchangedWords, withdrawnApprovalSentences } from '../plans/index.js'
 import type { SelectionView } from '../selections/index.js'
 import { lookalikeLines } from './render-lookalikes.js'
 import { cellText as cell, columnWidth, fitted } from './table-cell.js'
@@ -95,7 +95,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
   const changing = plan.changes.changing
   if (changing !== null && plan.target_count > 0 && changing < plan.target_count)
-    lines.push(changing === 0 ? `  NO RECORD CHANGES: all ${plan.target_count} already hold every value it sets` : `  ${changing} of ${plan.target_count} record(s) change; the others already hold every value it sets`)
+    lines.push(changing === 0 ? `  NO RECORD CHANGES: ${unchangedWords(plan)}` : `  ${changing} of ${plan.target_count} record(s) change; ${unchangedWords(plan)}`)
   for (const s of plan.changes.summary) {
     const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : cell(JSON.stringify(s.after))
     // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are

@@ -199,21 +199,32 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     }
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
-    const held = p.compensates ? now : member.fields
-    if (!held) changing = null
-    else if (changing !== null && Object.entries(rendered.set).some(([f, after]) => !(f in held) || canonicalJson(held[f] ?? null) !== canonicalJson(after ?? null))) changing += 1
     for (const [field, after] of Object.entries(rendered.set)) {
       let tally = tallies.get(field)
       if (!tally) tallies.set(field, (tally = new FieldTally()))
       tally.add(now ? now[field] : member.fields[field], after)
     }
-    if (now && moved !== null && Object.entries(rendered.holds ?? {}).some(([f, wrote]) => canonicalJson(now[f] ?? null) !== canonicalJson(wrote ?? null))) moved += 1
-    if (precondition !== null && failing !== null) {
+    // skipped at write time as things stand: a compensation's target no longer holding what the operation wrote, a
+    // member failing the precondition as frozen
+    let skipped = false
+    if (now && Object.entries(rendered.holds ?? {}).some(([f, wrote]) => canonicalJson(now[f] ?? null) !== canonicalJson(wrote ?? null))) {
+      skipped = true
+      if (moved !== null) moved += 1
+    }
+    if (precondition !== null) {
       // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
       if (clausesOf(precondition).every((c) => c.field in member.fields)) {
-        if (!matchesFilter(member.fields, precondition, p.resource.config.fields)) failing += 1
+        if (!matchesFilter(member.fields, precondition, p.resource.config.fields)) {
+          skipped = true
+          if (failing !== null) failing += 1
+        }
       } else failing = null
     }
+    // a skipped target is not written, so it changes nothing: counted, "1,830 of 1,830 records change" read as
+    // every record changed where 129 failed the precondition and would be skipped
+    const held = p.compensates ? now : member.fields
+    if (!held) changing = null
+    else if (changing !== null && !skipped && Object.entries(rendered.set).some(([f, after]) => !(f in held) || canonicalJson(held[f] ?? null) !== canonicalJson(after ?? null))) changing += 1
     for (const c of candidates) {
       if (!c.flagged) continue
       const f = flagged.get(c.name)!

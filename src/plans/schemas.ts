@@ -124,7 +124,7 @@ export const planViewSchema = z
         .nonnegative()
         .nullable()
         .describe(
-          'targets the write changes: at least one value it sets differs from what the record holds (as frozen; for a compensation, as read when it was proposed). The others already hold every value set. null when unknown',
+          'targets the write changes: at least one value it sets differs from what the record holds (as frozen; for a compensation, as read when it was proposed), and it is not skipped for a precondition it already fails (precondition.failing_now). The others already hold every value set, or would be skipped. null when unknown',
         ),
       changes_url: z.string().describe('per-record before → after, page by page'),
     }),

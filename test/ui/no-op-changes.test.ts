@@ -57,7 +57,7 @@ describe('review page and plan view: a change that changes nothing says so', () 
     try {
       const answer: any = await client.callTool({ name: 'get_plan', arguments: { plan_id: plan.plan_id } })
       assert.equal(answer.structuredContent.changes.changing, 0)
-      assert.match(answer.content[0].text, new RegExp(`NO TARGET CHANGES: all ${total} already hold every value the action sets`))
+      assert.match(answer.content[0].text, new RegExp(`NO TARGET CHANGES: all ${total} already hold every value it sets`))
     } finally {
       await client.close()
     }
@@ -74,5 +74,34 @@ describe('review page and plan view: a change that changes nothing says so', () 
     assert.match(glance, new RegExp(`pause_reason → "" \\(the agent's words: empty text\\) \\(all ${total} already hold it\\)`), glance)
     assert.match(glance, new RegExp(`${active} of ${total} records change`), glance)
     await page.context().close()
+  })
+
+  // A record failing the precondition as frozen is skipped, not written: counted as changing, the glance read
+  // "1,830 of 1,830 records change" where 129 already held `collection: paused` and would be skipped.
+  test('a set value that differs on records failing the precondition: they are not counted as changing, and every surface says they would be skipped', async () => {
+    const plan = await proposePlan(fx, selectionId, { type: 'pause_collection', params: { reason: 'dunning review' } })
+    const view = await fx.as('reviewer')('GET', `/v1/plans/${plan.plan_id}`)
+    const before = view.body.changes.summary.find((s: any) => s.field === 'collection').before
+    const active = before.find((b: any) => b.value === 'active')?.count ?? 0
+    const failing = total - active
+    assert.ok(active > 0 && failing > 0, JSON.stringify(before))
+    assert.equal(view.body.precondition.failing_now, failing)
+    assert.equal(view.body.changes.changing, active, JSON.stringify(view.body.changes))
+    const page = await (await newContext(browser)).newPage()
+    await signIn(page, fx, 'reviewer', `/review/plans/${plan.plan_id}`)
+    const glance = await page.getByTestId('glance').innerText()
+    assert.match(glance, new RegExp(`${active} of ${total} records change; ${failing} fails? the precondition as frozen and would be skipped`), glance)
+    const summary = await page.getByTestId('uniform-summary').innerText()
+    assert.match(summary, new RegExp(`Of them, ${failing} fails? the precondition as frozen and would be skipped: ${active} records actually change\\.`), summary)
+    await page.context().close()
+    const client = new Client({ name: 'skipped', version: '1' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${fx.tokens.agent}` } } }))
+    try {
+      const answer: any = await client.callTool({ name: 'get_plan', arguments: { plan_id: plan.plan_id } })
+      assert.match(answer.content[0].text, new RegExp(`${active} of ${total} targets change; ${failing} fails? the precondition as frozen and would be skipped\\.`))
+      assert.doesNotMatch(answer.content[0].text, /the others already hold/)
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cursorArgument } from '../../contract/index.js'
-import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema, withdrawnApprovalSentences } from '../../plans/index.js'
+import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema, unchangedWords, withdrawnApprovalSentences } from '../../plans/index.js'
 import { completenessLabel, lookalikeClause, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
@@ -34,18 +34,22 @@ export function planSummary(plan: PlanView | PlanProposal): string {
     approval = `Approved by ${a.approved_by.map((p) => p.name ?? p.principal).join(', ')}${a.approved_by[0]?.expires_at ? ` until ${a.approved_by[0].expires_at}` : ''}: commit with commit_change (plan_id, expected_digest = plan_digest, a new idempotency_key).`
   else
     approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${plan.approval.reason}); ${a.still_needed} still needed; ${a.who_can_approve}. Give the person the review page ${plan.review_url} and wait; check with get_plan. ${NO_APPROVING}`
-  const skipped = plan.precondition.failing_now ? ` ${plural(plan.precondition.failing_now, 'member')} already fail the precondition and would be skipped.` : ''
   const changing = plan.changes.changing
-  // a change every target already holds is no change: say so, so the agent does not report one
+  // a change every target already holds, or that each would skip, is no change: say so, so the agent does not report one
+  const unchanged = unchangedWords(plan)
   const held =
-    changing === null || changing === plan.target_count
-      ? ''
-      : changing === 0
-        ? ` NO TARGET CHANGES: all ${plan.target_count} already hold every value the action sets.`
-        : ` ${changing} of ${plan.target_count} targets change; the others already hold every value the action sets.`
+    changing === null
+      ? plan.precondition.failing_now
+        ? ` ${plural(plan.precondition.failing_now, 'member')} already fail the precondition and would be skipped.`
+        : ''
+      : unchanged === ''
+        ? ''
+        : changing === 0
+          ? ` NO TARGET CHANGES: ${unchanged}.`
+          : ` ${changing} of ${plan.target_count} targets change; ${unchanged}.`
   // an approval withdrawn (a token revoked, a principal disabled) is named with why, so the agent does not ask the same reviewer to click again
   const withdrawn = plan.state === 'pending' ? withdrawnApprovalSentences(plan.approvals).map((w) => ` No longer counts: ${w}.`).join('') : ''
-  return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${withdrawn}${skipped}${held}`
+  return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${withdrawn}${held}`
 }
 
 export const proposeChange = defineTool({

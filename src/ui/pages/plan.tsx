@@ -2,7 +2,7 @@ import type { WriteConfig } from '../../config/index.js'
 import type { Filter } from '../../contract/index.js'
 import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
-import type { ChangesPage, PlanView } from '../../plans/index.js'
+import { type ChangesPage, type PlanView, unchangedWords } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterClauses, filterText, plural, scalarText } from '../format.js'
@@ -120,18 +120,22 @@ function alreadyHeld(unchanged: number, targets: number): string {
   return ` (${count(unchanged)} already hold${unchanged === 1 ? 's' : ''} it)`
 }
 
+/** After "every one gets the same change": how many of them it actually changes, and why the others not. */
+function UnchangedSentence(props: { plan: PlanView }) {
+  const changing = props.plan.changes.changing
+  const said = unchangedWords(props.plan, count)
+  if (changing === null || said === '') return null
+  return <>{` Of them, ${said}: ${plural(changing, 'record')} actually change${changing === 1 ? 's' : ''}.`}</>
+}
+
 /** How many targets the write actually changes; said loudly when none does. Nothing when unknown. */
 function ChangingCount(props: { plan: PlanView }) {
   const { changing } = props.plan.changes
   const targets = props.plan.target_count
   if (changing === null || targets === 0) return null
-  if (changing === 0)
-    return (
-      <strong data-testid="changing">
-        ; no record changes: {targets === 1 ? 'the record already holds' : `all ${count(targets)} already hold`} every value it sets
-      </strong>
-    )
-  return <span data-testid="changing">; {`${count(changing)} of ${plural(targets, 'record')} change${changing === 1 ? 's' : ''}`}</span>
+  const said = unchangedWords(props.plan, count)
+  if (changing === 0) return <strong data-testid="changing">; no record changes: {said}</strong>
+  return <span data-testid="changing">; {`${count(changing)} of ${plural(targets, 'record')} change${changing === 1 ? 's' : ''}${said === '' ? '' : `; ${said}`}`}</span>
 }
 
 /**
@@ -167,7 +171,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
         </dl>
       ) : null}
       <WriteRequest write={props.write} />
-      {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 ? (
+      {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 && p.precondition.failing_now === 0 ? (
         <p data-testid="uniform-summary">
           <strong>
             None of the {plural(p.target_count, 'record')} changes: every one already holds{' '}
@@ -192,9 +196,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
             ))}
             .
           </strong>
-          {p.changes.changing !== null && p.changes.changing < p.target_count
-            ? ` ${p.target_count - p.changes.changing === 1 ? 'One of them already holds' : `${count(p.target_count - p.changes.changing)} of them already hold`} every value it sets: ${plural(p.changes.changing, 'record')} actually change${p.changes.changing === 1 ? 's' : ''}.`
-            : ''}
+          <UnchangedSentence plan={p} />
         </p>
       ) : (
         <p>Records receive different values; each record's before → after is in the manifest above.</p>
