@@ -20,7 +20,7 @@ import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
 import { proposeRemainder } from './remainder.js'
 import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
-import { createResultsCursor, isFinished, isTargetState, operationView, parseExecution, targetResult } from './views.js'
+import { createResultsCursor, isFinished, isTargetState, operationFollowUps, operationView, parseExecution, targetResult } from './views.js'
 
 export interface OperationServiceOptions {
   readonly store: Store
@@ -181,7 +181,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
     return { row, execution }
   }
   const view = async (row: OperationRow) =>
-    operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), await rateLimitTotals(store.db, row.id), now())
+    operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), await rateLimitTotals(store.db, row.id), await operationFollowUps(store.db, row), now())
 
   return {
     async commitPlan(actor, planId, request) {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { followUpsSchema } from '../plans/index.js'
 import { OPERATION_STATES, STOP_RULE_NAMES, TARGET_STATES } from './types.js'
 
 /** Response shapes, for OpenAPI and for clients that validate what they read. */
@@ -90,6 +91,7 @@ export const operationViewSchema = z
     finished_at: z.string().nullable(),
     results_url: z.string(),
     operation_url: z.string(),
+    follow_ups: followUpsSchema,
   })
   .meta({ id: 'Operation' })
 

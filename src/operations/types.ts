@@ -1,6 +1,7 @@
 import type { ActionConfig } from '../config/index.js'
 import type { Actor, Filter } from '../contract/index.js'
 import type { OperationState, TargetState } from '../store/index.js'
+import type { FollowUps } from '../plans/follow-ups.js'
 import type { PlanRecord } from '../plans/plan-service.js'
 import type { ExclusionRule } from '../selections/selection-service.js'
 
@@ -144,6 +145,8 @@ export interface OperationView {
   readonly finished_at: string | null
   readonly results_url: string
   readonly operation_url: string
+  /** the latest live plan proposing its rest and its compensation, so a reviewer sees one exists and where */
+  readonly follow_ups: FollowUps
 }
 
 /** One target's outcome, as the ledger holds it. */

@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { CURSOR_KIND_TEXT, WarrantError, cursorKindOf } from '../contract/index.js'
-import type { OperationRow, OperationTargetRow } from '../store/index.js'
+import type { Kysely } from 'kysely'
+import { type FollowUps, NO_FOLLOW_UPS, followUpsOf } from '../plans/index.js'
+import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { targetReasonText } from './target-reasons.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
@@ -17,7 +19,7 @@ export function parseExecution(row: OperationRow): OperationExecution | null {
  * `throttled`: the upstream's "not now" answers, read from the ledger (`rateLimitTotals`).
  * `now`: a pause whose end has passed is not shown (its executor may have stopped before clearing it).
  */
-export function operationView(row: OperationRow, liveCounts: TargetCounts | null, throttled: RateLimitTotals, now?: string): OperationView {
+export function operationView(row: OperationRow, liveCounts: TargetCounts | null, throttled: RateLimitTotals, followUps: FollowUps, now?: string): OperationView {
   const execution = parseExecution(row)
   const counts = liveCounts ?? { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<TargetCounts>) }
   return {
@@ -42,7 +44,18 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
     finished_at: row.finished_at,
     results_url: resultsUrl(row.id),
     operation_url: operationUrl(row.id),
+    follow_ups: followUps,
   }
+}
+
+/**
+ * The plans following a finished operation (none while it runs: neither is proposed then). Its rest is looked for
+ * only where one can exist: targets left pending, and not a compensation's run (whose rest is never proposed).
+ */
+export async function operationFollowUps(db: Kysely<Database>, row: OperationRow): Promise<FollowUps> {
+  if (!isFinished(row)) return NO_FOLLOW_UPS
+  const pending = (JSON.parse(row.counts) as Partial<TargetCounts>).pending ?? 0
+  return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 && !parseExecution(row)?.plan.compensates })
 }
 
 function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {

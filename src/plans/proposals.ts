@@ -12,6 +12,7 @@ import { COMPENSATE, compensationConfig } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
+import { followingPlans } from './follow-ups.js'
 import { type RunLimits, runLimitsOf, sameRunLimits } from './run-limits.js'
 import { assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
@@ -343,14 +344,6 @@ export async function proposeCompensation(
  * operation is undone once.
  */
 async function openCompensation(db: Kysely<Database>, operationId: string, action: CanonicalAction, limits: RunLimits): Promise<PlanRow | undefined> {
-  const rows = await db
-    .selectFrom('plans')
-    .selectAll()
-    .where('compensates', '=', operationId)
-    .where('action', '=', canonicalJson(action))
-    .where('state', 'in', ['pending', 'approved', 'committed'])
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute()
+  const rows = await followingPlans(db, { kind: 'compensation', operation_id: operationId }).where('plans.action', '=', canonicalJson(action)).execute()
   return rows.find((r) => r.state === 'committed' || sameRunLimits((JSON.parse(r.policy) as StoredPolicy).run_limits, limits))
 }

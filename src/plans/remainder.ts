@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely'
 import { type Actor, WarrantError, canonicalJson, digestOf } from '../contract/index.js'
 import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
-import type { SelectionOrigin, RemainderTarget } from '../selections/selection-service.js'
+import type { RemainderTarget, SelectionOrigin } from '../selections/selection-service.js'
 import type { Database, PlanRow } from '../store/index.js'
 import { canonicalActionOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
 import { type PlanContext, loadRow, scoped } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
+import { followingPlans, remainderOrigin } from './follow-ups.js'
 import { createPlan } from './proposals.js'
 import { type RunLimits, runLimitsOf, sameRunLimits } from './run-limits.js'
 import type { PlanProposal } from './schemas.js'
@@ -44,9 +45,9 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
       `action "${action.type}" was redefined since plan ${source.plan_id} was proposed; the rest of operation ${operationId} would be written otherwise than the first part, so no remainder is proposed (select the records again and propose the action as it is defined now)`,
       { reason: 'action_redefined', action: action.type, operation_id: operationId },
     )
-  const origin: Extract<SelectionOrigin, { kind: 'remainder' }> = { kind: 'remainder', operation_id: operationId, plan_id: source.plan_id }
+  const origin = remainderOrigin(operationId, source.plan_id)
   const limits = runLimitsOf(ctx.execution, resource.config.connector)
-  const open = (db: Kysely<Database>) => openRemainder(db, JSON.stringify(origin), action, definition, limits)
+  const open = (db: Kysely<Database>) => openRemainder(db, origin, action, definition, limits)
   // The same request is the same object (a fast path: two at once are decided in createPlan, under the operation's lock).
   const existing = await open(ctx.db)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
@@ -59,17 +60,8 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
  * now and bound to the stop rules and pacing configured now. A committed one is always the answer: the rest of an
  * operation is proposed once, and its own halt has its own remainder.
  */
-async function openRemainder(db: Kysely<Database>, origin: string, action: PlanRecord['action'], definition: string, limits: RunLimits): Promise<PlanRow | undefined> {
-  const rows = await db
-    .selectFrom('plans')
-    .innerJoin('selections', 'selections.id', 'plans.selection_id')
-    .selectAll('plans')
-    .where('selections.origin', '=', origin)
-    .where('plans.action', '=', canonicalJson(action))
-    .where('plans.state', 'in', ['pending', 'approved', 'committed'])
-    .orderBy('plans.created_at')
-    .orderBy('plans.id')
-    .execute()
+async function openRemainder(db: Kysely<Database>, origin: Extract<SelectionOrigin, { kind: 'remainder' }>, action: PlanRecord['action'], definition: string, limits: RunLimits): Promise<PlanRow | undefined> {
+  const rows = await followingPlans(db, origin).where('plans.action', '=', canonicalJson(action)).execute()
   return rows.find((r) => {
     if (r.state === 'committed') return true
     const policy = JSON.parse(r.policy) as StoredPolicy

@@ -27,6 +27,10 @@ describe('warrant remainder', () => {
       assert.equal(json.created, false)
       assert.equal(json.target_count, halted.counts.pending)
       assert.match(proposed.stdout, new RegExp(json.plan_id))
+      // the operation names it: a reader of `operation show` sees the rest is proposed, and where
+      const shown = await warrant(['operation', 'show', halted.operation_id])
+      assert.match(shown.stdout, new RegExp(`^  the rest: plan ${json.plan_id} \\(pending\\)`, 'm'), shown.stdout)
+      assert.equal(JSON.parse((await warrant(['operation', 'show', halted.operation_id, '--json'])).stdout).follow_ups.remainder.plan_id, json.plan_id)
 
       upstream.onWrite = () => undefined
       const done = await run('cli-all')

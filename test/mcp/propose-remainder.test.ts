@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { selectProposeApprove, waitForOperation } from '../operations/support/flow.js'
 import { withUsersGateway } from '../operations/support/users-gateway.js'
-import { assertAnswered, assertRefused, callTool } from './support.js'
+import { assertAnswered, assertRefused, callTool, text } from './support.js'
 
 /** propose_remainder: the same answer as POST /v1/operations/{id}/remainder, for an agent over MCP (watched fail first: unknown tool). */
 describe('propose_remainder over MCP', () => {
@@ -28,6 +28,10 @@ describe('propose_remainder over MCP', () => {
         assert.equal(http.body.plan_id, plan.plan_id)
         const again = assertAnswered(await callTool(client, 'propose_remainder', { operation_id: halted.operation_id }))
         assert.deepEqual([again.plan_id, again.created], [plan.plan_id, false])
+        // get_operation names it, in its result and in its words, so an agent reports it rather than proposing again
+        const op = await callTool(client, 'get_operation', { operation_id: halted.operation_id })
+        assert.deepEqual(assertAnswered(op).follow_ups.remainder, { plan_id: plan.plan_id, state: 'pending', operation_id: null })
+        assert.match(text(op, 0), new RegExp(`its rest is plan ${plan.plan_id} \\(pending\\)`))
 
         upstream.onWrite = () => undefined
         const all = await selectProposeApprove(agent, [reviewer], 'users', { filter: { status: 'active' } }, action)

@@ -100,10 +100,25 @@ describe('the operation page proposes the rest of a halted operation', () => {
       const members = await reviewer('GET', `/v1/selections/${plan.selection_id}/records?limit=100`)
       assert.deepEqual(members.body.records.map((m: any) => m.id), pending)
 
-      // asked again (the page still offers it): the same plan, no second one
+      // proposed: the page names the plan and its state, links to it, and no longer offers the button
       await opPage(id)
-      await Promise.all([page.waitForURL(/\/review\/plans\/[^/?]+\?proposed=1/), page.getByTestId('propose-remainder').click()])
-      assert.equal(decodeURIComponent(/\/review\/plans\/([^/?]+)/.exec(page.url())![1]!), planId)
+      assert.equal(await page.getByTestId('propose-remainder').count(), 0, 'no second proposal offered')
+      const proposedRest = page.getByTestId('remainder-plan')
+      assert.match(await page.getByTestId('remainder').innerText(), new RegExp(`The rest is proposed: plan ${planId} \\(pending\\)`))
+      assert.equal(await proposedRest.getAttribute('href'), `/review/plans/${encodeURIComponent(planId)}`)
+      // asked again (a page loaded before, or the API): the same plan, no second one
+      const again = await postRemainder(page, fx.base, id)
+      assert.equal(again.status, 303, again.text)
+      assert.equal(decodeURIComponent(/\/review\/plans\/([^/?]+)/.exec(again.url)![1]!), planId)
+
+      // its compensation, once proposed, is named the same way: a link to the plan instead of the button
+      assert.equal(await page.getByTestId('propose-compensation').count(), 1)
+      const undo = await agent('POST', `/v1/operations/${id}/compensation`)
+      assert.equal(undo.status, 201, JSON.stringify(undo.body))
+      await opPage(id)
+      assert.equal(await page.getByTestId('propose-compensation').count(), 0, 'no second compensation offered')
+      assert.match(await page.getByTestId('compensation').innerText(), new RegExp(`The compensation is proposed: plan ${undo.body.plan_id} \\(pending\\)`))
+      assert.equal(await page.getByTestId('compensation-plan').getAttribute('href'), `/review/plans/${encodeURIComponent(undo.body.plan_id)}`)
 
       // the same protections as the compensation form: no CSRF token, another site, no session
       const cookie = (await page.context().cookies()).find((c) => c.name === 'warrant_review')!

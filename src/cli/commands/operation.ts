@@ -35,6 +35,9 @@ export function renderOperation(op: OperationView): string {
       '  later targets stay pending: they were not written',
     )
   if (c.unknown > 0) lines.push(`  ${c.unknown} unknown: no durable answer; never retried blindly. Review them, then: warrant operation reconcile ${op.operation_id}`)
+  // a follow-up already proposed: where it is, so nobody proposes it again to find it
+  for (const [kind, f] of [['the rest', op.follow_ups.remainder], ['compensation', op.follow_ups.compensation]] as const)
+    if (f) lines.push(`  ${kind}: plan ${f.plan_id} (${f.state})${f.operation_id ? `, run as operation ${f.operation_id}` : ''}`)
   lines.push(`  results: warrant operation results ${op.operation_id} [--outcome failed|skipped|unknown|…]  (HTTP ${op.results_url})`)
   return lines.join('\n')
 }

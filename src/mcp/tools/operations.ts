@@ -97,7 +97,12 @@ export function operationSummary(op: OperationView): string {
   const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
-  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${throttled}${halt}${unknown}${next}`
+  const proposed = (['remainder', 'compensation'] as const).flatMap((k) => {
+    const f = op.follow_ups[k]
+    return f ? [`its ${k === 'remainder' ? 'rest' : k} is plan ${f.plan_id} (${f.state}${f.operation_id ? `, run as operation ${f.operation_id}` : ''})`] : []
+  })
+  const follows = proposed.length > 0 ? ` Already proposed: ${proposed.join('; ')}; proposing again answers the same plan.` : ''
+  return `${head}: operation ${op.operation_id}, ${plural(op.target_count, 'target')} of ${op.resource ?? 'the resource'} in ${op.environment ?? 'its environment'}: ${counts}.${paused}${throttled}${halt}${unknown}${next}${follows}`
 }
 
 /**

@@ -1,9 +1,11 @@
 import { askedAgainText, FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
-import type { PlanView } from '../../plans/index.js'
+import type { FollowUp, FollowUps, PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
 import { OperationAudit, type OperationAuditData } from '../operation-audit.js'
+
+type FollowUpKind = keyof FollowUps
 
 /** The states after which an operation writes nothing more: the live counts stop polling, compensation opens. */
 export const FINISHED: ReadonlySet<string> = FINISHED_STATES
@@ -78,6 +80,29 @@ function targetsRange(d: OperationPageData): { range: string; caption: string } 
 }
 
 /**
+ * A follow-up plan already proposed from this operation (its rest, its compensation): where it is and its state, and
+ * the operation it ran as once committed. Shown instead of the button, which would only answer the same plan.
+ */
+function Proposed(props: { what: string; kind: FollowUpKind; f: FollowUp }) {
+  const { f } = props
+  return (
+    <p data-testid={`${props.kind}-proposed`}>
+      {props.what} is proposed: plan{' '}
+      <a href={paths.plan(f.plan_id)} data-testid={`${props.kind}-plan`}>
+        {f.plan_id}
+      </a>{' '}
+      ({f.state})
+      {f.operation_id ? (
+        <>
+          , run as operation <a href={paths.operation(f.operation_id)}>{f.operation_id}</a>
+        </>
+      ) : null}
+      . {f.state === 'committed' ? 'It is not proposed again.' : 'It is reviewed on its page; proposing again answers the same plan.'}
+    </p>
+  )
+}
+
+/**
  * "Propose the rest" of a halted operation: offered only while targets never sent are pending and none may have been
  * written without a known answer (the service refuses the rest until those are reconciled, so the page says so
  * instead of offering a button that is refused). Nothing is shown otherwise.
@@ -95,6 +120,8 @@ function Remainder(props: { d: OperationPageData }) {
           This operation ran a compensation of operation <a href={paths.operation(d.plan.compensates)}>{d.plan.compensates}</a>: the rest of a compensation is
           not proposed, so its {plural(o.counts.pending, 'pending target')} stay unwritten.
         </p>
+      ) : o.follow_ups.remainder ? (
+        <Proposed what="The rest" kind="remainder" f={o.follow_ups.remainder} />
       ) : unsettled > 0 ? (
         <p>
           {plural(o.counts.pending, 'target')} {o.counts.pending === 1 ? 'was' : 'were'} never sent, but {plural(unsettled, 'target')} may have been written
@@ -294,12 +321,14 @@ export function OperationPage(d: OperationPageData) {
         )}
       </section>
       <Remainder d={d} />
-      <section aria-labelledby="compensation">
+      <section aria-labelledby="compensation" data-testid="compensation">
         <h2 id="compensation">Compensation</h2>
         {!finished ? (
           <p>A compensation can be proposed once the operation has ended.</p>
         ) : d.plan && !d.plan.reversible ? (
           <p>The action is declared irreversible: there is no compensation.</p>
+        ) : o.follow_ups.compensation ? (
+          <Proposed what="The compensation" kind="compensation" f={o.follow_ups.compensation} />
         ) : o.counts.succeeded === 0 ? (
           <p>No target was written, so there is nothing to restore.</p>
         ) : (
