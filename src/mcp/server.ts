@@ -7,10 +7,10 @@ import { inspectJson } from '../api/input-guard.js'
 import { type Actor, WarrantError } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 import type { ArgumentRefusals } from './argument-refusals.js'
-import { auditToolCall } from './audit.js'
+import { auditToolCall, type ToolCancellation } from './audit.js'
 import { toolInputSchema, toolOutputSchema } from './json-schema.js'
 import { type ToolAnswer, type ToolRefusal, answer, refusal } from './results.js'
-import { AGENT_RULES, type ToolContext, type ToolDefinition } from './tool.js'
+import { AGENT_RULES, type ToolContext, type ToolDefinition, type WalkTally } from './tool.js'
 import { WARRANT_TOOLS } from './tools/index.js'
 
 export interface McpServerOptions {
@@ -65,6 +65,8 @@ const HTTP_DEFAULT_VERSION = '2025-03-26'
  */
 export class WarrantMcpServer extends McpServer {
   negotiated: string | null = null
+  /** Set as the server closes: the SDK then aborts every call in flight, which is no client's cancel. */
+  closing = false
   /** Tool calls not yet answered. */
   private readonly calls = new Set<Promise<unknown>>()
 
@@ -87,6 +89,11 @@ export class WarrantMcpServer extends McpServer {
       if (this.calls.size === 0) return
       await Promise.allSettled([...this.calls])
     }
+  }
+
+  override async close(): Promise<void> {
+    this.closing = true
+    await super.close()
   }
 
   override async connect(transport: Transport): Promise<void> {
@@ -122,13 +129,15 @@ export class WarrantMcpServer extends McpServer {
 interface CallExtra {
   readonly requestId?: string | number
   readonly requestInfo?: { readonly headers?: Record<string, string | string[] | undefined> }
+  /** The SDK's cancel for this call (RequestHandlerExtra.signal): `notifications/cancelled` naming it, or the connection closing. */
+  readonly signal?: AbortSignal
 }
 
 type ToolRunner = (raw: unknown, extra: CallExtra) => Promise<ToolAnswer | ToolRefusal>
 
 function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gateway, who: () => Promise<Actor>, refusals?: ArgumentRefusals): ToolRunner {
   const run: ToolRunner = (raw, extra) =>
-    audited(gateway, who, tool.name, raw, async (context) => {
+    audited(gateway, who, tool.name, raw, { signal: extra.signal, closing: () => server.closing }, async (context) => {
       // Arguments an LLM wrote as a list or a string: name them, rather than zod's "(root)"
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
         throw new WarrantError('invalid_request', `invalid ${tool.name} arguments: arguments must be a JSON object of named arguments, not ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`, { field: 'arguments' })
@@ -158,19 +167,46 @@ function register(server: WarrantMcpServer, tool: ToolDefinition, gateway: Gatew
   return run
 }
 
-/** One tool call, answered or refused, and its audit row either way. */
-async function audited(gateway: Gateway, who: () => Promise<Actor>, name: string, raw: unknown, work: (context: ToolContext) => Promise<ToolAnswer>): Promise<ToolAnswer | ToolRefusal> {
-  let result: ToolAnswer | ToolRefusal
+/**
+ * One tool call, answered or refused, and its audit row either way. A call the client cancelled (`signal`) gets no
+ * answer (the SDK drops it): its row says so, and whether its tool stopped early (the cancel's own failure, never a
+ * refusal) or ran to its end; it is rethrown, which the SDK drops as it drops an answer.
+ */
+async function audited(gateway: Gateway, who: () => Promise<Actor>, name: string, raw: unknown, call: CallCancel, work: (context: ToolContext) => Promise<ToolAnswer>): Promise<ToolAnswer | ToolRefusal> {
+  const { signal } = call
+  let result: ToolAnswer | ToolRefusal | null
   let actor: Actor | null = null
+  const walk: WalkTally = { walked: false, pages: 0, finished: false }
   try {
     actor = await who()
-    result = await work({ gateway, actor })
+    result = await work({ gateway, actor, ...(signal ? { signal } : {}), walk })
   } catch (error) {
-    result = refusal(error, gateway.log, name)
-    gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
+    // stopped by the cancel: not a refusal, and not counted as one
+    if (signal?.aborted) result = null
+    else {
+      result = refusal(error, gateway.log, name)
+      gateway.telemetry.add('warrant_refusals_total', { surface: 'mcp', code: asWarrantError(error)?.code ?? 'internal' })
+    }
   }
-  await auditToolCall(gateway, actor, name, raw, result)
+  await auditToolCall(gateway, actor, name, raw, result, signal?.aborted ? cancellationOf(signal, walk, call.closing()) : undefined)
+  if (result === null) throw signal!.reason
   return result
+}
+
+/** What may stop a call: the SDK's signal, and whether it fired because the server closed (a shutdown, not the client). */
+interface CallCancel {
+  readonly signal?: AbortSignal | undefined
+  readonly closing: () => boolean
+}
+
+function cancellationOf(signal: AbortSignal, walk: WalkTally, closing: boolean): ToolCancellation {
+  const reason: unknown = signal.reason
+  return {
+    by: closing ? 'server' : 'client',
+    // the SDK aborts with the notification's reason, a string, or none (then an AbortError, as on the connection closing)
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(walk.walked ? { walk: { pages_read: walk.pages, stopped_early: !walk.finished } } : {}),
+  }
 }
 
 /**
@@ -191,7 +227,7 @@ function answerEveryCall(server: WarrantMcpServer, runners: ReadonlyMap<string, 
     const { name, arguments: raw = {} } = params
     const run = typeof name === 'string' ? runners.get(name) : undefined
     if (run) return run(raw, extra)
-    return audited(gateway, who, typeof name === 'string' && TOOL_NAME.test(name) ? name : '(unknown tool)', raw, async () => {
+    return audited(gateway, who, typeof name === 'string' && TOOL_NAME.test(name) ? name : '(unknown tool)', raw, { closing: () => server.closing }, async () => {
       if (typeof name !== 'string') throw new WarrantError('invalid_request', 'invalid tools/call: name must be the name of a tool, as a string; tools/list lists them', { field: 'name' })
       throw new WarrantError('not_found', `no tool "${name.slice(0, 128)}"; the tools are: ${[...runners.keys()].join(', ')}. No tool approves: a person approves on the review page.`, { tool: name.slice(0, 128) })
     })

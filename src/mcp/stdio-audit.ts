@@ -30,8 +30,8 @@ interface Pending {
  * nothing. A request the client cancels (`notifications/cancelled` naming its id while it is in flight) gets no answer
  * (the SDK drops it): it is one `client_closed` row (the outcome of an answer the client left before it got), with
  * `cancelled: {by: "client", reason}`; a cancelled tool call's says `tool_started: true` (the SDK starts the tool
- * before it can see the cancellation, and Warrant's tools run to their end: the tool's own `mcp:TOOL` row, written when
- * it ends, says what it did), or `false` for a call asking for a task (refused before any tool), never a refusal. A cancellation naming no request in flight drops nothing. Recording
+ * before it can see the cancellation: the tool's own `mcp:TOOL` row, written when it ends, says what it did: a walk
+ * stops at the cancel, `client_closed` too with the pages it read; a commit already sent runs to its end), or `false` for a call asking for a task (refused before any tool), never a refusal. A cancellation naming no request in flight drops nothing. Recording
  * never fails the answer: a fault is logged.
  */
 export class StdioErrorTrail {

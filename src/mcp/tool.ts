@@ -3,10 +3,28 @@ import type { z } from 'zod'
 import type { Actor } from '../contract/index.js'
 import type { Gateway } from '../gateway/index.js'
 
+/**
+ * How far a tool's upstream walk got, kept as it reads: a call cancelled mid-walk records it (audit.ts). Only a tool
+ * that walks sets it; `pages` counts the pages whose records the walk handed over.
+ */
+export interface WalkTally {
+  walked: boolean
+  pages: number
+  /** the service's walk returned: a cancel after it stopped nothing upstream */
+  finished: boolean
+}
+
 /** What a tool runs with: the gateway every surface shares, and who is asking. */
 export interface ToolContext {
   readonly gateway: Gateway
   readonly actor: Actor
+  /**
+   * The client's cancellation: the SDK's `RequestHandlerExtra.signal`, aborted by `notifications/cancelled` naming
+   * this call (or the connection closing). A read walk (search, create_selection) stops at it and leaves nothing
+   * behind; a write already sent (commit_change) never takes it: an operation keeps running once committed.
+   */
+  readonly signal?: AbortSignal
+  readonly walk?: WalkTally
 }
 
 /**

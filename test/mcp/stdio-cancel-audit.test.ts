@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { type McpWorld, startMcpLineSession, startMcpWorld } from './support.js'
+import { type McpWorld, startMcpLineSession, startSlowDocsWorld } from './support.js'
 
 /**
  * A request the client cancels over stdio (`notifications/cancelled` naming its id) gets no answer from the SDK, so the
  * trail kept it in flight for ever: a leak per cancelled request, its id reused later marked `id_in_flight_twice`
  * (and a request not a tool call's left no row at all). A cancelled request is one `client_closed` row saying the
- * client cancelled it (a tool call's: its tool was started, and its own `mcp:TOOL` row says what it did); a
+ * client cancelled it (a tool call's: its tool was started, and its own `mcp:TOOL` row says what it did: stopped at the
+ * cancel, `client_closed` too); a
  * cancellation naming no request in flight drops nothing; a row says `ok` only for a request the client was answered.
  */
 
@@ -29,17 +30,7 @@ describe('MCP over stdio: a request the client cancels', () => {
       if (req.url.pathname === '/docs') return sendJson(res, 200, { data: [{ id: 'd1', state: 'open', rev: 1 }], next: null })
       sendJson(res, 404, { error: 'no such list' })
     })
-    world = await startMcpWorld({
-      count: 5,
-      edit: (config) => {
-        config.resources.slowdocs = {
-          environment: { name: 'slowdocs' },
-          connector: { kind: 'http', sources: [{ name: 'docs', base_url: upstream.origin }], list: { path: '/docs', items_path: 'data', page_size_param: 'n', pagination: { style: 'cursor', param: 'after', next_cursor_path: 'next' } }, get: { path: '/docs/{id}' }, version: { from: 'field', field: 'rev' }, timeout_ms: 20_000 },
-          fields: { id: 'string', state: 'string', rev: 'integer' },
-          review_fields: ['id', 'state'],
-        }
-      },
-    })
+    world = await startSlowDocsWorld(upstream.origin)
     token = (await world.fx.gateway.principals.issue({ name: 'cancel-agent', role: 'agent', scopes: { resources: ['slowdocs'], actions: '*' } })).token
   })
   after(async () => {
@@ -95,7 +86,7 @@ describe('MCP over stdio: a request the client cancels', () => {
       [
         ['stdio:notifications/cancelled', 'ok', 20, false],
         ['stdio:tools/call', 'client_closed', 20, false],
-        ['mcp:search', 'ok', null, false],
+        ['mcp:search', 'client_closed', null, false],
         ['stdio:tools/list', 'ok', 20, false],
         ['stdio:notifications/cancelled', 'ok', 99, false],
         ['stdio:notifications/cancelled', 'ok', 0, false],
@@ -109,6 +100,9 @@ describe('MCP over stdio: a request the client cancels', () => {
     assert.equal(cancelled.tool_started, true, 'its tool was started: its own row says what it did')
     assert.equal(cancelled.error, undefined, 'no refusal: the client withdrew it')
     assert.equal(cancelled.body.params.name, 'search')
+    // the tool's own row: it stopped at the cancel, with the page in flight abandoned (it had read none)
+    const tool = rows[2]!.summary
+    assert.deepEqual([tool.cancelled, tool.tool_finished, tool.walk, tool.error], [{ by: 'client', reason: 'the user stopped it' }, false, { pages_read: 0, stopped_early: true }, undefined], JSON.stringify(tool))
   })
 
   test('a request outside a tool cancelled at once: its row says ok exactly when the client was answered, else client_closed', { timeout: 60_000 }, async () => {

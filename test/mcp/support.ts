@@ -59,6 +59,24 @@ export async function startMcpWorld(options: { readonly count?: number; readonly
   return { fx, configPath, agentToken: issued.token, close: () => fx.close() }
 }
 
+/**
+ * A world with `slowdocs`, an HTTP resource over the test upstream at `origin` (list `/docs`, cursor `after`, page size
+ * `n`, items under `data`): the upstream decides how slow each page is.
+ */
+export function startSlowDocsWorld(origin: string): Promise<McpWorld> {
+  return startMcpWorld({
+    count: 5,
+    edit: (config) => {
+      config.resources.slowdocs = {
+        environment: { name: 'slowdocs' },
+        connector: { kind: 'http', sources: [{ name: 'docs', base_url: origin }], list: { path: '/docs', items_path: 'data', page_size_param: 'n', pagination: { style: 'cursor', param: 'after', next_cursor_path: 'next' } }, get: { path: '/docs/{id}' }, version: { from: 'field', field: 'rev' }, timeout_ms: 20_000 },
+        fields: { id: 'string', state: 'string', rev: 'integer' },
+        review_fields: ['id', 'state'],
+      }
+    },
+  })
+}
+
 export type ToolResult = CallToolResult & { structuredContent?: any }
 
 /**

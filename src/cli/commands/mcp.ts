@@ -32,6 +32,8 @@ export function registerMcp(program: Command): void {
       let trail: StdioErrorTrail | null = null
       const shutdown = () => (closing ??= (async () => {
         await server?.close().catch(() => undefined)
+        // closing aborts the calls in flight (a walk stops at it): their rows are written before the store closes
+        await server?.settled()
         await trail?.settled()
         await gateway.close()
       })())

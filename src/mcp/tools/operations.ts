@@ -61,6 +61,8 @@ export const commitChange = defineTool({
   advertisedInput: commitAdvertised,
   output: commitReceiptSchema,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  // Takes no cancel signal (ToolContext.signal): writes already sent are never stopped by an MCP cancel, and an
+  // operation keeps running once committed; a cancelled call's row says `tool_finished: true` with its operation_id.
   async run(args, { gateway, actor }): Promise<CommitReceipt> {
     const idempotencyKey = args.idempotency_key ?? null
     if (args.plan_id !== undefined) return gateway.operations.commitPlan(actor, args.plan_id, { idempotencyKey, expectedDigest: args.expected_digest })
@@ -71,7 +73,7 @@ export const commitChange = defineTool({
   },
   summarize(receipt) {
     const head = receipt.created ? `COMMITTED: operation ${receipt.operation_id}` : `ALREADY COMMITTED with this idempotency_key: operation ${receipt.operation_id} (nothing new was started)`
-    return `${head}, status ${receipt.status}, ${plural(receipt.target_count, 'target')} of plan ${receipt.plan_id}. This is not a result: partial execution is the usual failure, so read the counts and per-target outcomes with get_operation (operation_id ${receipt.operation_id}) until it is finished, and report succeeded, failed, skipped and unknown separately.`
+    return `${head}, status ${receipt.status}, ${plural(receipt.target_count, 'target')} of plan ${receipt.plan_id}. This is not a result: partial execution is the usual failure, so read the counts and per-target outcomes with get_operation (operation_id ${receipt.operation_id}) until it is finished, and report succeeded, failed, skipped and unknown separately. Cancelling a call does not stop an operation once committed.`
   },
 })
 

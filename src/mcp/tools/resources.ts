@@ -56,9 +56,21 @@ export const search = defineTool({
   input: searchInput,
   output: envelopeSchema,
   annotations: { ...READ_ONLY },
-  async run({ resource, ...request }, { gateway, actor }): Promise<Envelope> {
+  async run({ resource, ...request }, { gateway, actor, signal, walk }): Promise<Envelope> {
     const budget = { ...request.budget, max_items: request.budget.max_items ?? MCP_SEARCH_DEFAULT_MAX_ITEMS }
-    return searchResource(scopedResource(gateway, actor, resource), { ...request, budget }, { cursorCodec: gateway.cursorCodec, beforePage: authorityRecheck(gateway.principals, actor, resource) })
+    const recheck = authorityRecheck(gateway.principals, actor, resource)
+    if (walk) walk.walked = true
+    // the client's cancel stops the walk: no page is asked for after it (the one in flight is abandoned)
+    const envelope = await searchResource(scopedResource(gateway, actor, resource), { ...request, budget }, {
+      cursorCodec: gateway.cursorCodec,
+      ...(signal ? { signal } : {}),
+      beforePage: async () => {
+        if (walk) walk.pages += 1
+        await recheck()
+      },
+    })
+    if (walk) walk.finished = true
+    return envelope
   },
   summarize(envelope, args) {
     return collectionSummary(envelope, envelope.items.length, `${args.resource} (${envelope.scope.environment})`, 'record', envelope.page.walk_returned)

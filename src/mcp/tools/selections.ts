@@ -73,8 +73,23 @@ export const createSelection = defineTool({
   }),
   output: createdSelectionViewSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ resource, idempotency_key, ...request }, { gateway, actor }): Promise<CreatedSelectionView> {
-    return gateway.selections.create(actor, resource, request, { idempotencyKey: idempotency_key ?? null })
+  async run({ resource, idempotency_key, ...request }, { gateway, actor, signal, walk }): Promise<CreatedSelectionView> {
+    if (walk) walk.walked = true
+    // The client's cancel stops the walk, and the build is removed as an interrupted one is (freezeFromWalk): no
+    // half-frozen selection is left behind.
+    const view = await gateway.selections.create(actor, resource, request, {
+      idempotencyKey: idempotency_key ?? null,
+      ...(signal ? { signal } : {}),
+      ...(walk ? { onProgress: (progress) => (walk.pages = progress.pages) } : {}),
+    })
+    if (walk) walk.finished = true
+    // frozen just before the cancel: the SDK drops the answer, so no one got its id; removed (unless a plan names
+    // it), as the CLI's Ctrl-C does. One its idempotency key named (an earlier call's) is not this call's to remove.
+    if (signal?.aborted && view.created) {
+      await gateway.selections.discardUnused(view.selection_id)
+      signal.throwIfAborted()
+    }
+    return view
   },
   summarize: (view: CreatedSelectionView) =>
     view.created
