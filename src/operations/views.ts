@@ -50,12 +50,13 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
 
 /**
  * The plans following a finished operation (none while it runs: neither is proposed then). Its rest is looked for
- * only where one can exist: targets left pending, and not a compensation's run (whose rest is never proposed).
+ * only where one can exist: targets left pending (a compensation's run too: its rest is a compensation of the same
+ * operation).
  */
 export async function operationFollowUps(db: Kysely<Database>, row: OperationRow): Promise<FollowUps> {
   if (!isFinished(row)) return NO_FOLLOW_UPS
   const pending = (JSON.parse(row.counts) as Partial<TargetCounts>).pending ?? 0
-  return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 && !parseExecution(row)?.plan.compensates })
+  return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 })
 }
 
 function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {

@@ -49,7 +49,7 @@ export function remainderOrigin(operationId: string, planId: string): Extract<Se
 /**
  * The committed (else the latest) live follow-up of each kind of a finished operation, with the operation a committed one became, so a
  * reviewer sees that one exists and where (an unfinished operation has none: neither is proposed while it runs).
- * `remainder: false` skips the look-up where none can exist (nothing pending, or the operation ran a compensation).
+ * `remainder: false` skips the look-up where none can exist (nothing pending).
  */
 export async function followUpsOf(db: Kysely<Database>, operationId: string, planId: string, look: { readonly remainder: boolean }): Promise<FollowUps> {
   const latest = async (kind: FollowUpKind): Promise<FollowUp | null> => {

@@ -1,11 +1,14 @@
 import type { Kysely } from 'kysely'
 import { type Actor, WarrantError, canonicalJson, digestOf } from '../contract/index.js'
-import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
+import type { ActionConfig } from '../config/index.js'
+import { type Resource, UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
 import type { RemainderTarget, SelectionOrigin } from '../selections/selection-service.js'
 import type { Database, PlanRow } from '../store/index.js'
 import { canonicalActionOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
-import { type PlanContext, loadRow, scoped } from './plan-context.js'
+import { COMPENSATE, planInActionScope } from './compensation.js'
+import { restOfCompensation } from './compensation-remainder.js'
+import { type CanonicalAction, type PlanContext, loadRow, scoped } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
 import { followingPlans, remainderOrigin } from './follow-ups.js'
@@ -17,13 +20,15 @@ import type { PlanProposal } from './schemas.js'
  * "Propose the rest": a new plan of the halted operation's action, params and environment over exactly its targets
  * never sent, at the versions its selection froze. It is another plan (its own selection digest, plan digest and
  * approvals: the old approval never counts), reviewed and committed like any; a record changed since its freeze is
- * caught by the commit's and the executor's version checks, as on the first run, never written blind.
+ * caught by the commit's and the executor's version checks, as on the first run, never written blind. The rest of a
+ * halted compensation is a compensation of the same original operation (`compensates`, so the same scope rules) over
+ * its pending targets, their before-values copied from the halted plan (see `restOfCompensation`), refused when the
+ * action it writes through was redefined since (its write or expected statuses: the compensation's definition).
  */
 export async function proposeRemainder(ctx: PlanContext, actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[]): Promise<PlanProposal> {
   const resource = ctx.catalogue.get(source.resource)
-  scoped(actor, resource.name, source.action.type)
-  if (source.compensates)
-    throw new WarrantError('conflict', `operation ${operationId} ran a compensation of operation ${source.compensates}; its remainder is not proposed (the compensation's values belong to that operation's ledger)`, { operation_id: operationId })
+  // a compensation's rest is governed as the compensation is: by the action it undoes, or by `compensate` itself
+  if (!planInActionScope(actor, source)) scoped(actor, resource.name, source.compensates ? COMPENSATE : source.action.type)
   if (targets.length === 0) throw new WarrantError('conflict', `operation ${operationId} has no pending target: there is nothing left to propose`, { operation_id: operationId })
   // The versions were frozen where the operation wrote; pointed elsewhere since, they would be checked against other records.
   if (resource.environment !== source.environment)
@@ -35,16 +40,18 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
       `the connector of resource "${resource.name}" points elsewhere than where operation ${operationId} wrote (${UPSTREAM_PARTS}, since plan ${source.plan_id} was proposed); its remainder belongs there, so none is proposed here`,
       { reason: 'upstream_moved', resource: resource.name, operation_id: operationId, plan_id: source.plan_id, config_drift: ['upstream_moved'] },
     )
-  if (!Object.hasOwn(resource.config.actions, source.action.type))
-    throw new WarrantError('conflict', `action "${source.action.type}" is no longer configured on resource "${resource.name}"; there is no remainder to propose`, { action: source.action.type, operation_id: operationId })
-  const { action, config } = canonicalActionOf(resource, source.action)
+  // The rest of a compensation is a compensation of the same original operation over the pending targets alone.
+  const { action, config } = source.compensates ? restOfCompensation(resource, operationId, source, targets) : restOfAction(resource, operationId, source)
   const definition = digestOf(config)
-  if (definition !== policy.action_definition_digest)
+  if (definition !== policy.action_definition_digest) {
+    const written = source.compensates ? String(action.params.write_action) : action.type
+    const through = source.compensates ? `, which compensation operation ${operationId} writes through,` : ''
     throw new WarrantError(
       'conflict',
-      `action "${action.type}" was redefined since plan ${source.plan_id} was proposed; the rest of operation ${operationId} would be written otherwise than the first part, so no remainder is proposed (select the records again and propose the action as it is defined now)`,
-      { reason: 'action_redefined', action: action.type, operation_id: operationId },
+      `action "${written}"${through} was redefined since plan ${source.plan_id} was proposed; the rest of operation ${operationId} would be written otherwise than the first part, so no remainder is proposed (${source.compensates ? 'put the definition it ran back to finish the compensation' : 'select the records again and propose the action as it is defined now'})`,
+      { reason: 'action_redefined', action: written, operation_id: operationId },
     )
+  }
   const origin = remainderOrigin(operationId, source.plan_id)
   const limits = runLimitsOf(ctx.execution, resource.config.connector)
   const open = (db: Kysely<Database>) => openRemainder(db, origin, action, definition, limits)
@@ -52,7 +59,14 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
   const existing = await open(ctx.db)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
   const selection = await ctx.selections.createRemainder(actor, resource.name, origin, source.selection_id, targets)
-  return createPlan(ctx, { actor, resource, selection, action, config, compensates: null, follows: { key: `remainder:${operationId}`, open } })
+  return createPlan(ctx, { actor, resource, selection, action, config, compensates: source.compensates ?? null, follows: { key: `remainder:${operationId}`, open } })
+}
+
+/** The rest of an operation of a configured action: the same action and params, as the config defines it now. */
+function restOfAction(resource: Resource, operationId: string, source: PlanRecord): { action: CanonicalAction; config: ActionConfig } {
+  if (!Object.hasOwn(resource.config.actions, source.action.type))
+    throw new WarrantError('conflict', `action "${source.action.type}" is no longer configured on resource "${resource.name}"; there is no remainder to propose`, { action: source.action.type, operation_id: operationId })
+  return canonicalActionOf(resource, source.action)
 }
 
 /**

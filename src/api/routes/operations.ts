@@ -109,7 +109,7 @@ const remainder = v1Route({
   method: 'post',
   path: '/v1/operations/{id}/remainder',
   summary:
-    "Propose the rest of a finished (halted) operation: a plan of the same action, params and environment over exactly its pending targets at their frozen versions; it needs approval like any plan. 409 while it runs, while a target is unknown (reconcile first), or with nothing pending",
+    "Propose the rest of a finished (halted) operation: a plan of the same action, params and environment over exactly its pending targets at their frozen versions (the rest of a compensation: a compensation of the same original operation over them, their before-values copied from the halted plan); it needs approval like any plan. 409 while it runs, while a target is unknown (reconcile first), or with nothing pending",
   request: { params: idParam },
   responses: {
     201: jsonResponse('the remainder plan', z.record(z.string(), z.unknown())),

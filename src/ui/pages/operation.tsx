@@ -115,12 +115,7 @@ function Remainder(props: { d: OperationPageData }) {
   return (
     <section aria-labelledby="remainder" data-testid="remainder">
       <h2 id="remainder">The rest</h2>
-      {d.plan?.compensates ? (
-        <p>
-          This operation ran a compensation of operation <a href={paths.operation(d.plan.compensates)}>{d.plan.compensates}</a>: the rest of a compensation is
-          not proposed, so its {plural(o.counts.pending, 'pending target')} stay unwritten.
-        </p>
-      ) : o.follow_ups.remainder ? (
+      {o.follow_ups.remainder ? (
         <Proposed what="The rest" kind="remainder" f={o.follow_ups.remainder} />
       ) : unsettled > 0 ? (
         <p>
@@ -130,11 +125,20 @@ function Remainder(props: { d: OperationPageData }) {
         </p>
       ) : (
         <form method="post" action={paths.remainder(o.operation_id)}>
-          <p>
-            Proposes a new plan of the same action, parameters and environment over the {plural(o.counts.pending, 'pending target')} this operation never
-            sent, at the versions frozen with its selection (a record changed since is skipped or halts the run, never written blind). It needs a new
-            approval: the halted plan's approvals do not count, and you become its proposer, so another reviewer must approve it.
-          </p>
+          {d.plan?.compensates ? (
+            <p>
+              This operation ran a compensation of operation <a href={paths.operation(d.plan.compensates)}>{d.plan.compensates}</a>. Proposes a new
+              compensation of that operation over the {plural(o.counts.pending, 'pending target')} this one never sent, restoring the before-values it
+              recorded, only where a record still holds what the operation wrote (nothing is read again). It needs a new approval: the halted plan's
+              approvals do not count, and you become its proposer, so another reviewer must approve it.
+            </p>
+          ) : (
+            <p>
+              Proposes a new plan of the same action, parameters and environment over the {plural(o.counts.pending, 'pending target')} this operation
+              never sent, at the versions frozen with its selection (a record changed since is skipped or halts the run, never written blind). It needs a
+              new approval: the halted plan's approvals do not count, and you become its proposer, so another reviewer must approve it.
+            </p>
+          )}
           <CsrfField viewer={d.viewer} />
           <button type="submit" data-testid="propose-remainder">
             Propose the rest ({plural(o.counts.pending, 'target')})
