@@ -15,6 +15,7 @@ import { addRateLimitedTargetIndex } from './migration-rate-limited-index.js'
 import { addTargetSource } from './migration-target-source.js'
 import { addPlanConfigDrift } from './migration-plan-config-drift.js'
 import { addApprovalTtlGiven } from './migration-approval-ttl-given.js'
+import { addSelectionOriginIndex } from './migration-selection-origin-index.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -44,6 +45,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0017_target_source': { up: addTargetSource },
   '0018_plan_config_drift': { up: addPlanConfigDrift },
   '0019_approval_ttl_given': { up: addApprovalTtlGiven },
+  '0020_selection_origin_index': { up: addSelectionOriginIndex },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { migrateToLatest, storeMigrations } from '../../src/store/index.js'
 import { STORE_KINDS, createTestStore } from '../support/stores.js'
+import { planRow, selectionRow } from '../support/stored-rows.js'
 
 /** The store as it was before a plan kept the drift seen under it. */
 const BEFORE = Object.fromEntries(Object.entries(storeMigrations).filter(([name]) => name < '0018'))
@@ -12,30 +13,8 @@ for (const kind of STORE_KINDS) {
       const { store, drop } = await createTestStore(kind, { migrate: false })
       try {
         assert.equal((await migrateToLatest({ db: store.db, migrations: BEFORE })).error, undefined)
-        await store.db
-          .insertInto('selections')
-          .values({ id: 'sel_old', resource: 'things', environment: 'prod', selector: '{}', fields: '["id"]', count: 1, digest: 'sha256:s', complete: 1, completeness: '{}', consistent_snapshot: 0, exclusions: '[]', groups: '[]', created_at: '2030-01-01T00:00:00.000Z', expires_at: '2030-01-02T00:00:00.000Z', state: 'frozen' } as never)
-          .execute()
-        await store.db
-          .insertInto('plans')
-          .values({
-            id: 'pln_old',
-            selection_id: 'sel_old',
-            resource: 'things',
-            environment: 'prod',
-            action: '{}',
-            action_type: 'set_status',
-            plan_digest: 'sha256:p',
-            selection_digest: 'sha256:s',
-            target_count: 1,
-            changes_summary: '{}',
-            policy: '{}',
-            state: 'approved',
-            proposed_by: 'prn_a',
-            created_at: '2030-01-01T00:00:00.000Z',
-            expires_at: null,
-          } as never)
-          .execute()
+        await store.db.insertInto('selections').values(selectionRow('sel_old')).execute()
+        await store.db.insertInto('plans').values(planRow('pln_old', 'sel_old')).execute()
         const outcome = await store.migrate()
         assert.equal(outcome.error, undefined, outcome.error?.message)
         assert.ok(outcome.applied.includes('0018_plan_config_drift'), JSON.stringify(outcome.applied))
