@@ -36,7 +36,7 @@ export function registerMcp(program: Command): void {
         // one thing left keeping the process alive once the store is closed, is let go
         if (signalled) process.stdin.unpipe().destroy()
         await server?.close().catch(() => undefined)
-        // closing aborts the calls in flight (a walk stops at it): their rows are written
+        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends): their rows are written
         // before the store closes. Bounded: a tool that ignores the abort does not hold a process asked to stop.
         await settledWithin(Promise.all([server?.settled(), trail?.settled()]), signalled ? SHUTDOWN_MS : Infinity)
         await gateway.close()
