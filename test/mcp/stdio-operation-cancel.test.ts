@@ -88,4 +88,46 @@ describe('MCP over stdio: operations and cancels', () => {
     }
     assert.equal((await world.fx.gateway.operations.waitFor(receipt.operation_id, 30_000)).counts.succeeded, 3)
   })
+
+  test('commit_change cancelled right after it is sent: the operation is committed and runs to its end, each target written once, the row says the client left', { timeout: 60_000 }, async () => {
+    let open = () => {}
+    gate = new Promise((resolve) => (open = resolve))
+    const plan = await approvedPlan('b')
+    const startSeq = await lastAuditSeq(world)
+    const { client, stderr } = await connectStdio(world, agentToken)
+    const transport = client.transport as StdioClientTransport
+    const stop = new AbortController()
+    // the cancel follows the request on the same stdin at once, before the server can have answered it; no write
+    // lands before the cancel was sent (the upstream holds every PATCH until then)
+    const send = transport.send.bind(transport)
+    transport.send = async (message: JSONRPCMessage) => {
+      await send(message)
+      if ('method' in message && message.method === 'tools/call') {
+        stop.abort('the user stopped it')
+        open()
+      }
+    }
+    try {
+      const call = client.callTool({ name: 'commit_change', arguments: { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: randomUUID() } }, undefined, { signal: stop.signal, timeout: 60_000 })
+      await assert.rejects(call)
+      await until(async () => (await mcpRowsAfter(world, startSeq)).some((r) => r.action === 'mcp:commit_change'), 10_000, `the mcp:commit_change row; stderr: ${stderr().slice(-2000)}`)
+      const rows = await mcpRowsAfter(world, startSeq)
+      const row = rows.find((r) => r.action === 'mcp:commit_change')!
+      assert.deepEqual([row.summary.outcome, row.summary.cancelled, row.summary.tool_finished], ['client_closed', { by: 'client', reason: 'the user stopped it' }, true], JSON.stringify(row.summary))
+      assert.equal(row.summary.error, undefined, 'committed, not refused')
+      assert.equal(row.plan_id, plan.plan_id)
+      assert.match(String(row.operation_id), /^op_/, 'the row names the operation the client never heard of')
+      const stdio = rows.find((r) => r.action === 'stdio:tools/call')?.summary
+      assert.deepEqual([stdio?.outcome, stdio?.tool_started], ['client_closed', true], JSON.stringify(stdio))
+      // executed in the mcp process, whose client is still connected: it runs to its end
+      const done = await world.fx.gateway.operations.waitFor(row.operation_id, 30_000)
+      assert.deepEqual([done.state, done.counts.succeeded, done.target_count], ['succeeded', 3, 3], JSON.stringify(done))
+      const operations = await world.fx.gateway.store.db.selectFrom('operations').select('id').where('plan_id', '=', plan.plan_id).execute()
+      assert.deepEqual(operations.map((o) => o.id), [row.operation_id], 'one operation for the plan')
+      assert.deepEqual(['b1', 'b2', 'b3'].map((id) => [id, writes.get(id), things.get(id)!.status]), ['b1', 'b2', 'b3'].map((id) => [id, 1, 'closed']))
+    } finally {
+      open()
+      await client.close()
+    }
+  })
 })
