@@ -290,18 +290,18 @@ export function createOperationService(options: OperationServiceOptions): Operat
       }
     },
 
-    async waitFor(operationId, timeoutMs) {
+    async waitFor(operationId, timeoutMs, signal) {
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const row = await loadOperationRow(store.db, operationId)
-        if (isFinished(row) || Date.now() >= deadline) return view(row)
+        if (isFinished(row) || Date.now() >= deadline || signal?.aborted) return view(row)
         // this process's own runner wakes the wait as it ends; one on another instance is seen by the next poll
         await claims.get(operationId)
         const woken = new AbortController()
         const wake = () => woken.abort()
         const watched = runners.has(operationId)
         if (watched) watchEnd(operationId, wake)
-        await sleep(Math.min(waitPollMs, Math.max(1, deadline - Date.now())), woken.signal)
+        await sleep(Math.min(waitPollMs, Math.max(1, deadline - Date.now())), signal ? AbortSignal.any([woken.signal, signal]) : woken.signal)
         if (watched) unwatchEnd(operationId, wake)
       }
     },

@@ -223,8 +223,8 @@ export interface OperationService {
   proposeRemainder(actor: Actor, operationId: string): Promise<unknown>
   /** At startup: claims unfinished operations whose lease is free, turns their in-flight targets `unknown`, resumes them; keeps watching for orphaned ones. */
   recover(): Promise<void>
-  /** Resolves with the operation once it is finished, or as it stands when `timeoutMs` passes. */
-  waitFor(operationId: string, timeoutMs: number): Promise<OperationView>
+  /** Resolves with the operation once it is finished, or as it stands when `timeoutMs` passes or `signal` aborts (the caller went away). */
+  waitFor(operationId: string, timeoutMs: number, signal?: AbortSignal): Promise<OperationView>
   /** Stops the executors of this process: in-flight targets finish and are recorded, leases are released. */
   close(): Promise<void>
 }

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { delay, sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
-import { connectStdio, lastAuditSeq, type McpWorld, mcpRowsAfter, startSlowDocsWorld } from './support.js'
+import { delay, type TestUpstream } from '../connectors/http/upstream-server.js'
+import { type EndlessDocsWorld, startEndlessDocsWorld, until } from './endless-docs.js'
+import { connectStdio, lastAuditSeq, type McpWorld, mcpRowsAfter } from './support.js'
 
 /**
  * The official MCP client cancels a tool call (`callTool(..., { signal })` sends notifications/cancelled): the SDK
@@ -19,30 +20,9 @@ describe('MCP over stdio: a cancelled walk stops at the upstream', () => {
   let world: McpWorld
   let upstream: TestUpstream
 
-  before(async () => {
-    // an endless list: page `after` holds records after*n .. after*n+n-1 and names the next
-    upstream = await startUpstream(async (req, res) => {
-      if (req.url.pathname !== '/docs') return sendJson(res, 404, { error: 'no such list' })
-      await delay(PAGE_MS)
-      const at = Number(req.url.searchParams.get('after') ?? '0')
-      const n = Number(req.url.searchParams.get('n') ?? '2')
-      const data = Array.from({ length: n }, (_, i) => ({ id: `d${at * n + i}`, state: 'open', rev: 1 }))
-      if (!res.destroyed) sendJson(res, 200, { data, next: String(at + 1) })
-    })
-    world = await startSlowDocsWorld(upstream.origin)
-  })
-  after(async () => {
-    await world?.close()
-    await upstream?.close()
-  })
-
-  const until = async (what: () => boolean | Promise<boolean>, ms: number, label: string) => {
-    const end = Date.now() + ms
-    while (!(await what())) {
-      if (Date.now() > end) assert.fail(`not within ${ms} ms: ${label}`)
-      await delay(20)
-    }
-  }
+  let docs: EndlessDocsWorld | undefined
+  before(async () => ({ world, upstream } = docs = await startEndlessDocsWorld(PAGE_MS)))
+  after(() => docs?.close())
 
   for (const tool of ['search', 'create_selection'] as const) {
     test(`${tool} cancelled mid-walk: no page asked for after the cancel but the one in flight; its row says client_closed`, { timeout: 60_000 }, async () => {

@@ -30,14 +30,31 @@ export function registerMcp(program: Command): void {
       const { gateway } = await openCliGateway({ config: flags.config, executors: true })
       let closing: Promise<void> | null = null
       let trail: StdioErrorTrail | null = null
+      let signalled = false
       const shutdown = () => (closing ??= (async () => {
+        // stopped by a signal while the client keeps stdin open: no new call is read, and the stdin reader, the
+        // one thing left keeping the process alive once the store is closed, is let go
+        if (signalled) process.stdin.unpipe().destroy()
         await server?.close().catch(() => undefined)
-        // closing aborts the calls in flight (a walk stops at it): their rows are written before the store closes
-        await server?.settled()
-        await trail?.settled()
+        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends): their rows are written
+        // before the store closes. Bounded: a tool that ignores the abort does not hold a process asked to stop.
+        await settledWithin(Promise.all([server?.settled(), trail?.settled()]), signalled ? SHUTDOWN_MS : Infinity)
         await gateway.close()
       })())
       let server: ReturnType<typeof createMcpServer> | null = null
+      // SIGINT or SIGTERM: a clean stop, exit 0 as `warrant serve`. The handlers go at the first signal, so that
+      // a second one, during the shutdown, exits at once with the signal's status (bin.ts).
+      let stop = () => {}
+      const onSignal = () => {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+        signalled = true
+        // whatever still runs once the shutdown is done (an upstream request a tool left behind) ends with the process
+        setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_MS * 2).unref()
+        stop()
+      }
+      process.on('SIGINT', onSignal)
+      process.on('SIGTERM', onSignal)
       try {
         const authenticate = () =>
           gateway.principals.authenticate(token, 'mcp').catch((error: unknown) => {
@@ -60,8 +77,7 @@ export function registerMcp(program: Command): void {
           // end of the lines read from it, not of stdin, so that the last line has reached the server
           lines.once('end', () => void server!.settled().then(resolve))
           process.stdin.once('close', () => void server!.settled().then(resolve))
-          process.once('SIGINT', resolve)
-          process.once('SIGTERM', resolve)
+          stop = resolve
         })
         await server.connect(transport)
         gateway.log.info({ principal: actor.principal, role: actor.role }, 'MCP server ready on stdio')
@@ -70,4 +86,14 @@ export function registerMcp(program: Command): void {
         await shutdown()
       }
     })
+}
+
+/** How long a signalled shutdown waits for the tool calls in flight, each aborted, to write their rows. */
+const SHUTDOWN_MS = 5_000
+
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  if (ms === Infinity) return void (await work)
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
+  clearTimeout(timer)
 }

@@ -135,7 +135,7 @@ export const getOperation = defineTool({
   input: getOperationInput,
   output: z.union([operationViewSchema, resultsPageSchema]),
   annotations: { ...READ_ONLY },
-  async run(args, { gateway, actor }): Promise<OperationView | ResultsPage> {
+  async run(args, { gateway, actor, signal }): Promise<OperationView | ResultsPage> {
     if (args.part === 'results')
       return gateway.operations.results(actor, args.operation_id, {
         ...(args.outcome ? { outcome: args.outcome } : {}),
@@ -144,7 +144,9 @@ export const getOperation = defineTool({
       })
     const view = await gateway.operations.get(actor, args.operation_id)
     if (args.wait_ms !== undefined && args.wait_ms > 0 && !FINISHED_STATES.has(view.state)) {
-      await gateway.operations.waitFor(args.operation_id, args.wait_ms)
+      // a wait of up to 30 s ends at the client's cancel or the server's shutdown: the row then says which
+      await gateway.operations.waitFor(args.operation_id, args.wait_ms, signal)
+      signal?.throwIfAborted()
       return gateway.operations.get(actor, args.operation_id)
     }
     return view
