@@ -74,8 +74,10 @@ export function registerServe(program: Command): void {
                 '',
               ]
             : [`Authenticate with a bearer token (Authorization: Bearer <token>); create one with: ${tokenCreate('--name NAME --role reviewer')}`, '']),
-          // runs as printed: on a fresh store with the agent token just shown, else with $AGENT set to one
-          `Try: curl -H "Authorization: Bearer ${firstTokens ? firstTokens.agent : '$AGENT'}" -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"filter":{"status":"past_due"},"budget":{"max_pages":1}}'`,
+          // runs as printed: on a fresh store with the agent token just shown, else with $AGENT set to one. No filter:
+          // a field named here must be one the first resource declares, and a value one it holds; any config's
+          // first resource answers a one-page budget, and says whether that page was all of it.
+          `Try: curl -H "Authorization: Bearer ${firstTokens ? firstTokens.agent : '$AGENT'}" -s -X POST ${base}/v1/resources/${gateway.catalogue.names[0] ?? 'RESOURCE'}/search -H 'content-type: application/json' -d '{"budget":{"max_pages":1}}'`,
           '',
         ]
         process.stdout.write(out.join('\n'))
