@@ -82,8 +82,12 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   // the parameters are the agent's, labelled so on their own line and each quoted, so none reads as this output's
   // words; escaped as cells, since JSON leaves zero-width, bidi and look-alike letters as they are
   const params = Object.entries(plan.action.params)
-  if (params.length > 0) lines.push(`  parameters:   the agent's words: ${params.map(([k, v]) => `${k} = ${cell(JSON.stringify(v))}`).join(', ')}`)
-  lines.push(`  precondition: ${JSON.stringify(plan.precondition.filter)}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
+  // a compensation's parameters are the gateway's, drawn from the operation it undoes: no agent wrote them
+  const whose = plan.precondition.per_target ? 'set by Warrant from the operation' : "the agent's words"
+  if (params.length > 0) lines.push(`  parameters:   ${whose}: ${params.map(([k, v]) => `${k} = ${cell(JSON.stringify(v))}`).join(', ')}`)
+  // a compensation's precondition is per target (the value the operation wrote): its empty filter read "{}, and 2 fail it"
+  const precondition = plan.precondition.per_target ? 'each record still holds what the operation wrote (judged per target)' : JSON.stringify(plan.precondition.filter)
+  lines.push(`  precondition: ${precondition}${plan.precondition.failing_now ? ` (${plan.precondition.failing_now} member(s) already fail it and would be skipped)` : ''}`)
   lines.push(`  reversible:   ${plan.reversible ? 'yes' : 'NO'}`)
   const limits = plan.run_limits
   lines.push(

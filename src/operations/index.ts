@@ -7,7 +7,7 @@ export { claimOperations, otherLeaseHolders, renewLease, releaseLease } from './
 export { proofsBySource, recordVersionProof, readVersionProof, versionProofDigest, vouches, VERSION_PROOF_MAX_AGE_MS, type VersionProof, type VersionProofs } from './version-proof.js'
 export { sweepVersionProofs } from './version-proof-sweep.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
-export { askedAgainText } from './target-reasons.js'
+export { askedAgainText, beforeLabel } from './target-reasons.js'
 export {
   operationViewSchema,
   commitReceiptSchema,

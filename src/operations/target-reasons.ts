@@ -67,3 +67,15 @@ export function reasonText(reason: string | null): string | null {
   if (reason === null) return null
   return MEANINGS[reason] ?? `reason "${reason}" (no explanation recorded for it; see the error)`
 }
+
+/**
+ * What a target's `before` is when nothing was written: a skip's was read at write time (null when the record was
+ * gone); a pending target's is the values as frozen, as no attempt read it yet. A failed or unknown one's may be
+ * either (a target whose executor stopped mid-write keeps the frozen values), so its label claims no read.
+ * @example beforeLabel('skipped') // 'read at write time'
+ */
+export function beforeLabel(outcome: string): string {
+  if (outcome === 'skipped') return 'read at write time'
+  if (outcome === 'pending') return 'as frozen'
+  return 'before'
+}

@@ -213,8 +213,10 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   // window answer is proven whole by one sampled record (read-batch.ts), and a list view may shorten the others
   const current = read !== undefined && ctx.execution.action_config.write?.style !== 'replace' ? read : await rereadOne(ctx.connector, id, 'before', target.source)
   if (current.kind === 'rate_limited') return current
-  if (current.kind === 'failed') return done({ state: 'failed', reason: 'reread_failed', message: current.message, upstream_status: current.status ?? null })
-  if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written` })
+  // `before` says what this attempt read: nothing, when the read failed or found no record. Left out, the row would
+  // keep the values as frozen, which the results and the operation page show as what the record held at write time.
+  if (current.kind === 'failed') return done({ state: 'failed', reason: 'reread_failed', message: current.message, upstream_status: current.status ?? null, before: null })
+  if (current.kind === 'missing') return done({ state: 'skipped', reason: 'missing', message: `record "${id}" no longer exists upstream; nothing was written`, before: null })
   const record = current.record
   const expectedVersion = target.expected_version ?? ''
   let rendered: RenderedWrite
@@ -229,6 +231,8 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   const earlierWrite = rateLimitedWriteSent(target)
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
     return done(rateLimitedApplied(id, target.expected_version, record.version))
+  const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
+  const before = pick(record.fields, setFields)
   // Checked before the version so the reason says what matters (a compensation: the data moved on).
   const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(record.fields[f], rendered.holds![f])) : undefined
   if (moved !== undefined)
@@ -236,13 +240,11 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
       state: 'skipped',
       reason: 'precondition_failed',
       message: `record "${id}" no longer holds what was written: "${moved}" is ${show(record.fields[moved])}, not ${show(rendered.holds![moved])}; nothing was written`,
-      before: pick(record.fields, Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))),
+      before,
     })
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version))
-    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written` })
+    return done({ state: 'skipped', reason: 'version_changed', message: `record "${id}" is at ${versionText(record.version)}, not at ${versionText(target.expected_version)} as the selection froze it; nothing was written`, before })
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
-  const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
-  const before = pick(record.fields, setFields)
   if (!matchesFilter(record.fields, precondition, ctx.fieldTypes))
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 

@@ -51,6 +51,11 @@ describe('the whole flow from the CLI: recover, compensate, reconcile (real subp
     const compensation = await ws.warrant(['compensate', operationId])
     assert.equal(compensation.code, 0, compensation.stderr)
     assert.match(compensation.stdout, new RegExp(`^PLAN plan_\\S+ \\(pending\\): compensate on ${plan.target_count} record`))
+    // the compensation's parameters are Warrant's, drawn from the operation (they were labelled the agent's words), and
+    // its precondition is per target (it printed `{}`, beside a count of members that fail it)
+    assert.match(compensation.stdout, /^ {2}parameters: {3}set by Warrant from the operation: .*operation_id = "op_/m)
+    assert.doesNotMatch(compensation.stdout, /the agent's words/)
+    assert.match(compensation.stdout, /^ {2}precondition: each record still holds what the operation wrote \(judged per target\)/m)
     const again = JSON.parse((await ws.warrant(['compensate', operationId, '--json'])).stdout)
     assert.equal(again.compensates, operationId)
     const byOther = await ws.warrant(['approve', again.plan_id, '--digest', again.plan_digest, '--token', reviewer])

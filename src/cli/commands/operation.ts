@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
-import { askedAgainText, FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
+import { askedAgainText, beforeLabel, FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
@@ -50,7 +50,8 @@ export function operationExitStatus(op: OperationView): number {
 
 /** One result on one line: the id, the reason and the upstream's error are its text, escaped as table cells are. */
 function renderResult(r: TargetResult): string {
-  const change = r.before || r.after ? `  ${cellText(JSON.stringify(r.before))} → ${cellText(JSON.stringify(r.after))}` : ''
+  // nothing written: "→ null" read as a change to null; say what the values are instead
+  const change = r.after ? `  ${cellText(JSON.stringify(r.before))} → ${cellText(JSON.stringify(r.after))}` : r.before ? `  ${beforeLabel(r.outcome)}: ${cellText(JSON.stringify(r.before))}` : ''
   const why = cellText([r.reason && r.reason_text ? `${r.reason} (${r.reason_text})` : r.reason, r.upstream_status === null ? null : `upstream ${r.upstream_status}`, r.rate_limit_hits > 0 ? `rate limited ${r.rate_limit_hits}x` : null, r.error].filter(Boolean).join('; '))
   return `${String(r.ord).padStart(7)}  ${cellText(r.id)}  ${r.outcome.padEnd(9)}${why ? `  ${why}` : ''}${change}`
 }

@@ -1,4 +1,4 @@
-import { askedAgainText, FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
+import { askedAgainText, beforeLabel, FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { FollowUp, FollowUps, PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
@@ -306,8 +306,8 @@ export function OperationPage(d: OperationPageData) {
                     <>
                       <span class="muted">{t.outcome === 'unknown' ? 'no durable answer' : 'not written'}</span>
                       {t.before ? (
-                        <div class="small">
-                          read:{' '}
+                        <div class="small" data-testid="target-before">
+                          {beforeLabel(t.outcome)}:{' '}
                           {Object.entries(t.before).map(([f, v], i) => (
                             <>
                               {i > 0 ? ', ' : ''}
