@@ -211,6 +211,18 @@ function misfitPreconditions(actions: readonly [string, ResourceConfig['actions'
   })
 }
 
+/**
+ * Actions whose `set` gives a misfit field a value (a literal or a template; null is every column's "none"): the
+ * proposal refuses every plan of them, and the connector every write (src/connectors/set-misfit.ts).
+ */
+function misfitSets(actions: readonly [string, ResourceConfig['actions'][string]][], misfits: readonly FieldTypeMisfit[]): { message: string; configKeys: string[] }[] {
+  return actions.flatMap(([name, action]) =>
+    misfits
+      .filter((m) => Object.hasOwn(action.set, m.field) && action.set[m.field] !== null)
+      .map((m) => ({ message: `action "${name}" sets "${m.field}": ${m.cause}, so the database would refuse the value or keep it as another type`, configKeys: [`actions.${name}.set.${m.field}`] })),
+  )
+}
+
 async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
@@ -224,6 +236,7 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
       ...misfitPreconditions(actions, misfits ?? []),
+      ...misfitSets(actions, misfits ?? []),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
     ]
     if (problems.length > 0)

@@ -322,6 +322,8 @@ export interface Connector {
 /** A declared field its upstream holds as another type: a filter on it is refused, saying this. */
 export interface FieldTypeMisfit {
   readonly field: string
+  /** The column's type as the catalogue names it (`integer`, `TEXT`). */
+  readonly column: string
   /** What the field is declared, what the column is, and how the engine compares it. */
   readonly cause: string
   /** The cause, what it means for filters, and the fix. */

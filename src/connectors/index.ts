@@ -20,3 +20,4 @@ export { createConnector, type CreateConnectorOptions } from './create-connector
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
 export { fitsDeclaredType } from './field-type.js'
+export { setMisfit, setMisfitMessage } from './set-misfit.js'

@@ -14,7 +14,7 @@ import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
 import { followingPlans } from './follow-ups.js'
 import { type RunLimits, runLimitsOf, sameRunLimits } from './run-limits.js'
-import { assertSettable } from './set-types.js'
+import { assertColumnsFit, assertSettable } from './set-types.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
 /** What either way of proposing (on a selection, or compensating an operation) hands to `createPlan`. */
@@ -190,12 +190,15 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   // Targets whose write changes something: a record already holding every value set is written for nothing,
   // and a reviewer must not read a change there. An absent field is not "already" the value (nobody said so).
   let changing: number | null = 0
+  // the upstream's column types, read once per proposal (a compensation writes back what the columns held)
+  const misfits = p.compensates ? null : ((await p.resource.connector.fieldTypeMisfits?.()) ?? null)
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
     // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
     if (!p.compensates) {
       assertSettable(p.action.type, p.resource.config.fields, rendered.set)
+      assertColumnsFit(p.action.type, misfits, rendered.set)
       assertFrozenWith(p, member.fields, Object.keys(rendered.set))
     }
     const now = current?.get(member.id)

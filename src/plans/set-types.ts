@@ -1,5 +1,5 @@
 import type { FieldType } from '../config/index.js'
-import { fitsDeclaredType } from '../connectors/index.js'
+import { fitsDeclaredType, setMisfit, setMisfitMessage, type FieldTypeMisfit } from '../connectors/index.js'
 import { instantOf, WarrantError } from '../contract/index.js'
 
 /**
@@ -22,6 +22,24 @@ export function assertSettable(action: string, fields: Readonly<Record<string, F
       { action, field, declared_type: type, value_type: got },
     )
   }
+}
+
+/**
+ * A rendered `set` is checked, too, against the column types its upstream declares (a sql resource's
+ * `fieldTypeMisfits`, the judgement that refuses a filter on the field): a boolean into a PostgreSQL integer column
+ * is of the field's declared type, yet no write of it can ever land as approved. `misfits` null (no catalogue, or
+ * it could not be read): nothing to judge here, and the write itself judges again before it is sent.
+ *
+ * @example assertColumnsFit('flag_on', misfits, { flag: true }) // throws invalid_request naming flag, a boolean, integer
+ */
+export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>): void {
+  const found = setMisfit(set, misfits)
+  if (found === null) return
+  throw new WarrantError(
+    'invalid_request',
+    `action "${action}" ${setMisfitMessage(found)}. Nothing was proposed: declare the field as the column is (or change the column), or set another value`,
+    { action, field: found.misfit.field, value_type: found.valueType, column_type: found.misfit.column },
+  )
 }
 
 /** What a field of each type accepts, in the words of the refusal. */

@@ -24,14 +24,14 @@ function tableCase(kind: Kind, setup: readonly string[]) {
     await Promise.all(connectors.map((c) => c.close()))
     await engine?.drop()
   })
-  return async (table: string, fields: Record<string, string> = FIELDS, precondition: Record<string, unknown> = {}) => {
+  return async (table: string, fields: Record<string, string> = FIELDS, precondition: Record<string, unknown> = {}, set: Record<string, unknown> = { status: 'paused' }) => {
     const config = resourceSchema.parse({
       environment: { name: 'test' },
       connector: { kind: 'sql', url: engine.url, table, source: 'things-db' },
       fields,
       version_field: 'version',
       review_fields: ['id', 'status'],
-      actions: { pause: { set: { status: 'paused' }, precondition } },
+      actions: { pause: { set, precondition } },
     })
     const connector = createSqlConnector({ resource: config })
     connectors.push(connector)
@@ -128,3 +128,22 @@ for (const [kind, column] of [['mysql', 'datetime'], ['postgres', 'timestamptz']
     })
   })
 }
+
+// an action setting a value into a column of another type than its field is declared (a boolean into a PostgreSQL
+// integer): the proposal and the connector refuse every write of it (test/plans/set-column-misfits.test.ts), and check says so
+describe('warrant check on postgres: an action setting a boolean field over an integer column', () => {
+  const check = tableCase('postgres', ['create table things (id varchar(20) primary key, status varchar(20), flag integer, version integer not null)'])
+  const fields = { ...FIELDS, flag: 'boolean' }
+
+  test('conditional_writes fails closed, naming the action, the field, the column and the config key', async () => {
+    const writes = guarantee(await check('things', fields, {}, { flag: true }), 'conditional_writes')
+    assert.equal(writes?.status, 'fails_closed', JSON.stringify(writes))
+    assert.match(writes?.detail ?? '', /action "pause" sets "flag": field "flag" is declared boolean, but column "flag" of table things is integer: .*\(writes are refused\)/)
+    assert.deepEqual(writes?.config_keys, ['actions.pause.set.flag'])
+  })
+
+  test('an action setting it to null, or setting a fitting field: conditional_writes holds', async () => {
+    assert.equal(guarantee(await check('things', fields, {}, { flag: null }), 'conditional_writes')?.status, 'holds')
+    assert.equal(guarantee(await check('things', fields), 'conditional_writes')?.status, 'holds')
+  })
+})

@@ -374,7 +374,7 @@ function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: Re
     const why = column === undefined ? null : misfitOf(type, column, dialect)
     if (why === null) continue
     const cause = `field "${field}" is declared ${type}, but column "${field}" of ${endpoint} is ${column!.declared}: ${why}`
-    out.push({ field, cause, problem: `${cause}, so no filter on it can be trusted; ${MISFIT_FIX}` })
+    out.push({ field, column: column!.declared, cause, problem: `${cause}, so no filter on it can be trusted; ${MISFIT_FIX}` })
   }
   return out
 }

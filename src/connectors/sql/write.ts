@@ -3,6 +3,7 @@ import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../.
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
+import { setMisfit, setMisfitMessage } from '../set-misfit.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -116,6 +117,9 @@ export async function prepareWrite(
   // said it fails, or the reverse: refused before anything is sent, as a filter on it is
   const misfit = filterMisfit(Object.keys(request.precondition), facts?.misfits ?? null, 'precondition')
   if (misfit !== null) throw new WarrantError('invalid_request', misfit)
+  // so may a value set into such a column: the proposal refused it, but the column may have been retyped since
+  const unfit = setMisfit(request.set, facts?.misfits ?? null)
+  if (unfit !== null) throw new WarrantError('invalid_request', `the write ${setMisfitMessage(unfit)}, so nothing was written`, { field: unfit.misfit.field, value_type: unfit.valueType, column_type: unfit.misfit.column })
   const precondition = compileFilter(request.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
