@@ -370,7 +370,8 @@ function landedAstray(row: OperationTargetRow, target: { readonly before: Record
  * than the operation did: refused until the definition it ran is back.
  */
 function assertWrittenAsDefined(execution: OperationExecution, now: ActionConfig, operationId: string): void {
-  const used = (c: ActionConfig) => digestOf({ fields: Object.keys(c.set).sort(), write: c.write ?? null, status: c.expect.status })
+  // the whole `set`, not its field names alone: its templates map the restored values into the write (`renderCompensation`)
+  const used = (c: ActionConfig) => digestOf({ set: c.set, write: c.write ?? null, status: c.expect.status })
   if (used(now) === used(execution.action_config)) return
   const type = execution.plan.action.type
   throw new WarrantError(

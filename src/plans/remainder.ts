@@ -6,7 +6,7 @@ import type { RemainderTarget, SelectionOrigin } from '../selections/selection-s
 import type { Database, PlanRow } from '../store/index.js'
 import { canonicalActionOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
-import { COMPENSATE, planInActionScope } from './compensation.js'
+import { COMPENSATE, planInActionScope, writtenSetDigestOf } from './compensation.js'
 import { restOfCompensation } from './compensation-remainder.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
@@ -23,7 +23,7 @@ import type { PlanProposal } from './schemas.js'
  * caught by the commit's and the executor's version checks, as on the first run, never written blind. The rest of a
  * halted compensation is a compensation of the same original operation (`compensates`, so the same scope rules) over
  * its pending targets, their before-values copied from the halted plan (see `restOfCompensation`), refused when the
- * action it writes through was redefined since (its write or expected statuses: the compensation's definition).
+ * action it writes through was redefined since (its write or expected statuses: the compensation's definition; its `set`).
  */
 export async function proposeRemainder(ctx: PlanContext, actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[]): Promise<PlanProposal> {
   const resource = ctx.catalogue.get(source.resource)
@@ -43,7 +43,9 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
   // The rest of a compensation is a compensation of the same original operation over the pending targets alone.
   const { action, config } = source.compensates ? restOfCompensation(resource, operationId, source, targets) : restOfAction(resource, operationId, source)
   const definition = digestOf(config)
-  if (definition !== policy.action_definition_digest) {
+  // a compensation's write maps its restored values through the `set` of the action written through: moved, it is redefined
+  const setMoved = source.compensates && policy.written_set_digest !== undefined && writtenSetDigestOf(resource.config, { action }) !== policy.written_set_digest
+  if (definition !== policy.action_definition_digest || setMoved) {
     const written = source.compensates ? String(action.params.write_action) : action.type
     const through = source.compensates ? `, which compensation operation ${operationId} writes through,` : ''
     throw new WarrantError(
