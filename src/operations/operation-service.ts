@@ -278,7 +278,11 @@ export function createOperationService(options: OperationServiceOptions): Operat
       return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })), unknown)
     },
 
-    proposeRemainder: async (actor, operationId) => proposeRemainder(store, plans, actor, await loadScoped(actor, operationId)),
+    async proposeRemainder(actor, operationId) {
+      const loaded = await loadScoped(actor, operationId)
+      const resource = loaded.execution.plan.resource
+      return proposeRemainder(store, plans, actor, loaded, (targets) => readCurrent(connectorFor(resource), targets, hiddenFields(resource)))
+    },
 
     async recover() {
       if (executors !== true || closed) return

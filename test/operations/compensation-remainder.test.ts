@@ -54,9 +54,16 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(pendingIds, ids.slice(5))
         assert.equal(upstream.writeLog.length, COUNT + 5)
 
+        // one pending user changed since by someone else: the rest's preview reads the pending targets, as the
+        // compensation's did, and counts it as no longer holding what the operation wrote (was: never read, failing_now
+        // null and no changing count; watched fail before the fix, stop 44)
+        upstream.users.get(userIdOf(8))!.role = 'admin'
         const proposed = await agent('POST', `/v1/operations/${halted.operation_id}/remainder`)
         assert.equal(proposed.status, 201, JSON.stringify(proposed.body))
         const rest = proposed.body
+        assert.equal(rest.precondition.failing_now, 1, JSON.stringify(rest.precondition))
+        assert.equal(rest.changes.changing, 6, JSON.stringify(rest.changes))
+        upstream.users.get(userIdOf(8))!.role = 'viewer'
         assert.equal(rest.compensates, original, 'a compensation of the original operation, under its scope rules')
         assert.equal(rest.action.type, 'compensate')
         assert.equal(rest.target_count, 7)
