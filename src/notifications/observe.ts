@@ -49,8 +49,8 @@ export function observePlans(plans: PlanService, emit: Emit, log: ObserverLog): 
       safely(() => awaiting(proposal, actor.name))
       return proposal
     },
-    async proposeRemainder(actor, operationId, source, targets) {
-      const proposal = await plans.proposeRemainder(actor, operationId, source, targets)
+    async proposeRemainder(actor, operationId, source, targets, readCurrent) {
+      const proposal = await plans.proposeRemainder(actor, operationId, source, targets, readCurrent)
       safely(() => awaiting(proposal, actor.name))
       return proposal
     },

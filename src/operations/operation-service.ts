@@ -278,7 +278,11 @@ export function createOperationService(options: OperationServiceOptions): Operat
       return plans.proposeCompensation(actor, operationId, execution.plan, targets.map((t) => ({ ...t, current: now.get(t.id) ?? null })), unknown)
     },
 
-    proposeRemainder: async (actor, operationId) => proposeRemainder(store, plans, actor, await loadScoped(actor, operationId)),
+    async proposeRemainder(actor, operationId) {
+      const loaded = await loadScoped(actor, operationId)
+      const resource = loaded.execution.plan.resource
+      return proposeRemainder(store, plans, actor, loaded, (targets) => readCurrent(connectorFor(resource), targets, hiddenFields(resource)))
+    },
 
     async recover() {
       if (executors !== true || closed) return
@@ -370,7 +374,8 @@ function landedAstray(row: OperationTargetRow, target: { readonly before: Record
  * than the operation did: refused until the definition it ran is back.
  */
 function assertWrittenAsDefined(execution: OperationExecution, now: ActionConfig, operationId: string): void {
-  const used = (c: ActionConfig) => digestOf({ fields: Object.keys(c.set).sort(), write: c.write ?? null, status: c.expect.status })
+  // the whole `set`, not its field names alone: its templates map the restored values into the write (`renderCompensation`)
+  const used = (c: ActionConfig) => digestOf({ set: c.set, write: c.write ?? null, status: c.expect.status })
   if (used(now) === used(execution.action_config)) return
   const type = execution.plan.action.type
   throw new WarrantError(

@@ -1,5 +1,5 @@
 import { WarrantError, type Actor } from '../contract/index.js'
-import type { PlanService } from '../plans/plan-service.js'
+import type { CurrentReader, PlanService } from '../plans/plan-service.js'
 import type { RemainderTarget } from '../selections/selection-service.js'
 import type { OperationRow, Store } from '../store/index.js'
 import { countTargets, targetsInState } from './ledger.js'
@@ -9,13 +9,15 @@ import { isFinished } from './views.js'
 /**
  * "Propose the rest" of a finished operation: its `pending` targets (never sent), with the versions and sources its
  * ledger froze, handed to `PlanService.proposeRemainder`. Refused (409) while it runs, and while a target is
- * `in_flight` or `unknown`: its write may have landed, so it is neither "the rest" nor done until reconciled.
+ * `in_flight` or `unknown`: its write may have landed, so it is neither "the rest" nor done until reconciled. `readCurrent`
+ * reads the targets of a compensation's rest for its preview (see `PlanService.proposeRemainder`).
  */
 export async function proposeRemainder(
   store: Store,
   plans: Pick<PlanService, 'proposeRemainder'>,
   actor: Actor,
   operation: { readonly row: OperationRow; readonly execution: OperationExecution },
+  readCurrent?: CurrentReader,
 ): Promise<unknown> {
   const { row, execution } = operation
   const id = row.id
@@ -36,5 +38,5 @@ export async function proposeRemainder(
     afterOrd = chunk[chunk.length - 1]!.ord
     for (const t of chunk) targets.push({ ord: t.ord, id: t.record_id, version: t.expected_version, source: t.source })
   }
-  return plans.proposeRemainder(actor, id, execution.plan, targets)
+  return plans.proposeRemainder(actor, id, execution.plan, targets, readCurrent)
 }

@@ -219,7 +219,7 @@ export interface OperationService {
   reconcile(actor: Actor, operationId: string): Promise<ReconcileReport>
   /** A new plan restoring each succeeded target's before-value; it needs approval like any plan. */
   proposeCompensation(actor: Actor, operationId: string): Promise<unknown>
-  /** "Propose the rest": a new plan of the same action over the finished operation's pending targets at their frozen versions; it needs approval like any plan. */
+  /** "Propose the rest": a new plan of the same action over the finished operation's pending targets at their frozen versions (of a compensation: the before-values restored on the targets it did not finish); it needs approval like any plan. */
   proposeRemainder(actor: Actor, operationId: string): Promise<unknown>
   /** At startup: claims unfinished operations whose lease is free, turns their in-flight targets `unknown`, resumes them; keeps watching for orphaned ones. */
   recover(): Promise<void>

@@ -15,6 +15,8 @@ export interface StoredPolicy extends ApprovalPolicy {
   readonly upstream_digest?: string
   /** The stop rules and pacing its operation runs under (`run-limits.ts`). Absent on older plans: they run under the config at commit. */
   readonly run_limits?: RunLimits
+  /** A compensation's `writtenSetDigestOf` when proposed: a commit refuses it once that `set` is redefined. Absent on other and older plans. */
+  readonly written_set_digest?: string
 }
 
 export interface StandingCandidate {

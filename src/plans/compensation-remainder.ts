@@ -11,7 +11,7 @@ type PerTarget = Record<string, Record<string, unknown>>
 /**
  * The rest of a halted compensation run: a compensation of the same original operation (the same `write_action`,
  * `fields` and every other param) whose `restore` and `expect` hold the pending targets' entries alone, copied from the
- * halted plan's params (the before-values its ledger recorded; nothing is read again). Its config is the compensation's
+ * halted plan's params (the before-values its ledger recorded, never read again; the targets are read for the preview alone). Its config is the compensation's
  * as the config defines it now, which the caller compares with the definition the halted plan was proposed with.
  * 409 when the action written through is no longer configured, or a pending target has no entry (never expected: the
  * halted plan's selection was frozen from those params).

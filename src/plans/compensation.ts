@@ -47,6 +47,17 @@ export function compensationConfig(config: ResourceConfig, plan: Pick<PlanRecord
   }
 }
 
+/**
+ * `digestOf` the `set` of the action a compensation writes through, as the config defines it now (that of an action no
+ * longer configured: null's). Its templates map each restored value into that action's write (`renderCompensation`),
+ * and its field names are what is restored, yet the compensation's own definition (`compensationConfig`) binds only the
+ * write and statuses: a compensation keeps this digest from its proposal and is refused once it moves.
+ */
+export function writtenSetDigestOf(config: ResourceConfig, plan: Pick<PlanRecord, 'action'>): string {
+  const name = plan.action.params.write_action
+  return digestOf(typeof name === 'string' && Object.hasOwn(config.actions, name) ? config.actions[name]!.set : null)
+}
+
 export function renderCompensation(
   ctx: Pick<PlanContext, 'catalogue'>,
   plan: PlanRecord,

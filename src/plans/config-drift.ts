@@ -3,6 +3,7 @@ import type { ActionConfig } from '../config/index.js'
 import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
 import type { PlanRow } from '../store/index.js'
 import { actionConfigOf } from './actions.js'
+import { writtenSetDigestOf } from './compensation.js'
 import type { StoredPolicy } from './approval-policy.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord } from './plan-service.js'
@@ -28,9 +29,16 @@ export function configDriftOf(ctx: Pick<PlanContext, 'catalogue' | 'execution'>,
   }
   if (actionConfig !== null && digestOf(actionConfig) !== policy.action_definition_digest)
     drift.push({ code: 'action_redefined', message: `action "${plan.action.type}" was redefined in the config since this plan was proposed; propose and review it again` })
+  else if (plan.compensates && policy.written_set_digest !== undefined && writtenSetDigestOf(ctx.catalogue.get(row.resource).config, plan) !== policy.written_set_digest)
+    drift.push({ code: 'action_redefined', message: writtenSetRedefined(plan) })
   const limits = runLimitsDriftOf(policy.run_limits, runLimitsOf(ctx.execution, ctx.catalogue.get(row.resource).config.connector), row.resource)
   if (limits) drift.push(limits)
   return drift
+}
+
+/** Why a compensation whose written-through action's `set` moved is not run: what it would write is not what was reviewed. */
+function writtenSetRedefined(plan: Pick<PlanRecord, 'action'>): string {
+  return `action "${String(plan.action.params.write_action)}", which this compensation writes through, was redefined in the config since this plan was proposed (what it sets: its \`set\`); the compensation would be written otherwise than it was reviewed, so put the definition the operation ran back to run it`
 }
 
 /**

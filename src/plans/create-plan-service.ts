@@ -97,7 +97,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     },
 
     proposeCompensation: (actor, operationId, source, targets, unknownTargets) => proposeCompensation(ctx, actor, operationId, source, targets, unknownTargets),
-    proposeRemainder: (actor, operationId, source, targets) => proposeRemainder(ctx, actor, operationId, source, targets),
+    proposeRemainder: (actor, operationId, source, targets, readCurrent) => proposeRemainder(ctx, actor, operationId, source, targets, readCurrent),
     assertCompensable: async (actor, operationId, source) => void (await assertCompensable(ctx, actor, operationId, source)),
 
     async view(actor, planId) {

@@ -82,6 +82,11 @@ export interface CommittablePlan {
   readonly run_limits: RunLimits | null
 }
 
+/** Reads what targets hold now in the fields they were written (`{}`: gone; absent from the map: not read). */
+export type CurrentReader = (
+  targets: readonly { readonly id: string; readonly source: string | null; readonly after: Readonly<Record<string, unknown>> }[],
+) => Promise<ReadonlyMap<string, Readonly<Record<string, unknown>>>>
+
 export interface CompensationTargetInput {
   readonly id: string
   readonly before: Readonly<Record<string, unknown>>
@@ -127,8 +132,10 @@ export interface PlanService {
    * "Propose the rest": a plan of `source`'s action, params and environment over exactly `targets` (the operation's
    * pending ones, at their frozen versions), on a selection of its own; asked again, the same open (or committed) plan.
    * 409 `conflict`: no target, the environment or upstream moved, the action redefined or gone, a compensation's run.
+   * `readCurrent`: how the rest of a compensation reads its targets' written fields for its preview (as
+   * `CompensationTargetInput.current`), called once nothing refuses it and no open plan answers it; absent: not read.
    */
-  proposeRemainder(actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[]): Promise<PlanProposal>
+  proposeRemainder(actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[], readCurrent?: CurrentReader): Promise<PlanProposal>
   /** The plan with its approval state (who approved, until when, who is still needed). */
   view(actor: Actor, planId: string): Promise<PlanView>
   /**

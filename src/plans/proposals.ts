@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
 import { FieldTally, type StoredChanges } from './change-summary.js'
-import { COMPENSATE, compensationConfig } from './compensation.js'
+import { COMPENSATE, compensationConfig, writtenSetDigestOf } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
@@ -113,7 +113,13 @@ export async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanPro
     compensates: p.compensates,
   }
   const analysis = await analyse(ctx, p, plan)
-  const policy: StoredPolicy = { ...analysis.policy, action_definition_digest: definition, upstream_digest: upstreamDigestOf(p.resource.config), run_limits: limits }
+  const policy: StoredPolicy = {
+    ...analysis.policy,
+    action_definition_digest: definition,
+    upstream_digest: upstreamDigestOf(p.resource.config),
+    run_limits: limits,
+    ...(p.compensates === null ? {} : { written_set_digest: writtenSetDigestOf(p.resource.config, p) }),
+  }
   // The same proposal names the same plan, also when two arrive at once (on one instance or several sharing
   // the store): the check for an existing plan and the insert run under one lock, per selection; per
   // operation for a compensation, whose every request freezes a selection of its own.

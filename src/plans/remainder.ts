@@ -6,10 +6,10 @@ import type { RemainderTarget, SelectionOrigin } from '../selections/selection-s
 import type { Database, PlanRow } from '../store/index.js'
 import { canonicalActionOf } from './actions.js'
 import type { StoredPolicy } from './approval-policy.js'
-import { COMPENSATE, planInActionScope } from './compensation.js'
+import { COMPENSATE, planInActionScope, writtenSetDigestOf } from './compensation.js'
 import { restOfCompensation } from './compensation-remainder.js'
 import { type CanonicalAction, type PlanContext, loadRow, scoped } from './plan-context.js'
-import type { PlanRecord } from './plan-service.js'
+import type { CurrentReader, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
 import { followingPlans, remainderOrigin } from './follow-ups.js'
 import { createPlan } from './proposals.js'
@@ -23,9 +23,16 @@ import type { PlanProposal } from './schemas.js'
  * caught by the commit's and the executor's version checks, as on the first run, never written blind. The rest of a
  * halted compensation is a compensation of the same original operation (`compensates`, so the same scope rules) over
  * its pending targets, their before-values copied from the halted plan (see `restOfCompensation`), refused when the
- * action it writes through was redefined since (its write or expected statuses: the compensation's definition).
+ * action it writes through was redefined since (its write or expected statuses: the compensation's definition; its `set`).
  */
-export async function proposeRemainder(ctx: PlanContext, actor: Actor, operationId: string, source: PlanRecord, targets: readonly RemainderTarget[]): Promise<PlanProposal> {
+export async function proposeRemainder(
+  ctx: PlanContext,
+  actor: Actor,
+  operationId: string,
+  source: PlanRecord,
+  targets: readonly RemainderTarget[],
+  readCurrent?: CurrentReader,
+): Promise<PlanProposal> {
   const resource = ctx.catalogue.get(source.resource)
   // a compensation's rest is governed as the compensation is: by the action it undoes, or by `compensate` itself
   if (!planInActionScope(actor, source)) scoped(actor, resource.name, source.compensates ? COMPENSATE : source.action.type)
@@ -43,7 +50,9 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
   // The rest of a compensation is a compensation of the same original operation over the pending targets alone.
   const { action, config } = source.compensates ? restOfCompensation(resource, operationId, source, targets) : restOfAction(resource, operationId, source)
   const definition = digestOf(config)
-  if (definition !== policy.action_definition_digest) {
+  // a compensation's write maps its restored values through the `set` of the action written through: moved, it is redefined
+  const setMoved = source.compensates && policy.written_set_digest !== undefined && writtenSetDigestOf(resource.config, { action }) !== policy.written_set_digest
+  if (definition !== policy.action_definition_digest || setMoved) {
     const written = source.compensates ? String(action.params.write_action) : action.type
     const through = source.compensates ? `, which compensation operation ${operationId} writes through,` : ''
     throw new WarrantError(
@@ -58,8 +67,21 @@ export async function proposeRemainder(ctx: PlanContext, actor: Actor, operation
   // The same request is the same object (a fast path: two at once are decided in createPlan, under the operation's lock).
   const existing = await open(ctx.db)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
+  // the rest of a compensation is previewed as the compensation was: each target read for whether it still holds what
+  // the operation wrote (its `expect`), read only once nothing above refused it
+  const wrote = action.params.expect as Record<string, Record<string, unknown>> | undefined
+  const current = source.compensates && readCurrent ? await readCurrent(targets.map((t) => ({ id: t.id, source: t.source, after: wrote?.[t.id] ?? {} }))) : undefined
   const selection = await ctx.selections.createRemainder(actor, resource.name, origin, source.selection_id, targets)
-  return createPlan(ctx, { actor, resource, selection, action, config, compensates: source.compensates ?? null, follows: { key: `remainder:${operationId}`, open } })
+  return createPlan(ctx, {
+    actor,
+    resource,
+    selection,
+    action,
+    config,
+    compensates: source.compensates ?? null,
+    follows: { key: `remainder:${operationId}`, open },
+    ...(current ? { current } : {}),
+  })
 }
 
 /** The rest of an operation of a configured action: the same action and params, as the config defines it now. */

@@ -54,9 +54,16 @@ for (const kind of STORE_KINDS) {
         assert.deepEqual(pendingIds, ids.slice(5))
         assert.equal(upstream.writeLog.length, COUNT + 5)
 
+        // one pending user changed since by someone else: the rest's preview reads the pending targets, as the
+        // compensation's did, and counts it as no longer holding what the operation wrote (was: never read, failing_now
+        // null and no changing count; watched fail before the fix, stop 44)
+        upstream.users.get(userIdOf(8))!.role = 'admin'
         const proposed = await agent('POST', `/v1/operations/${halted.operation_id}/remainder`)
         assert.equal(proposed.status, 201, JSON.stringify(proposed.body))
         const rest = proposed.body
+        assert.equal(rest.precondition.failing_now, 1, JSON.stringify(rest.precondition))
+        assert.equal(rest.changes.changing, 6, JSON.stringify(rest.changes))
+        upstream.users.get(userIdOf(8))!.role = 'viewer'
         assert.equal(rest.compensates, original, 'a compensation of the original operation, under its scope rules')
         assert.equal(rest.action.type, 'compensate')
         assert.equal(rest.target_count, 7)
@@ -105,7 +112,7 @@ for (const kind of STORE_KINDS) {
         assert.match(nothing.body.error.message, /nothing left/)
       }))
 
-    test('refused while a target is unknown, and after the original action\'s write was redefined', () =>
+    test('refused while a target is unknown, and after the original action\'s write or set was redefined', () =>
       withFaultGateway(kind, COUNT, EXECUTION, async (ctx) => {
         const { fx, upstream, agent } = ctx
         const { compensation } = await approvedCompensation(ctx, `orig2-${kind}`)
@@ -120,25 +127,29 @@ for (const kind of STORE_KINDS) {
         const reconciled = await agent('POST', `/v1/operations/${halted.operation_id}/reconcile`)
         assert.equal(reconciled.status, 200, JSON.stringify(reconciled.body))
 
-        // another process on the same store whose set_role writes elsewhere: the rest would be written otherwise
-        await fx.gateway.audit.flush()
-        const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
-        config.resources.users.actions.set_role.write.path = '/v2/users/{id}'
-        const moved = await openGateway({ config, executors: false, log: createLogger({ level: 'silent' }) })
-        try {
-          const issued = await moved.principals.issue({ name: 'users-agent-2', role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })
-          const actor = await moved.principals.authenticate(issued.token, 'http')
-          const selectionsBefore = (await moved.store.db.selectFrom('selections').select('id').execute()).length
-          await assert.rejects(moved.operations.proposeRemainder(actor, halted.operation_id), (e: any) => {
-            assert.equal(e.code, 'conflict', e.message)
-            assert.equal(e.details?.reason, 'action_redefined', JSON.stringify(e.details))
-            assert.match(e.message, /set_role/)
-            return true
-          })
-          assert.equal((await moved.store.db.selectFrom('selections').select('id').execute()).length, selectionsBefore, 'nothing frozen')
-          await moved.audit.flush()
-        } finally {
-          await moved.close()
+        // another process on the same store whose set_role writes elsewhere, or sets otherwise (its `set` alone
+        // redefined: watched fail before the fix, stop 44): the rest would be written otherwise
+        const redefinitions: ((setRole: Record<string, any>) => void)[] = [(a) => (a.write.path = '/v2/users/{id}'), (a) => (a.set = { role: 'viewer' })]
+        for (const [n, redefine] of redefinitions.entries()) {
+          await fx.gateway.audit.flush()
+          const config = structuredClone(fx.config) as WarrantConfig & { resources: Record<string, any> }
+          redefine(config.resources.users.actions.set_role)
+          const moved = await openGateway({ config, executors: false, log: createLogger({ level: 'silent' }) })
+          try {
+            const issued = await moved.principals.issue({ name: `users-agent-${n + 2}`, role: 'agent', scopes: { resources: ['users'], actions: ['set_role'] } })
+            const actor = await moved.principals.authenticate(issued.token, 'http')
+            const selectionsBefore = (await moved.store.db.selectFrom('selections').select('id').execute()).length
+            await assert.rejects(moved.operations.proposeRemainder(actor, halted.operation_id), (e: any) => {
+              assert.equal(e.code, 'conflict', e.message)
+              assert.equal(e.details?.reason, 'action_redefined', JSON.stringify(e.details))
+              assert.match(e.message, /set_role/)
+              return true
+            })
+            assert.equal((await moved.store.db.selectFrom('selections').select('id').execute()).length, selectionsBefore, 'nothing frozen')
+            await moved.audit.flush()
+          } finally {
+            await moved.close()
+          }
         }
         const pending = (await allResults(agent, halted.operation_id, 'pending')).map((r) => r.id)
         const proposed = await agent('POST', `/v1/operations/${halted.operation_id}/remainder`)

@@ -69,7 +69,7 @@ export function registerFollowUps(program: Command): void {
     {
       command: 'remainder <operation_id>',
       description:
-        'propose the rest of a finished (halted) operation: a plan of the same action over exactly its pending targets at their frozen versions; it is reviewed and approved like any plan, then committed under a new key',
+        'propose the rest of a finished (halted) operation: a plan of the same action over exactly its pending targets at their frozen versions (the rest of a compensation: its inverse writes, the recorded before-values, on the targets it did not finish); it is reviewed and approved like any plan, then committed under a new key',
       route: 'remainder',
       propose: (gateway: Gateway, actor: Actor, id: string) => gateway.operations.proposeRemainder(actor, id),
     },

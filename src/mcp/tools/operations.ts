@@ -201,7 +201,7 @@ export const proposeRemainder = proposalTool({
   name: 'propose_remainder',
   title: 'Propose the rest of a halted operation',
   description:
-    "Propose the rest of a halted operation: the same action over its pending targets at their frozen versions. A person approves it; commit under a new key.",
+    "Propose the rest of a halted operation: the same action over its pending targets at their frozen versions; of a compensation, its before-values restored on the targets it did not finish. A person approves it; commit under a new key.",
   idempotent: true,
   propose: (operations, actor, id) => operations.proposeRemainder(actor, id),
   done: 'Remainder proposed.',

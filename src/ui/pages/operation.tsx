@@ -129,7 +129,7 @@ function Remainder(props: { d: OperationPageData }) {
             <p>
               This operation ran a compensation of operation <a href={paths.operation(d.plan.compensates)}>{d.plan.compensates}</a>. Proposes a new
               compensation of that operation over the {plural(o.counts.pending, 'pending target')} this one never sent, restoring the before-values it
-              recorded, only where a record still holds what the operation wrote (nothing is read again). It needs a new approval: the halted plan's
+              recorded (not read again), only where a record still holds what the operation wrote (each is read for the preview). It needs a new approval: the halted plan's
               approvals do not count, and you become its proposer, so another reviewer must approve it.
             </p>
           ) : (
