@@ -107,7 +107,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
   const soFar = await Promise.all([countValidationFailures(db, operationId), errorsInARow(db, operationId, rules.halt_after_consecutive_errors), rateLimitHitsSoFar(db, operationId)])
   const tracker = new StopRuleTracker(rules, now, ...soFar)
   const pacer = new Pacer(rules.max_writes_per_second, abort.signal, () => deps.clock().getTime(), deps.wait)
-  let halt: HaltReason | null = moved === null ? null : upstreamMovedHalt(operationId, moved, now())
+  let halt: HaltReason | null = moved === null ? null : upstreamMovedHalt(operationId, moved, now(), execution.plan.compensates !== null)
 
   const haltAt = (rule: HaltReason['rule'], target: OperationTargetRow, message: string): HaltReason => ({ rule, target_id: target.record_id, ord: target.ord, message, at: now() })
   const pause = createRatePause({

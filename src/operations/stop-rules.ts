@@ -32,11 +32,15 @@ export function fixStopRules(limits: RunLimits, consistentSnapshot: boolean): St
  * saying what the operator does next: no halt has a resume path (a halted operation is final, its
  * `operation.halted` event sent), so pointing the config back does not resume it.
  */
-export function upstreamMovedHalt(operationId: string, moved: string, at: string): HaltReason {
+export function upstreamMovedHalt(operationId: string, moved: string, at: string, compensation = false): HaltReason {
+  // the rest of a compensation restores the recorded before-values; it is not "the same action" again
+  const rest = compensation
+    ? 'a new plan restoring the recorded before-values on the targets this compensation did not finish, approved and committed like any'
+    : 'a new plan of the same action over its pending targets at their frozen versions, approved and committed like any'
   const message =
     `not resumed: ${moved}. Nothing was sent by this run; a halted operation is never resumed, even once the resource points back. ` +
     `To finish the change, point the resource back where the plan was proposed, then propose the rest: warrant remainder ${operationId} ` +
-    `(a new plan of the same action over its pending targets at their frozen versions, approved and committed like any); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
+    `(${rest}); to undo what the operation wrote, warrant compensate ${operationId} (once it points back)`
   return { rule: 'upstream_moved', target_id: null, ord: null, message, at }
 }
 
