@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { PRUNE_ACTION, sweepRetention } from '../../src/gateway/index.js'
+import { callTool } from '../mcp/support.js'
 import { createCliWorkspace, type CliWorkspace } from '../support/cli-config.js'
 import { demoGatewayFor } from '../support/gateway-fixture.js'
 import { STORE_KINDS } from '../support/stores.js'
@@ -69,6 +72,18 @@ for (const kind of STORE_KINDS) {
         assert.equal(res.body.error.code, 'expired')
         assert.deepEqual([res.body.error.details.reason, res.body.error.details.pruned_by, res.body.error.details.count], ['members_pruned', 'retention', plain.count])
         assert.match(res.body.error.message, /pruned by retention at/)
+      }
+      // MCP read_selection, its view and its records part alike
+      const client = new Client({ name: 'retention-test', version: '1.0.0' })
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${fx.base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${fx.tokens.agent}` } } }))
+      try {
+        for (const args of [{ selection_id: plain.selection_id }, { selection_id: plain.selection_id, part: 'records' }]) {
+          const read = await callTool(client, 'read_selection', args)
+          assert.equal(read.isError, true, JSON.stringify(read.structuredContent).slice(0, 300))
+          assert.match(JSON.stringify(read.structuredContent ?? read.content), /members_pruned/)
+        }
+      } finally {
+        await client.close()
       }
       const plan = await agent('POST', `/v1/selections/${plain.selection_id}/plans`, { action: PAUSE })
       assert.equal(plan.status, 410)
