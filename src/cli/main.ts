@@ -13,6 +13,7 @@ import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
 import { registerPrincipal } from './commands/principal.js'
 import { registerCheck } from './commands/check.js'
+import { registerStore } from './commands/store.js'
 import { refuseRepeatedOptions } from './repeated-options.js'
 import { auditedInvocation } from './cli-audit.js'
 import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
@@ -40,6 +41,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerPrincipal(program)
   registerMcp(program)
   registerCheck(program)
+  registerStore(program)
   refuseRepeatedOptions(program)
   try {
     // Every invocation leaves an audit row (surface cli), refused or not, written before it answers.

@@ -308,6 +308,17 @@ export const configSchema = z.strictObject({
     })
     .default({ host: '127.0.0.1', port: 8787, metrics_host: '127.0.0.1' }),
   selection_ttl_minutes: ttlMinutes.default(30),
+  retention: z
+    .strictObject({
+      prune_members_after_days: z
+        .number({ error: 'must be a whole number of days, 1 to 36500' })
+        .int('must be a whole number of days, 1 to 36500')
+        .min(1, 'at least 1 day: members are pruned only from selections expired that long')
+        .max(36_500, 'at most 36500 days (100 years)')
+        .default(30)
+        .describe('`warrant store prune` deletes the members (and excluded records) of selections expired at least this many days, unless a plan on them was approved, committed or ran: those are evidence, kept forever. The selection row (count, digest) is always kept'),
+    })
+    .default({ prune_members_after_days: 30 }),
   execution: z
     .strictObject({
       concurrency: z.number().int().min(1).max(64).default(4),

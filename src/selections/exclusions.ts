@@ -3,6 +3,7 @@ import type { Resource } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
 import { MEMBER_ORDERING } from './id-order.js'
 import { load } from './load.js'
+import { assertMembersKept } from './pruned-members.js'
 import { checkLimit, memberView, nextCursor } from './paging.js'
 import type { ExcludedPage } from './schemas.js'
 import type { ExclusionRule, SelectionService } from './selection-service.js'
@@ -32,6 +33,7 @@ export async function excludedPage(
   query: Parameters<SelectionService['excluded']>[2],
 ): Promise<ExcludedPage> {
   const selection = await load(ctx, actor, selectionId)
+  assertMembersKept(selection)
   const rule = selection.exclusions.find((e) => e.rule === query.rule)
   if (!rule)
     throw new WarrantError(

@@ -4,6 +4,7 @@ import { storeNowColumn, type Database, type IsoTimestamp, type SelectionRow } f
 import { failedSelection, reapAbandoned, stillBuilding } from './build-lease.js'
 import { type SelectionContext, assertInScope } from './context.js'
 import { type StoredLookalikes, storedLookalikesSchema } from './lookalike-groups.js'
+import { refuseIfPruned } from './pruned-members.js'
 import type { SelectionCompleteness, SelectionMember, SelectionOrigin, SelectionRecord } from './selection-service.js'
 
 /** A selection's row as loaded, with the store's now read by the same statement: what its expiry is judged at. */
@@ -52,6 +53,7 @@ export function parseRow(ctx: SelectionContext, row: LoadedSelectionRow): Select
     origin: row.origin === null ? null : (JSON.parse(row.origin) as SelectionOrigin),
     upstream_digest: row.upstream_digest,
     lookalike_ids: storedLookalikesOf(row.lookalike_ids),
+    members_pruned_at: row.members_pruned_at,
   }
 }
 
@@ -74,7 +76,9 @@ export async function load(ctx: SelectionContext, actor: Actor, selectionId: str
 
 /** Members' places and ids only, a page at a time: what a walk over every member for their ids needs. */
 export async function memberIds(ctx: SelectionContext, selectionId: string, afterOrd: number, limit: number): Promise<{ ord: number; id: string }[]> {
-  return memberIdsOn(ctx.db, selectionId, afterOrd, limit)
+  const page = await memberIdsOn(ctx.db, selectionId, afterOrd, limit)
+  if (page.length < limit) await refuseIfPruned(ctx.db, selectionId)
+  return page
 }
 
 /** `memberIds` on a connection or transaction of the caller's (the freeze's, before the selection is served). */
@@ -92,5 +96,7 @@ export async function members(ctx: SelectionContext, selectionId: string, afterO
     .orderBy('ord')
     .limit(limit)
     .execute()
+  // a short page is the end of the members, or a selection retention pruned: only the first may be answered as it is
+  if (rows.length < limit) await refuseIfPruned(ctx.db, selectionId)
   return rows.map((r) => ({ ord: Number(r.ord), id: r.record_id, version: r.version, fields: JSON.parse(r.fields) as Record<string, unknown>, source: r.source }))
 }

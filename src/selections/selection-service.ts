@@ -104,6 +104,8 @@ export interface SelectionRecord {
   readonly upstream_digest: string | null
   /** Its ids drawn alike, stored at the freeze; null (or absent) for a selection frozen before they were (0013) until first viewed. */
   readonly lookalike_ids?: StoredLookalikes | null
+  /** When retention pruned its members and exclusions (0021): every read of them is refused (410, reason members_pruned). */
+  readonly members_pruned_at?: string | null
 }
 
 /** One target of a compensation selection: built from an operation's ledger, not from an upstream read. */

@@ -1,6 +1,7 @@
 import { WarrantError } from '../contract/index.js'
 import { UPSTREAM_PARTS, sameUpstream } from '../resources/index.js'
 import type { SelectionContext } from './context.js'
+import { assertMembersKept } from './pruned-members.js'
 import type { SelectionRecord } from './selection-service.js'
 
 /**
@@ -14,6 +15,8 @@ export function isExpired(selection: SelectionRecord, now?: string): boolean {
 
 /** Plans, approvals and commits act on a selection only while it is fresh, its inventory complete, and its upstream where it was read. */
 export function assertUsable(ctx: SelectionContext, selection: SelectionRecord, now?: string): void {
+  // pruned only long after its expiry: the refusal says its records are gone too, not only that it is old
+  assertMembersKept(selection)
   if (isExpired(selection, now))
     throw new WarrantError('expired', `selection ${selection.selection_id} expired at ${selection.expires_at}; create a new selection and review it again`, {
       selection_id: selection.selection_id,

@@ -7,6 +7,7 @@ import { load, members } from './load.js'
 import { lookalikesOf } from './stored-lookalikes.js'
 import { checkLimit, memberView, nextCursor } from './paging.js'
 import { recoveryLink } from './recovery.js'
+import { assertMembersKept } from './pruned-members.js'
 import { upstreamMovedOf } from './usability.js'
 import type { ExportFormat, MemberPage, SelectionView } from './schemas.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from './selection-service.js'
@@ -58,6 +59,7 @@ function toView(ctx: SelectionContext, selection: SelectionRecord, first: readon
 
 export async function view(ctx: SelectionContext, actor: Actor, selectionId: string): Promise<SelectionView> {
   const selection = await load(ctx, actor, selectionId)
+  assertMembersKept(selection)
   // over every member, found by the freeze and stored with the selection: each surface renders this one answer
   const { groups, more_groups } = await lookalikesOf(ctx, selection)
   return toView(ctx, selection, await members(ctx, selectionId, 0, ctx.firstPageSize), { groups, more_groups })
@@ -65,6 +67,7 @@ export async function view(ctx: SelectionContext, actor: Actor, selectionId: str
 
 export async function memberPage(ctx: SelectionContext, actor: Actor, selectionId: string, query: Parameters<SelectionService['page']>[2]): Promise<MemberPage> {
   const selection = await load(ctx, actor, selectionId)
+  assertMembersKept(selection)
   const limit = checkLimit(query.limit)
   const after = ctx.cursors.decode(selectionId, 'members', query.cursor, selection.count)
   const page = await members(ctx, selectionId, after, limit)
@@ -82,6 +85,8 @@ export async function memberPage(ctx: SelectionContext, actor: Actor, selectionI
 
 export async function exportStream(ctx: SelectionContext, actor: Actor, selectionId: string, format: ExportFormat, onEnd?: (end: ExportEnd) => Promise<void>): ReturnType<SelectionService['exportStream']> {
   const selection = await load(ctx, actor, selectionId)
+  // refused before the stream starts: a cut stream would not say why, an empty one would look whole
+  assertMembersKept(selection)
   return {
     // Members are fetched page by page as the stream is read, so memory stays flat however large the selection.
     stream: manifestStream(format, selection, (after, limit) => members(ctx, selectionId, after, limit), { upstreamMoved: upstreamMovedOf(ctx, selection), onEnd, stallMs: ctx.exportStallMs }),

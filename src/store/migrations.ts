@@ -16,6 +16,7 @@ import { addTargetSource } from './migration-target-source.js'
 import { addPlanConfigDrift } from './migration-plan-config-drift.js'
 import { addApprovalTtlGiven } from './migration-approval-ttl-given.js'
 import { addSelectionOriginIndex } from './migration-selection-origin-index.js'
+import { addMembersPruned } from './migration-members-pruned.js'
 import { migrationsUnknownHere, newerStoreMessage } from './newer-store.js'
 
 /**
@@ -46,6 +47,7 @@ export const storeMigrations: Readonly<Record<string, Migration>> = Object.freez
   '0018_plan_config_drift': { up: addPlanConfigDrift },
   '0019_approval_ttl_given': { up: addApprovalTtlGiven },
   '0020_selection_origin_index': { up: addSelectionOriginIndex },
+  '0021_selection_members_pruned': { up: addMembersPruned },
 })
 
 /** The result of a migration run; a failure is reported here, not thrown. */

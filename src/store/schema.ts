@@ -61,6 +61,8 @@ export interface SelectionsTable {
   upstream_digest: string | null
   /** JSON `StoredLookalikes`: the ids drawn alike, found as the members were written; null on rows from before 0013 until first viewed */
   lookalike_ids: JsonText | null
+  /** when retention deleted its members and exclusions (0021); the row itself is kept. Null: all still stored */
+  members_pruned_at: IsoTimestamp | null
 }
 
 /** One member of a selection. Key (selection_id, ord): a page is an index seek on `ord`, never an OFFSET. */

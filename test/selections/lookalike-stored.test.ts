@@ -187,7 +187,7 @@ for (const kind of STORE_KINDS)
         .execute()
       const ids = ['admin-I', 'admin-l', 'row-1']
       await store.db.insertInto('selection_members').values(ids.map((id, i) => ({ selection_id: 'sel_old', ord: i + 1, record_id: id, version: 'v', fields: JSON.stringify({ id }), source: null }))).execute()
-      assert.deepEqual((await store.migrate()).applied, ['0013_selection_lookalike_ids', '0014_principal_last_disabled', '0015_target_rate_limit_hits', '0016_rate_limited_target_index', '0017_target_source', '0018_plan_config_drift', '0019_approval_ttl_given', '0020_selection_origin_index'])
+      assert.deepEqual((await store.migrate()).applied, ['0013_selection_lookalike_ids', '0014_principal_last_disabled', '0015_target_rate_limit_hits', '0016_rate_limited_target_index', '0017_target_source', '0018_plan_config_drift', '0019_approval_ttl_given', '0020_selection_origin_index', '0021_selection_members_pruned'])
       const reads = memberReads()
       const catalogue = { names: [] } as unknown as Catalogue
       const selections = createSelectionService({ store: { ...store, db: store.db.withPlugin(reads) }, catalogue, cursorCodec: createCursorCodec({ key: Buffer.alloc(32, 1) }) })

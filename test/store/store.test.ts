@@ -363,6 +363,7 @@ for (const kind of STORE_KINDS) {
           request_fingerprint: 'sha256:bb',
           upstream_digest: 'sha256:bb',
           lookalike_ids: JSON.stringify({ groups: [['admin-I', 'admin-l']], more_groups: 0 }),
+          members_pruned_at: null,
         }
         await db.insertInto('selections').values(selection).execute()
         const readSelection = await db.selectFrom('selections').selectAll().where('id', '=', 'sel_1').executeTakeFirstOrThrow()
