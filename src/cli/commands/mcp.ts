@@ -39,10 +39,12 @@ export function registerMcp(program: Command): void {
         // stopped by a signal while the client keeps stdin open: no new call is read, and the stdin reader, the
         // one thing left keeping the process alive once the store is closed, is let go
         if (signal.received()) process.stdin.unpipe().destroy()
+        exitAfterShutdown()
         await server?.close().catch(() => undefined)
-        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends): their rows are written
-        // before the store closes. Bounded: a tool that ignores the abort does not hold a process asked to stop.
-        await settledWithin(Promise.all([server?.settled(), trail?.settled()]), signal.received() ? SHUTDOWN_MS : Infinity)
+        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends; those stdin's grace
+        // left running): their rows are written before the store closes. Bounded: a tool that ignores the abort
+        // does not hold a process asked to stop.
+        await settledWithin(Promise.all([server?.settled(), trail?.settled()]), SHUTDOWN_MS)
         await gateway.close()
       })())
       try {
@@ -65,10 +67,13 @@ export function registerMcp(program: Command): void {
         trail.watch(transport)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
-          // stdin ended (the client's way to shut the server down): every call it sent is answered first; the
-          // end of the lines read from it, not of stdin, so that the last line has reached the server
-          lines.once('end', () => void server!.settled().then(resolve))
-          process.stdin.once('close', () => void server!.settled().then(resolve))
+          // stdin ended (the client's way to shut the server down): the calls it sent are answered first, within
+          // a grace; what still runs then is cut as a signal cuts it, its row written, so that a client gone does
+          // not hold the process for a walk's whole deadline. The end of the lines read from stdin, not of stdin,
+          // so that the last line has reached the server.
+          const ended = () => void settledWithin(server!.settled(), STDIN_GRACE_MS).then(resolve)
+          lines.once('end', ended)
+          process.stdin.once('close', ended)
         })
         if ((await signal.unless(server.connect(transport))) === STOPPED) return
         gateway.log.info({ principal: actor.principal, role: actor.role }, 'MCP server ready on stdio')
@@ -93,8 +98,7 @@ function firstSignal() {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     received = true
-    // whatever still runs once the shutdown is done (an upstream request a tool left behind) ends with the process
-    setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_MS * 2).unref()
+    exitAfterShutdown()
     stop()
   }
   process.on('SIGINT', onSignal)
@@ -109,11 +113,20 @@ function firstSignal() {
   }
 }
 
-/** How long a signalled shutdown waits for the tool calls in flight, each aborted, to write their rows. */
+/** How long a shutdown waits for the tool calls in flight, each aborted, to write their rows. */
 const SHUTDOWN_MS = 5_000
+/**
+ * How long the calls in flight when stdin ends have to be answered on their own (`printf '…' | warrant mcp`): the
+ * official client sends SIGTERM 2 s after closing stdin; a pipe has no one to, and a walk may have a deadline of hours.
+ */
+const STDIN_GRACE_MS = 10_000
+
+/** Whatever still runs once the shutdown is done (an upstream request a tool left behind) ends with the process. */
+function exitAfterShutdown(): void {
+  setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_MS * 2).unref()
+}
 
 async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  if (ms === Infinity) return void (await work)
   let timer: NodeJS.Timeout | undefined
   await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
   clearTimeout(timer)
