@@ -5,6 +5,8 @@ import type { Database } from '../store/index.js'
  * The actions that only read: every GET or HEAD (the HTTP API's and the review pages', the operation page's own view
  * and 2-second status poll among them) and the MCP tools and CLI commands that change nothing. A listing by id holds
  * each such request that named the id, so on a watched operation they outnumber, by far, the rows that acted.
+ * Kept by hand (audit imports no surface); test/audit/read-actions.test.ts walks every MCP tool (its readOnlyHint)
+ * and every CLI command and fails when this list misses a read or holds a write.
  */
 const READ_METHODS = ['GET %', 'HEAD %'] as const
 export const READ_ACTIONS = [
@@ -13,9 +15,15 @@ export const READ_ACTIONS = [
   'mcp:read_selection',
   'mcp:search',
   'mcp:list_resources',
+  'cli:search',
   'cli:operation show',
   'cli:operation watch',
   'cli:operation results',
+  'cli:audit verify',
+  'cli:audit export',
+  'cli:audit query',
+  'cli:token list',
+  'cli:principal list',
 ] as const
 
 /**

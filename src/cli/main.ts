@@ -19,11 +19,8 @@ import { auditedInvocation } from './cli-audit.js'
 import { openCliGateway as openAuditGateway } from './open-cli-gateway.js'
 import { wasInterrupted } from './interrupt.js'
 
-/**
- * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
- * (`EXIT` in exit-status.ts: 2 your input, 3 refused by policy, 4 upstream, 5 an incomplete answer); a bug exits 1.
- */
-export async function main(argv: readonly string[]): Promise<number> {
+/** Every `warrant` command, registered: what `main` runs, and what a test walks to see each command there is. */
+export function warrantProgram(): Command {
   const program = new Command()
     .name('warrant')
     .description('A gateway between AI agents and the systems they change: complete-or-declared reads, reviewed bulk writes.')
@@ -43,6 +40,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   registerCheck(program)
   registerStore(program)
   refuseRepeatedOptions(program)
+  return program
+}
+
+/**
+ * The `warrant` command. Refusals print their code and sentence and exit with the code's exit status
+ * (`EXIT` in exit-status.ts: 2 your input, 3 refused by policy, 4 upstream, 5 an incomplete answer); a bug exits 1.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = warrantProgram()
   try {
     // Every invocation leaves an audit row (surface cli), refused or not, written before it answers.
     await auditedInvocation(

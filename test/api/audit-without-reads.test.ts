@@ -3,7 +3,7 @@ import { describe, test } from 'node:test'
 import { demoGatewayFor } from '../support/gateway-fixture.js'
 
 type Row = { seq: number; level: string; action: string; summary: { outcome?: string; error?: string } }
-const READ_ACTIONS = ['mcp:get_operation', 'mcp:get_plan', 'mcp:read_selection', 'mcp:search', 'mcp:list_resources', 'cli:operation show', 'cli:operation watch', 'cli:operation results']
+const READ_ACTIONS = ['mcp:get_operation', 'mcp:get_plan', 'mcp:read_selection', 'mcp:search', 'mcp:list_resources', 'cli:operation show', 'cli:operation watch', 'cli:operation results', 'cli:search', 'cli:audit verify', 'cli:audit export', 'cli:audit query', 'cli:token list', 'cli:principal list']
 const isSuccessfulRead = (e: Row) =>
   e.level === 'run' && (/^(GET|HEAD) /.test(e.action) || READ_ACTIONS.includes(e.action)) && e.summary?.outcome === 'ok' && e.summary.error === undefined
 

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process'
 import { after, before, describe, test } from 'node:test'
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type EndlessDocsWorld, startEndlessDocsWorld, until } from './endless-docs.js'
-import { connectStdio, lastAuditSeq, mcpRowsAfter } from './support.js'
+import { connectStdio, exitOf, lastAuditSeq, mcpRowsAfter } from './support.js'
 
 /**
  * `warrant mcp` stopped on SIGINT or SIGTERM wrote its rows and closed its server, then stayed alive for as long as
@@ -23,16 +23,6 @@ describe('MCP over stdio: SIGINT and SIGTERM end the process while the client ke
 
   /** The server's process: the SDK's transport keeps it private. */
   const childOf = (transport: StdioClientTransport) => (transport as unknown as { _process: ChildProcess })._process
-  const exitOf = (child: ChildProcess, ms: number) =>
-    new Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
-      const timer = setTimeout(() => resolve('still running'), ms)
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        resolve({ code, signal })
-      })
-    })
-
   async function start(name: string) {
     const token = (await docs!.world.fx.gateway.principals.issue({ name, role: 'agent', scopes: { resources: ['slowdocs'], actions: '*' } })).token
     const startSeq = await lastAuditSeq(docs!.world)

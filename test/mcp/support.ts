@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,6 +11,7 @@ import { WARRANT_TOOLS } from '../../src/mcp/index.js'
 import { runLimitsOf } from '../../src/plans/index.js'
 import { CLI_ENTRY, TSX_LOADER } from '../support/cli-config.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import type { StoreKind } from '../support/stores.js'
 
 /** The tools an agent has, in the order of the flow. None approves. */
 export const TOOL_NAMES = [
@@ -37,14 +38,16 @@ export interface McpWorld {
 }
 
 /**
- * One temp SQLite store shared by an in-process gateway (HTTP server on loopback, used by the reviewer) and
+ * One temp store (SQLite unless `store` says otherwise) shared by an in-process gateway (HTTP server on loopback, used by the reviewer) and
  * whatever MCP server the test starts (a `warrant mcp` subprocess, or `/mcp` on the same server). A second
  * resource, `archive`, exists so that a resource outside the agent's scope can be named.
  */
-export async function startMcpWorld(options: { readonly count?: number; readonly clock?: () => Date; readonly edit?: (config: Record<string, any>) => void } = {}): Promise<McpWorld> {
+export async function startMcpWorld(
+  options: { readonly count?: number; readonly clock?: () => Date; readonly edit?: (config: Record<string, any>) => void; readonly store?: StoreKind } = {},
+): Promise<McpWorld> {
   let raw: Record<string, any> = {}
   const fx = await startDemoGateway({
-    store: 'sqlite',
+    store: options.store ?? 'sqlite',
     count: options.count ?? 2000,
     clock: options.clock,
     edit: (config) => {
@@ -433,4 +436,16 @@ export async function lastAuditSeq(world: McpWorld): Promise<number> {
 export async function mcpRowsAfter(world: McpWorld, seq: number): Promise<any[]> {
   const rows = await world.fx.gateway.store.db.selectFrom('audit_events').selectAll().where('seq', '>', seq).where('surface', '=', 'mcp').orderBy('seq').execute()
   return rows.map((r) => ({ ...r, summary: JSON.parse(r.summary) }))
+}
+
+/** How `child` ended, or `still running` once `ms` have passed without it ending. */
+export function exitOf(child: ChildProcess, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
+    const timer = setTimeout(() => resolve('still running'), ms)
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal })
+    })
+  })
 }

@@ -27,41 +27,35 @@ export function registerMcp(program: Command): void {
       // stdout is the protocol channel: anything that logs through console goes to stderr instead.
       for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
       const token = readMcpToken(flags)
+      // From here on, before anything is opened: a signal at any point of the startup stops the server as one after
+      // it connected does. One while the store opens (migrations, operations resumed) lets the opening finish,
+      // then closes it, rather than cut it mid-way.
+      const signal = firstSignal()
       const { gateway } = await openCliGateway({ config: flags.config, executors: true })
-      let closing: Promise<void> | null = null
+      let server: ReturnType<typeof createMcpServer> | null = null
       let trail: StdioErrorTrail | null = null
-      let signalled = false
+      let closing: Promise<void> | null = null
       const shutdown = () => (closing ??= (async () => {
         // stopped by a signal while the client keeps stdin open: no new call is read, and the stdin reader, the
         // one thing left keeping the process alive once the store is closed, is let go
-        if (signalled) process.stdin.unpipe().destroy()
+        if (signal.received()) process.stdin.unpipe().destroy()
+        exitAfterShutdown()
         await server?.close().catch(() => undefined)
-        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends): their rows are written
-        // before the store closes. Bounded: a tool that ignores the abort does not hold a process asked to stop.
-        await settledWithin(Promise.all([server?.settled(), trail?.settled()]), signalled ? SHUTDOWN_MS : Infinity)
+        // closing aborts the calls in flight (a walk stops at it, a get_operation wait ends; those stdin's grace
+        // left running): their rows are written before the store closes. Bounded: a tool that ignores the abort
+        // does not hold a process asked to stop.
+        await settledWithin(Promise.all([server?.settled(), trail?.settled()]), SHUTDOWN_MS)
         await gateway.close()
       })())
-      let server: ReturnType<typeof createMcpServer> | null = null
-      // SIGINT or SIGTERM: a clean stop, exit 0 as `warrant serve`. The handlers go at the first signal, so that
-      // a second one, during the shutdown, exits at once with the signal's status (bin.ts).
-      let stop = () => {}
-      const onSignal = () => {
-        process.off('SIGINT', onSignal)
-        process.off('SIGTERM', onSignal)
-        signalled = true
-        // whatever still runs once the shutdown is done (an upstream request a tool left behind) ends with the process
-        setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_MS * 2).unref()
-        stop()
-      }
-      process.on('SIGINT', onSignal)
-      process.on('SIGTERM', onSignal)
       try {
+        if (signal.received()) return
         const authenticate = () =>
           gateway.principals.authenticate(token, 'mcp').catch((error: unknown) => {
             gateway.log.warn({ surface: 'mcp', transport: 'stdio', reason: (error as Error).message }, 'authentication failed')
             throw error
           })
-        const actor = await authenticate()
+        const actor = await signal.unless(authenticate())
+        if (actor === STOPPED) return
         // Authenticated again on every tool call: revoking or expiring the token stops this server's tools at once.
         const argumentRefusals = new ArgumentRefusals()
         server = createMcpServer({ gateway, actor: authenticate, argumentRefusals })
@@ -73,26 +67,66 @@ export function registerMcp(program: Command): void {
         trail.watch(transport)
         const closed = new Promise<void>((resolve) => {
           server!.server.onclose = resolve
-          // stdin ended (the client's way to shut the server down): every call it sent is answered first; the
-          // end of the lines read from it, not of stdin, so that the last line has reached the server
-          lines.once('end', () => void server!.settled().then(resolve))
-          process.stdin.once('close', () => void server!.settled().then(resolve))
-          stop = resolve
+          // stdin ended (the client's way to shut the server down): the calls it sent are answered first, within
+          // a grace; what still runs then is cut as a signal cuts it, its row written, so that a client gone does
+          // not hold the process for a walk's whole deadline. The end of the lines read from stdin, not of stdin,
+          // so that the last line has reached the server.
+          const ended = () => void settledWithin(server!.settled(), STDIN_GRACE_MS).then(resolve)
+          lines.once('end', ended)
+          process.stdin.once('close', ended)
         })
-        await server.connect(transport)
+        if ((await signal.unless(server.connect(transport))) === STOPPED) return
         gateway.log.info({ principal: actor.principal, role: actor.role }, 'MCP server ready on stdio')
-        await closed
+        await signal.unless(closed)
       } finally {
         await shutdown()
       }
     })
 }
 
-/** How long a signalled shutdown waits for the tool calls in flight, each aborted, to write their rows. */
+const STOPPED = Symbol('stopped by a signal')
+
+/**
+ * SIGINT or SIGTERM: a clean stop, exit 0 as `warrant serve`. The handlers go at the first signal, so that a second
+ * one, during the shutdown, exits at once with the signal's status (bin.ts).
+ */
+function firstSignal() {
+  let received = false
+  let stop = () => {}
+  const stopped = new Promise<typeof STOPPED>((resolve) => (stop = () => resolve(STOPPED)))
+  const onSignal = () => {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    received = true
+    exitAfterShutdown()
+    stop()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  return {
+    received: () => received,
+    /** `work`, or STOPPED once a signal came first; a failure of `work` after that is the shutdown's to ignore. */
+    unless<T>(work: Promise<T>): Promise<T | typeof STOPPED> {
+      work.catch(() => undefined)
+      return Promise.race([work, stopped])
+    },
+  }
+}
+
+/** How long a shutdown waits for the tool calls in flight, each aborted, to write their rows. */
 const SHUTDOWN_MS = 5_000
+/**
+ * How long the calls in flight when stdin ends have to be answered on their own (`printf '…' | warrant mcp`): the
+ * official client sends SIGTERM 2 s after closing stdin; a pipe has no one to, and a walk may have a deadline of hours.
+ */
+const STDIN_GRACE_MS = 10_000
+
+/** Whatever still runs once the shutdown is done (an upstream request a tool left behind) ends with the process. */
+function exitAfterShutdown(): void {
+  setTimeout(() => process.exit(process.exitCode ?? 0), SHUTDOWN_MS * 2).unref()
+}
 
 async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  if (ms === Infinity) return void (await work)
   let timer: NodeJS.Timeout | undefined
   await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))])
   clearTimeout(timer)
