@@ -31,6 +31,7 @@ const CLI_WRITES = [
   'principal disable',
   'principal enable',
   'check',
+  'store prune', // --dry-run only reads: one action name either way, and a sweep deletes
 ]
 /** Commands that record no `cli:` row of their own: the requests they serve are recorded by their surfaces. */
 const SERVING = ['serve', 'mcp']
