@@ -21,7 +21,7 @@ export async function sweepRetention(
       surface: options.surface,
       action: PRUNE_ACTION,
       summary: { outcome: 'ok', selections: report.selections, members: report.members, excluded: report.excluded, expired_before: report.expired_before },
-      details: { older_than_ms: options.olderThanMs, pruned_at: report.now, pruned: report.pruned, listed_complete: report.listed_complete },
+      details: { older_than_ms: options.olderThanMs, pruned_at: report.now, pruned: report.pruned, listed_complete: report.listed_complete, finished: report.finished, stopped: report.stopped },
     })
   return report
 }
