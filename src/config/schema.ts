@@ -317,6 +317,13 @@ export const configSchema = z.strictObject({
         .max(36_500, 'at most 36500 days (100 years)')
         .default(30)
         .describe('`warrant store prune` deletes the members (and excluded records) of selections expired at least this many days, unless a plan on them was approved, committed or ran: those are evidence, kept forever. The selection row (count, digest) is always kept'),
+      sweep_interval_minutes: z
+        .number({ error: 'must be a whole number of minutes, 1 to 10080' })
+        .int('must be a whole number of minutes, 1 to 10080')
+        .min(1, 'at least 1 minute')
+        .max(10_080, 'at most 10080 minutes (a week)')
+        .optional()
+        .describe('when set, `warrant serve` (and `warrant mcp`) also run that sweep themselves: at start, then every this many minutes, pruning at prune_members_after_days. Unset (the default), nothing is pruned unless `warrant store prune` is run: deleting stored rows is never a surprise of an upgrade'),
     })
     .default({ prune_members_after_days: 30 }),
   execution: z

@@ -16,6 +16,7 @@ import { createStore, deadLocalOwners, instanceOwner, InvalidStoreUrlError, type
 import { createTelemetry, type GatewayTelemetry } from '../telemetry/index.js'
 import { createLogger, type Logger } from './logger.js'
 import { observeAudit, observeDecisions, reportUpstreamCall, storeCounts } from './observe-telemetry.js'
+import { scheduleRetentionSweeps } from './retention-schedule.js'
 
 /** The assembled gateway that every surface calls: store, resources and the shared services. */
 export interface Gateway {
@@ -179,6 +180,12 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     // a long-running gateway also finds builds that die while it runs (a CLI select killed on the same store)
     const reaper = (options.executors ?? true) === true ? setInterval(() => void reap(), SELECTION_SWEEP_MS) : null
     reaper?.unref?.()
+    // retention on a schedule, opted into (retention.sweep_interval_minutes): see retention-schedule.ts
+    const every = options.config.retention.sweep_interval_minutes
+    const retention =
+      (options.executors ?? true) === true && every !== undefined
+        ? scheduleRetentionSweeps({ store, audit }, { everyMs: every * 60_000, olderThanMs: options.config.retention.prune_members_after_days * 86_400_000, log })
+        : null
     const principals = createPrincipalStore(store)
     return {
       config: options.config,
@@ -199,6 +206,8 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       },
       async close() {
         if (reaper !== null) clearInterval(reaper)
+        // a sweep running stops between statements and records what it did, before the store closes
+        await retention?.stop()
         // Executors first: in-flight targets finish and are recorded, leases are released.
         await operations.close()
         await notifications.close()

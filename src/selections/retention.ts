@@ -15,6 +15,9 @@ export interface PruneOptions {
   /** this process's now; the store's own on PostgreSQL (see store-clock.ts) */
   readonly nowIso: () => string
   readonly batchRows?: number
+  /** a stop asked for (the gateway closing): no further selection is started, the one being deleted stops between
+   * statements, its journal entry left for the next sweep to finish; the report says what was done */
+  readonly signal?: AbortSignal
 }
 
 export interface PrunedSelection {
@@ -37,7 +40,19 @@ export interface PruneReport {
   /** at most PRUNE_LISTED_MAX of them; `listed_complete` false when more were pruned than listed */
   readonly pruned: readonly PrunedSelection[]
   readonly listed_complete: boolean
+  /** selections an earlier, interrupted sweep marked and this one finished: the rows it deleted of each */
+  readonly finished: readonly PrunedSelection[]
+  /** stopped by `signal` before all that was prunable was pruned */
+  readonly stopped: boolean
 }
+
+/**
+ * The journal of selections being pruned: one `kv` row each, written before the selection is marked and removed once its
+ * rows are all gone. Finishing interrupted sweeps reads these few rows, not every selection ever pruned.
+ */
+const PRUNING_KEY = 'retention_pruning:'
+/** Set once the selections an earlier release marked without a journal entry were looked for (once per store). */
+const UNJOURNALED_CHECKED_KEY = 'retention_unjournaled_checked'
 
 /**
  * Whether a selection's members are evidence, kept forever: some plan stands on it, whatever its state. A plan approved,
@@ -55,7 +70,7 @@ function isEvidence(eb: ExpressionBuilder<Database, 'selections'>): Expression<S
  * ago and that no plan stands on (see `isEvidence`). Each selection is first marked pruned (its header kept, with when), then
  * its rows deleted in bounded batches with a turn of the event loop between: a reader sees the mark before any row is
  * gone, so no read of a half-deleted selection answers as if it were whole. A sweep that stopped part way (a crash)
- * leaves marked selections with rows: the next one finishes them first.
+ * leaves marked selections with rows, each journaled (`PRUNING_KEY`): the next one finishes them first.
  */
 export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOptions): Promise<PruneReport> {
   const batch = options.batchRows ?? PRUNE_BATCH_ROWS
@@ -73,11 +88,16 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
   let members = 0
   let excluded = 0
   let selections = 0
-  if (!options.dryRun) await finishUnfinished(db, batch)
+  const finished = options.dryRun ? [] : await finishUnfinished(db, batch, options.signal)
+  let stopped = options.signal?.aborted === true
   for (const row of candidates) {
+    stopped ||= options.signal?.aborted === true
+    if (stopped) break
     let done: PrunedSelection
     if (options.dryRun) done = { selection_id: row.id, expires_at: row.expires_at, members: Number(row.count), excluded: excludedCount(row.exclusions) }
     else {
+      // journaled before it is marked: a sweep cut anywhere after the mark leaves the entry the next one finishes
+      await db.insertInto('kv').values({ key: PRUNING_KEY + row.id, value: now }).onConflict((oc) => oc.column('key').doNothing()).execute()
       // marked only if still prunable now (the same rule, in the same statement): a plan proposed meanwhile keeps it
       // (none can be: an expired selection is refused a plan, but the rule is kept where the row is written)
       const marked = await db
@@ -87,16 +107,21 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
         .where('members_pruned_at', 'is', null)
         .where((eb) => eb.not(isEvidence(eb)))
         .executeTakeFirst()
-      if (Number(marked.numUpdatedRows) === 0) continue
-      const rows = await deleteRowsOf(db, row.id, batch)
-      done = { selection_id: row.id, expires_at: row.expires_at, ...rows }
+      if (Number(marked.numUpdatedRows) === 0) {
+        // another sweep marked it (its journal entry is its own) or it is evidence now: no entry of ours is left
+        if (!(await isMarked(db, row.id))) await db.deleteFrom('kv').where('key', '=', PRUNING_KEY + row.id).execute()
+        continue
+      }
+      const rows = await deleteRowsOf(db, row.id, batch, options.signal)
+      stopped = rows.stopped
+      done = { selection_id: row.id, expires_at: row.expires_at, members: rows.members, excluded: rows.excluded }
     }
     selections += 1
     members += done.members
     excluded += done.excluded
     if (pruned.length < PRUNE_LISTED_MAX) pruned.push(done)
   }
-  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections }
+  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections, finished, stopped }
 }
 
 function excludedCount(exclusions: string): number {
@@ -107,11 +132,40 @@ function excludedCount(exclusions: string): number {
   }
 }
 
-/** Selections marked pruned by a sweep that stopped before deleting all their rows: their rows are deleted now. */
-async function finishUnfinished(db: Kysely<Database>, batch: number): Promise<void> {
+async function isMarked(db: Kysely<Database>, selectionId: string): Promise<boolean> {
+  const row = await db.selectFrom('selections').select('members_pruned_at').where('id', '=', selectionId).executeTakeFirst()
+  return row?.members_pruned_at != null
+}
+
+/**
+ * Selections marked pruned by a sweep that stopped before deleting all their rows: their rows are deleted now. They are
+ * found in the journal (a few `kv` rows, however many selections were ever pruned); an entry whose selection was never
+ * marked (cut between the two writes) is dropped, the selection left to the candidates. Once per store, selections
+ * marked by the release before the journal (0021 without it) are looked for by a scan, journaled, and finished too.
+ */
+async function finishUnfinished(db: Kysely<Database>, batch: number, signal: AbortSignal | undefined): Promise<PrunedSelection[]> {
+  await journalUnjournaled(db)
+  const entries = await db.selectFrom('kv').select('key').where('key', 'like', `${PRUNING_KEY}%`).orderBy('key').execute()
+  const finished: PrunedSelection[] = []
+  for (const { key } of entries) {
+    if (signal?.aborted) break
+    const id = key.slice(PRUNING_KEY.length)
+    const header = await db.selectFrom('selections').select(['expires_at', 'members_pruned_at']).where('id', '=', id).executeTakeFirst()
+    if (header?.members_pruned_at != null) {
+      const rows = await deleteRowsOf(db, id, batch, signal)
+      if (rows.members + rows.excluded > 0) finished.push({ selection_id: id, expires_at: header.expires_at, members: rows.members, excluded: rows.excluded })
+      if (rows.stopped) break
+    }
+    await db.deleteFrom('kv').where('key', '=', key).execute()
+  }
+  return finished
+}
+
+async function journalUnjournaled(db: Kysely<Database>): Promise<void> {
+  if (await db.selectFrom('kv').select('key').where('key', '=', UNJOURNALED_CHECKED_KEY).executeTakeFirst()) return
   const left = await db
     .selectFrom('selections')
-    .select('id')
+    .select(['id', 'members_pruned_at'])
     .where('members_pruned_at', 'is not', null)
     .where((eb) =>
       eb.or([
@@ -120,12 +174,17 @@ async function finishUnfinished(db: Kysely<Database>, batch: number): Promise<vo
       ]),
     )
     .execute()
-  for (const { id } of left) await deleteRowsOf(db, id, batch)
+  for (const { id, members_pruned_at } of left)
+    await db.insertInto('kv').values({ key: PRUNING_KEY + id, value: String(members_pruned_at) }).onConflict((oc) => oc.column('key').doNothing()).execute()
+  await db.insertInto('kv').values({ key: UNJOURNALED_CHECKED_KEY, value: new Date().toISOString() }).onConflict((oc) => oc.column('key').doNothing()).execute()
 }
 
-/** Deletes one selection's member and exclusion rows, at most about `batch` a statement, yielding the loop between. */
-async function deleteRowsOf(db: Kysely<Database>, selectionId: string, batch: number): Promise<{ members: number; excluded: number }> {
-  const counts = { members: 0, excluded: 0 }
+/**
+ * Deletes one selection's member and exclusion rows, at most about `batch` a statement, yielding the loop between; then
+ * its journal entry. Stopped (`signal`) between statements, the entry stays: the next sweep finishes it.
+ */
+async function deleteRowsOf(db: Kysely<Database>, selectionId: string, batch: number, signal: AbortSignal | undefined): Promise<{ members: number; excluded: number; stopped: boolean }> {
+  const counts = { members: 0, excluded: 0, stopped: false }
   for (const [table, key] of [['selection_members', 'members'], ['selection_exclusions', 'excluded']] as const) {
     for (;;) {
       // the lowest `batch` places, found by the primary key: DELETE … LIMIT is on neither store
@@ -138,7 +197,9 @@ async function deleteRowsOf(db: Kysely<Database>, selectionId: string, batch: nu
       counts[key] += deleted
       await nextTurn()
       if (deleted === 0) break
+      if (signal?.aborted) return { ...counts, stopped: true }
     }
   }
+  await db.deleteFrom('kv').where('key', '=', PRUNING_KEY + selectionId).execute()
   return counts
 }
