@@ -1,5 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
-import type { Connector, FieldTypeMisfit, SourceRecord, TableProblem, UpstreamCall } from '../connectors/index.js'
+import { setStringMisfit, stringMisfitMessage, type Connector, type FieldTypeMisfit, type SourceRecord, type StringColumn, type TableProblem, type UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { keysetOrder } from './keyset-order.js'
@@ -212,15 +212,21 @@ function misfitPreconditions(actions: readonly [string, ResourceConfig['actions'
 }
 
 /**
- * Actions whose `set` gives a misfit field a value (a literal or a template; null is every column's "none"): the
- * proposal refuses every plan of them, and the connector every write (src/connectors/set-misfit.ts).
+ * Actions whose `set` gives a misfit field a value (a literal or a template; null is every column's "none"), or a
+ * literal string its column would not keep as written ("abc" into an integer column; a template is judged at
+ * proposal, with its parameters): the proposal refuses every plan of them, and the connector every write
+ * (src/connectors/set-misfit.ts).
  */
-function misfitSets(actions: readonly [string, ResourceConfig['actions'][string]][], misfits: readonly FieldTypeMisfit[]): { message: string; configKeys: string[] }[] {
-  return actions.flatMap(([name, action]) =>
-    misfits
+function misfitSets(actions: readonly [string, ResourceConfig['actions'][string]][], misfits: readonly FieldTypeMisfit[], strings: readonly StringColumn[]): { message: string; configKeys: string[] }[] {
+  return actions.flatMap(([name, action]) => [
+    ...misfits
       .filter((m) => Object.hasOwn(action.set, m.field) && action.set[m.field] !== null)
       .map((m) => ({ message: `action "${name}" sets "${m.field}": ${m.cause}, so the database would refuse the value or keep it as another type`, configKeys: [`actions.${name}.set.${m.field}`] })),
-  )
+    ...Object.entries(action.set).flatMap(([field, value]) => {
+      const unkept = typeof value === 'string' && !value.includes('{{') ? setStringMisfit({ [field]: value }, strings) : null
+      return unkept === null ? [] : [{ message: `action "${name}" ${stringMisfitMessage(unkept)}`, configKeys: [`actions.${name}.set.${field}`] }]
+    }),
+  ])
 }
 
 async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
@@ -233,10 +239,11 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     const version = (await connector.versionColumnProblem?.()) ?? null
     // null: the column facts (types, UPDATE triggers) could not be read; the version's problem is then unknown too
     const misfits = connector.fieldTypeMisfits ? await connector.fieldTypeMisfits() : []
+    const strings = (await connector.stringColumns?.()) ?? []
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
       ...misfitPreconditions(actions, misfits ?? []),
-      ...misfitSets(actions, misfits ?? []),
+      ...misfitSets(actions, misfits ?? [], strings),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
     ]
     if (problems.length > 0)

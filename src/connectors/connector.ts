@@ -304,6 +304,8 @@ export interface Connector {
    * is down, or keeps no types). Absent where the upstream has no column types (HTTP).
    */
   fieldTypeMisfits?(): Promise<readonly FieldTypeMisfit[] | null>
+  /** The string fields over columns of numbers or booleans, and which strings each keeps as written; null where unread. Absent without column types (HTTP). */
+  stringColumns?(): Promise<readonly StringColumn[] | null>
   /**
    * Why the upstream's version column cannot move on every write (a timestamp column keeping whole seconds), so
    * every write is refused, with the fix; null when it can, or where this cannot be read. Absent where the
@@ -329,6 +331,30 @@ export interface FieldTypeMisfit {
   /** The cause, what it means for filters, and the fix. */
   readonly problem: string
 }
+
+/**
+ * A field declared `string` over a column of integers, decimals or booleans: no misfit (a filter compares the text a
+ * record shows), yet the column keeps only some strings as written ("42" in an integer column; "abc" is refused, or
+ * kept as TEXT among integers on SQLite; "042" comes back "42"). `setStringMisfit` judges a value set into it.
+ */
+export interface StringColumn {
+  readonly field: string
+  /** The column's type as the catalogue names it. */
+  readonly column: string
+  /** What the field is declared and what the column is, in the words of `FieldTypeMisfit.cause`. */
+  readonly cause: string
+  readonly keeps: StringKeeping
+}
+
+/**
+ * Which strings a column keeps exactly as written: an integer's own digits within the column's bounds; a plain
+ * decimal with the column's digits after the point (`scale`, where known) and at most `digits` in all, or one a
+ * JavaScript number spells back the same (`asNumber`, SQLite's REAL); a boolean's own spellings.
+ */
+export type StringKeeping =
+  | { readonly as: 'integer'; readonly min: string; readonly max: string }
+  | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean }
+  | { readonly as: 'boolean'; readonly spellings: readonly string[] }
 
 /** Something the table's catalogue says, and what the connector does about it. */
 export interface TableProblem {

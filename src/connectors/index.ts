@@ -12,6 +12,8 @@ export type {
   UpstreamCall,
   UpstreamCallListener,
   FieldTypeMisfit,
+  StringColumn,
+  StringKeeping,
   TableProblem,
 } from './connector.js'
 export { createHttpConnector, type HttpConnectorOptions } from './http/index.js'
@@ -20,4 +22,4 @@ export { createConnector, type CreateConnectorOptions } from './create-connector
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
 export { fitsDeclaredType } from './field-type.js'
-export { setMisfit, setMisfitMessage } from './set-misfit.js'
+export { setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from './set-misfit.js'

@@ -1,4 +1,4 @@
-import type { FieldTypeMisfit } from './connector.js'
+import type { FieldTypeMisfit, StringColumn, StringKeeping } from './connector.js'
 
 /**
  * The first field a write sets to a value (not null) whose column holds another type than the field is declared
@@ -22,4 +22,73 @@ export function setMisfit(set: Readonly<Record<string, unknown>>, misfits: reado
 /** Why a value set into a misfit column cannot be written as approved, in the words of every refusal of it. */
 export function setMisfitMessage(found: { readonly misfit: FieldTypeMisfit; readonly valueType: string }): string {
   return `sets "${found.misfit.field}" to ${found.valueType} where ${found.misfit.cause}; the database would refuse the value or keep it as another type than declared`
+}
+
+/** A string value set into a column that does not keep it as written (`StringColumn`), with what the column keeps. */
+export interface StringMisfit {
+  readonly column: StringColumn
+  readonly value: string
+  readonly keeps: string
+}
+
+/**
+ * The first string a write sets into a column of integers, decimals or booleans that the column would not keep
+ * exactly as written: PostgreSQL refuses "abc" or "42.5" in an integer column (22P02), MariaDB refuses or zeroes it,
+ * SQLite keeps it as TEXT among integers; "042" or "-0" would come back "42" and "0", another value than approved.
+ * Null when every one fits, or where the columns could not be read (the write itself judges again).
+ *
+ * @example setStringMisfit({ code: 'abc' }, columns) // { column: { field: 'code', column: 'integer', … }, value: 'abc', keeps: 'an integer …' }
+ */
+export function setStringMisfit(set: Readonly<Record<string, unknown>>, columns: readonly StringColumn[] | null): StringMisfit | null {
+  if (columns === null || columns.length === 0) return null
+  for (const [field, value] of Object.entries(set)) {
+    if (typeof value !== 'string') continue
+    const column = columns.find((c) => c.field === field)
+    if (column !== undefined && !keptAsWritten(value, column.keeps)) return { column, value, keeps: keepsWords(column.keeps) }
+  }
+  return null
+}
+
+/** Why such a value cannot be written as approved, in the words of every refusal of it (see `setMisfitMessage`). */
+export function stringMisfitMessage(found: StringMisfit): string {
+  return `sets "${found.column.field}" to ${shown(found.value)} where ${found.column.cause}, which keeps a string as written only when it is ${found.keeps}; the database would refuse the value or keep another one than approved`
+}
+
+const INTEGER = /^-?(0|[1-9]\d*)$/
+const DECIMAL = /^-?(0|[1-9]\d*)(\.(\d+))?$/
+
+function keptAsWritten(value: string, keeps: StringKeeping): boolean {
+  switch (keeps.as) {
+    case 'integer':
+      // "-0" is kept as 0 and read back "0"
+      return INTEGER.test(value) && value !== '-0' && BigInt(value) >= BigInt(keeps.min) && BigInt(value) <= BigInt(keeps.max)
+    case 'boolean':
+      return keeps.spellings.includes(value)
+    case 'decimal': {
+      const match = DECIMAL.exec(value)
+      if (match === null || /^-[0.]*$/.test(value)) return false
+      // SQLite keeps an integer's digits as a 64-bit INTEGER, other numbers as a REAL, read back as JavaScript spells it
+      if (keeps.asNumber) return match[3] === undefined ? BigInt(value) >= -(2n ** 63n) && BigInt(value) < 2n ** 63n : String(Number(value)) === value
+      const fraction = match[3]?.length ?? 0
+      if (keeps.scale !== null && fraction !== keeps.scale) return false
+      return keeps.digits === null || match[1]!.length <= keeps.digits - (keeps.scale ?? fraction)
+    }
+  }
+}
+
+function keepsWords(keeps: StringKeeping): string {
+  switch (keeps.as) {
+    case 'integer':
+      return `an integer from ${keeps.min} to ${keeps.max}, spelled without a plus sign or leading zeros`
+    case 'boolean':
+      return keeps.spellings.map((s) => JSON.stringify(s)).join(' or ')
+    case 'decimal':
+      if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
+      return `a plain decimal${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`
+  }
+}
+
+/** The value as a refusal names it: JSON, cut where long (a value may be a whole document). */
+function shown(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
 }

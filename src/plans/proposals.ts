@@ -198,13 +198,14 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   let changing: number | null = 0
   // the upstream's column types, read once per proposal (a compensation writes back what the columns held)
   const misfits = p.compensates ? null : ((await p.resource.connector.fieldTypeMisfits?.()) ?? null)
+  const strings = p.compensates ? null : ((await p.resource.connector.stringColumns?.()) ?? null)
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
     // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
     if (!p.compensates) {
       assertSettable(p.action.type, p.resource.config.fields, rendered.set)
-      assertColumnsFit(p.action.type, misfits, rendered.set)
+      assertColumnsFit(p.action.type, misfits, rendered.set, strings)
       assertFrozenWith(p, member.fields, Object.keys(rendered.set))
     }
     const now = current?.get(member.id)

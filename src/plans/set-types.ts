@@ -1,5 +1,5 @@
 import type { FieldType } from '../config/index.js'
-import { fitsDeclaredType, setMisfit, setMisfitMessage, type FieldTypeMisfit } from '../connectors/index.js'
+import { fitsDeclaredType, setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage, type FieldTypeMisfit, type StringColumn } from '../connectors/index.js'
 import { instantOf, WarrantError } from '../contract/index.js'
 
 /**
@@ -28,11 +28,21 @@ export function assertSettable(action: string, fields: Readonly<Record<string, F
  * A rendered `set` is checked, too, against the column types its upstream declares (a sql resource's
  * `fieldTypeMisfits`, the judgement that refuses a filter on the field): a boolean into a PostgreSQL integer column
  * is of the field's declared type, yet no write of it can ever land as approved. `misfits` null (no catalogue, or
- * it could not be read): nothing to judge here, and the write itself judges again before it is sent.
+ * it could not be read): nothing to judge here, and the write itself judges again before it is sent. So is a string
+ * a `strings` column would not keep as written (`setStringMisfit`: "abc" into an integer column, a string field).
  *
  * @example assertColumnsFit('flag_on', misfits, { flag: true }) // throws invalid_request naming flag, a boolean, integer
  */
-export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>): void {
+export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>, strings: readonly StringColumn[] | null = null): void {
+  const unkept = setStringMisfit(set, strings)
+  if (unkept !== null) {
+    throw new WarrantError('invalid_request', `action "${action}" ${stringMisfitMessage(unkept)}. Nothing was proposed: set a value the column keeps as written, or change the column`, {
+      action,
+      field: unkept.column.field,
+      value: unkept.value,
+      column_type: unkept.column.column,
+    })
+  }
   const found = setMisfit(set, misfits)
   if (found === null) return
   throw new WarrantError(

@@ -43,6 +43,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     ...(connector.writeWindowSize === undefined ? {} : { writeWindowSize: connector.writeWindowSize }),
     ...(connector.refreshFacts === undefined ? {} : { refreshFacts: () => connector.refreshFacts!() }),
     ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
+    ...(connector.stringColumns === undefined ? {} : { stringColumns: () => connector.stringColumns!() }),
     ...(connector.versionColumnProblem === undefined ? {} : { versionColumnProblem: () => connector.versionColumnProblem!() }),
     ...(connector.tableProblems === undefined ? {} : { tableProblems: () => connector.tableProblems!() }),
     close: () => connector.close(),

@@ -18,7 +18,7 @@ import { startDemoGateway, type GatewayFixture } from '../support/gateway-fixtur
 const SESSION_FACTS = ['consistentSnapshot', 'positions'] as const
 const CONNECTOR_FACTS = ['kind', 'sources', 'ordering', 'writeEnforcesVersion'] as const
 // what the catalogue says, which `warrant check` reports (it checks the wrapped connector)
-const CATALOGUE_FACTS = ['refreshFacts', 'fieldTypeMisfits', 'versionColumnProblem', 'tableProblems'] as const
+const CATALOGUE_FACTS = ['refreshFacts', 'fieldTypeMisfits', 'stringColumns', 'versionColumnProblem', 'tableProblems'] as const
 
 async function sameFacts(connector: Connector): Promise<void> {
   const wrapped = instrumentConnector(connector, 'r', createTelemetry({}))

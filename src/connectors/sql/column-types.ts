@@ -1,10 +1,11 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { FieldType } from '../../config/index.js'
-import type { FieldTypeMisfit } from '../connector.js'
+import type { FieldTypeMisfit, StringColumn } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import { readAsOtherThanText } from './driver-values.js'
+import { decimalOf, stringColumnsOf } from './string-columns.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -36,6 +37,8 @@ export interface ColumnType {
   readonly dateOnly?: boolean
   /** PostgreSQL: a `timestamp` without time zone or a `date`, whose values a record shows as UTC (`utcWallClock`). */
   readonly zoneless?: boolean
+  /** A decimal column (PostgreSQL numeric, MySQL DECIMAL): its digits in all and after the point, null where unset (`decimalOf`). */
+  readonly decimal?: { readonly digits: number | null; readonly scale: number | null }
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -63,7 +66,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, character_set_name as charset, collation_name as collation from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -81,7 +84,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, notText: readAsOtherThanText(dialect, row) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row) })
   }
   return out
 }
@@ -161,18 +164,18 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
   switch (type) {
     case 'number':
     case 'integer':
-      return kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as numbers ("500" would be above "4900")`
+      return kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${DESCRIBED[kind]}, not as numbers ("500" would be above "4900")`
     case 'boolean':
       // a SQLite or MySQL number column reads true as 1; PostgreSQL none ("invalid input syntax for type integer")
       if (dialect === 'postgres' && kind === 'numeric') return 'PostgreSQL reads neither true nor false as a number, so a filter on it would fail at the database (declare the field number to filter on its 0 and 1)'
-      return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${describe(kind)}, not as true and false`
+      return kind === 'boolean' || kind === 'numeric' || kind === 'untyped' ? null : `the database compares its values as ${DESCRIBED[kind]}, not as true and false`
     case 'timestamp':
       // a TIME column (a date or timestamp one keeps second digits) names no day: each value is shown as stored and
       // not judged, and a filter would compare times of day (MySQL), or fail on the instant (PostgreSQL)
       if (kind === 'temporal' && column.secondDigits === null && dialect !== 'sqlite') return 'the database holds times of day there, not points in time'
       return kind === 'numeric' && dialect !== 'sqlite' ? 'the database compares its values as numbers, not as points in time' : null
     case 'tags':
-      return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${describe(kind)} there, not a JSON list of tags`
+      return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${DESCRIBED[kind]} there, not a JSON list of tags`
     case 'string':
       // a record shows a date as toISOString spells it, the engine compares its own text ("2024-06-01 12:00:00"):
       // equality with the shown value never holds, and a space orders before "T" (a TIME is text in both)
@@ -191,19 +194,7 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
 /** MySQL/MariaDB and PostgreSQL floating-point column types, as the catalogue names them. */
 const FLOATING = /^(float|double|real|double precision)$/i
 
-const DESCRIBED: Readonly<Record<ColumnKind, string>> = {
-  numeric: 'numbers',
-  text: 'text',
-  boolean: 'booleans',
-  temporal: 'dates and times',
-  json: 'JSON',
-  untyped: 'values of any type',
-  other: 'values of another type',
-}
-
-function describe(kind: ColumnKind): string {
-  return DESCRIBED[kind]
-}
+const DESCRIBED: Readonly<Record<ColumnKind, string>> = { numeric: 'numbers', text: 'text', boolean: 'booleans', temporal: 'dates and times', json: 'JSON', untyped: 'values of any type', other: 'values of another type' }
 
 /** What the catalogue says of a resource's columns: what no filter can trust, and what must compare as text. */
 export interface ColumnFacts {
@@ -234,6 +225,8 @@ export interface ColumnFacts {
    * 2024-06-01T12:00Z` left out the row shown as 2024-06-01T00:00Z): compared as a timestamp.
    */
   readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
+  /** String fields over columns of integers, decimals or booleans, which keep only some strings as written (`stringColumnsOf`). */
+  readonly stringColumns?: readonly StringColumn[]
   /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
   readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
@@ -261,6 +254,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
   const endpoint = `table ${resource.table}`
   return {
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
+    stringColumns: stringColumnsOf(resource.fields, columns, dialect, endpoint),
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),

@@ -111,6 +111,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     readByIds: (ids, signal) => readByIds(ctx, ids, signal),
     refreshFacts: async () => void (await catalogue.fresh()),
     fieldTypeMisfits: async () => (await catalogue.fresh()).columns?.misfits ?? null,
+    stringColumns: async () => (await catalogue.fresh()).columns?.stringColumns ?? null,
     versionColumnProblem: async () => (await catalogue.fresh()).columns?.versionProblem ?? null,
     tableProblems: async () => {
       const facts = (await catalogue.fresh()).table

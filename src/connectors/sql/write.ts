@@ -3,7 +3,7 @@ import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../.
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
-import { setMisfit, setMisfitMessage } from '../set-misfit.js'
+import { setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from '../set-misfit.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -120,6 +120,9 @@ export async function prepareWrite(
   // so may a value set into such a column: the proposal refused it, but the column may have been retyped since
   const unfit = setMisfit(request.set, facts?.misfits ?? null)
   if (unfit !== null) throw new WarrantError('invalid_request', `the write ${setMisfitMessage(unfit)}, so nothing was written`, { field: unfit.misfit.field, value_type: unfit.valueType, column_type: unfit.misfit.column })
+  // and a string its column keeps otherwise than written ("abc" or "042" into an integer column)
+  const unkept = setStringMisfit(request.set, facts?.stringColumns ?? null)
+  if (unkept !== null) throw new WarrantError('invalid_request', `the write ${stringMisfitMessage(unkept)}, so nothing was written`, { field: unkept.column.field, value: unkept.value, column_type: unkept.column.column })
   const precondition = compileFilter(request.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,

@@ -1,0 +1,80 @@
+import type { FieldType } from '../../config/index.js'
+import type { StringColumn, StringKeeping } from '../connector.js'
+import type { Row } from './backend.js'
+import type { ColumnType } from './column-types.js'
+import type { SqlDialectName } from './url.js'
+
+/**
+ * The string fields over a column of integers, decimals or booleans, and which strings each keeps as written
+ * (`StringColumn`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
+ * where any string is a misfit already (`misfitOf`); a SQLite column named for dates (DATE, DATETIME), where SQLite
+ * keeps dates as text by design; types whose text is the engine's own (money, bit, uuid).
+ */
+export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): StringColumn[] {
+  const out: StringColumn[] = []
+  for (const [field, type] of Object.entries(fields)) {
+    const column = columns.get(field)
+    const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
+    if (keeps === null) continue
+    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps })
+  }
+  return out
+}
+
+function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping | null {
+  if (column.floating === true) return null
+  const declared = column.declared.toLowerCase()
+  if (dialect === 'sqlite') {
+    // INTEGER affinity keeps an integer's digits as an INTEGER and anything else as TEXT, read back as a string
+    // where the other rows hold integers; NUMERIC affinity likewise turns "1.50" into the REAL 1.5
+    if (column.kind !== 'numeric') return null
+    if (column.integer) return integer(-(2n ** 63n), 2n ** 63n - 1n)
+    if (/date|time/.test(declared)) return null
+    // a BOOLEAN column keeps true and false as the integers 0 and 1 (SQLite has no boolean); "true" is kept as TEXT
+    if (/bool/.test(declared)) return { as: 'boolean', spellings: ['0', '1'] }
+    return { as: 'decimal', digits: null, scale: null, asNumber: true }
+  }
+  // PostgreSQL reads back true and false (a record shows them so); "t", "yes" and "1" are kept as true, shown "true"
+  if (column.kind === 'boolean') return dialect === 'postgres' ? { as: 'boolean', spellings: ['true', 'false'] } : null
+  if (column.kind !== 'numeric') return null
+  if (column.integer) {
+    const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : MYSQL_INTEGERS)[declared]
+    return bounds === undefined ? null : integer(bounds[0], bounds[1])
+  }
+  return column.decimal === undefined ? null : { as: 'decimal', ...column.decimal, asNumber: false }
+}
+
+function integer(min: bigint, max: bigint): StringKeeping {
+  return { as: 'integer', min: String(min), max: String(max) }
+}
+
+const POSTGRES_INTEGERS: Readonly<Record<string, readonly [bigint, bigint]>> = {
+  smallint: [-(2n ** 15n), 2n ** 15n - 1n],
+  integer: [-(2n ** 31n), 2n ** 31n - 1n],
+  bigint: [-(2n ** 63n), 2n ** 63n - 1n],
+}
+
+// the catalogue's data_type does not say UNSIGNED: from the signed type's least to the unsigned one's greatest
+// (a value past the column's own bound is refused by STRICT, or clamped and then refused when read back)
+const MYSQL_INTEGERS: Readonly<Record<string, readonly [bigint, bigint]>> = {
+  tinyint: [-(2n ** 7n), 2n ** 8n - 1n],
+  smallint: [-(2n ** 15n), 2n ** 16n - 1n],
+  mediumint: [-(2n ** 23n), 2n ** 24n - 1n],
+  int: [-(2n ** 31n), 2n ** 32n - 1n],
+  integer: [-(2n ** 31n), 2n ** 32n - 1n],
+  bigint: [-(2n ** 63n), 2n ** 64n - 1n],
+  year: [1901n, 2155n],
+}
+
+/**
+ * A PostgreSQL numeric or decimal (or a domain over one) and MySQL's DECIMAL: its digits in all and after the point,
+ * null where it sets none (PostgreSQL's bare numeric keeps a decimal as written); undefined for any other column.
+ */
+export function decimalOf(dialect: SqlDialectName, row: Row): { readonly digits: number | null; readonly scale: number | null } | undefined {
+  if (dialect === 'postgres') {
+    const numeric = /^numeric(?:\((\d+),(\d+)\))?$/.exec(String(row.base_type ?? ''))
+    return numeric === null ? undefined : { digits: numeric[1] === undefined ? null : Number(numeric[1]), scale: numeric[2] === undefined ? null : Number(numeric[2]) }
+  }
+  if (dialect !== 'mysql' || !/^(decimal|numeric)$/i.test(String(row.type ?? ''))) return undefined
+  return { digits: row.digits == null ? null : Number(row.digits), scale: row.scale == null ? null : Number(row.scale) }
+}
