@@ -5,6 +5,7 @@ import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.
 import { keysetOrder } from './keyset-order.js'
 import { pageOrigin } from './page-origin.js'
 import { credentialRefusal } from './credential-refusal.js'
+import { repeatedVersions } from './repeated-versions.js'
 import { shortPages } from './short-pages.js'
 import { upstreamFilters } from './upstream-filters.js'
 import { probeWrites } from './write-probe.js'
@@ -59,7 +60,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     await pageOrigin(options.config, options.connector, samples, pageSize, options.signal),
     await keysetOrder(options.config, options.connector, samples, { pages, pageSize, ...(options.signal ? { signal: options.signal } : {}) }),
     ...(await readById(options.connector, samples, options.config, options.calls ?? null)),
-    versions(options.config, samples),
+    versions(options.config, samples, (await options.connector.versionColumnProblem?.()) != null),
     await fieldTypes(options.connector),
     idColumn(tableProblems),
     ...(await conditionalWrites(options.config, options.connector, tableProblems)),
@@ -182,13 +183,16 @@ function idColumn(problems: readonly TableProblem[] | null | undefined): Guarant
   return { name, promise, status: 'holds', detail: 'the id column is the primary key or carries a unique index, and holds no NULL', config_keys: [] }
 }
 
-function versions(config: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
+function versions(config: ResourceConfig, samples: readonly SourceSample[], versionRefused: boolean): Guarantee {
   const promise = 'every record has a version, so a write can be made conditional on it'
   const records = samples.flatMap((s) => s.records)
   // a record with no version never reaches `records`: the pages count it (unjudged, versionless)
   const empty = samples.reduce((n, s) => n + s.results.reduce((m, r) => m + (r.kind === 'page' ? (r.unjudged?.versionless?.count ?? 0) : 0), 0), 0)
   const total = records.length + empty
   if (total === 0) return { name: 'versions', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
+  // a version that repeats across records is no version, whether or not some records lack one
+  const repeated = repeatedVersions(config, records, versionRefused)
+  if (repeated !== null && (empty === 0 || repeated.status !== 'warning')) return { name: 'versions', promise, ...repeated }
   if (empty === 0) return { name: 'versions', promise, status: 'holds', detail: `${records.length} records, each with a version`, config_keys: [] }
   const connector = config.connector
   const key = connector.kind === 'http' ? 'connector.version' : 'version_field'

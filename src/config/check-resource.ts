@@ -99,6 +99,12 @@ export function checkResource(resource: ResourceConfig, ctx: z.RefinementCtx, pa
       if (denied.has(field)) issue(['actions', name, 'expect', 'fields', field], `field "${field}" is denied: an expected value for it would tell an agent its value by each write's outcome; remove it`)
     if (resource.connector.kind === 'http' && !action.write) issue(['actions', name, 'write'], 'an action on an http resource needs write: {method, path}')
   }
+  // a version moves on every write, so grouping by it splits the records by values nobody chose; a field worth grouping
+  // by is a business value (a plan, a state), which a sql write would overwrite with the next version
+  resource.group_by.forEach((f, i) => {
+    if (versionFields.has(f))
+      issue(['group_by', i], `"${f}" is the version field: every write moves it, so grouping by it is meaningless, and a field worth grouping by is a business value, not a version; remove it from group_by, or name as the version a column that means nothing else and changes on every write (a counter, updated_at)`)
+  })
   for (const { name, earlier } of caseCollisions(Object.keys(resource.actions)))
     issue(['actions', name], `action "${name}" differs from "${earlier}" only in case; rename one of them`)
   resource.standing_approvals.forEach((s, i) => {

@@ -54,6 +54,37 @@ describe('a sql version field that an action tests as a business value', () => {
   })
 })
 
+describe('a version field listed in group_by', () => {
+  // A version moves on every write (a fresh token, + 1, now, or the upstream's own), so grouping by it splits the
+  // records by values nobody chose; a field worth grouping by is a business value (`version_field: plan` with
+  // `group_by: [plan, state]`), which a sql write would overwrite with a UUID. Refused at load, naming the entry.
+  test('version_field, or connector.version.field, in group_by is refused by key, naming the fix', () => {
+    const sql = parseConfigInput()
+    sql.resources.subscriptions.version_field = 'region'
+    const index = sql.resources.subscriptions.group_by.indexOf('region')
+    assert.ok(index >= 0)
+    const problems = configProblems(() => parseConfig(sql))
+    const problem = problems.find((p) => p.key === `resources.subscriptions.group_by.${index}`)
+    assert.ok(problem, JSON.stringify(problems))
+    assert.match(problem.message, /"region" is the version field/)
+    assert.match(problem.message, /remove it from group_by/)
+    assert.match(problem.message, /a counter, updated_at/)
+
+    const http = parseConfigInput()
+    http.resources.crm = httpResourceInput()
+    http.resources.crm.connector.version.field = 'status'
+    http.resources.crm.fields.status = 'string'
+    http.resources.crm.actions.close.set = { rev: 1 }
+    http.resources.crm.fields.rev = 'integer'
+    http.resources.crm.group_by = ['status']
+    assert.deepEqual(problemKeys(() => parseConfig(http)), ['resources.crm.group_by.0'])
+  })
+
+  test('a group_by without the version field still loads', () => {
+    assert.doesNotThrow(() => parseConfig(parseConfigInput()))
+  })
+})
+
 describe('names and labels a reader cannot tell apart', () => {
   test('two resources, or two actions of one resource, whose names differ only in case are refused', () => {
     const resources = parseConfigInput()

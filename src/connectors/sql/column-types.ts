@@ -6,6 +6,7 @@ import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import { readAsOtherThanText } from './driver-values.js'
 import { decimalOf, stringColumnsOf } from './string-columns.js'
+import { versionColumnRefusal } from './version-column-refusals.js'
 import type { SqlDialectName } from './url.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
@@ -31,6 +32,8 @@ export interface ColumnType {
   readonly floating?: boolean
   /** The driver reads its values as bytes or a parsed value, not as the text the database compares (`readAsOtherThanText`). */
   readonly notText?: boolean
+  /** PostgreSQL, MySQL/MariaDB: the most characters a char(n) or varchar(n) column (an ENUM, its longest value) keeps; null for any other. */
+  readonly maxChars?: number | null
   /** PostgreSQL: a `real` column (or a domain over one), single precision, sent as its shortest text ("0.1"). */
   readonly singleFloat?: boolean
   /** PostgreSQL: a `date` column (or a domain over one), which reads a date-time compared with it as a date. */
@@ -66,7 +69,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_set_name as charset, collation_name as collation from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -84,7 +87,8 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const zoneless = dateOnly || (dialect === 'postgres' && /^timestamp(\(\d\))? without time zone$/.test(String(row.base_type ?? '')))
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row) })
+    const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row) })
   }
   return out
 }
@@ -101,6 +105,17 @@ function postgresSecondDigits(baseType: string): number | null {
   if (baseType === 'date') return 0
   const stamp = /^timestamp(?:\((\d)\))?/.exec(baseType)
   return stamp ? Number(stamp[1] ?? 6) : null
+}
+
+/** `character varying(20)`, `character(35)`: their n; an unbounded varchar or text none. */
+function postgresMaxChars(baseType: string): number | null {
+  const bounded = /^(?:character varying|character)\((\d+)\)$/.exec(baseType)
+  return bounded ? Number(bounded[1]) : null
+}
+
+/** MySQL's catalogue gives every text column a length; only a char, varchar or enum is short enough to matter. */
+function mysqlMaxChars(declared: string, length: unknown): number | null {
+  return /^(char|varchar|enum|set)$/i.test(declared) && length !== null && length !== undefined ? Number(length) : null
 }
 
 function mysqlSecondDigits(declared: string, precision: unknown): number | null {
@@ -275,65 +290,11 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
         return dialect === 'mysql' && NUMBERS.has(resource.fields[f]!) && (declared === 'float' || declared === 'year') ? [[f, declared]] : []
       }),
     ),
-    versionProblem: coarseVersion(resource, columns.get(resource.versionField), dialect) ?? untextualVersion(resource, columns.get(resource.versionField), dialect) ?? floatVersion(resource, columns.get(resource.versionField)),
+    versionProblem: versionColumnRefusal(resource, columns.get(resource.versionField), dialect),
     changedAfterUpdate,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
     versionColumn: columns.get(resource.versionField) ?? null,
   }
-}
-
-/**
- * A timestamp version column that keeps less than milliseconds. A write sets the next version a millisecond or
- * more past the last (version.ts `nextVersion`); such a column rounds it back to the same second (or day), the
- * version does not move, and a writer still holding the old version would then overwrite that write unseen.
- */
-function coarseVersion(resource: DeclaredTable, column: ColumnType | undefined, dialect: SqlDialectName): string | null {
-  if (resource.fields[resource.versionField] !== 'timestamp' || column?.secondDigits == null || column.secondDigits >= 3) return null
-  const field = resource.versionField
-  const keeps = column.kind === 'temporal' && /^date$/i.test(column.declared) ? 'keeps days only' : column.secondDigits === 0 ? 'keeps whole seconds' : `keeps ${column.secondDigits} digit(s) of a second`
-  const fix =
-    dialect === 'postgres'
-      ? `alter table ${resource.table} alter column ${field} type ${/without time zone/.test(column.declared) ? 'timestamp' : 'timestamptz'}(3)`
-      : `alter table ${resource.table} modify ${field} ${/^timestamp$/i.test(column.declared) ? 'timestamp' : 'datetime'}(3)`
-  return (
-    `the version column "${field}" of table ${resource.table} is ${column.declared}, which ${keeps}: a write within the same second would leave the version unchanged, ` +
-    `and a writer still holding that version would then overwrite the write unseen, so no write to it is made; ` +
-    `make the column keep milliseconds (${fix}), or version the resource by an integer column every write moves`
-  )
-}
-
-/**
- * A `string` version over a column that cannot keep the UUID a write sets as the next version (`nextVersion`): a
- * server engine's number, date, boolean or JSON column. MySQL without STRICT keeps the UUID's leading digits or a
- * zero date, a version no one handed out, and the write would be answered as made; in strict mode, and on
- * PostgreSQL, every write fails. SQLite keeps text in any column, and a PostgreSQL uuid column keeps a UUID.
- */
-function untextualVersion(resource: DeclaredTable, column: ColumnType | undefined, dialect: SqlDialectName): string | null {
-  if (resource.fields[resource.versionField] !== 'string' || column === undefined || dialect === 'sqlite') return null
-  if (column.kind !== 'numeric' && column.kind !== 'temporal' && column.kind !== 'boolean' && column.kind !== 'json') return null
-  const field = resource.versionField
-  const as = column.kind === 'numeric' && column.integer ? 'integer' : column.kind === 'temporal' ? 'timestamp' : null
-  return (
-    `the version column "${field}" of table ${resource.table} is ${column.declared}, which cannot hold the text versions a string version_field writes (a UUID): ` +
-    `the database would refuse or convert each one, so no write to it is made; declare version_field's field as the column is` +
-    (as === null ? '' : ` (fields.${field}: ${as})`) +
-    `, or version the resource by a text column`
-  )
-}
-
-/**
- * An integer version over a floating-point column, which keeps integers exactly only up to 2^24 (PostgreSQL real,
- * MySQL FLOAT) or 2^53: there `version + 1` rounds back to the version, the write is made and the version does
- * not move (answered `unknown` only after it committed), and a writer still holding that version overwrites it.
- */
-function floatVersion(resource: DeclaredTable, column: ColumnType | undefined): string | null {
-  if (resource.fields[resource.versionField] !== 'integer' || column?.floating !== true) return null
-  const field = resource.versionField
-  return (
-    `the version column "${field}" of table ${resource.table} is ${column.declared}, a floating-point type that keeps integers exactly only up to 2^24 (real, FLOAT) or 2^53 (double): ` +
-    `past that a write's next version (version + 1) rounds back to the version, the write would be made without moving it, and a writer still holding that version would then overwrite the write unseen, so no write to it is made; ` +
-    `declare the column an integer type (bigint), or version the resource by an integer column every write moves`
-  )
 }
 
 /**

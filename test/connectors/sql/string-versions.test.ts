@@ -17,10 +17,24 @@ const REFUSED: readonly { kind: Kind; column: string; value: string }[] = [
   { kind: 'mysql', column: 'int', value: '1' },
   { kind: 'mysql', column: 'datetime(3)', value: `'2024-06-01 12:00:00'` },
 ]
+/**
+ * A text column too short for the 36 characters of a UUID: PostgreSQL fails the write ("value too long"), MariaDB
+ * in strict mode too, and without STRICT keeps its first n characters, a version no one handed out. (A business
+ * column declared version by mistake is often such a one: `plan varchar(20)`.)
+ */
+const SHORT: readonly { kind: Kind; column: string; value: string }[] = [
+  { kind: 'postgres', column: 'varchar(20)', value: `'free'` },
+  { kind: 'postgres', column: 'char(35)', value: `'v1'` },
+  { kind: 'mysql', column: 'varchar(20)', value: `'free'` },
+  { kind: 'mysql', column: 'char(35)', value: `'v1'` },
+]
 const WRITTEN: readonly { kind: Kind; column: string; value: string }[] = [
   { kind: 'sqlite', column: 'integer', value: '1' },
   { kind: 'postgres', column: 'uuid', value: `'7d444840-9dc0-11d1-b245-5ffdce74fad2'` },
   { kind: 'mysql', column: 'varchar(40)', value: `'v1'` },
+  { kind: 'mysql', column: 'char(36)', value: `'v1'` },
+  { kind: 'postgres', column: 'varchar(36)', value: `'v1'` },
+  { kind: 'sqlite', column: 'varchar(20)', value: `'v1'` },
 ]
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -50,6 +64,25 @@ for (const { kind, column, value } of REFUSED) {
       assert.match((outcome as { message: string }).message, PROBLEM)
       assert.match((outcome as { message: string }).message, /nothing was written/)
       assert.deepEqual((await t.engine.rows(`select name from things`)).map((r) => r.name), ['n'])
+    })
+
+    it('warrant check reports it on the version_field line', async () => {
+      assert.match((await t.connector.versionColumnProblem!()) ?? '', PROBLEM)
+    })
+  })
+}
+
+for (const { kind, column, value } of SHORT) {
+  describe(`sql on ${kind}: a string version over a ${column} column, too short for a UUID`, () => {
+    const t = table(kind, column, value)
+    const PROBLEM = /the version column "version" of table things is (varchar|char|character varying|character)\((20|35)\), which keeps at most (20|35) characters, fewer than the 36 of the UUID a string version_field writes.*so no write to it is made; .*a counter, updated_at/
+
+    it('a write is refused before anything is sent, naming the column and the fix', async () => {
+      const outcome = await t.connector.write({ id: 'a', expectedVersion: t.version, set: { name: 'x' }, precondition: {} })
+      assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome))
+      assert.match((outcome as { message: string }).message, PROBLEM)
+      assert.match((outcome as { message: string }).message, /nothing was written/)
+      assert.deepEqual((await t.engine.rows(`select name, version from things`)).map((r) => [r.name, String(r.version).trim()]), [['n', value.slice(1, -1)]])
     })
 
     it('warrant check reports it on the version_field line', async () => {
