@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
-import { CLI_ENTRY, createCliWorkspace, TSX_LOADER } from '../support/cli-config.js'
+import { createCliWorkspace, serveUntil } from '../support/cli-config.js'
 
 const run = promisify(execFile)
 
@@ -33,24 +33,9 @@ describe('warrant serve: the Try line runs on a config that is not the demo', ()
   })
 
   it('pasted as printed on a fresh store, answers a one-page envelope, not an unknown field', { timeout: 120_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--port', '0', '--config', ws.configPath], {
-      cwd: ws.dir,
-      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const serve = await serveUntil(ws.configPath, ws.dir, (out) => /^Try: .*\n/m.test(out))
     try {
-      let out = ''
-      const printed = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve printed no Try line: ${out}`)), 60_000)
-        child.stdout.on('data', (chunk) => {
-          out += String(chunk)
-          if (/^Try: .*$/m.test(out) && out.endsWith('\n')) {
-            clearTimeout(timer)
-            resolve(out)
-          }
-        })
-        child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
-      })
+      const printed = serve.printed
       const tryLine = /^Try: (.*)$/m.exec(printed)![1]!
       assert.match(tryLine, /\/v1\/resources\/accounts\/search/)
       const { stdout } = await run('bash', ['-c', tryLine], { cwd: ws.dir, env: { PATH: process.env.PATH ?? '' } })
@@ -60,8 +45,7 @@ describe('warrant serve: the Try line runs on a config that is not the demo', ()
       assert.equal(answer.complete, false, stdout.slice(0, 500))
       assert.ok(Array.isArray(answer.items) && answer.items.length > 0, stdout.slice(0, 500))
     } finally {
-      child.kill('SIGTERM')
-      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))
+      await serve.stop()
     }
   })
 })

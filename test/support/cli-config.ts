@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -107,5 +107,42 @@ export async function runWarrant(args: readonly string[], cwd: string, extraEnv:
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string }
     return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
+  }
+}
+
+/**
+ * `warrant serve --port 0 --config CONFIG` as a real subprocess, until what it printed satisfies `ready`.
+ *
+ * @example
+ * const serve = await serveUntil(ws.configPath, ws.dir, (out) => /^Try: .*\n/m.test(out))
+ * try { … serve.printed … } finally { await serve.stop() }
+ */
+export async function serveUntil(configPath: string, cwd: string, ready: (printed: string) => boolean): Promise<{ readonly printed: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--port', '0', '--config', configPath], {
+    cwd,
+    env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const stop = async () => {
+    child.kill('SIGTERM')
+    await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))
+  }
+  try {
+    let out = ''
+    const printed = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve never printed what was awaited: ${out}`)), 60_000)
+      child.stdout.on('data', (chunk) => {
+        out += String(chunk)
+        if (ready(out)) {
+          clearTimeout(timer)
+          resolve(out)
+        }
+      })
+      child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
+    })
+    return { printed, stop }
+  } catch (error) {
+    await stop()
+    throw error
   }
 }

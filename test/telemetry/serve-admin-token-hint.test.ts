@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
-import { CLI_ENTRY, createCliWorkspace, TSX_LOADER } from '../support/cli-config.js'
+import { createCliWorkspace, serveUntil } from '../support/cli-config.js'
 
 const run = promisify(execFile)
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -24,24 +24,9 @@ describe('warrant serve: the metrics hint says how to create an admin token', ()
   })
 
   it('prints a token create --role admin command with its config; run as printed, its token reads /metrics', { timeout: 180_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--port', '0', '--config', ws.configPath], {
-      cwd: ROOT,
-      env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const serve = await serveUntil(ws.configPath, ROOT, (out) => /^Try: /m.test(out))
     try {
-      let out = ''
-      const printed = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve printed no Try line: ${out}`)), 60_000)
-        child.stdout.on('data', (chunk) => {
-          out += String(chunk)
-          if (/^Try: /m.test(out)) {
-            clearTimeout(timer)
-            resolve(out)
-          }
-        })
-        child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)))
-      })
+      const printed = serve.printed
       const base = /health:\s+(http:\/\/\S+)\/health/.exec(printed)![1]!
       // the line under `metrics:` says how to create the admin token it asks for
       const command = /^ {2}metrics: .*\(admin token\).*\n\s+create an admin token: (npm run -s warrant -- token create .*)$/m.exec(printed)?.[1]
@@ -59,8 +44,7 @@ describe('warrant serve: the metrics hint says how to create an admin token', ()
       const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })
       assert.equal(metrics.status, 200, await metrics.text())
     } finally {
-      child.kill('SIGTERM')
-      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)))
+      await serve.stop()
     }
   })
 })
