@@ -240,10 +240,13 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
   if (config.connector.kind === 'sql') {
     // a version column that cannot move on every write would let a stale writer overwrite a write unseen; a table
     // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
-    const version = (await connector.versionColumnProblem?.()) ?? null
-    // null: the column facts (types, UPDATE triggers) could not be read; the version's problem is then unknown too
-    const misfits = connector.fieldTypeMisfits ? await connector.fieldTypeMisfits() : []
-    const strings = (await connector.stringColumns?.()) ?? []
+    // asked at once, so they share one catalogue read. misfits null: the column facts (types, UPDATE triggers) could
+    // not be read; the version's problem is then unknown too
+    const [version, misfits, strings] = await Promise.all([
+      connector.versionColumnProblem?.() ?? null,
+      connector.fieldTypeMisfits ? connector.fieldTypeMisfits() : [],
+      connector.stringColumns?.() ?? [],
+    ]).then(([v, m, s]) => [v ?? null, m, s ?? []] as const)
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
       ...misfitPreconditions(actions, misfits ?? []),

@@ -196,9 +196,11 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   // Targets whose write changes something: a record already holding every value set is written for nothing,
   // and a reviewer must not read a change there. An absent field is not "already" the value (nobody said so).
   let changing: number | null = 0
-  // the upstream's column types, read once per proposal (a compensation writes back what the columns held)
-  const misfits = p.compensates ? null : ((await p.resource.connector.fieldTypeMisfits?.()) ?? null)
-  const strings = p.compensates ? null : ((await p.resource.connector.stringColumns?.()) ?? null)
+  // the upstream's column types, read once per proposal (a compensation writes back what the columns held): both
+  // asked at once, so the second shares the first's catalogue read instead of starting its own
+  const [misfits, strings] = p.compensates
+    ? [null, null]
+    : await Promise.all([p.resource.connector.fieldTypeMisfits?.() ?? null, p.resource.connector.stringColumns?.() ?? null])
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type

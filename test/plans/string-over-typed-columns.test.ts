@@ -76,6 +76,17 @@ for (const { store, upstream: kind, column, shown } of CASES) {
       assert.equal(await plansOn(sel.body.selection_id), 0, 'no plan row is stored')
     })
 
+    test('a proposal reads the catalogue once (was twice: the column misfits, then the string columns, one after the other)', async () => {
+      const sel = await agent('POST', '/v1/resources/codes/selections', { filter: { name: 'n' } })
+      assert.equal(sel.status, 201, JSON.stringify(sel.body))
+      const columnReads = async () => (await fx.gateway.store.db.selectFrom('audit_events').select('action').where('action', 'like', '%catalogue: columns of table codes%').execute()).length
+      const before = await columnReads()
+      const plan = await agent('POST', `/v1/selections/${sel.body.selection_id}/plans`, { action: { type: 'code_42' } })
+      assert.equal(plan.status, 201, JSON.stringify(plan.body))
+      await fx.gateway.audit.flush()
+      assert.equal((await columnReads()) - before, 1)
+    })
+
     test('"42", literal and from a parameter, is proposed, approved, committed and written', async () => {
       for (const [id, action] of [['a', { type: 'code_42' }], ['b', { type: 'set_code', params: { code: '-5' } }]] as const) {
         const { plan } = await selectProposeApprove(agent, [fx.as('reviewer')], 'codes', { filter: { id } }, action)
