@@ -220,6 +220,20 @@ export function AgentWords(props: { value: unknown }) {
 }
 
 /**
+ * A compensation's parameter: Warrant drew it from the operation it undoes (its id, the targets' digest), so it is
+ * labelled as Warrant's, not set apart as words an agent chose.
+ */
+export function WarrantWords(props: { value: unknown }) {
+  const v = props.value
+  return (
+    <>
+      <code>{typeof v === 'string' ? JSON.stringify(revealed(v)) : scalarText(v)}</code>
+      <span class="muted small"> (set by Warrant from the operation)</span>
+    </>
+  )
+}
+
+/**
  * A record's id as the upstream gave it: revealed, and wrapped anywhere once long. An unwrapped id of thousands
  * of characters made its table as wide, the outcome and the change beside it far out of sight.
  */

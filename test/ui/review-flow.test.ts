@@ -156,6 +156,10 @@ describe('review pages: a reviewer approves the article scenario in a real brows
     await page.goto(`${fx.base}/review/operations/${operation.operation_id}`)
     await Promise.all([page.waitForURL(/proposed=1/), page.getByTestId('propose-compensation').click()])
     assert.match(await page.locator('h1').innerText(), /compensate/)
+    // its parameters are Warrant's, drawn from the operation: labelled so, never as the agent's words
+    const params = await page.getByTestId('action-params').innerText()
+    assert.match(params, /operation_id[\s\S]*set by Warrant from the operation/)
+    assert.doesNotMatch(params, /the agent's words/)
     assert.equal(await page.getByTestId('approve').count(), 0)
     assert.match(await page.getByTestId('cannot-approve').innerText(), /You proposed this plan/)
     await context.close()

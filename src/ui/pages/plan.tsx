@@ -4,7 +4,7 @@ import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import { type ChangesPage, type PlanView, unchangedWords } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { AgentWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
+import { AgentWords, WarrantWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, filterClauses, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
@@ -163,9 +163,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
           {params.map(([k, v]) => (
             <>
               <dt>{k}</dt>
-              <dd>
-                <AgentWords value={v} />
-              </dd>
+              <dd>{p.precondition.per_target ? <WarrantWords value={v} /> : <AgentWords value={v} />}</dd>
             </>
           ))}
         </dl>
