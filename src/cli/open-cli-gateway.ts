@@ -23,6 +23,11 @@ export async function openCliGateway(flags: {
    * it cannot continue, and says what it finds. Without it, such a store is refused (GatewayOptions.requireAuditKey).
    */
   readonly readOnly?: boolean
+  /**
+   * Record the drift of the open plans under this config at open (GatewayOptions.recordConfigMoves): by default
+   * where the command is not `readOnly`; `warrant check` never (its probes write to the upstream, never to a plan).
+   */
+  readonly recordConfigMoves?: boolean
   /** Also told of every upstream call (after the audit log): `warrant check` reads what its probes answered. */
   readonly onCall?: (call: UpstreamCall) => void
 }): Promise<{ gateway: Gateway; config: WarrantConfig; demo: boolean; configPath: string }> {
@@ -35,6 +40,7 @@ export async function openCliGateway(flags: {
     config,
     executors: flags.executors ?? false,
     requireAuditKey: flags.readOnly !== true,
+    recordConfigMoves: flags.recordConfigMoves ?? flags.readOnly !== true,
     log: createLogger({ level: flags.logLevel ?? (process.env.WARRANT_LOG_LEVEL || 'warn') }),
     ...(flags.onCall ? { onCall: flags.onCall } : {}),
   })
@@ -50,10 +56,15 @@ export async function openCliGateway(flags: {
  * @example await withCliGateway(flags, async (gateway) => gateway.operations.get(actor, id))
  */
 export async function withCliGateway<T>(
-  flags: { readonly config?: string; readonly readOnly?: boolean; readonly onCall?: (call: UpstreamCall) => void },
+  flags: { readonly config?: string; readonly readOnly?: boolean; readonly recordConfigMoves?: boolean; readonly onCall?: (call: UpstreamCall) => void },
   run: (gateway: Gateway) => Promise<T>,
 ): Promise<T> {
-  const { gateway } = await openCliGateway({ config: flags.config, ...(flags.readOnly ? { readOnly: true } : {}), ...(flags.onCall ? { onCall: flags.onCall } : {}) })
+  const { gateway } = await openCliGateway({
+    config: flags.config,
+    ...(flags.readOnly ? { readOnly: true } : {}),
+    ...(flags.recordConfigMoves === undefined ? {} : { recordConfigMoves: flags.recordConfigMoves }),
+    ...(flags.onCall ? { onCall: flags.onCall } : {}),
+  })
   try {
     return await run(gateway)
   } finally {

@@ -69,6 +69,13 @@ export interface GatewayOptions {
    */
   readonly requireAuditKey?: boolean
   /**
+   * Judge every open plan under this config at open and record its drift (default true): the approvals given before a
+   * change stop counting even where nobody views the plan. False for a process that only reads (`warrant check`,
+   * search, audit queries, often on a trial config against the live store): it neither views nor commits a plan, so
+   * its config moves none, and recording would void the live approvals for good on a config never deployed.
+   */
+  readonly recordConfigMoves?: boolean
+  /**
    * This instance's name (default `WARRANT_INSTANCE_ID`): its lease owner is `ID@host:pid:…`, this process's alone,
    * so two processes given one id never run one operation at once (see store/instance-owner.ts `instanceOwner`).
    */
@@ -171,7 +178,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     })
     // A drift nobody viewed still voids the approvals given before it: each open plan is judged under the config this
     // process opened on, before anything can commit one (a config put back later no longer revives those approvals)
-    const moves = await plans.recordOpenPlansMoves()
+    const moves = options.recordConfigMoves === false ? { drifted: [], unjudged: [] } : await plans.recordOpenPlansMoves()
     if (moves.drifted.length > 0) log.warn({ plan_ids: moves.drifted }, 'the config moved under these open plans: the approvals given before now no longer count')
     if (moves.unjudged.length > 0) log.warn({ plans: moves.unjudged }, 'these open plans could not be judged against the config; a view or a commit judges them again')
     if ((options.executors ?? true) === true) await warnOfSharedInstanceId(store, instanceId, log)

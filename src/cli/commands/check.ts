@@ -32,7 +32,7 @@ export function registerCheck(program: Command): void {
       if (flags.source !== undefined && !probing) throw new WarrantError('invalid_request', '--source names the source a write probe is sent to: give it with --write-probe')
       // the connector's calls, as the probes make them: what a batch read by ids answered is only in them
       const calls: UpstreamCall[] = []
-      const report = await withCliGateway({ ...flags, readOnly: !probing, onCall: (call) => calls.push(call) }, async (gateway) => {
+      const report = await withCliGateway({ ...flags, readOnly: !probing, recordConfigMoves: false, onCall: (call) => calls.push(call) }, async (gateway) => {
         // The operator holds the config: naming its resources here reveals nothing (the API's not_found does not)
         if (!gateway.catalogue.names.includes(name))
           throw new WarrantError('not_found', `unknown resource "${name}"; known resources: ${gateway.catalogue.names.join(', ') || '(none)'}`, { resource: name })
