@@ -1,5 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
-import { setStringMisfit, stringMisfitMessage, type Connector, type FieldTypeMisfit, type SourceRecord, type StringColumn, type TableProblem, type UpstreamCall } from '../connectors/index.js'
+import { numberMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage, type Connector, type FieldTypeMisfit, type NumberColumn, type SourceRecord, type StringColumn, type TableProblem, type UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { keysetOrder } from './keyset-order.js'
@@ -221,7 +221,12 @@ function misfitPreconditions(actions: readonly [string, ResourceConfig['actions'
  * proposal, with its parameters): the proposal refuses every plan of them, and the connector every write
  * (src/connectors/set-misfit.ts).
  */
-function misfitSets(actions: readonly [string, ResourceConfig['actions'][string]][], misfits: readonly FieldTypeMisfit[], strings: readonly StringColumn[]): { message: string; configKeys: string[] }[] {
+function misfitSets(
+  actions: readonly [string, ResourceConfig['actions'][string]][],
+  misfits: readonly FieldTypeMisfit[],
+  strings: readonly StringColumn[],
+  numbers: readonly NumberColumn[],
+): { message: string; configKeys: string[] }[] {
   return actions.flatMap(([name, action]) => [
     ...misfits
       .filter((m) => Object.hasOwn(action.set, m.field) && action.set[m.field] !== null)
@@ -229,6 +234,10 @@ function misfitSets(actions: readonly [string, ResourceConfig['actions'][string]
     ...Object.entries(action.set).flatMap(([field, value]) => {
       const unkept = typeof value === 'string' && !value.includes('{{') ? setStringMisfit({ [field]: value }, strings) : null
       return unkept === null ? [] : [{ message: `action "${name}" ${stringMisfitMessage(unkept)}`, configKeys: [`actions.${name}.set.${field}`] }]
+    }),
+    ...Object.entries(action.set).flatMap(([field, value]) => {
+      const unheld = typeof value === 'number' ? setNumberMisfit({ [field]: value }, numbers) : null
+      return unheld === null ? [] : [{ message: `action "${name}" ${numberMisfitMessage(unheld)}`, configKeys: [`actions.${name}.set.${field}`] }]
     }),
   ])
 }
@@ -242,15 +251,16 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
     // asked at once, so they share one catalogue read. misfits null: the column facts (types, UPDATE triggers) could
     // not be read; the version's problem is then unknown too
-    const [version, misfits, strings] = await Promise.all([
+    const [version, misfits, strings, numbers] = await Promise.all([
       connector.versionColumnProblem?.() ?? null,
       connector.fieldTypeMisfits ? connector.fieldTypeMisfits() : [],
       connector.stringColumns?.() ?? [],
-    ]).then(([v, m, s]) => [v ?? null, m, s ?? []] as const)
+      connector.numberColumns?.() ?? [],
+    ]).then(([v, m, s, n]) => [v ?? null, m, s ?? [], n ?? []] as const)
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
       ...misfitPreconditions(actions, misfits ?? []),
-      ...misfitSets(actions, misfits ?? [], strings),
+      ...misfitSets(actions, misfits ?? [], strings, numbers),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
     ]
     if (problems.length > 0)

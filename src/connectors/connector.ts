@@ -306,6 +306,8 @@ export interface Connector {
   fieldTypeMisfits?(): Promise<readonly FieldTypeMisfit[] | null>
   /** The string fields over columns of numbers or booleans, and which strings each keeps as written; null where unread. Absent without column types (HTTP). */
   stringColumns?(): Promise<readonly StringColumn[] | null>
+  /** The number fields over columns of integers or fixed-point decimals, and which numbers each keeps exactly; null where unread. Absent without column types (HTTP). */
+  numberColumns?(): Promise<readonly NumberColumn[] | null>
   /**
    * Why the upstream's version column cannot move on every write (a timestamp column keeping whole seconds), so
    * every write is refused, with the fix; null when it can, or where this cannot be read. Absent where the
@@ -344,6 +346,16 @@ export interface StringColumn {
   /** What the field is declared and what the column is, in the words of `FieldTypeMisfit.cause`. */
   readonly cause: string
   readonly keeps: StringKeeping
+}
+
+/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale). */
+export interface NumberColumn {
+  readonly field: string
+  /** The column's type as the catalogue names it. */
+  readonly column: string
+  /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
+  readonly cause: string
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' }>
 }
 
 /**

@@ -13,6 +13,7 @@ export type {
   UpstreamCallListener,
   FieldTypeMisfit,
   StringColumn,
+  NumberColumn,
   StringKeeping,
   TableProblem,
 } from './connector.js'
@@ -22,4 +23,4 @@ export { createConnector, type CreateConnectorOptions } from './create-connector
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
 export { fitsDeclaredType } from './field-type.js'
-export { setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from './set-misfit.js'
+export { numberMisfitMessage, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from './set-misfit.js'

@@ -1,4 +1,4 @@
-import type { FieldTypeMisfit, StringColumn, StringKeeping } from './connector.js'
+import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './connector.js'
 
 /**
  * The first field a write sets to a value (not null) whose column holds another type than the field is declared
@@ -52,6 +52,63 @@ export function setStringMisfit(set: Readonly<Record<string, unknown>>, columns:
 /** Why such a value cannot be written as approved, in the words of every refusal of it (see `setMisfitMessage`). */
 export function stringMisfitMessage(found: StringMisfit): string {
   return `sets "${found.column.field}" to ${shown(found.value)} where ${found.column.cause}, which keeps a string as written only when it is ${found.keeps}; the database would refuse the value or keep another one than approved`
+}
+
+/** A number set into a column that would not keep it exactly (`NumberColumn`), with what the column keeps. */
+export interface NumberMisfit {
+  readonly column: NumberColumn
+  readonly value: number
+  readonly keeps: string
+}
+
+/**
+ * The first number a write sets into a column of integers or fixed-point decimals that would not keep it exactly:
+ * PostgreSQL and MariaDB round 12.345 into numeric(12,2) to 12.35 (0.1 + 0.2 to 0.30), refuse 1e13 there, refuse or
+ * round 12.5 into an integer column and refuse 40000 into a smallint. Null when every one fits, or where the columns
+ * could not be read (the write itself judges again).
+ *
+ * @example setNumberMisfit({ amount: 12.345 }, columns) // { column: { field: 'amount', column: 'numeric(12,2)', … }, value: 12.345, keeps: '…' }
+ */
+export function setNumberMisfit(set: Readonly<Record<string, unknown>>, columns: readonly NumberColumn[] | null): NumberMisfit | null {
+  if (columns === null || columns.length === 0) return null
+  for (const [field, value] of Object.entries(set)) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) continue
+    const column = columns.find((c) => c.field === field)
+    if (column !== undefined && !numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
+  }
+  return null
+}
+
+/** Why such a number cannot be written as approved, in the words of every refusal of it. */
+export function numberMisfitMessage(found: NumberMisfit): string {
+  return `sets "${found.column.field}" to ${found.value} where ${found.column.cause}, which keeps only ${found.keeps}: the database would refuse the number or keep another one than approved`
+}
+
+function numberKeepsWords(keeps: NumberColumn['keeps']): string {
+  if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
+  const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
+  return `numbers${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
+}
+
+function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
+  const digits = plainDecimal(value)
+  if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
+  const match = DECIMAL.exec(digits)!
+  const fraction = match[3]?.length ?? 0
+  if (keeps.scale !== null && fraction > keeps.scale) return false
+  return keeps.digits === null || match[1]!.length <= keeps.digits - (keeps.scale ?? 0) || (match[1] === '0' && keeps.digits === keeps.scale)
+}
+
+/** A finite number's decimal digits without an exponent, as the database reads the number Warrant sends (1e-7 is 0.0000001). */
+function plainDecimal(value: number): string {
+  const text = String(Object.is(value, -0) ? 0 : value)
+  const exp = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text)
+  if (exp === null) return text
+  const [, sign, lead, rest = '', power] = exp
+  const all = lead! + rest
+  const point = 1 + Number(power)
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${all}`
+  return point >= all.length ? `${sign}${all}${'0'.repeat(point - all.length)}` : `${sign}${all.slice(0, point)}.${all.slice(point)}`
 }
 
 const INTEGER = /^-?(0|[1-9]\d*)$/

@@ -198,16 +198,17 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   let changing: number | null = 0
   // the upstream's column types, read once per proposal (a compensation writes back what the columns held): both
   // asked at once, so the second shares the first's catalogue read instead of starting its own
-  const [misfits, strings] = p.compensates
-    ? [null, null]
-    : await Promise.all([p.resource.connector.fieldTypeMisfits?.() ?? null, p.resource.connector.stringColumns?.() ?? null])
+  const connector = p.resource.connector
+  const [misfits, strings, numbers] = p.compensates
+    ? [null, null, null]
+    : await Promise.all([connector.fieldTypeMisfits?.() ?? null, connector.stringColumns?.() ?? null, connector.numberColumns?.() ?? null])
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
     // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
     // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
     if (!p.compensates) {
       assertSettable(p.action.type, p.resource.config.fields, rendered.set)
-      assertColumnsFit(p.action.type, misfits, rendered.set, strings)
+      assertColumnsFit(p.action.type, misfits, rendered.set, strings, numbers)
       assertFrozenWith(p, member.fields, Object.keys(rendered.set))
     }
     const now = current?.get(member.id)

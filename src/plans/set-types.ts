@@ -1,5 +1,5 @@
 import type { FieldType } from '../config/index.js'
-import { fitsDeclaredType, setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage, type FieldTypeMisfit, type StringColumn } from '../connectors/index.js'
+import { fitsDeclaredType, numberMisfitMessage, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage, type FieldTypeMisfit, type NumberColumn, type StringColumn } from '../connectors/index.js'
 import { instantOf, WarrantError } from '../contract/index.js'
 
 /**
@@ -29,11 +29,18 @@ export function assertSettable(action: string, fields: Readonly<Record<string, F
  * `fieldTypeMisfits`, the judgement that refuses a filter on the field): a boolean into a PostgreSQL integer column
  * is of the field's declared type, yet no write of it can ever land as approved. `misfits` null (no catalogue, or
  * it could not be read): nothing to judge here, and the write itself judges again before it is sent. So is a string
- * a `strings` column would not keep as written (`setStringMisfit`: "abc" into an integer column, a string field).
+ * a `strings` column would not keep as written (`setStringMisfit`: "abc" into an integer column, a string field),
+ * and a number a `numbers` column would round or refuse (`setNumberMisfit`: 12.345 into numeric(12,2)).
  *
  * @example assertColumnsFit('flag_on', misfits, { flag: true }) // throws invalid_request naming flag, a boolean, integer
  */
-export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>, strings: readonly StringColumn[] | null = null): void {
+export function assertColumnsFit(
+  action: string,
+  misfits: readonly FieldTypeMisfit[] | null,
+  set: Readonly<Record<string, unknown>>,
+  strings: readonly StringColumn[] | null = null,
+  numbers: readonly NumberColumn[] | null = null,
+): void {
   const unkept = setStringMisfit(set, strings)
   if (unkept !== null) {
     throw new WarrantError('invalid_request', `action "${action}" ${stringMisfitMessage(unkept)}. Nothing was proposed: set a value the column keeps as written, or change the column`, {
@@ -41,6 +48,15 @@ export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisf
       field: unkept.column.field,
       value: unkept.value,
       column_type: unkept.column.column,
+    })
+  }
+  const unheld = setNumberMisfit(set, numbers)
+  if (unheld !== null) {
+    throw new WarrantError('invalid_request', `action "${action}" ${numberMisfitMessage(unheld)}. Nothing was proposed: set a number the column keeps exactly, or change the column`, {
+      action,
+      field: unheld.column.field,
+      value: unheld.value,
+      column_type: unheld.column.column,
     })
   }
   const found = setMisfit(set, misfits)

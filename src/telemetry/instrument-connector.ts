@@ -44,6 +44,7 @@ export function instrumentConnector(connector: Connector, resource: string, tele
     ...(connector.refreshFacts === undefined ? {} : { refreshFacts: () => connector.refreshFacts!() }),
     ...(connector.fieldTypeMisfits === undefined ? {} : { fieldTypeMisfits: () => connector.fieldTypeMisfits!() }),
     ...(connector.stringColumns === undefined ? {} : { stringColumns: () => connector.stringColumns!() }),
+    ...(connector.numberColumns === undefined ? {} : { numberColumns: () => connector.numberColumns!() }),
     ...(connector.versionColumnProblem === undefined ? {} : { versionColumnProblem: () => connector.versionColumnProblem!() }),
     ...(connector.tableProblems === undefined ? {} : { tableProblems: () => connector.tableProblems!() }),
     close: () => connector.close(),

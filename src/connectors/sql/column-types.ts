@@ -1,11 +1,11 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import type { FieldType } from '../../config/index.js'
-import type { FieldTypeMisfit, StringColumn } from '../connector.js'
+import type { FieldTypeMisfit, NumberColumn, StringColumn } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import { readAsOtherThanText } from './driver-values.js'
-import { decimalOf, stringColumnsOf } from './string-columns.js'
+import { decimalOf, numberColumnsOf, stringColumnsOf } from './string-columns.js'
 import { versionColumnRefusal } from './version-column-refusals.js'
 import type { SqlDialectName } from './url.js'
 
@@ -242,6 +242,8 @@ export interface ColumnFacts {
   readonly comparedAsShown?: ReadonlyMap<string, ShownAs>
   /** String fields over columns of integers, decimals or booleans, which keep only some strings as written (`stringColumnsOf`). */
   readonly stringColumns?: readonly StringColumn[]
+  /** Number fields over columns of integers or fixed-point decimals, which keep only some numbers exactly (`numberColumnsOf`). */
+  readonly numberColumns?: readonly NumberColumn[]
   /** Fields over a MySQL/MariaDB column of a character set narrower than utf8mb4, with it (see `textParam`). */
   readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
@@ -270,6 +272,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
   return {
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
     stringColumns: stringColumnsOf(resource.fields, columns, dialect, endpoint),
+    numberColumns: numberColumnsOf(resource.fields, columns, dialect, endpoint),
     comparedAsText: textCompared(resource.fields, columns, dialect),
     looseValues: looseFieldsOf(resource.fields, columns, dialect),
     zeroDates: zeroDateFieldsOf(resource.fields, columns, dialect),

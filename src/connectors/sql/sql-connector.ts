@@ -112,6 +112,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     refreshFacts: async () => void (await catalogue.fresh()),
     fieldTypeMisfits: async () => (await catalogue.fresh()).columns?.misfits ?? null,
     stringColumns: async () => (await catalogue.fresh()).columns?.stringColumns ?? null,
+    numberColumns: async () => (await catalogue.fresh()).columns?.numberColumns ?? null,
     versionColumnProblem: async () => (await catalogue.fresh()).columns?.versionProblem ?? null,
     tableProblems: async () => {
       const facts = (await catalogue.fresh()).table

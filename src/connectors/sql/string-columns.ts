@@ -1,5 +1,5 @@
 import type { FieldType } from '../../config/index.js'
-import type { StringColumn, StringKeeping } from '../connector.js'
+import type { NumberColumn, StringColumn, StringKeeping } from '../connector.js'
 import type { Row } from './backend.js'
 import type { ColumnType } from './column-types.js'
 import type { SqlDialectName } from './url.js'
@@ -17,6 +17,27 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
     out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps })
+  }
+  return out
+}
+
+/**
+ * The number and integer fields over a PostgreSQL or MySQL/MariaDB column of integers or fixed-point decimals, and
+ * which numbers each keeps exactly (`NumberColumn`): the database rounds a number past the column's scale (12.345
+ * into numeric(12,2) is kept as 12.35), refuses or rounds a fraction into an integer column, and refuses one past its
+ * digits or bounds. Not here: floating-point columns, and SQLite, which keeps any number as written.
+ */
+export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): NumberColumn[] {
+  const out: NumberColumn[] = []
+  if (dialect === 'sqlite') return out
+  for (const [field, type] of Object.entries(fields)) {
+    const column = columns.get(field)
+    if ((type !== 'number' && type !== 'integer') || column === undefined) continue
+    const keeps = keepingOf(column, dialect)
+    if (keeps === null || keeps.as === 'boolean' || (keeps.as === 'decimal' && keeps.digits === null && keeps.scale === null)) continue
+    // MySQL's catalogue names the type bare (decimal): the digits and scale are what the judgement is about
+    const shown = keeps.as === 'decimal' && keeps.digits !== null && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
+    out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps })
   }
   return out
 }

@@ -3,7 +3,7 @@ import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../.
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
-import { setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from '../set-misfit.js'
+import { numberMisfitMessage, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from '../set-misfit.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -123,6 +123,9 @@ export async function prepareWrite(
   // and a string its column keeps otherwise than written ("abc" or "042" into an integer column)
   const unkept = setStringMisfit(request.set, facts?.stringColumns ?? null)
   if (unkept !== null) throw new WarrantError('invalid_request', `the write ${stringMisfitMessage(unkept)}, so nothing was written`, { field: unkept.column.field, value: unkept.value, column_type: unkept.column.column })
+  // and a number its column would round or refuse (12.345 into numeric(12,2), 12.5 into an integer column)
+  const unheld = setNumberMisfit(request.set, facts?.numberColumns ?? null)
+  if (unheld !== null) throw new WarrantError('invalid_request', `the write ${numberMisfitMessage(unheld)}, so nothing was written`, { field: unheld.column.field, value: unheld.value, column_type: unheld.column.column })
   const precondition = compileFilter(request.precondition, ctx.fields, ctx.dialect, 'precondition', {
     comparedAsText: facts?.comparedAsText,
     comparedByCodePoint: facts?.comparedByCodePoint,
