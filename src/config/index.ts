@@ -36,3 +36,13 @@ export { readSecret, describeSecret, type SecretRef } from './secret.js'
 export { configKeyRefusal, withinResource } from './config-key.js'
 export { checkSecrets, secretRefsOf } from './config-secrets.js'
 export { connectorHostsOf, environmentLabel, mislabelledHostOf } from './environment.js'
+export {
+  COUNTER_OR_TIME,
+  COUNTER_OR_TIME_SOURCE,
+  FEWEST_VERSIONED_RECORDS,
+  RECORDS_PER_VERSION,
+  mostRepeatingDistinct,
+  stringVersionField,
+  versionOverwrite,
+  versionsRepeat,
+} from './version-repeats.js'

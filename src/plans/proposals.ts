@@ -15,6 +15,7 @@ import { viewOf } from './plan-view.js'
 import { followingPlans } from './follow-ups.js'
 import { type RunLimits, runLimitsOf, sameRunLimits } from './run-limits.js'
 import { assertColumnsFit, assertSettable } from './set-types.js'
+import { assertVersionsPerWrite } from './version-repeats.js'
 import type { ApprovalPolicy, PlanProposal } from './schemas.js'
 
 /** What either way of proposing (on a selection, or compensating an operation) hands to `createPlan`. */
@@ -88,6 +89,9 @@ export async function createPlan(ctx: PlanContext, p: Proposal): Promise<PlanPro
   const limits = runLimitsOf(ctx.execution, p.resource.config.connector)
   const existing = await existingPlan(ctx, p.selection.selection_id, p.action, definition, limits)
   if (existing) return { ...(await viewOf(ctx, existing)), created: false }
+  // a version that is a business value is refused before any member is read; a compensation restores what an operation
+  // wrote, and refusing the undo would leave its records as the operation left them
+  if (p.compensates === null) await assertVersionsPerWrite(ctx, p.resource, p.selection.selection_id)
 
   const plan: PlanRecord = {
     plan_id: `plan_${randomBytes(12).toString('hex')}`,

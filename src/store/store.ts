@@ -15,6 +15,7 @@ import { parseStoreUrl } from './store-url.js'
 import { postgresHealth } from './postgres-health.js'
 import { busyRefusal, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
 import { BusyWaitingSqliteDialect } from './sqlite-busy-wait.js'
+import { registerRegexp } from './sqlite-regexp.js'
 import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -166,6 +167,8 @@ function openSqlite(location: Extract<StoreLocation, { dialect: 'sqlite' }>, log
   database.pragma('busy_timeout = 0')
   // Off by default in SQLite; the cascades and references in the migrations depend on it.
   database.pragma('foreign_keys = ON')
+  // `x REGEXP pattern`, as PostgreSQL's `x ~ pattern` (see sqlite-regexp.ts)
+  registerRegexp(database)
   if (!location.memory) assertWritable(database, location.display)
   return { database, file }
 }

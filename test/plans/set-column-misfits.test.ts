@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import BetterSqlite3 from 'better-sqlite3'
-import pg from 'pg'
-import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
-import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from '../operations/support/flow.js'
+import type { GatewayFixture } from '../support/gateway-fixture.js'
+import { allResults, selectProposeApprove, waitForOperation, type Caller } from '../operations/support/flow.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { startWithResources, type UpstreamExec } from './support/upstream-exec.js'
 
 /**
  * A plan whose action sets a value of its field's declared type into a column of another type (a boolean into a
@@ -27,11 +26,9 @@ const ACTIONS = {
 
 for (const kind of STORE_KINDS) {
   describe(`an action setting a value its column does not hold is refused at proposal (${kind} store and upstream)`, () => {
-    let fx: GatewayFixture
-    let agent: Caller
-    let upstream: { exec(statement: string): Promise<void>; close(): Promise<void> }
+    let env: Awaited<ReturnType<typeof startWithResources>> | undefined
     const table = (name: string, flag: string) => `create table ${name} (id varchar(10) primary key, version integer not null, flag ${flag}, name varchar(10))`
-    const resource = (config: Record<string, any>, name: string) => ({
+    const resource = (name: string) => (config: Record<string, any>) => ({
       environment: config.resources.subscriptions.environment,
       connector: { kind: 'sql', url: config.resources.subscriptions.connector.url, table: name },
       fields: { id: 'string', version: 'integer', flag: 'boolean', name: 'string' },
@@ -40,27 +37,19 @@ for (const kind of STORE_KINDS) {
       review_fields: ['id', 'flag', 'name'],
       actions: structuredClone(ACTIONS),
     })
+    let fx: GatewayFixture
+    let agent: Caller
+    let upstream: UpstreamExec
     before(async () => {
       // the demo's upstream database, holding two tables more: one whose flag column misfits, one whose fits
-      fx = await startDemoGateway({
-        store: kind,
-        upstream: kind,
-        count: 10,
-        edit: (config) => {
-          config.resources.flags = resource(config, 'flags')
-          config.resources.toggles = resource(config, 'toggles')
-        },
-      })
-      upstream = await openUpstream(fx.upstreamUrl)
+      env = await startWithResources(kind, 'flags-agent', { flags: resource('flags'), toggles: resource('toggles') })
+      ;({ fx, agent, upstream } = env)
       await upstream.exec(table('flags', MISFIT_COLUMN[kind]))
       await upstream.exec(table('toggles', FITTING_COLUMN[kind]))
       for (const t of ['flags', 'toggles']) await upstream.exec(`insert into ${t} (id, version, flag, name) values ('a', 1, null, 'n'), ('b', 1, null, 'n'), ('c', 1, null, 'n')`)
-      const token = (await fx.gateway.principals.issue({ name: 'flags-agent', role: 'agent', scopes: { resources: ['flags', 'toggles'], actions: '*' } })).token
-      agent = caller(fx.base, token)
     })
     after(async () => {
-      await upstream?.close()
-      await fx?.close()
+      await env?.close()
     })
 
     const plansOn = async (selectionId: string) => (await fx.gateway.store.db.selectFrom('plans').select('id').where('selection_id', '=', selectionId).execute()).length
@@ -109,14 +98,4 @@ for (const kind of STORE_KINDS) {
       assert.deepEqual(calls.filter((c) => /UPDATE/.test(`${c.summary} ${c.details}`)), [], 'no UPDATE of b was sent')
     })
   })
-}
-
-async function openUpstream(url: string): Promise<{ exec(statement: string): Promise<void>; close(): Promise<void> }> {
-  if (url.startsWith('sqlite:')) {
-    const db = new BetterSqlite3(url.slice('sqlite:'.length))
-    return { exec: async (s) => void db.exec(s), close: async () => void db.close() }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return { exec: async (s) => void (await client.query(s)), close: () => client.end() }
 }
