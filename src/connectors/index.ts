@@ -22,4 +22,4 @@ export { createConnector, type CreateConnectorOptions } from './create-connector
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
 export { fitsDeclaredType } from './field-type.js'
-export { setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from './set-misfit.js'
+export { restoresHeld, setMisfit, setMisfitMessage, setStringMisfit, stringMisfitMessage } from './set-misfit.js'

@@ -33,8 +33,9 @@ export function assertSettable(action: string, fields: Readonly<Record<string, F
  *
  * @example assertColumnsFit('flag_on', misfits, { flag: true }) // throws invalid_request naming flag, a boolean, integer
  */
-export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>, strings: readonly StringColumn[] | null = null): void {
-  const unkept = setStringMisfit(set, strings)
+export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisfit[] | null, set: Readonly<Record<string, unknown>>, strings: readonly StringColumn[] | null = null, restoring?: Restoring): void {
+  const unkept = setStringMisfit(set, strings, restoring?.values)
+  if (unkept !== null && restoring) throw unrestorable(restoring, unkept.column.field, `${unkept.column.cause} now, which keeps a string as written only when it is ${unkept.keeps}: the column was changed since the record held it`, { value: unkept.value, column_type: unkept.column.column })
   if (unkept !== null) {
     throw new WarrantError('invalid_request', `action "${action}" ${stringMisfitMessage(unkept)}. Nothing was proposed: set a value the column keeps as written, or change the column`, {
       action,
@@ -43,12 +44,32 @@ export function assertColumnsFit(action: string, misfits: readonly FieldTypeMisf
       column_type: unkept.column.column,
     })
   }
-  const found = setMisfit(set, misfits)
+  const found = setMisfit(set, misfits, restoring?.values)
   if (found === null) return
+  if (restoring) throw unrestorable(restoring, found.misfit.field, `it is ${found.valueType}, and ${found.misfit.cause}`, { value_type: found.valueType, column_type: found.misfit.column })
   throw new WarrantError(
     'invalid_request',
     `action "${action}" ${setMisfitMessage(found)}. Nothing was proposed: declare the field as the column is (or change the column), or set another value`,
     { action, field: found.misfit.field, value_type: found.valueType, column_type: found.misfit.column },
+  )
+}
+
+/**
+ * A compensation's target and the before-values it puts back (`RenderedWrite.restores`): its set is judged as its
+ * write will be, each value the record held exempt (`restoresHeld`), and a refusal says which value cannot be restored.
+ */
+export interface Restoring {
+  readonly id: string
+  readonly values: Readonly<Record<string, unknown>>
+}
+
+/** 409: a recorded before-value no write can put back as it was; the proposal says so rather than a run failing it. */
+function unrestorable(restoring: Restoring, field: string, why: string, details: Record<string, unknown>): WarrantError {
+  const value = restoring.values[field]
+  return new WarrantError(
+    'conflict',
+    `record "${restoring.id}" cannot be restored: its recorded before-value of "${field}", ${JSON.stringify(value)}, cannot be written back as it was (${why}). Nothing was proposed: restore it by hand, or put the column back as it was`,
+    { id: restoring.id, field, value, ...details },
   )
 }
 
