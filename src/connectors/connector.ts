@@ -142,6 +142,13 @@ export interface WriteRequest {
   readonly source?: string
   readonly expectedVersion: string
   readonly set: Readonly<Record<string, unknown>>
+  /**
+   * The values this write puts back as the record held them before an operation (a compensation's recorded
+   * before-values, set by the executor for those writes alone): a set value equal to its entry here is not judged
+   * against the declared type or the column's type, since the column held it; the engine still takes or refuses it,
+   * and the answer is judged as any write's. Absent: every set value is judged.
+   */
+  readonly restores?: Readonly<Record<string, unknown>>
   readonly precondition: Filter
   /** For HTTP: the declared method, path and body, already rendered from templates by the caller. */
   readonly http?: HttpWrite
@@ -346,6 +353,11 @@ export interface StringColumn {
   /** What the field is declared and what the column is, in the words of `FieldTypeMisfit.cause`. */
   readonly cause: string
   readonly keeps: StringKeeping
+  /**
+   * The column keeps any other string as TEXT, exactly as written (SQLite: every column holds any value): one read
+   * from it is put back as it was. Absent: the column holds no string otherwise than `keeps` says (PostgreSQL, MariaDB).
+   */
+  readonly holdsOtherText?: true
 }
 
 /** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale). */

@@ -23,4 +23,4 @@ export { createConnector, type CreateConnectorOptions } from './create-connector
 export { callContext, type CallContext } from './call-context.js'
 export { withRepresentation } from './representation.js'
 export { fitsDeclaredType } from './field-type.js'
-export { numberMisfitMessage, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from './set-misfit.js'
+export { numberMisfitMessage, restoresHeld, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from './set-misfit.js'

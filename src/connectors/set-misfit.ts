@@ -1,18 +1,38 @@
+import { canonicalJson } from '../contract/index.js'
 import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './connector.js'
+
+/**
+ * Whether `set`'s value of `field` puts back exactly what the record held before (`restores`, a compensation's
+ * recorded before-value, see `WriteRequest.restores`): the column held it, so no judgement of the value against the
+ * declared type or the column's type applies to it. Scalars alone: a list or an object is judged as any value.
+ *
+ * @example restoresHeld('code', 'abc', { code: 'abc' }) // true
+ */
+export function restoresHeld(field: string, value: unknown, restores: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (restores === undefined || !Object.hasOwn(restores, field)) return false
+  if (value === null || !['string', 'number', 'boolean'].includes(typeof value)) return false
+  return canonicalJson(value) === canonicalJson(restores[field] ?? null)
+}
 
 /**
  * The first field a write sets to a value (not null) whose column holds another type than the field is declared
  * (`FieldTypeMisfit`, the judgement that refuses a filter on it), with the value's type; null when every set field
  * fits, or where no misfits could be read. Such a value never lands as approved: PostgreSQL refuses a boolean
  * into an integer column ("invalid input syntax for type integer"), SQLite and MariaDB keep a number or a boolean
- * in a text column as text, which a record then shows as a string. Null is every column's "none", and is written.
+ * in a text column as text, which a record then shows as a string. Null is every column's "none", and is written;
+ * a value `restores` puts back as the record held it is not judged (`restoresHeld`).
  *
  * @example setMisfit({ flag: true }, misfits) // { misfit: { field: 'flag', column: 'integer', … }, valueType: 'a boolean' }
  */
-export function setMisfit(set: Readonly<Record<string, unknown>>, misfits: readonly FieldTypeMisfit[] | null): { readonly misfit: FieldTypeMisfit; readonly valueType: string } | null {
+export function setMisfit(
+  set: Readonly<Record<string, unknown>>,
+  misfits: readonly FieldTypeMisfit[] | null,
+  restores?: Readonly<Record<string, unknown>>,
+): { readonly misfit: FieldTypeMisfit; readonly valueType: string } | null {
   if (misfits === null || misfits.length === 0) return null
   for (const [field, value] of Object.entries(set)) {
-    if (value === null || value === undefined) continue
+    // a value put back as the record held it: the column held it, whatever its type (`restoresHeld`)
+    if (value === null || value === undefined || restoresHeld(field, value, restores)) continue
     const misfit = misfits.find((m) => m.field === field)
     if (misfit) return { misfit, valueType: Array.isArray(value) ? 'a list' : `a ${typeof value}` }
   }
@@ -35,15 +55,20 @@ export interface StringMisfit {
  * The first string a write sets into a column of integers, decimals or booleans that the column would not keep
  * exactly as written: PostgreSQL refuses "abc" or "42.5" in an integer column (22P02), MariaDB refuses or zeroes it,
  * SQLite keeps it as TEXT among integers; "042" or "-0" would come back "42" and "0", another value than approved.
- * Null when every one fits, or where the columns could not be read (the write itself judges again).
+ * Null when every one fits, or where the columns could not be read (the write itself judges again). A string
+ * `restores` puts back as the record held it is judged only where the column holds no other string (see below).
  *
  * @example setStringMisfit({ code: 'abc' }, columns) // { column: { field: 'code', column: 'integer', … }, value: 'abc', keeps: 'an integer …' }
  */
-export function setStringMisfit(set: Readonly<Record<string, unknown>>, columns: readonly StringColumn[] | null): StringMisfit | null {
+export function setStringMisfit(set: Readonly<Record<string, unknown>>, columns: readonly StringColumn[] | null, restores?: Readonly<Record<string, unknown>>): StringMisfit | null {
   if (columns === null || columns.length === 0) return null
   for (const [field, value] of Object.entries(set)) {
     if (typeof value !== 'string') continue
     const column = columns.find((c) => c.field === field)
+    // a string put back as the record held it, into a column that keeps any other string as written (SQLite's TEXT
+    // among integers), is kept as it was; a column holding no such string (PostgreSQL, MariaDB) cannot have held
+    // it as it is now: changed since, and the value is refused as any other
+    if (column?.holdsOtherText === true && restoresHeld(field, value, restores)) continue
     if (column !== undefined && !keptAsWritten(value, column.keeps)) return { column, value, keeps: keepsWords(column.keeps) }
   }
   return null

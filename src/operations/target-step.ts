@@ -248,7 +248,8 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   if (!matchesFilter(record.fields, precondition, ctx.fieldTypes))
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
-  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }) }
+  // a compensation's recorded before-values are written back as the record held them (`WriteRequest.restores`)
+  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }), ...(rendered.restores ? { restores: rendered.restores } : {}) }
   return { kind: 'write', request, record, rendered, before, setFields, done, earlierWrite }
 }
 

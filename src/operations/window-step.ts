@@ -39,7 +39,7 @@ export async function executeWindow(ctx: TargetContext, targets: readonly { read
         let last: { readonly key: string; readonly change: object } | null = null
         prepared.forEach((p, i) => {
           if (p.kind !== 'write') return
-          const change = { set: p.request.set, precondition: p.request.precondition, http: p.request.http ?? null }
+          const change = { set: p.request.set, precondition: p.request.precondition, http: p.request.http ?? null, restores: p.request.restores ?? null }
           const key = last !== null && surelySameJson(change, last.change) ? last.key : canonicalJson(change)
           last = { key, change }
           const group = groups.get(key)

@@ -91,6 +91,7 @@ export function renderCompensation(
     expect: { status: actionConfig.expect.status, fields: { ...restore } },
     precondition: precondition as Filter,
     holds: { ...wrote },
+    restores: { ...restore },
   }
 }
 

@@ -64,6 +64,12 @@ export interface RenderedWrite {
    * compensation, what the operation wrote (a filter cannot compare a list; this can).
    */
   readonly holds?: Readonly<Record<string, unknown>>
+  /**
+   * For a compensation, the values it puts back: this target's before-values as the ledger recorded them. Neither its
+   * proposal nor its write judges them against the declared types or the column types (the column held them), with
+   * the same functions (`setMisfit`, `setStringMisfit`); see `WriteRequest.restores`.
+   */
+  readonly restores?: Readonly<Record<string, unknown>>
 }
 
 /** Everything a commit needs once the plan is proven committable. */

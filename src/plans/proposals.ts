@@ -200,21 +200,20 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   // Targets whose write changes something: a record already holding every value set is written for nothing,
   // and a reviewer must not read a change there. An absent field is not "already" the value (nobody said so).
   let changing: number | null = 0
-  // the upstream's column types, read once per proposal (a compensation writes back what the columns held): both
-  // asked at once, so the second shares the first's catalogue read instead of starting its own
+  // the upstream's column types, read once per proposal: asked at once, so they share one catalogue read
   const connector = p.resource.connector
-  const [misfits, strings, numbers] = p.compensates
-    ? [null, null, null]
-    : await Promise.all([connector.fieldTypeMisfits?.() ?? null, connector.stringColumns?.() ?? null, connector.numberColumns?.() ?? null])
+  const [misfits, strings, numbers] = await Promise.all([connector.fieldTypeMisfits?.() ?? null, connector.stringColumns?.() ?? null, connector.numberColumns?.() ?? null])
   await forEachMember(ctx, p.selection.selection_id, (member) => {
     const rendered = renderWrite(ctx, plan, p.config, { id: member.id, version: member.version })
-    // A compensation restores the before-values the ledger recorded: what the records held, whatever its type
-    // (an upstream may hold a value of another type than declared); refusing it would leave the undo impossible.
-    if (!p.compensates) {
-      assertSettable(p.action.type, p.resource.config.fields, rendered.set)
-      assertColumnsFit(p.action.type, misfits, rendered.set, strings, numbers)
-      assertFrozenWith(p, member.fields, Object.keys(rendered.set))
-    }
+    // A compensation restores the before-values the ledger recorded: what the records held, whatever its type (an
+    // upstream may hold a value of another type than declared), so they are not judged against the declared types
+    // or the column types; refusing them would leave the undo impossible. Its columns are judged as its write will
+    // judge them (`WriteRequest.restores`, the same functions): only a value no write can put back (a strict column
+    // retyped since) is refused, 409 naming it.
+    const restoring = rendered.restores ? { id: member.id, values: rendered.restores } : undefined
+    if (!p.compensates) assertSettable(p.action.type, p.resource.config.fields, rendered.set)
+    assertColumnsFit(p.action.type, misfits, rendered.set, strings, numbers, restoring)
+    if (!p.compensates) assertFrozenWith(p, member.fields, Object.keys(rendered.set))
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
     for (const [field, after] of Object.entries(rendered.set)) {

@@ -40,8 +40,10 @@ export function assertColumnsFit(
   set: Readonly<Record<string, unknown>>,
   strings: readonly StringColumn[] | null = null,
   numbers: readonly NumberColumn[] | null = null,
+  restoring?: Restoring,
 ): void {
-  const unkept = setStringMisfit(set, strings)
+  const unkept = setStringMisfit(set, strings, restoring?.values)
+  if (unkept !== null && restoring) throw unrestorable(restoring, unkept.column.field, `${unkept.column.cause} now, which keeps a string as written only when it is ${unkept.keeps}: the column was changed since the record held it`, { value: unkept.value, column_type: unkept.column.column })
   if (unkept !== null) {
     throw new WarrantError('invalid_request', `action "${action}" ${stringMisfitMessage(unkept)}. Nothing was proposed: set a value the column keeps as written, or change the column`, {
       action,
@@ -50,7 +52,9 @@ export function assertColumnsFit(
       column_type: unkept.column.column,
     })
   }
+  // a number the column keeps exactly once is kept exactly again: a before-value judged unfit means the column changed
   const unheld = setNumberMisfit(set, numbers)
+  if (unheld !== null && restoring) throw unrestorable(restoring, unheld.column.field, `${unheld.column.cause} now, which keeps only ${unheld.keeps}: the column was changed since the record held it`, { value: unheld.value, column_type: unheld.column.column })
   if (unheld !== null) {
     throw new WarrantError('invalid_request', `action "${action}" ${numberMisfitMessage(unheld)}. Nothing was proposed: set a number the column keeps exactly, or change the column`, {
       action,
@@ -59,12 +63,32 @@ export function assertColumnsFit(
       column_type: unheld.column.column,
     })
   }
-  const found = setMisfit(set, misfits)
+  const found = setMisfit(set, misfits, restoring?.values)
   if (found === null) return
+  if (restoring) throw unrestorable(restoring, found.misfit.field, `it is ${found.valueType}, and ${found.misfit.cause}`, { value_type: found.valueType, column_type: found.misfit.column })
   throw new WarrantError(
     'invalid_request',
     `action "${action}" ${setMisfitMessage(found)}. Nothing was proposed: declare the field as the column is (or change the column), or set another value`,
     { action, field: found.misfit.field, value_type: found.valueType, column_type: found.misfit.column },
+  )
+}
+
+/**
+ * A compensation's target and the before-values it puts back (`RenderedWrite.restores`): its set is judged as its
+ * write will be, each value the record held exempt (`restoresHeld`), and a refusal says which value cannot be restored.
+ */
+export interface Restoring {
+  readonly id: string
+  readonly values: Readonly<Record<string, unknown>>
+}
+
+/** 409: a recorded before-value no write can put back as it was; the proposal says so rather than a run failing it. */
+function unrestorable(restoring: Restoring, field: string, why: string, details: Record<string, unknown>): WarrantError {
+  const value = restoring.values[field]
+  return new WarrantError(
+    'conflict',
+    `record "${restoring.id}" cannot be restored: its recorded before-value of "${field}", ${JSON.stringify(value)}, cannot be written back as it was (${why}). Nothing was proposed: restore it by hand, or put the column back as it was`,
+    { id: restoring.id, field, value, ...details },
   )
 }
 

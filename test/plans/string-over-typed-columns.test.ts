@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import BetterSqlite3 from 'better-sqlite3'
-import mysql from 'mysql2/promise'
-import pg from 'pg'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
+import { type AnyUpstream, openAnyUpstream } from '../operations/support/upstream-connection.js'
 import { caller, selectProposeApprove, waitForOperation, type Caller } from '../operations/support/flow.js'
 
 /**
@@ -30,7 +28,7 @@ for (const { store, upstream: kind, column, shown } of CASES) {
   describe(`a string set into a ${kind} integer column is judged by its value at proposal (${store} store)`, () => {
     let fx: GatewayFixture
     let agent: Caller
-    let upstream: { exec(statement: string): Promise<void>; rows(statement: string): Promise<unknown[]>; close(): Promise<void> }
+    let upstream: AnyUpstream
     before(async () => {
       fx = await startDemoGateway({
         store,
@@ -48,7 +46,7 @@ for (const { store, upstream: kind, column, shown } of CASES) {
           }
         },
       })
-      upstream = await openUpstream(fx.upstreamUrl)
+      upstream = await openAnyUpstream(fx.upstreamUrl)
       await upstream.exec(`create table codes (id varchar(10) primary key, version integer not null, code ${column}, name varchar(10))`)
       await upstream.exec(`insert into codes (id, version, code, name) values ('a', 1, 7, 'n'), ('b', 1, 8, 'n')`)
       const token = (await fx.gateway.principals.issue({ name: 'codes-agent', role: 'agent', scopes: { resources: ['codes'], actions: '*' } })).token
@@ -98,18 +96,4 @@ for (const { store, upstream: kind, column, shown } of CASES) {
       assert.deepEqual((await upstream.rows('select id, code from codes order by id')).map((r: any) => [r.id, Number(r.code)]), [['a', 42], ['b', -5]])
     })
   })
-}
-
-async function openUpstream(url: string): Promise<{ exec(statement: string): Promise<void>; rows(statement: string): Promise<unknown[]>; close(): Promise<void> }> {
-  if (url.startsWith('sqlite:')) {
-    const db = new BetterSqlite3(url.slice('sqlite:'.length))
-    return { exec: async (s) => void db.exec(s), rows: async (s) => db.prepare(s).all(), close: async () => void db.close() }
-  }
-  if (url.startsWith('mysql:')) {
-    const conn = await mysql.createConnection(url)
-    return { exec: async (s) => void (await conn.query(s)), rows: async (s) => (await conn.query(s))[0] as unknown[], close: () => conn.end() }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return { exec: async (s) => void (await client.query(s)), rows: async (s) => (await client.query(s)).rows, close: () => client.end() }
 }

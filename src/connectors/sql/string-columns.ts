@@ -16,7 +16,7 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const column = columns.get(field)
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
-    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps })
+    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
   }
   return out
 }

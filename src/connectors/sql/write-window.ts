@@ -41,8 +41,8 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
   const first = requests[0]!
   const key = uniformKey(first)
   for (const request of requests)
-    if (!(surelySameJson(request.set, first.set) && surelySameJson(request.precondition, first.precondition)) && uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
-  // validated once for the window: the same set and precondition for every request
+    if (!(surelySameJson(request.set, first.set) && surelySameJson(request.precondition, first.precondition) && surelySameJson(request.restores ?? null, first.restores ?? null)) && uniformKey(request) !== key) throw new WarrantError('invalid_request', 'a window of writes must set the same values under the same precondition; write these targets one at a time')
+  // validated once for the window: the same set, precondition and restored values for every request
   const { assignments, catalogue, precondition } = await prepareWrite(ctx, first)
   const facts = catalogue.columns
   const outcomes: (WriteOutcome | WriteThrew | undefined)[] = new Array(requests.length)
@@ -266,5 +266,5 @@ function unexplained(why: string): WriteOutcome {
 }
 
 function uniformKey(request: WriteRequest): string {
-  return canonicalJson({ set: request.set, precondition: request.precondition })
+  return canonicalJson({ set: request.set, precondition: request.precondition, restores: request.restores ?? null })
 }

@@ -3,7 +3,7 @@ import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../.
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './column-types.js'
-import { numberMisfitMessage, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from '../set-misfit.js'
+import { numberMisfitMessage, restoresHeld, setMisfit, setMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage } from '../set-misfit.js'
 import { compileFilter, fieldTypeOf, isValueOfType } from './compile.js'
 import type { ConditionalUpdate, Row } from './backend.js'
 import type { CatalogueFacts } from './catalogue-facts.js'
@@ -110,18 +110,20 @@ export async function prepareWrite(
   ctx: ConnectorContext,
   request: WriteRequest,
 ): Promise<{ readonly assignments: Record<string, unknown>; readonly catalogue: CatalogueFacts; readonly precondition: RawBuilder<SqlBool> | null }> {
-  const assignments = encodeSet(ctx, request.set)
+  const assignments = encodeSet(ctx, request.set, request.restores)
   const catalogue = await ctx.catalogue.recent()
   const facts = catalogue.columns
   // a precondition on a field its column compares otherwise (a string over a DATETIME) could hold where the plan
   // said it fails, or the reverse: refused before anything is sent, as a filter on it is
   const misfit = filterMisfit(Object.keys(request.precondition), facts?.misfits ?? null, 'precondition')
   if (misfit !== null) throw new WarrantError('invalid_request', misfit)
-  // so may a value set into such a column: the proposal refused it, but the column may have been retyped since
-  const unfit = setMisfit(request.set, facts?.misfits ?? null)
+  // so may a value set into such a column: the proposal refused it, but the column may have been retyped since. A
+  // value put back as the record held it (a compensation's before-value, `request.restores`) is not judged so: the
+  // column held it. The proposal judged it with the same functions and the same `restores` (src/plans/proposals.ts).
+  const unfit = setMisfit(request.set, facts?.misfits ?? null, request.restores)
   if (unfit !== null) throw new WarrantError('invalid_request', `the write ${setMisfitMessage(unfit)}, so nothing was written`, { field: unfit.misfit.field, value_type: unfit.valueType, column_type: unfit.misfit.column })
   // and a string its column keeps otherwise than written ("abc" or "042" into an integer column)
-  const unkept = setStringMisfit(request.set, facts?.stringColumns ?? null)
+  const unkept = setStringMisfit(request.set, facts?.stringColumns ?? null, request.restores)
   if (unkept !== null) throw new WarrantError('invalid_request', `the write ${stringMisfitMessage(unkept)}, so nothing was written`, { field: unkept.column.field, value: unkept.value, column_type: unkept.column.column })
   // and a number its column would round or refuse (12.345 into numeric(12,2), 12.5 into an integer column)
   const unheld = setNumberMisfit(request.set, facts?.numberColumns ?? null)
@@ -313,8 +315,12 @@ export function unmatchedOutcome(ctx: ConnectorContext, request: WriteRequest, r
   return { kind: 'conflict', reason: 'precondition_failed', message: `record "${request.id}" no longer meets the action's precondition` }
 }
 
-/** `set` as column values: declared, writable fields only, each of its type; tags as JSON text. */
-export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+/**
+ * `set` as column values: declared, writable fields only, each of its type; tags as JSON text. A scalar `restores`
+ * puts back as the record held it (`restoresHeld`) goes as it was read, of whatever type: the engine takes it or
+ * refuses it, and the answer is judged as any write's (never converted here to the declared type).
+ */
+export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string, unknown>>, restores?: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   const entries = Object.entries(values)
   if (entries.length === 0) throw new WarrantError('invalid_request', 'a write sets at least one field')
@@ -325,6 +331,8 @@ export function encodeSet(ctx: ConnectorContext, values: Readonly<Record<string,
     }
     if (value === null) {
       out[field] = null
+    } else if (!isValueOfType(type, value) && restoresHeld(field, value, restores)) {
+      out[field] = typeof value === 'boolean' && ctx.dialect === 'sqlite' ? (value ? 1 : 0) : value
     } else if (type === 'tags') {
       if (!Array.isArray(value) || !value.every((t) => typeof t === 'string')) throw setMismatch(field, type, 'an array of strings')
       out[field] = JSON.stringify(value)

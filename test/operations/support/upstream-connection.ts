@@ -1,3 +1,4 @@
+import BetterSqlite3 from 'better-sqlite3'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 
@@ -13,4 +14,20 @@ export async function openUpstream(dialect: ServerDialect, url: string): Promise
   }
   const conn = await mysql.createConnection(url)
   return { run: async (text) => (await conn.query(text))[0] as any[], close: () => conn.end() }
+}
+
+/** A test's own connection to any demo upstream (a sqlite file, PostgreSQL, MariaDB), by its url: statements, rows, and a close. */
+export interface AnyUpstream {
+  exec(statement: string): Promise<void>
+  rows(statement: string): Promise<unknown[]>
+  close(): Promise<void>
+}
+
+export async function openAnyUpstream(url: string): Promise<AnyUpstream> {
+  if (url.startsWith('sqlite:')) {
+    const db = new BetterSqlite3(url.slice('sqlite:'.length))
+    return { exec: async (s) => void db.exec(s), rows: async (s) => db.prepare(s).all(), close: async () => void db.close() }
+  }
+  const { run, close } = await openUpstream(url.startsWith('mysql:') ? 'mysql' : 'postgres', url)
+  return { exec: async (s) => void (await run(s)), rows: run, close }
 }
