@@ -44,6 +44,8 @@ export interface PruneReport {
   readonly finished: readonly PrunedSelection[]
   /** stopped by `signal` before all that was prunable was pruned */
   readonly stopped: boolean
+  /** selections expired at or before `expired_before`, members not pruned, that a plan stands on: evidence, kept */
+  readonly kept_evidence: number
 }
 
 /**
@@ -84,6 +86,7 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
     .where('expires_at', '<=', expiredBefore)
     .where((eb) => eb.not(isEvidence(eb)))
   const candidates = await prunable.orderBy('expires_at').orderBy('id').execute()
+  const keptEvidence = await countKeptEvidence(db, expiredBefore)
   const pruned: PrunedSelection[] = []
   let members = 0
   let excluded = 0
@@ -121,7 +124,20 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
     excluded += done.excluded
     if (pruned.length < PRUNE_LISTED_MAX) pruned.push(done)
   }
-  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections, finished, stopped }
+  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections, finished, stopped, kept_evidence: keptEvidence }
+}
+
+/** The expired selections old enough to prune that a plan stands on: what a sweep keeps as evidence (see `isEvidence`). */
+async function countKeptEvidence(db: Kysely<Database>, expiredBefore: string): Promise<number> {
+  const row = await db
+    .selectFrom('selections')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('members_pruned_at', 'is', null)
+    .where('state', 'in', ['frozen', 'expired'])
+    .where('expires_at', '<=', expiredBefore)
+    .where((eb) => isEvidence(eb))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 function excludedCount(exclusions: string): number {
