@@ -28,8 +28,9 @@ export interface RetentionScheduleOptions {
  * The retention sweep a long-running gateway (`warrant serve`, `warrant mcp`) runs every `everyMs` when
  * `retention.sweep_interval_minutes` is set. One at a time in this process: the next is timed from the end of the last.
  * Gateways sharing a store may sweep at once, harmlessly: a selection is marked by one sweep only (the mark's
- * `members_pruned_at is null` condition), so it is listed and counted once; deleting the rows of one another finishes
- * deletes what is left. A sweep that found nothing writes no audit row (the CLI's always does: someone asked), so an
+ * `members_pruned_at is null` condition), and the journal entry of a selection being deleted is claimed by the sweep
+ * deleting it (selections/retention-claims.ts), so no other sweep "finishes" it meanwhile: each selection is listed,
+ * counted and audited by one sweep. A sweep that found nothing writes no audit row (the CLI's always does: someone asked), so an
  * hourly schedule does not fill the log with empty rows. A failed sweep is logged and the next one runs on time.
  */
 export function scheduleRetentionSweeps(gateway: Pick<Gateway, 'store' | 'audit'>, options: RetentionScheduleOptions): RetentionSchedule {

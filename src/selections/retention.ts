@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely'
 import { storeNowColumn, type Database } from '../store/index.js'
+import { PRUNING_KEY, PruneClaims } from './retention-claims.js'
 
 /** Rows deleted by one statement: a sweep of a million members is many short statements, the loop served between them. */
 export const PRUNE_BATCH_ROWS = 5_000
@@ -44,13 +45,10 @@ export interface PruneReport {
   readonly finished: readonly PrunedSelection[]
   /** stopped by `signal` before all that was prunable was pruned */
   readonly stopped: boolean
+  /** selections expired at or before `expired_before`, members not pruned, that a plan stands on: evidence, kept */
+  readonly kept_evidence: number
 }
 
-/**
- * The journal of selections being pruned: one `kv` row each, written before the selection is marked and removed once its
- * rows are all gone. Finishing interrupted sweeps reads these few rows, not every selection ever pruned.
- */
-const PRUNING_KEY = 'retention_pruning:'
 /** Set once the selections an earlier release marked without a journal entry were looked for (once per store). */
 const UNJOURNALED_CHECKED_KEY = 'retention_unjournaled_checked'
 
@@ -84,11 +82,28 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
     .where('expires_at', '<=', expiredBefore)
     .where((eb) => eb.not(isEvidence(eb)))
   const candidates = await prunable.orderBy('expires_at').orderBy('id').execute()
+  const keptEvidence = await countKeptEvidence(db, expiredBefore)
+  const claims = new PruneClaims(db, now)
+  try {
+    return await prune(db, options, { now, expiredBefore, candidates, keptEvidence, batch, claims })
+  } finally {
+    // whatever this sweep still holds (stopped, or failed part way) the next sweep takes at once; a release that fails
+    // (the store gone) leaves claims that go stale, and never hides the failure that brought it here
+    await claims.releaseAll().catch(() => undefined)
+  }
+}
+
+async function prune(
+  db: Kysely<Database>,
+  options: PruneOptions,
+  sweep: { now: string; expiredBefore: string; candidates: readonly Candidate[]; keptEvidence: number; batch: number; claims: PruneClaims },
+): Promise<PruneReport> {
+  const { now, expiredBefore, candidates, keptEvidence, batch, claims } = sweep
   const pruned: PrunedSelection[] = []
   let members = 0
   let excluded = 0
   let selections = 0
-  const finished = options.dryRun ? [] : await finishUnfinished(db, batch, options.signal)
+  const finished: PrunedSelection[] = options.dryRun ? [] : await finishUnfinished(db, batch, options.signal, claims)
   let stopped = options.signal?.aborted === true
   for (const row of candidates) {
     stopped ||= options.signal?.aborted === true
@@ -97,7 +112,7 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
     if (options.dryRun) done = { selection_id: row.id, expires_at: row.expires_at, members: Number(row.count), excluded: excludedCount(row.exclusions) }
     else {
       // journaled before it is marked: a sweep cut anywhere after the mark leaves the entry the next one finishes
-      await db.insertInto('kv').values({ key: PRUNING_KEY + row.id, value: now }).onConflict((oc) => oc.column('key').doNothing()).execute()
+      await claims.journal(row.id)
       // marked only if still prunable now (the same rule, in the same statement): a plan proposed meanwhile keeps it
       // (none can be: an expired selection is refused a plan, but the rule is kept where the row is written)
       const marked = await db
@@ -108,11 +123,19 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
         .where((eb) => eb.not(isEvidence(eb)))
         .executeTakeFirst()
       if (Number(marked.numUpdatedRows) === 0) {
-        // another sweep marked it (its journal entry is its own) or it is evidence now: no entry of ours is left
-        if (!(await isMarked(db, row.id))) await db.deleteFrom('kv').where('key', '=', PRUNING_KEY + row.id).execute()
+        // evidence now: no entry is left; marked by another sweep: its entry is its own, unless this sweep holds it (that
+        // sweep finished, or died and its claim went stale), and then what is left of its rows is finished here
+        if (!(await isMarked(db, row.id))) await claims.drop(row.id)
+        else if (claims.holds(row.id)) {
+          const rows = await deleteRowsOf(db, row.id, batch, options.signal, claims)
+          if (rows.members + rows.excluded > 0) finished.push({ selection_id: row.id, expires_at: row.expires_at, members: rows.members, excluded: rows.excluded })
+          stopped = rows.stopped
+        }
         continue
       }
-      const rows = await deleteRowsOf(db, row.id, batch, options.signal)
+      // marked by this sweep: its entry is this sweep's, whichever journaled it first, so no other sweep finishes it meanwhile
+      await claims.own(row.id)
+      const rows = await deleteRowsOf(db, row.id, batch, options.signal, claims)
       stopped = rows.stopped
       done = { selection_id: row.id, expires_at: row.expires_at, members: rows.members, excluded: rows.excluded }
     }
@@ -121,8 +144,23 @@ export async function pruneExpiredMembers(db: Kysely<Database>, options: PruneOp
     excluded += done.excluded
     if (pruned.length < PRUNE_LISTED_MAX) pruned.push(done)
   }
-  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections, finished, stopped }
+  return { dry_run: options.dryRun, now, expired_before: expiredBefore, selections, members, excluded, pruned, listed_complete: pruned.length === selections, finished, stopped, kept_evidence: keptEvidence }
 }
+
+/** The expired selections old enough to prune that a plan stands on: what a sweep keeps as evidence (see `isEvidence`). */
+async function countKeptEvidence(db: Kysely<Database>, expiredBefore: string): Promise<number> {
+  const row = await db
+    .selectFrom('selections')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('members_pruned_at', 'is', null)
+    .where('state', 'in', ['frozen', 'expired'])
+    .where('expires_at', '<=', expiredBefore)
+    .where((eb) => isEvidence(eb))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+type Candidate = { readonly id: string; readonly expires_at: string; readonly count: number | string | bigint; readonly exclusions: string }
 
 function excludedCount(exclusions: string): number {
   try {
@@ -143,20 +181,22 @@ async function isMarked(db: Kysely<Database>, selectionId: string): Promise<bool
  * marked (cut between the two writes) is dropped, the selection left to the candidates. Once per store, selections
  * marked by the release before the journal (0021 without it) are looked for by a scan, journaled, and finished too.
  */
-async function finishUnfinished(db: Kysely<Database>, batch: number, signal: AbortSignal | undefined): Promise<PrunedSelection[]> {
+async function finishUnfinished(db: Kysely<Database>, batch: number, signal: AbortSignal | undefined, claims: PruneClaims): Promise<PrunedSelection[]> {
   await journalUnjournaled(db)
-  const entries = await db.selectFrom('kv').select('key').where('key', 'like', `${PRUNING_KEY}%`).orderBy('key').execute()
+  const entries = await db.selectFrom('kv').select(['key', 'value']).where('key', 'like', `${PRUNING_KEY}%`).orderBy('key').execute()
   const finished: PrunedSelection[] = []
-  for (const { key } of entries) {
+  for (const { key, value } of entries) {
     if (signal?.aborted) break
+    // another running sweep's (it is deleting those rows now, and lists them), or taken by another sweep first: left to it
+    if (!(await claims.take(key, value))) continue
     const id = key.slice(PRUNING_KEY.length)
     const header = await db.selectFrom('selections').select(['expires_at', 'members_pruned_at']).where('id', '=', id).executeTakeFirst()
     if (header?.members_pruned_at != null) {
-      const rows = await deleteRowsOf(db, id, batch, signal)
+      const rows = await deleteRowsOf(db, id, batch, signal, claims)
       if (rows.members + rows.excluded > 0) finished.push({ selection_id: id, expires_at: header.expires_at, members: rows.members, excluded: rows.excluded })
       if (rows.stopped) break
     }
-    await db.deleteFrom('kv').where('key', '=', key).execute()
+    await claims.done(id)
   }
   return finished
 }
@@ -183,7 +223,13 @@ async function journalUnjournaled(db: Kysely<Database>): Promise<void> {
  * Deletes one selection's member and exclusion rows, at most about `batch` a statement, yielding the loop between; then
  * its journal entry. Stopped (`signal`) between statements, the entry stays: the next sweep finishes it.
  */
-async function deleteRowsOf(db: Kysely<Database>, selectionId: string, batch: number, signal: AbortSignal | undefined): Promise<{ members: number; excluded: number; stopped: boolean }> {
+async function deleteRowsOf(
+  db: Kysely<Database>,
+  selectionId: string,
+  batch: number,
+  signal: AbortSignal | undefined,
+  claims: PruneClaims,
+): Promise<{ members: number; excluded: number; stopped: boolean }> {
   const counts = { members: 0, excluded: 0, stopped: false }
   for (const [table, key] of [['selection_members', 'members'], ['selection_exclusions', 'excluded']] as const) {
     for (;;) {
@@ -198,8 +244,10 @@ async function deleteRowsOf(db: Kysely<Database>, selectionId: string, batch: nu
       await nextTurn()
       if (deleted === 0) break
       if (signal?.aborted) return { ...counts, stopped: true }
+      // this sweep stalled past its claim and another took the rest: what it deleted is counted, the rest is the other's
+      if (!(await claims.renew(selectionId))) return counts
     }
   }
-  await db.deleteFrom('kv').where('key', '=', PRUNING_KEY + selectionId).execute()
+  await claims.done(selectionId)
   return counts
 }

@@ -45,44 +45,56 @@ export function scalarText(value: unknown, type?: FieldType): string {
   return typeof value === 'string' ? textValue(value) : revealed(String(value))
 }
 
-/** One clause in words: "status is past_due", "tags contain disputed", "amount_due is at least 100". */
-export function clauseText(c: Clause): string {
+/**
+ * A resource's id field and its declared type. Ids are strings in Warrant's contract (a compensation's selector is
+ * `id in ["7", "8"]`); an id field declared `integer` or `number` holds them as its digits, shown as that number, not
+ * as the text `"7" (text)`, which reads as a string column.
+ */
+export interface IdField {
+  readonly field: string
+  readonly type: FieldType | undefined
+}
+
+/** One clause in words: "status is past_due", "tags contain disputed", "amount_due is at least 100"; `id`, the resource's id field where the page knows it. */
+export function clauseText(c: Clause, id?: IdField): string {
   const v = c.value
+  // only the id field's type: any other field's text "100" is a filter that matches no number, and is shown as text
+  const valueText = (x: unknown) => scalarText(x, id !== undefined && c.field === id.field ? id.type : undefined)
   switch (c.op) {
     case 'eq':
-      return `${c.field} is ${scalarText(v)}`
+      return `${c.field} is ${valueText(v)}`
     case 'in':
     case 'not_in': {
       const list = v as readonly unknown[]
-      const shown = list.slice(0, IN_SHOWN).map((x) => scalarText(x)).join(', ')
+      const shown = list.slice(0, IN_SHOWN).map(valueText).join(', ')
       const more = list.length > IN_SHOWN ? ` and ${(list.length - IN_SHOWN).toLocaleString('en-US')} more` : ''
       return list.length === 1
         ? `${c.field} ${c.op === 'in' ? 'is' : 'is not'} ${shown}`
         : `${c.field} is ${c.op === 'in' ? 'one of' : 'none of'} ${shown}${more} (${list.length.toLocaleString('en-US')} values)`
     }
     case 'lt':
-      return `${c.field} is below ${scalarText(v)}`
+      return `${c.field} is below ${valueText(v)}`
     case 'lte':
-      return `${c.field} is at most ${scalarText(v)}`
+      return `${c.field} is at most ${valueText(v)}`
     case 'gt':
-      return `${c.field} is above ${scalarText(v)}`
+      return `${c.field} is above ${valueText(v)}`
     case 'gte':
-      return `${c.field} is at least ${scalarText(v)}`
+      return `${c.field} is at least ${valueText(v)}`
     case 'is_null':
       return v ? `${c.field} is empty` : `${c.field} is set`
     case 'contains':
-      return `${c.field} contain ${scalarText(v)}`
+      return `${c.field} contain ${valueText(v)}`
   }
 }
 
 /** Every clause of a filter in words; an empty filter matches every record. */
-export function filterClauses(filter: Filter): string[] {
-  return clausesOf(filter).map(clauseText)
+export function filterClauses(filter: Filter, id?: IdField): string[] {
+  return clausesOf(filter).map((c) => clauseText(c, id))
 }
 
 /** A filter as one phrase: "status is past_due and region is eu". */
-export function filterText(filter: Filter): string {
-  const clauses = filterClauses(filter)
+export function filterText(filter: Filter, id?: IdField): string {
+  const clauses = filterClauses(filter, id)
   return clauses.length === 0 ? 'every record (no condition)' : clauses.join(' and ')
 }
 

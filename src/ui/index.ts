@@ -7,4 +7,4 @@
  */
 export { registerReviewPages, createReviewApp, reviewRefusalPage } from './routes/app.js'
 export { STYLESHEET, SCRIPT } from './assets.js'
-export { clauseText, filterText, filterClauses } from './format.js'
+export { clauseText, filterText, filterClauses, type IdField } from './format.js'

@@ -1,7 +1,7 @@
 import type { ChangesPage } from '../plans/index.js'
 import type { MemberPage, SelectionView } from '../selections/index.js'
 import { Change, DataTable, PageLinks, RecordCells, Val, paths } from './components.js'
-import { type FieldTypes, count, filterClauses, plural } from './format.js'
+import { type FieldTypes, type IdField, count, filterClauses, plural } from './format.js'
 import { revealed } from './reveal.js'
 
 /** Rows per manifest page the reviewer can pick. */
@@ -40,9 +40,9 @@ export function WhereSection(props: { selection: SelectionView; id?: string }) {
 }
 
 /** Question 2: the selector, each clause and each exclusion rule in words, with what each rule removed. */
-export function SelectorSection(props: { selection: SelectionView; id?: string }) {
+export function SelectorSection(props: { selection: SelectionView; id?: string; idField?: IdField | undefined }) {
   const s = props.selection
-  const clauses = filterClauses(s.selector.filter)
+  const clauses = filterClauses(s.selector.filter, props.idField)
   const removed = s.exclusions.reduce((n, e) => n + e.count, 0)
   return (
     <section aria-labelledby={props.id ?? 'selector'}>
@@ -85,7 +85,7 @@ export function SelectorSection(props: { selection: SelectionView; id?: string }
                   <code>{e.rule}</code>
                 </th>
                 {/* wrapped anywhere: an agent's condition of one long word pushed the count of removed records out of sight */}
-                <td class="long">{filterClauses(e.filter).join(' and ') || 'every record'}</td>
+                <td class="long">{filterClauses(e.filter, props.idField).join(' and ') || 'every record'}</td>
                 <td>
                   <strong data-testid={`excluded-count-${e.rule}`}>{count(e.count)}</strong>{' '}
                   {e.count > 0 ? <a href={paths.excluded(s.selection_id, e.rule)}>see {e.count === 1 ? 'it' : 'them'}</a> : <span class="muted">(none)</span>}

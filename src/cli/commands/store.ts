@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { sweepRetention } from '../../gateway/index.js'
-import type { PruneReport } from '../../selections/index.js'
+import type { PrunedSelection, PruneReport } from '../../selections/index.js'
 import { parseAgeOption } from '../age-option.js'
 import { noteCliDetails } from '../cli-audit.js'
 import { openCliGateway } from '../open-cli-gateway.js'
@@ -30,19 +30,33 @@ export function registerStore(program: Command): void {
         const olderThanMs = given ?? config.retention.prune_members_after_days * 86_400_000
         const report = await sweepRetention(gateway, { olderThanMs, dryRun: flags.dryRun === true, actor: null, surface: 'cli' })
         noteCliDetails({ dry_run: report.dry_run, older_than_ms: olderThanMs, selections: report.selections, members: report.members, excluded: report.excluded })
-        process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : said(report))
+        process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : said(report, given === null ? `${config.retention.prune_members_after_days}d` : flags.olderThan!))
       } finally {
         await gateway.close()
       }
     })
 }
 
-function said(report: PruneReport): string {
+/** The sweep in words, ending with one line that sums it up: what was pruned (new and finished), how many rows, what was kept and why. */
+function said(report: PruneReport, age: string): string {
   const verb = report.dry_run ? 'would prune' : 'pruned'
+  const listed = (p: PrunedSelection) => `  ${p.selection_id}  expired ${p.expires_at}  ${p.members} member(s)  ${p.excluded} excluded`
+  const rows = (members: number, excluded: number) => `${members} member row(s), ${excluded} excluded-record row(s)`
+  const finished = report.finished.reduce((sum, p) => ({ members: sum.members + p.members, excluded: sum.excluded + p.excluded }), { members: 0, excluded: 0 })
   const lines = [
-    `${report.dry_run ? 'DRY RUN: ' : ''}${verb} the members of ${report.selections} selection(s) expired at or before ${report.expired_before}: ${report.members} member row(s), ${report.excluded} excluded-record row(s)${report.dry_run ? '; nothing was changed' : ''}`,
-    ...report.pruned.map((p) => `  ${p.selection_id}  expired ${p.expires_at}  ${p.members} member(s)  ${p.excluded} excluded`),
+    `${report.dry_run ? 'DRY RUN: ' : ''}${verb} the members of ${report.selections} selection(s) expired at or before ${report.expired_before}: ${rows(report.members, report.excluded)}${report.dry_run ? '; nothing was changed' : ''}`,
+    ...report.pruned.map(listed),
     ...(report.listed_complete ? [] : [`  (${report.selections - report.pruned.length} more not listed; --json has the totals)`]),
+    ...(report.finished.length === 0 ? [] : [`finished the members of ${report.finished.length} selection(s) an interrupted sweep had begun: ${rows(finished.members, finished.excluded)}`, ...report.finished.map(listed)]),
+    `kept: ${report.kept_evidence} expired selection(s) a plan stands on (evidence of a review, never pruned); selections expired after ${report.expired_before} (less than ${age} ago) wait until they are older`,
+    ...(report.stopped ? ['stopped before everything prunable was pruned: the next sweep finishes it'] : []),
   ]
+  const total = report.selections + report.finished.length
+  const deleted = rows(report.members + finished.members, report.excluded + finished.excluded)
+  lines.push(
+    report.dry_run
+      ? `done (dry run): ${report.selections} selection(s) would be pruned, ${rows(report.members, report.excluded)}; ${report.kept_evidence} kept as evidence; nothing was changed`
+      : `done: ${total} selection(s) pruned (${report.selections} new, ${report.finished.length} finished), ${deleted} deleted; ${report.kept_evidence} kept as evidence`,
+  )
   return `${lines.join('\n')}\n`
 }

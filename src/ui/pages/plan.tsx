@@ -5,7 +5,7 @@ import type { OperationView } from '../../operations/index.js'
 import { type ChangesPage, type PlanView, unchangedWords } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
 import { AgentWords, WarrantWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
-import { type FieldTypes, count, filterClauses, filterText, plural, scalarText } from '../format.js'
+import { type FieldTypes, type IdField, count, filterClauses, filterText, plural, scalarText } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
@@ -26,6 +26,8 @@ export interface PlanPageData {
   readonly nav: ManifestNav
   /** The resource's declared field types: a number field may hold its exact digits as text. */
   readonly types: FieldTypes
+  /** The resource's id field and its type: a selector naming integer ids shows them as numbers. */
+  readonly idField?: IdField | undefined
   /** The hosts the connector reaches, and a label naming another. */
   readonly reach: Reach
   /** The http request each record is written by (null for sql). */
@@ -49,8 +51,8 @@ function SetValue(props: { field: string; value: unknown; types: FieldTypes; age
 }
 
 /** The records an exclusion rule removes, in words: "the records where tags contain legal_hold". */
-function removedBy(filter: Filter): string {
-  const clauses = filterClauses(filter)
+function removedBy(filter: Filter, idField: IdField | undefined): string {
+  const clauses = filterClauses(filter, idField)
   return clauses.length === 0 ? 'every record (no condition)' : `the records where ${clauses.join(' and ')}`
 }
 
@@ -70,10 +72,10 @@ function Glance(props: { d: PlanPageData }) {
         <a href="#selector">2. Selector</a>
       </dt>
       <dd>
-        {filterText(selection.selector.filter)}
+        {filterText(selection.selector.filter, props.d.idField)}
         {selection.exclusions.length > 0
           ? // what each rule removes, in words: its name is the agent's, and "legal_hold" may remove anything
-            `; excluding ${selection.exclusions.map((e) => `${removedBy(e.filter)} (${count(e.count)}, rule "${e.rule}")`).join('; ')}`
+            `; excluding ${selection.exclusions.map((e) => `${removedBy(e.filter, props.d.idField)} (${count(e.count)}, rule "${e.rule}")`).join('; ')}`
           : '; no exclusion rule'}
       </dd>
       <dt>
@@ -371,7 +373,7 @@ export function PlanPage(d: PlanPageData) {
       <LookalikeNotice lookalikes={p.lookalike_ids} of="plan" />
       <Glance d={d} />
       <WhereSection selection={d.selection} />
-      <SelectorSection selection={d.selection} />
+      <SelectorSection selection={d.selection} idField={d.idField} />
       <RecordsSection selection={d.selection} page={d.page} changes={d.changes} nav={d.nav} types={d.types} />
       <EffectSection plan={p} types={d.types} agentFields={d.agentFields} write={d.write} />
       <MissingSection selection={d.selection} viewer={d.viewer} planId={p.plan_id} />

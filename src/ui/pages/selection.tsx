@@ -1,12 +1,12 @@
 import type { ExcludedPage, MemberPage, SelectionView } from '../../selections/index.js'
 import { CompletenessBanner, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, RecordCells, type Viewer, When, Who, paths } from '../components.js'
-import { type FieldTypes, count, filterText, plural } from '../format.js'
+import { type FieldTypes, type IdField, count, filterText, plural } from '../format.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 
 /** A selection on its own (no action yet): where, selector, records, what is missing, and the recovery choices. */
-export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; types: FieldTypes; reach: Reach; notice?: Flash | null }) {
+export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; page: MemberPage; nav: ManifestNav; types: FieldTypes; idField?: IdField | undefined; reach: Reach; notice?: Flash | null }) {
   const s = d.selection
   return (
     <Layout title={`Selection of ${plural(s.count, 'record')} in ${s.environment}`} viewer={d.viewer}>
@@ -28,7 +28,7 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
         ), and the plan then waits in the <a href={paths.queue}>queue</a>.
       </p>
       <WhereSection selection={s} />
-      <SelectorSection selection={s} />
+      <SelectorSection selection={s} idField={d.idField} />
       <RecordsSection selection={s} page={d.page} nav={d.nav} types={d.types} />
       <MissingSection selection={s} viewer={d.viewer} heading="4. What is missing" />
     </Layout>
@@ -36,7 +36,7 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
 }
 
 /** The records one exclusion rule removed, paged by cursor. */
-export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; types: FieldTypes; reach: Reach; base: string; paged: boolean; next: string | null }) {
+export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; page: ExcludedPage; types: FieldTypes; idField?: IdField | undefined; reach: Reach; base: string; paged: boolean; next: string | null }) {
   const s = d.selection
   const records = d.page.records
   const first = records[0]
@@ -48,7 +48,7 @@ export function ExcludedPageView(d: { viewer: Viewer; selection: SelectionView; 
         Records removed by the rule <code>{d.page.rule}</code>
       </h1>
       <p>
-        The rule removes a record when <strong>{filterText(d.page.filter)}</strong>. It removed <strong data-testid="excluded-total">{plural(d.page.count, 'record')}</strong>{' '}
+        The rule removes a record when <strong>{filterText(d.page.filter, d.idField)}</strong>. It removed <strong data-testid="excluded-total">{plural(d.page.count, 'record')}</strong>{' '}
         from selection <a href={paths.selection(s.selection_id)}>{s.selection_id}</a>: they are <em>not</em> changed by any plan on it.
       </p>
       <div class="pager">

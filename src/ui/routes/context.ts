@@ -7,7 +7,7 @@ import type { ReviewSession } from '../../review/index.js'
 import { type WriteConfig, connectorHostsOf, mislabelledHostOf } from '../../config/index.js'
 import { type PlanView, actionConfigOf } from '../../plans/index.js'
 import type { Reach, Viewer } from '../components.js'
-import type { FieldTypes } from '../format.js'
+import type { FieldTypes, IdField } from '../format.js'
 import { DEFAULT_PAGE_SIZE, PAGE_SIZES } from '../selection-parts.js'
 
 export type UiEnv = { Variables: { viewer: Viewer; session: ReviewSession } }
@@ -78,6 +78,12 @@ export function pageSize(value: string | undefined): number {
 }
 
 /** The hosts the resource's connector reaches and whether its environment label names another (none for an unknown resource). */
+/** The resource's id field and its declared type (an integer id's digits are shown as that number); undefined for a resource no longer configured. */
+export function idFieldOf(gateway: Gateway, resource: string | null | undefined): IdField | undefined {
+  const config = resource ? gateway.config.resources[resource] : undefined
+  return config ? { field: config.id_field, type: config.fields[config.id_field] } : undefined
+}
+
 export function reachOf(gateway: Gateway, resource: string | null | undefined): Reach {
   const config = resource ? gateway.config.resources[resource] : undefined
   if (config === undefined) return { hosts: [], mislabelled: null }

@@ -8,7 +8,7 @@ import type { ChangesPage } from '../../plans/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, agentWrittenFields, fieldTypesOf, html, reachOf, writeConfigOf, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, agentWrittenFields, fieldTypesOf, html, idFieldOf, reachOf, writeConfigOf, pageSize } from './context.js'
 import { alreadyDone } from './selections.js'
 
 /** The queue of plans waiting for a decision, a plan's page with its decision form, and its audit trail. */
@@ -89,6 +89,7 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
         configChanged,
         nav: { base, limit, paged: memberCursor !== undefined, next },
         types: fieldTypesOf(gateway, plan.resource),
+        idField: idFieldOf(gateway, plan.resource),
         reach: reachOf(gateway, plan.resource),
         write: writeConfigOf(gateway, plan),
         agentFields: agentWrittenFields(gateway, plan),

@@ -8,7 +8,7 @@ import { paths } from '../components.js'
 import { ErrorPage } from '../pages/misc.js'
 import { ExcludedPageView, SelectionPage } from '../pages/selection.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf, pageSize } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, idFieldOf, reachOf, pageSize } from './context.js'
 
 /** The choices the retry form offers; anything else is refused, so a forged form cannot ask for an hour-long walk plus one. */
 const RETRY_DEADLINES_S = [120, 600, 1800, 3600]
@@ -44,7 +44,7 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
         : alreadyDone(c.req.query('again'))
           ? { kind: 'info' as const, title: `You had already ${alreadyDone(c.req.query('again'))}; this is that selection, and no second one was made.`, text: `Its digest is ${selection.digest}.` }
           : null
-    return html(c, SelectionPage({ viewer, selection, page, nav: { base, limit, paged: cursor !== undefined, next }, types: fieldTypesOf(gateway, selection.resource), reach: reachOf(gateway, selection.resource), notice }))
+    return html(c, SelectionPage({ viewer, selection, page, nav: { base, limit, paged: cursor !== undefined, next }, types: fieldTypesOf(gateway, selection.resource), idField: idFieldOf(gateway, selection.resource), reach: reachOf(gateway, selection.resource), notice }))
   })
 
   ui.get('/selections/:id/excluded', async (c) => {
@@ -55,7 +55,7 @@ export function registerSelectionRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const selection = await gateway.selections.view(viewer.actor, id)
     const page = await gateway.selections.excluded(viewer.actor, id, { rule, cursor, limit: 100 })
     const base = paths.excluded(id, rule)
-    return html(c, ExcludedPageView({ viewer, selection, page, types: fieldTypesOf(gateway, selection.resource), reach: reachOf(gateway, selection.resource), base, paged: cursor !== undefined, next: page.next_cursor ? `${base}&cursor=${encodeURIComponent(page.next_cursor)}` : null }))
+    return html(c, ExcludedPageView({ viewer, selection, page, types: fieldTypesOf(gateway, selection.resource), idField: idFieldOf(gateway, selection.resource), reach: reachOf(gateway, selection.resource), base, paged: cursor !== undefined, next: page.next_cursor ? `${base}&cursor=${encodeURIComponent(page.next_cursor)}` : null }))
   })
 
   ui.get('/selections/:id/export', async (c) => {
