@@ -92,7 +92,7 @@ export type ReadPageResult =
   /** `configKey`: the config line that misreads the upstream, where one is to blame (`connector.list.total_path`). */
   | { readonly kind: 'refused'; readonly message: string; readonly status?: number; readonly configKey?: string }
   /** The credential may not read this source (401, 403): part of the scope is outside its visibility. */
-  | { readonly kind: 'forbidden'; readonly message: string; readonly status: number }
+  | { readonly kind: 'forbidden'; readonly message: string; readonly status?: number }
   /** The upstream will not go further for this query (a result cap, or an empty page while its total says more remain). */
   | { readonly kind: 'result_limit'; readonly message: string; readonly status?: number; readonly limit?: number }
   /** The data moved under the walk: the previous page's last record is no longer where it was. */

@@ -11,6 +11,17 @@ export const MAX_RESTARTS = 2
 export type StepAfter = { readonly kind: 'again' } | { readonly kind: 'leave' } | { readonly kind: 'rate_limited'; readonly seconds: number; readonly message: string }
 
 /**
+ * A failed read without its status, for a connector whose upstream answers none (sql): the codes a database
+ * connector gives its own refusals (403 for rows a policy hides) are its classification, never an upstream's
+ * answer, and a gap or reason carrying them would show them as one (`upstream_status`, "it answered 403").
+ */
+export function withoutStatus(result: Exclude<ReadPageResult, { kind: 'page' }>): Exclude<ReadPageResult, { kind: 'page' }> {
+  if (!('status' in result)) return result
+  const { status: _, ...rest } = result
+  return rest
+}
+
+/**
  * Turns a failed read into the source's state. Permanent failures finish the source with a gap, so no
  * continuation ever sends the failing request again; transient ones leave it unfinished with a wait, until too
  * many in a row make them permanent too.
@@ -46,7 +57,7 @@ export function afterFailure(
       finishWith(source, { code: 'SOURCE_UNAVAILABLE', ...(result.status === undefined ? {} : { status: result.status }) }, result.message)
       return { kind: 'leave' }
     case 'forbidden':
-      finishWith(source, { code: 'VISIBILITY_RESTRICTED', status: result.status }, result.message)
+      finishWith(source, { code: 'VISIBILITY_RESTRICTED', ...(result.status === undefined ? {} : { status: result.status }) }, result.message)
       return { kind: 'leave' }
     case 'result_limit':
       finishWith(source, { code: 'RESULT_LIMIT_REACHED', ...(result.limit === undefined ? {} : { limit: result.limit }) }, result.message)

@@ -8,7 +8,7 @@ import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
 import { budgetAllows, sizeOfNextPage, walkPageSize } from './page-size.js'
-import { afterFailure, afterPage, afterThrow, countMoved } from './source-step.js'
+import { afterFailure, afterPage, afterThrow, countMoved, withoutStatus } from './source-step.js'
 import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
@@ -172,7 +172,8 @@ export async function walkInventory(
           // a refusal naming a config line (a keyset field the list is not in the order of) is the config misreading
           // the upstream: what its positions seemed to prove, they did not
           if (result.kind === 'refused' && result.configKey !== undefined) unchecked = true
-          const next = afterFailure(source, result, restartable.has(source.source), failures, maxWait)
+          const told = connector.kind === 'sql' ? withoutStatus(result) : result
+          const next = afterFailure(source, told, restartable.has(source.source), failures, maxWait)
           if (next.kind === 'rate_limited') {
             stop = { kind: 'rate_limited', source: source.source, seconds: next.seconds, message: next.message }
             break walk

@@ -70,9 +70,10 @@ export async function recordOutcome(db: Db, operationId: string, ord: number, ou
 /**
  * in_flight → pending, for a durable "not done" (a 429, or a 503 with Retry-After, before or instead of the write),
  * counted on the row in the same statement: an executor resuming the operation goes on counting toward
- * `max_rate_limit_retries` (see `rateLimitHitsSoFar`).
+ * `max_rate_limit_retries` (see `rateLimitHitsSoFar`). `status`: the upstream's answer; null where it answered
+ * none (a database's lock refusal).
  */
-export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status = 429, writeSent = false): Promise<boolean> {
+export async function returnToPending(db: Db, operationId: string, ord: number, message: string, now: string, status: number | null = 429, writeSent = false): Promise<boolean> {
   const set = { state: 'pending', reason: 'rate_limited', error: rateLimitedError(message, writeSent), upstream_status: status, rate_limit_hits: sql`rate_limit_hits + 1`, updated_at: now }
   return ledgerBatch(db).submit({ kind: 'update', operationId, ord, set, fromState: 'in_flight' })
 }

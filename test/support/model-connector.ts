@@ -222,7 +222,9 @@ export function createModelConnector(options: ModelConnectorOptions): ModelConne
   const toRecord = (row: ModelRow): SourceRecord => ({ id: row.id, version: `v${row.version}`, fields: { ...row.fields } })
 
   return {
-    kind: 'sql',
+    // several sources answering statuses (429, 503): an HTTP upstream's faults; a sql connector's codes are its own
+    // classification, which the walk never reports as an upstream's answer (walkInventory)
+    kind: 'http',
     sources: collection.sources,
     ordering: ordering === 'id' ? 'id ascending' : 'updated ascending, id ascending',
     sessions,

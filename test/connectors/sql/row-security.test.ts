@@ -36,6 +36,9 @@ describe('sql on postgres: a table whose row-level security applies to the conne
     assert.equal(envelope.complete, false, `returned ${JSON.stringify(envelope.items.map((i) => i.id))} and said complete`)
     const reason = envelope.incomplete_reasons.find((r) => r.code === 'VISIBILITY_RESTRICTED')
     assert.match(reason?.message ?? JSON.stringify(envelope.incomplete_reasons), /row-level security/)
+    // a database answers no HTTP status: the connector's own 403 for hidden rows is not shown as the upstream's
+    assert.equal(reason?.upstream_status, undefined, JSON.stringify(reason))
+    assert.doesNotMatch(reason?.message ?? '', /answered 403/)
   })
 
   it('a read by the id of a hidden row is not "missing"', async () => {
