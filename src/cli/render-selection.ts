@@ -96,7 +96,7 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
       : `  run limits:   ${limits.concurrency} at once${windowOf(limits.write_window)}, ${limits.max_writes_per_second === null ? 'no rate bound' : `${limits.max_writes_per_second}/s`}, batches of ${limits.batch_size}; halts after ${limits.halt_after_consecutive_errors} errors in a row, ${limits.halt_after_validation_failures} validation failures, a Retry-After over ${limits.max_retry_after_seconds} s`,
   )
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
-  else lines.push(`Changes${plan.changes.uniform ? (plan.changes.summary.some((s) => s.skipped) ? ' (every record written gets the same change)' : ' (every record gets the same change)') : ''}:`)
+  else lines.push(`Changes${sameChange(plan.changes.uniform, plan.changes.summary)}:`)
   const changing = plan.changes.changing
   if (changing !== null && plan.target_count > 0 && changing < plan.target_count)
     lines.push(changing === 0 ? `  NO RECORD CHANGES: ${unchangedWords(plan)}` : `  ${changing} of ${plan.target_count} record(s) change; ${unchangedWords(plan)}`)
@@ -111,6 +111,12 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)
   return lines.join('\n')
+}
+
+/** "every record gets the same change", of the records written where some would be skipped; nothing where none is written. */
+function sameChange(uniform: boolean, summary: PlanView['changes']['summary']): string {
+  if (!uniform || summary.some((s) => s.skipped && s.before.length === 0)) return ''
+  return summary.some((s) => s.skipped) ? ' (every record written gets the same change)' : ' (every record gets the same change)'
 }
 
 /**

@@ -92,6 +92,7 @@ for (const kind of STORE_KINDS) {
       const line = cli.split('\n').find((l) => l.startsWith('  status: '))
       assert.match(line ?? '', new RegExp(`^  status: nothing written; not written \\(would be skipped\\): "paused" \\(${paused}\\)`), cli)
       assert.doesNotMatch(line!, /→/)
+      assert.doesNotMatch(cli, /gets the same change/)
       const html = await reviewPageHtml(fx, `/review/plans/${proposed.body.plan_id}`)
       const headline = textOf(pagePart(html, 'uniform-summary'))
       assert.doesNotMatch(headline, /gets the same change/, headline)
