@@ -96,15 +96,11 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
       : `  run limits:   ${limits.concurrency} at once${windowOf(limits.write_window)}, ${limits.max_writes_per_second === null ? 'no rate bound' : `${limits.max_writes_per_second}/s`}, batches of ${limits.batch_size}; halts after ${limits.halt_after_consecutive_errors} errors in a row, ${limits.halt_after_validation_failures} validation failures, a Retry-After over ${limits.max_retry_after_seconds} s`,
   )
   if (plan.target_count === 0 && plan.changes.summary.length === 0) lines.push('Changes: none (the plan has no target)')
-  else lines.push(`Changes${plan.changes.uniform ? ' (every record gets the same change)' : ''}:`)
+  else lines.push(`Changes${sameChange(plan.changes.uniform, plan.changes.summary)}:`)
   const changing = plan.changes.changing
   if (changing !== null && plan.target_count > 0 && changing < plan.target_count)
     lines.push(changing === 0 ? `  NO RECORD CHANGES: ${unchangedWords(plan)}` : `  ${changing} of ${plan.target_count} record(s) change; ${unchangedWords(plan)}`)
-  for (const s of plan.changes.summary) {
-    const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : cell(JSON.stringify(s.after))
-    // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are
-    lines.push(`  ${s.field}: ${s.before.map((b) => `${cell(JSON.stringify(b.value))} (${b.count})`).join(', ')} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}`)
-  }
+  for (const s of plan.changes.summary) lines.push(`  ${s.field}: ${fieldChange(s)}`)
   lines.push(`Approval: ${plan.approval.required} — ${plan.approval.reason}`)
   for (const a of plan.approval_state.approved_by) lines.push(`  approved by ${cell(a.name ?? a.principal)} at ${a.approved_at}, valid until ${a.expires_at}`)
   // an approval withdrawn (a token revoked, a principal disabled) is said, with why: "still needed: 1" alone read as if nobody had approved
@@ -115,6 +111,26 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
   lines.push(`Review: ${plan.review_url}`)
   return lines.join('\n')
+}
+
+/** "every record gets the same change", of the records written where some would be skipped; nothing where none is written. */
+function sameChange(uniform: boolean, summary: PlanView['changes']['summary']): string {
+  if (!uniform || summary.some((s) => s.skipped && s.before.length === 0)) return ''
+  return summary.some((s) => s.skipped) ? ' (every record written gets the same change)' : ' (every record gets the same change)'
+}
+
+/**
+ * One field's before → after over the written targets, then the values of those that would be skipped, apart: listed
+ * before the arrow, "paid" (17) → "overdue" read as paid invoices becoming overdue. Where none is written, no arrow.
+ */
+function fieldChange(s: PlanView['changes']['summary'][number]): string {
+  // before-values are the upstream's: JSON escapes control characters, cell the overrides JSON leaves as they are
+  const values = (list: readonly { readonly value: unknown; readonly count: number }[], complete: boolean | undefined = true) =>
+    `${list.map((b) => `${cell(JSON.stringify(b.value))} (${b.count})`).join(', ')}${complete ? '' : ', and other values'}`
+  const skipped = s.skipped ? `; not written (would be skipped): ${values(s.skipped_before ?? [], s.skipped_before_complete)}` : ''
+  if (s.skipped && s.before.length === 0) return `nothing written${skipped}`
+  const after = s.after_values ? s.after_values.map((v) => `${cell(v.value)} (${v.count})`).join(', ') : cell(JSON.stringify(s.after))
+  return `${values(s.before, s.before_complete)} → ${after}${s.unchanged ? `; ${s.unchanged} already hold it` : ''}${skipped}`
 }
 
 /** A sql resource's bound write_window beside the concurrency: that many targets go in one UPDATE, so in flight. */

@@ -15,43 +15,76 @@ export interface StoredChanges {
   readonly changing?: number | null
 }
 
-/** Before and after values of one field over every target. */
+/**
+ * Before and after values of one field over every target, the written ones apart from those the write would skip
+ * (failing the precondition as frozen; for a compensation, no longer holding what the operation wrote): counted
+ * together, "paid" (17), "draft" (15) → "overdue" read as paid and draft invoices becoming overdue.
+ */
 export class FieldTally {
-  readonly #after = new Map<string, { value: unknown; count: number }>()
-  readonly #before = new Map<string, { value: unknown; count: number }>()
-  #afterOverflow = 0
-  #beforeOverflow = 0
+  readonly #after = new ValueCounts()
+  readonly #before = new ValueCounts()
+  readonly #skippedBefore = new ValueCounts()
+  /** What the skipped targets would have received: said only where no target is written. */
+  readonly #skippedAfter = new ValueCounts()
   #unchanged = 0
+  #skipped = 0
 
-  add(before: unknown, after: unknown): void {
-    const b = canonicalJson(before ?? null)
-    const a = canonicalJson(after ?? null)
-    if (a === b) this.#unchanged += 1
-    if (!bump(this.#after, a, after ?? null)) this.#afterOverflow += 1
-    if (!bump(this.#before, b, before ?? null)) this.#beforeOverflow += 1
+  add(before: unknown, after: unknown, skipped = false): void {
+    if (skipped) {
+      this.#skipped += 1
+      this.#skippedBefore.add(before)
+      this.#skippedAfter.add(after)
+      return
+    }
+    if (canonicalJson(after ?? null) === canonicalJson(before ?? null)) this.#unchanged += 1
+    this.#after.add(after)
+    this.#before.add(before)
   }
 
   summary(field: string): PlanView['changes']['summary'][number] {
-    const sort = (m: Map<string, { value: unknown; count: number }>) => [...m.values()].sort((x, y) => y.count - x.count)
-    const afters = sort(this.#after)
-    const uniform = afters.length <= 1 && this.#afterOverflow === 0
+    const after = this.#before.empty && this.#skipped > 0 ? this.#skippedAfter : this.#after
+    const afters = after.sorted()
+    const uniform = afters.length <= 1 && after.complete
     return {
       field,
       after: uniform ? (afters[0]?.value ?? null) : null,
       ...(uniform ? {} : { after_values: afters }),
-      before: sort(this.#before),
-      before_complete: this.#beforeOverflow === 0,
+      before: this.#before.sorted(),
+      before_complete: this.#before.complete,
       unchanged: this.#unchanged,
+      skipped: this.#skipped,
+      skipped_before: this.#skippedBefore.sorted(),
+      skipped_before_complete: this.#skippedBefore.complete,
     }
   }
 }
 
-function bump(map: Map<string, { value: unknown; count: number }>, key: string, value: unknown): boolean {
-  const entry = map.get(key)
-  if (entry) entry.count += 1
-  else if (map.size < SUMMARY_VALUES_MAX) map.set(key, { value, count: 1 })
-  else return false
-  return true
+/** Distinct values with their counts, at most SUMMARY_VALUES_MAX of them; `complete` false once one was left out. */
+class ValueCounts {
+  readonly #map = new Map<string, { value: unknown; count: number }>()
+  #overflow = 0
+
+  add(raw: unknown): void {
+    const value = raw ?? null
+    const key = canonicalJson(value)
+    const entry = this.#map.get(key)
+    if (entry) entry.count += 1
+    else if (this.#map.size < SUMMARY_VALUES_MAX) this.#map.set(key, { value, count: 1 })
+    else this.#overflow += 1
+  }
+
+  /** Nothing counted. */
+  get empty(): boolean {
+    return this.#map.size === 0
+  }
+
+  get complete(): boolean {
+    return this.#overflow === 0
+  }
+
+  sorted(): { value: unknown; count: number }[] {
+    return [...this.#map.values()].sort((x, y) => y.count - x.count)
+  }
 }
 
 /** Per-record before → after, a page at a time; rendered on demand because only the summary is stored. */

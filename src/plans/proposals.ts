@@ -216,11 +216,6 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     if (!p.compensates) assertFrozenWith(p, member.fields, Object.keys(rendered.set))
     const now = current?.get(member.id)
     if (current && (now === undefined || now === null)) moved = null
-    for (const [field, after] of Object.entries(rendered.set)) {
-      let tally = tallies.get(field)
-      if (!tally) tallies.set(field, (tally = new FieldTally()))
-      tally.add(now ? now[field] : member.fields[field], after)
-    }
     // skipped at write time as things stand: a compensation's target no longer holding what the operation wrote, a
     // member failing the precondition as frozen
     let skipped = false
@@ -236,6 +231,13 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
           if (failing !== null) failing += 1
         }
       } else failing = null
+    }
+    // a skipped target's value is tallied apart: among the written ones, "paid" (17) → "overdue" read as paid invoices
+    // becoming overdue where each fails the precondition and would be skipped
+    for (const [field, after] of Object.entries(rendered.set)) {
+      let tally = tallies.get(field)
+      if (!tally) tallies.set(field, (tally = new FieldTally()))
+      tally.add(now ? now[field] : member.fields[field], after, skipped)
     }
     // a skipped target is not written, so it changes nothing: counted, "1,830 of 1,830 records change" read as
     // every record changed where 129 failed the precondition and would be skipped

@@ -38,11 +38,26 @@ export const valueCountSchema = z.object({ value: z.unknown(), count: z.number()
 export const changeSummarySchema = z
   .object({
     field: z.string(),
-    after: z.unknown().describe('the value every target gets; null with after_values when targets get different values'),
+    after: z
+      .unknown()
+      .describe('the value every written target gets (where every target would be skipped: what the write would set); null with after_values when targets get different values'),
     after_values: z.array(valueCountSchema).optional(),
-    before: z.array(valueCountSchema).describe("the targets' current values (as frozen), most frequent first"),
+    before: z
+      .array(valueCountSchema)
+      .describe("the current values (as frozen) of the targets the write is for, most frequent first; skipped targets' are in skipped_before (in a plan proposed before they were told apart, every target's)"),
     before_complete: z.boolean().describe('false when only the most frequent before-values are listed'),
-    unchanged: z.number().int().nonnegative().describe('targets that already hold the after value'),
+    unchanged: z.number().int().nonnegative().describe('targets written that already hold the after value (a skipped target is not counted)'),
+    skipped: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('targets not written: they fail the precondition as frozen (a compensation: no longer hold what the operation wrote, as read at proposal) and would be skipped. Absent: a plan proposed before they were told apart'),
+    skipped_before: z
+      .array(valueCountSchema)
+      .optional()
+      .describe('the current values of the skipped targets, most frequent first: NOT written, never the before of a change. Absent: a plan proposed before they were told apart'),
+    skipped_before_complete: z.boolean().optional().describe('false when only the most frequent skipped values are listed'),
   })
   .meta({ id: 'ChangeSummary' })
 

@@ -96,14 +96,17 @@ for (const kind of STORE_KINDS) {
       assert.equal(plan.changes.uniform, true)
       const collection = plan.changes.summary.find((s: any) => s.field === 'collection')
       assert.equal(collection.after, 'paused')
-      assert.deepEqual(
-        Object.fromEntries(collection.before.map((b: any) => [b.value, b.count])),
-        Object.fromEntries(before.map((b) => [b.collection, b.n])),
-      )
-      assert.equal(collection.unchanged, before.find((b) => b.collection === 'paused')?.n ?? 0)
+      // the members already paused fail the precondition (collection: active) and would be skipped: their values are
+      // tallied apart, not as a before of the change nor as "already hold it"
+      const paused = before.find((b) => b.collection === 'paused')?.n ?? 0
+      assert.ok(paused > 0)
+      assert.deepEqual(collection.before, [{ value: 'active', count: selection.count - paused }])
+      assert.deepEqual([collection.skipped_before, collection.skipped], [[{ value: 'paused', count: paused }], paused])
+      assert.equal(collection.unchanged, 0)
       const reason = plan.changes.summary.find((s: any) => s.field === 'pause_reason')
       assert.equal(reason.after, 'approved credit hold review')
-      assert.deepEqual(reason.before, [{ value: '', count: selection.count }], 'a set field that is not a review field still shows its before-value')
+      assert.deepEqual(reason.before, [{ value: '', count: selection.count - paused }], 'a set field that is not a review field still shows its before-value')
+      assert.deepEqual(reason.skipped_before, [{ value: '', count: paused }])
       assert.deepEqual(plan.precondition.filter, { status: 'past_due', collection: 'active' })
       assert.equal(plan.precondition.failing_now, before.find((b) => b.collection === 'paused')?.n ?? 0)
     })

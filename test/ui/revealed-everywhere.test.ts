@@ -199,7 +199,9 @@ describe('operation and audit pages: upstream- and agent-supplied text is shown 
   })
 
   test("a text value holding the change arrow is quoted: a reason cannot read as another field's change", async () => {
-    const selection = await createSelection(fx, { filter: { id: { in: [ids[3]] } } })
+    // records the write is for (ids[3] was paused by an earlier test: it would be skipped, and a plan writing nothing
+    // shows no change in the glance or the headline)
+    const selection = await createSelection(fx, { filter: { status: 'past_due', region: 'eu', collection: 'active' } })
     // Unquoted, the glance read "collection → paused, pause_reason → ok, collection → active": the last word on collection, active.
     const plan = await proposePlan(fx, selection.selection_id, { type: 'pause_collection', params: { reason: 'ok, collection → active' } })
     const page = await (await newContext(browser)).newPage()

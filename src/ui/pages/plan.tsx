@@ -4,10 +4,11 @@ import type { WebhookDelivery } from '../../notifications/index.js'
 import type { OperationView } from '../../operations/index.js'
 import { type ChangesPage, type PlanView, unchangedWords } from '../../plans/index.js'
 import type { MemberPage, SelectionView } from '../../selections/index.js'
-import { AgentWords, WarrantWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, Val, type Viewer, When, Who, paths } from '../components.js'
-import { type FieldTypes, type IdField, count, filterClauses, filterText, plural, scalarText } from '../format.js'
+import { AgentWords, WarrantWords, CompletenessBanner, RecordId, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, Pill, type Viewer, When, Who, paths } from '../components.js'
+import { type FieldTypes, type IdField, count, filterClauses, filterText, plural } from '../format.js'
 import { revealed } from '../reveal.js'
 import { DecisionSection } from './plan-decision.js'
+import { EffectHeadline, EffectTable, SetValue, alreadyHeld, skippedTargets } from './plan-effect.js'
 import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
@@ -41,15 +42,6 @@ export interface PlanPageData {
   readonly notice?: Flash | null
 }
 
-/**
- * A value the action sets: the agent's words, set apart, where the field is set from a parameter; otherwise as the
- * sentence (`scalarText`) or, in a table cell (`cell`), as `Val` shows it.
- */
-function SetValue(props: { field: string; value: unknown; types: FieldTypes; agentFields: ReadonlySet<string>; cell?: boolean }) {
-  if (props.agentFields.has(props.field)) return <AgentWords value={props.value} />
-  return props.cell ? <Val value={props.value} type={props.types[props.field]} /> : <>{scalarText(props.value, props.types[props.field])}</>
-}
-
 /** The records an exclusion rule removes, in words: "the records where tags contain legal_hold". */
 function removedBy(filter: Filter, idField: IdField | undefined): string {
   const clauses = filterClauses(filter, idField)
@@ -59,6 +51,7 @@ function removedBy(filter: Filter, idField: IdField | undefined): string {
 function Glance(props: { d: PlanPageData }) {
   const { plan, selection } = props.d
   const summary = plan.changes.summary
+  const skipped = skippedTargets(plan)
   const removed = selection.exclusions.reduce((n, e) => n + e.count, 0)
   return (
     <dl class="glance" aria-label="The plan at a glance" data-testid="glance">
@@ -90,14 +83,16 @@ function Glance(props: { d: PlanPageData }) {
       </dt>
       <dd>
         <code>{plan.action.type}</code>
-        {plan.changes.uniform && summary.length > 0 ? (
+        {plan.changes.uniform && summary.length > 0 && skipped >= plan.target_count ? (
+          ': nothing written (every record would be skipped)'
+        ) : plan.changes.uniform && summary.length > 0 ? (
           <>
             {': '}
             {summary.map((s, i) => (
               <>
                 {i > 0 ? ', ' : ''}
                 {s.field} → <SetValue field={s.field} value={s.after} types={props.d.types} agentFields={props.d.agentFields} />
-                {alreadyHeld(s.unchanged, plan.target_count)}
+                {alreadyHeld(s.unchanged, plan.target_count - skipped, skipped)}
               </>
             ))}
           </>
@@ -115,21 +110,6 @@ function Glance(props: { d: PlanPageData }) {
   )
 }
 
-/** How many of the targets already hold a uniform set value, so a value nobody's record changes to is not read as a change. */
-function alreadyHeld(unchanged: number, targets: number): string {
-  if (unchanged === 0 || targets === 0) return ''
-  if (unchanged >= targets) return targets === 1 ? ' (the record already holds it)' : ` (all ${count(targets)} already hold it)`
-  return ` (${count(unchanged)} already hold${unchanged === 1 ? 's' : ''} it)`
-}
-
-/** After "every one gets the same change": how many of them it actually changes, and why the others not. */
-function UnchangedSentence(props: { plan: PlanView }) {
-  const changing = props.plan.changes.changing
-  const said = unchangedWords(props.plan, count)
-  if (changing === null || said === '') return null
-  return <>{` Of them, ${said}: ${plural(changing, 'record')} actually change${changing === 1 ? 's' : ''}.`}</>
-}
-
 /** How many targets the write actually changes; said loudly when none does. Nothing when unknown. */
 function ChangingCount(props: { plan: PlanView }) {
   const { changing } = props.plan.changes
@@ -138,16 +118,6 @@ function ChangingCount(props: { plan: PlanView }) {
   const said = unchangedWords(props.plan, count)
   if (changing === 0) return <strong data-testid="changing">; no record changes: {said}</strong>
   return <span data-testid="changing">; {`${count(changing)} of ${plural(targets, 'record')} change${changing === 1 ? 's' : ''}${said === '' ? '' : `; ${said}`}`}</span>
-}
-
-/**
- * The records a change summary's listed values leave out, counted: it lists at most 50 distinct values per field,
- * so a value that differs per record (a template naming the record) lists 50 lines of "(1)" for hundreds of
- * targets, which read as the whole effect unless the rest is said with its number.
- */
-function otherValues(listed: readonly { readonly count: number }[], targets: number): string {
-  const rest = targets - listed.reduce((n, v) => n + v.count, 0)
-  return rest > 0 ? `, and other values (${plural(rest, 'record')})` : ''
 }
 
 function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: ReadonlySet<string>; write: WriteConfig | null }) {
@@ -171,80 +141,8 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
         </dl>
       ) : null}
       <WriteRequest write={props.write} />
-      {p.changes.uniform && p.changes.summary.length > 0 && p.changes.changing === 0 && p.precondition.failing_now === 0 ? (
-        <p data-testid="uniform-summary">
-          <strong>
-            None of the {plural(p.target_count, 'record')} changes: every one already holds{' '}
-            {p.changes.summary.map((s, i) => (
-              <>
-                {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> = <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
-              </>
-            ))}
-            . Committing would write nothing new.
-          </strong>
-        </p>
-      ) : p.changes.uniform && p.changes.summary.length > 0 ? (
-        <p data-testid="uniform-summary">
-          <strong>
-            Every one of the {plural(p.target_count, 'record')} gets the same change:{' '}
-            {p.changes.summary.map((s, i) => (
-              <>
-                {i > 0 ? '; ' : ''}
-                <code>{s.field}</code> → <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} />
-              </>
-            ))}
-            .
-          </strong>
-          <UnchangedSentence plan={p} />
-        </p>
-      ) : (
-        <p>Records receive different values; each record's before → after is in the manifest above.</p>
-      )}
-      <DataTable
-        label="Before and after, per field"
-        testid="effect"
-        caption="Before → after for every field that changes"
-        columns={['Field', 'Now (as frozen), records', 'After', { num: 'Already at the after value' }]}
-      >
-        {p.changes.summary.map((s) => (
-          <tr>
-            <th scope="row">
-              <code>{s.field}</code>
-            </th>
-            <td>
-              {s.before.map((b, i) => (
-                <>
-                  {i > 0 ? ', ' : ''}
-                  <Val value={b.value} type={props.types[s.field]} /> ({count(b.count)})
-                </>
-              ))}
-              {s.before_complete ? '' : otherValues(s.before, props.plan.target_count)}
-            </td>
-            <td>
-              {s.after_values ? (
-                <>
-                  {s.after_values.map((a, i) => (
-                    <>
-                      {i > 0 ? ', ' : ''}
-                      <strong>
-                        <SetValue field={s.field} value={a.value} types={props.types} agentFields={props.agentFields} cell />
-                      </strong>{' '}
-                      ({count(a.count)})
-                    </>
-                  ))}
-                  {otherValues(s.after_values, props.plan.target_count)}
-                </>
-              ) : (
-                <strong>
-                  <SetValue field={s.field} value={s.after} types={props.types} agentFields={props.agentFields} cell />
-                </strong>
-              )}
-            </td>
-            <td class="num">{count(s.unchanged)}</td>
-          </tr>
-        ))}
-      </DataTable>
+      <EffectHeadline plan={p} types={props.types} agentFields={props.agentFields} />
+      <EffectTable plan={p} types={props.types} agentFields={props.agentFields} />
       <h3>Precondition</h3>
       {p.precondition.per_target ? (
         <p data-testid="precondition">
