@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test'
 import { envelopeSchema } from '../../src/contract/index.js'
 import { createHttpConnector } from '../../src/connectors/http/index.js'
 import { createCursorCodec, searchAll } from '../../src/inventory/index.js'
-import { collection, httpResource } from '../connectors/http/fixtures.js'
+import { collection, httpResource, stripeLikeList } from '../connectors/http/fixtures.js'
 import { sendJson, startUpstream, type TestUpstream } from '../connectors/http/upstream-server.js'
 
 // A Stripe-like list (`{data, has_more, total_count}`, the next page `starting_after` the last id, at most 3 records a
@@ -37,15 +37,7 @@ describe('searchAll over an upstream whose total counts records its ignored filt
       createHttpConnector({
         resource: httpResource({
           sources: [{ name: 'main', base_url: upstream.origin }],
-          list: {
-            path: '/v1/items',
-            page_size_param: 'limit',
-            items_path: 'data',
-            has_more_path: 'has_more',
-            total_path: 'total_count',
-            upstream_filters: [{ field: 'status', op: 'eq', param: 'status' }],
-            pagination: { style: 'keyset', field: 'id', param: 'starting_after' },
-          },
+          list: stripeLikeList({ upstream_filters: [{ field: 'status', op: 'eq', param: 'status' }] }),
         }),
       }),
       { resource: 'items', filter: { status: 'past_due' }, pageSize: 10 },
