@@ -73,7 +73,8 @@ const TRANSIENT = new Set<ReadPageResult['kind']>(['unavailable', 'rate_limited'
 
 function reachable(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const failed = failures(samples)
-  const read = samples.reduce((n, s) => n + s.records.length, 0)
+  // the records the upstream sent, kept or not (a record that cannot be judged or frozen is the other lines' finding)
+  const read = samples.reduce((n, s) => n + s.results.reduce((m, r) => m + (r.kind === 'page' ? (r.received ?? r.items.length + (r.unjudged?.count ?? 0)) : 0), 0), 0)
   const keys = blamed(samples)
   const name = 'pages_read'
   const promise = 'every source answers list reads with a page Warrant can parse'
@@ -108,7 +109,7 @@ function declaredFields(resource: ResourceConfig, samples: readonly SourceSample
   const total = records.length + unjudged
   if (total === 0) return { name: 'declared_fields', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
   if (absent.size + mistyped.size === 0)
-    return { name: 'declared_fields', promise, status: 'holds', detail: `${records.length} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
+    return { name: 'declared_fields', promise, status: 'holds', detail: `${total} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
   const pathKey = resource.connector.kind === 'http' ? 'connector.field_paths' : 'fields'
   const parts = [
     absent.size > 0 ? `absent: ${[...absent].map((f) => `"${f}"`).join(', ')}` : '',
