@@ -73,7 +73,8 @@ const TRANSIENT = new Set<ReadPageResult['kind']>(['unavailable', 'rate_limited'
 
 function reachable(resource: ResourceConfig, samples: readonly SourceSample[]): Guarantee {
   const failed = failures(samples)
-  const read = samples.reduce((n, s) => n + s.records.length, 0)
+  // the records the upstream sent, kept or not (a record that cannot be judged or frozen is the other lines' finding)
+  const read = samples.reduce((n, s) => n + s.results.reduce((m, r) => m + (r.kind === 'page' ? (r.received ?? r.items.length + (r.unjudged?.count ?? 0)) : 0), 0), 0)
   const keys = blamed(samples)
   const name = 'pages_read'
   const promise = 'every source answers list reads with a page Warrant can parse'
@@ -108,7 +109,7 @@ function declaredFields(resource: ResourceConfig, samples: readonly SourceSample
   const total = records.length + unjudged
   if (total === 0) return { name: 'declared_fields', promise, status: 'unknown', detail: 'no record was read', config_keys: [] }
   if (absent.size + mistyped.size === 0)
-    return { name: 'declared_fields', promise, status: 'holds', detail: `${records.length} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
+    return { name: 'declared_fields', promise, status: 'holds', detail: `${total} records, ${Object.keys(resource.fields).length} fields each`, config_keys: [] }
   const pathKey = resource.connector.kind === 'http' ? 'connector.field_paths' : 'fields'
   const parts = [
     absent.size > 0 ? `absent: ${[...absent].map((f) => `"${f}"`).join(', ')}` : '',
@@ -182,16 +183,19 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
       wrong.push(`${s.source}: no total in the answer`)
       continue
     }
+    // The total counts what the upstream sends: a record it sent that cannot be judged (declared_fields says so) is
+    // counted, or a correct total would read as wrong and send the operator to remove it.
+    const received = s.results.reduce((n, r) => n + (r.kind === 'page' ? (r.received ?? r.items.length) : 0), 0)
     // Pages that run dry (an empty page, or one the connector cannot advance past) below the total.
     const last = s.results[s.results.length - 1]
-    const ranDry = s.results.some((r) => r.kind === 'page' && r.items.length === 0 && r.next !== null) || (last !== undefined && last.kind !== 'page')
-    if (!s.exhausted && ranDry && total > s.records.length) {
-      wrong.push(`${s.source}: total says ${total}, the pages ran dry after ${s.records.length}`)
+    const ranDry = s.results.some((r) => r.kind === 'page' && (r.received ?? r.items.length) === 0 && r.next !== null) || (last !== undefined && last.kind !== 'page')
+    if (!s.exhausted && ranDry && total > received) {
+      wrong.push(`${s.source}: total says ${total}, the pages ran dry after ${received}`)
       continue
     }
     if (!s.exhausted) continue
     compared += 1
-    if (total !== s.records.length) wrong.push(`${s.source}: total says ${total}, the walk found ${s.records.length}`)
+    if (total !== received) wrong.push(`${s.source}: total says ${total}, the walk received ${received}`)
   }
   const key = (resource.connector as { list: { total_header?: string } }).list.total_header === undefined ? 'connector.list.total_path' : 'connector.list.total_header'
   if (wrong.length > 0) return { name: 'totals', promise, status: 'fails_closed', detail: wrong.join('; '), config_keys: [key, 'connector.list.total_kind'] }

@@ -47,7 +47,7 @@ async function probeClause(
   options: { pages: number; pageSize: number; signal?: AbortSignal },
 ): Promise<Guarantee> {
   const name = `upstream_filters.${d.field}.${d.op}`
-  const result = (status: Guarantee['status'], detail: string): Guarantee => ({ name, promise: PROMISE, status, detail, config_keys: status === 'unsafe' || status === 'fails_closed' ? [d.key] : [] })
+  const result = (status: Guarantee['status'], detail: string): Guarantee => ({ name, promise: PROMISE, status, detail, config_keys: status === 'holds' || status === 'unknown' ? [] : [d.key] })
   const clause = clauseFrom(config, samples.flatMap((s) => s.records), d)
   if (clause === null) return result('unknown', `the sampled records hold no ${d.op === 'in' ? 'two distinct values' : 'value'} of "${d.field}" to filter on`)
   const filter = { [d.field]: { [d.op]: clause.value } } as Filter
@@ -55,11 +55,13 @@ async function probeClause(
   const dropped: SourceRecord[] = []
   let unsure = 0
   let compared = 0
+  let unmatched = 0
   for (const sample of samples) {
     const expected = sample.records.filter((r) => matchesFilter(r.fields, filter, config.fields))
     compared += expected.length
     const read = await readFiltered(connector, sample.source, filter, options)
     if (read.failure !== null) return result(read.retryable ? 'unknown' : 'fails_closed', `${sample.source}: the filtered read (${shown}) failed: ${read.failure}`)
+    unmatched += read.unmatched
     const missing = expected.filter((r) => !read.ids.has(r.id))
     if (missing.length === 0) continue
     // a record changed since the sample proves nothing: only one that still matches, read again, was left out
@@ -81,7 +83,15 @@ async function probeClause(
     )
   if (unsure > 0) return result('unknown', `${shown}: ${unsure} sampled match(es) did not come back among the first ${options.pages + 1} filtered page(s), or could not be read again by id; read more pages (--pages) to tell`)
   if (compared === 0) return result('unknown', `${shown}: no sampled record matches it`)
-  return result('holds', `${shown}: each of the ${compared} sampled record(s) that match it came back`)
+  const held = `${shown}: each of the ${compared} sampled record(s) that match it came back`
+  // Extra records are removed by Warrant's own re-check, so answers stay right; but a parameter that narrows nothing
+  // makes every walk with it read every record it lets through, and a filtered total count them
+  if (unmatched > 0)
+    return result(
+      'warning',
+      `${held}, but the upstream also sent ${unmatched} record(s) that do not match it: it does not apply this parameter (or applies it otherwise). Warrant re-checks every record, so answers stay right, but each walk with it reads the records it lets through; fix its param or encoding, or remove the clause`,
+    )
+  return result('holds', held)
 }
 
 /**
@@ -127,6 +137,8 @@ interface FilteredRead {
   readonly pastSample: (sample: SourceSample) => boolean
   readonly failure: string | null
   readonly retryable: boolean
+  /** Records the upstream sent that Warrant's re-check found not to match the filter (judged, so not unjudged ones). */
+  readonly unmatched: number
 }
 
 /**
@@ -136,19 +148,21 @@ interface FilteredRead {
 export async function readFiltered(connector: Connector, source: string, filter: Filter, options: { pages: number; pageSize: number; signal?: AbortSignal }): Promise<FilteredRead> {
   const session = await connector.openSession()
   const order: string[] = []
+  let unmatched = 0
   try {
     let position: string | null = null
     for (let i = 0; i <= options.pages; i++) {
       const page = await session.readPage({ source, filter, position, pageSize: options.pageSize, ...(options.signal ? { signal: options.signal } : {}) })
-      if (page.kind !== 'page') return { ids: new Set(order), exhausted: false, pastSample: () => false, failure: `${page.kind} (${page.message})`, retryable: page.kind === 'rate_limited' || page.kind === 'unavailable' }
+      if (page.kind !== 'page') return { ids: new Set(order), exhausted: false, pastSample: () => false, failure: `${page.kind} (${page.message})`, retryable: page.kind === 'rate_limited' || page.kind === 'unavailable', unmatched }
       order.push(...page.items.map((r) => r.id))
-      if (page.next === null) return { ids: new Set(order), exhausted: true, pastSample: () => true, failure: null, retryable: false }
+      unmatched += Math.max(0, (page.received ?? page.items.length) - page.items.length - (page.unjudged?.count ?? 0))
+      if (page.next === null) return { ids: new Set(order), exhausted: true, pastSample: () => true, failure: null, retryable: false, unmatched }
       position = page.next
     }
   } finally {
     await session.close()
   }
-  return { ids: new Set(order), exhausted: false, pastSample: (sample) => wentPast(order, sample), failure: null, retryable: false }
+  return { ids: new Set(order), exhausted: false, pastSample: (sample) => wentPast(order, sample), failure: null, retryable: false, unmatched }
 }
 
 /** Whether the filtered ids keep the sample's order and reach a record past the sample (so no sampled match is still to come). */

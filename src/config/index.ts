@@ -34,6 +34,7 @@ export { fieldPathOf, versionPathOf } from './field-path.js'
 export { parseConfig, loadConfigFile, resolvePaths, checkedConfigSchema } from './load.js'
 export { readSecret, describeSecret, type SecretRef } from './secret.js'
 export { configKeyRefusal, withinResource } from './config-key.js'
+export { slipsOf } from './unknown-keys.js'
 export { checkSecrets, secretRefsOf } from './config-secrets.js'
 export { connectorHostsOf, environmentLabel, mislabelledHostOf } from './environment.js'
 export {

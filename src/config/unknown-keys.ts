@@ -53,9 +53,14 @@ export function unknownKeyMessage(schema: z.ZodType, root: unknown, path: readon
   if (key === '<<') return 'a YAML merge key ("<<: *anchor"), which is not read: write the keys out here (an alias of a whole value, "key: *anchor", works)'
   const allowed = [...new Set(objectsAt(schema, path, root).flatMap((d) => Object.keys(d.shape ?? {})))]
   if (allowed.length === 0) return `unknown key "${key}"`
-  const near = allowed.filter((a) => similar(a, key))
+  const near = slipsOf(allowed, key)
   if (near.length > 0) return `unknown key "${key}"; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?`
   return `unknown key "${key}"; the keys here are ${allowed.join(', ')}`
+}
+
+/** The names of `allowed` that `typed` is a slip of ("did you mean"): see `similar`. */
+export function slipsOf(allowed: readonly string[], typed: string): string[] {
+  return allowed.filter((a) => similar(a, typed))
 }
 
 /** The same word but for case, - for _, or one or two letters (an edit distance of at most 2, 1 for short keys). */

@@ -63,6 +63,12 @@ export type ReadPageResult =
       /** The number of matches of this very query, when the upstream gave one that counts exactly that. */
       readonly total?: number
       /**
+       * The records the upstream sent on this page, before Warrant re-checked them against the filter and the declared
+       * fields: what its `total` counts (an upstream that ignores a filter counts what it sends, not what matches).
+       * Absent: `items.length`.
+       */
+      readonly received?: number
+      /**
        * The upstream's total as it gave it, and what it counts as the config declares (`list.total_kind`):
        * the matches of the query sent upstream, or the whole collection. A collection-wide total never
        * proves a filtered walk.

@@ -139,17 +139,19 @@ export function countMoved(positions: 'keyset' | 'checked' | 'opaque' | undefine
 
 /**
  * After a page: the count and total of this pass, and at the source's end, the total held against what the
- * walk found. A walk that ends below the upstream's own count of matches is not complete.
+ * upstream sent. A walk that ends below the upstream's own count of matches is not complete. `received` is what the
+ * upstream sent, before Warrant's own re-check: an upstream that ignores a filter counts the records it lets
+ * through, so held against only the records that match, its total would read as a cap the walk never met.
  */
-export function afterPage(source: MutableProgress, matched: number, total: number | undefined, ended: boolean): void {
+export function afterPage(source: MutableProgress, received: number, total: number | undefined, ended: boolean): void {
   source.attempts = 0
-  source.count += matched
+  source.count += received
   if (total !== undefined) {
     if (source.total !== undefined && source.total !== total) source.totalMoved = true
     source.total = total
   }
   if (!ended || source.total === undefined || source.count >= source.total) return
-  const found = `the upstream counts ${source.total} matching record(s) in source "${source.source}" but the walk found ${source.count}`
+  const found = `the upstream counts ${source.total} matching record(s) in source "${source.source}" but the walk received ${source.count}`
   if (source.totalMoved) addGap(source, { code: 'SNAPSHOT_INVALIDATED' }, `${found}, and its count changed during the walk`)
   else addGap(source, { code: 'RESULT_LIMIT_REACHED' }, `${found}; the upstream stopped before its own count`)
 }

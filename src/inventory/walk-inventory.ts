@@ -227,7 +227,7 @@ export async function walkInventory(
           )
         else if (result.next === null) source.finished = true
         else source.position = result.next
-        afterPage(source, result.items.length, result.total, result.next === null)
+        afterPage(source, result.received ?? result.items.length, result.total, result.next === null)
       }
     }
 

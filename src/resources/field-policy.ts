@@ -1,5 +1,5 @@
 import { clauseTypeProblem, clausesOf, type Filter, type FieldOmissionReason, WarrantError, type Warning } from '../contract/index.js'
-import type { ResourceConfig } from '../config/index.js'
+import { slipsOf, type ResourceConfig } from '../config/index.js'
 import { projector, type Projector } from './projector.js'
 
 /**
@@ -26,11 +26,19 @@ export function createFieldPolicy(resource: ResourceConfig): FieldPolicy {
   /** each list of fields a walk projects its records to (the same array for every record of the walk), compiled once */
   const projectors = new WeakMap<readonly string[], Projector>()
 
-  const checkField = (field: string, use: string) => {
+  // a filter may use every declared field not denied; a field list returns review fields only: an unknown field
+  // is answered with the names that may stand where it was written, and the one it is a slip of
+  const filterable = Object.keys(declared).filter((f) => !denied.has(f))
+  const checkField = (field: string, use: 'requested' | 'filtered on') => {
     if (denied.has(field))
       throw new WarrantError('denied_field', `field "${field}" is denied: it never leaves the gateway and cannot be ${use}`, { field })
-    if (!(field in declared))
-      throw new WarrantError('invalid_request', `unknown field "${field}"; review fields are: ${resource.review_fields.join(', ')}`, { field })
+    if (!(field in declared)) {
+      const names = use === 'requested' ? resource.review_fields : filterable
+      const near = slipsOf(names, field)
+      const meant = near.length > 0 ? `; did you mean ${near.map((n) => `"${n}"`).join(' or ')}?` : ''
+      const listed = use === 'requested' ? `review fields are: ${names.join(', ')}` : `fields a filter may use: ${names.join(', ')}`
+      throw new WarrantError('invalid_request', `unknown field "${field}"${meant}; ${listed}`, { field })
+    }
   }
 
   return {

@@ -125,7 +125,7 @@ describe('checkResource against loopback upstreams', () => {
     const report = await check()
     const g = statusOf(report, 'totals')!
     assert.equal(g.status, 'fails_closed')
-    assert.match(g.detail, /total says 30, the (walk found|pages ran dry after) 25/)
+    assert.match(g.detail, /total says 30, the (walk received|pages ran dry after) 25/)
     assert.deepEqual(g.config_keys, ['connector.list.total_path', 'connector.list.total_kind'])
   })
 

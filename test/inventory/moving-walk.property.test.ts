@@ -184,7 +184,7 @@ describe('issue 8 item 3: the reported failures, reproduced on a loopback upstre
       assert.equal(short.items.length, 25)
       assert.equal(short.complete, false)
       const reason = short.incomplete_reasons.find((r) => r.code === 'RESULT_LIMIT_REACHED')
-      assert.match(reason?.message ?? '', /counts 30 matching record\(s\) in source "main" but the walk found 25/)
+      assert.match(reason?.message ?? '', /counts 30 matching record\(s\) in source "main" but the walk received 25/)
       assert.equal(decide(short, 'prove_absence').decision, 'continue_search')
       // the upstream applies the status filter and counts the filtered set: the walk matches it
       assert.equal((await search({ status: 'past_due' })).complete, true)

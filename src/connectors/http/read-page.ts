@@ -327,6 +327,7 @@ function interpret(
         ? { upstreamIncomplete: { code: list.incomplete_flag.reason } }
         : {}),
     ...totalFacts(list.total_kind, total, sent),
+    received: rawItems.length,
     ...(unjudged ? { unjudged } : {}),
     ...end,
     ...(request.position === null && list.pagination.style === 'page' ? { rawIds: ids.map(([id]) => id) } : {}),

@@ -103,3 +103,19 @@ export function startRawItemsUpstream(items: readonly string[]): Promise<TestUps
 export function rawItemsConnector(origin: string): Record<string, unknown> {
   return { sources: [{ name: 'up', base_url: origin }], list: { path: '/items', page_size_param: 'limit', pagination: { style: 'offset', offset_param: 'skip' }, items_path: 'items' } }
 }
+
+/**
+ * The list config of a Stripe-like API: `GET /v1/items?limit=&starting_after=` answers `{data, has_more, total_count}`,
+ * the next page starting after the last id.
+ */
+export function stripeLikeList(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    path: '/v1/items',
+    page_size_param: 'limit',
+    items_path: 'data',
+    has_more_path: 'has_more',
+    total_path: 'total_count',
+    pagination: { style: 'keyset', field: 'id', param: 'starting_after' },
+    ...extra,
+  }
+}
