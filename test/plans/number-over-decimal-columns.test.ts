@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import mysql from 'mysql2/promise'
-import pg from 'pg'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { caller, selectProposeApprove, waitForOperation, type Caller } from '../operations/support/flow.js'
+import { openAnyUpstream, type AnyUpstream } from '../operations/support/upstream-connection.js'
 
 /**
  * A `number` field over a numeric(12,2) column: `set: {amount: 12.345}` was proposed, approved and committed; the
@@ -29,7 +28,7 @@ for (const { store, upstream: kind, decimal, integer } of CASES) {
   describe(`a number set into a ${kind} ${decimal} or ${integer} column is judged by its value at proposal (${store} store)`, () => {
     let fx: GatewayFixture
     let agent: Caller
-    let upstream: { exec(statement: string): Promise<void>; rows(statement: string): Promise<unknown[]>; close(): Promise<void> }
+    let upstream: AnyUpstream
     before(async () => {
       fx = await startDemoGateway({
         store,
@@ -47,7 +46,7 @@ for (const { store, upstream: kind, decimal, integer } of CASES) {
           }
         },
       })
-      upstream = await openUpstream(fx.upstreamUrl)
+      upstream = await openAnyUpstream(fx.upstreamUrl)
       await upstream.exec(`create table amounts (id varchar(10) primary key, version integer not null, amount ${decimal}, count ${integer}, name varchar(10))`)
       await upstream.exec(`insert into amounts (id, version, amount, count, name) values ('a', 1, 1.50, 7, 'n'), ('b', 1, 2.25, 8, 'n')`)
       const token = (await fx.gateway.principals.issue({ name: 'amounts-agent', role: 'agent', scopes: { resources: ['amounts'], actions: '*' } })).token
@@ -110,14 +109,4 @@ for (const { store, upstream: kind, decimal, integer } of CASES) {
       assert.deepEqual(await upstream.rows("select amount from amounts where id = 'b'"), before)
     })
   })
-}
-
-async function openUpstream(url: string): Promise<{ exec(statement: string): Promise<void>; rows(statement: string): Promise<unknown[]>; close(): Promise<void> }> {
-  if (url.startsWith('mysql:')) {
-    const conn = await mysql.createConnection(url)
-    return { exec: async (s) => void (await conn.query(s)), rows: async (s) => (await conn.query(s))[0] as unknown[], close: () => conn.end() }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return { exec: async (s) => void (await client.query(s)), rows: async (s) => (await client.query(s)).rows, close: () => client.end() }
 }
