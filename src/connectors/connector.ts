@@ -133,7 +133,19 @@ export interface ReadByIdsResult {
    * `heldBy`: an id read across the sources that several of them hold (the sources, in config order): no upstream
    * failed, the id alone names no one record; naming the source reads it.
    */
-  readonly failed: readonly { readonly id: string; readonly message: string; readonly status?: number; readonly retryAfterSeconds?: number; readonly heldBy?: readonly string[] }[]
+  readonly failed: readonly {
+    readonly id: string
+    readonly message: string
+    readonly status?: number
+    readonly retryAfterSeconds?: number
+    readonly heldBy?: readonly string[]
+    /**
+     * The id itself names no record here, whatever the upstream holds: the id column's type cannot be it ("abc" for a
+     * uuid or integer column), or the engine matched it to a row stored under another spelling. The asker's id is at
+     * fault, not the upstream; it is still not proven absent.
+     */
+    readonly idRefused?: true
+  }[]
   /** The source each record of `records` was read from, where the connector has several (http); a sql connector's is its one. */
   readonly sources?: ReadonlyMap<string, string>
 }

@@ -53,6 +53,8 @@ export async function readRecord(resource: Resource, id: string, requested?: rea
       { resource: resource.name, id, sources: failure.heldBy },
     )
   }
+  // an id no record here can have ("abc" for a uuid column, another spelling of a stored id): the asker's to fix
+  if (failure?.idRefused) throw new WarrantError('invalid_request', `no record of ${resource.name} can be read as ${quotedKey(id)}: ${failure.message}`, { resource: resource.name, id })
   if (failure)
     throw new WarrantError('upstream_unavailable', `the upstream could not read ${id}: ${failure.message}`, {
       id,

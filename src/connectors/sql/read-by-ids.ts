@@ -21,7 +21,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
   const { idField, idType, endpoint } = ctx
   const unique = [...new Set(ids)]
   const records = new Map<string, SourceRecord>()
-  const failed: { id: string; message: string }[] = []
+  const failed: { id: string; message: string; idRefused?: true }[] = []
   const mistyped = mistypedFieldsOf(ctx)
   const catalogue = unique.length === 0 ? null : await ctx.catalogue.recent()
   const columns = catalogue?.columns ?? null
@@ -36,7 +36,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
     const why = refusal === null ? idRefusal(ctx, id, columns) : null
     if (refusal !== null) failed.push({ id, message: refusal })
     else if (why === null) queryable.push(id)
-    else failed.push({ id, message: `${endpoint} by id: ${why}` })
+    else failed.push({ id, message: `${endpoint} by id: ${why}`, idRefused: true })
   }
   const chunks: string[][] = []
   for (let start = 0; start < queryable.length; start += READ_BY_IDS_CHUNK) chunks.push(queryable.slice(start, start + READ_BY_IDS_CHUNK))
@@ -113,7 +113,7 @@ export async function readByIds(ctx: ConnectorContext, ids: readonly string[], s
       if ('error' in alone) failed.push({ id, message: readFailure(`${endpoint} by id`, alone.error) })
       else if (alone.value.length > 0) {
         const kind = rowsIdRefusal(alone.value, endpoint, idField, 'the rows read for it')
-        failed.push({ id, message: kind === null ? spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)) : `${endpoint} by id: ${kind}` })
+        failed.push(kind === null ? { id, message: spelledOtherwise(ctx, id, alone.value.map((row) => toRecord(ctx, row).id)), idRefused: true } : { id, message: `${endpoint} by id: ${kind}` })
       }
     }
   }
