@@ -17,6 +17,7 @@ import { fieldPath, readId, toRecord } from './record.js'
 import { answeredStatus, failureMessage, isRedirect, notJsonMessage, isTransientStatus, parseJsonBody, readRateLimit, retryAfterOf, statusMessage } from './upstream-answer.js'
 import type { UpstreamExchange } from './upstream-request.js'
 import { unfinishedAnswer } from './unfinished-answer.js'
+import { unprovenShortEnd } from './short-end.js'
 
 /**
  * Reads one page of one source. Clauses the config says the upstream can apply (`upstream_filters`,
@@ -311,6 +312,9 @@ function interpret(
     )
   }
 
+  // a cursor walk's first page, short and without a cursor, ends the walk only where something else says so
+  const unproven = following === null ? unprovenShortEnd(list, request.position === null, { marker, hasMore, total: pagedTotal, received: rawItems.length, sizeSent: sent.sizeSent, asked: request.pageSize }) : null
+  if (unproven !== null) return unexpected(unproven, 'connector.list.pagination.next_cursor_path')
   const failedParts = partFailure(ctx, source, payload)
   if (typeof failedParts === 'string' && failedParts.startsWith('!')) return unexpected(failedParts.slice(1))
   return {
