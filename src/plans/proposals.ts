@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
+import { type Actor, WarrantError, canonicalJson, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import { type Resource, UPSTREAM_PARTS, sameUpstream, upstreamDigestOf } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
@@ -7,7 +7,7 @@ import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
-import { FieldTally, type StoredChanges } from './change-summary.js'
+import { FieldTally, preconditionVerdict, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig, writtenSetDigestOf } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
@@ -225,12 +225,12 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     }
     if (precondition !== null) {
       // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
-      if (clausesOf(precondition).every((c) => c.field in member.fields)) {
-        if (!matchesFilter(member.fields, precondition, p.resource.config.fields)) {
-          skipped = true
-          if (failing !== null) failing += 1
-        }
-      } else failing = null
+      const verdict = preconditionVerdict(member.fields, precondition, p.resource.config.fields)
+      if (verdict === 'unknown') failing = null
+      else if (verdict === 'fails') {
+        skipped = true
+        if (failing !== null) failing += 1
+      }
     }
     // a skipped target's value is tallied apart: among the written ones, "paid" (17) → "overdue" read as paid invoices
     // becoming overdue where each fails the precondition and would be skipped
