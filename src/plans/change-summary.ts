@@ -8,6 +8,9 @@ type RecordSkip = NonNullable<ChangesPage['changes'][number]['skipped']> | null
 /** Distinct values listed per field in a change summary; beyond it the summary says it is incomplete. */
 const SUMMARY_VALUES_MAX = 50
 
+/** A compensation's moved targets listed by id with its stored changes; beyond it the others are "unknown". */
+export const MOVED_IDS_MAX = 1000
+
 /** The change summary as stored on the plan, computed once at proposal so views need not re-read every member. */
 export interface StoredChanges {
   readonly summary: PlanView['changes']['summary']
@@ -15,6 +18,11 @@ export interface StoredChanges {
   readonly failing_now: number | null
   /** Targets the write changes (absent in plans stored before it was counted). */
   readonly changing?: number | null
+  /**
+   * A compensation's targets that no longer held what the operation wrote when it was proposed, at most MOVED_IDS_MAX;
+   * `complete` false when a target was not read or more moved than listed (absent in plans stored before it was kept).
+   */
+  readonly moved?: { readonly ids: readonly string[]; readonly complete: boolean }
 }
 
 /**
@@ -113,10 +121,11 @@ export async function changesPage(ctx: PlanContext, actor: Actor, planId: string
   const selection = await selectionOf(ctx, row)
   const last = page[page.length - 1]
   // the rule the summary counted by, per record: "state: paid → overdue" read as written where it would be skipped
+  const stored = JSON.parse(row.changes_summary) as StoredChanges
+  const moved = new Set(stored.moved?.ids ?? [])
   const declared = ctx.catalogue.get(row.resource).config.fields
   const skippedOf = (m: { id: string; fields: Readonly<Record<string, unknown>> }): RecordSkip => {
-    // a compensation's targets are judged on their current values, read at proposal and not kept per record
-    if (row.compensates !== null) return 'unknown'
+    if (row.compensates !== null) return moved.has(m.id) ? 'no_longer_holds_written' : stored.moved?.complete ? null : 'unknown'
     if (!config.precondition) return null
     const verdict = preconditionVerdict(m.fields, config.precondition, declared)
     return verdict === 'fails' ? 'fails_precondition' : verdict === 'unknown' ? 'unknown' : null

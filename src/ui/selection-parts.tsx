@@ -244,6 +244,7 @@ export function RecordsSection(props: {
 /** Why the write would skip a record, as the summary words it. */
 const SKIP_WORDS = {
   fails_precondition: 'fails the precondition as frozen',
+  no_longer_holds_written: 'no longer holds what the operation wrote',
 } as const
 
 /**
@@ -252,7 +253,7 @@ const SKIP_WORDS = {
  */
 function RecordChange(props: { record: ChangesPage['changes'][number]; types: FieldTypes }) {
   const skipped = props.record.skipped
-  if (skipped === 'fails_precondition')
+  if (skipped === 'fails_precondition' || skipped === 'no_longer_holds_written')
     return <strong data-testid="change-skipped">would be skipped ({SKIP_WORDS[skipped]}): not written</strong>
   return (
     <>

@@ -4,12 +4,13 @@ import BetterSqlite3 from 'better-sqlite3'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { pagePart, reviewPageHtml, textOf } from '../support/review-page.js'
 import { STORE_KINDS } from '../support/stores.js'
+import { compensationWithTwoMoved } from './support/moved-compensation.js'
 
 /**
  * The change summary counts the skipped members apart, but the per-record list (`GET /v1/plans/{id}/changes`, the
  * review page's "Before → after" column) showed `collection: active → paused` for a member failing the precondition as
- * frozen, which would be skipped, not written. Each record now says whether it would be skipped (`skipped`), and the
- * page says so instead of an arrow.
+ * frozen, which would be skipped, not written; for a compensation, `paused → active` for a target someone resumed
+ * since. Each record now says whether it would be skipped (`skipped`), and the page says so instead of an arrow.
  */
 
 /** The manifest row of `id` on the page, as text. */
@@ -77,6 +78,31 @@ for (const kind of STORE_KINDS) {
       assert.match(row, /collection: active\s*→\s*paused/, row)
       assert.match(row, /may be skipped/, row)
       assert.doesNotMatch(row, /would be skipped/, row)
+    })
+
+    test('a compensation: a target that no longer holds what the operation wrote is marked skipped, the others not', async () => {
+      const reviewer = fx.as('reviewer')
+      const { selection, moved, proposed } = await compensationWithTwoMoved(fx, upstream, `pause-rows-${kind}`)
+      const page = await reviewer('GET', `/v1/plans/${proposed.body.plan_id}/changes?limit=1000`)
+      assert.equal(page.status, 200, JSON.stringify(page.body))
+      assert.equal(page.body.changes.length, selection.count)
+      for (const c of page.body.changes) assert.equal(c.skipped, moved.includes(c.id) ? 'no_longer_holds_written' : null, JSON.stringify(c))
+
+      const html = await reviewPageHtml(fx, `/review/plans/${proposed.body.plan_id}?limit=500`)
+      const skippedRow = rowOf(html, moved[0]!)
+      assert.match(skippedRow, /would be skipped \(no longer holds what the operation wrote\): not written/, skippedRow)
+      assert.doesNotMatch(skippedRow, /→/, skippedRow)
+      const kept = page.body.changes.find((c: any) => !moved.includes(c.id)).id
+      assert.match(rowOf(html, kept), /collection: paused\s*→\s*active/)
+
+      // a compensation stored before the moved targets were kept by id: no record is said written for sure
+      const stored = await fx.gateway.store.db.selectFrom('plans').select('changes_summary').where('id', '=', proposed.body.plan_id).executeTakeFirstOrThrow()
+      const { moved: _kept, ...older } = JSON.parse(stored.changes_summary) as Record<string, unknown>
+      const keptIds = _kept as { ids: string[]; complete: boolean }
+      assert.deepEqual({ ids: [...keptIds.ids].sort(), complete: keptIds.complete }, { ids: [...moved].sort(), complete: true })
+      await fx.gateway.store.db.updateTable('plans').set({ changes_summary: JSON.stringify(older) }).where('id', '=', proposed.body.plan_id).execute()
+      const olderPage = await reviewer('GET', `/v1/plans/${proposed.body.plan_id}/changes?limit=1000`)
+      assert.ok(olderPage.body.changes.every((c: any) => c.skipped === 'unknown'), JSON.stringify(olderPage.body.changes))
     })
   })
 }
