@@ -1,10 +1,15 @@
-import { type Actor, WarrantError, canonicalJson } from '../contract/index.js'
+import { type Actor, type FieldTypeNames, type Filter, WarrantError, canonicalJson, clausesOf, matchesFilter } from '../contract/index.js'
 import { actionConfigOf, renderWrite } from './actions.js'
 import { type PlanContext, loadRow, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { ChangesPage, PlanView } from './schemas.js'
 
+type RecordSkip = NonNullable<ChangesPage['changes'][number]['skipped']> | null
+
 /** Distinct values listed per field in a change summary; beyond it the summary says it is incomplete. */
 const SUMMARY_VALUES_MAX = 50
+
+/** A compensation's moved targets listed by id with its stored changes; beyond it the others are "unknown". */
+export const MOVED_IDS_MAX = 1000
 
 /** The change summary as stored on the plan, computed once at proposal so views need not re-read every member. */
 export interface StoredChanges {
@@ -13,6 +18,20 @@ export interface StoredChanges {
   readonly failing_now: number | null
   /** Targets the write changes (absent in plans stored before it was counted). */
   readonly changing?: number | null
+  /**
+   * A compensation's targets that no longer held what the operation wrote when it was proposed, at most MOVED_IDS_MAX;
+   * `complete` false when a target was not read or more moved than listed (absent in plans stored before it was kept).
+   */
+  readonly moved?: { readonly ids: readonly string[]; readonly complete: boolean }
+}
+
+/**
+ * A member judged against the action's precondition as frozen, the rule both the summary and the per-record list
+ * follow: a member frozen without a field the precondition tests cannot be judged ("unknown"), never counted as passing.
+ */
+export function preconditionVerdict(fields: Readonly<Record<string, unknown>>, precondition: Filter, declared: FieldTypeNames): 'passes' | 'fails' | 'unknown' {
+  if (!clausesOf(precondition).every((c) => c.field in fields)) return 'unknown'
+  return matchesFilter(fields, precondition, declared) ? 'passes' : 'fails'
 }
 
 /**
@@ -101,6 +120,16 @@ export async function changesPage(ctx: PlanContext, actor: Actor, planId: string
   const page = await ctx.selections.members(row.selection_id, after, limit)
   const selection = await selectionOf(ctx, row)
   const last = page[page.length - 1]
+  // the rule the summary counted by, per record: "state: paid → overdue" read as written where it would be skipped
+  const stored = JSON.parse(row.changes_summary) as StoredChanges
+  const moved = new Set(stored.moved?.ids ?? [])
+  const declared = ctx.catalogue.get(row.resource).config.fields
+  const skippedOf = (m: { id: string; fields: Readonly<Record<string, unknown>> }): RecordSkip => {
+    if (row.compensates !== null) return moved.has(m.id) ? 'no_longer_holds_written' : stored.moved?.complete ? null : 'unknown'
+    if (!config.precondition) return null
+    const verdict = preconditionVerdict(m.fields, config.precondition, declared)
+    return verdict === 'fails' ? 'fails_precondition' : verdict === 'unknown' ? 'unknown' : null
+  }
   return {
     plan_id: planId,
     plan_digest: row.plan_digest,
@@ -109,7 +138,8 @@ export async function changesPage(ctx: PlanContext, actor: Actor, planId: string
     incomplete_reasons: [...selection.completeness.incomplete_reasons],
     changes: page.map((m) => {
       const rendered = renderWrite(ctx, plan, config, { id: m.id, version: m.version })
-      return { ord: m.ord, id: m.id, version: m.version, changes: Object.entries(rendered.set).map(([field, after]) => ({ field, before: m.fields[field] ?? null, after })) }
+      const changes = Object.entries(rendered.set).map(([field, after]) => ({ field, before: m.fields[field] ?? null, after }))
+      return { ord: m.ord, id: m.id, version: m.version, changes, skipped: skippedOf(m) }
     }),
     next_cursor: last && page.length === limit && last.ord < total ? ctx.cursors.encode(row.selection_id, list, last.ord) : null,
   }

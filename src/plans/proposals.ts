@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Actor, WarrantError, canonicalJson, clausesOf, digestOf, matchesFilter } from '../contract/index.js'
+import { type Actor, WarrantError, canonicalJson, digestOf, matchesFilter } from '../contract/index.js'
 import type { ActionConfig } from '../config/index.js'
 import { type Resource, UPSTREAM_PARTS, sameUpstream, upstreamDigestOf } from '../resources/index.js'
 import type { SelectionRecord } from '../selections/selection-service.js'
@@ -7,7 +7,7 @@ import { withKeyedLock, type Database, type PlanRow } from '../store/index.js'
 import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
-import { FieldTally, type StoredChanges } from './change-summary.js'
+import { FieldTally, MOVED_IDS_MAX, preconditionVerdict, type StoredChanges } from './change-summary.js'
 import { COMPENSATE, compensationConfig, writtenSetDigestOf } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
@@ -197,6 +197,8 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
   // and counts the targets that no longer hold it (skipped at write time), or says it does not know.
   const current = p.compensates ? p.current : undefined
   let moved: number | null = p.compensates ? (current ? 0 : null) : null
+  const movedIds: string[] = []
+  let movedListed = true
   // Targets whose write changes something: a record already holding every value set is written for nothing,
   // and a reviewer must not read a change there. An absent field is not "already" the value (nobody said so).
   let changing: number | null = 0
@@ -222,15 +224,18 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
     if (now && Object.entries(rendered.holds ?? {}).some(([f, wrote]) => canonicalJson(now[f] ?? null) !== canonicalJson(wrote ?? null))) {
       skipped = true
       if (moved !== null) moved += 1
+      // kept by id, so the per-record list can say which target would be skipped (bounded: beyond it, "unknown")
+      if (movedIds.length < MOVED_IDS_MAX) movedIds.push(member.id)
+      else movedListed = false
     }
     if (precondition !== null) {
       // A member lacking a precondition field cannot be judged, so the count would mislead: report it unknown.
-      if (clausesOf(precondition).every((c) => c.field in member.fields)) {
-        if (!matchesFilter(member.fields, precondition, p.resource.config.fields)) {
-          skipped = true
-          if (failing !== null) failing += 1
-        }
-      } else failing = null
+      const verdict = preconditionVerdict(member.fields, precondition, p.resource.config.fields)
+      if (verdict === 'unknown') failing = null
+      else if (verdict === 'fails') {
+        skipped = true
+        if (failing !== null) failing += 1
+      }
     }
     // a skipped target's value is tallied apart: among the written ones, "paid" (17) → "overdue" read as paid invoices
     // becoming overdue where each fails the precondition and would be skipped
@@ -259,7 +264,8 @@ async function analyse(ctx: PlanContext, p: Proposal, plan: PlanRecord): Promise
 
   const summary = [...tallies.entries()].map(([field, t]) => t.summary(field))
   const uniform = summary.every((s) => s.after_values === undefined)
-  return { changes: { summary, uniform, failing_now: p.compensates ? moved : failing, changing }, policy: decidePolicy(p, candidates, flagged) }
+  const movedKept = p.compensates ? { moved: { ids: movedIds, complete: moved !== null && movedListed } } : {}
+  return { changes: { summary, uniform, failing_now: p.compensates ? moved : failing, changing, ...movedKept }, policy: decidePolicy(p, candidates, flagged) }
 }
 
 /**

@@ -204,6 +204,13 @@ export const recordChangeSchema = z
     id: z.string(),
     version: z.string().nullable(),
     changes: z.array(z.object({ field: z.string(), before: z.unknown(), after: z.unknown() })),
+    skipped: z
+      .enum(['fails_precondition', 'no_longer_holds_written', 'unknown'])
+      .nullable()
+      .optional()
+      .describe(
+        "whether the write would skip this record, not write it, as things stood at proposal (the summary's `skipped`): `fails_precondition` (fails the action's precondition as frozen), `no_longer_holds_written` (a compensation's target no longer holding what the operation wrote, as read at proposal), `unknown` (cannot be judged: a member frozen without a precondition field, or a compensation's target not read or beyond the list kept), null: written. Its `changes` are then what it would have received",
+      ),
   })
   .meta({ id: 'RecordChange' })
 

@@ -125,7 +125,7 @@ export function RecordsSection(props: {
   const records = props.page.records
   const first = records[0]
   const last = records[records.length - 1]
-  const byOrd = new Map((props.changes?.changes ?? []).map((c) => [c.ord, c.changes]))
+  const byOrd = new Map((props.changes?.changes ?? []).map((c) => [c.ord, c]))
   return (
     <section aria-labelledby={props.id ?? 'records'}>
       <h2 id={props.id ?? 'records'}>{props.heading ?? '3. Which records'}</h2>
@@ -219,7 +219,7 @@ export function RecordsSection(props: {
                 {/* The link pages records and changes by two cursors: one crafted or mismatched must not leave a written
                     record's change blank, which reads as "nothing happens to it". */}
                 {byOrd.has(r.ord) ? (
-                  byOrd.get(r.ord)!.map((c) => <Change field={c.field} before={c.before} after={c.after} type={props.types[c.field]} />)
+                  <RecordChange record={byOrd.get(r.ord)!} types={props.types} />
                 ) : (
                   <strong class="empty" data-testid="change-not-read">
                     not read with this page: its change is on another page of changes; open the <a href={props.nav.base}>first page</a> and page on
@@ -238,5 +238,33 @@ export function RecordsSection(props: {
         </p>
       ) : null}
     </section>
+  )
+}
+
+/** Why the write would skip a record, as the summary words it. */
+const SKIP_WORDS = {
+  fails_precondition: 'fails the precondition as frozen',
+  no_longer_holds_written: 'no longer holds what the operation wrote',
+} as const
+
+/**
+ * One record's change; a record the write would skip says so instead of an arrow: "state: paid → overdue" read as
+ * written where it fails the precondition as frozen. One that cannot be judged shows its change and says so.
+ */
+function RecordChange(props: { record: ChangesPage['changes'][number]; types: FieldTypes }) {
+  const skipped = props.record.skipped
+  if (skipped === 'fails_precondition' || skipped === 'no_longer_holds_written')
+    return <strong data-testid="change-skipped">would be skipped ({SKIP_WORDS[skipped]}): not written</strong>
+  return (
+    <>
+      {props.record.changes.map((c) => (
+        <Change field={c.field} before={c.before} after={c.after} type={props.types[c.field]} />
+      ))}
+      {skipped === 'unknown' ? (
+        <span class="muted small" data-testid="change-skip-unknown">
+          may be skipped: whether it still meets the write's condition is not known here
+        </span>
+      ) : null}
+    </>
   )
 }

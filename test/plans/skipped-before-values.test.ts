@@ -5,7 +5,7 @@ import { renderPlan } from '../../src/cli/render-selection.js'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { pagePart, reviewPageHtml, textOf } from '../support/review-page.js'
 import { STORE_KINDS } from '../support/stores.js'
-import { selectProposeApprove, waitForOperation } from '../operations/support/flow.js'
+import { compensationWithTwoMoved } from './support/moved-compensation.js'
 
 /**
  * A plan's change summary tallied the before-values of every member, the skipped ones too: selecting every `us`
@@ -116,22 +116,7 @@ for (const kind of STORE_KINDS) {
     })
 
     test('a compensation: targets no longer holding what the operation wrote are listed apart, not as restored', async () => {
-      const agent = fx.as('agent')
-      const reviewer = fx.as('reviewer')
-      const action = { type: 'pause_collection', params: { reason: 'dunning review' } }
-      const request = { filter: { region: 'us', status: 'past_due', collection: 'active' } }
-      const { selection } = await selectProposeApprove(agent, [reviewer, fx.as('reviewer2')], 'subscriptions', request, action)
-      const commit = await agent('POST', '/v1/resources/subscriptions/bulk-actions', { selection_id: selection.selection_id, expected_digest: selection.digest, action }, { 'idempotency-key': `pause-${kind}` })
-      assert.equal(commit.status, 202, JSON.stringify(commit.body))
-      const first = await waitForOperation(agent, commit.body.operation_id)
-      assert.equal(first.counts.succeeded, selection.count)
-      assert.ok(selection.count >= 3)
-      // someone resumes two of them since
-      const moved = (upstream.prepare(`select id from subscriptions where region = 'us' and status = 'past_due' and collection = 'paused' order by id limit 2`).all() as { id: string }[]).map((r) => r.id)
-      for (const id of moved) upstream.prepare(`update subscriptions set collection = 'active', version = version + 1 where id = ?`).run(id)
-      const proposed = await agent('POST', `/v1/operations/${first.operation_id}/compensation`)
-      assert.equal(proposed.status, 201, JSON.stringify(proposed.body))
-      assert.equal(proposed.body.precondition.failing_now, 2)
+      const { selection, proposed } = await compensationWithTwoMoved(fx, upstream, `pause-${kind}`)
       const collection = proposed.body.changes.summary.find((s: any) => s.field === 'collection')
       const kept = selection.count - 2
       assert.deepEqual([collection.before, collection.skipped_before, collection.skipped, collection.unchanged], [[{ value: 'paused', count: kept }], [{ value: 'active', count: 2 }], 2, 0], JSON.stringify(collection))
