@@ -26,7 +26,6 @@ describe('sql connector on MariaDB: a value the column would keep otherwise', ()
   })
 
   const cases: [Record<string, unknown>, string][] = [
-    [{ amount: 1.234 }, 'column "amount" of record "r1" would hold 1.23 where 1.234 was asked'],
     [{ code: 'ab ' }, 'column "code" of record "r1" would hold "ab" where "ab " was asked'],
     [{ at: '2024-01-01T00:00:00.700Z' }, 'column "at" of record "r1" would hold "2024-01-01T00:00:00.000Z" where "2024-01-01T00:00:00.700Z" was asked'],
     [{ ratio: 16777217 }, 'column "ratio" of record "r1" would hold 16777200 where 16777217 was asked'],
@@ -39,6 +38,12 @@ describe('sql connector on MariaDB: a value the column would keep otherwise', ()
       assert.deepEqual(await engine.rows(`select version, note from things where id = 'r1'`), [{ version: 1, note: 'n' }])
     })
   }
+
+  // a number a DECIMAL(10,2) would round (1.234 as 1.23) is refused before the UPDATE is sent (number-over-decimal-columns.test.ts)
+  it('{"amount":1.234}: refused before anything is sent, naming what the column keeps', async () => {
+    await assert.rejects(connector.write({ id: 'r1', expectedVersion: '1', set: { amount: 1.234 }, precondition: {} }), /sets "amount" to 1\.234 where column "amount" of table things is decimal\(10,2\), which keeps only numbers with at most 2 digit\(s\) after the point.*nothing was written/)
+    assert.deepEqual(await engine.rows(`select version, note from things where id = 'r1'`), [{ version: 1, note: 'n' }])
+  })
 
   // a string an INT column would keep otherwise ("007" as 7) is now refused before the UPDATE is sent (string-set-values.test.ts)
   it('{"ref":"007","note":"x"}: refused before anything is sent, naming what the column keeps', async () => {
