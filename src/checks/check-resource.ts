@@ -162,7 +162,7 @@ async function fieldTypes(connector: Connector): Promise<Guarantee> {
   if (misfits === null) return { name, promise, status: 'unknown', detail: "the table's column types could not be read", config_keys: [] }
   if (misfits.length === 0) return { name, promise, status: 'holds', detail: 'every declared field sits on a column of a fitting type', config_keys: [] }
   // a filter on such a field is refused (not complete, saying why), never answered by the wrong comparison
-  return { name, promise, status: 'fails_closed', detail: misfits.map((m) => `${m.problem} (filters on it are refused)`).join('; '), config_keys: misfits.map((m) => `fields.${m.field}`) }
+  return { name, promise, status: 'fails_closed', detail: misfits.map((m) => m.problem).join('; '), config_keys: misfits.map((m) => `fields.${m.field}`) }
 }
 
 /**

@@ -357,6 +357,11 @@ export interface FieldTypeMisfit {
   readonly cause: string
   /** The cause, what it means for filters, and the fix. */
   readonly problem: string
+  /**
+   * What a config can do: declare the field as one of the types the column fits ("declare it timestamp, or change
+   * the column"), or, where none does, say so (filters on it stay refused) and leave the field out or change the column.
+   */
+  readonly fix: string
 }
 
 /**

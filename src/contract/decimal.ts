@@ -20,6 +20,15 @@ export function decimalOf(text: string): string | null {
   return digits === '' ? '0' : `${match[1] === '-' ? '-' : ''}${digits}e${point}`
 }
 
+/** Whether decimal text names a whole number ("12345678901234567890", "-3.00"): `decimalOf`'s digits all before the point. */
+export function wholeDecimal(text: string): boolean {
+  const form = decimalOf(text)
+  if (form === null) return false
+  if (form === '0') return true
+  const [digits, point] = form.replace(/^-/, '').split('e') as [string, string]
+  return digits.length <= Number(point)
+}
+
 /**
  * Orders two decimals by value, exactly, whatever their digits: negative when `a` is less, zero when equal,
  * positive when greater; null when either is not a decimal. A record keeps a number a double would round as its

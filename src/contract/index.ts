@@ -66,7 +66,7 @@ export {
   type Clause,
   type Operator,
 } from './filter.js'
-export { decimalOf, compareDecimals } from './decimal.js'
+export { decimalOf, compareDecimals, wholeDecimal } from './decimal.js'
 export { instantOf, namesInstant, canonicalInstant } from './instant.js'
 export { duplicateKeyOf, duplicateKeysOf, type DuplicateKey } from './duplicate-keys.js'
 export { walkJsonText, type JsonTextVisitor } from './json-text.js'

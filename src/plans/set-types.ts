@@ -68,7 +68,7 @@ export function assertColumnsFit(
   if (restoring) throw unrestorable(restoring, found.misfit.field, `it is ${found.valueType}, and ${found.misfit.cause}`, { value_type: found.valueType, column_type: found.misfit.column })
   throw new WarrantError(
     'invalid_request',
-    `action "${action}" ${setMisfitMessage(found)}. Nothing was proposed: declare the field as the column is (or change the column), or set another value`,
+    `action "${action}" ${setMisfitMessage(found)}. Nothing was proposed: ${found.misfit.fix}`,
     { action, field: found.misfit.field, value_type: found.valueType, column_type: found.misfit.column },
   )
 }

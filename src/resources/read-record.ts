@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { fieldListText, quotedKey, WarrantError, type Warning, warningSchema } from '../contract/index.js'
+import { decimalOf, fieldListText, quotedKey, WarrantError, type Warning, warningSchema, wholeDecimal } from '../contract/index.js'
 import type { Resource } from './catalogue.js'
 
 export const recordViewSchema = z
@@ -32,10 +32,13 @@ export const recordReadSchema = z.strictObject({
  * several hold is `conflict` naming them (which one is meant is the caller's to say), never one of them.
  * An upstream that fails is `upstream_unavailable`, not an empty record (on another source than the one that holds
  * the id too: that one may hold it as well); an id not found by a credential that sees only part of the resource is
- * `not_found` saying so, never "no record".
+ * `not_found` saying so, never "no record". An id no value of the id field's declared type shows as ("abc" for an
+ * integer id) is refused before any upstream call: asked, an upstream's "no route" 404 read as "no record", an
+ * absence no read established.
  */
 export async function readRecord(resource: Resource, id: string, requested?: readonly string[], source?: string): Promise<RecordView> {
   const fields = resource.policy.fields(requested)
+  refuseMistypedId(resource, id)
   const declared = resource.connector.sources
   if (source !== undefined && !declared.includes(source))
     throw new WarrantError('invalid_request', `source ${quotedKey(source)} is not one of ${resource.name}'s sources (${declared.map((s) => `"${s}"`).join(', ')})`, {
@@ -88,4 +91,21 @@ export async function readRecord(resource: Resource, id: string, requested?: rea
     record: resource.policy.project(record.fields, fields),
     warnings: warning ? [warning] : [],
   }
+}
+
+/**
+ * Refuses an id whose text no id of the declared type is shown as: a number id is a decimal numeral, an integer one
+ * a whole one, as the connectors judge a record's values (sql page-judge.ts; "1.00" is a whole decimal column's 1).
+ * Other types are left to the upstream: their ids' spellings depend on the column (a MySQL boolean shows as "1").
+ */
+function refuseMistypedId(resource: Resource, id: string): void {
+  const field = resource.config.id_field
+  const type = resource.config.fields[field]
+  const fits = type === 'integer' ? wholeDecimal(id) : type === 'number' ? decimalOf(id) !== null : true
+  if (fits) return
+  throw new WarrantError(
+    'invalid_request',
+    `id ${quotedKey(id)} cannot name a record of ${resource.name}: its id field "${field}" is declared ${type}, and ${quotedKey(id)} is not ${type === 'integer' ? 'an integer' : 'a number'}; no upstream was asked`,
+    { resource: resource.name, field, type, id },
+  )
 }

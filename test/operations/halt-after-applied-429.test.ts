@@ -70,7 +70,7 @@ for (const kind of STORE_KINDS) {
         // no surface says every 429 was waited out and asked again: the last one never was
         const view = (await agent('GET', `/v1/operations/${id}`)).body
         assert.equal(view.rate_limit_hits, 1, JSON.stringify(view))
-        for (const text of [renderOperation(view), operationSummary(view), rateLimitedText(view)]) {
+        for (const text of [renderOperation(view), operationSummary(view), rateLimitedText(view, 'http')]) {
           assert.match(text, /asked again until the operation halted/, text)
           assert.match(text, /1 unknown|1 target ended unknown|unknown where its write was sent/, text)
         }

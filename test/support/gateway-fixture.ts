@@ -8,7 +8,7 @@ import { after, before } from 'node:test'
 import { createApp } from '../../src/api/index.js'
 import { parseConfig, resolvePaths, type WarrantConfig } from '../../src/config/index.js'
 import { ensureDemoData } from '../../src/demo/index.js'
-import { createLogger, type Gateway, openGateway } from '../../src/gateway/index.js'
+import { createLogger, type Gateway, type GatewayOptions, openGateway } from '../../src/gateway/index.js'
 import { createTempDir, createTestMysqlDatabase, createTestPostgresDatabase, type StoreKind, type TestDatabase } from './stores.js'
 
 export interface GatewayFixture {
@@ -40,6 +40,8 @@ export interface GatewayFixtureOptions {
   readonly serve?: boolean
   /** The gateway's store clock (see GatewayOptions.clock); real time by default. */
   readonly clock?: () => Date
+  /** Receives every upstream call the gateway makes (GatewayOptions.onCall). */
+  readonly onCall?: GatewayOptions['onCall']
 }
 
 /**
@@ -61,7 +63,7 @@ export async function startDemoGateway(options: GatewayFixtureOptions): Promise<
   options.edit?.(raw)
   const config = resolvePaths(parseConfig(raw, 'test config'), dir.path)
   await ensureDemoData({ url: upstreamUrl, count: options.count ?? 10_000 })
-  const started = await startGatewayOn(config, { resources: ['subscriptions'], serve: options.serve, clock: options.clock })
+  const started = await startGatewayOn(config, { resources: ['subscriptions'], serve: options.serve, clock: options.clock, onCall: options.onCall })
   return {
     ...started,
     dir: dir.path,
@@ -105,9 +107,9 @@ export function demoGatewayFor(options: GatewayFixtureOptions): { readonly fx: G
  */
 export async function startGatewayOn(
   config: WarrantConfig,
-  options: { readonly resources: readonly string[]; readonly serve?: boolean | undefined; readonly env?: NodeJS.ProcessEnv; readonly clock?: (() => Date) | undefined },
+  options: { readonly resources: readonly string[]; readonly serve?: boolean | undefined; readonly env?: NodeJS.ProcessEnv; readonly clock?: (() => Date) | undefined; readonly onCall?: GatewayOptions['onCall'] },
 ): Promise<Omit<GatewayFixture, 'dir' | 'upstreamUrl' | 'storeUrl'>> {
-  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }), clock: options.clock, ...(options.env ? { env: options.env } : {}) })
+  const gateway = await openGateway({ config, log: createLogger({ level: process.env.WARRANT_TEST_LOG ?? 'silent' }), clock: options.clock, onCall: options.onCall, ...(options.env ? { env: options.env } : {}) })
   const issue = async (name: string, role: 'agent' | 'reviewer' | 'admin') =>
     (await gateway.principals.issue({ name, role, scopes: role === 'agent' ? { resources: [...options.resources], actions: '*' } : undefined })).token
   const tokens = { agent: await issue('test-agent', 'agent'), reviewer: await issue('alice', 'reviewer'), reviewer2: await issue('bob', 'reviewer'), admin: await issue('root', 'admin') }

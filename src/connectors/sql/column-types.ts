@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
-import type { FieldType } from '../../config/index.js'
+import { fieldTypeSchema, type FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit, NumberColumn, StringColumn } from '../connector.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
@@ -187,8 +187,11 @@ export function misfitOf(type: FieldType, column: ColumnType, dialect: SqlDialec
     case 'timestamp':
       // a TIME column (a date or timestamp one keeps second digits) names no day: each value is shown as stored and
       // not judged, and a filter would compare times of day (MySQL), or fail on the instant (PostgreSQL)
-      if (kind === 'temporal' && column.secondDigits === null && dialect !== 'sqlite') return 'the database holds times of day there, not points in time'
-      return kind === 'numeric' && dialect !== 'sqlite' ? 'the database compares its values as numbers, not as points in time' : null
+      if (dialect === 'sqlite') return null
+      if (kind === 'temporal' && column.secondDigits === null) return 'the database holds times of day there, not points in time'
+      // ISO text in a text column is an instant compared as text; a number, a boolean, JSON or another type (an
+      // array, an interval, bytes) holds none the database could compare as one
+      return kind === 'temporal' || kind === 'text' ? null : `the database compares its values as ${DESCRIBED[kind]}, not as points in time`
     case 'tags':
       return kind === 'text' || kind === 'json' || kind === 'untyped' ? null : `the database holds ${DESCRIBED[kind]} there, not a JSON list of tags`
     case 'string':
@@ -322,9 +325,23 @@ const NUMBERS: ReadonlySet<FieldType> = new Set(['number', 'integer'])
 /** A column compared as a record shows it (`ColumnFacts.comparedAsShown`); 'float' also a PostgreSQL real. */
 export type ShownAs = 'float' | 'year' | 'micros' | 'day'
 
-const MISFIT_FIX = 'declare the field as the column is, or change the column'
+/**
+ * The fix for a field misfitting `column`: the declared types that fit it (`misfitOf` null), or, where none does,
+ * that none can and filters on the field stay refused. "Declare the field as the column is" was said of a
+ * PostgreSQL text[] too, which no declared type fits: advice no config could follow.
+ */
+function misfitFix(column: ColumnType, dialect: SqlDialectName): { readonly fix: string; readonly refusalSaid: boolean } {
+  const fitting = fieldTypeSchema.options.filter((t) => misfitOf(t, column, dialect) === null)
+  if (fitting.length === 0)
+    return {
+      fix: `no declared type reads a ${column.declared} column as the database compares it: filters on it are refused (leave the field out of \`fields\` if no filter needs it, or change the column)`,
+      refusalSaid: true,
+    }
+  const named = fitting.length === 1 ? fitting[0]! : `one of ${fitting.slice(0, -1).join(', ')} or ${fitting.at(-1)!}`
+  return { fix: `declare it ${named}, or change the column`, refusalSaid: false }
+}
 
-/** Every declared field whose column the engine compares otherwise than the field is declared, with why. */
+/** Every declared field whose column the engine compares otherwise than the field is declared, with why and the fix. */
 function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): FieldTypeMisfit[] {
   const out: FieldTypeMisfit[] = []
   for (const [field, type] of Object.entries(declared)) {
@@ -332,7 +349,8 @@ function fieldMisfits(declared: Readonly<Record<string, FieldType>>, columns: Re
     const why = column === undefined ? null : misfitOf(type, column, dialect)
     if (why === null) continue
     const cause = `field "${field}" is declared ${type}, but column "${field}" of ${endpoint} is ${column!.declared}: ${why}`
-    out.push({ field, column: column!.declared, cause, problem: `${cause}, so no filter on it can be trusted; ${MISFIT_FIX}` })
+    const { fix, refusalSaid } = misfitFix(column!, dialect)
+    out.push({ field, column: column!.declared, cause, fix, problem: `${cause}, so no filter on it can be trusted; ${fix}${refusalSaid ? '' : ' (filters on it are refused)'}` })
   }
   return out
 }
@@ -346,7 +364,7 @@ export function filterMisfit(fieldsUsed: Iterable<string>, misfits: readonly Fie
   if (misfits === null || misfits.length === 0) return null
   for (const field of fieldsUsed) {
     const misfit = misfits.find((m) => m.field === field)
-    if (misfit) return `${misfit.cause}, so ${MISFIT_USE[use]}; ${MISFIT_FIX}`
+    if (misfit) return `${misfit.cause}, so ${MISFIT_USE[use]}; ${misfit.fix}`
   }
   return null
 }

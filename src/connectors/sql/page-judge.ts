@@ -1,4 +1,4 @@
-import { clausesOf, decimalOf, filterMatcher, namesInstant, quotedKey, unstorableKey, type Filter } from '../../contract/index.js'
+import { clausesOf, decimalOf, filterMatcher, namesInstant, quotedKey, unstorableKey, wholeDecimal, type Filter } from '../../contract/index.js'
 import type { ReadPageResult, SourceRecord } from '../connector.js'
 import { createShapeTally } from '../shape-tally.js'
 import { judgedInMemory, type FieldTypes } from './compile.js'
@@ -139,13 +139,4 @@ function fitsType(value: unknown, type: FieldTypes[string]): boolean {
     default:
       return true
   }
-}
-
-/** Whether decimal text names a whole number ("12345678901234567890", "-3.00"): `decimalOf`'s digits all before the point. */
-function wholeDecimal(text: string): boolean {
-  const form = decimalOf(text)
-  if (form === null) return false
-  if (form === '0') return true
-  const [digits, point] = form.replace(/^-/, '').split('e') as [string, string]
-  return digits.length <= Number(point)
 }

@@ -31,7 +31,7 @@ for (const { kind, column, shown = column, value, field, precondition } of CASES
       await engine?.drop()
     })
 
-    const REFUSAL = new RegExp(`field "v" is declared ${field}, but column "v" of table things is ${shown}.*a precondition on it would be compared by the database otherwise than the plan compared it, and nothing was written; declare the field as the column is`)
+    const REFUSAL = new RegExp(`field "v" is declared ${field}, but column "v" of table things is ${shown}.*a precondition on it would be compared by the database otherwise than the plan compared it, and nothing was written; declare it ${kind === 'sqlite' ? 'one of string, tags or timestamp' : 'timestamp'}, or change the column`)
 
     it('a write is refused before anything is sent, naming the field, the column and the fix', async () => {
       await assert.rejects(connector.write({ id: 'a', expectedVersion: '1', set: { name: 'x' }, precondition }), REFUSAL)
