@@ -36,9 +36,9 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
     // strict UPDATE did not (the ids a walk showed read missing, a write "no longer meets the precondition"); the
     // instant goes as a date, which the driver sends as UTC text the session (time_zone +00:00) reads exactly
     if (column?.secondDigits != null && ctx.dialect === 'mysql') return { param: sql`${new Date(id)}`, exact: false }
-    // a PostgreSQL uuid is shown lower case and hyphenated; the engine reads capitals, braces or no hyphens as the same
-    // row (found, then failed as another spelling, after a second statement) and fails the statement on a non-uuid
-    if (pg && column?.declared === 'uuid' && !UUID_SHOWN.test(id)) return { refusal: cannotHold(ctx, id, column.declared) }
+    // a PostgreSQL uuid column fails the whole statement on a parameter that is no uuid ("abc"); another spelling of
+    // one (capitals, braces, no hyphens) it reads as the row shown otherwise, which the read and write judge as such
+    if (pg && column?.declared === 'uuid' && !UUID_TEXT.test(id.replace(/^\{(.*)\}$/, '$1').replaceAll('-', ''))) return { refusal: cannotHold(ctx, id, column.declared) }
     // no catalogue, or a column of another kind (a uuid): bound as the id is declared
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
@@ -83,8 +83,8 @@ function withinRange(declared: string, value: bigint): boolean {
   return value >= -(2n ** bits) && value < 2n ** bits
 }
 
-/** A uuid as PostgreSQL writes it, and so as a record shows it. */
-const UUID_SHOWN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+/** A uuid's 32 hex digits, braces and hyphens set aside (PostgreSQL reads any such spelling as a uuid). */
+const UUID_TEXT = /^[0-9a-fA-F]{32}$/
 
 function cannotHold(ctx: ConnectorContext, id: string, type: string): string {
   return `id "${id}" cannot be a value of id column "${ctx.idField}" of ${ctx.endpoint} (${type}), nor the id a record of it shows: no row was read for it, and it is not reported missing, since the column's type, not the table, rules it out; use an id as a record shows it`
