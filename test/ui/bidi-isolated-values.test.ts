@@ -55,7 +55,17 @@ describe('a right-to-left value does not reorder the words beside it (Chromium, 
       { id: 'lat-1', name: 'n', status: 'open', note: 'n' },
       { id: 'lat-2', name: 'n', status: 'open', note: 'n' },
     ])
-    fx = await startDemoGateway({ store: 'sqlite', count: 20, edit: (c) => void (c.resources.things = thingsResourceConfig(upstream.origin)) })
+    // no precondition: the Hebrew record is written, so the manifest shows its change (a record the precondition
+    // skips says "would be skipped" instead of an arrow)
+    fx = await startDemoGateway({
+      store: 'sqlite',
+      count: 20,
+      edit: (c) => {
+        const things = thingsResourceConfig(upstream.origin) as { actions: { set_status: { precondition?: unknown } } }
+        delete things.actions.set_status.precondition
+        c.resources.things = things
+      },
+    })
     const gw = fx.gateway
     const agent = await gw.principals.authenticate((await gw.principals.issue({ name: 'things-agent', role: 'agent', scopes: { resources: ['things'], actions: '*' } })).token, 'http')
     const selection = await gw.selections.create(agent, 'things', { filter: { id: { in: ['heb-1', 'lat-1', 'lat-2'] } } })
