@@ -81,7 +81,9 @@ describe('operation leases on a PostgreSQL store shared by instances whose clock
       // the lease ends a lease's length from the database's now, whatever the holder's clock says
       const { lease_expires_at: until, db_now: dbNow } = await claimed(h, receipt.operation_id)
       const ahead = Date.parse(until) - Number(dbNow)
-      assert.ok(ahead > 1_000 && ahead <= LEASE_SECONDS * 1000, `the lease ends ${ahead} ms after the store's now`)
+      // a lease's length, give or take the read's own instant: its now() is set as its statement arrives, its snapshot
+      // a moment later, so a renewal started in between is seen ending up to that moment past it (3000.08 ms was seen)
+      assert.ok(ahead > 1_000 && ahead <= LEASE_SECONDS * 1000 + 50, `the lease ends ${ahead} ms after the store's now`)
       const other = h.instance({ executors: true, instanceId: 'other' })
       await other.recover()
       await assertRunOnceByHolder(h, holder, receipt.operation_id, await owners(h, holder, receipt.operation_id))
