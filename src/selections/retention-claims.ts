@@ -65,11 +65,6 @@ export class PruneClaims {
     this.#held.set(PRUNING_KEY + selectionId, value)
   }
 
-  /** Whether the selection's entry is this sweep's (as far as this sweep knows: `renew` tells for sure). */
-  holds(selectionId: string): boolean {
-    return this.#held.has(PRUNING_KEY + selectionId)
-  }
-
   /** Takes an entry found in the journal whose value was `found`: false when another sweep holds it, or took it first. */
   async take(key: string, found: string): Promise<boolean> {
     const claim = parseClaim(found)
@@ -98,11 +93,17 @@ export class PruneClaims {
     await this.#db.deleteFrom('kv').where('key', '=', PRUNING_KEY + selectionId).execute()
   }
 
+  /** Another sweep works on the selection: this sweep's entry, if still its own, is free for any sweep to take at once. */
+  async release(selectionId: string): Promise<void> {
+    const key = PRUNING_KEY + selectionId
+    const held = this.#held.get(key)
+    this.#held.delete(key)
+    if (held !== undefined) await this.#db.updateTable('kv').set({ value: JSON.stringify(RELEASED) }).where('key', '=', key).where('value', '=', held).execute()
+  }
+
   /** Stopped or failed: what this sweep still holds is left for the next sweep to take at once. */
   async releaseAll(): Promise<void> {
-    const value = JSON.stringify(RELEASED)
-    for (const [key, held] of this.#held) await this.#db.updateTable('kv').set({ value }).where('key', '=', key).where('value', '=', held).execute()
-    this.#held.clear()
+    for (const key of [...this.#held.keys()]) await this.release(key.slice(PRUNING_KEY.length))
   }
 
   async #swap(key: string, from: string): Promise<boolean> {

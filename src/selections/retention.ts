@@ -123,14 +123,15 @@ async function prune(
         .where((eb) => eb.not(isEvidence(eb)))
         .executeTakeFirst()
       if (Number(marked.numUpdatedRows) === 0) {
-        // evidence now: no entry is left; marked by another sweep: its entry is its own, unless this sweep holds it (that
-        // sweep finished, or died and its claim went stale), and then what is left of its rows is finished here
+        // evidence now: no entry is left. Marked by another sweep since this one listed it: that sweep is deleting its rows
+        // (it marked after this sweep journaled, so it is running, and takes the entry as its own next). This sweep lets go
+        // of the entry it journaled: it used to delete rows too, alongside the marker, so both listed the selection, and a
+        // batch of the marker's that found its rows just deleted by this one ended that selection with rows left. Had the
+        // marker died before taking the entry, the released entry is finished at once by the next sweep; had it finished
+        // before this sweep journaled, nothing is left and the entry goes.
         if (!(await isMarked(db, row.id))) await claims.drop(row.id)
-        else if (claims.holds(row.id)) {
-          const rows = await deleteRowsOf(db, row.id, batch, options.signal, claims)
-          if (rows.members + rows.excluded > 0) finished.push({ selection_id: row.id, expires_at: row.expires_at, members: rows.members, excluded: rows.excluded })
-          stopped = rows.stopped
-        }
+        else if ((await hasRows(db, 'selection_members', row.id)) || (await hasRows(db, 'selection_exclusions', row.id))) await claims.release(row.id)
+        else await claims.done(row.id)
         continue
       }
       // marked by this sweep: its entry is this sweep's, whichever journaled it first, so no other sweep finishes it meanwhile
@@ -168,6 +169,10 @@ function excludedCount(exclusions: string): number {
   } catch {
     return 0
   }
+}
+
+async function hasRows(db: Kysely<Database>, table: 'selection_members' | 'selection_exclusions', selectionId: string): Promise<boolean> {
+  return (await db.selectFrom(table).select('ord').where('selection_id', '=', selectionId).limit(1).executeTakeFirst()) !== undefined
 }
 
 async function isMarked(db: Kysely<Database>, selectionId: string): Promise<boolean> {
@@ -242,7 +247,9 @@ async function deleteRowsOf(
       const deleted = Number(result.numDeletedRows)
       counts[key] += deleted
       await nextTurn()
-      if (deleted === 0) break
+      // none deleted is the end only if none is left: on PostgreSQL a batch whose rows another transaction deleted first
+      // (a sweep whose claim went stale and was taken, a person's DELETE) deletes none while later rows remain
+      if (deleted === 0 && !(await hasRows(db, table, selectionId))) break
       if (signal?.aborted) return { ...counts, stopped: true }
       // this sweep stalled past its claim and another took the rest: what it deleted is counted, the rest is the other's
       if (!(await claims.renew(selectionId))) return counts
