@@ -117,10 +117,15 @@ export async function runWarrant(args: readonly string[], cwd: string, extraEnv:
  * const serve = await serveUntil(ws.configPath, ws.dir, (out) => /^Try: .*\n/m.test(out))
  * try { … serve.printed … } finally { await serve.stop() }
  */
-export async function serveUntil(configPath: string, cwd: string, ready: (printed: string) => boolean): Promise<{ readonly printed: string; stop(): Promise<void> }> {
+export async function serveUntil(
+  configPath: string,
+  cwd: string,
+  ready: (printed: string) => boolean,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ readonly printed: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, CLI_ENTRY, 'serve', '--port', '0', '--config', configPath], {
     cwd,
-    env: { ...process.env, WARRANT_LOG_LEVEL: 'silent' },
+    env: { ...process.env, WARRANT_LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const stop = async () => {

@@ -5,6 +5,7 @@ import type { IssueOptions } from '../../auth/index.js'
 import type { WarrantConfig } from '../../config/index.js'
 import { WarrantError } from '../../contract/index.js'
 import type { Gateway } from '../../gateway/index.js'
+import { invocation } from '../invocation.js'
 import { openCliGateway } from '../open-cli-gateway.js'
 import { shellWord } from '../shell-word.js'
 
@@ -51,8 +52,9 @@ export function registerServe(program: Command): void {
       const metricsServer = metrics?.server ?? null
       {
         const base = config.server.public_url ?? `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`
-        // a token lands in the store of the config it is created with: the one this server runs on, unless the demo
-        const tokenCreate = (args: string) => `npm run -s warrant -- token create ${args}${demo ? '' : ` --config ${shellWord(configPath)}`}`
+        // a token lands in the store of the config it is created with: the one this server runs on, unless the demo; the
+        // command is the one this server was started by (`npm start`, an installed `warrant`, `node bin/warrant.js`)
+        const tokenCreate = (args: string) => `${invocation()} token create ${args}${demo ? '' : ` --config ${shellWord(configPath)}`}`
         const out = [
           '',
           `Warrant is serving ${demo ? 'the bundled demo' : configPath}`,
