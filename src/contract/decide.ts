@@ -83,7 +83,11 @@ export function decide(envelope: Judged, use: Use): Verdict {
   }
 }
 
-function heldStill(envelope: Judged): boolean {
+/**
+ * Whether a complete walk may speak for absence: it read one consistent snapshot, or proved itself that the data held
+ * still (`scope.stability: "proven"`). Without a scope (an older producer) it is taken at its word.
+ */
+export function heldStill(envelope: Pick<Judged, 'scope'>): boolean {
   if (!envelope.scope) return true
   return envelope.scope.consistent_snapshot || envelope.scope.stability === 'proven'
 }

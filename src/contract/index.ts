@@ -41,7 +41,7 @@ export {
   type Page,
   type Envelope,
 } from './envelope.js'
-export { decide, type Verdict } from './decide.js'
+export { decide, heldStill, type Verdict } from './decide.js'
 export { fileIdentityOf, movedFrom, openPinned, type PinnedHandle } from './file-identity.js'
 export { busyWaitingDriver, whileBusy, type BusyRefusal, type BusyWaitOptions } from './sqlite-busy-wait.js'
 export { preparedOnce, MAX_PREPARED } from './prepared-once.js'

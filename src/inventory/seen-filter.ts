@@ -27,8 +27,11 @@ export function memorySeenFilter(): SeenFilter {
   }
 }
 
-/** Per source: how many records the seen filter dropped, and a bounded sample of their ids for the warning. */
-export type DuplicateTally = Map<string, { count: number; sample: string[] }>
+/**
+ * Per source: how many records the seen filter dropped, and a bounded sample of their ids for the warning; `across`
+ * counts those whose id an earlier page gave (a page's own repeats the connector has proven to be one record).
+ */
+export type DuplicateTally = Map<string, { count: number; sample: string[]; across: number }>
 
 /** How many dropped duplicate ids a warning names (the count is always exact). */
 const DUPLICATE_SAMPLE = 20
@@ -45,10 +48,12 @@ export function tallyDuplicates(
 ): void {
   if (fresh.length === page.length) return
   const kept = new Set(fresh)
-  const entry = duplicates.get(source) ?? { count: 0, sample: [] }
+  const keptIds = new Set(fresh.map((record) => record.id))
+  const entry = duplicates.get(source) ?? { count: 0, sample: [], across: 0 }
   for (const record of page) {
     if (kept.has(record)) continue
     entry.count += 1
+    if (!keptIds.has(record.id)) entry.across += 1
     if (entry.sample.length < DUPLICATE_SAMPLE) entry.sample.push(record.id)
   }
   duplicates.set(source, entry)

@@ -241,8 +241,13 @@ export async function walkInventory(
     // A record seen twice means the upstream's order moved under the walk. Under a consistent snapshot that
     // cannot be the data moving, so it is a warning about the ordering; without one, the data moved, and
     // records may have moved past the walk unseen.
+    // Ids coming again on later pages are also what an id field that is not unique per record looks like, where no
+    // one answer holds two of them: a new walk then finds the same, so the reason names that cause too.
     if (!session.consistentSnapshot)
-      for (const source of progress) if (duplicates.has(source.source)) addGap(source, { code: 'SNAPSHOT_INVALIDATED' })
+      for (const source of progress) {
+        const dropped = duplicates.get(source.source)
+        if (dropped) addGap(source, { code: 'SNAPSHOT_INVALIDATED' }, dropped.across > 0 ? repeatedIdsNote(source.source, dropped) : undefined)
+      }
     // Keyset positions start strictly after the last id read, so a record read twice is two rows of one id, not
     // data moving: the copy dropped is a row lost, and rows past a repeated id may have been skipped.
     if (session.positions === 'keyset')
@@ -322,6 +327,12 @@ function consistentAcrossParts(prior: DecodedCursor | null, session: ReadSession
   if (!session.consistentSnapshot) return false
   if (!prior) return true
   return prior.consistent && session.snapshot !== null && session.snapshot === prior.snapshot
+}
+
+/** Ids a source gave again on later pages: the data moved, or the id field does not name one record. */
+function repeatedIdsNote(source: string, dropped: { readonly across: number; readonly sample: readonly string[] }): string {
+  const ids = dropped.sample.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')
+  return `source "${source}" gave ${dropped.across} record(s) under ids it had already given in this walk (${ids}): either records moved under the walk, or the id field (id_field, or connector.field_paths.id) is not unique per record, and then no new search finishes: \`warrant check\`'s unique_ids tells which`
 }
 
 /**

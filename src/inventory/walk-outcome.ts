@@ -166,7 +166,10 @@ export function walkOutcome(walk: FinishedWalk): WalkSummary {
   for (const [source, dropped] of walk.duplicates)
     warnings.push({
       code: 'ORDER_FALLBACK',
-      message: `source "${source}" returned ${dropped.count} record(s) already read in this walk; the later copies were dropped`,
+      message:
+        dropped.across === 0
+          ? `source "${source}" returned ${dropped.count} record(s) already read in this walk; the later copies were dropped`
+          : `source "${source}" returned ${dropped.count} record(s) under an id already read in this walk; the later ones were dropped (copies, where the data moved under the walk; other records, where the id field is not unique per record)`,
       source,
       details: { dropped_duplicate_ids: dropped.sample, dropped_count: dropped.count, declared_ordering: connector.ordering },
     })

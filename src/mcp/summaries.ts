@@ -1,4 +1,4 @@
-import type { Continuation, IncompleteReason, Warning } from '../contract/index.js'
+import { type Continuation, heldStill, type IncompleteReason, type Scope, type Warning } from '../contract/index.js'
 import type { LookalikeIds, SelectionLookalikes } from '../selections/index.js'
 
 /** The completeness fields every collection carries, whatever its items are called. */
@@ -7,6 +7,17 @@ export interface Completeness {
   readonly incomplete_reasons: readonly IncompleteReason[]
   readonly continuation?: Continuation | null
   readonly warnings?: readonly Warning[]
+  /** A search's scope: whether its walk held still decides what a complete answer proves. */
+  readonly scope?: Pick<Scope, 'consistent_snapshot' | 'stability'>
+}
+
+/** What a complete walk proves, by whether it held still (the rule `decide` applies to absence). */
+function completeProof(value: Completeness, found: number): string {
+  if (heldStill(value)) return found === 0 ? 'the whole scope was examined, so this empty result proves there are none' : 'the whole scope was examined'
+  const why = 'read without a consistent snapshot, and the walk could not prove the data held still'
+  return found === 0
+    ? `the whole scope was examined, but ${why}, so this empty result does NOT prove there are none`
+    : `the whole scope was examined, but ${why}: a record that moved during the walk may be missing`
 }
 
 /** `COMPLETE`, or `INCOMPLETE (CLIENT_LIMIT_REACHED: max_pages=1; SOURCE_UNAVAILABLE: shard-2)`. */
@@ -101,13 +112,12 @@ export function collectionSummary(value: Completeness, returned: number, where: 
   if (walkReturned !== undefined) {
     const label = completenessLabel(value)
     const part = `this call returned ${plural(returned, noun)}; the whole walk has returned ${plural(walkReturned, noun)} from ${where}`
-    if (value.complete) return `${label}: ${part}, and the whole scope was examined${walkReturned === 0 ? ', so it proves there are none' : ''}.${warningsClause(value.warnings)}`
+    if (value.complete) return `${label}: ${part}; ${completeProof(value, walkReturned)}.${warningsClause(value.warnings)}`
     return `${label}: ${part}, more may exist; ${continuationHint(value.continuation, value.incomplete_reasons)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`
   }
   const label = completenessLabel(value)
   if (value.complete) {
-    const proof = returned === 0 ? 'the whole scope was examined, so this empty result proves there are none' : 'the whole scope was examined'
-    return `${label}: ${plural(returned, noun)} in ${where}; ${proof}.${warningsClause(value.warnings)}`
+    return `${label}: ${plural(returned, noun)} in ${where}; ${completeProof(value, returned)}.${warningsClause(value.warnings)}`
   }
   const proof = returned === 0 ? 'this empty result does NOT prove there are none' : 'more may exist'
   return `${label}: ${plural(returned, noun)} returned from ${where}, ${proof}; ${continuationHint(value.continuation, value.incomplete_reasons)}. Show these reasons to the person before asking for any approval based on this result.${warningsClause(value.warnings)}`

@@ -94,7 +94,7 @@ export function operationSummary(op: OperationView): string {
   const c = op.counts
   const counts = TARGET_STATES.filter((s) => c[s] > 0).map((s) => `${c[s]} ${s}`).join(', ') || 'no targets'
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
-  const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${op.halt_reason.target_id}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
+  const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${JSON.stringify(op.halt_reason.target_id)}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
   const paused = op.paused ? ` Paused until ${op.paused.until}: the upstream asked to wait (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
   const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
