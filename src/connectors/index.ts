@@ -11,12 +11,9 @@ export type {
   HttpWrite,
   UpstreamCall,
   UpstreamCallListener,
-  FieldTypeMisfit,
-  StringColumn,
-  NumberColumn,
-  StringKeeping,
   TableProblem,
 } from './connector.js'
+export type { FieldTypeMisfit, StringColumn, NumberColumn, StringKeeping } from './column-keeping.js'
 export { createHttpConnector, type HttpConnectorOptions } from './http/index.js'
 export { createSqlConnector, type SqlConnector, type SqlConnectorOptions } from './sql/index.js'
 export { createConnector, type CreateConnectorOptions } from './create-connector.js'

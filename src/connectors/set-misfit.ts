@@ -1,5 +1,5 @@
 import { canonicalJson } from '../contract/index.js'
-import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './connector.js'
+import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './column-keeping.js'
 
 /**
  * Whether `set`'s value of `field` puts back exactly what the record held before (`restores`, a compensation's

@@ -189,6 +189,7 @@ async function createOperation(
     selection: { selection_id: selection.selection_id, digest: selection.digest, selector: selection.selector, consistent_snapshot: selection.consistent_snapshot },
     approvals: committable.approvals,
     standing_approval: committable.standing_approval,
+    upstream: resource.config.connector.kind,
   }
   const operationId = `op_${randomUUID()}`
   const now = deps.now()

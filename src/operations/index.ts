@@ -8,6 +8,7 @@ export { proofsBySource, recordVersionProof, readVersionProof, versionProofDiges
 export { sweepVersionProofs } from './version-proof-sweep.js'
 export { INTERRUPTED_REASON, countTargets } from './ledger.js'
 export { askedAgainText, beforeLabel } from './target-reasons.js'
+export { waitWords, type RateLimitKind, type WaitWords } from './wait-words.js'
 export {
   operationViewSchema,
   commitReceiptSchema,

@@ -20,7 +20,7 @@ import { sleep } from './pacer.js'
 import { reconcileUnknownTargets } from './reconcile.js'
 import { proposeRemainder } from './remainder.js'
 import { FINISHED_STATES, type OperationExecution, type OperationService, type ResultsPage, type TargetState } from './types.js'
-import { createResultsCursor, isFinished, isTargetState, operationFollowUps, operationView, parseExecution, targetResult } from './views.js'
+import { createResultsCursor, isFinished, isTargetState, operationFollowUps, operationView, parseExecution, rateLimitKindFor, targetResult } from './views.js'
 
 export interface OperationServiceOptions {
   readonly store: Store
@@ -180,8 +180,10 @@ export function createOperationService(options: OperationServiceOptions): Operat
       throw new WarrantError('forbidden', `operation "${operationId}" is on resource "${execution.plan.resource}", outside this token's scope`, { resource: execution.plan.resource })
     return { row, execution }
   }
+  const configuredKind = (resource: string) => (catalogue.names.includes(resource) ? catalogue.get(resource).config.connector.kind : null)
+  const kindOf = (row: OperationRow) => rateLimitKindFor(parseExecution(row), configuredKind)
   const view = async (row: OperationRow) =>
-    operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), await rateLimitTotals(store.db, row.id), await operationFollowUps(store.db, row), now())
+    operationView(row, isFinished(row) ? null : await countTargets(store.db, row.id), await rateLimitTotals(store.db, row.id), await operationFollowUps(store.db, row), kindOf(row), now())
 
   return {
     async commitPlan(actor, planId, request) {
@@ -201,7 +203,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
     },
 
     async results(actor, operationId, query = {}): Promise<ResultsPage> {
-      await loadScoped(actor, operationId)
+      const { row: operation } = await loadScoped(actor, operationId)
       const outcome: TargetState | null = query.outcome ?? null
       if (outcome !== null && !isTargetState(outcome)) throw new WarrantError('invalid_request', `outcome must be one of pending, in_flight, succeeded, failed, skipped, unknown`, { field: 'outcome' })
       const limit = query.limit ?? DEFAULT_RESULTS_LIMIT
@@ -218,6 +220,7 @@ export function createOperationService(options: OperationServiceOptions): Operat
         outcome,
         results: page.map(targetResult),
         next_cursor: rows.length > limit && last ? cursors.encode(operationId, outcome, last.ord) : null,
+        rate_limit_kind: kindOf(operation),
       }
     },
 

@@ -56,6 +56,11 @@ export const stopRulesSchema = z
 
 const countsSchema = z.object(Object.fromEntries(TARGET_STATES.map((s) => [s, z.number().int()])) as Record<(typeof TARGET_STATES)[number], z.ZodNumber>)
 
+const rateLimitKindSchema = z
+  .enum(['http', 'database_lock'])
+  .nullable()
+  .describe('what a "not now" (rate_limit_hits, paused) is on this operation\'s upstream, recorded at commit: http, the upstream answered 429 (or a read\'s 503 with Retry-After) and the wait it named was honoured; database_lock, a sql database did not grant a lock in time (a lock wait timeout, a deadlock, SQLite busy), rolled the write back (nothing written) and the connector retried it after a pause: no 429 or Retry-After exists there; null, not known (an operation committed before this was recorded, on a resource no longer configured)')
+
 export const operationViewSchema = z
   .object({
     operation_id: z.string(),
@@ -72,18 +77,19 @@ export const operationViewSchema = z
     rate_limit_hits: z
       .number()
       .int()
-      .describe('how many times the upstream answered "not now" (429, or a read\'s 503 with Retry-After), over all targets: each answer was waited out and the target asked again, or the operation halted (rate_limit_retries); why an operation took longer than its rate'),
+      .describe('how many times the upstream answered "not now", over all targets, as rate_limit_kind says (an http upstream\'s 429, or a read\'s 503 with Retry-After; a sql database\'s lock not granted in time): each answer was waited out and the target asked again, or the operation halted (rate_limit_retries); why an operation took longer than its rate'),
     rate_limited_targets: z.number().int().describe('the targets the upstream answered "not now" at least once; per target: rate_limit_hits in the results'),
+    rate_limit_kind: rateLimitKindSchema,
     paused: z
       .object({
         until: z.string().describe('no write is sent before this instant'),
-        reason: z.string().describe("the upstream's answer that asked to wait (its 429 and Retry-After)"),
+        reason: z.string().describe("what said \"not now\", in its own words: an http upstream's 429 (or 503) and its Retry-After; a sql database's lock refusal as the connector classified it (rolled back, nothing written)"),
         target_id: z.string().nullable(),
         ord: z.number().int().nullable(),
         since: z.string(),
       })
       .nullable()
-      .describe('a running operation waiting because an upstream asked it to (Retry-After, at most stop_rules.max_retry_after_seconds); null when writes are going on or it has finished'),
+      .describe('a running operation waiting because its upstream said "not now" (an http Retry-After, at most stop_rules.max_retry_after_seconds; a sql database\'s lock wait, retried after the connector\'s pause); null when writes are going on or it has finished'),
     stop_rules: stopRulesSchema.nullable(),
     created_by: z.string(),
     created_at: z.string(),
@@ -113,7 +119,7 @@ export const targetResultSchema = z
     rate_limit_hits: z
       .number()
       .int()
-      .describe('how many times the upstream answered this target "not now" (429, or a read\'s 503 with Retry-After); each was waited out and asked again, up to stop_rules.max_rate_limit_retries'),
+      .describe('how many times the upstream answered this target "not now", as the page\'s rate_limit_kind says (a 429, or a read\'s 503 with Retry-After; a database\'s lock not granted in time); each was waited out and asked again, up to stop_rules.max_rate_limit_retries'),
     updated_at: z.string(),
   })
   .meta({ id: 'TargetResult' })
@@ -124,6 +130,7 @@ export const resultsPageSchema = z
     outcome: targetStateSchema.nullable(),
     results: z.array(targetResultSchema),
     next_cursor: z.string().nullable(),
+    rate_limit_kind: rateLimitKindSchema,
   })
   .meta({ id: 'ResultsPage' })
 

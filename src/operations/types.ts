@@ -4,8 +4,9 @@ import type { OperationState, TargetState } from '../store/index.js'
 import type { FollowUps } from '../plans/follow-ups.js'
 import type { PlanRecord } from '../plans/plan-service.js'
 import type { ExclusionRule } from '../selections/selection-service.js'
+import type { RateLimitKind } from './wait-words.js'
 
-export type { OperationState, TargetState }
+export type { OperationState, TargetState, RateLimitKind }
 
 /**
  * An operation's states, each named for what happened: `succeeded` every target written; `completed_with_skips`
@@ -94,6 +95,11 @@ export interface OperationExecution {
   }
   readonly approvals: readonly { readonly principal: string; readonly decided_at: string; readonly expires_at: string | null }[]
   readonly standing_approval: string | null
+  /**
+   * The kind of connector the resource wrote through at commit: what its "not now" answers are (`RateLimitKind`).
+   * Absent on operations committed before it was recorded.
+   */
+  readonly upstream?: 'sql' | 'http'
 }
 
 export type CommitRoute = 'plan_commit' | 'bulk_action'
@@ -113,7 +119,7 @@ export interface CommitReceipt {
 /** A Retry-After pause in force on a running operation. */
 export interface OperationPause {
   readonly until: string
-  /** the upstream's own words: its 429 (or 503) and the Retry-After it sent */
+  /** the upstream's or the connector's own words: a 429 (or 503) and the Retry-After it sent; a database's lock refusal */
   readonly reason: string
   readonly target_id: string | null
   readonly ord: number | null
@@ -132,11 +138,16 @@ export interface OperationView {
   readonly target_count: number
   readonly counts: TargetCounts
   readonly halt_reason: HaltReason | null
-  /** how many times the upstream answered "not now" (429, or a read's 503 with Retry-After) over all targets: each was waited out and asked again */
+  /**
+   * how many times the upstream answered "not now" over all targets, in `rate_limit_kind`'s terms (a 429 or a read's
+   * 503 with Retry-After; a database's lock not granted in time): each was waited out and asked again
+   */
   readonly rate_limit_hits: number
   /** the targets answered "not now" at least once */
   readonly rate_limited_targets: number
-  /** writes are paused because an upstream asked to wait (429 and Retry-After): until when, and why */
+  /** what a "not now" is on this operation's upstream (wait-words.ts); null where not known */
+  readonly rate_limit_kind: RateLimitKind | null
+  /** writes are paused because the upstream said "not now" (a 429 and its Retry-After; a database's lock wait): until when, and why */
   readonly paused: OperationPause | null
   readonly stop_rules: StopRules | null
   readonly created_by: string
@@ -162,7 +173,7 @@ export interface TargetResult {
   readonly before: Readonly<Record<string, unknown>> | null
   readonly after: Readonly<Record<string, unknown>> | null
   readonly attempts: number
-  /** how many times the upstream answered this target "not now" (429, or a read's 503 with Retry-After) */
+  /** how many times the upstream answered this target "not now", in the operation's `rate_limit_kind` terms */
   readonly rate_limit_hits: number
   readonly updated_at: string
 }
@@ -173,6 +184,8 @@ export interface ResultsPage {
   readonly results: readonly TargetResult[]
   /** null when there is nothing after this page. */
   readonly next_cursor: string | null
+  /** what a target's `rate_limit_hits` count (the operation's `rate_limit_kind`) */
+  readonly rate_limit_kind: RateLimitKind | null
 }
 
 export interface ResultsQuery {

@@ -5,6 +5,7 @@ import { type FollowUps, NO_FOLLOW_UPS, followUpsOf } from '../plans/index.js'
 import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { targetReasonText } from './target-reasons.js'
+import { rateLimitKindOf, type RateLimitKind } from './wait-words.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
 export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
@@ -16,10 +17,11 @@ export function parseExecution(row: OperationRow): OperationExecution | null {
 
 /**
  * The operation as every surface shows it. `liveCounts` while it runs; the stored counts once it has finished.
- * `throttled`: the upstream's "not now" answers, read from the ledger (`rateLimitTotals`).
+ * `throttled`: the upstream's "not now" answers, read from the ledger (`rateLimitTotals`); `kind`: what they are
+ * (`rateLimitKindFor`).
  * `now`: a pause whose end has passed is not shown (its executor may have stopped before clearing it).
  */
-export function operationView(row: OperationRow, liveCounts: TargetCounts | null, throttled: RateLimitTotals, followUps: FollowUps, now?: string): OperationView {
+export function operationView(row: OperationRow, liveCounts: TargetCounts | null, throttled: RateLimitTotals, followUps: FollowUps, kind: RateLimitKind | null, now?: string): OperationView {
   const execution = parseExecution(row)
   const counts = liveCounts ?? { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<TargetCounts>) }
   return {
@@ -36,6 +38,7 @@ export function operationView(row: OperationRow, liveCounts: TargetCounts | null
     halt_reason: row.halt_reason === null ? null : (JSON.parse(row.halt_reason) as HaltReason),
     rate_limit_hits: throttled.hits,
     rate_limited_targets: throttled.targets,
+    rate_limit_kind: kind,
     paused: pauseOf(row, now),
     stop_rules: JSON.parse(row.stop_rules) as StopRules,
     created_by: row.created_by,
@@ -57,6 +60,15 @@ export async function operationFollowUps(db: Kysely<Database>, row: OperationRow
   if (!isFinished(row)) return NO_FOLLOW_UPS
   const pending = (JSON.parse(row.counts) as Partial<TargetCounts>).pending ?? 0
   return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 })
+}
+
+/**
+ * What the operation's "not now" answers are: by the kind of connector recorded at commit; for an operation committed
+ * before that was recorded, the resource's kind as configured now (`configured`), null where it is gone.
+ */
+export function rateLimitKindFor(execution: OperationExecution | null, configured: (resource: string) => 'sql' | 'http' | null): RateLimitKind | null {
+  if (execution === null) return null
+  return rateLimitKindOf(execution.upstream ?? configured(execution.plan.resource))
 }
 
 function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {

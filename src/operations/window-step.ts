@@ -2,7 +2,8 @@ import { canonicalJson, surelySameJson } from '../contract/index.js'
 import { callContext } from '../connectors/index.js'
 import type { OperationTargetRow } from '../store/index.js'
 import { NO_TELEMETRY } from '../telemetry/index.js'
-import { callContextOf, judge, LEASE_ENDED, leaseHolds, prepare, settle, type Attempt, type PreparedWrite, type Reread, type Sent, type StepResult, type TargetContext } from './target-step.js'
+import { settle } from './settle-attempt.js'
+import { callContextOf, judge, LEASE_ENDED, leaseHolds, prepare, type Attempt, type PreparedWrite, type Reread, type Sent, type StepResult, type TargetContext } from './target-step.js'
 
 /**
  * A window of targets already claimed `in_flight`, written together where the connector can (`writeWindow`):

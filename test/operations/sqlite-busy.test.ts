@@ -7,6 +7,7 @@ import { ensureDemoData } from '../../src/demo/index.js'
 import { startDemoGateway } from '../support/gateway-fixture.js'
 import { createTempDir } from '../support/stores.js'
 import { allResults, selectProposeApprove, waitForOperation } from './support/flow.js'
+import { holdSqliteWriteLock } from './support/sqlite-lock-holder.js'
 
 const HOLD = { type: 'hold' }
 
@@ -37,17 +38,8 @@ async function holdWhileWriting(options: { readonly trigger: boolean; readonly w
       raw.execution = { halt_after_validation_failures: 1, halt_after_consecutive_errors: 1 }
     },
   })
-  const holder = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads')
-     const db = new (require('better-sqlite3'))(workerData)
-     db.exec('BEGIN IMMEDIATE')
-     parentPort.postMessage('held')
-     parentPort.on('message', () => { db.exec('COMMIT'); db.close(); parentPort.postMessage('released'); parentPort.close() })`,
-    { eval: true, workerData: file },
-  )
-  const message = (what: string) => new Promise<void>((resolve) => holder.on('message', (m) => m === what && resolve()))
-  // listened for at once: a message nobody listens for is lost
-  const held = message('held')
+  const holder = holdSqliteWriteLock(file)
+  const held = holder.held
   try {
     const agent = fx.as('agent')
     const { selection } = await selectProposeApprove(agent, [fx.as('reviewer'), fx.as('reviewer2')], 'subscriptions', { filter: { status: 'past_due' } }, HOLD)
@@ -68,9 +60,7 @@ async function holdWhileWriting(options: { readonly trigger: boolean; readonly w
       }
       await new Promise((r) => setTimeout(r, 20))
     }
-    const released = message('released')
-    holder.postMessage('release')
-    await released
+    await holder.release()
     const operation = await waitForOperation(agent, commit.body.operation_id, 60_000)
 
     assert.equal(operation.state, 'succeeded', JSON.stringify({ state: operation.state, halt: operation.halt_reason, counts: operation.counts }))

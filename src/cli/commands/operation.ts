@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { WarrantError } from '../../contract/index.js'
-import { askedAgainText, beforeLabel, FINISHED_STATES, TARGET_STATES, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
+import { askedAgainText, beforeLabel, FINISHED_STATES, TARGET_STATES, waitWords, type OperationView, type TargetResult, type TargetState } from '../../operations/index.js'
 import { cliActor, type TokenFlags, withPrincipalOptions } from '../cli-actor.js'
 import { withCliGateway } from '../open-cli-gateway.js'
 import { positiveInteger } from '../option-values.js'
@@ -19,15 +19,17 @@ export function renderOperation(op: OperationView): string {
     `  state: ${op.state}${finished ? '' : ' (not finished)'}`,
     `  targets: ${op.target_count}: succeeded ${c.succeeded}, failed ${c.failed}, skipped ${c.skipped}, unknown ${c.unknown}, pending ${c.pending}, in flight ${c.in_flight}`,
   ]
-  // always said, none included: a reviewer reading why an operation was slow must not have to guess from a missing line
+  // always said, none included: a reviewer reading why an operation was slow must not have to guess from a missing line;
+  // in the upstream's terms (a sql resource's waits are its database's locks, never a 429)
+  const words = waitWords(op.rate_limit_kind)
   lines.push(
     op.rate_limit_hits > 0
-      ? `  rate limited: the upstream answered "not now" (429, or 503 with Retry-After) ${op.rate_limit_hits} time(s) on ${op.rate_limited_targets} target(s); each was waited out and ${askedAgainText(op)}`
-      : '  rate limited: never (no 429 or Retry-After answer)',
+      ? `  ${words.label}: ${words.answered} ${op.rate_limit_hits} time(s) on ${op.rate_limited_targets} target(s); ${words.each} and ${askedAgainText(op)}`
+      : `  ${words.label}: never (${words.never})`,
   )
-  // the upstream's words, escaped as the halt's are
+  // the upstream's or the connector's words, escaped as the halt's are
   if (op.paused)
-    lines.push(`  PAUSED until ${op.paused.until}: the upstream asked to wait (${cellText(op.paused.reason)}); no write is sent before then`)
+    lines.push(`  PAUSED until ${op.paused.until}: ${words.paused} (${cellText(op.paused.reason)}); no write is sent before then`)
   // the halt names a record id and quotes the upstream's last error: escaped, so neither draws lines of its own
   if (op.halt_reason)
     lines.push(

@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely'
 import { fieldTypeSchema, type FieldType } from '../../config/index.js'
-import type { FieldTypeMisfit, NumberColumn, StringColumn } from '../connector.js'
+import type { FieldTypeMisfit, NumberColumn, StringColumn } from '../column-keeping.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'

@@ -1,5 +1,5 @@
 import type { FieldType } from '../../config/index.js'
-import type { NumberColumn, StringColumn, StringKeeping } from '../connector.js'
+import type { NumberColumn, StringColumn, StringKeeping } from '../column-keeping.js'
 import type { Row } from './backend.js'
 import type { ColumnType } from './column-types.js'
 import type { SqlDialectName } from './url.js'

@@ -11,6 +11,7 @@ import {
   type ResultsPage,
   resultsPageSchema,
   TARGET_STATES,
+  waitWords,
 } from '../../operations/index.js'
 import { actionRequestSchema, type PlanProposal, planProposalSchema } from '../../plans/index.js'
 import { plural } from '../summaries.js'
@@ -95,8 +96,9 @@ export function operationSummary(op: OperationView): string {
   const counts = TARGET_STATES.filter((s) => c[s] > 0).map((s) => `${c[s]} ${s}`).join(', ') || 'no targets'
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
   const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${JSON.stringify(op.halt_reason.target_id)}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
-  const paused = op.paused ? ` Paused until ${op.paused.until}: the upstream asked to wait (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
-  const throttled = op.rate_limit_hits > 0 ? ` The upstream answered "not now" (429, or 503 with Retry-After) ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: each was waited out and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
+  const words = waitWords(op.rate_limit_kind)
+  const paused = op.paused ? ` Paused until ${op.paused.until}: ${words.paused} (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
+  const throttled = op.rate_limit_hits > 0 ? ` ${words.answered.charAt(0).toUpperCase()}${words.answered.slice(1)} ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: ${words.each} and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
   const proposed = (['remainder', 'compensation'] as const).flatMap((k) => {
@@ -157,7 +159,7 @@ export const getOperation = defineTool({
     const byOutcome = TARGET_STATES.map((s) => [s, page.results.filter((r) => r.outcome === s).length] as const).filter(([, n]) => n > 0)
     const throttled = page.results.filter((r) => r.rate_limit_hits > 0)
     const hits = throttled.reduce((sum, r) => sum + r.rate_limit_hits, 0)
-    const waited = throttled.length > 0 ? ` ${plural(throttled.length, 'target')} of this page met "not now" (429, or 503 with Retry-After) ${plural(hits, 'time')} in all (rate_limit_hits).` : ''
+    const waited = throttled.length > 0 ? ` ${plural(throttled.length, 'target')} of this page met ${waitWords(page.rate_limit_kind).met} ${plural(hits, 'time')} in all (rate_limit_hits).` : ''
     return `${page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'}: ${plural(page.results.length, 'per-target result')} of operation ${page.operation_id}${page.outcome ? ` with outcome ${page.outcome}` : ''}${byOutcome.length ? ` (${byOutcome.map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}; ${page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'}.${reasonsOf(page)}${waited} The counts per outcome are in get_operation's overview.`
   },
 })

@@ -1,4 +1,4 @@
-import { askedAgainText, beforeLabel, FINISHED_STATES, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
+import { askedAgainText, beforeLabel, FINISHED_STATES, waitWords, type OperationView, type ResultsPage, type TargetState } from '../../operations/index.js'
 import type { FollowUp, FollowUps, PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
@@ -29,26 +29,34 @@ export function pausedText(paused: OperationView['paused']): string {
 /**
  * The upstream's "not now" answers as one sentence, none included: why an operation was slower than its rate, and
  * that its targets were asked again. The page and its live update both show this text (the script only sets it).
- * In the resource's terms: a sql resource's waits are the database's (a lock held past its time limit, a deadlock,
- * SQLite busy: the write rolled back and retried after a pause), never a 429 or a Retry-After, which it was said to be.
+ * In the operation's terms (`rate_limit_kind`, wait-words.ts): a sql resource's waits are the database's (a lock held
+ * past its time limit, a deadlock, SQLite busy: the write rolled back and retried after a pause), never a 429 or a
+ * Retry-After, which it was said to be.
  */
-export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets' | 'state'>, upstream: UpstreamKind): string {
-  if (upstream === 'sql') {
-    if (o.rate_limit_hits === 0) return 'The database never held a lock past the time limit (no lock wait, no deadlock).'
-    return `The database held a lock past the time limit (or ended a deadlock) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each such write was rolled back, nothing written, and retried after a pause; the target ${askedAgainText(o)}. Per target: “rate limited” below.`
+export function rateLimitedText(o: Pick<OperationView, 'rate_limit_hits' | 'rate_limited_targets' | 'state' | 'rate_limit_kind'>): string {
+  const times = `${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}`
+  switch (o.rate_limit_kind) {
+    case 'database_lock':
+      if (o.rate_limit_hits === 0) return `The database never held a lock past the time limit (${waitWords(o.rate_limit_kind).never}).`
+      return `The database held a lock past the time limit (or ended a deadlock) ${times}: each such write was rolled back, nothing written, and retried after a pause; the target ${askedAgainText(o)}. Per target: “rate limited” below.`
+    case 'http':
+      if (o.rate_limit_hits === 0) return 'The upstream never asked to wait (no 429, no Retry-After).'
+      return `The upstream asked to wait (429, or 503 with Retry-After) ${times}: each wait was honoured and the target ${askedAgainText(o)}. Per target: “rate limited” below.`
+    default:
+      if (o.rate_limit_hits === 0) return 'The upstream never said “not now”.'
+      return `The upstream said “not now” ${times}: each was waited out and the target ${askedAgainText(o)}. Per target: “rate limited” below.`
   }
-  if (o.rate_limit_hits === 0) return 'The upstream never asked to wait (no 429, no Retry-After).'
-  return `The upstream asked to wait (429, or 503 with Retry-After) ${plural(o.rate_limit_hits, 'time')}, on ${plural(o.rate_limited_targets, 'target')}: each wait was honoured and the target ${askedAgainText(o)}. Per target: “rate limited” below.`
 }
 
-/** The kind of connector the operation's resource writes through; null for a resource no longer configured. */
-export type UpstreamKind = 'sql' | 'http' | null
+/** The pause notice's title, in the operation's terms (wait-words.ts). */
+export function pausedTitle(o: Pick<OperationView, 'rate_limit_kind'>): string {
+  const paused = waitWords(o.rate_limit_kind).paused
+  return `Paused: ${paused}.`
+}
 
 export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
-  /** Whose terms the rate-limit summary is said in (`rateLimitedText`). */
-  readonly upstream: UpstreamKind
   readonly plan: PlanView | null
   /** The hosts the connector reaches, and a label naming another. */
   readonly reach: Reach
@@ -227,12 +235,12 @@ export function OperationPage(d: OperationPageData) {
           </li>
         </ul>
         <p class="small" data-rate-limited="" data-testid="rate-limited">
-          {rateLimitedText(o, d.upstream)}
+          {rateLimitedText(o)}
         </p>
         {/* kept in the page while it runs, so the live update can show a pause that starts later, or clear one */}
         {finished ? null : (
           <div data-paused hidden={o.paused === null}>
-            <Notice kind="warn" title="Paused: the upstream asked to wait." testid="paused">
+            <Notice kind="warn" title={pausedTitle(o)} testid="paused">
               <p data-paused-text>{pausedText(o.paused)}</p>
             </Notice>
           </div>

@@ -91,11 +91,6 @@ export function reachOf(gateway: Gateway, resource: string | null | undefined): 
   return { hosts, mislabelled: mislabelledHostOf(config.environment, hosts) }
 }
 
-/** The kind of connector the resource writes through (the operation page's terms); null for a resource no longer configured. */
-export function connectorKindOf(gateway: Gateway, resource: string | null | undefined): 'sql' | 'http' | null {
-  return (resource ? gateway.config.resources[resource]?.connector.kind : undefined) ?? null
-}
-
 /** The write config an http plan's records are written by; null for a sql resource or an action no longer configured. */
 export function writeConfigOf(gateway: Gateway, plan: Pick<PlanView, 'resource' | 'compensates' | 'action'>): WriteConfig | null {
   if (gateway.config.resources[plan.resource]?.connector.kind !== 'http') return null
