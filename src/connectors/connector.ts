@@ -175,6 +175,12 @@ export interface WriteRequest {
    * its body is this representation with the set fields applied.
    */
   readonly current?: SourceRecord
+  /**
+   * Dotted paths this write may change (the plan's exempt paths: the set fields, the version,
+   * what the upstream stamps itself, `write.may_change`). A connector that sees the record before COMMIT refuses a
+   * write that changed a field of `current` outside them (sql on MySQL/MariaDB). Absent: the set and the version.
+   */
+  readonly mayChange?: readonly string[]
   readonly signal?: AbortSignal
 }
 
