@@ -46,15 +46,17 @@ export interface NumberColumn {
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' }>
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }>
 }
 
 /**
  * Which strings a column keeps exactly as written: an integer's own digits within the column's bounds; a plain
  * decimal with the column's digits after the point (`scale`, where known) and at most `digits` in all, or one a
- * JavaScript number spells back the same (`asNumber`, SQLite's REAL); a boolean's own spellings.
+ * JavaScript number spells back the same (`asNumber`, SQLite's REAL); a boolean's own spellings; an ENUM's or SET's members.
  */
 export type StringKeeping =
   | { readonly as: 'integer'; readonly min: string; readonly max: string }
   | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean }
   | { readonly as: 'boolean'; readonly spellings: readonly string[] }
+  /** A MySQL/MariaDB ENUM (one of `values`) or SET (`multiple`: distinct values, comma-separated, in their order, or ""). */
+  | { readonly as: 'members'; readonly values: readonly string[]; readonly multiple: boolean }

@@ -176,6 +176,8 @@ export interface WriteRequest {
    * its body is this representation with the set fields applied.
    */
   readonly current?: SourceRecord
+  /** The plan's exempt paths (set, version, `write.may_change`): sql on MySQL refuses a change outside them to `current` before COMMIT. */
+  readonly mayChange?: readonly string[]
   readonly signal?: AbortSignal
 }
 

@@ -146,6 +146,13 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
       return INTEGER.test(value) && value !== '-0' && BigInt(value) >= BigInt(keeps.min) && BigInt(value) <= BigInt(keeps.max)
     case 'boolean':
       return keeps.spellings.includes(value)
+    case 'members': {
+      if (!keeps.multiple) return keeps.values.includes(value)
+      if (value === '') return true
+      // MariaDB keeps a SET's members once each, in the order the table declares them ("b,a" is kept as "a,b")
+      const at = value.split(',').map((v) => keeps.values.indexOf(v))
+      return at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!))
+    }
     case 'decimal': {
       const match = DECIMAL.exec(value)
       if (match === null || /^-[0.]*$/.test(value)) return false
@@ -164,6 +171,10 @@ function keepsWords(keeps: StringKeeping): string {
       return `an integer from ${keeps.min} to ${keeps.max}, spelled without a plus sign or leading zeros`
     case 'boolean':
       return keeps.spellings.map((s) => JSON.stringify(s)).join(' or ')
+    case 'members': {
+      const members = keeps.values.map((s) => JSON.stringify(s)).join(', ')
+      return keeps.multiple ? `a comma-separated list of ${members}, each at most once, in that order, or ""` : `one of ${members}, spelled as the table declares it`
+    }
     case 'decimal':
       if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
       return `a plain decimal${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`

@@ -235,7 +235,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
 
   // a compensation's recorded before-values are written back as the record held them (`WriteRequest.restores`)
-  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }), ...(rendered.restores ? { restores: rendered.restores } : {}) }
+  const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.exempt ? { mayChange: rendered.exempt } : {}), ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }), ...(rendered.restores ? { restores: rendered.restores } : {}) }
   return { kind: 'write', request, record, rendered, before, setFields, done, earlierWrite }
 }
 

@@ -42,6 +42,20 @@ export interface ColumnType {
   readonly zoneless?: boolean
   /** A decimal column (PostgreSQL numeric, MySQL DECIMAL): its digits in all and after the point, null where unset (`decimalOf`). */
   readonly decimal?: { readonly digits: number | null; readonly scale: number | null }
+  /** MySQL/MariaDB ENUM (one member) or SET (`multiple`: members, comma-separated): the members as the table spells them (`membersOf`). */
+  readonly members?: { readonly values: readonly string[]; readonly multiple: boolean }
+}
+
+/**
+ * An ENUM's or SET's members from the catalogue's `column_type` (`enum('free','pro','it''s')`, quotes doubled):
+ * the only strings such a column keeps as written. Nothing for any other column, or a type that does not parse.
+ */
+function membersOf(dialect: SqlDialectName, declared: string, row: Row): { members?: ColumnType['members'] } {
+  if (dialect !== 'mysql' || !/^(enum|set)$/i.test(declared)) return {}
+  const full = /^(?:enum|set)\((.*)\)$/is.exec(String(row.column_type ?? ''))
+  if (full === null || !/^'(?:[^'\\]|'')*'(?:,'(?:[^'\\]|'')*')*$/s.test(full[1]!)) return {}
+  const values = [...full[1]!.matchAll(/'((?:[^']|'')*)'/gs)].map((m) => m[1]!.replaceAll("''", "'"))
+  return { members: { values, multiple: declared.toLowerCase() === 'set' } }
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -69,7 +83,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
+  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation, column_type as column_type from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -88,7 +102,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
     const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...membersOf(dialect, declared, row) })
   }
   return out
 }

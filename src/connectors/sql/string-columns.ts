@@ -34,7 +34,7 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const column = columns.get(field)
     if ((type !== 'number' && type !== 'integer') || column === undefined) continue
     const keeps = keepingOf(column, dialect)
-    if (keeps === null || keeps.as === 'boolean' || (keeps.as === 'decimal' && keeps.digits === null && keeps.scale === null)) continue
+    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || (keeps.as === 'decimal' && keeps.digits === null && keeps.scale === null)) continue
     // MySQL's catalogue names the type bare (decimal): the digits and scale are what the judgement is about
     const shown = keeps.as === 'decimal' && keeps.digits !== null && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
     out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps })
@@ -57,6 +57,8 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   }
   // PostgreSQL reads back true and false (a record shows them so); "t", "yes" and "1" are kept as true, shown "true"
   if (column.kind === 'boolean') return dialect === 'postgres' ? { as: 'boolean', spellings: ['true', 'false'] } : null
+  // an ENUM or SET keeps its members as the table spells them, and nothing else as written
+  if (dialect === 'mysql' && column.members !== undefined) return { as: 'members', ...column.members }
   if (column.kind !== 'numeric') return null
   if (column.integer) {
     const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : MYSQL_INTEGERS)[declared]

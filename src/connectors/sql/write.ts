@@ -12,6 +12,7 @@ import { rowsIdRefusal } from './id-kind.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
+import { touchedOutsideSet } from './untouched-fields.js'
 import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
@@ -195,9 +196,10 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   const record = toRecord(ctx, rows[0]!)
   if (record.id !== request.id) return spelledOtherwise(ctx, request.id, [record.id])
   if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
-  // MySQL reads every write back before COMMIT, so there it can always be refused; elsewhere RETURNING commits
-  // on its own where nothing changes the row, and the executor's effect check judges the value answered
-  return ctx.dialect === 'mysql' ? otherwiseKept(ctx, request, record) : undefined
+  // MySQL reads every write back before COMMIT, so there it can always be refused (a set field kept otherwise, a
+  // field outside the set changed); elsewhere RETURNING commits on its own where nothing changes the row, and the
+  // executor's effect check judges the value answered
+  return ctx.dialect === 'mysql' ? (otherwiseKept(ctx, request, record) ?? touchedOutsideSet(ctx, request, record)) : undefined
 }
 
 /**
