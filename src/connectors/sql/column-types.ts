@@ -42,6 +42,17 @@ export interface ColumnType {
   readonly zoneless?: boolean
   /** A decimal column (PostgreSQL numeric, MySQL DECIMAL): its digits in all and after the point, null where unset (`decimalOf`). */
   readonly decimal?: { readonly digits: number | null; readonly scale: number | null }
+  /**
+   * PostgreSQL: a column of a domain (the catalogue names it by the domain, `account_id`): the type it is over, through
+   * domains over domains, with that type's modifier (`numeric(8,2)`), and whether a domain of the chain has a CHECK of
+   * its own, which no judgement of the base type covers. Absent for any other column.
+   */
+  readonly domain?: { readonly over: string; readonly checked: boolean }
+}
+
+/** The type a column's values are of: a PostgreSQL domain's base type, else the type as declared. */
+export function valueTypeOf(column: ColumnType): string {
+  return column.domain?.over ?? column.declared
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -63,10 +74,18 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
   const { schema, name, regclass } = catalogueName(table)
   if (dialect === 'sqlite') return sql`select name, type from pragma_table_xinfo(${name}, ${schema ?? 'main'})`.compile(db)
   if (dialect === 'postgres') {
+    // a domain's typbasetype may be another domain, and only the domain over a base type carries its modifier: the
+    // chain is followed to the base type, each domain's CHECK constraints counted on the way
     return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category,
-        format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), case when t.typtype = 'd' then t.typtypmod else a.atttypmod end) as base_type,
+        format_type(base.oid, base.mod) as base_type, base.domains, base.checks,
         coalesce(to_jsonb(co) ->> 'collisdeterministic', 'true') = 'true' as deterministic
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
+      cross join lateral (
+        with recursive chain(oid, mod, depth) as (select a.atttypid, a.atttypmod, 0
+          union all select d.typbasetype, d.typtypmod, chain.depth + 1 from chain join pg_type d on d.oid = chain.oid and d.typtype = 'd')
+        select c.oid, c.mod, c.depth as domains, (select count(*) from pg_constraint k where k.contype = 'c' and k.contypid in (select oid from chain)) as checks
+        from chain c order by c.depth desc limit 1
+      ) base
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
   return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
@@ -78,8 +97,9 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
   const out = new Map<string, ColumnType>()
   for (const row of rows) {
     const declared = String(row.type ?? '')
-    const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
-    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(declared) : MYSQL_INTEGER.has(declared.toLowerCase())
+    const domain = dialect === 'postgres' && Number(row.domains ?? 0) > 0 ? { over: String(row.base_type), checked: Number(row.checks ?? 0) > 0 } : undefined
+    const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), domain?.over ?? declared) : mysqlKind(declared)
+    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(domain?.over ?? declared) : MYSQL_INTEGER.has(declared.toLowerCase())
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
     const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
@@ -88,7 +108,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
     const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...(domain ? { domain } : {}) })
   }
   return out
 }

@@ -16,7 +16,7 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const column = columns.get(field)
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
-    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
+    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
   }
   return out
 }
@@ -36,15 +36,26 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const keeps = keepingOf(column, dialect)
     if (keeps === null || keeps.as === 'boolean' || (keeps.as === 'decimal' && keeps.digits === null && keeps.scale === null)) continue
     // MySQL's catalogue names the type bare (decimal): the digits and scale are what the judgement is about
-    const shown = keeps.as === 'decimal' && keeps.digits !== null && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
-    out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps })
+    const shown = keeps.as === 'decimal' && keeps.digits !== null && column.domain === undefined && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
+    out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}${domainWords(column)}`, keeps })
   }
   return out
 }
 
+/**
+ * A PostgreSQL domain, in words: judged by the type it is over, and what that judgement leaves out. A domain's own
+ * CHECK (`value > 0`) is not read: a value the base type keeps may still be refused by it at the write.
+ */
+function domainWords(column: ColumnType): string {
+  if (column.domain === undefined) return ''
+  const { over, checked } = column.domain
+  return checked ? ` (a domain over ${over}, whose own CHECK is not judged here: the database may still refuse a value ${over} keeps)` : ` (a domain over ${over}, without a CHECK of its own)`
+}
+
 function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping | null {
   if (column.floating === true) return null
-  const declared = column.declared.toLowerCase()
+  // a PostgreSQL domain keeps what its base type keeps (its own CHECK aside, see domainWords)
+  const declared = (column.domain?.over ?? column.declared).toLowerCase()
   if (dialect === 'sqlite') {
     // INTEGER affinity keeps an integer's digits as an INTEGER and anything else as TEXT, read back as a string
     // where the other rows hold integers; NUMERIC affinity likewise turns "1.50" into the REAL 1.5
