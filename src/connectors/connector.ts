@@ -400,7 +400,7 @@ export interface NumberColumn {
  */
 export type StringKeeping =
   | { readonly as: 'integer'; readonly min: string; readonly max: string }
-  | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean }
+  | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean; readonly unsigned?: true }
   | { readonly as: 'boolean'; readonly spellings: readonly string[] }
 
 /** Something the table's catalogue says, and what the connector does about it. */

@@ -84,6 +84,8 @@ export interface NumberMisfit {
   readonly column: NumberColumn
   readonly value: number
   readonly keeps: string
+  /** The number is an integer past 2^53 - 1, the reading of several JSON integers: which one was meant is unknown. */
+  readonly inexact?: true
 }
 
 /**
@@ -99,26 +101,34 @@ export function setNumberMisfit(set: Readonly<Record<string, unknown>>, columns:
   for (const [field, value] of Object.entries(set)) {
     if (typeof value !== 'number' || !Number.isFinite(value)) continue
     const column = columns.find((c) => c.field === field)
-    if (column !== undefined && !numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
+    if (column === undefined) continue
+    if (!numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
+    // 9007199254740993 and 9007199254740992 are one JavaScript number: past 2^53 - 1 an integer the column would keep
+    // exactly is still not known to be the one the JSON named, so it is never written as if it were
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) return { column, value, keeps: numberKeepsWords(column.keeps), inexact: true }
   }
   return null
 }
 
 /** Why such a number cannot be written as approved, in the words of every refusal of it. */
 export function numberMisfitMessage(found: NumberMisfit): string {
+  if (found.inexact === true)
+    return `sets "${found.column.field}" to ${found.value} where ${found.column.cause}: a number past 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) is the reading of several integers (9007199254740993 reads as 9007199254740992), so the integer written may not be the one meant; set an integer within 2^53 - 1, or declare the field string to write an integer's digits exactly`
   return `sets "${found.column.field}" to ${found.value} where ${found.column.cause}, which keeps only ${found.keeps}: the database would refuse the number or keep another one than approved`
 }
 
 function numberKeepsWords(keeps: NumberColumn['keeps']): string {
   if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
   const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
-  return `numbers${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
+  return `numbers${keeps.unsigned === true ? ' from 0' : ''}${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
 }
 
 function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
   const digits = plainDecimal(value)
   if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
   const match = DECIMAL.exec(digits)!
+  // an UNSIGNED decimal refuses a number below 0 (STRICT), or keeps 0 for it
+  if (keeps.unsigned === true && value < 0) return false
   const fraction = match[3]?.length ?? 0
   if (keeps.scale !== null && fraction > keeps.scale) return false
   return keeps.digits === null || match[1]!.length <= keeps.digits - (keeps.scale ?? 0) || (match[1] === '0' && keeps.digits === keeps.scale)
@@ -148,7 +158,7 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
       return keeps.spellings.includes(value)
     case 'decimal': {
       const match = DECIMAL.exec(value)
-      if (match === null || /^-[0.]*$/.test(value)) return false
+      if (match === null || /^-[0.]*$/.test(value) || (keeps.unsigned === true && value.startsWith('-'))) return false
       // SQLite keeps an integer's digits as a 64-bit INTEGER, other numbers as a REAL, read back as JavaScript spells it
       if (keeps.asNumber) return match[3] === undefined ? BigInt(value) >= -(2n ** 63n) && BigInt(value) < 2n ** 63n : String(Number(value)) === value
       const fraction = match[3]?.length ?? 0
@@ -166,7 +176,7 @@ function keepsWords(keeps: StringKeeping): string {
       return keeps.spellings.map((s) => JSON.stringify(s)).join(' or ')
     case 'decimal':
       if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
-      return `a plain decimal${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`
+      return `a plain decimal${keeps.unsigned === true ? ' not below 0' : ''}${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`
   }
 }
 

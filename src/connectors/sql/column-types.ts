@@ -48,6 +48,8 @@ export interface ColumnType {
    * its own, which no judgement of the base type covers. Absent for any other column.
    */
   readonly domain?: { readonly over: string; readonly checked: boolean }
+  /** MySQL/MariaDB: an UNSIGNED integer or decimal column (its `column_type` says so; `data_type` does not). */
+  readonly unsigned?: boolean
 }
 
 /** The type a column's values are of: a PostgreSQL domain's base type, else the type as declared. */
@@ -88,7 +90,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       ) base
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
+  return sql`select column_name as name, data_type as type, column_type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -108,7 +110,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
     const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...(domain ? { domain } : {}) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...(domain ? { domain } : {}), ...(dialect === 'mysql' && /\bunsigned\b/i.test(String(row.column_type ?? '')) ? { unsigned: true } : {}) })
   }
   return out
 }
