@@ -383,14 +383,14 @@ export interface StringColumn {
   readonly holdsOtherText?: true
 }
 
-/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale). */
+/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale; `single`, a PostgreSQL real: those float4 reads back as written). */
 export interface NumberColumn {
   readonly field: string
   /** The column's type as the catalogue names it. */
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' }>
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' }> | { readonly as: 'single' }
 }
 
 /**

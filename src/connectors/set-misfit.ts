@@ -105,7 +105,7 @@ export function setNumberMisfit(set: Readonly<Record<string, unknown>>, columns:
     if (!numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
     // 9007199254740993 and 9007199254740992 are one JavaScript number: past 2^53 - 1 an integer the column would keep
     // exactly is still not known to be the one the JSON named, so it is never written as if it were
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) return { column, value, keeps: numberKeepsWords(column.keeps), inexact: true }
+    if (column.keeps.as !== 'single' && Number.isInteger(value) && !Number.isSafeInteger(value)) return { column, value, keeps: numberKeepsWords(column.keeps), inexact: true }
   }
   return null
 }
@@ -118,12 +118,14 @@ export function numberMisfitMessage(found: NumberMisfit): string {
 }
 
 function numberKeepsWords(keeps: NumberColumn['keeps']): string {
+  if (keeps.as === 'single') return 'numbers a single-precision float stores and reads back as written (about 6 to 9 significant digits, integers up to 2^24 exactly)'
   if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
   const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
   return `numbers${keeps.unsigned === true ? ' from 0' : ''}${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
 }
 
 function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
+  if (keeps.as === 'single') return singleReadBack(value) === value
   const digits = plainDecimal(value)
   if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
   const match = DECIMAL.exec(digits)!
@@ -132,6 +134,22 @@ function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
   const fraction = match[3]?.length ?? 0
   if (keeps.scale !== null && fraction > keeps.scale) return false
   return keeps.digits === null || match[1]!.length <= keeps.digits - (keeps.scale ?? 0) || (match[1] === '0' && keeps.digits === keeps.scale)
+}
+
+/**
+ * The number PostgreSQL reads back from a real (float4) `value` was written into: the nearest single-precision value,
+ * sent as the shortest text that reads as it (PostgreSQL 12 and later), which the driver reads as a double; Infinity
+ * where float4 cannot hold it (refused, "out of range"). The decimal text sent is rounded to float4 through the double
+ * it names: the two differ only for text a hair from a float4 midpoint, which no shortest double spelling is.
+ */
+function singleReadBack(value: number): number {
+  const single = Math.fround(value)
+  if (!Number.isFinite(single) || (single === 0 && value !== 0)) return Number.NaN
+  for (let digits = 1; digits < 9; digits++) {
+    const text = Number(single.toPrecision(digits))
+    if (Math.fround(text) === single) return text
+  }
+  return Number(single.toPrecision(9))
 }
 
 /** A finite number's decimal digits without an exponent, as the database reads the number Warrant sends (1e-7 is 0.0000001). */

@@ -33,6 +33,11 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
   for (const [field, type] of Object.entries(fields)) {
     const column = columns.get(field)
     if ((type !== 'number' && type !== 'integer') || column === undefined) continue
+    // a PostgreSQL real (or a domain over one) stores a single-precision value, read back as its shortest text
+    if (dialect === 'postgres' && column.singleFloat === true) {
+      out.push({ field, column: column.declared, cause: `column "${field}" of ${endpoint} is ${column.declared}${domainWords(column)}`, keeps: { as: 'single' } })
+      continue
+    }
     const keeps = keepingOf(column, dialect)
     // a bare numeric keeps any number as written, but a number past 2^53 - 1 is judged still (`setNumberMisfit`)
     if (keeps === null || keeps.as === 'boolean') continue
