@@ -39,14 +39,14 @@ export interface StringColumn {
   readonly holdsOtherText?: true
 }
 
-/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale). */
+/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale; `single`, a PostgreSQL real: those float4 reads back as written). */
 export interface NumberColumn {
   readonly field: string
   /** The column's type as the catalogue names it. */
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }>
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }> | { readonly as: 'single' }
 }
 
 /**
@@ -56,7 +56,7 @@ export interface NumberColumn {
  */
 export type StringKeeping =
   | { readonly as: 'integer'; readonly min: string; readonly max: string }
-  | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean }
+  | { readonly as: 'decimal'; readonly digits: number | null; readonly scale: number | null; readonly asNumber: boolean; readonly unsigned?: true }
   | { readonly as: 'boolean'; readonly spellings: readonly string[] }
   /** A MySQL/MariaDB ENUM (one of `values`) or SET (`multiple`: distinct values, comma-separated, in their order, or ""). */
   | { readonly as: 'members'; readonly values: readonly string[]; readonly multiple: boolean }

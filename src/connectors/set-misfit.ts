@@ -84,6 +84,8 @@ export interface NumberMisfit {
   readonly column: NumberColumn
   readonly value: number
   readonly keeps: string
+  /** The number is an integer past 2^53 - 1, the reading of several JSON integers: which one was meant is unknown. */
+  readonly inexact?: true
 }
 
 /**
@@ -99,29 +101,55 @@ export function setNumberMisfit(set: Readonly<Record<string, unknown>>, columns:
   for (const [field, value] of Object.entries(set)) {
     if (typeof value !== 'number' || !Number.isFinite(value)) continue
     const column = columns.find((c) => c.field === field)
-    if (column !== undefined && !numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
+    if (column === undefined) continue
+    if (!numberKept(value, column.keeps)) return { column, value, keeps: numberKeepsWords(column.keeps) }
+    // 9007199254740993 and 9007199254740992 are one JavaScript number: past 2^53 - 1 an integer the column would keep
+    // exactly is still not known to be the one the JSON named, so it is never written as if it were
+    if (column.keeps.as !== 'single' && Number.isInteger(value) && !Number.isSafeInteger(value)) return { column, value, keeps: numberKeepsWords(column.keeps), inexact: true }
   }
   return null
 }
 
 /** Why such a number cannot be written as approved, in the words of every refusal of it. */
 export function numberMisfitMessage(found: NumberMisfit): string {
+  if (found.inexact === true)
+    return `sets "${found.column.field}" to ${found.value} where ${found.column.cause}: a number past 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) is the reading of several integers (9007199254740993 reads as 9007199254740992), so the integer written may not be the one meant; set an integer within 2^53 - 1, or declare the field string to write an integer's digits exactly`
   return `sets "${found.column.field}" to ${found.value} where ${found.column.cause}, which keeps only ${found.keeps}: the database would refuse the number or keep another one than approved`
 }
 
 function numberKeepsWords(keeps: NumberColumn['keeps']): string {
+  if (keeps.as === 'single') return 'numbers a single-precision float stores and reads back as written (about 6 to 9 significant digits, integers up to 2^24 exactly)'
   if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
   const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
-  return `numbers${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
+  return `numbers${keeps.unsigned === true ? ' from 0' : ''}${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
 }
 
 function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
+  if (keeps.as === 'single') return singleReadBack(value) === value
   const digits = plainDecimal(value)
   if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
   const match = DECIMAL.exec(digits)!
+  // an UNSIGNED decimal refuses a number below 0 (STRICT), or keeps 0 for it
+  if (keeps.unsigned === true && value < 0) return false
   const fraction = match[3]?.length ?? 0
   if (keeps.scale !== null && fraction > keeps.scale) return false
   return keeps.digits === null || match[1]!.length <= keeps.digits - (keeps.scale ?? 0) || (match[1] === '0' && keeps.digits === keeps.scale)
+}
+
+/**
+ * The number PostgreSQL reads back from a real (float4) `value` was written into: the nearest single-precision value,
+ * sent as the shortest text that reads as it (PostgreSQL 12 and later), which the driver reads as a double; Infinity
+ * where float4 cannot hold it (refused, "out of range"). The decimal text sent is rounded to float4 through the double
+ * it names: the two differ only for text a hair from a float4 midpoint, which no shortest double spelling is.
+ */
+function singleReadBack(value: number): number {
+  const single = Math.fround(value)
+  if (!Number.isFinite(single) || (single === 0 && value !== 0)) return Number.NaN
+  for (let digits = 1; digits < 9; digits++) {
+    const text = Number(single.toPrecision(digits))
+    if (Math.fround(text) === single) return text
+  }
+  return Number(single.toPrecision(9))
 }
 
 /** A finite number's decimal digits without an exponent, as the database reads the number Warrant sends (1e-7 is 0.0000001). */
@@ -155,7 +183,7 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
     }
     case 'decimal': {
       const match = DECIMAL.exec(value)
-      if (match === null || /^-[0.]*$/.test(value)) return false
+      if (match === null || /^-[0.]*$/.test(value) || (keeps.unsigned === true && value.startsWith('-'))) return false
       // SQLite keeps an integer's digits as a 64-bit INTEGER, other numbers as a REAL, read back as JavaScript spells it
       if (keeps.asNumber) return match[3] === undefined ? BigInt(value) >= -(2n ** 63n) && BigInt(value) < 2n ** 63n : String(Number(value)) === value
       const fraction = match[3]?.length ?? 0
@@ -177,7 +205,7 @@ function keepsWords(keeps: StringKeeping): string {
     }
     case 'decimal':
       if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
-      return `a plain decimal${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`
+      return `a plain decimal${keeps.unsigned === true ? ' not below 0' : ''}${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`
   }
 }
 

@@ -54,7 +54,11 @@ export function assertColumnsFit(
   }
   // a number the column keeps exactly once is kept exactly again: a before-value judged unfit means the column changed
   const unheld = setNumberMisfit(set, numbers)
-  if (unheld !== null && restoring) throw unrestorable(restoring, unheld.column.field, `${unheld.column.cause} now, which keeps only ${unheld.keeps}: the column was changed since the record held it`, { value: unheld.value, column_type: unheld.column.column })
+  if (unheld !== null && restoring) {
+    // a before-value past 2^53 - 1 may already be another integer than the row held (read as a JavaScript number)
+    const why = unheld.inexact ? `${unheld.column.cause}, and ${unheld.value} is past 2^53 - 1, the reading of several integers: the integer the record held is not known exactly` : `${unheld.column.cause} now, which keeps only ${unheld.keeps}: the column was changed since the record held it`
+    throw unrestorable(restoring, unheld.column.field, why, { value: unheld.value, column_type: unheld.column.column })
+  }
   if (unheld !== null) {
     throw new WarrantError('invalid_request', `action "${action}" ${numberMisfitMessage(unheld)}. Nothing was proposed: set a number the column keeps exactly, or change the column`, {
       action,

@@ -3,6 +3,7 @@ import { fieldTypeSchema, type FieldType } from '../../config/index.js'
 import type { FieldTypeMisfit, NumberColumn, StringColumn } from '../column-keeping.js'
 import type { Row } from './backend.js'
 import { looseFieldsOf, zeroDateFieldsOf } from './loose-values.js'
+import { membersOf } from './enum-members.js'
 import { narrowTextOf, type NarrowText } from './mysql-charsets.js'
 import { readAsOtherThanText } from './driver-values.js'
 import { decimalOf, numberColumnsOf, stringColumnsOf } from './string-columns.js'
@@ -44,18 +45,18 @@ export interface ColumnType {
   readonly decimal?: { readonly digits: number | null; readonly scale: number | null }
   /** MySQL/MariaDB ENUM (one member) or SET (`multiple`: members, comma-separated): the members as the table spells them (`membersOf`). */
   readonly members?: { readonly values: readonly string[]; readonly multiple: boolean }
+  /**
+   * PostgreSQL: a column of a domain (the catalogue names it by the domain, `account_id`): the type it is over, through domains
+   * over domains, with its modifier (`numeric(8,2)`), and whether a domain of the chain has a CHECK no judgement covers.
+   */
+  readonly domain?: { readonly over: string; readonly checked: boolean }
+  /** MySQL/MariaDB: an UNSIGNED integer or decimal column (its `column_type` says so; `data_type` does not). */
+  readonly unsigned?: boolean
 }
 
-/**
- * An ENUM's or SET's members from the catalogue's `column_type` (`enum('free','pro','it''s')`, quotes doubled):
- * the only strings such a column keeps as written. Nothing for any other column, or a type that does not parse.
- */
-function membersOf(dialect: SqlDialectName, declared: string, row: Row): { members?: ColumnType['members'] } {
-  if (dialect !== 'mysql' || !/^(enum|set)$/i.test(declared)) return {}
-  const full = /^(?:enum|set)\((.*)\)$/is.exec(String(row.column_type ?? ''))
-  if (full === null || !/^'(?:[^'\\]|'')*'(?:,'(?:[^'\\]|'')*')*$/s.test(full[1]!)) return {}
-  const values = [...full[1]!.matchAll(/'((?:[^']|'')*)'/gs)].map((m) => m[1]!.replaceAll("''", "'"))
-  return { members: { values, multiple: declared.toLowerCase() === 'set' } }
+/** The type a column's values are of: a PostgreSQL domain's base type, else the type as declared. */
+export function valueTypeOf(column: ColumnType): string {
+  return column.domain?.over ?? column.declared
 }
 
 /** A configured `schema.table` (or `table`) as the catalogue names it; `regclass` quoted for PostgreSQL's `to_regclass`. */
@@ -77,13 +78,21 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
   const { schema, name, regclass } = catalogueName(table)
   if (dialect === 'sqlite') return sql`select name, type from pragma_table_xinfo(${name}, ${schema ?? 'main'})`.compile(db)
   if (dialect === 'postgres') {
+    // a domain's typbasetype may be another domain, and only the domain over a base type carries its modifier: the
+    // chain is followed to the base type, each domain's CHECK constraints counted on the way
     return sql`select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, t.typcategory as category,
-        format_type(coalesce(nullif(t.typbasetype, 0), a.atttypid), case when t.typtype = 'd' then t.typtypmod else a.atttypmod end) as base_type,
+        format_type(base.oid, base.mod) as base_type, base.domains, base.checks,
         coalesce(to_jsonb(co) ->> 'collisdeterministic', 'true') = 'true' as deterministic
       from pg_attribute a join pg_type t on t.oid = a.atttypid left join pg_collation co on co.oid = a.attcollation
+      cross join lateral (
+        with recursive chain(oid, mod, depth) as (select a.atttypid, a.atttypmod, 0
+          union all select d.typbasetype, d.typtypmod, chain.depth + 1 from chain join pg_type d on d.oid = chain.oid and d.typtype = 'd')
+        select c.oid, c.mod, c.depth as domains, (select count(*) from pg_constraint k where k.contype = 'c' and k.contypid in (select oid from chain)) as checks
+        from chain c order by c.depth desc limit 1
+      ) base
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation, column_type as column_type from information_schema.columns
+  return sql`select column_name as name, data_type as type, column_type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -92,8 +101,9 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
   const out = new Map<string, ColumnType>()
   for (const row of rows) {
     const declared = String(row.type ?? '')
-    const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), declared) : mysqlKind(declared)
-    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(declared) : MYSQL_INTEGER.has(declared.toLowerCase())
+    const domain = dialect === 'postgres' && Number(row.domains ?? 0) > 0 ? { over: String(row.base_type), checked: Number(row.checks ?? 0) > 0 } : undefined
+    const kind = dialect === 'sqlite' ? sqliteKind(declared) : dialect === 'postgres' ? postgresKind(String(row.category ?? ''), domain?.over ?? declared) : mysqlKind(declared)
+    const integer = dialect === 'sqlite' ? /INT/i.test(declared) : dialect === 'postgres' ? /^(smallint|integer|bigint)$/.test(domain?.over ?? declared) : MYSQL_INTEGER.has(declared.toLowerCase())
     const secondDigits = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresSecondDigits(String(row.base_type ?? '')) : mysqlSecondDigits(declared, row.second_digits)
     const codePointEquality = dialect !== 'postgres' || kind !== 'text' || (row.deterministic !== false && CODE_POINT_TEXT.test(String(row.base_type ?? '')))
     const narrowText = dialect === 'mysql' ? narrowTextOf(row.charset, row.collation) : null
@@ -102,7 +112,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
     const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...membersOf(dialect, declared, row) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...membersOf(dialect, declared, row), ...(domain ? { domain } : {}), ...(dialect === 'mysql' && /\bunsigned\b/i.test(String(row.column_type ?? '')) ? { unsigned: true } : {}) })
   }
   return out
 }

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
-import type { ColumnType } from './column-types.js'
+import { valueTypeOf, type ColumnType } from './column-types.js'
 import type { ConnectorContext } from './context.js'
 import { textParam } from './mysql-charsets.js'
 import { mysqlDecimalCast } from './mysql-decimals.js'
@@ -38,7 +38,7 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
     if (column?.secondDigits != null && ctx.dialect === 'mysql') return { param: sql`${new Date(id)}`, exact: false }
     // a PostgreSQL uuid column fails the whole statement on a parameter that is no uuid ("abc"); another spelling of
     // one (capitals, braces, no hyphens) it reads as the row shown otherwise, which the read and write judge as such
-    if (pg && column?.declared === 'uuid' && !UUID_TEXT.test(id.replace(/^\{(.*)\}$/, '$1').replaceAll('-', ''))) return { refusal: cannotHold(ctx, id, column.declared) }
+    if (pg && column != null && valueTypeOf(column) === 'uuid' && !UUID_TEXT.test(id.replace(/^\{(.*)\}$/, '$1').replaceAll('-', ''))) return { refusal: cannotHold(ctx, id, column.declared) }
     // no catalogue, or a column of another kind (a uuid): bound as the id is declared
     const param = idParam(ctx.idType, id)
     return param === undefined ? { refusal: cannotHold(ctx, id, `declared ${ctx.idType}`) } : { param: sql`${param}`, exact: false }
@@ -46,10 +46,10 @@ export function serverIdBinding(ctx: ConnectorContext, id: string, column: Colum
   // an id a narrower character set than utf8mb4 lacks ('😀' and latin1) failed the statement: see textParam
   if (column.kind === 'text') return { param: textParam(id, column.narrowText), exact: false }
   if (column.integer) {
-    if (!/^-?\d+$/.test(id) || (pg && !withinRange(column.declared, BigInt(id)))) return { refusal: cannotHold(ctx, id, column.declared) }
+    if (!/^-?\d+$/.test(id) || (pg && !withinRange(valueTypeOf(column), BigInt(id)))) return { refusal: cannotHold(ctx, id, column.declared) }
     return { param: sql`${idParam('integer', id)}`, exact: false }
   }
-  if (/^(real|double precision|float|double)$/i.test(column.declared)) {
+  if (/^(real|double precision|float|double)$/i.test(valueTypeOf(column))) {
     // the shortest spelling is the one a walk shows, and the only one naming that value alone ("1.0" and "1" are one)
     const n = Number(id)
     const special = pg && /^(NaN|-?Infinity)$/.test(id)
@@ -70,7 +70,7 @@ function shownInstant(id: string, column: ColumnType, pg: boolean): boolean {
   if (pg && (id === 'Infinity' || id === '-Infinity')) return true
   const at = Date.parse(id)
   if (Number.isNaN(at) || new Date(at).toISOString() !== id) return false
-  return !(column.dateOnly === true || /^date$/i.test(column.declared)) || id.endsWith('T00:00:00.000Z')
+  return !(column.dateOnly === true || /^date$/i.test(valueTypeOf(column))) || id.endsWith('T00:00:00.000Z')
 }
 
 const NUMERAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/

@@ -16,7 +16,7 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     const column = columns.get(field)
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
-    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
+    out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
   }
   return out
 }
@@ -33,18 +33,36 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
   for (const [field, type] of Object.entries(fields)) {
     const column = columns.get(field)
     if ((type !== 'number' && type !== 'integer') || column === undefined) continue
+    // a PostgreSQL real (or a domain over one) stores a single-precision value, read back as its shortest text
+    if (dialect === 'postgres' && column.singleFloat === true) {
+      out.push({ field, column: column.declared, cause: `column "${field}" of ${endpoint} is ${column.declared}${domainWords(column)}`, keeps: { as: 'single' } })
+      continue
+    }
     const keeps = keepingOf(column, dialect)
-    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || (keeps.as === 'decimal' && keeps.digits === null && keeps.scale === null)) continue
-    // MySQL's catalogue names the type bare (decimal): the digits and scale are what the judgement is about
-    const shown = keeps.as === 'decimal' && keeps.digits !== null && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
-    out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps })
+    // a bare numeric keeps any number as written, but a number past 2^53 - 1 is judged still (`setNumberMisfit`)
+    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members') continue
+    // MySQL's catalogue names the type bare (decimal, int): the digits, scale and sign are what the judgement is about
+    const sized = keeps.as === 'decimal' && keeps.digits !== null && column.domain === undefined && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
+    const shown = column.unsigned === true ? `${sized} unsigned` : sized
+    out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}${domainWords(column)}`, keeps })
   }
   return out
 }
 
+/**
+ * A PostgreSQL domain, in words: judged by the type it is over, and what that judgement leaves out. A domain's own
+ * CHECK (`value > 0`) is not read: a value the base type keeps may still be refused by it at the write.
+ */
+function domainWords(column: ColumnType): string {
+  if (column.domain === undefined) return ''
+  const { over, checked } = column.domain
+  return checked ? ` (a domain over ${over}, whose own CHECK is not judged here: the database may still refuse a value ${over} keeps)` : ` (a domain over ${over}, without a CHECK of its own)`
+}
+
 function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping | null {
   if (column.floating === true) return null
-  const declared = column.declared.toLowerCase()
+  // a PostgreSQL domain keeps what its base type keeps (its own CHECK aside, see domainWords)
+  const declared = (column.domain?.over ?? column.declared).toLowerCase()
   if (dialect === 'sqlite') {
     // INTEGER affinity keeps an integer's digits as an INTEGER and anything else as TEXT, read back as a string
     // where the other rows hold integers; NUMERIC affinity likewise turns "1.50" into the REAL 1.5
@@ -61,10 +79,11 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   if (dialect === 'mysql' && column.members !== undefined) return { as: 'members', ...column.members }
   if (column.kind !== 'numeric') return null
   if (column.integer) {
-    const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : MYSQL_INTEGERS)[declared]
+    const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : column.unsigned === true ? MYSQL_UNSIGNED : MYSQL_INTEGERS)[declared]
     return bounds === undefined ? null : integer(bounds[0], bounds[1])
   }
-  return column.decimal === undefined ? null : { as: 'decimal', ...column.decimal, asNumber: false }
+  if (column.decimal === undefined) return null
+  return { as: 'decimal', ...column.decimal, asNumber: false, ...(column.unsigned === true ? { unsigned: true as const } : {}) }
 }
 
 function integer(min: bigint, max: bigint): StringKeeping {
@@ -77,15 +96,26 @@ const POSTGRES_INTEGERS: Readonly<Record<string, readonly [bigint, bigint]>> = {
   bigint: [-(2n ** 63n), 2n ** 63n - 1n],
 }
 
-// the catalogue's data_type does not say UNSIGNED: from the signed type's least to the unsigned one's greatest
-// (a value past the column's own bound is refused by STRICT, or clamped and then refused when read back)
+// MySQL/MariaDB's integer types, signed and UNSIGNED (`ColumnType.unsigned`, from the column_type); a display width
+// (TINYINT(1), read as a boolean by some clients) bounds nothing. A value past the bounds is refused by STRICT, or
+// clamped to them (and then refused when read back).
 const MYSQL_INTEGERS: Readonly<Record<string, readonly [bigint, bigint]>> = {
-  tinyint: [-(2n ** 7n), 2n ** 8n - 1n],
-  smallint: [-(2n ** 15n), 2n ** 16n - 1n],
-  mediumint: [-(2n ** 23n), 2n ** 24n - 1n],
-  int: [-(2n ** 31n), 2n ** 32n - 1n],
-  integer: [-(2n ** 31n), 2n ** 32n - 1n],
-  bigint: [-(2n ** 63n), 2n ** 64n - 1n],
+  tinyint: [-(2n ** 7n), 2n ** 7n - 1n],
+  smallint: [-(2n ** 15n), 2n ** 15n - 1n],
+  mediumint: [-(2n ** 23n), 2n ** 23n - 1n],
+  int: [-(2n ** 31n), 2n ** 31n - 1n],
+  integer: [-(2n ** 31n), 2n ** 31n - 1n],
+  bigint: [-(2n ** 63n), 2n ** 63n - 1n],
+  year: [1901n, 2155n],
+}
+
+const MYSQL_UNSIGNED: Readonly<Record<string, readonly [bigint, bigint]>> = {
+  tinyint: [0n, 2n ** 8n - 1n],
+  smallint: [0n, 2n ** 16n - 1n],
+  mediumint: [0n, 2n ** 24n - 1n],
+  int: [0n, 2n ** 32n - 1n],
+  integer: [0n, 2n ** 32n - 1n],
+  bigint: [0n, 2n ** 64n - 1n],
   year: [1901n, 2155n],
 }
 
