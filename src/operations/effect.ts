@@ -76,10 +76,10 @@ function isContainer(value: unknown): value is object {
 /** Every expected field present, with the approved value, compared as its field is declared (`types`). */
 export function checkRecordFields(fields: Readonly<Record<string, unknown>>, expected: Readonly<Record<string, unknown>>, types: FieldTypeNames): EffectCheck {
   for (const [field, value] of Object.entries(expected)) {
-    if (!Object.hasOwn(fields, field)) return { kind: 'contradicted', message: `the answer has no field "${field}" (unexpected shape); the approved effect sets it to ${show(value)}` }
+    if (!Object.hasOwn(fields, field)) return { kind: 'contradicted', message: `the answer has no field "${field}" (unexpected shape); the approved effect sets it to ${showValue(value)}` }
     // a timestamp read back in another spelling is the same instant; a number, the same value (sameAsDeclared)
     if (!sameValue(fields[field], value) && !sameAsDeclared(fields[field], value, Object.hasOwn(types, field) ? types[field] : undefined))
-      return { kind: 'contradicted', message: `field "${field}" is ${show(fields[field])} where ${show(value)} was approved` }
+      return { kind: 'contradicted', message: `field "${field}" is ${showValue(fields[field])} where ${showValue(value)} was approved` }
   }
   return { kind: 'holds', values: fields }
 }
@@ -128,7 +128,8 @@ export function pick(fields: Readonly<Record<string, unknown>> | null | undefine
   return out
 }
 
-function show(value: unknown): string {
+/** A value as a message quotes it: its JSON. */
+export function showValue(value: unknown): string {
   try {
     return JSON.stringify(value) ?? 'undefined'
   } catch {

@@ -12,6 +12,7 @@ import type { OperationExecution } from './types.js'
 import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from './reread.js'
 import { sourcesOf } from './target-source.js'
 import { enforcedFor } from './version-proof.js'
+import { changedAtSameVersion } from './unversioned-change.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
 import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
@@ -233,6 +234,9 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   const precondition = rendered.precondition ?? ctx.execution.action_config.precondition
   if (!matchesFilter(record.fields, precondition, ctx.fieldTypes))
     return done({ state: 'skipped', reason: 'precondition_failed', message: `record "${id}" no longer meets the precondition ${JSON.stringify(precondition)}; nothing was written`, before })
+  // a precondition no longer met says more than a changed field, so it is told first
+  const unversioned = target.expected_version === null ? undefined : changedAtSameVersion(id, record, target.before, rendered, ctx.fieldTypes)
+  if (unversioned !== undefined) return done({ state: 'skipped', reason: 'version_changed', message: unversioned, before })
 
   // a compensation's recorded before-values are written back as the record held them (`WriteRequest.restores`)
   const request: WriteRequest = { id, expectedVersion, set: rendered.set, precondition, current: record, ...(rendered.exempt ? { mayChange: rendered.exempt } : {}), ...(rendered.http ? { http: rendered.http } : {}), ...(target.source === null ? {} : { source: target.source }), ...(rendered.restores ? { restores: rendered.restores } : {}) }
