@@ -1,4 +1,5 @@
 import type { ResourceConfig } from '../config/index.js'
+import { sameFieldValue, sameVersion, type FieldTypeNames } from '../contract/index.js'
 import { numberMisfitMessage, setNumberMisfit, setStringMisfit, stringMisfitMessage, type Connector, type FieldTypeMisfit, type NumberColumn, type SourceRecord, type StringColumn, type TableProblem, type UpstreamCall } from '../connectors/index.js'
 import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
@@ -105,7 +106,7 @@ function readBack(probes: readonly SourceRecord[], result: Awaited<ReturnType<Co
   for (const listedRecord of probes) {
     const read = result.records.get(listedRecord.id)
     if (!read) continue
-    const difference = differenceOf(listedRecord, read)
+    const difference = differenceOf(listedRecord, read, config.fields)
     if (difference) problems.push(`"${listedRecord.id}": ${difference}`)
   }
   if (problems.length === 0) return { name: 'read_by_id', promise, status: 'holds', detail: `${probes.length} record(s) read back identical`, config_keys: [] }
@@ -145,11 +146,19 @@ function batchRead(config: ResourceConfig, made: readonly UpstreamCall[] | null,
   return guarantee('holds', `${asked} records read in ${answers.length} request(s), one of each answer compared with its read alone`)
 }
 
-function differenceOf(listed: SourceRecord, read: SourceRecord): string | null {
+/**
+ * What differs between a record as the list showed it and as read by id, judged as the executor judges a target it
+ * reads again (`sameVersion`, `sameFieldValue`): a timestamp in another spelling is the same instant, so a config
+ * that commits is not called broken here, and another instant or value still is.
+ */
+function differenceOf(listed: SourceRecord, read: SourceRecord, types: FieldTypeNames): string | null {
   if (read.id !== listed.id) return `reading it by id returned record "${read.id}"`
-  if (read.version !== listed.version) return `the list says version "${listed.version}", the read by id "${read.version}"`
+  if (!sameVersion(read.version, listed.version)) return `the list says version "${listed.version}", the read by id "${read.version}"`
   const fields = new Set([...Object.keys(listed.fields), ...Object.keys(read.fields)])
-  const differ = [...fields].filter((f) => JSON.stringify(listed.fields[f]) !== JSON.stringify(read.fields[f]))
+  // a field one answer has and the other lacks differs (the executor's check of a field says so too), even against a null
+  const differ = [...fields].filter(
+    (f) => Object.hasOwn(listed.fields, f) !== Object.hasOwn(read.fields, f) || !sameFieldValue(read.fields[f], listed.fields[f], Object.hasOwn(types, f) ? types[f] : undefined),
+  )
   return differ.length === 0 ? null : `field(s) ${differ.join(', ')} differ between the list and the read by id`
 }
 

@@ -109,7 +109,8 @@ export function renderPlan(plan: PlanView | PlanProposal): string {
   if (plan.approval_state.rejected_by) lines.push(`  REJECTED by ${cell(plan.approval_state.rejected_by.name ?? plan.approval_state.rejected_by.principal)}`)
   if (!plan.selection.complete) lines.push(`  who can approve: ${plan.approval_state.who_can_approve}`)
   else if (plan.approval_state.still_needed > 0) lines.push(`  still needed: ${plan.approval_state.still_needed} distinct reviewer(s): warrant approve ${plan.plan_id} --digest ${plan.plan_digest} --token-file REVIEWER_TOKEN`)
-  lines.push(`Review: ${plan.review_url}`)
+  // no link where no review pages are served (this CLI serves none): where a person reviews it
+  lines.push(`Review: ${plan.review_url ?? plan.review_hint}`)
   return lines.join('\n')
 }
 

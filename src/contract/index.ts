@@ -18,6 +18,7 @@ export {
 } from './codes.js'
 export { canonicalJson, digestOf, sha256, createListDigest, hasLoneSurrogate, wellFormed } from './canonical.js'
 export { surelySameData, surelySameJson } from './same-json.js'
+export { sameValue, sameFieldValue, sameVersion } from './same-record.js'
 export { protoKeyPaths } from './proto-keys.js'
 export { SEARCH_MAX_DEADLINE_MS, SELECTION_MAX_DEADLINE_MS, retryDeadline } from './deadlines.js'
 export { quotedKey, unstorableKey } from './key-text.js'

@@ -7,7 +7,7 @@ import { createPrincipalStore, type PrincipalStore } from '../auth/index.js'
 import { createCursorCodec, type CursorCodec } from '../inventory/index.js'
 import { prepareCatalogue, type Catalogue } from '../resources/index.js'
 import { createSelectionService, type SelectionService } from '../selections/index.js'
-import { createPlanService, type PlanService } from '../plans/index.js'
+import { createPlanService, type PlanService, type ReviewPages } from '../plans/index.js'
 import { createOperationService, otherLeaseHolders, sweepVersionProofs, type OperationService } from '../operations/index.js'
 import { createNotifier, observeOperationEnds, observePlans, type Notifications } from '../notifications/index.js'
 import { createReviewService, type ReviewService } from '../review/index.js'
@@ -150,7 +150,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
     // services stay free of delivery code: the plan service is observed, and so is the executor's run recorder.
     // Read at each use: the server's real address is known only once it listens (see Gateway.listeningAt).
     let listening: { readonly host: string; readonly port: number } | null = null
-    const reviewBase = () => reviewBaseUrl(options.config, listening)
+    const reviewBase = () => reviewPagesOf(options.config, listening).base
     const notifications = createNotifier({
       config: options.config.notifications,
       store,
@@ -161,7 +161,7 @@ export async function openGateway(options: GatewayOptions): Promise<Gateway> {
       audit,
       owner: instanceId,
     })
-    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, execution: options.config.execution, cursorCodec, reviewBaseUrl: reviewBase }), notifications.emit, log), telemetry)
+    const plans = observeDecisions(observePlans(createPlanService({ store, catalogue, selections, execution: options.config.execution, cursorCodec, reviewPages: () => reviewPagesOf(options.config, listening) }), notifications.emit, log), telemetry)
     const operations = createOperationService({
       store,
       catalogue,
@@ -275,12 +275,14 @@ async function signingKey(store: Store): Promise<string> {
 
 /**
  * Where links to the review pages point (plans' review_url, notifications): `server.public_url`, else the
- * address the server listens on (as told by `listeningAt`), else the one the config names. Never a request's Host header: under DNS rebinding that is
- * an attacker's name. With host 0.0.0.0 (every interface) set public_url to a name people can open.
+ * address the server listens on (as told by `listeningAt`), else the one the config names, which nothing in this
+ * process serves (`served: false`: a plan then gives no review_url but a hint, see plans/review-link.ts). Never a
+ * request's Host header: under DNS rebinding that is an attacker's name. With host 0.0.0.0 (every interface) set
+ * public_url to a name people can open.
  */
-function reviewBaseUrl(config: WarrantConfig, listening: { readonly host: string; readonly port: number } | null): string {
-  if (config.server.public_url) return config.server.public_url.replace(/\/+$/, '')
+function reviewPagesOf(config: WarrantConfig, listening: { readonly host: string; readonly port: number } | null): ReviewPages {
+  if (config.server.public_url) return { base: config.server.public_url.replace(/\/+$/, ''), served: true }
   const address = listening ?? config.server
   const host = address.host.includes(':') ? `[${address.host}]` : address.host
-  return `http://${host}:${address.port}`
+  return { base: `http://${host}:${address.port}`, served: listening !== null }
 }

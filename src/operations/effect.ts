@@ -1,5 +1,8 @@
-import { canonicalJson, sameAsDeclared, surelySameData, type FieldTypeNames } from '../contract/index.js'
+import { sameFieldValue, sameValue, type FieldTypeNames } from '../contract/index.js'
 import type { RenderedWrite } from '../plans/plan-service.js'
+
+// the one rule for "the same record" lives in contract, shared with `warrant check`; re-exported for this folder
+export { sameValue, sameVersion } from '../contract/index.js'
 
 /** What an upstream's answer to a write, or the record re-read after it, says about the approved effect. */
 export type EffectCheck =
@@ -78,41 +81,10 @@ export function checkRecordFields(fields: Readonly<Record<string, unknown>>, exp
   for (const [field, value] of Object.entries(expected)) {
     if (!Object.hasOwn(fields, field)) return { kind: 'contradicted', message: `the answer has no field "${field}" (unexpected shape); the approved effect sets it to ${showValue(value)}` }
     // a timestamp read back in another spelling is the same instant; a number, the same value (sameAsDeclared)
-    if (!sameValue(fields[field], value) && !sameAsDeclared(fields[field], value, Object.hasOwn(types, field) ? types[field] : undefined))
+    if (!sameFieldValue(fields[field], value, Object.hasOwn(types, field) ? types[field] : undefined))
       return { kind: 'contradicted', message: `field "${field}" is ${showValue(fields[field])} where ${showValue(value)} was approved` }
   }
   return { kind: 'holds', values: fields }
-}
-
-/** Equal as JSON values, whatever their key order. */
-export function sameValue(a: unknown, b: unknown): boolean {
-  // two copies of the same JSON data (a field read before and after a write) need no serialising
-  if (a === b || surelySameData(a ?? null, b ?? null)) return true
-  try {
-    return canonicalJson(a ?? null) === canonicalJson(b ?? null)
-  } catch {
-    return false
-  }
-}
-
-/**
- * Versions compare as text; timestamps also as instants (a driver may render the same instant differently); entity
- * tags by their opaque tag, weak or not (`W/"v1"` is `"v1"`: RFC 9110's weak comparison), since a proxy weakens the
- * tag of the answers it compresses (nginx does), so a tag seen only weakened has not moved.
- */
-export function sameVersion(stored: string, expected: string): boolean {
-  if (stored === expected) return true
-  const tag = opaqueTag(stored)
-  if (tag !== undefined && tag === opaqueTag(expected)) return true
-  const iso = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/
-  if (!iso.test(stored) || !iso.test(expected)) return false
-  const a = Date.parse(stored)
-  return !Number.isNaN(a) && a === Date.parse(expected)
-}
-
-/** The opaque tag of an entity tag (`"v1"` of `W/"v1"` or of `"v1"`), or undefined for a version of another form. */
-function opaqueTag(version: string): string | undefined {
-  return /^(?:W\/)?("[^"]*")$/.exec(version)?.[1]
 }
 
 /** A version as a sentence says it: an empty one (frozen before versionless records were refused) is none, never a blank. */

@@ -12,6 +12,7 @@ import { changesPage } from './change-summary.js'
 import { assertCommittable } from './committability.js'
 import { type PlanContext, loadRow, loadRowAt, scoped, selectionOf, toRecord } from './plan-context.js'
 import type { PlanService } from './plan-service.js'
+import type { ReviewPages } from './review-link.js'
 import { type ExecutionConfig, runLimitsOf } from './run-limits.js'
 import { viewOf } from './plan-view.js'
 import { recordOpenPlansMoves } from './config-moves.js'
@@ -32,11 +33,12 @@ export interface PlanServiceOptions {
   /** Default: the store's clock. */
   readonly clock?: () => Date
   /**
-   * Where a person opens the review pages, so review_url is a link a person can follow wherever the plan is
-   * read (HTTP, MCP over HTTP or stdio, CLI). The gateway passes `server.public_url`, else its configured
-   * listen address (never a request's Host header, which a client chooses). Without one, review_url is a path.
+   * Where a person opens the review pages, read at each plan view: the gateway passes `server.public_url`, else the
+   * address it listens on (never a request's Host header, which a client chooses); where it serves none (`warrant mcp`
+   * over stdio, the CLI), the address `warrant serve` on its config would listen on, not served: review_url is then
+   * null and review_hint says where the plan is reviewed (see review-link.ts). Without it, review_url is a path.
    */
-  readonly reviewBaseUrl?: string | (() => string)
+  readonly reviewPages?: () => ReviewPages
 }
 
 /**
@@ -59,7 +61,7 @@ export function createPlanService(options: PlanServiceOptions): PlanService {
     execution: options.execution,
     clock,
     nowIso: () => clock().toISOString(),
-    reviewBaseUrl: options.reviewBaseUrl,
+    reviewPages: options.reviewPages,
     cursors: createPageCursors(options.cursorCodec ?? createCursorCodec({ key: randomBytes(32) })),
   }
 

@@ -4,6 +4,7 @@ import type { PageCursors } from '../selections/page-cursor.js'
 import type { SelectionMember, SelectionRecord, SelectionService } from '../selections/selection-service.js'
 import { storeNowColumn, type IsoTimestamp, type PlanRow, type Store } from '../store/index.js'
 import type { PlanRecord } from './plan-service.js'
+import type { ReviewPages } from './review-link.js'
 import type { ExecutionConfig } from './run-limits.js'
 
 /** What the pieces of the plan service share, so each concept can live in its own module. */
@@ -17,8 +18,8 @@ export interface PlanContext {
   readonly clock: () => Date
   readonly nowIso: () => string
   readonly cursors: PageCursors
-  /** Prefixes review_url, making it absolute (see PlanServiceOptions.reviewBaseUrl); undefined: a path. */
-  readonly reviewBaseUrl?: string | (() => string) | undefined
+  /** Where the review pages are (see PlanServiceOptions.reviewPages); undefined: review_url is a path. */
+  readonly reviewPages?: (() => ReviewPages) | undefined
 }
 
 export type CanonicalAction = { readonly type: string; readonly params: Readonly<Record<string, unknown>> }

@@ -7,6 +7,7 @@ import type { StoredChanges } from './change-summary.js'
 import { displayParams } from './compensation.js'
 import { judgeConfigMoves } from './config-moves.js'
 import { type PlanContext, toRecord } from './plan-context.js'
+import { reviewLink } from './review-link.js'
 import type { PlanView } from './schemas.js'
 
 /** The plan as a reviewer sees it: the stored summary and policy, with the approval state as of `now` (the store's, read with the row). */
@@ -68,7 +69,7 @@ export async function viewOf(ctx: PlanContext, stored: PlanRow, now: string = ct
     expires_at: row.expires_at,
     // the groups stored with the selection at its freeze; the agent's words over every member, once per process: each surface renders this one answer
     lookalike_ids: await ctx.selections.lookalikes(selection, agentTexts(params)),
-    review_url: `${(typeof ctx.reviewBaseUrl === 'function' ? ctx.reviewBaseUrl() : ctx.reviewBaseUrl) ?? ''}/review/plans/${row.id}`,
+    ...reviewLink(ctx.reviewPages?.(), row.id),
     compensates: row.compensates,
     selection: {
       count: selection.count,

@@ -178,7 +178,14 @@ export const planViewSchema = z
     created_at: z.string(),
     expires_at: z.string().nullable().describe("the selection's expiry: the plan dies with it"),
     lookalike_ids: planLookalikesSchema.describe("its selection's ids drawn alike, and the agent's words drawn like a target's id: told on every surface before the plan"),
-    review_url: z.string().describe("the review page a person opens: absolute, on server.public_url or else the gateway's configured listen address"),
+    review_url: z
+      .string()
+      .nullable()
+      .describe('the review page a person opens: on server.public_url, else where this gateway listens; null where no review pages are served (warrant mcp over stdio, the CLI) and no server.public_url is set: see review_hint'),
+    review_hint: z
+      .string()
+      .nullable()
+      .describe('when review_url is null: where a person reviews the plan (the review pages of `warrant serve` on this config, and the address it would be at); null when review_url is a link'),
     compensates: z.string().nullable().describe('the operation this plan compensates'),
     selection: z.object({
       count: z.number().int().nonnegative(),

@@ -185,13 +185,13 @@ describe("an agent's budget over MCP (official client, real HTTP, the demo-sized
     return callTool(client, 'propose_change', { selection_id: selection.selection_id, action: { type: 'pause_collection', params: { reason: `budget test ${region}` } } })
   }
 
-  test('review_url is absolute without server.public_url: the configured listen address', { timeout: 60_000 }, async () => {
+  test('review_url is absolute without server.public_url: where the gateway serving /mcp listens', { timeout: 60_000 }, async () => {
     assert.equal(world.fx.config.server.public_url, undefined)
     const client = await connect(world, world.agentToken)
     try {
       const proposed = await proposePlan(client, 'us')
       const plan = assertAnswered(proposed)
-      const reviewUrl = `http://127.0.0.1:${world.fx.config.server.port}/review/plans/${plan.plan_id}`
+      const reviewUrl = `${world.fx.base}/review/plans/${plan.plan_id}`
       assert.equal(plan.review_url, reviewUrl)
       assert.ok(text(proposed).includes(`review page ${reviewUrl} `), 'the summary gives the link a person can open')
       assert.equal((await world.fx.as('agent')('GET', `/v1/plans/${plan.plan_id}`)).body.review_url, reviewUrl, 'HTTP gives the same link')

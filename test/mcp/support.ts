@@ -251,10 +251,17 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   const plan = assertAnswered(proposed)
   assert.equal(plan.state, 'pending')
   assert.notEqual(plan.approval.required, 'none')
-  assert.match(plan.review_url, new RegExp(plan.plan_id))
   assert.match(text(proposed), /^COMPLETE selection/)
   assert.match(text(proposed), /Needs approval/)
-  assert.ok(text(proposed).includes(plan.review_url))
+  // a link where the gateway answering serves review pages (/mcp); `warrant mcp` over stdio serves none: a hint instead
+  if (plan.review_url === null) {
+    assert.match(plan.review_hint, /warrant serve/)
+    assert.ok(text(proposed).includes(plan.review_hint))
+  } else {
+    assert.match(plan.review_url, new RegExp(plan.plan_id))
+    assert.equal(plan.review_hint, null)
+    assert.ok(text(proposed).includes(plan.review_url))
+  }
 
   // the shortcuts: commit before approval, approve, act outside the scope
   assertRefused(await callTool(client, 'commit_change', { plan_id: plan.plan_id, expected_digest: plan.plan_digest, idempotency_key: randomUUID() }), 'not_approved')
@@ -282,7 +289,15 @@ export async function runAgentFlow(client: Client, world: McpWorld): Promise<{ o
   const approved = await callTool(client, 'get_plan', { plan_id: plan.plan_id })
   assert.equal(assertAnswered(approved).approval_state.approved, true)
   assert.deepEqual(approved.structuredContent.run_limits, runLimitsOf(fx.config.execution, fx.config.resources.subscriptions!.connector), 'the stop rules and pacing the plan binds')
-  assertSameAsHttp(approved.structuredContent, (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body)
+  // the same plan, but for where it is reviewed: HTTP is answered by a process serving review pages, `warrant mcp`
+  // over stdio by one serving none (review_url null, review_hint saying so)
+  const overHttp = (await asAgent('GET', `/v1/plans/${plan.plan_id}`)).body
+  const { review_url: mcpUrl, review_hint: mcpHint, ...mcpPlan } = approved.structuredContent
+  const { review_url: httpUrl, review_hint: httpHint, ...httpPlan } = overHttp
+  assertSameAsHttp(mcpPlan, httpPlan)
+  assert.equal(httpUrl, `${fx.base}/review/plans/${plan.plan_id}`)
+  assert.equal(httpHint, null)
+  assert.ok(mcpUrl === httpUrl || (mcpUrl === null && /warrant serve/.test(mcpHint)), `${mcpUrl}: ${mcpHint}`)
 
   // a commit without the digest the reviewer saw is refused, naming the field, in both forms
   for (const args of [

@@ -137,12 +137,15 @@ export async function serveGateway(gateway: Gateway): Promise<{ readonly base: s
   })
   // the connections it accepted, the closed ones dropped
   const sockets: Socket[] = []
+  const port = (server.address() as AddressInfo).port
+  // as `warrant serve` does: review links point where the gateway listens
+  gateway.listeningAt({ host: '127.0.0.1', port })
   server.on('connection', (socket: Socket) => {
     sockets.push(socket)
     socket.once('close', () => sockets.splice(sockets.indexOf(socket), 1))
   })
   return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    base: `http://127.0.0.1:${port}`,
     sockets,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }

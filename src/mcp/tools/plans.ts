@@ -22,6 +22,8 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   const params = Object.keys(plan.action.params).length ? ` with the agent's words ${JSON.stringify(plan.action.params)}` : ''
   const what = `plan ${plan.plan_id} (${plan.state}${'created' in plan && !plan.created ? ', already proposed: the existing plan' : ''}) applies ${plan.action.type}${params} to ${plural(plan.target_count, 'target')} of ${plan.resource} in ${plan.environment}; plan_digest ${plan.plan_digest}.`
   const a = plan.approval_state
+  // a link only where review pages are served; else where they would be (warrant mcp over stdio serves none)
+  const review = plan.review_url !== null ? `Give the person the review page ${plan.review_url}` : `There is no review link to give: ${plan.review_hint}. Tell the person so`
   let approval: string
   if (plan.state === 'committed') approval = 'It has been committed: read the operation with get_operation.'
   else if (plan.state === 'rejected') approval = `It was rejected${a.rejected_by ? ` by ${a.rejected_by.name ?? a.rejected_by.principal}${a.rejected_by.comment ? ` ("${a.rejected_by.comment}")` : ''}` : ''}: do not commit; propose something else or ask the person.`
@@ -29,11 +31,11 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   else if (plan.config_drift.length > 0)
     approval = `CANNOT RUN: ${plan.config_drift.map((d) => d.message).join('; ')}. No approval or commit of it is taken while the config differs, and an approval given before does not count again if the config is put back; tell the person, and propose again on a new selection.`
   else if (a.expired)
-    approval = `APPROVAL EXPIRED at ${a.expired_at}: a commit is refused (expired) until a reviewer approves again; ${a.still_needed} needed. Give the person the review page ${plan.review_url} and wait; check with get_plan. ${NO_APPROVING}`
+    approval = `APPROVAL EXPIRED at ${a.expired_at}: a commit is refused (expired) until a reviewer approves again; ${a.still_needed} needed. ${review} and wait; check with get_plan. ${NO_APPROVING}`
   else if (a.approved)
     approval = `Approved by ${a.approved_by.map((p) => p.name ?? p.principal).join(', ')}${a.approved_by[0]?.expires_at ? ` until ${a.approved_by[0].expires_at}` : ''}: commit with commit_change (plan_id, expected_digest = plan_digest, a new idempotency_key).`
   else
-    approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${plan.approval.reason}); ${a.still_needed} still needed; ${a.who_can_approve}. Give the person the review page ${plan.review_url} and wait; check with get_plan. ${NO_APPROVING}`
+    approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${plan.approval.reason}); ${a.still_needed} still needed; ${a.who_can_approve}. ${review} and wait; check with get_plan. ${NO_APPROVING}`
   const changing = plan.changes.changing
   // a change every target already holds, or that each would skip, is no change: say so, so the agent does not report one
   const unchanged = unchangedWords(plan)
@@ -57,7 +59,7 @@ export const proposeChange = defineTool({
   title: 'Propose a change on a selection',
   // Same answer as POST /v1/selections/{id}/plans.
   description: [
-    'Propose an action on a frozen selection: before → after, plan_digest, the approval needed, review_url for a person. Writes nothing; proposing again returns the same plan.',
+    'Propose an action on a frozen selection: before → after, plan_digest, the approval needed, review_url for a person (null where no review pages are served: review_hint says where). Writes nothing; proposing again returns the same plan.',
     NO_APPROVING,
     RULES_BRIEF,
   ].join('\n'),
