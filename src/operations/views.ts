@@ -82,13 +82,14 @@ export function isFinished(row: OperationRow): boolean {
   return FINISHED_STATES.has(row.state)
 }
 
-export function targetResult(row: OperationTargetRow): TargetResult {
+/** `kind`: the operation's `rate_limit_kind`, which the reasons of its "not now" answers are said in. */
+export function targetResult(row: OperationTargetRow, kind: RateLimitKind | null): TargetResult {
   return {
     ord: row.ord,
     id: row.record_id,
     outcome: row.state,
     reason: row.reason,
-    reason_text: targetReasonText(row),
+    reason_text: targetReasonText(row, kind),
     upstream_status: row.upstream_status,
     error: row.error === null ? null : messageIn(row.error),
     before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),

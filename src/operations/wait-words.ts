@@ -23,6 +23,14 @@ export interface WaitWords {
   readonly never: string
   /** why writes are paused now, before the connector's or upstream's own words */
   readonly paused: string
+  /**
+   * A target's reason in words (target-reasons.ts), where it depends on what the waits are. `waiting`: pending
+   * (reason `rate_limited`), its write not sent or proven not applied. `writeWaiting`: pending, its write sent and
+   * answered so (`rateLimitedWriteSent`), so it may have landed. `halted`: such a write, never retried because the
+   * operation halted (`rate_limited_halted`). `applied`: such a write's record found since at a new version holding the
+   * approved change (`rate_limited_applied`).
+   */
+  readonly reasons: { readonly waiting: string; readonly writeWaiting: string; readonly halted: string; readonly applied: string }
 }
 
 const HTTP: WaitWords = {
@@ -32,6 +40,27 @@ const HTTP: WaitWords = {
   met: '"not now" (429, or 503 with Retry-After)',
   never: 'no 429 or Retry-After answer',
   paused: 'the upstream asked to wait',
+  reasons: {
+    waiting: 'waiting: the upstream asked to try again later; nothing was written yet',
+    // that nothing was written is the upstream's word only: an upstream may apply a write and refuse the rate after
+    writeWaiting:
+      'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)',
+    halted: 'its write was sent and answered 429 (rate limited), and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
+    applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
+  },
+}
+
+/**
+ * A sql resource: a lock refused while the statement ran (or at BEGIN) rolled the statement back, proven (the
+ * connector's `notApplied`): `waiting`. A lock refused at COMMIT (SQLite busy, a serialization failure or deadlock
+ * there) proves nothing of whether the transaction committed (errors.ts, CommitFailedError): the write's words.
+ */
+const DATABASE_LOCK_REASONS: WaitWords['reasons'] = {
+  waiting: 'waiting: the database did not grant a lock in time (a lock wait, a deadlock, SQLite busy) and rolled the write back; nothing was written yet, it is tried again after a pause',
+  writeWaiting:
+    'waiting: its write was sent and its COMMIT refused for a lock (SQLite busy, a serialization failure or deadlock at COMMIT), which does not prove the database did not commit it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)',
+  halted: 'its write was sent and its COMMIT refused for a lock, and not retried: the operation halted first; the database may or may not have committed it: reconcile to settle it',
+  applied: 'a write whose COMMIT was refused for a lock was not sent again: the record since holds the approved change at a new version, so that write may have been committed; reconcile to settle it',
 }
 
 const DATABASE_LOCK: WaitWords = {
@@ -41,6 +70,7 @@ const DATABASE_LOCK: WaitWords = {
   met: 'a lock wait (the database held a lock past the time limit, or ended a deadlock)',
   never: 'no lock wait, deadlock or busy database',
   paused: 'the database was busy: a lock was not granted in time',
+  reasons: DATABASE_LOCK_REASONS,
 }
 
 const UNKNOWN: WaitWords = {
@@ -50,6 +80,14 @@ const UNKNOWN: WaitWords = {
   met: '"not now"',
   never: 'no "not now" answer',
   paused: 'the upstream asked to wait',
+  // what the answers were is not known: nothing claimed of them but "not now"
+  reasons: {
+    waiting: 'waiting: the upstream said "not now"; nothing was written yet',
+    writeWaiting:
+      'waiting: its write was sent and answered "not now", which does not prove it was not applied; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)',
+    halted: 'its write was sent and answered "not now", and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
+    applied: 'a write answered "not now" was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
+  },
 }
 
 export function waitWords(kind: RateLimitKind | null): WaitWords {
