@@ -5,7 +5,8 @@ import { type FollowUps, NO_FOLLOW_UPS, followUpsOf } from '../plans/index.js'
 import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { targetReasonText } from './target-reasons.js'
-import { rateLimitKindOf, type RateLimitKind } from './wait-words.js'
+import type { RateLimitKind } from './wait-words.js'
+export { rateLimitKindFor } from './wait-words.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
 export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
@@ -60,15 +61,6 @@ export async function operationFollowUps(db: Kysely<Database>, row: OperationRow
   if (!isFinished(row)) return NO_FOLLOW_UPS
   const pending = (JSON.parse(row.counts) as Partial<TargetCounts>).pending ?? 0
   return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 })
-}
-
-/**
- * What the operation's "not now" answers are: by the kind of connector recorded at commit; for an operation committed
- * before that was recorded, the resource's kind as configured now (`configured`), null where it is gone.
- */
-export function rateLimitKindFor(execution: OperationExecution | null, configured: (resource: string) => 'sql' | 'http' | null): RateLimitKind | null {
-  if (execution === null) return null
-  return rateLimitKindOf(execution.upstream ?? configured(execution.plan.resource))
 }
 
 function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {

@@ -1,11 +1,13 @@
+import type { OperationExecution } from './types.js'
+
 /**
  * What an operation's "not now" answers were, in its upstream's terms: the one place the surfaces (CLI, MCP, the
  * review page) take these words from, by the operation's `rate_limit_kind` (recorded at commit), never by guessing.
  *
  * `http`: the upstream answered 429 (or a read's 503 with Retry-After), and the wait it named was honoured.
  * `database_lock`: a sql resource's database did not grant a lock in time (a lock wait or lock_timeout, a deadlock,
- * SQLite busy): it rolled the statement back, nothing written, and the sql connector retries it after a pause of its
- * own. No 429 and no Retry-After exist there (the 503 the connector classifies it with is its own, never shown).
+ * SQLite busy): it rolled the statement back, nothing written (refused at COMMIT, whether it committed is not proven:
+ * `reasons`, `write`), and the sql connector retries it after a pause of its own. No 429 and no Retry-After exist there (the 503 the connector classifies it with is its own, never shown).
  * null: not known (an operation committed before the kind was recorded, on a resource no longer configured).
  */
 export type RateLimitKind = 'http' | 'database_lock'
@@ -31,6 +33,12 @@ export interface WaitWords {
    * approved change (`rate_limited_applied`).
    */
   readonly reasons: { readonly waiting: string; readonly writeWaiting: string; readonly halted: string; readonly applied: string }
+  /**
+   * A target's error where a write of it was answered "not now" and may have landed (ledger.ts `unknownAtHalt`,
+   * target-step.ts `rateLimitedApplied`): `sent`, "a write … was sent and …"; `was`, "a write … …, yet"; `mayHave`,
+   * what that leaves; `despite`, "may have been applied …".
+   */
+  readonly write: { readonly sent: string; readonly was: string; readonly mayHave: string; readonly despite: string }
 }
 
 const HTTP: WaitWords = {
@@ -48,6 +56,7 @@ const HTTP: WaitWords = {
     halted: 'its write was sent and answered 429 (rate limited), and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
     applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
   },
+  write: { sent: 'was sent and answered 429 (rate limited)', was: 'was answered 429 (rate limited)', mayHave: 'the upstream may have applied it all the same', despite: 'despite the 429' },
 }
 
 /**
@@ -71,6 +80,7 @@ const DATABASE_LOCK: WaitWords = {
   never: 'no lock wait, deadlock or busy database',
   paused: 'the database was busy: a lock was not granted in time',
   reasons: DATABASE_LOCK_REASONS,
+  write: { sent: 'was sent and its COMMIT refused for a lock', was: 'had its COMMIT refused for a lock', mayHave: 'the database may or may not have committed it', despite: 'despite the refusal' },
 }
 
 const UNKNOWN: WaitWords = {
@@ -88,6 +98,7 @@ const UNKNOWN: WaitWords = {
     halted: 'its write was sent and answered "not now", and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
     applied: 'a write answered "not now" was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
   },
+  write: { sent: 'was sent and answered "not now"', was: 'was answered "not now"', mayHave: 'the upstream may have applied it all the same', despite: 'despite that answer' },
 }
 
 export function waitWords(kind: RateLimitKind | null): WaitWords {
@@ -97,4 +108,13 @@ export function waitWords(kind: RateLimitKind | null): WaitWords {
 /** The kind of an upstream's waits, from the kind of connector the resource writes through. */
 export function rateLimitKindOf(connector: 'sql' | 'http' | null | undefined): RateLimitKind | null {
   return connector === 'sql' ? 'database_lock' : connector === 'http' ? 'http' : null
+}
+
+/**
+ * What the operation's "not now" answers are: by the kind of connector recorded at commit; for an operation committed
+ * before that was recorded, the resource's kind as configured now (`configured`), null where it is gone.
+ */
+export function rateLimitKindFor(execution: OperationExecution | null, configured: (resource: string) => 'sql' | 'http' | null): RateLimitKind | null {
+  if (execution === null) return null
+  return rateLimitKindOf(execution.upstream ?? configured(execution.plan.resource))
 }
