@@ -2,6 +2,7 @@ import { matchesFilter, quotedKey } from '../contract/index.js'
 import type { WriteOutcome } from '../connectors/index.js'
 import { checkRecordFields, sameValue, sameVersion, versionText } from './effect.js'
 import { rereadOne } from './reread.js'
+import { rateLimitKindFor } from './wait-words.js'
 import { rateLimitedApplied, type Attempt, type PreparedWrite, type TargetContext } from './target-step.js'
 
 /**
@@ -41,7 +42,7 @@ export async function judgeConflict(ctx: TargetContext, prepared: PreparedWrite,
   // the read before this write may have lagged behind an earlier write of it answered 429 but applied: the record
   // moved to the approved values is then possibly our own write, not another writer's change
   if (!sameVersion(now.version, record.version) && prepared.earlierWrite && checkRecordFields(now.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
-    return done({ ...rateLimitedApplied(id, record.version, now.version), upstream_status: status })
+    return done({ ...rateLimitedApplied(id, record.version, now.version, rateLimitKindFor(ctx.execution, () => ctx.connector.kind)), upstream_status: status })
   if (!sameVersion(now.version, record.version))
     return skipped('version_changed', `re-read, record ${quotedKey(id)} is at ${versionText(now.version)}, not at ${versionText(record.version)}: it changed since it was read`)
   const moved = rendered.holds ? Object.keys(rendered.holds).find((f) => !ctx.hidden.has(f) && !sameValue(now.fields[f], rendered.holds![f])) : undefined

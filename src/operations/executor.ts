@@ -14,6 +14,7 @@ import { callContextOf, executeTarget, readWindow, type Reread, type StepResult,
 import { executeWindow } from './window-step.js'
 import { FINISHED_STATES, type HaltReason, type OperationExecution, type StopRules } from './types.js'
 import { enforcedFor, provenBy } from './version-proof.js'
+import { rateLimitKindFor } from './wait-words.js'
 
 export type { ExecutorDeps, ExecutorLog, OperationRunner, RunRecorder } from './executor-deps.js'
 
@@ -377,7 +378,7 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
     deps.log.info({ operation_id: operationId, lease_lost: lease.lost(), counts }, 'operation executor stopped before the end')
     return
   }
-  const end = await endOperation(store, operationId, owner, halt, now())
+  const end = await endOperation(store, operationId, owner, halt, now(), rateLimitKindFor(execution, () => connector.kind))
   if (!end.finished) {
     deps.log.warn({ operation_id: operationId }, 'operation could not be finished: the lease is no longer ours')
     return
@@ -397,4 +398,3 @@ async function run(deps: ExecutorDeps, operationId: string, heldUntil: number, a
 export function claimSize(queued: number, window: number, exhausted: boolean): number {
   return exhausted && queued <= window + Math.floor(window / 2) ? queued : window
 }
-

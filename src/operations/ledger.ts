@@ -2,6 +2,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely'
 import { WarrantError } from '../contract/index.js'
 import { writingTransaction, type Database, type OperationRow, type OperationTargetRow, type Store } from '../store/index.js'
 import { ledgerBatch } from './ledger-batch.js'
+import { waitWords, type RateLimitKind } from './wait-words.js'
 import { TARGET_STATES, type HaltReason, type OperationState, type TargetCounts, type TargetState } from './types.js'
 
 /**
@@ -306,11 +307,11 @@ export interface RunEnd {
  * attempted, forever. A pending target whose write was never sent stays pending. Nothing changes unless the lease
  * is still `owner`'s.
  */
-export async function endOperation(store: Pick<Store, 'db' | 'dialect'>, operationId: string, owner: string, halt: HaltReason | null, now: string): Promise<RunEnd> {
+export async function endOperation(store: Pick<Store, 'db' | 'dialect'>, operationId: string, owner: string, halt: HaltReason | null, now: string, kind: RateLimitKind | null): Promise<RunEnd> {
   const lost = Symbol('lease lost')
   try {
     return await writingTransaction(store, async (trx) => {
-      const nowUnknown = halt === null ? [] : await unknownAtHalt(trx, operationId, halt, now)
+      const nowUnknown = halt === null ? [] : await unknownAtHalt(trx, operationId, halt, now, kind)
       const counts = await countTargets(trx, operationId)
       const state = finalState(counts, halt !== null)
       if (!(await finishOperation(trx, operationId, owner, { state, haltReason: halt, counts, now }))) throw lost
@@ -324,15 +325,17 @@ export async function endOperation(store: Pick<Store, 'db' | 'dialect'>, operati
 
 /**
  * `endOperation`'s pending → unknown for the targets whose write was sent and answered 429; their record ids. Also
- * run by reconcile on a halted operation, for one an earlier version halted and left such targets pending.
+ * run by reconcile on a halted operation, for one an earlier version halted and left such targets pending. `kind`:
+ * the operation's `rate_limit_kind`, what those answers were (a 429; on a sql resource, a COMMIT refused for a lock).
  */
-export async function unknownAtHalt(db: Db, operationId: string, halt: HaltReason, now: string): Promise<string[]> {
+export async function unknownAtHalt(db: Db, operationId: string, halt: HaltReason, now: string, kind: RateLimitKind | null): Promise<string[]> {
+  const words = waitWords(kind).write
   // every target put back after a 429 counted it (`returnToPending`): the partial index on rate_limit_hits finds them
   const rows = await db.selectFrom('operation_targets').select(['ord', 'record_id', 'reason', 'error']).where('operation_id', '=', operationId).where('state', '=', 'pending').where(throttled).execute()
   const sent = rows.filter(rateLimitedWriteSent)
   for (const row of sent) {
     const answer = (JSON.parse(row.error!) as { message?: unknown }).message
-    const message = `a write of record "${row.record_id}" was sent and answered 429 (rate limited) and not retried because the operation halted (${halt.rule}); the upstream may have applied it all the same: reconcile to settle it${typeof answer === 'string' ? ` (the answer: ${answer})` : ''}`
+    const message = `a write of record "${row.record_id}" ${words.sent} and not retried because the operation halted (${halt.rule}); ${words.mayHave}: reconcile to settle it${typeof answer === 'string' ? ` (the answer: ${answer})` : ''}`
     await db
       .updateTable('operation_targets')
       .set({ state: 'unknown', reason: RATE_LIMITED_HALTED, error: JSON.stringify({ message }), unknown_since: now, updated_at: now })

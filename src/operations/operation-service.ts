@@ -215,12 +215,13 @@ export function createOperationService(options: OperationServiceOptions): Operat
       const rows = await select.orderBy('ord').limit(limit + 1).execute()
       const page = rows.slice(0, limit)
       const last = page[page.length - 1]
+      const kind = kindOf(operation)
       return {
         operation_id: operationId,
         outcome,
-        results: page.map(targetResult),
+        results: page.map((row) => targetResult(row, kind)),
         next_cursor: rows.length > limit && last ? cursors.encode(operationId, outcome, last.ord) : null,
-        rate_limit_kind: kindOf(operation),
+        rate_limit_kind: kind,
       }
     },
 

@@ -7,6 +7,7 @@ import { refreshFinished, targetsInState, unknownAtHalt } from './ledger.js'
 import { sourcesOf } from './target-source.js'
 import type { ExecutorDeps } from './executor.js'
 import type { HaltReason, OperationExecution, ReconcileTotals, TargetState } from './types.js'
+import { rateLimitKindFor } from './wait-words.js'
 
 const CHUNK = 100
 
@@ -59,7 +60,7 @@ export async function reconcileUnknownTargets(deps: ReconcileDeps, operationId: 
   const operation = await deps.db.selectFrom('operations').select(['created_at', 'state', 'halt_reason']).where('id', '=', operationId).executeTakeFirstOrThrow()
   const createdAt = operation.created_at
   // halted by an earlier version, which left a target whose write was sent and answered 429 pending for good
-  if (operation.state === 'halted' && operation.halt_reason !== null) await unknownAtHalt(deps.db, operationId, JSON.parse(operation.halt_reason) as HaltReason, now)
+  if (operation.state === 'halted' && operation.halt_reason !== null) await unknownAtHalt(deps.db, operationId, JSON.parse(operation.halt_reason) as HaltReason, now, rateLimitKindFor(execution, () => deps.connector.kind))
   for (let afterOrd = -1; ; ) {
     const targets = await targetsInState(deps.db, operationId, 'unknown', afterOrd, CHUNK)
     if (targets.length === 0) break

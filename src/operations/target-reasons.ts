@@ -1,12 +1,15 @@
 import type { OperationTargetRow } from '../store/index.js'
 import { INTERRUPTED_REASON, RATE_LIMITED_HALTED, rateLimitedWriteSent } from './ledger.js'
 import { NOT_APPLIED } from './reconcile.js'
+import { waitWords, type RateLimitKind } from './wait-words.js'
 
 /**
  * Every reason the ledger records on a target, in words: each surface (the HTTP API's `reason_text`, the MCP
  * tools' text, `warrant operation results`, the review page) shows these beside the code, so a reviewer tells
  * "refused by the upstream" from "never sent" from "sent and rolled back" without knowing the codes. Each says
- * whether anything was written; the target's own error says what happened to it.
+ * whether anything was written; the target's own error says what happened to it. The reasons of a "not now" answer
+ * (`rate_limited`, `rate_limited_halted`, `rate_limited_applied`) are not here: their words depend on what the
+ * operation's waits are (wait-words.ts `reasons`), a 429 on an http resource, a lock refused on a sql one.
  */
 const MEANINGS: Readonly<Record<string, string>> = {
   // failed
@@ -22,8 +25,6 @@ const MEANINGS: Readonly<Record<string, string>> = {
   upstream_unknown: 'no answer: the write may or may not have happened; reconcile before anything is retried',
   effect_unverified: 'the upstream took the write, but its effect could not be checked: it may or may not hold',
   effect_pending: 'the upstream took the write to apply later: reconcile once it has',
-  rate_limited_applied: 'a write answered 429 (rate limited) was not sent again: the record since holds the approved change at a new version, so that write may have landed; reconcile to settle it',
-  [RATE_LIMITED_HALTED]: 'its write was sent and answered 429 (rate limited), and not retried: the operation halted first; the upstream may have applied it all the same: reconcile to settle it',
   [INTERRUPTED_REASON]: 'the executor stopped between sending and recording the answer: the write may or may not have happened',
   reconcile_unreadable: 'reconciliation could not read the record: whether the write happened is still not known',
   reconcile_missing: 'reconciliation found no such record: whether the write happened cannot be told',
@@ -38,16 +39,7 @@ const MEANINGS: Readonly<Record<string, string>> = {
   applied_late: 'judged not applied earlier; read again, it now holds the approved change',
   unexpected_status: 'the upstream answered a status the action does not expect; read again, the record holds the approved change (the operation halts)',
   other_record_answer: 'the upstream answered with another record than the target; read again, the target holds the approved change (the operation halts)',
-  // pending
-  rate_limited: 'waiting: the upstream asked to try again later; nothing was written yet',
 }
-
-/**
- * A pending target whose write was sent and answered 429 (the operation waiting, or halted on its retries): that
- * nothing was written is the upstream's word only, since an upstream may apply a write and refuse the rate after.
- */
-const RATE_LIMITED_WRITE =
-  'waiting: its write was sent and answered 429 (rate limited), which says the upstream did not apply it; a retry, while the operation goes on, reads the record first and is not sent again if it holds the approved change (then unknown)'
 
 /**
  * How far "each 429 was waited out and asked again" holds, for the surfaces that sum an operation's 429s: all of
@@ -57,14 +49,24 @@ export function askedAgainText(op: { readonly state: string }): string {
   return op.state === 'halted' ? 'asked again until the operation halted: a target answered so on its last turn was not (pending, or unknown where its write was sent: reconcile it)' : 'asked again'
 }
 
-/** A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered 429. */
-export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>): string | null {
-  return row.state === 'pending' && rateLimitedWriteSent(row) ? RATE_LIMITED_WRITE : reasonText(row.reason)
+/**
+ * A target's reason in words, as `reasonText`, told apart where a pending target's write was sent and answered "not
+ * now" (`rateLimitedWriteSent`). `kind`: the operation's `rate_limit_kind`, which says what those answers were.
+ */
+export function targetReasonText(row: Pick<OperationTargetRow, 'state' | 'reason' | 'error'>, kind: RateLimitKind | null): string | null {
+  return row.state === 'pending' && rateLimitedWriteSent(row) ? waitWords(kind).reasons.writeWaiting : reasonText(row.reason, kind)
 }
 
-/** The reason in words; null for no reason, and the code itself said to be unexplained for one not listed. */
-export function reasonText(reason: string | null): string | null {
+/**
+ * The reason in words; null for no reason, and the code itself said to be unexplained for one not listed. The reasons
+ * of a "not now" answer are said in the operation's terms (`kind`: a 429 on an http resource, a lock on a sql one).
+ */
+export function reasonText(reason: string | null, kind: RateLimitKind | null): string | null {
   if (reason === null) return null
+  const waits = waitWords(kind).reasons
+  if (reason === 'rate_limited') return waits.waiting
+  if (reason === RATE_LIMITED_HALTED) return waits.halted
+  if (reason === 'rate_limited_applied') return waits.applied
   return MEANINGS[reason] ?? `reason "${reason}" (no explanation recorded for it; see the error)`
 }
 

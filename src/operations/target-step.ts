@@ -13,6 +13,7 @@ import { DEFAULT_RETRY_AFTER_SECONDS, rereadOf, rereadOne, type Reread } from '.
 import { sourcesOf } from './target-source.js'
 import { enforcedFor } from './version-proof.js'
 import { changedAtSameVersion } from './unversioned-change.js'
+import { rateLimitKindFor, waitWords, type RateLimitKind } from './wait-words.js'
 import { judgeRecord, unmoved, unmovedVerdict, verifyAccepted, verifyWritten } from './write-verdict.js'
 import { isConflictAnswer, judgeConflict } from './conflict-verdict.js'
 
@@ -217,7 +218,7 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
   // checked first, a compensation's record that "no longer holds what was written" (our own undo restored it)
   const earlierWrite = rateLimitedWriteSent(target)
   if (target.expected_version !== null && !sameVersion(record.version, target.expected_version) && earlierWrite && checkRecordFields(record.fields, rendered.expect.fields, ctx.fieldTypes).kind === 'holds')
-    return done(rateLimitedApplied(id, target.expected_version, record.version))
+    return done(rateLimitedApplied(id, target.expected_version, record.version, rateLimitKindFor(ctx.execution, () => ctx.connector.kind)))
   const setFields = Object.keys(rendered.set).filter((f) => !ctx.hidden.has(f))
   const before = pick(record.fields, setFields)
   // Checked before the version so the reason says what matters (a compensation: the data moved on).
@@ -247,11 +248,12 @@ export async function prepare(ctx: TargetContext, target: OperationTargetRow, re
  * A target whose earlier write was answered 429, found at a new version holding the approved values (on its retry's
  * read, or on the re-read after the retry was refused for that version): that write may have landed all the same.
  */
-export function rateLimitedApplied(id: string, from: string, now: string): TargetOutcome {
+export function rateLimitedApplied(id: string, from: string, now: string, kind: RateLimitKind | null): TargetOutcome {
+  const words = waitWords(kind).write
   return {
     state: 'unknown',
     reason: 'rate_limited_applied',
-    message: `a write of record "${id}" was answered 429 (rate limited), yet the record is now at ${versionText(now)}, not ${versionText(from)}, holding the approved values: that write may have been applied despite the 429 (or another writer set the same values); it is not sent again`,
+    message: `a write of record "${id}" ${words.was}, yet the record is now at ${versionText(now)}, not ${versionText(from)}, holding the approved values: that write may have been applied ${words.despite} (or another writer set the same values); it is not sent again`,
   }
 }
 

@@ -5,7 +5,8 @@ import { type FollowUps, NO_FOLLOW_UPS, followUpsOf } from '../plans/index.js'
 import type { Database, OperationRow, OperationTargetRow } from '../store/index.js'
 import { emptyCounts, type RateLimitTotals } from './ledger.js'
 import { targetReasonText } from './target-reasons.js'
-import { rateLimitKindOf, type RateLimitKind } from './wait-words.js'
+import type { RateLimitKind } from './wait-words.js'
+export { rateLimitKindFor } from './wait-words.js'
 import { FINISHED_STATES, TARGET_STATES, type HaltReason, type OperationExecution, type OperationPause, type OperationView, type StopRules, type TargetCounts, type TargetResult, type TargetState } from './types.js'
 
 export const operationUrl = (id: string) => `/v1/operations/${encodeURIComponent(id)}`
@@ -62,15 +63,6 @@ export async function operationFollowUps(db: Kysely<Database>, row: OperationRow
   return followUpsOf(db, row.id, row.plan_id, { remainder: pending > 0 })
 }
 
-/**
- * What the operation's "not now" answers are: by the kind of connector recorded at commit; for an operation committed
- * before that was recorded, the resource's kind as configured now (`configured`), null where it is gone.
- */
-export function rateLimitKindFor(execution: OperationExecution | null, configured: (resource: string) => 'sql' | 'http' | null): RateLimitKind | null {
-  if (execution === null) return null
-  return rateLimitKindOf(execution.upstream ?? configured(execution.plan.resource))
-}
-
 function pauseOf(row: OperationRow, now: string | undefined): OperationPause | null {
   if (FINISHED_STATES.has(row.state) || row.paused_until === null || row.pause_reason === null) return null
   if (now !== undefined && Date.parse(row.paused_until) <= Date.parse(now)) return null
@@ -82,13 +74,14 @@ export function isFinished(row: OperationRow): boolean {
   return FINISHED_STATES.has(row.state)
 }
 
-export function targetResult(row: OperationTargetRow): TargetResult {
+/** `kind`: the operation's `rate_limit_kind`, which the reasons of its "not now" answers are said in. */
+export function targetResult(row: OperationTargetRow, kind: RateLimitKind | null): TargetResult {
   return {
     ord: row.ord,
     id: row.record_id,
     outcome: row.state,
     reason: row.reason,
-    reason_text: targetReasonText(row),
+    reason_text: targetReasonText(row, kind),
     upstream_status: row.upstream_status,
     error: row.error === null ? null : messageIn(row.error),
     before: row.before === null ? null : (JSON.parse(row.before) as Record<string, unknown>),

@@ -6,10 +6,9 @@ import { renderOperation } from '../../src/cli/commands/operation.js'
 import { ensureDemoData } from '../../src/demo/index.js'
 import { operationSummary } from '../../src/mcp/tools/operations.js'
 import { pausedTitle, rateLimitedText } from '../../src/ui/pages/operation.js'
-import { startDemoGateway } from '../support/gateway-fixture.js'
 import { createTempDir } from '../support/stores.js'
 import { selectProposeApprove, waitForOperation } from './support/flow.js'
-import { holdSqliteWriteLock } from './support/sqlite-lock-holder.js'
+import { holdSqliteWriteLock, sqliteUpstreamGateway } from './support/sqlite-lock-holder.js'
 
 const HOLD = { type: 'hold' }
 const HTTP_WORDS = /429|Retry-After|asked to wait|answered "not now"/
@@ -27,15 +26,7 @@ describe('a sql resource\'s lock waits are said as such on every surface, never 
     const dir = await createTempDir('warrant-lock-words-')
     const file = join(dir.path, 'upstream.db')
     await ensureDemoData({ url: `sqlite:${file}`, count: 30 })
-    const fx = await startDemoGateway({
-      store: 'sqlite',
-      count: 1,
-      edit: (raw) => {
-        raw.resources.subscriptions.connector.url = `sqlite:${file}`
-        raw.resources.subscriptions.connector.write_window = 1
-        raw.resources.subscriptions.actions.hold = { description: 'Tag on hold', set: { tags: ['on-hold'] }, precondition: { status: 'past_due' } }
-      },
-    })
+    const fx = await sqliteUpstreamGateway(file)
     const holder = holdSqliteWriteLock(file)
     const held = holder.held
     try {

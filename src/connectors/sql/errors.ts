@@ -159,9 +159,10 @@ export function classifyWriteError(error: unknown): WriteFailure {
     const failure = classifyWriteError(error.cause)
     // a lock refused at COMMIT (SQLite busy, a PostgreSQL serialization failure) is retried, but a halt before the
     // retry does not take it as proof that nothing was written: that rests on the ROLLBACK that followed
+    // its words likewise: the statement's "nothing was written" is not said of a COMMIT
     if (failure.kind === 'rate_limited') {
       const { notApplied: _, ...rest } = failure
-      return rest
+      return { ...rest, message: `${error.message} (a lock not granted at COMMIT: whether the transaction committed is not proven, the write may have been applied; retried, the record read first)` }
     }
     return failure
   }

@@ -114,16 +114,18 @@ export function operationSummary(op: OperationView): string {
  * or sent and rolled back, without knowing the codes. Empty when no result has a reason.
  */
 function reasonsOf(page: ResultsPage): string {
-  const seen = new Map<string, { count: number; text: string }>()
+  // by its words too: one code may be said two ways (a pending `rate_limited` whose write was sent, or not)
+  const seen = new Map<string, { count: number; key: string; text: string }>()
   for (const r of page.results) {
     if (r.reason === null) continue
     const key = `${r.outcome} ${r.reason}`
-    const entry = seen.get(key)
+    const text = r.reason_text ?? r.reason
+    const entry = seen.get(`${key}\n${text}`)
     if (entry) entry.count += 1
-    else seen.set(key, { count: 1, text: r.reason_text ?? r.reason })
+    else seen.set(`${key}\n${text}`, { count: 1, key, text })
   }
   if (seen.size === 0) return ''
-  return ` Reasons: ${[...seen].map(([key, { count, text }]) => `${count} ${key} (${text})`).join('; ')}.`
+  return ` Reasons: ${[...seen.values()].map(({ count, key, text }) => `${count} ${key} (${text})`).join('; ')}.`
 }
 
 export const getOperation = defineTool({
