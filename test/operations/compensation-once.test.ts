@@ -118,7 +118,9 @@ for (const kind of STORE_KINDS) {
       await db?.drop()
     })
 
-    test('two processes, one plan and one selection', { timeout: 120_000 }, async () => {
+    // Nine CLI processes in sequence, each starting tsx: 113 s of a 120 s guard was seen on a loaded machine.
+    // The timeout only guards against a hang (the lock is released after 60 s at most), so it is generous.
+    test('two processes, one plan and one selection', { timeout: 300_000 }, async () => {
       const reviewer = JSON.parse((await ws.warrant(['token', 'create', '--role', 'reviewer', '--name', 'rita', '--json'])).stdout).token as string
       const selection = JSON.parse((await ws.warrant(['select', 'subscriptions', '-f', 'status=past_due', '-f', 'region=eu', '-f', 'collection=active', '--json', '-q'])).stdout)
       const plan = JSON.parse((await ws.warrant(['plan', selection.selection_id, '--action', 'pause_collection', '--param', 'reason=cli-race', '--json'])).stdout)
