@@ -176,7 +176,7 @@ export interface WriteRequest {
    * its body is this representation with the set fields applied.
    */
   readonly current?: SourceRecord
-  /** The plan's exempt paths (set, version, `write.may_change`): sql on MySQL refuses a change outside them to `current` before COMMIT. */
+  /** The plan's exempt paths (set, version, `write.may_change`): sql refuses a change outside them to `current` before COMMIT (untouched-fields.ts). */
   readonly mayChange?: readonly string[]
   readonly signal?: AbortSignal
 }

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { type GatewayFixture, startDemoGateway } from '../support/gateway-fixture.js'
 import { type AnyUpstream, openAnyUpstream } from './support/upstream-connection.js'
 import { allResults, caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
+import { addSqlResource } from './support/sql-resource.js'
 
 /**
  * A compensation restores the before-values the ledger recorded, and its proposal is exempt from the set and column
@@ -22,21 +23,10 @@ const CASES = [
 
 /** `codes` and `late`: a string code; `ledger`: a number balance; each with a reversible action setting it. */
 function addResources(config: any): void {
-  const env = config.resources.subscriptions.environment
-  const url = config.resources.subscriptions.connector.url
-  const resource = (table: string, fields: Record<string, string>, actions: Record<string, unknown>) => ({
-    environment: env,
-    connector: { kind: 'sql', url, table },
-    fields: { id: 'string', version: 'integer', ...fields },
-    id_field: 'id',
-    version_field: 'version',
-    review_fields: ['id', ...Object.keys(fields)],
-    actions,
-  })
   const setCode = { set_code: { description: 'set the code', params: { code: { type: 'string' } }, set: { code: '{{params.code}}' }, reversible: true } }
-  config.resources.codes = resource('codes', { code: 'string' }, setCode)
-  config.resources.late = resource('late', { code: 'string' }, setCode)
-  config.resources.ledger = resource('ledger', { balance: 'number' }, { set_balance: { description: 'set the balance', params: { b: { type: 'number' } }, set: { balance: '{{params.b}}' }, reversible: true } })
+  addSqlResource(config, 'codes', { code: 'string' }, setCode)
+  addSqlResource(config, 'late', { code: 'string' }, setCode)
+  addSqlResource(config, 'ledger', { balance: 'number' }, { set_balance: { description: 'set the balance', params: { b: { type: 'number' } }, set: { balance: '{{params.b}}' }, reversible: true } })
 }
 
 for (const { store, upstream: kind, int, big, loose } of CASES) {

@@ -34,12 +34,16 @@ export interface SessionHandle {
  * the `RETURNING` rows are the answer, autocommitted (one round trip: the common case). Otherwise a
  * `RETURNING` engine runs the UPDATE, `rereadOf` the rows it returned (the rows as the statement left them,
  * after its triggers) and `accept` in one transaction, and answers the rows read again.
+ *
+ * `judgedBeforeCommit`: the `RETURNING` rows are final, but something besides the set may have moved in them (a
+ * generated column): the UPDATE and `accept` are one transaction, without the read again, so a refusal rolls back.
  */
 export interface ConditionalUpdate {
   readonly returning: CompiledQuery
   readonly plain: CompiledQuery
   readonly readBack: CompiledQuery
   readonly returningIsFinal: boolean
+  readonly judgedBeforeCommit: boolean
   readonly rereadOf: (returned: readonly Row[]) => CompiledQuery
   readonly accept: (rows: readonly Row[]) => string | undefined
 }

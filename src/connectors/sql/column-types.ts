@@ -9,6 +9,7 @@ import { readAsOtherThanText } from './driver-values.js'
 import { decimalOf, numberColumnsOf, stringColumnsOf } from './string-columns.js'
 import { versionColumnRefusal } from './version-column-refusals.js'
 import type { SqlDialectName } from './url.js'
+import type { UpdateEffects } from './update-triggers.js'
 
 /** How the engine compares a column's values: what a filter on it means. */
 export type ColumnKind = 'numeric' | 'text' | 'boolean' | 'temporal' | 'json' | 'untyped' | 'other'
@@ -239,7 +240,7 @@ const FLOATING = /^(float|double|real|double precision)$/i
 const DESCRIBED: Readonly<Record<ColumnKind, string>> = { numeric: 'numbers', text: 'text', boolean: 'booleans', temporal: 'dates and times', json: 'JSON', untyped: 'values of any type', other: 'values of another type' }
 
 /** What the catalogue says of a resource's columns: what no filter can trust, and what must compare as text. */
-export interface ColumnFacts {
+export interface ColumnFacts extends UpdateEffects {
   readonly misfits: readonly FieldTypeMisfit[]
   /**
    * String fields over a column that does not hold text: compared as `cast(column as text)`; `true` for an
@@ -275,11 +276,6 @@ export interface ColumnFacts {
   readonly narrowText?: ReadonlyMap<string, NarrowText>
   /** Why the version column cannot move on every write, so no write may be made (see `coarseVersion`); null when it can. */
   readonly versionProblem: string | null
-  /**
-   * Something may change a row after the UPDATE statement computed its `RETURNING` (see `update-triggers.ts`):
-   * a write's answer must then be the row read back in the UPDATE's transaction.
-   */
-  readonly changedAfterUpdate: boolean
   /** The id column as the catalogue shows it (null where the table declares none by that name): how an id is bound (`serverIdBinding`). */
   readonly idColumn?: ColumnType | null
   /** The version column as the catalogue shows it: how an expected timestamp version is matched (`versionCondition`). */
@@ -294,7 +290,7 @@ export interface DeclaredTable {
   readonly idField?: string
 }
 
-export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, changedAfterUpdate: boolean): ColumnFacts {
+export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, effects: UpdateEffects): ColumnFacts {
   const endpoint = `table ${resource.table}`
   return {
     misfits: fieldMisfits(resource.fields, columns, dialect, endpoint),
@@ -321,7 +317,8 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
       }),
     ),
     versionProblem: versionColumnRefusal(resource, columns.get(resource.versionField), dialect),
-    changedAfterUpdate,
+    changedAfterUpdate: effects.changedAfterUpdate,
+    generatedFields: effects.generatedFields,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
     versionColumn: columns.get(resource.versionField) ?? null,
   }

@@ -57,7 +57,8 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
     db,
     run: async (query) => (await db.executeQuery<Row>(query)).rows as Row[],
     // RETURNING answers in the same statement, autocommitted (one round trip); where a trigger may change the
-    // row after it, the UPDATE and its rows read again are one transaction on one client
+    // row after it, the UPDATE and its rows read again are one transaction on one client, and where a generated
+    // column may move outside the set, the UPDATE and its judgement (BEGIN, UPDATE, COMMIT or ROLLBACK)
     update: async (statement) => {
       // the client is taken first, on its own: a connection that cannot be opened has carried no statement
       let client: pg.PoolClient
@@ -73,7 +74,7 @@ export function postgresBackend(location: Extract<SqlLocation, { dialect: 'postg
       const onError = (error: Error) => void (failure ??= error)
       client.on('error', onError)
       try {
-        if (statement.returningIsFinal) return (await client.query(statement.returning.sql, statement.returning.parameters as unknown[])).rows as Row[]
+        if (statement.returningIsFinal && !statement.judgedBeforeCommit) return (await client.query(statement.returning.sql, statement.returning.parameters as unknown[])).rows as Row[]
         return await updateAndReread(
           { run: async (query) => (typeof query === 'string' ? await client.query(query) : await client.query(query.sql, query.parameters as unknown[])).rows as Row[] },
           'BEGIN',

@@ -9,12 +9,12 @@ export interface WriteConnection {
 
 /**
  * A `RETURNING` engine's write when its `RETURNING` rows may not be the rows as the statement leaves them
- * (`ConditionalUpdate.returningIsFinal` false): `begin`, the UPDATE, the rows it returned read again (after its
- * triggers ran), `accept`, then COMMIT. Until COMMIT nothing is durable, so a refusal or a failure before it
+ * (`ConditionalUpdate.returningIsFinal` false), or must be judged before COMMIT (`judgedBeforeCommit`): `begin`, the
+ * UPDATE, the rows it returned read again (after its triggers ran; not where they are final), `accept`, then COMMIT. Until COMMIT nothing is durable, so a refusal or a failure before it
  * rolls back and throws `NotCommittedError` (`updateSent` false when `begin` itself failed): nothing was written. A failed COMMIT is thrown as the engine's own
  * error, which says whether the write may have happened.
  */
-export async function updateAndReread(connection: WriteConnection, begin: string, { returning, rereadOf, accept }: ConditionalUpdate): Promise<Row[]> {
+export async function updateAndReread(connection: WriteConnection, begin: string, { returning, returningIsFinal, rereadOf, accept }: ConditionalUpdate): Promise<Row[]> {
   const rollback = () => connection.run('ROLLBACK').catch(() => undefined)
   try {
     await connection.run(begin)
@@ -29,7 +29,8 @@ export async function updateAndReread(connection: WriteConnection, begin: string
       await rollback()
       return []
     }
-    const rows = await connection.run(rereadOf(returned))
+    // final rows (`returningIsFinal`, here only to be judged before COMMIT) are not read again
+    const rows = returningIsFinal ? returned : await connection.run(rereadOf(returned))
     const refusal = accept(rows)
     if (refusal !== undefined) {
       await rollback()

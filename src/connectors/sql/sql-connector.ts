@@ -16,7 +16,7 @@ import { resolveSqlResource } from './resource.js'
 import { sqliteBackend } from './sqlite-backend.js'
 import { tableFactsOf, tableFactsQuery, tableProblemsOf, type TableFacts } from './table-facts.js'
 import { parseSqlUrl, type SqlLocation } from './url.js'
-import { updateTriggersQuery } from './update-triggers.js'
+import { updateEffectsOf, updateTriggersQuery } from './update-triggers.js'
 import { writeRecord } from './write.js'
 import { writeWindow } from './write-window.js'
 
@@ -69,7 +69,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     const rows = await readCatalogue('columns', columnTypesQuery(location.dialect, backend.db, table))
     if (rows.length === 0) return null
     const triggers = await readCatalogue('update triggers', updateTriggersQuery(location.dialect, backend.db, table))
-    return columnFactsOf({ ...resource, table }, columnTypesOf(location.dialect, rows), location.dialect, triggers.length > 0)
+    return columnFactsOf({ ...resource, table }, columnTypesOf(location.dialect, rows), location.dialect, updateEffectsOf(triggers, resource.fields))
   }
   const readTableFacts = async (): Promise<TableFacts | null> =>
     tableFactsOf(location.dialect, await readCatalogue('table facts', tableFactsQuery(location.dialect, backend.db, table, idField)), endpoint, idField)

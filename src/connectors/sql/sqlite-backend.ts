@@ -158,9 +158,10 @@ export function sqliteBackend(location: Extract<SqlLocation, { dialect: 'sqlite'
     },
     // RETURNING answers in the same statement, autocommitted; where a trigger may change the row after it, the
     // UPDATE and its rows read again are one transaction on the connector's one connection (IMMEDIATE: the
-    // write lock is taken at BEGIN, so the COMMIT cannot find a reader in its way)
+    // write lock is taken at BEGIN, so the COMMIT cannot find a reader in its way); so is a write whose generated
+    // columns may move outside its set, judged before COMMIT (`judgedBeforeCommit`)
     update: async (statement) => {
-      const rows = statement.returningIsFinal
+      const rows = statement.returningIsFinal && !statement.judgedBeforeCommit
         ? ((await db.executeQuery<Row>(statement.returning)).rows as Row[])
         : await db.connection().execute((conn) =>
             updateAndReread(

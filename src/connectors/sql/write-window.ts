@@ -10,6 +10,7 @@ import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { windowKeysMatch } from './key-arrays.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
+import { mayTouchOutsideSet, touchedOutsideSet } from './untouched-fields.js'
 import { sameVersion, versionParam } from './version.js'
 import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
@@ -30,7 +31,8 @@ import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWri
  *
  * Where the catalogue shows something that may change a row after the statement (an UPDATE trigger or rule, a
  * view: `ConditionalUpdate.returningIsFinal`), the statement and a read of the rows it wrote are one
- * transaction, and the answer is the rows as read; a version that did not move rolls the window back.
+ * transaction, and the answer is the rows as read; a version that did not move rolls the window back, and so does
+ * a field outside the set that moved (also where only a generated column may move one: `judgedBeforeCommit`).
  *
  * Written alone, after the statement and in window order: a record named twice in the window (each request
  * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
@@ -95,6 +97,7 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
       // a window is written on SQLite and PostgreSQL: RETURNING
       ctx.backend.update(conditionalUpdate(ctx, set, conditions, readBack, {
         returningIsFinal: finalReturning(catalogue, ctx.idField),
+        judgedBeforeCommit: batch.some((b) => mayTouchOutsideSet(ctx, requests[b.index]!, facts?.generatedFields)),
         // the rows the UPDATE wrote, as its triggers left them (not every id of the window: some were not written)
         rereadOf: (returned) => {
           written = returned.map((row) => toRecord(ctx, row).id)
@@ -113,11 +116,18 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
           const reread = new Set(ids)
           const gone = written.filter((id) => !reread.has(id))
           if (gone.length > 0) return `record(s) ${gone.map((id) => `"${id}"`).join(', ')} were gone when read back after the UPDATE (a trigger removed them or changed their ${ctx.idField})`
-          const unmoved = rows.map((row) => toRecord(ctx, row)).filter((r) => {
+          const records = rows.map((row) => toRecord(ctx, row))
+          const unmoved = records.filter((r) => {
             const request = expectedOf.get(r.id)
             return request !== undefined && sameVersion(ctx, r.version, request.expectedVersion)
           })
-          return unmoved.length === 0 ? undefined : unmoved.map((r) => unmovedVersion(ctx, r.id, r.version)).join('; ')
+          if (unmoved.length > 0) return unmoved.map((r) => unmovedVersion(ctx, r.id, r.version)).join('; ')
+          // a field outside the set moved (see untouched-fields.ts): each alone then refuses exactly those it moved in
+          const touched = records.flatMap((r) => {
+            const request = expectedOf.get(r.id)
+            return request === undefined ? [] : (touchedOutsideSet(ctx, request, r) ?? [])
+          })
+          return touched.length === 0 ? undefined : touched.join('; ')
         },
       })),
     )

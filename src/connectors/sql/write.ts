@@ -12,7 +12,7 @@ import { rowsIdRefusal } from './id-kind.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
-import { touchedOutsideSet } from './untouched-fields.js'
+import { mayTouchOutsideSet, touchedOutsideSet } from './untouched-fields.js'
 import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
@@ -20,7 +20,7 @@ import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam 
  * of the row in one transaction): the check and the write are a single statement, so nothing can change the
  * row between them. Where a trigger may change the row after the statement, SQLite and PostgreSQL do the same
  * (the UPDATE, the row read back, COMMIT): the answer is the row as the table holds it, never RETURNING's
- * earlier picture. A version column the catalogue shows cannot move on every write refuses every write. A statement that fails is classified by
+ * earlier picture. Where a generated column may move outside the set, the UPDATE is judged before COMMIT too. A version column the catalogue shows cannot move on every write refuses every write. A statement that fails is classified by
  * whether it could have been applied; one that matches no row is explained by reading the row back.
  */
 export async function writeRecord(ctx: ConnectorContext, request: WriteRequest): Promise<WriteOutcome> {
@@ -47,6 +47,7 @@ export async function writeRecord(ctx: ConnectorContext, request: WriteRequest):
     ctx.backend.update(
       conditionalUpdate(ctx, set, conditions, readBack, {
         returningIsFinal: finalReturning(catalogue, idField),
+        judgedBeforeCommit: mayTouchOutsideSet(ctx, request, facts?.generatedFields),
         rereadOf: readBack,
         accept: (rows) => refusal(ctx, request, rows),
       }),
@@ -161,7 +162,7 @@ export function conditionalUpdate(
   set: Record<string, unknown>,
   conditions: readonly RawBuilder<unknown>[],
   readBack: () => CompiledQuery,
-  rest: Pick<ConditionalUpdate, 'returningIsFinal' | 'rereadOf' | 'accept'>,
+  rest: Pick<ConditionalUpdate, 'returningIsFinal' | 'judgedBeforeCommit' | 'rereadOf' | 'accept'>,
 ): ConditionalUpdate {
   const update = ctx.backend.db
     .updateTable(ctx.table)
@@ -196,10 +197,11 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   const record = toRecord(ctx, rows[0]!)
   if (record.id !== request.id) return spelledOtherwise(ctx, request.id, [record.id])
   if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
-  // MySQL reads every write back before COMMIT, so there it can always be refused (a set field kept otherwise, a
-  // field outside the set changed); elsewhere RETURNING commits on its own where nothing changes the row, and the
-  // executor's effect check judges the value answered
-  return ctx.dialect === 'mysql' ? (otherwiseKept(ctx, request, record) ?? touchedOutsideSet(ctx, request, record)) : undefined
+  // MySQL reads every write back before COMMIT, so there a set field kept otherwise can always be refused; elsewhere
+  // RETURNING commits on its own where nothing changes the row, and the executor's effect check judges the value
+  // answered. A field outside the set that moved is refused by every engine: the others judge before COMMIT
+  // wherever the catalogue shows something that could move one (a trigger, a rule, a generated column)
+  return (ctx.dialect === 'mysql' ? otherwiseKept(ctx, request, record) : undefined) ?? touchedOutsideSet(ctx, request, record)
 }
 
 /**

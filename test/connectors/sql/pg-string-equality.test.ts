@@ -79,7 +79,7 @@ describe('sql on postgres: string equality is code-point equality of the value a
     try {
       const query = columnTypesQuery('postgres', db, 'ledger')
       const { rows } = await client.query(query.sql, query.parameters as unknown[])
-      const facts = columnFactsOf({ fields: FIELDS, versionField: 'version', table: 'ledger' }, columnTypesOf('postgres', rows), 'postgres', false)
+      const facts = columnFactsOf({ fields: FIELDS, versionField: 'version', table: 'ledger' }, columnTypesOf('postgres', rows), 'postgres', { changedAfterUpdate: false, generatedFields: [] })
       assert.deepEqual([...facts.comparedByCodePoint].sort(), ['ci', 'folded', 'padded'])
       const sqlOf = (filter: Filter) => compileFilter(filter, FIELDS, 'postgres', 'filter', { comparedByCodePoint: facts.comparedByCodePoint })!.compile(db).sql
       assert.equal(sqlOf({ plain: 'active', sized: { not_in: ['a'] } }), '("plain" = $1 and "sized" not in ($2))')
