@@ -75,8 +75,18 @@ export function markIndistinct(text: string, mark: (ch: string) => string): stri
  * same wherever it appears.
  */
 export function revealed(text: string): string {
-  return markIndistinct(text, (ch) => `[${codePointName(ch)}]`)
+  const mark = (ch: string) => `[${codePointName(ch)}]`
+  // Text that itself spells a mark ("zz[U+200B]", eleven characters) read exactly as "zz" plus a zero-width space:
+  // two records drew as one id. The "[" that opens such a spelling is marked in turn ("zz[U+005B]U+200B]"). Each
+  // part between is marked with the "[" beside it kept (then dropped): a space next to it is not at an end.
+  const parts = text.split(SPELLED_MARK)
+  if (parts.length === 1) return markIndistinct(text, mark)
+  const last = parts.length - 1
+  return parts.map((part, i) => markIndistinct(`${i > 0 ? '[' : ''}${part}${i < last ? '[' : ''}`, mark).slice(i > 0 ? 1 : 0, i < last ? -1 : undefined)).join(mark('['))
 }
+
+/** A "[" that opens text reading as one of `revealed`'s marks, in any case: "[U+200B]", "[u+202e]". */
+const SPELLED_MARK = /\[(?=U\+[0-9A-F]{1,6}\])/iu
 
 /**
  * What a text reads as once the differences `markIndistinct` marks are taken away: unseen characters dropped, NFC,

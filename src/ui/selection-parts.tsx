@@ -65,7 +65,11 @@ export function SelectorSection(props: { selection: SelectionView; id?: string; 
       <h3>Exclusion rules: a matching record is removed from the set</h3>
       {s.exclusions.length === 0 ? (
         <p data-testid="no-exclusions">
-          <strong>No exclusion rule.</strong> Nothing was set aside: every record the filter matched is in the set.
+          <strong>No exclusion rule.</strong>{' '}
+          {s.complete
+            ? 'Nothing was set aside: every record the filter matched is in the set.'
+            : // an incomplete walk knows only the records it read: the ones it never reached may match and are in no set
+              'Nothing was set aside: every record the walk read that matched the filter is in the set; records it never reached may match too and are not in it (see what is missing).'}
         </p>
       ) : (
         <>
@@ -93,7 +97,10 @@ export function SelectorSection(props: { selection: SelectionView; id?: string; 
               </tr>
             ))}
           </DataTable>
-          <p class="muted small">{s.exclusion_rule}.</p>
+          <p class="muted small">
+            {s.exclusion_rule}.
+            {s.complete ? null : ' These count only what they removed of the records the walk read: records it never reached were judged by no rule.'}
+          </p>
         </>
       )}
     </section>
@@ -131,7 +138,10 @@ export function RecordsSection(props: {
       <h2 id={props.id ?? 'records'}>{props.heading ?? '3. Which records'}</h2>
       <p>
         <strong data-testid="manifest-count">{plural(s.count, 'record')}</strong> in the frozen manifest (digest <code class="digest" title={s.digest}>{s.digest}</code>
-        ). The table pages through <em>all</em> of them; nothing here is a sample.
+        ). The table pages through <em>all</em> of them;{' '}
+        {s.complete
+          ? 'nothing here is a sample.'
+          : 'they are what the walk returned before it stopped, not every record the filter matches (see what is missing).'}
       </p>
       <p>
         Export the whole manifest: <a href={paths.exportOf(s.selection_id, 'csv')} data-testid="export-csv">CSV</a> ·{' '}

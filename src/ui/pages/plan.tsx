@@ -13,7 +13,7 @@ import { LookalikeNotice } from '../lookalike-notice.js'
 import { MissingSection } from '../missing-evidence.js'
 import { type ManifestNav, RecordsSection, SelectorSection, WhereSection } from '../selection-parts.js'
 import { RunLimitsSection } from '../run-limits.js'
-import { WriteRequest } from '../write-request.js'
+import { WriteRequest, reversibleWords } from '../write-request.js'
 
 export interface PlanPageData {
   readonly viewer: Viewer
@@ -99,7 +99,7 @@ function Glance(props: { d: PlanPageData }) {
         ) : (
           ': values differ per record'
         )}
-        {plan.reversible ? ' (reversible)' : ' (not reversible)'}
+        {reversibleWords(plan.reversible, props.d.write).glance}
         <ChangingCount plan={plan} />
       </dd>
       <dt>
@@ -164,9 +164,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
       )}
       <h3>Reversible?</h3>
       <p data-testid="reversible">
-        {p.reversible
-          ? 'Yes. The before-values are kept for every record written; after the operation, a compensation plan can restore them (it is reviewed like any plan, and skips records changed since).'
-          : 'No. This action is declared irreversible: there will be no compensation plan.'}
+        {reversibleWords(p.reversible, props.write).text}
       </p>
       <RunLimitsSection plan={p} />
     </section>
