@@ -1,5 +1,7 @@
+import type BetterSqlite3 from 'better-sqlite3'
 import { CompiledQuery, PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely'
-import { commitJoinerOf, leaseNow, syncedSqliteCommit, unsyncedSqliteCommit, type Database, type JoinedWrites } from '../store/index.js'
+import { preparedOnce } from '../contract/index.js'
+import { commitJoinerOf, leaseNow, sqliteHandleOf, syncedSqliteCommit, unsyncedSqliteCommit, type Database, type JoinedWrites } from '../store/index.js'
 
 /**
  * Group commit for the per-target ledger. Transitions asked for while the previous group commits (the
@@ -75,11 +77,16 @@ class LedgerLane {
   #queue: Pending[] = []
   #busy = false
   #lingering: ReturnType<typeof setTimeout> | null = null
+  /** SQLite: the outcome updates, each prepared once on the store's connection (see `updateMany`) */
+  readonly #outcomeStatements: ((text: string) => BetterSqlite3.Statement) | null
 
   constructor(
     private readonly db: Db,
     readonly dialect: 'sqlite' | 'postgres',
-  ) {}
+  ) {
+    const raw = dialect === 'sqlite' ? sqliteHandleOf(db) : undefined
+    this.#outcomeStatements = raw ? preparedOnce((text) => raw.prepare(text)) : null
+  }
 
   submit(job: LedgerJob): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
@@ -119,7 +126,7 @@ class LedgerLane {
       this.#queue = []
       try {
         const changed = new Array<boolean>(group.length).fill(false)
-        const statements = statementsFor(group.map((p) => p.job), changed, this.dialect)
+        const statements = statementsFor(group.map((p) => p.job), changed, this.dialect, this.#outcomeStatements)
         // one statement is atomic and durable on its own (autocommit): no BEGIN and COMMIT round trips for it. On
         // SQLite a group's updates are one statement per row, so they always share a transaction (one sync).
         let joined: JoinedWrites | null = null
@@ -175,7 +182,7 @@ type Statement = (db: Kysely<Database> | Transaction<Database>) => Promise<void>
  * PostgreSQL; on SQLite one UPDATE by key per row, built once). Each statement records in `changed` which jobs
  * it applied.
  */
-function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 'sqlite' | 'postgres'): Statement[] {
+function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 'sqlite' | 'postgres', prepared: ((text: string) => BetterSqlite3.Statement) | null): Statement[] {
   const statements: Statement[] = []
   const inFlight = new Map<string, { operationId: string; owner: string; now: string; at: Map<number, number> }>()
   const updates = new Map<string, { operationId: string; fromState: string; columns: string[]; at: Map<number, number> }>()
@@ -219,7 +226,7 @@ function statementsFor(jobs: readonly LedgerJob[], changed: boolean[], dialect: 
       return { ord, ...Object.fromEntries(group.columns.map((c) => [c, job.set[c] ?? null])) }
     })
     statements.push(async (db) => {
-      for (const ord of await updateMany(db, dialect, group.operationId, group.fromState, group.columns, rows)) {
+      for (const ord of await updateMany(db, dialect, group.operationId, group.fromState, group.columns, rows, prepared)) {
         const i = group.at.get(ord)
         if (i !== undefined) changed[i] = true
       }
@@ -289,6 +296,7 @@ async function updateMany(
   fromState: string,
   columns: readonly string[],
   rows: readonly Record<string, unknown>[],
+  prepared: ((text: string) => BetterSqlite3.Statement) | null,
 ): Promise<number[]> {
   if (dialect === 'postgres') {
     const json = JSON.stringify(rows)
@@ -309,6 +317,14 @@ async function updateMany(
   // to save in-process, so one UPDATE by key per row, its SQL built once (the store prepares it once).
   const text = `update operation_targets set ${columns.map((c) => `"${c}" = ?`).join(', ')} where operation_id = ? and ord = ? and state = ? returning ord`
   const changed: number[] = []
+  if (prepared !== null) {
+    // Run on the store's connection directly, inside the group's transaction (it holds the connection and the
+    // write lock, and its COMMIT is what the store checks): through kysely each row was an async round of
+    // promises (executor, plugin, busy wait), about as much CPU as the row's own update, for every target.
+    const statement = prepared(text)
+    for (const row of rows) if (statement.all(...columns.map((c) => row[c] ?? null), operationId, row.ord, fromState).length > 0) changed.push(Number(row.ord))
+    return changed
+  }
   for (const row of rows) {
     const result = await trx.executeQuery<{ ord: number }>(CompiledQuery.raw(text, [...columns.map((c) => row[c] ?? null), operationId, row.ord, fromState]))
     if (result.rows.length > 0) changed.push(Number(row.ord))

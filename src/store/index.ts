@@ -7,6 +7,7 @@
  * await store.migrate()
  */
 export { createStore } from './store.js'
+export { sqliteHandleOf } from './sqlite-handle.js'
 export type { Store, StoreDialect, StoreLog, StoreOptions } from './store.js'
 export { InvalidStoreUrlError, parseStoreUrl } from './store-url.js'
 export { maskPassword } from '../contract/index.js'

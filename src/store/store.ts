@@ -16,6 +16,7 @@ import { postgresHealth } from './postgres-health.js'
 import { busyRefusal, DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './sqlite-busy.js'
 import { BusyWaitingSqliteDialect } from './sqlite-busy-wait.js'
 import { registerRegexp } from './sqlite-regexp.js'
+import { registerSqliteHandle } from './sqlite-handle.js'
 import { openPostgres } from './postgres-pool.js'
 import type { StoreLocation } from './store-url.js'
 
@@ -110,6 +111,7 @@ export async function createStore(options: StoreOptions): Promise<Store> {
   // A SQLite store never hands the event loop back by itself (see EventLoopSlices); PostgreSQL waits on sockets.
   const plugins = location.dialect === 'sqlite' ? [new EventLoopSlices(SQLITE_SLICE_MS)] : []
   const db = new Kysely<Database>({ dialect, plugins, ...(options.log && location.dialect === 'postgres' ? { log: logQueryErrors(options.log) } : {}) })
+  if (sqlite) registerSqliteHandle(db, sqlite)
 
   let closing: Promise<void> | undefined
   return {
