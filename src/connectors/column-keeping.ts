@@ -39,14 +39,18 @@ export interface StringColumn {
   readonly holdsOtherText?: true
 }
 
-/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale; `single`, a PostgreSQL real: those float4 reads back as written). */
+/**
+ * A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale;
+ * `single`, a PostgreSQL real or a MySQL/MariaDB FLOAT: those its single-precision value reads back as written, the
+ * server sending at most `shownDigits` significant digits where it cuts them, MariaDB's 6; `unsigned`: none below 0).
+ */
 export interface NumberColumn {
   readonly field: string
   /** The column's type as the catalogue names it. */
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }> | { readonly as: 'single' }
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
 }
 
 /**

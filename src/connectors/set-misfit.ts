@@ -118,14 +118,17 @@ export function numberMisfitMessage(found: NumberMisfit): string {
 }
 
 function numberKeepsWords(keeps: NumberColumn['keeps']): string {
-  if (keeps.as === 'single') return 'numbers a single-precision float stores and reads back as written (about 6 to 9 significant digits, integers up to 2^24 exactly)'
+  if (keeps.as === 'single') {
+    const digits = keeps.shownDigits === undefined ? 'about 6 to 9 significant digits, integers up to 2^24 exactly' : `at most ${keeps.shownDigits} significant digits, as the server sends them`
+    return `numbers${keeps.unsigned === true ? ' from 0' : ''} a single-precision float stores and reads back as written (${digits})`
+  }
   if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
   const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
   return `numbers${keeps.unsigned === true ? ' from 0' : ''}${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
 }
 
 function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
-  if (keeps.as === 'single') return singleReadBack(value) === value
+  if (keeps.as === 'single') return singleReadBack(value, keeps.shownDigits) === value && !(keeps.unsigned === true && value < 0)
   const digits = plainDecimal(value)
   if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
   const match = DECIMAL.exec(digits)!
@@ -137,14 +140,19 @@ function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
 }
 
 /**
- * The number PostgreSQL reads back from a real (float4) `value` was written into: the nearest single-precision value,
- * sent as the shortest text that reads as it (PostgreSQL 12 and later), which the driver reads as a double; Infinity
- * where float4 cannot hold it (refused, "out of range"). The decimal text sent is rounded to float4 through the double
- * it names: the two differ only for text a hair from a float4 midpoint, which no shortest double spelling is.
+ * The number read back from a single-precision column `value` was written into: the nearest single-precision value,
+ * sent as the shortest text that reads as it (PostgreSQL 12 and later), or rounded to `shownDigits` significant digits
+ * where the server sends no more (MariaDB's FLOAT, 6: 16777216 is read back as 16777200), which the driver reads as
+ * a double; NaN where float4 cannot hold it (refused, "out of range") or rounds it to 0. The decimal text sent is
+ * rounded to float4 through the double it names: the two differ only for text a hair from a float4 midpoint, which no
+ * shortest double spelling is.
  */
-function singleReadBack(value: number): number {
+function singleReadBack(value: number, shownDigits?: number): number {
   const single = Math.fround(value)
   if (!Number.isFinite(single) || (single === 0 && value !== 0)) return Number.NaN
+  // printf's %g: the float itself to that many digits, not the shortest text within them (a subnormal such as 1e-40,
+  // stored with fewer bits, is sent as 9.99995e-41)
+  if (shownDigits !== undefined) return Number(single.toPrecision(shownDigits))
   for (let digits = 1; digits < 9; digits++) {
     const text = Number(single.toPrecision(digits))
     if (Math.fround(text) === single) return text

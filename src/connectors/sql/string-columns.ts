@@ -25,7 +25,8 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
  * The number and integer fields over a PostgreSQL or MySQL/MariaDB column of integers or fixed-point decimals, and
  * which numbers each keeps exactly (`NumberColumn`): the database rounds a number past the column's scale (12.345
  * into numeric(12,2) is kept as 12.35), refuses or rounds a fraction into an integer column, and refuses one past its
- * digits or bounds. Not here: floating-point columns, and SQLite, which keeps any number as written.
+ * digits or bounds; and a single-precision float (PostgreSQL real, MySQL FLOAT), which keeps only the numbers it reads
+ * back as written. Not here: double-precision columns, and SQLite, which keeps any number as written.
  */
 export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): NumberColumn[] {
   const out: NumberColumn[] = []
@@ -36,6 +37,13 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     // a PostgreSQL real (or a domain over one) stores a single-precision value, read back as its shortest text
     if (dialect === 'postgres' && column.singleFloat === true) {
       out.push({ field, column: column.declared, cause: `column "${field}" of ${endpoint} is ${column.declared}${domainWords(column)}`, keeps: { as: 'single' } })
+      continue
+    }
+    // so does a MySQL/MariaDB FLOAT, which MariaDB sends with 6 significant digits (16777217 as 16777200, 123456.7 as
+    // 123457): judged here, it was refused only when read back after the UPDATE, never at proposal
+    if (dialect === 'mysql' && column.declared.toLowerCase() === 'float') {
+      const shown = column.unsigned === true ? 'float unsigned' : 'float'
+      out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps: { as: 'single', shownDigits: MYSQL_FLOAT_DIGITS, ...(column.unsigned === true ? { unsigned: true as const } : {}) } })
       continue
     }
     const keeps = keepingOf(column, dialect)
@@ -85,6 +93,9 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   if (column.decimal === undefined) return null
   return { as: 'decimal', ...column.decimal, asNumber: false, ...(column.unsigned === true ? { unsigned: true as const } : {}) }
 }
+
+/** The significant digits MariaDB sends of a FLOAT (FLT_DIG), and MySQL likewise: what a record shows of one. */
+const MYSQL_FLOAT_DIGITS = 6
 
 function integer(min: bigint, max: bigint): StringKeeping {
   return { as: 'integer', min: String(min), max: String(max) }
