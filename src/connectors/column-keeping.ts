@@ -50,7 +50,7 @@ export interface NumberColumn {
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' } | { readonly as: 'instant' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
 }
 
 /**
@@ -64,3 +64,9 @@ export type StringKeeping =
   | { readonly as: 'boolean'; readonly spellings: readonly string[] }
   /** A MySQL/MariaDB ENUM (one of `values`) or SET (`multiple`: distinct values, comma-separated, in their order, or ""). */
   | { readonly as: 'members'; readonly values: readonly string[]; readonly multiple: boolean }
+  /**
+   * A timestamp field over a date or timestamp column keeping fewer digits of a second than a record shows (PostgreSQL
+   * timestamp(0) to (2), MySQL DATETIME without fractions): an instant with no digit past `secondDigits`; `day`, a date
+   * column: midnight UTC.
+   */
+  | { readonly as: 'instant'; readonly secondDigits: number; readonly day: boolean }

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../contract/index.js'
+import { canonicalJson, instantOf } from '../contract/index.js'
 import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './column-keeping.js'
 
 /**
@@ -172,6 +172,7 @@ function plainDecimal(value: number): string {
   return point >= all.length ? `${sign}${all}${'0'.repeat(point - all.length)}` : `${sign}${all.slice(0, point)}.${all.slice(point)}`
 }
 
+const DAY_MS = 86_400_000
 const INTEGER = /^-?(0|[1-9]\d*)$/
 const DECIMAL = /^-?(0|[1-9]\d*)(\.(\d+))?$/
 
@@ -188,6 +189,14 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
       // MariaDB keeps a SET's members once each, in the order the table declares them ("b,a" is kept as "a,b")
       const at = value.split(',').map((v) => keeps.values.indexOf(v))
       return at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!))
+    }
+    case 'instant': {
+      const at = instantOf(value)
+      if (at === null) return false
+      if (keeps.day) return ((at % DAY_MS) + DAY_MS) % DAY_MS === 0
+      // digits of the second past the column's, in the text (a fourth digit instantOf drops) and in the instant
+      const fraction = /:\d\d\.(\d+)/.exec(value)?.[1] ?? ''
+      return /^0*$/.test(fraction.slice(keeps.secondDigits)) && (((at % 1000) + 1000) % 1000) % 10 ** (3 - keeps.secondDigits) === 0
     }
     case 'decimal': {
       const match = DECIMAL.exec(value)
@@ -211,6 +220,9 @@ function keepsWords(keeps: StringKeeping): string {
       const members = keeps.values.map((s) => JSON.stringify(s)).join(', ')
       return keeps.multiple ? `a comma-separated list of ${members}, each at most once, in that order, or ""` : `one of ${members}, spelled as the table declares it`
     }
+    case 'instant':
+      if (keeps.day) return 'an instant at midnight UTC (the column keeps the day alone)'
+      return keeps.secondDigits === 0 ? 'an instant in whole seconds' : `an instant with at most ${keeps.secondDigits} digit(s) of a second`
     case 'decimal':
       if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
       return `a plain decimal${keeps.unsigned === true ? ' not below 0' : ''}${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`

@@ -6,7 +6,7 @@ import type { SqlDialectName } from './url.js'
 
 /**
  * The string fields over a column of integers, decimals or booleans, and which strings each keeps as written
- * (`StringColumn`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
+ * (`StringColumn`); and the timestamp fields over a column keeping less than a record shows of an instant (`instantKeeping`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
  * where any string is a misfit already (`misfitOf`); a SQLite column named for dates (DATE, DATETIME), where SQLite
  * keeps dates as text by design; types whose text is the engine's own (money, bit, uuid).
  */
@@ -14,6 +14,11 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
   const out: StringColumn[] = []
   for (const [field, type] of Object.entries(fields)) {
     const column = columns.get(field)
+    const instant = type === 'timestamp' && column !== undefined ? instantKeeping(column, dialect) : null
+    if (instant !== null) {
+      out.push({ field, column: column!.declared, cause: `column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps: instant })
+      continue
+    }
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
     out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
@@ -48,13 +53,25 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     }
     const keeps = keepingOf(column, dialect)
     // a bare numeric keeps any number as written, but a number past 2^53 - 1 is judged still (`setNumberMisfit`)
-    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members') continue
+    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || keeps.as === 'instant') continue
     // MySQL's catalogue names the type bare (decimal, int): the digits, scale and sign are what the judgement is about
     const sized = keeps.as === 'decimal' && keeps.digits !== null && column.domain === undefined && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
     const shown = column.unsigned === true ? `${sized} unsigned` : sized
     out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}${domainWords(column)}`, keeps })
   }
   return out
+}
+
+/**
+ * A timestamp field over a date or timestamp column that keeps fewer digits of a second than a record shows: PostgreSQL
+ * rounds 12:00:00.123 into timestamp(2) to 12:00:00.12, MySQL DATETIME cuts it to 12:00:00, a date keeps the day only,
+ * and PostgreSQL answered such a write "written" with the record showing another instant than approved. Null for a
+ * column keeping milliseconds or more, and on SQLite, which keeps the text as written.
+ */
+function instantKeeping(column: ColumnType, dialect: SqlDialectName): StringKeeping | null {
+  if (dialect === 'sqlite' || column.kind !== 'temporal' || column.secondDigits === null) return null
+  const day = /^date$/i.test(column.domain?.over ?? column.declared)
+  return day || column.secondDigits < 3 ? { as: 'instant', secondDigits: column.secondDigits, day } : null
 }
 
 /**
