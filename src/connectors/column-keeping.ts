@@ -50,7 +50,7 @@ export interface NumberColumn {
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' } | { readonly as: 'instant' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' } | { readonly as: 'instant' } | { readonly as: 'uuid' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
 }
 
 /**
@@ -70,3 +70,5 @@ export type StringKeeping =
    * column: midnight UTC.
    */
   | { readonly as: 'instant'; readonly secondDigits: number; readonly day: boolean }
+  /** A uuid column: its own spelling, lowercase hex in 8-4-4-4-12 (capitals and braces are read back otherwise). */
+  | { readonly as: 'uuid' }

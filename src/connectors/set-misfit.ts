@@ -173,6 +173,7 @@ function plainDecimal(value: number): string {
 }
 
 const DAY_MS = 86_400_000
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const INTEGER = /^-?(0|[1-9]\d*)$/
 const DECIMAL = /^-?(0|[1-9]\d*)(\.(\d+))?$/
 
@@ -190,6 +191,8 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
       const at = value.split(',').map((v) => keeps.values.indexOf(v))
       return at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!))
     }
+    case 'uuid':
+      return UUID.test(value)
     case 'instant': {
       const at = instantOf(value)
       if (at === null) return false
@@ -220,6 +223,8 @@ function keepsWords(keeps: StringKeeping): string {
       const members = keeps.values.map((s) => JSON.stringify(s)).join(', ')
       return keeps.multiple ? `a comma-separated list of ${members}, each at most once, in that order, or ""` : `one of ${members}, spelled as the table declares it`
     }
+    case 'uuid':
+      return 'a uuid in lowercase hex, hyphenated 8-4-4-4-12, as the database spells it back'
     case 'instant':
       if (keeps.day) return 'an instant at midnight UTC (the column keeps the day alone)'
       return keeps.secondDigits === 0 ? 'an instant in whole seconds' : `an instant with at most ${keeps.secondDigits} digit(s) of a second`

@@ -8,7 +8,7 @@ import type { SqlDialectName } from './url.js'
  * The string fields over a column of integers, decimals or booleans, and which strings each keeps as written
  * (`StringColumn`); and the timestamp fields over a column keeping less than a record shows of an instant (`instantKeeping`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
  * where any string is a misfit already (`misfitOf`); a SQLite column named for dates (DATE, DATETIME), where SQLite
- * keeps dates as text by design; types whose text is the engine's own (money, bit, uuid).
+ * keeps dates as text by design; types whose text is the engine's own (money, bit), but uuid's, which is one spelling.
  */
 export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): StringColumn[] {
   const out: StringColumn[] = []
@@ -53,7 +53,7 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
     }
     const keeps = keepingOf(column, dialect)
     // a bare numeric keeps any number as written, but a number past 2^53 - 1 is judged still (`setNumberMisfit`)
-    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || keeps.as === 'instant') continue
+    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || keeps.as === 'instant' || keeps.as === 'uuid') continue
     // MySQL's catalogue names the type bare (decimal, int): the digits, scale and sign are what the judgement is about
     const sized = keeps.as === 'decimal' && keeps.digits !== null && column.domain === undefined && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
     const shown = column.unsigned === true ? `${sized} unsigned` : sized
@@ -102,6 +102,9 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   if (column.kind === 'boolean') return dialect === 'postgres' ? { as: 'boolean', spellings: ['true', 'false'] } : null
   // an ENUM or SET keeps its members as the table spells them, and nothing else as written
   if (dialect === 'mysql' && column.members !== undefined) return { as: 'members', ...column.members }
+  // PostgreSQL's uuid (and MariaDB's) reads "A0EEBC99-…" or "{a0eebc99…}" and sends back its own spelling: a string
+  // so set was answered "written" with a record showing another value than approved
+  if (declared === 'uuid') return { as: 'uuid' }
   if (column.kind !== 'numeric') return null
   if (column.integer) {
     const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : column.unsigned === true ? MYSQL_UNSIGNED : MYSQL_INTEGERS)[declared]
