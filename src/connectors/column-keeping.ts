@@ -39,14 +39,18 @@ export interface StringColumn {
   readonly holdsOtherText?: true
 }
 
-/** A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale; `single`, a PostgreSQL real: those float4 reads back as written). */
+/**
+ * A number or integer field over a column that keeps only some numbers exactly (its bounds, its digits and scale;
+ * `single`, a PostgreSQL real or a MySQL/MariaDB FLOAT: those its single-precision value reads back as written, the
+ * server sending at most `shownDigits` significant digits where it cuts them, MariaDB's 6; `unsigned`: none below 0).
+ */
 export interface NumberColumn {
   readonly field: string
   /** The column's type as the catalogue names it. */
   readonly column: string
   /** Which column it is, in words: `column "amount" of table invoices is numeric(12,2)`. */
   readonly cause: string
-  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' }> | { readonly as: 'single' }
+  readonly keeps: Exclude<StringKeeping, { readonly as: 'boolean' } | { readonly as: 'members' } | { readonly as: 'instant' } | { readonly as: 'uuid' }> | { readonly as: 'single'; readonly shownDigits?: number; readonly unsigned?: true }
 }
 
 /**
@@ -60,3 +64,11 @@ export type StringKeeping =
   | { readonly as: 'boolean'; readonly spellings: readonly string[] }
   /** A MySQL/MariaDB ENUM (one of `values`) or SET (`multiple`: distinct values, comma-separated, in their order, or ""). */
   | { readonly as: 'members'; readonly values: readonly string[]; readonly multiple: boolean }
+  /**
+   * A timestamp field over a date or timestamp column keeping fewer digits of a second than a record shows (PostgreSQL
+   * timestamp(0) to (2), MySQL DATETIME without fractions): an instant with no digit past `secondDigits`; `day`, a date
+   * column: midnight UTC.
+   */
+  | { readonly as: 'instant'; readonly secondDigits: number; readonly day: boolean }
+  /** A uuid column: its own spelling, lowercase hex in 8-4-4-4-12 (capitals and braces are read back otherwise). */
+  | { readonly as: 'uuid' }

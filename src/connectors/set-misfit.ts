@@ -1,4 +1,4 @@
-import { canonicalJson } from '../contract/index.js'
+import { canonicalJson, instantOf } from '../contract/index.js'
 import type { FieldTypeMisfit, NumberColumn, StringColumn, StringKeeping } from './column-keeping.js'
 
 /**
@@ -118,14 +118,17 @@ export function numberMisfitMessage(found: NumberMisfit): string {
 }
 
 function numberKeepsWords(keeps: NumberColumn['keeps']): string {
-  if (keeps.as === 'single') return 'numbers a single-precision float stores and reads back as written (about 6 to 9 significant digits, integers up to 2^24 exactly)'
+  if (keeps.as === 'single') {
+    const digits = keeps.shownDigits === undefined ? 'about 6 to 9 significant digits, integers up to 2^24 exactly' : `at most ${keeps.shownDigits} significant digits, as the server sends them`
+    return `numbers${keeps.unsigned === true ? ' from 0' : ''} a single-precision float stores and reads back as written (${digits})`
+  }
   if (keeps.as === 'integer') return `integers from ${keeps.min} to ${keeps.max}`
   const scale = keeps.scale === null ? '' : keeps.scale === 0 ? ' without a fraction' : ` with at most ${keeps.scale} digit(s) after the point`
   return `numbers${keeps.unsigned === true ? ' from 0' : ''}${scale}${keeps.digits === null ? '' : ` and at most ${keeps.digits - (keeps.scale ?? 0)} before it`}`
 }
 
 function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
-  if (keeps.as === 'single') return singleReadBack(value) === value
+  if (keeps.as === 'single') return singleReadBack(value, keeps.shownDigits) === value && !(keeps.unsigned === true && value < 0)
   const digits = plainDecimal(value)
   if (keeps.as === 'integer') return INTEGER.test(digits) && BigInt(digits) >= BigInt(keeps.min) && BigInt(digits) <= BigInt(keeps.max)
   const match = DECIMAL.exec(digits)!
@@ -137,14 +140,19 @@ function numberKept(value: number, keeps: NumberColumn['keeps']): boolean {
 }
 
 /**
- * The number PostgreSQL reads back from a real (float4) `value` was written into: the nearest single-precision value,
- * sent as the shortest text that reads as it (PostgreSQL 12 and later), which the driver reads as a double; Infinity
- * where float4 cannot hold it (refused, "out of range"). The decimal text sent is rounded to float4 through the double
- * it names: the two differ only for text a hair from a float4 midpoint, which no shortest double spelling is.
+ * The number read back from a single-precision column `value` was written into: the nearest single-precision value,
+ * sent as the shortest text that reads as it (PostgreSQL 12 and later), or rounded to `shownDigits` significant digits
+ * where the server sends no more (MariaDB's FLOAT, 6: 16777216 is read back as 16777200), which the driver reads as
+ * a double; NaN where float4 cannot hold it (refused, "out of range") or rounds it to 0. The decimal text sent is
+ * rounded to float4 through the double it names: the two differ only for text a hair from a float4 midpoint, which no
+ * shortest double spelling is.
  */
-function singleReadBack(value: number): number {
+function singleReadBack(value: number, shownDigits?: number): number {
   const single = Math.fround(value)
   if (!Number.isFinite(single) || (single === 0 && value !== 0)) return Number.NaN
+  // printf's %g: the float itself to that many digits, not the shortest text within them (a subnormal such as 1e-40,
+  // stored with fewer bits, is sent as 9.99995e-41)
+  if (shownDigits !== undefined) return Number(single.toPrecision(shownDigits))
   for (let digits = 1; digits < 9; digits++) {
     const text = Number(single.toPrecision(digits))
     if (Math.fround(text) === single) return text
@@ -164,6 +172,8 @@ function plainDecimal(value: number): string {
   return point >= all.length ? `${sign}${all}${'0'.repeat(point - all.length)}` : `${sign}${all.slice(0, point)}.${all.slice(point)}`
 }
 
+const DAY_MS = 86_400_000
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const INTEGER = /^-?(0|[1-9]\d*)$/
 const DECIMAL = /^-?(0|[1-9]\d*)(\.(\d+))?$/
 
@@ -180,6 +190,16 @@ function keptAsWritten(value: string, keeps: StringKeeping): boolean {
       // MariaDB keeps a SET's members once each, in the order the table declares them ("b,a" is kept as "a,b")
       const at = value.split(',').map((v) => keeps.values.indexOf(v))
       return at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!))
+    }
+    case 'uuid':
+      return UUID.test(value)
+    case 'instant': {
+      const at = instantOf(value)
+      if (at === null) return false
+      if (keeps.day) return ((at % DAY_MS) + DAY_MS) % DAY_MS === 0
+      // digits of the second past the column's, in the text (a fourth digit instantOf drops) and in the instant
+      const fraction = /:\d\d\.(\d+)/.exec(value)?.[1] ?? ''
+      return /^0*$/.test(fraction.slice(keeps.secondDigits)) && (((at % 1000) + 1000) % 1000) % 10 ** (3 - keeps.secondDigits) === 0
     }
     case 'decimal': {
       const match = DECIMAL.exec(value)
@@ -203,6 +223,11 @@ function keepsWords(keeps: StringKeeping): string {
       const members = keeps.values.map((s) => JSON.stringify(s)).join(', ')
       return keeps.multiple ? `a comma-separated list of ${members}, each at most once, in that order, or ""` : `one of ${members}, spelled as the table declares it`
     }
+    case 'uuid':
+      return 'a uuid in lowercase hex, hyphenated 8-4-4-4-12, as the database spells it back'
+    case 'instant':
+      if (keeps.day) return 'an instant at midnight UTC (the column keeps the day alone)'
+      return keeps.secondDigits === 0 ? 'an instant in whole seconds' : `an instant with at most ${keeps.secondDigits} digit(s) of a second`
     case 'decimal':
       if (keeps.asNumber) return 'a number spelled as the database reads it back (no trailing zeros after the point, at most 15 significant digits)'
       return `a plain decimal${keeps.unsigned === true ? ' not below 0' : ''}${keeps.scale === null ? '' : keeps.scale === 0 ? ' without a point' : ` with exactly ${keeps.scale} digit(s) after the point`}${keeps.digits === null ? '' : ` and at most ${keeps.digits} digit(s) in all`}, without leading zeros`

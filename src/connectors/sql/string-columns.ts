@@ -6,14 +6,19 @@ import type { SqlDialectName } from './url.js'
 
 /**
  * The string fields over a column of integers, decimals or booleans, and which strings each keeps as written
- * (`StringColumn`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
+ * (`StringColumn`); and the timestamp fields over a column keeping less than a record shows of an instant (`instantKeeping`). Not judged here: a date or timestamp column on PostgreSQL and MariaDB, and a floating-point one,
  * where any string is a misfit already (`misfitOf`); a SQLite column named for dates (DATE, DATETIME), where SQLite
- * keeps dates as text by design; types whose text is the engine's own (money, bit, uuid).
+ * keeps dates as text by design; types whose text is the engine's own (money, bit), but uuid's, which is one spelling.
  */
 export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): StringColumn[] {
   const out: StringColumn[] = []
   for (const [field, type] of Object.entries(fields)) {
     const column = columns.get(field)
+    const instant = type === 'timestamp' && column !== undefined ? instantKeeping(column, dialect) : null
+    if (instant !== null) {
+      out.push({ field, column: column!.declared, cause: `column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps: instant })
+      continue
+    }
     const keeps = type === 'string' && column !== undefined ? keepingOf(column, dialect) : null
     if (keeps === null) continue
     out.push({ field, column: column!.declared, cause: `field "${field}" is declared string, but column "${field}" of ${endpoint} is ${column!.declared}${domainWords(column!)}`, keeps, ...(dialect === 'sqlite' ? { holdsOtherText: true as const } : {}) })
@@ -25,7 +30,8 @@ export function stringColumnsOf(fields: Readonly<Record<string, FieldType>>, col
  * The number and integer fields over a PostgreSQL or MySQL/MariaDB column of integers or fixed-point decimals, and
  * which numbers each keeps exactly (`NumberColumn`): the database rounds a number past the column's scale (12.345
  * into numeric(12,2) is kept as 12.35), refuses or rounds a fraction into an integer column, and refuses one past its
- * digits or bounds. Not here: floating-point columns, and SQLite, which keeps any number as written.
+ * digits or bounds; and a single-precision float (PostgreSQL real, MySQL FLOAT), which keeps only the numbers it reads
+ * back as written. Not here: double-precision columns, and SQLite, which keeps any number as written.
  */
 export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, columns: ReadonlyMap<string, ColumnType>, dialect: SqlDialectName, endpoint: string): NumberColumn[] {
   const out: NumberColumn[] = []
@@ -38,15 +44,34 @@ export function numberColumnsOf(fields: Readonly<Record<string, FieldType>>, col
       out.push({ field, column: column.declared, cause: `column "${field}" of ${endpoint} is ${column.declared}${domainWords(column)}`, keeps: { as: 'single' } })
       continue
     }
+    // so does a MySQL/MariaDB FLOAT, which MariaDB sends with 6 significant digits (16777217 as 16777200, 123456.7 as
+    // 123457): judged here, it was refused only when read back after the UPDATE, never at proposal
+    if (dialect === 'mysql' && column.declared.toLowerCase() === 'float') {
+      const shown = column.unsigned === true ? 'float unsigned' : 'float'
+      out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}`, keeps: { as: 'single', shownDigits: MYSQL_FLOAT_DIGITS, ...(column.unsigned === true ? { unsigned: true as const } : {}) } })
+      continue
+    }
     const keeps = keepingOf(column, dialect)
     // a bare numeric keeps any number as written, but a number past 2^53 - 1 is judged still (`setNumberMisfit`)
-    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members') continue
+    if (keeps === null || keeps.as === 'boolean' || keeps.as === 'members' || keeps.as === 'instant' || keeps.as === 'uuid') continue
     // MySQL's catalogue names the type bare (decimal, int): the digits, scale and sign are what the judgement is about
     const sized = keeps.as === 'decimal' && keeps.digits !== null && column.domain === undefined && !column.declared.includes('(') ? `${column.declared}(${keeps.digits},${keeps.scale ?? 0})` : column.declared
     const shown = column.unsigned === true ? `${sized} unsigned` : sized
     out.push({ field, column: shown, cause: `column "${field}" of ${endpoint} is ${shown}${domainWords(column)}`, keeps })
   }
   return out
+}
+
+/**
+ * A timestamp field over a date or timestamp column that keeps fewer digits of a second than a record shows: PostgreSQL
+ * rounds 12:00:00.123 into timestamp(2) to 12:00:00.12, MySQL DATETIME cuts it to 12:00:00, a date keeps the day only,
+ * and PostgreSQL answered such a write "written" with the record showing another instant than approved. Null for a
+ * column keeping milliseconds or more, and on SQLite, which keeps the text as written.
+ */
+function instantKeeping(column: ColumnType, dialect: SqlDialectName): StringKeeping | null {
+  if (dialect === 'sqlite' || column.kind !== 'temporal' || column.secondDigits === null) return null
+  const day = /^date$/i.test(column.domain?.over ?? column.declared)
+  return day || column.secondDigits < 3 ? { as: 'instant', secondDigits: column.secondDigits, day } : null
 }
 
 /**
@@ -77,6 +102,9 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   if (column.kind === 'boolean') return dialect === 'postgres' ? { as: 'boolean', spellings: ['true', 'false'] } : null
   // an ENUM or SET keeps its members as the table spells them, and nothing else as written
   if (dialect === 'mysql' && column.members !== undefined) return { as: 'members', ...column.members }
+  // PostgreSQL's uuid (and MariaDB's) reads "A0EEBC99-…" or "{a0eebc99…}" and sends back its own spelling: a string
+  // so set was answered "written" with a record showing another value than approved
+  if (declared === 'uuid') return { as: 'uuid' }
   if (column.kind !== 'numeric') return null
   if (column.integer) {
     const bounds = (dialect === 'postgres' ? POSTGRES_INTEGERS : column.unsigned === true ? MYSQL_UNSIGNED : MYSQL_INTEGERS)[declared]
@@ -85,6 +113,9 @@ function keepingOf(column: ColumnType, dialect: SqlDialectName): StringKeeping |
   if (column.decimal === undefined) return null
   return { as: 'decimal', ...column.decimal, asNumber: false, ...(column.unsigned === true ? { unsigned: true as const } : {}) }
 }
+
+/** The significant digits MariaDB sends of a FLOAT (FLT_DIG), and MySQL likewise: what a record shows of one. */
+const MYSQL_FLOAT_DIGITS = 6
 
 function integer(min: bigint, max: bigint): StringKeeping {
   return { as: 'integer', min: String(min), max: String(max) }
