@@ -41,4 +41,13 @@ describe('warrant search / select: an id spelling an escape never prints as the 
       assert.equal(new Set(ids).size, IDS.length, `every id draws apart: ${ids.join(' | ')}`)
     })
   }
+
+  test('warrant select: the selector line writes a filter value\'s unseen character as an escape, never raw', { timeout: 120_000 }, async () => {
+    const run = await ws.warrant(['select', 'things', '-q', '--filter', 'id=zz\u200b'])
+    assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`)
+    const selector = run.stdout.split('\n').find((l) => l.includes('selector:'))
+    assert.ok(selector, run.stdout)
+    assert.doesNotMatch(selector, /\u200b/, selector)
+    assert.match(selector, /zz\\u200b/, selector)
+  })
 })
