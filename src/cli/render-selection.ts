@@ -29,7 +29,8 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   lines.push(`  digest:   ${view.digest}`)
   lines.push(`  expires:  ${view.expires_at}${view.state === 'expired' ? ' (EXPIRED)' : ''}`)
   lines.push(`  snapshot: ${view.consistent_snapshot ? `consistent (${view.scope.snapshot})` : 'NOT consistent: each batch is re-read before it is written at commit'}`)
-  lines.push(`  selector: ${JSON.stringify(view.selector.filter)}`)
+  // the filter's values are the caller's: JSON escapes control characters, cell the unseen ones JSON leaves as they are
+  lines.push(`  selector: ${cell(JSON.stringify(view.selector.filter))}`)
   for (const w of view.warnings) lines.push(`Warning ${w.code}: ${cell(w.message)}`)
   lines.push(...lookalikeLines(view.lookalike_ids, 'a plan on it would change'))
   lines.push('')
@@ -37,7 +38,7 @@ export function renderSelection(view: SelectionView, maxRows = 20): string {
   else {
     lines.push('Exclusions (a record matching several rules is listed under the first it matches):')
     const width = Math.max(...view.exclusions.map((e) => e.rule.length))
-    for (const e of view.exclusions) lines.push(`  ${e.rule.padEnd(width)}  ${String(e.count).padStart(6)}  ${JSON.stringify(e.filter)}  ${e.records_url}`)
+    for (const e of view.exclusions) lines.push(`  ${e.rule.padEnd(width)}  ${String(e.count).padStart(6)}  ${cell(JSON.stringify(e.filter))}  ${e.records_url}`)
   }
   if (view.groups.length > 0) {
     // counts over an incomplete walk cover what it returned, never the records it did not reach

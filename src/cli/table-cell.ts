@@ -1,4 +1,4 @@
-import { markIndistinct } from '../contract/index.js'
+import { escapedUnspoofable } from '../contract/index.js'
 
 /**
  * A record's value as one terminal table cell. The table is what a person reads as the records: a value must
@@ -6,23 +6,17 @@ import { markIndistinct } from '../contract/index.js'
  * a bidirectional override that reorders what follows).
  */
 
-const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
-
-/** `\u0430`, or `\u{1d41a}` past the BMP: a character as its code point. */
-const escaped = (c: string) => {
-  const code = c.codePointAt(0)!
-  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`
-}
-
 /**
  * The value as text on one line: null as `-`, lists comma-joined, objects as JSON, and what a reader could not
- * tell apart escaped by the review pages' one rule (`markIndistinct`): control and other unseen characters, a letter
+ * tell apart escaped by the review pages' one rule in the terminal's syntax (`escapedUnspoofable`): control and other
+ * unseen characters (ESC too, so no terminal sequence is written raw), a letter
  * of another script inside a word ("аdmin" with a Cyrillic "а" prints `\u0430dmin`), a character normalisation would
- * change (`cafe\u0301` beside `café`), and spaces at either end or in a run (` r002 ` prints `\u0020r002\u0020`).
+ * change (`cafe\u0301` beside `café`), spaces at either end or in a run (` r002 ` prints `\u0020r002\u0020`), and a
+ * backslash that opens what reads as an escape (the text `zz\u200b` prints `zz\u005cu200b`, never as "zz" plus U+200B).
  */
 export function cellText(value: unknown): string {
   const text = value === null || value === undefined ? '-' : Array.isArray(value) ? value.join(',') : typeof value === 'object' ? JSON.stringify(value) : String(value)
-  return markIndistinct(text, (c) => NAMED[c] ?? escaped(c))
+  return escapedUnspoofable(text)
 }
 
 /**

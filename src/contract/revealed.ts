@@ -75,18 +75,49 @@ export function markIndistinct(text: string, mark: (ch: string) => string): stri
  * same wherever it appears.
  */
 export function revealed(text: string): string {
-  const mark = (ch: string) => `[${codePointName(ch)}]`
   // Text that itself spells a mark ("zz[U+200B]", eleven characters) read exactly as "zz" plus a zero-width space:
-  // two records drew as one id. The "[" that opens such a spelling is marked in turn ("zz[U+005B]U+200B]"). Each
-  // part between is marked with the "[" beside it kept (then dropped): a space next to it is not at an end.
-  const parts = text.split(SPELLED_MARK)
-  if (parts.length === 1) return markIndistinct(text, mark)
-  const last = parts.length - 1
-  return parts.map((part, i) => markIndistinct(`${i > 0 ? '[' : ''}${part}${i < last ? '[' : ''}`, mark).slice(i > 0 ? 1 : 0, i < last ? -1 : undefined)).join(mark('['))
+  // two records drew as one id. The "[" that opens such a spelling is marked in turn ("zz[U+005B]U+200B]").
+  return markedUnspoofable(text, (ch) => `[${codePointName(ch)}]`, SPELLED_MARK, '[')
 }
 
 /** A "[" that opens text reading as one of `revealed`'s marks, in any case: "[U+200B]", "[u+202e]". */
 const SPELLED_MARK = /\[(?=U\+[0-9A-F]{1,6}\])/iu
+
+/** A terminal's control characters by their usual escapes; every other marked character as its code point. */
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** `\u0430`, or `\u{1d41a}` past the BMP: a character as its code point. */
+function escapedCodePoint(ch: string): string {
+  const code = ch.codePointAt(0)!
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/**
+ * `revealed`'s rule in a terminal's and an agent's own syntax, for the CLI and the MCP text: an unseen character as a
+ * backslash escape (a zero-width space `\u200b`, a line break `\n`, ESC `\u001b`, so no terminal sequence is ever
+ * written raw). A backslash that opens text reading as such an escape is marked in turn: an id holding the six
+ * characters "\u200b" prints `\u005cu200b`, never as the id holding a zero-width space. Any other backslash stays.
+ */
+export function escapedUnspoofable(text: string): string {
+  return markedUnspoofable(text, (ch) => NAMED_ESCAPES[ch] ?? escapedCodePoint(ch), SPELLED_ESCAPE, '\\')
+}
+
+/** A "\" that opens text reading as one of `escapedUnspoofable`'s escapes: `\u200b`, `\u{1d41a}`, `\n`, `\r`, `\t`. */
+const SPELLED_ESCAPE = /\\(?=u[0-9a-f]{4}|u\{[0-9a-f]+\}|[nrt])/iu
+
+/**
+ * `markIndistinct` by `mark`, with the `opener` that begins text spelling a mark (`spelled` matches it) marked too,
+ * so no literal text can be taken for a mark. Each part between is marked with the opener beside it kept (then
+ * dropped): a space next to it is not at an end.
+ */
+function markedUnspoofable(text: string, mark: (ch: string) => string, spelled: RegExp, opener: string): string {
+  const parts = text.split(spelled)
+  if (parts.length === 1) return markIndistinct(text, mark)
+  const last = parts.length - 1
+  return parts
+    .map((part, i) => markIndistinct(`${i > 0 ? opener : ''}${part}${i < last ? opener : ''}`, mark).slice(i > 0 ? 1 : 0, i < last ? -1 : undefined))
+    .join(mark(opener))
+}
 
 /**
  * What a text reads as once the differences `markIndistinct` marks are taken away: unseen characters dropped, NFC,

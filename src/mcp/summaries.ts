@@ -1,4 +1,4 @@
-import { type Continuation, heldStill, type IncompleteReason, type Scope, type Warning } from '../contract/index.js'
+import { type Continuation, heldStill, type IncompleteReason, revealed, type Scope, type Warning } from '../contract/index.js'
 import type { LookalikeIds, SelectionLookalikes } from '../selections/index.js'
 
 /** The completeness fields every collection carries, whatever its items are called. */
@@ -78,8 +78,15 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 /** Groups (and words) the summary lists; the rest are counted and left to `lookalike_ids`. */
 const LOOKALIKES_SAID = 5
 
+/**
+ * A record's or the agent's text quoted for a sentence the agent relays to its person, spelled as the review pages
+ * spell it (`revealed`): JSON quoting alone left a zero-width space or a right-to-left override raw, so "zz" and "zz"
+ * plus U+200B were quoted alike in the sentence warning they are two records.
+ */
+export const quoted = (text: string) => JSON.stringify(revealed(text))
+
 /** A value quoted, then the code points where it differs from the others it is drawn like. */
-const spelled = (value: string, codePoints: readonly string[]) => `${JSON.stringify(value)} (${codePoints.length === 0 ? 'no character apart' : codePoints.join(' ')})`
+const spelled = (value: string, codePoints: readonly string[]) => `${quoted(value)} (${codePoints.length === 0 ? 'no character apart' : codePoints.join(' ')})`
 
 /**
  * The view's `lookalike_ids` in a sentence or two, as the review pages and the CLI say them: the agent relays them to

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { cursorArgument } from '../../contract/index.js'
+import { cursorArgument, revealed } from '../../contract/index.js'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema, unchangedWords, withdrawnApprovalSentences } from '../../plans/index.js'
 import { completenessLabel, lookalikeClause, plural } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
@@ -19,7 +19,7 @@ export function planSummary(plan: PlanView | PlanProposal): string {
     ? `COMPLETE selection (${plural(s.count, 'record')}, digest ${s.digest})`
     : `INCOMPLETE selection (${plural(s.count, 'record')}): it can be reviewed, never committed; show its incomplete_reasons (read_selection) to the person`
   // the parameters are the agent's words, labelled so: a reason must not read as this summary's own sentence
-  const params = Object.keys(plan.action.params).length ? ` with the agent's words ${JSON.stringify(plan.action.params)}` : ''
+  const params = Object.keys(plan.action.params).length ? ` with the agent's words ${revealed(JSON.stringify(plan.action.params))}` : ''
   const what = `plan ${plan.plan_id} (${plan.state}${'created' in plan && !plan.created ? ', already proposed: the existing plan' : ''}) applies ${plan.action.type}${params} to ${plural(plan.target_count, 'target')} of ${plan.resource} in ${plan.environment}; plan_digest ${plan.plan_digest}.`
   const a = plan.approval_state
   // a link only where review pages are served; else where they would be (warrant mcp over stdio serves none)
