@@ -3,7 +3,7 @@ import type { ActionConfig, WarrantConfig } from '../config/index.js'
 import { digestOf, inScope, WarrantError, type Actor } from '../contract/index.js'
 import type { Connector } from '../connectors/index.js'
 import type { PlanService } from '../plans/plan-service.js'
-import { placeDriftOf } from '../plans/index.js'
+import { assertRestorable, placeDriftOf } from '../plans/index.js'
 import type { Catalogue } from '../resources/index.js'
 import type { SelectionService } from '../selections/selection-service.js'
 import type { OperationRow, OperationTargetRow, Store } from '../store/index.js'
@@ -257,8 +257,8 @@ export function createOperationService(options: OperationServiceOptions): Operat
     async proposeCompensation(actor, operationId) {
       const { row, execution } = await loadScoped(actor, operationId)
       if (!isFinished(row)) throw new WarrantError('conflict', `operation "${operationId}" is still ${row.state}; compensate it once it has stopped`, { state: row.state })
-      if (!execution.action_config.reversible)
-        throw new WarrantError('conflict', `action "${execution.plan.action.type}" is declared irreversible; no compensation can be proposed`, { action: execution.plan.action.type })
+      // judged on the write the operation ran, before its targets are read
+      assertRestorable(execution.plan.action.type, execution.action_config)
       assertWrittenAsDefined(execution, plans.actionConfigOf(execution.plan), operationId)
       // `version` (the record's version right after our write) lets the compensation's executor check that
       // nothing changed the record since; it is null when the upstream did not say.

@@ -1,5 +1,5 @@
 import { type Actor, type Filter, WarrantError, digestOf, inScope } from '../contract/index.js'
-import type { ActionConfig, ResourceConfig } from '../config/index.js'
+import { type ActionConfig, type ResourceConfig, restorabilityOf } from '../config/index.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord, RenderedWrite } from './plan-service.js'
 import { exemptPaths, renderHttpWrite } from './http-write.js'
@@ -24,6 +24,27 @@ export function planInActionScope(actor: Actor, plan: Pick<PlanRecord, 'resource
 }
 
 /**
+ * Refuses a compensation its action's write cannot restore (`restorabilityOf`): declared irreversible, a `DELETE`
+ * (it would delete again) or an action endpoint whose body carries no set field (it would send the same change
+ * again without the before-values). A 409 whose `details.reason` names which, before any selection or plan exists.
+ */
+export function assertRestorable(actionType: string, config: Pick<ActionConfig, 'reversible' | 'write'>): void {
+  const judged = restorabilityOf(config.reversible, config.write)
+  if (judged.kind !== 'refused') return
+  if (judged.reason === 'declared_irreversible')
+    throw new WarrantError('conflict', `action "${actionType}" is declared irreversible; there is no compensation to propose`, { reason: judged.reason, action: actionType })
+  const why =
+    judged.reason === 'delete_not_restorable'
+      ? `its write is ${judged.request}, and a compensation would send that DELETE again, which restores no removed record`
+      : `its write is ${judged.request}, whose body carries no set field, and a compensation would send that same request again without the before-values`
+  throw new WarrantError('conflict', `action "${actionType}" cannot be compensated: ${why} (though the config declares it reversible); no compensation is proposed, and its before-values stay in the operation's results to restore by other means`, {
+    reason: judged.reason,
+    action: actionType,
+    write: judged.request,
+  })
+}
+
+/**
  * Compensation is synthesized rather than configured: its "action" is derived from the original action's write,
  * so that undoing needs no extra config and stays bound to what the operation actually did.
  */
@@ -36,8 +57,11 @@ export function compensationConfig(config: ResourceConfig, plan: Pick<PlanRecord
     unknown > 0
       ? `; ${unknown} target${unknown === 1 ? '' : 's'} of the operation ended unknown (the write may have landed) and ${unknown === 1 ? 'is' : 'are'} not restored: reconcile operation ${params.operation_id}, then propose the compensation again`
       : ''
+  const judged = original ? restorabilityOf(original.reversible, original.write) : null
+  // an endpoint that does the change itself restores only if it sets what its body says: the plan says so
+  const condition = judged?.kind === 'if_endpoint_sets' ? `; restored only if ${judged.request} sets what its body says (each record is checked after the write: one left otherwise is never counted restored)` : ''
   return {
-    description: `restore what operation ${params.operation_id} changed (${fields.join(', ')}) to each record's before-value, only where the record still holds what the operation wrote${left}`,
+    description: `restore what operation ${params.operation_id} changed (${fields.join(', ')}) to each record's before-value, only where the record still holds what the operation wrote${condition}${left}`,
     params: {},
     set: Object.fromEntries(fields.map((f) => [f, `(per target: its before-value of ${f})`])),
     precondition: {},

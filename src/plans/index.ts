@@ -22,7 +22,7 @@ export {
 } from './schemas.js'
 export type { PlanService, PlanRecord, RenderedWrite, CommittablePlan, ActionRequest, CompensationTargetInput } from './plan-service.js'
 export { renderValue, renderPath, type TemplateContext } from './render.js'
-export { planInActionScope } from './compensation.js'
+export { assertRestorable, planInActionScope } from './compensation.js'
 export { actionConfigOf } from './actions.js'
 export { placeDriftOf } from './config-drift.js'
 export { assertAuthorityHolds, rejectedPlan } from './approval-holds.js'

@@ -130,8 +130,8 @@ export interface PlanService {
   proposeCompensation(actor: Actor, operationId: string, source: PlanRecord, targets: readonly CompensationTargetInput[], unknownTargets?: number): Promise<PlanProposal>
   /**
    * Refuses, before anything is read from the upstream, a compensation `proposeCompensation` would refuse for where
-   * or through what the operation wrote: 409 `conflict` (environment changed; `reason: upstream_moved`; an
-   * irreversible action), 403 `forbidden` (the action written through is outside the token's scope).
+   * or through what the operation wrote: 409 `conflict` (environment changed; `reason: upstream_moved`; a write that
+   * cannot restore, `assertRestorable`), 403 `forbidden` (the action written through is outside the token's scope).
    */
   assertCompensable(actor: Actor, operationId: string, source: PlanRecord): Promise<void>
   /**

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely'
 import { actionConfigOf, canonicalActionOf, renderWrite } from './actions.js'
 import { type StoredPolicy, decidePolicy, standingCandidates, unfrozenFields } from './approval-policy.js'
 import { FieldTally, MOVED_IDS_MAX, preconditionVerdict, type StoredChanges } from './change-summary.js'
-import { COMPENSATE, compensationConfig, writtenSetDigestOf } from './compensation.js'
+import { COMPENSATE, assertRestorable, compensationConfig, writtenSetDigestOf } from './compensation.js'
 import { type CanonicalAction, type PlanContext, forEachMember, loadRow, scoped } from './plan-context.js'
 import type { CompensationTargetInput, PlanRecord } from './plan-service.js'
 import { viewOf } from './plan-view.js'
@@ -299,8 +299,7 @@ export async function assertCompensable(
   const writeAction = source.compensates ? String(source.action.params.write_action ?? '') : source.action.type
   scoped(actor, resource.name, writeAction)
   const sourceConfig = actionConfigOf(ctx, source)
-  if (!sourceConfig.reversible)
-    throw new WarrantError('conflict', `action "${source.action.type}" is declared irreversible; there is no compensation to propose`, { action: source.action.type })
+  assertRestorable(source.action.type, sourceConfig)
   return { resource, writeAction, sourceConfig }
 }
 

@@ -1,4 +1,4 @@
-import type { WriteConfig } from '../config/index.js'
+import { type WriteConfig, restorabilityOf } from '../config/index.js'
 import { revealed } from './reveal.js'
 
 /**
@@ -32,25 +32,27 @@ export function WriteRequest(props: { write: WriteConfig | null }) {
 }
 
 /**
- * How far a compensation can restore what a plan writes, said in the glance (`glance`, after the change) and under
- * "Reversible?" (`text`). A compensation writes through the action's own request with each record's before-values:
- * for a `DELETE` that deletes again, and an endpoint that does the change itself (`POST /things/{id}/close`) restores
- * only if it sets what its body says, and not at all where the body carries no set field. Declared reversible (the
- * config's default), both read "Yes … a compensation plan can restore them".
+ * How far a compensation can restore what a plan writes (`restorabilityOf`, the judgement the plan service refuses
+ * by), said in the glance (`glance`, after the change) and under "Reversible?" (`text`). Declared reversible (the
+ * config's default), a DELETE and an endpoint doing the change itself both read "Yes … can restore them" otherwise.
  */
 export function reversibleWords(reversible: boolean, write: WriteConfig | null): { readonly glance: string; readonly text: string } {
-  if (!reversible) return { glance: ' (not reversible)', text: 'No. This action is declared irreversible: there will be no compensation plan.' }
+  const judged = restorabilityOf(reversible, write)
+  if (judged.kind === 'refused' && judged.reason === 'declared_irreversible')
+    return { glance: ' (not reversible)', text: 'No. This action is declared irreversible: there will be no compensation plan.' }
   const kept = 'The before-values are kept for every record written'
-  if (write === null || write.style !== 'action')
+  if (judged.kind === 'restorable')
     return { glance: ' (reversible)', text: `Yes. ${kept}; after the operation, a compensation plan can restore them (it is reviewed like any plan, and skips records changed since).` }
-  const request = `${write.method} ${revealed(write.path)}`
-  if (write.method === 'DELETE' || !JSON.stringify(write.body ?? null).includes('{{set.'))
+  const request = revealed(judged.request)
+  if (judged.kind === 'refused') {
+    const deletes = judged.reason === 'delete_not_restorable'
     return {
-      glance: ` (not restorable: its write is ${write.method === 'DELETE' ? 'a DELETE' : `${request}, whose body carries no set field`})`,
+      glance: ` (not restorable: its write is ${deletes ? 'a DELETE' : `${request}, whose body carries no set field`})`,
       text: `No, though the config declares the action reversible: each record is written by ${request}, and a compensation plan would send that same request again${
-        write.method === 'DELETE' ? ', which restores no removed record' : ' without the before-values'
-      }. ${kept}, to restore them by other means.`,
+        deletes ? ', which restores no removed record' : ' without the before-values'
+      }, so none is proposed. ${kept}, to restore them by other means.`,
     }
+  }
   return {
     glance: ` (reversible only if ${request} sets what its body says)`,
     text: `Only as far as the endpoint allows. Each record is written by ${request}, an endpoint that does the change itself; a compensation plan sends that same request, ${request}, with each record's before-values in its body, which restores them only if the endpoint sets what its body says (each record is checked after the write: one left otherwise is never counted restored). ${kept}.`,

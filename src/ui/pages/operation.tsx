@@ -3,6 +3,8 @@ import type { FollowUp, FollowUps, PlanView } from '../../plans/index.js'
 import { Change, CsrfField, DataTable, EnvBanner, type Flash, type Reach, FlashNotice, Layout, Notice, PageLinks, Pill, RecordId, Val, type Viewer, When, Who, paths } from '../components.js'
 import { type FieldTypes, count, plural } from '../format.js'
 import { revealed } from '../reveal.js'
+import { type WriteConfig, restorabilityOf } from '../../config/index.js'
+import { reversibleWords } from '../write-request.js'
 import { OperationAudit, type OperationAuditData } from '../operation-audit.js'
 
 type FollowUpKind = keyof FollowUps
@@ -58,6 +60,8 @@ export interface OperationPageData {
   readonly viewer: Viewer
   readonly operation: OperationView
   readonly plan: PlanView | null
+  /** the request its records were written by (http): a compensation through a DELETE is never offered */
+  readonly write: WriteConfig | null
   /** The hosts the connector reaches, and a label naming another. */
   readonly reach: Reach
   readonly results: ResultsPage
@@ -350,6 +354,8 @@ export function OperationPage(d: OperationPageData) {
           <p>A compensation can be proposed once the operation has ended.</p>
         ) : d.plan && !d.plan.reversible ? (
           <p>The action is declared irreversible: there is no compensation.</p>
+        ) : d.plan && restorabilityOf(d.plan.reversible, d.write).kind === 'refused' ? (
+          <p data-testid="not-restorable">{reversibleWords(d.plan.reversible, d.write).text}</p>
         ) : o.follow_ups.compensation ? (
           <Proposed what="The compensation" kind="compensation" f={o.follow_ups.compensation} />
         ) : o.counts.succeeded === 0 ? (

@@ -5,7 +5,7 @@ import type { TargetState } from '../../operations/index.js'
 import { paths } from '../components.js'
 import { OPERATION_AUDIT_ROWS, type OperationAuditData } from '../operation-audit.js'
 import { FINISHED, OUTCOME_FILTERS, OperationPage, type OperationPageData, pausedText, rateLimitedText } from '../pages/operation.js'
-import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf } from './context.js'
+import { type Ctx, type ReviewRouteDeps, type UiEnv, fieldTypesOf, html, reachOf, writeConfigOf } from './context.js'
 
 /** An operation's page, the status its live counts poll, and proposing its compensation or its rest. */
 export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void {
@@ -29,7 +29,7 @@ export function registerOperationRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps):
     const audit = await auditOf(operationId, base, c.req.query('audit_before'), c.req.query('audit_reads'))
     return html(
       c,
-      OperationPage({ viewer, operation, plan, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice, audit }),
+      OperationPage({ viewer, operation, plan, write: plan ? writeConfigOf(gateway, plan) : null, results, outcome, base, paged: cursor !== undefined, next, types: fieldTypesOf(gateway, operation.resource), reach: reachOf(gateway, operation.resource), notice, audit }),
       status,
     )
   }
