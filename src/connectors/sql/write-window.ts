@@ -32,7 +32,8 @@ import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWri
  * Where the catalogue shows something that may change a row after the statement (an UPDATE trigger or rule, a
  * view: `ConditionalUpdate.returningIsFinal`), the statement and a read of the rows it wrote are one
  * transaction, and the answer is the rows as read; a version that did not move rolls the window back, and so does
- * a field outside the set that moved (also where only a generated column may move one: `judgedBeforeCommit`).
+ * a set field the row does not hold as approved or a field outside the set that moved (`unapprovedChange`; also
+ * where only a generated column may move one: `judgedBeforeCommit`).
  *
  * Written alone, after the statement and in window order: a record named twice in the window (each request
  * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
