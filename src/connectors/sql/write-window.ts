@@ -10,7 +10,7 @@ import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { windowKeysMatch } from './key-arrays.js'
 import { spelledOtherwise } from './read-by-ids.js'
 import { idParam } from './resource.js'
-import { mayTouchOutsideSet, touchedOutsideSet } from './untouched-fields.js'
+import { mayTouchOutsideSet, unapprovedChange } from './untouched-fields.js'
 import { sameVersion, versionParam } from './version.js'
 import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWrite, unmatchedOutcome, unmovedVersion, updateSet, writeRecord } from './write.js'
 
@@ -32,7 +32,8 @@ import { conditionalUpdate, finalReturning, keptFromUpdate, notFound, prepareWri
  * Where the catalogue shows something that may change a row after the statement (an UPDATE trigger or rule, a
  * view: `ConditionalUpdate.returningIsFinal`), the statement and a read of the rows it wrote are one
  * transaction, and the answer is the rows as read; a version that did not move rolls the window back, and so does
- * a field outside the set that moved (also where only a generated column may move one: `judgedBeforeCommit`).
+ * a set field the row does not hold as approved or a field outside the set that moved (`unapprovedChange`; also
+ * where only a generated column may move one: `judgedBeforeCommit`).
  *
  * Written alone, after the statement and in window order: a record named twice in the window (each request
  * must see what the one before it left), and one whose next version cannot be shared (a timestamp version not
@@ -122,10 +123,10 @@ export async function writeWindow(ctx: ConnectorContext, requests: readonly Writ
             return request !== undefined && sameVersion(ctx, r.version, request.expectedVersion)
           })
           if (unmoved.length > 0) return unmoved.map((r) => unmovedVersion(ctx, r.id, r.version)).join('; ')
-          // a field outside the set moved (see untouched-fields.ts): each alone then refuses exactly those it moved in
+          // a set field kept otherwise or a field outside it moved (untouched-fields.ts): each alone then refuses exactly those
           const touched = records.flatMap((r) => {
             const request = expectedOf.get(r.id)
-            return request === undefined ? [] : (touchedOutsideSet(ctx, request, r) ?? [])
+            return request === undefined ? [] : (unapprovedChange(ctx, request, r) ?? [])
           })
           return touched.length === 0 ? undefined : touched.join('; ')
         },

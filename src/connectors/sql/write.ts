@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely'
-import { canonicalJson, matchesFilter, sameAsDeclared, WarrantError } from '../../contract/index.js'
+import { matchesFilter, WarrantError } from '../../contract/index.js'
 import type { FieldType } from '../../config/index.js'
 import type { SourceRecord, WriteOutcome, WriteRequest } from '../connector.js'
 import { filterMisfit } from './field-misfits.js'
@@ -12,7 +12,7 @@ import { rowsIdRefusal } from './id-kind.js'
 import { classifyWriteError, messageOf } from './errors.js'
 import { idMatch, idRefusal, idsIn, versionMatch } from './exact-key.js'
 import { spelledOtherwise } from './read-by-ids.js'
-import { mayTouchOutsideSet, touchedOutsideSet } from './untouched-fields.js'
+import { mayTouchOutsideSet, unapprovedChange } from './untouched-fields.js'
 import { hasNoVersion, nextVersion, noVersionMessage, sameVersion, versionParam } from './version.js'
 
 /**
@@ -197,44 +197,8 @@ function refusal(ctx: ConnectorContext, request: WriteRequest, rows: readonly Ro
   const record = toRecord(ctx, rows[0]!)
   if (record.id !== request.id) return spelledOtherwise(ctx, request.id, [record.id])
   if (sameVersion(ctx, record.version, request.expectedVersion)) return unmovedVersion(ctx, request.id, record.version)
-  // MySQL reads every write back before COMMIT, so there a set field kept otherwise can always be refused; elsewhere
-  // RETURNING commits on its own where nothing changes the row, and the executor's effect check judges the value
-  // answered. A field outside the set that moved is refused by every engine: the others judge before COMMIT
-  // wherever the catalogue shows something that could move one (a trigger, a rule, a generated column)
-  return (ctx.dialect === 'mysql' ? otherwiseKept(ctx, request, record) : undefined) ?? touchedOutsideSet(ctx, request, record)
-}
-
-/**
- * A set field the row read back does not hold as asked, said as why the write is refused; undefined when every
- * one does. MySQL and MariaDB keep some values otherwise without failing the UPDATE (a DECIMAL(10,2) rounds 1.234,
- * a CHAR drops trailing spaces, a DATETIME cuts milliseconds; without STRICT in sql_mode a value too long is cut
- * and a number out of range clamped), and so may a BEFORE UPDATE trigger: committed, the record would hold a value
- * no one approved. Compared as the executor judges a written record: a timestamp by instant, a number by value.
- */
-function otherwiseKept(ctx: ConnectorContext, request: WriteRequest, record: SourceRecord): string | undefined {
-  for (const [field, asked] of Object.entries(request.set)) {
-    const kept = record.fields[field] ?? null
-    if (sameJson(kept, asked) || sameAsDeclared(kept, asked, ctx.fields[field])) continue
-    return `column "${field}" of record "${request.id}" would hold ${show(kept)} where ${show(asked)} was asked: the column rounds, cuts or converts the value (its type, the server's sql_mode, or a trigger); store a value the column keeps as it is, or change the column`
-  }
-  return undefined
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  try {
-    return canonicalJson(a) === canonicalJson(b ?? null)
-  } catch {
-    return false
-  }
-}
-
-function show(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
+  // a set field kept otherwise, or a field outside the set that moved: one rule for every engine (untouched-fields.ts)
+  return unapprovedChange(ctx, request, record)
 }
 
 /** A write after which the version is the expected one: the column rounded the next version back, or a trigger put it back. */

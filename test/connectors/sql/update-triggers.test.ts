@@ -8,7 +8,7 @@ import { createUpstream, ledgerConnector, type Upstream } from './support/upstre
  * cancelled and puts it back, one that puts the version back. SQLite's and PostgreSQL's RETURNING show the row
  * before AFTER triggers run, so a write was reported `written` with status "cancelled" (and the effect check
  * passed on that answer) while the row held "active". A write's answer is now the row as the statement left
- * it, read back in the UPDATE's transaction; a version a trigger put back is refused and rolled back.
+ * it, read back in the UPDATE's transaction; a version or a set value a trigger put back is refused and rolled back.
  */
 const KINDS = ['sqlite', 'postgres'] as const
 const FIELDS = { id: 'string', status: 'string', version: 'integer' } as const
@@ -53,22 +53,23 @@ for (const kind of KINDS) {
       await upstream?.drop()
     })
 
-    it('a single write answers the row as the trigger left it', async () => {
+    // these two once expected `written`, the row as the trigger left it ("active" where "cancelled" was approved):
+    // an honest answer, but a value no reviewer approved, committed. Refused before COMMIT now, as on MySQL
+    it('a single write a trigger puts back is refused naming the field, both values; the row as it was', async () => {
       const outcome = await connector.write({ id: 'a', expectedVersion: '1', set: { status: 'cancelled' }, precondition: {} })
-      const row = (await rows()).get('a')!
-      assert.equal(outcome.kind, 'written', JSON.stringify(outcome))
-      assert.equal(outcome.kind === 'written' && outcome.record?.fields.status, row.status, `the answer says ${JSON.stringify(outcome)}, the row holds ${JSON.stringify(row)}`)
-      assert.equal(row.status, 'active')
-      assert.equal(outcome.kind === 'written' && outcome.record?.version, '2')
+      assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome))
+      assert.match(outcome.kind === 'rejected' ? outcome.message : '', /column "status" of record "a" would hold "active" where "cancelled" was asked.*rolled back, nothing was written/)
+      assert.deepEqual((await rows()).get('a'), { status: 'active', version: 1 })
     })
 
-    it('a window answers each row as the trigger left it', async () => {
+    it('a window a trigger puts back: each target refused as alone, the rows as they were', async () => {
       const outcomes = await connector.writeWindow!(['b', 'c'].map((id) => ({ id, expectedVersion: '1', set: { status: 'cancelled' }, precondition: {} })))
       const table = await rows()
       for (const [i, id] of ['b', 'c'].entries()) {
         const outcome = outcomes[i]!
-        assert.equal(outcome.kind, 'written', JSON.stringify(outcome))
-        assert.equal(outcome.kind === 'written' && outcome.record?.fields.status, table.get(id)!.status, `${id}: the answer says ${JSON.stringify(outcome)}, the row holds ${JSON.stringify(table.get(id))}`)
+        assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome))
+        assert.match(outcome.kind === 'rejected' ? outcome.message : '', new RegExp(`column "status" of record "${id}" would hold "active" where "cancelled" was asked`))
+        assert.deepEqual(table.get(id), { status: 'active', version: 1 })
       }
     })
 
@@ -156,6 +157,78 @@ for (const kind of KINDS) {
     it('a row that does not meet the precondition is precondition_failed as before', async () => {
       const outcome = await connector.write({ id: 'd', expectedVersion: '1', set: { status: 'closed' }, precondition: { status: 'locked' } })
       assert.deepEqual([outcome.kind, 'reason' in outcome ? outcome.reason : null], ['conflict', 'precondition_failed'], JSON.stringify(outcome))
+    })
+  })
+}
+
+/**
+ * A BEFORE UPDATE trigger that rewrites a column the action sets (lowercases a status, clamps a number): MySQL refused
+ * it before COMMIT, while PostgreSQL and SQLite committed the rewritten value and left the executor to halt on it
+ * afterwards. Every engine now refuses it before COMMIT, naming the field, the value approved and the value kept; a
+ * value only spelled otherwise (a number 1.50 for 1.5, a timestamp in another form) is written; in a window only the
+ * rewritten targets are refused.
+ */
+const REWRITE = {
+  sqlite: [
+    'create table ledger (id text primary key, status text, n real, at text, version integer not null)',
+    `create trigger lower_status after update of status on ledger when new.status <> lower(new.status) and new.id <> 'keep'
+       begin update ledger set status = lower(new.status) where id = new.id; end`,
+    'create trigger clamp_n after update of n on ledger when new.n > 100 begin update ledger set n = 100 where id = new.id; end',
+  ],
+  postgres: [
+    'create table ledger (id text primary key, status text, n numeric(10,2), at timestamptz, version integer not null)',
+    `create function rewrite() returns trigger language plpgsql as $$
+       begin
+         if new.id <> 'keep' then new.status := lower(new.status); end if;
+         if new.n > 100 then new.n := 100; end if;
+         return new;
+       end $$`,
+    'create trigger rewrite before update on ledger for each row execute function rewrite()',
+  ],
+} as const
+const REWRITE_FIELDS = { id: 'string', status: 'string', n: 'number', at: 'timestamp', version: 'integer' } as const
+
+for (const kind of KINDS) {
+  describe(`sql on ${kind}: a trigger rewrites a field the write sets`, () => {
+    let upstream: Upstream
+    let connector: SqlConnector
+    const held = async (id: string) => {
+      const read = await connector.readByIds([id])
+      const record = read.records.get(id)
+      return [record?.fields.status, Number(record?.fields.n), record?.version]
+    }
+    before(async () => {
+      upstream = await createUpstream(kind)
+      for (const statement of REWRITE[kind]) await upstream.exec(statement)
+      for (const id of ['a', 'b', 'c', 'd', 'keep', 'e', 'f']) await upstream.exec('insert into ledger (id, status, n, version) values (?, ?, ?, ?)', [id, 'open', 1, 1])
+      connector = ledgerConnector(upstream.url, REWRITE_FIELDS)
+    })
+    after(async () => {
+      await connector?.close()
+      await upstream?.drop()
+    })
+
+    it('a value lowercased is refused naming the field and both values; the row as it was', async () => {
+      const outcome = await connector.write({ id: 'a', expectedVersion: '1', set: { status: 'Paused' }, precondition: {} })
+      assert.equal(outcome.kind, 'rejected', JSON.stringify(outcome))
+      assert.match(outcome.kind === 'rejected' ? outcome.message : '', /column "status" of record "a" would hold "paused" where "Paused" was asked.*rolled back, nothing was written/)
+      assert.deepEqual(await held('a'), ['open', 1, '1'])
+    })
+
+    it('a number clamped is refused; one only spelled otherwise (1.50, a timestamp) is written', async () => {
+      const clamped = await connector.write({ id: 'b', expectedVersion: '1', set: { n: 250 }, precondition: {} })
+      assert.equal(clamped.kind, 'rejected', JSON.stringify(clamped))
+      assert.match(clamped.kind === 'rejected' ? clamped.message : '', /column "n" of record "b" would hold 100 where 250 was asked/)
+      assert.deepEqual(await held('b'), ['open', 1, '1'])
+      const same = await connector.write({ id: 'c', expectedVersion: '1', set: { n: 1.5, at: '2024-01-01T02:00:00+02:00' }, precondition: {} })
+      assert.equal(same.kind, 'written', JSON.stringify(same))
+      assert.deepEqual(await held('c'), ['open', 1.5, '2'])
+    })
+
+    it('in a window only the rewritten targets are refused; the others are written', async () => {
+      const outcomes = await connector.writeWindow!(['d', 'keep', 'e'].map((id) => ({ id, expectedVersion: '1', set: { status: 'Paused' }, precondition: {} })))
+      assert.deepEqual(outcomes.map((o) => o.kind), ['rejected', 'written', 'rejected'], JSON.stringify(outcomes))
+      assert.deepEqual([await held('d'), await held('keep'), await held('e')], [['open', 1, '1'], ['Paused', 1, '2'], ['open', 1, '1']])
     })
   })
 }
