@@ -13,7 +13,7 @@ import { waitWords, type RateLimitKind } from './wait-words.js'
  */
 const MEANINGS: Readonly<Record<string, string>> = {
   // failed
-  rejected: 'refused by the upstream: it judged this write and said no; nothing was written',
+  rejected: 'refused: the upstream judged this write and said no, or a database write read back before COMMIT was not as approved and was rolled back; nothing was written',
   unauthorized: "refused by the upstream: the gateway's credential may not make this write; nothing was written (the operation halts)",
   not_sent: 'never sent: the upstream could not be reached, so the write never left the gateway; nothing was written',
   rolled_back: 'sent, then rolled back: the database received the write but never committed it; nothing was written',

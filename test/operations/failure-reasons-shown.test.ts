@@ -10,7 +10,7 @@ import { allResults, caller, selectProposeApprove, waitForOperation } from './su
 
 /** What each surface must say for each way a target failed, beside its code. */
 const SAID: Record<string, RegExp> = {
-  rejected: /refused by the upstream: it judged this write and said no/,
+  rejected: /refused: the upstream judged this write and said no, or a database write read back before COMMIT was not as approved/,
   not_sent: /never sent: the upstream could not be reached/,
   rolled_back: /sent, then rolled back: the database received the write but never committed it/,
 }
