@@ -5,7 +5,8 @@ import { operationSummary } from '../../../src/mcp/tools/operations.js'
 /**
  * get_operation's sentence named the target an operation halted at bare: an http record whose id is " lead" (a
  * leading space, as an upstream may hold) read "Halted by stop rule effect_contradicted at target  lead: …", an id
- * the agent then repeats to the person as "lead", another record's. The id is quoted as the halt message quotes it.
+ * the agent then repeats to the person as "lead", another record's. The id is quoted, its spaces at either end
+ * marked as the review pages mark them ([U+0020]), so the agent relays the id the person will see on the page.
  */
 describe('MCP get_operation summary: the halting target id', () => {
   const op = (target_id: string) =>
@@ -24,8 +25,8 @@ describe('MCP get_operation summary: the halting target id', () => {
     }) as unknown as Parameters<typeof operationSummary>[0]
 
   test('an id with a leading or trailing space is quoted, so its spaces show', () => {
-    assert.match(operationSummary(op(' lead')), /at target " lead": /)
-    assert.match(operationSummary(op('trail ')), /at target "trail ": /)
+    assert.match(operationSummary(op(' lead')), /at target "\[U\+0020\]lead": /)
+    assert.match(operationSummary(op('trail ')), /at target "trail\[U\+0020\]": /)
   })
 
   test('a plain id is quoted the same way', () => {
