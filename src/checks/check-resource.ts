@@ -5,6 +5,7 @@ import { verdictOf, type CheckReport, type Guarantee } from './guarantee.js'
 import { readGuarantees, sampleSources, type SourceSample } from './probe-reads.js'
 import { keysetOrder } from './keyset-order.js'
 import { pageOrigin } from './page-origin.js'
+import { compensations } from './compensations.js'
 import { credentialRefusal } from './credential-refusal.js'
 import { repeatedVersions } from './repeated-versions.js'
 import { shortPages } from './short-pages.js'
@@ -65,6 +66,7 @@ export async function checkResource(options: CheckOptions): Promise<CheckReport>
     await fieldTypes(options.connector),
     idColumn(tableProblems),
     ...(await conditionalWrites(options.config, options.connector, tableProblems)),
+    ...compensations(options.config),
     ...(options.writeProbeId === undefined && options.writeProbeIds === undefined
       ? []
       : await probeWrites({

@@ -31,7 +31,7 @@ export {
   type VersionPlacement,
 } from './schema.js'
 export { fieldPathOf, versionPathOf } from './field-path.js'
-export { restorabilityOf, type Restorability } from './restorability.js'
+export { notRestorableText, restorabilityOf, type Restorability } from './restorability.js'
 export { parseConfig, loadConfigFile, resolvePaths, checkedConfigSchema } from './load.js'
 export { readSecret, describeSecret, type SecretRef } from './secret.js'
 export { configKeyRefusal, withinResource } from './config-key.js'

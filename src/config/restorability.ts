@@ -24,3 +24,19 @@ export function restorabilityOf(reversible: boolean, write: WriteConfig | null |
   if (!JSON.stringify(write.body ?? null).includes('{{set.')) return { kind: 'refused', reason: 'body_sets_no_field', request }
   return { kind: 'if_endpoint_sets', request }
 }
+
+/**
+ * Why a compensation of `actionType` is refused, in the words the refusal (`assertRestorable`), `warrant check` and
+ * the MCP operation summary share; null where one can be proposed (`restorabilityOf` not `refused`).
+ *
+ * @example notRestorableText('remove', restorabilityOf(true, deleteWrite)) // 'action "remove" cannot be compensated: its write is DELETE …'
+ */
+export function notRestorableText(actionType: string, judged: Restorability): string | null {
+  if (judged.kind !== 'refused') return null
+  if (judged.reason === 'declared_irreversible') return `action "${actionType}" is declared irreversible; there is no compensation to propose`
+  const why =
+    judged.reason === 'delete_not_restorable'
+      ? `its write is ${judged.request}, and a compensation would send that DELETE again, which restores no removed record`
+      : `its write is ${judged.request}, whose body carries no set field, and a compensation would send that same request again without the before-values`
+  return `action "${actionType}" cannot be compensated: ${why} (though the config declares it reversible)`
+}

@@ -1,5 +1,5 @@
 import { type Actor, type Filter, WarrantError, digestOf, inScope } from '../contract/index.js'
-import { type ActionConfig, type ResourceConfig, restorabilityOf } from '../config/index.js'
+import { type ActionConfig, type ResourceConfig, notRestorableText, restorabilityOf } from '../config/index.js'
 import type { PlanContext } from './plan-context.js'
 import type { PlanRecord, RenderedWrite } from './plan-service.js'
 import { exemptPaths, renderHttpWrite } from './http-write.js'
@@ -30,14 +30,10 @@ export function planInActionScope(actor: Actor, plan: Pick<PlanRecord, 'resource
  */
 export function assertRestorable(actionType: string, config: Pick<ActionConfig, 'reversible' | 'write'>): void {
   const judged = restorabilityOf(config.reversible, config.write)
-  if (judged.kind !== 'refused') return
-  if (judged.reason === 'declared_irreversible')
-    throw new WarrantError('conflict', `action "${actionType}" is declared irreversible; there is no compensation to propose`, { reason: judged.reason, action: actionType })
-  const why =
-    judged.reason === 'delete_not_restorable'
-      ? `its write is ${judged.request}, and a compensation would send that DELETE again, which restores no removed record`
-      : `its write is ${judged.request}, whose body carries no set field, and a compensation would send that same request again without the before-values`
-  throw new WarrantError('conflict', `action "${actionType}" cannot be compensated: ${why} (though the config declares it reversible); no compensation is proposed, and its before-values stay in the operation's results to restore by other means`, {
+  const text = notRestorableText(actionType, judged)
+  if (judged.kind !== 'refused' || text === null) return
+  if (judged.reason === 'declared_irreversible') throw new WarrantError('conflict', text, { reason: judged.reason, action: actionType })
+  throw new WarrantError('conflict', `${text}; no compensation is proposed, and its before-values stay in the operation's results to restore by other means`, {
     reason: judged.reason,
     action: actionType,
     write: judged.request,
