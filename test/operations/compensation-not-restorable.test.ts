@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { assertRefused, callTool, connectAgent, startMcpWorld, text, type McpWorld } from '../mcp/support.js'
+import { describe, test } from 'node:test'
+import { assertRefused, callTool, text } from '../mcp/support.js'
 import { runWarrant } from '../support/cli-config.js'
-import { caller, selectProposeApprove, waitForOperation, type Caller } from './support/flow.js'
-import { itemsResourceConfig, startItemsUpstream } from './support/things-actions.js'
+import { waitForOperation } from './support/flow.js'
+import { itemsMcpWorld } from './support/items-world.js'
 
 /**
  * A compensation writes through the action's own request with each record's before-values. Before: for a
@@ -15,35 +14,11 @@ import { itemsResourceConfig, startItemsUpstream } from './support/things-action
  * the set fields is still proposed, its plan saying it restores only if the endpoint sets what its body says.
  */
 describe('compensation of an action whose write cannot restore', () => {
-  let up: Awaited<ReturnType<typeof startItemsUpstream>>
-  let world: McpWorld
-  let agent: Caller
-  let token: string
-  let client: Client
-  before(async () => {
-    up = await startItemsUpstream(11)
-    world = await startMcpWorld({ count: 20, edit: (c) => void (c.resources.items = itemsResourceConfig(up.origin)) })
-    token = (await world.fx.gateway.principals.issue({ name: 'items-agent', role: 'agent', scopes: { resources: ['items'], actions: '*' } })).token
-    agent = caller(world.fx.base, token)
-    client = await connectAgent({ ...world, agentToken: token }, 'not-restorable')
-  })
-  after(async () => {
-    await client?.close()
-    await world?.close()
-    await up?.close()
-  })
-
-  /** Runs `action` over the open items `ids` to the end: the finished operation's id. */
-  async function ran(action: string, ids: readonly string[]): Promise<string> {
-    const { plan } = await selectProposeApprove(agent, [world.fx.as('reviewer')], 'items', { filter: { id: { in: ids } } }, { type: action })
-    const commit = await agent('POST', `/v1/plans/${plan.plan_id}/commit`, { expected_digest: plan.plan_digest }, { 'idempotency-key': `run-${action}` })
-    assert.equal(commit.status, 202, JSON.stringify(commit.body))
-    assert.equal((await waitForOperation(agent, commit.body.operation_id)).state, 'succeeded')
-    return commit.body.operation_id
-  }
+  const t = itemsMcpWorld('not-restorable', 11)
+  const ran = (action: string, ids: readonly string[]) => t.ran(action, ids, `run-${action}`)
 
   const counts = async () => {
-    const db = world.fx.gateway.store.db
+    const db = t.world.fx.gateway.store.db
     return [(await db.selectFrom('plans').select('id').execute()).length, (await db.selectFrom('selections').select('id').execute()).length]
   }
 
@@ -55,34 +30,34 @@ describe('compensation of an action whose write cannot restore', () => {
     test(`${action}: refused over HTTP (409 ${reason}), MCP (isError) and the CLI (exit 3); nothing created, nothing sent`, async () => {
       const operationId = await ran(action, ids)
       const before = await counts()
-      const sent = up.seen.length
-      const http = await agent('POST', `/v1/operations/${operationId}/compensation`)
+      const sent = t.up.seen.length
+      const http = await t.agent('POST', `/v1/operations/${operationId}/compensation`)
       assert.equal(http.status, 409, JSON.stringify(http.body))
       assert.equal(http.body.error.code, 'conflict')
       assert.equal(http.body.error.details.reason, reason)
       assert.match(http.body.error.message, words)
-      const mcp = await callTool(client, 'propose_compensation', { operation_id: operationId })
+      const mcp = await callTool(t.client, 'propose_compensation', { operation_id: operationId })
       assertRefused(mcp, 'conflict')
       assert.equal(mcp.structuredContent.error.details.reason, reason)
       assert.match(text(mcp), words)
-      const cli = await runWarrant(['compensate', operationId, '--config', world.configPath, '--token', token], world.fx.dir)
+      const cli = await runWarrant(['compensate', operationId, '--config', t.world.configPath, '--token', t.token], t.world.fx.dir)
       assert.equal(cli.code, 3, cli.stdout + cli.stderr)
       assert.match(cli.stderr, words)
       assert.deepEqual(await counts(), before, 'no selection, no plan')
-      assert.deepEqual(up.seen.slice(sent).filter((s) => s.method !== 'GET'), [], 'no write sent')
+      assert.deepEqual(t.up.seen.slice(sent).filter((s) => s.method !== 'GET'), [], 'no write sent')
     })
 
   test('an endpoint whose body carries the set field: proposed, its plan saying the condition; it restores', async () => {
     const operationId = await ran('set_closed', ['i7', 'i8', 'i9'])
-    const compensation = await agent('POST', `/v1/operations/${operationId}/compensation`)
+    const compensation = await t.agent('POST', `/v1/operations/${operationId}/compensation`)
     assert.equal(compensation.status, 201, JSON.stringify(compensation.body))
     assert.match(compensation.body.action.description, /restored only if POST \/items\/\{id\}\/set sets what its body says/)
     const undo = compensation.body
-    assert.equal((await world.fx.as('reviewer')('POST', `/v1/plans/${undo.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: undo.plan_digest })).status, 201)
-    const commit = await agent('POST', `/v1/plans/${undo.plan_id}/commit`, { expected_digest: undo.plan_digest }, { 'idempotency-key': 'undo-set' })
+    assert.equal((await t.world.fx.as('reviewer')('POST', `/v1/plans/${undo.plan_id}/approvals`, { decision: 'approve', expected_plan_digest: undo.plan_digest })).status, 201)
+    const commit = await t.agent('POST', `/v1/plans/${undo.plan_id}/commit`, { expected_digest: undo.plan_digest }, { 'idempotency-key': 'undo-set' })
     assert.equal(commit.status, 202, JSON.stringify(commit.body))
-    const done = await waitForOperation(agent, commit.body.operation_id)
+    const done = await waitForOperation(t.agent, commit.body.operation_id)
     assert.equal(done.state, 'succeeded', JSON.stringify(done))
-    for (const id of ['i7', 'i8', 'i9']) assert.equal(up.items.get(id)!.status, 'open')
+    for (const id of ['i7', 'i8', 'i9']) assert.equal(t.up.items.get(id)!.status, 'open')
   })
 })

@@ -1,5 +1,7 @@
 import { z } from 'zod'
-import { type Actor, cursorArgument } from '../../contract/index.js'
+import { notRestorableText, restorabilityOf } from '../../config/index.js'
+import { type Actor, cursorArgument, WarrantError } from '../../contract/index.js'
+import type { Gateway } from '../../gateway/index.js'
 import {
   askedAgainText,
   type CommitReceipt,
@@ -13,7 +15,7 @@ import {
   TARGET_STATES,
   waitWords,
 } from '../../operations/index.js'
-import { actionRequestSchema, type PlanProposal, planProposalSchema } from '../../plans/index.js'
+import { actionConfigOf, actionRequestSchema, COMPENSATE, type PlanProposal, planProposalSchema } from '../../plans/index.js'
 import { plural, quoted } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { planSummary } from './plans.js'
@@ -89,8 +91,29 @@ const getOperationInput = z
   })
   .superRefine(readOnlyBy({ outcome: ['results'], cursor: ['results'], limit: ['results'], wait_ms: ['overview'] }))
 
+const COMPENSATION_OFFER = ' propose_compensation proposes undoing the succeeded ones.'
+
+/**
+ * What to tell of compensating a finished operation: whether propose_compensation can propose one, judged by
+ * `restorabilityOf` on its action as the config defines it now (as the operation page judges it), and why not in
+ * the words of propose_compensation's refusal (`notRestorableText`). Where the action cannot be judged here (no
+ * longer configured, its resource gone), says so instead of offering what may be refused.
+ */
+export function compensationHint(gateway: Pick<Gateway, 'catalogue'>, op: Pick<OperationView, 'resource' | 'action'>): string {
+  if (op.resource === null || op.action === null) return COMPENSATION_OFFER
+  try {
+    const compensates = op.action.type === COMPENSATE ? String(op.action.params.operation_id ?? op.action.type) : null
+    const config = actionConfigOf(gateway, { resource: op.resource, action: op.action, compensates })
+    const why = notRestorableText(op.action.type, restorabilityOf(config.reversible, config.write))
+    return why === null ? COMPENSATION_OFFER : ` No compensation can be proposed: ${why}; the before-values stay in the results, to restore by other means.`
+  } catch (error) {
+    if (!(error instanceof WarrantError)) throw error
+    return ` Whether a compensation can be proposed could not be judged here (${error.message}); propose_compensation says.`
+  }
+}
+
 /** The operation's summary: finished or not first, then counts per outcome and the halt reason. */
-export function operationSummary(op: OperationView): string {
+export function operationSummary(op: OperationView, compensation = COMPENSATION_OFFER): string {
   const finished = FINISHED_STATES.has(op.state)
   const c = op.counts
   const counts = TARGET_STATES.filter((s) => c[s] > 0).map((s) => `${c[s]} ${s}`).join(', ') || 'no targets'
@@ -100,7 +123,7 @@ export function operationSummary(op: OperationView): string {
   const paused = op.paused ? ` Paused until ${op.paused.until}: ${words.paused} (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
   const throttled = op.rate_limit_hits > 0 ? ` ${words.answered.charAt(0).toUpperCase()}${words.answered.slice(1)} ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: ${words.each} and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
-  const next = finished ? ' Report each outcome separately (get_operation with part "results" and outcome lists them); propose_compensation proposes undoing the succeeded ones.' : ' Call get_operation again (wait_ms helps) until it is finished.'
+  const next = finished ? ` Report each outcome separately (get_operation with part "results" and outcome lists them).${compensation}` : ' Call get_operation again (wait_ms helps) until it is finished.'
   const proposed = (['remainder', 'compensation'] as const).flatMap((k) => {
     const f = op.follow_ups[k]
     return f ? [`its ${k === 'remainder' ? 'rest' : k} is plan ${f.plan_id} (${f.state}${f.operation_id ? `, run as operation ${f.operation_id}` : ''})`] : []
@@ -155,8 +178,8 @@ export const getOperation = defineTool({
     }
     return view
   },
-  summarize(answer, args) {
-    if (args.part === 'overview') return operationSummary(answer as OperationView)
+  summarize(answer, args, { gateway }) {
+    if (args.part === 'overview') return operationSummary(answer as OperationView, compensationHint(gateway, answer as OperationView))
     const page = answer as ResultsPage
     const byOutcome = TARGET_STATES.map((s) => [s, page.results.filter((r) => r.outcome === s).length] as const).filter(([, n]) => n > 0)
     const throttled = page.results.filter((r) => r.rate_limit_hits > 0)
