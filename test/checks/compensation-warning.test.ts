@@ -26,7 +26,7 @@ describe('warrant check warns of an action left reversible that no compensation 
     await up?.close()
   })
 
-  test('remove (DELETE) and close (POST, no set field) warned, in the refusal words; set_closed, close_for_good and the sql resource not', async () => {
+  test('remove (DELETE) and close (POST, no set field) warned, in the refusal words; set_closed, patch_closed (PATCH), close_for_good and the sql resource not', async () => {
     const json = await ws.warrant(['check', 'items', '--json'])
     const report = JSON.parse(json.stdout) as Reported
     const compensations = report.guarantees.filter((g) => g.name.startsWith('compensation'))
@@ -45,7 +45,7 @@ describe('warrant check warns of an action left reversible that no compensation 
     const text = await ws.warrant(['check', 'items'])
     assert.match(text.stdout, /compensation\.remove\s+WARNING\s+action "remove" cannot be compensated/, text.stdout)
     assert.match(text.stdout, /compensation\.close\s+WARNING/, text.stdout)
-    assert.doesNotMatch(text.stdout, /compensation\.(set_closed|close_for_good)/, text.stdout)
+    assert.doesNotMatch(text.stdout, /compensation\.(set_closed|patch_closed|close_for_good)/, text.stdout)
 
     const sql = JSON.parse((await ws.warrant(['check', 'subscriptions', '--json'])).stdout) as Reported
     assert.deepEqual(sql.guarantees.filter((g) => g.name.startsWith('compensation')), [], 'the demo actions patch columns: nothing to warn of')

@@ -12,7 +12,8 @@ const etag = (item: Item) => ({ etag: `"${item.rev}"` })
 
 /**
  * A loopback API whose writes are action endpoints: `DELETE /items/{id}` (a soft delete: status → closed, whatever
- * the body), `POST /items/{id}/close` (closes, whatever the body) and `POST /items/{id}/set` (sets the body's status).
+ * the body), `POST /items/{id}/close` (closes, whatever the body), `POST /items/{id}/set` (sets the body's status),
+ * and a plain `PATCH /items/{id}` (sets the body's status).
  */
 export async function startItemsUpstream(count: number): Promise<TestUpstream & { items: Map<string, Item> }> {
   const items = new Map<string, Item>()
@@ -25,7 +26,7 @@ export async function startItemsUpstream(count: number): Promise<TestUpstream & 
     if (req.method === 'GET' && !m![2]) return sendJson(res, 200, shown(item), etag(item))
     if (req.method === 'DELETE' && !m![2]) item.status = 'closed'
     else if (req.method === 'POST' && m![2] === 'close') item.status = 'closed'
-    else if (req.method === 'POST' && m![2] === 'set') item.status = String((JSON.parse(req.body || '{}') as { status?: unknown }).status ?? item.status)
+    else if ((req.method === 'POST' && m![2] === 'set') || (req.method === 'PATCH' && !m![2])) item.status = String((JSON.parse(req.body || '{}') as { status?: unknown }).status ?? item.status)
     else return sendJson(res, 405, { error: 'method' })
     item.rev++
     return sendJson(res, 200, shown(item), etag(item))
@@ -60,6 +61,7 @@ export function itemsResourceConfig(origin: string): Record<string, unknown> {
         precondition: { status: 'open' },
         write: { style: 'action', method: 'POST', path: '/items/{id}/set', body: { status: '{{set.status}}' }, if_match: false },
       },
+      patch_closed: { set: { status: 'closed' }, precondition: { status: 'open' }, write: { method: 'PATCH', path: '/items/{id}', body: { status: '{{set.status}}' }, if_match: false } },
     },
   }
 }
