@@ -44,6 +44,7 @@ interface Case {
 const ALL = ITEMS.map((i) => i.id)
 const CASES: Record<string, Case> = {
   total_path_absent: { connector: { list: list({ total_path: 'totals.all' }) }, names: /total_path "totals\.all" is missing/ },
+  total_header_absent: { connector: { list: list({ total_header: 'X-Total-Count' }) }, names: /total_header X-Total-Count is missing from the answer/ },
   total_path_page_count: { connector: { list: list({ total_path: 'count' }) }, names: /total_path "count"/ },
   total_path_constant_below: { connector: { list: list({ total_path: 'meta.limit' }) }, names: /total_path "meta\.limit"/ },
   total_path_above: { connector: { list: list({ total_path: 'meta.big' }) }, names: /total_path "meta\.big"/ },

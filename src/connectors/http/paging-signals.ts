@@ -50,8 +50,10 @@ export function readPagingSignals(
     else if (value !== null) return problem(`total_path "${list.total_path}" is not a count`)
   } else if (list.total_header !== undefined) {
     const value = headers.get(list.total_header)
-    if (value !== null && /^\d+$/.test(value.trim())) total = Number(value.trim())
-    else if (value !== null) return problem(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
+    if (value === null)
+      return { problem: `total_header ${list.total_header} is missing from the answer; set it to the header where this upstream says how many records match, or leave it out`, configKey: 'connector.list.total_header' }
+    if (/^\d+$/.test(value.trim())) total = Number(value.trim())
+    else return problem(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
   }
   // a 64-bit cursor JSON.parse rounded names a position the upstream never gave: the walk would resume elsewhere
   const key = markerKey(list)
