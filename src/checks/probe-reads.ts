@@ -189,6 +189,12 @@ function totals(resource: ResourceConfig, samples: readonly SourceSample[]): Gua
     // Pages that run dry (an empty page, or one the connector cannot advance past) below the total.
     const last = s.results[s.results.length - 1]
     const ranDry = s.results.some((r) => r.kind === 'page' && (r.received ?? r.items.length) === 0 && r.next !== null) || (last !== undefined && last.kind !== 'page')
+    // a count the records already read exceed is no count of this list, however far the walk would go (this page's
+    // count, a page size): a sample short of the end shows it
+    if (!s.exhausted && total < received) {
+      wrong.push(`${s.source}: total says ${total}, yet the pages read hold ${received}`)
+      continue
+    }
     if (!s.exhausted && ranDry && total > received) {
       wrong.push(`${s.source}: total says ${total}, the pages ran dry after ${received}`)
       continue

@@ -63,6 +63,8 @@ export type ReadPageResult =
       }
       /** The number of matches of this very query, when the upstream gave one that counts exactly that. */
       readonly total?: number
+      /** Where `total` was read, as the config names it (`total_path "meta.count"`): what a reason blames when the total cannot count the list. */
+      readonly totalFrom?: string
       /**
        * The records the upstream sent on this page, before Warrant re-checked them against the filter and the declared
        * fields: what its `total` counts (an upstream that ignores a filter counts what it sends, not what matches).

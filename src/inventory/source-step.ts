@@ -123,18 +123,46 @@ function transient(source: MutableProgress, message: string, status: number | un
   return { kind: 'leave' }
 }
 
+/** A page's total at odds with the pass so far: `what` it was, and `mark`, where and how (the same on a pass that finds the same). */
+export interface CountConflict {
+  readonly what: string
+  readonly mark: string
+  readonly message: string
+}
+
 /**
- * Why a page whose total differs from the one before it in this pass shows the source moved, or null. Page numbers,
+ * Why a page's total shows the source moved, or null: it differs from the one before it in this pass, or it is
+ * below the records the pass has already received. Page numbers,
  * opaque cursors and links prove nothing of where the walk stands: a record deleted from a page already read shifts
  * the next one onto that page, never read, and the walk's count can still meet the new total. Offset pages check
  * only the record before them, which two changes between reads leave in place in a list ordered by what changes
  * (newest first: one record updated to the front, one already read deleted): the total moving is what shows it.
  * Keyset positions start after the last key read, wherever records go.
+ * A total the config reads from the wrong place (this page's count, a page size) conflicts so too, at the same point of
+ * every pass: `mark` lets the walk tell that from the data moving (`configBlame`).
  */
-export function countMoved(positions: 'keyset' | 'checked' | 'opaque' | undefined, source: MutableProgress, total: number | undefined): string | null {
-  if (positions === 'keyset' || total === undefined || source.total === undefined || total === source.total) return null
+export function countMoved(positions: 'keyset' | 'checked' | 'opaque' | undefined, source: MutableProgress, total: number | undefined, received: number, totalFrom?: string): CountConflict | null {
+  if (positions === 'keyset' || total === undefined) return null
+  const conflict =
+    source.total !== undefined && total !== source.total
+      ? { what: `the upstream's count of matching records went from ${source.total} to ${total} between pages`, mark: `${source.count}:${source.total}>${total}` }
+      : source.count + received > total
+        ? { what: `the upstream counts ${total} matching record(s), yet it has sent ${source.count + received}`, mark: `${source.count}+${received}>${total}` }
+        : null
+  if (conflict === null) return null
   const kind = positions === 'checked' ? 'the record before each page it checks can stay in place while others move' : 'its positions (page numbers, cursors or links) cannot show which records shifted past the walk'
-  return `source "${source.source}" moved under the walk: the upstream's count of matching records went from ${source.total} to ${total} between pages, and ${kind}`
+  const orConfig = totalFrom === undefined ? '' : ` (unless ${totalFrom} does not count this list: a walk that meets the same again names it)`
+  return { ...conflict, message: `source "${source.source}" moved under the walk: ${conflict.what}${orConfig}, and ${kind}` }
+}
+
+/**
+ * The reason for a conflict between a total and the records, met by a restarted pass where the pass before met it
+ * (the same numbers at the same point): the data did not move, the total does not count this list. Null otherwise.
+ */
+export function configBlame(source: MutableProgress, conflict: CountConflict, totalFrom: string | undefined, filtered: boolean): string | null {
+  if (source.restarts === 0 || source.recount !== conflict.mark) return null
+  const filter = filtered ? ', or the upstream ignores a filter it was sent and counts only the matches' : ''
+  return `source "${source.source}": ${conflict.what}, at the same point of each of ${source.restarts + 1} reads from its start: the data did not move, ${totalFrom ?? "the upstream's total"} does not count the list it pages (a count of one page, a page size${filter}); point it at the number of matching records, or leave it out`
 }
 
 /**
@@ -143,7 +171,7 @@ export function countMoved(positions: 'keyset' | 'checked' | 'opaque' | undefine
  * upstream sent, before Warrant's own re-check: an upstream that ignores a filter counts the records it lets
  * through, so held against only the records that match, its total would read as a cap the walk never met.
  */
-export function afterPage(source: MutableProgress, received: number, total: number | undefined, ended: boolean): void {
+export function afterPage(source: MutableProgress, received: number, total: number | undefined, ended: boolean, totalFrom?: string): void {
   source.attempts = 0
   source.count += received
   if (total !== undefined) {
@@ -153,5 +181,6 @@ export function afterPage(source: MutableProgress, received: number, total: numb
   if (!ended || source.total === undefined || source.count >= source.total) return
   const found = `the upstream counts ${source.total} matching record(s) in source "${source.source}" but the walk received ${source.count}`
   if (source.totalMoved) addGap(source, { code: 'SNAPSHOT_INVALIDATED' }, `${found}, and its count changed during the walk`)
-  else addGap(source, { code: 'RESULT_LIMIT_REACHED' }, `${found}; the upstream stopped before its own count`)
+  // a cap is what it looks like; a total read from the wrong place (a collection count, another number) looks the same
+  else addGap(source, { code: 'RESULT_LIMIT_REACHED' }, `${found}; the upstream stopped before its own count${totalFrom === undefined ? '' : `, or ${totalFrom} does not count this list (if so, point it at the number of matching records, or leave it out)`}`)
 }

@@ -8,7 +8,7 @@ import { memorySeenFilter, tallyDuplicates, type DuplicateTally, type SeenFilter
 import { checkBudget, checkFilter, checkPageSize, checkSources } from './walk-checks.js'
 import { expiredCursorEnvelope, walkOutcome } from './walk-outcome.js'
 import { budgetAllows, sizeOfNextPage, walkPageSize } from './page-size.js'
-import { afterFailure, afterPage, afterThrow, countMoved, withoutStatus } from './source-step.js'
+import { afterFailure, afterPage, afterThrow, configBlame, countMoved, withoutStatus } from './source-step.js'
 import { DEFAULT_MAX_WAIT_SECONDS, addGap, addShapeGap, finishWith, type Failure, type MutableProgress, type Stop } from './walk-state.js'
 
 /**
@@ -183,9 +183,17 @@ export async function walkInventory(
         }
 
         // the upstream's count moving between pages is the data moving, seen: the source starts over, as on `moved`
-        const recount = countMoved(session.positions, source, result.total)
+        const received = result.received ?? result.items.length
+        const recount = countMoved(session.positions, source, result.total, received, result.totalFrom)
         if (recount !== null) {
-          const next = afterFailure(source, { kind: 'moved', message: recount }, restartable.has(source.source), failures, maxWait)
+          // met again where the pass before met it: the total is read from the wrong place, not the data moving
+          const blame = configBlame(source, recount, result.totalFrom, Object.keys(filter).length > 0)
+          if (blame !== null) {
+            finishWith(source, { code: 'SOURCE_UNAVAILABLE' }, blame)
+            break
+          }
+          source.recount = recount.mark
+          const next = afterFailure(source, { kind: 'moved', message: recount.message }, restartable.has(source.source), failures, maxWait)
           if (next.kind === 'again') continue
           break
         }
@@ -227,7 +235,7 @@ export async function walkInventory(
           )
         else if (result.next === null) source.finished = true
         else source.position = result.next
-        afterPage(source, result.received ?? result.items.length, result.total, result.next === null)
+        afterPage(source, received, result.total, result.next === null, result.totalFrom)
       }
     }
 

@@ -21,6 +21,8 @@ export interface MutableProgress {
   notes: Partial<Record<GapCode, string>>
   /** Times this part restarted the source from its beginning after the data moved. */
   restarts: number
+  /** Where the last pass's total conflicted with its records (`CountConflict.mark`): the same again is no move. */
+  recount?: string
 }
 
 /** A source that failed in a way that may clear with time: the walk goes on with the others and names it. */

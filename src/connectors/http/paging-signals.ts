@@ -29,7 +29,7 @@ export function readPagingSignals(
   raw: unknown,
   headers: Headers,
   rounded: ReadonlySet<number> = new Set(),
-): PagingSignals | { readonly problem: string } {
+): PagingSignals | { readonly problem: string; readonly configKey?: string } {
   const problem = (why: string) => ({ problem: why })
   let hasMore: boolean | undefined
   if (list.has_more_path !== undefined) {
@@ -42,12 +42,18 @@ export function readPagingSignals(
   if (list.total_path !== undefined) {
     const value = readPath(payload, list.total_path)
     const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
+    // absent is the path misread, as for has_more_path: a walk would go on as if no total had been declared; null
+    // is the upstream's own "not counted"
+    if (value === undefined)
+      return { problem: `total_path "${list.total_path}" is missing from the answer; set it to where this upstream says how many records match, or leave it out`, configKey: 'connector.list.total_path' }
     if (typeof n === 'number' && Number.isInteger(n) && n >= 0) total = n
-    else if (value !== undefined && value !== null) return problem(`total_path "${list.total_path}" is not a count`)
+    else if (value !== null) return problem(`total_path "${list.total_path}" is not a count`)
   } else if (list.total_header !== undefined) {
     const value = headers.get(list.total_header)
-    if (value !== null && /^\d+$/.test(value.trim())) total = Number(value.trim())
-    else if (value !== null) return problem(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
+    if (value === null)
+      return { problem: `total_header ${list.total_header} is missing from the answer; set it to the header where this upstream says how many records match, or leave it out`, configKey: 'connector.list.total_header' }
+    if (/^\d+$/.test(value.trim())) total = Number(value.trim())
+    else return problem(`header ${list.total_header} is not a count: "${value.slice(0, 40)}"`)
   }
   // a 64-bit cursor JSON.parse rounded names a position the upstream never gave: the walk would resume elsewhere
   const key = markerKey(list)

@@ -189,7 +189,7 @@ function interpret(
   if (confirming) return { kind: 'past_end', received: clamped ? 0 : rawItems.length, ids: clamped ? [] : rawItems.map((item) => readId(toRecord(ctx, item, null, list.record_path, parsed.rounded))) }
 
   const signals = readPagingSignals(list, payload, parsed.value, headers, parsed.rounded)
-  if ('problem' in signals) return unexpected(signals.problem)
+  if ('problem' in signals) return unexpected(signals.problem, signals.configKey)
   const { hasMore, total, marker } = signals
   if (marker !== null && marker !== undefined && ctx.redact.text(marker) !== marker) return unexpected('the next position carries the credential; refused')
   // An absent marker (not null, not "") is the end only where the end is plain anyway: an empty or short page,
@@ -330,7 +330,7 @@ function interpret(
       : signals.flagged && list.incomplete_flag
         ? { upstreamIncomplete: { code: list.incomplete_flag.reason } }
         : {}),
-    ...totalFacts(list.total_kind, total, sent),
+    ...totalFacts(list.total_kind, total, sent, totalKey(list)),
     received: rawItems.length,
     ...(unjudged ? { unjudged } : {}),
     ...end,
@@ -358,10 +358,10 @@ function carrying(next: PagePosition, lastId: string | undefined, firstId: strin
  * filter. `totalKind` says what the upstream's number counts, so a collection-wide total is never taken for
  * a filtered one.
  */
-function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated'>) {
+function totalFacts(kind: 'filtered' | 'collection', total: number | undefined, sent: Pick<ListRequest, 'allDelegated' | 'anyDelegated'>, totalFrom: string) {
   if (total === undefined) return {}
   const countsQuery = kind === 'filtered' ? sent.allDelegated : sent.allDelegated && !sent.anyDelegated
-  return { ...(countsQuery ? { total } : {}), upstreamTotal: { count: total, kind } }
+  return { ...(countsQuery ? { total, totalFrom } : {}), upstreamTotal: { count: total, kind } }
 }
 
 /** The keyset field's value of a raw item, as a start key: a string or finite number, else null. */
