@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { asWarrantError } from '../api/error-mapping.js'
-import { type ErrorBody, type ErrorCode, WarrantError } from '../contract/index.js'
+import { type ErrorBody, type ErrorCode, revealed, WarrantError } from '../contract/index.js'
 import type { Logger } from '../gateway/index.js'
 
 /**
@@ -84,7 +84,7 @@ const NEXT_STEP: Record<ErrorCode, string> = {
 /** The refusal text: code first, then what happened and what to do next. */
 export function refusalText(body: ErrorBody): string {
   const { code, message } = body.error
-  return `REFUSED (${code}): ${message}\nNext: ${NEXT_STEP[code] ?? NEXT_STEP.internal}`
+  return `REFUSED (${code}): ${revealed(message)}\nNext: ${NEXT_STEP[code] ?? NEXT_STEP.internal}`
 }
 
 /**

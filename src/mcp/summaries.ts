@@ -24,7 +24,7 @@ function completeProof(value: Completeness, found: number): string {
 export function completenessLabel(value: Completeness): string {
   if (value.complete) return 'COMPLETE'
   const reasons = value.incomplete_reasons.map((r) => {
-    const detail = r.limit ? `${r.limit.name}=${r.limit.value}` : r.source ? r.source : r.retry_after_seconds !== undefined ? `retry after ${r.retry_after_seconds}s` : ''
+    const detail = r.limit ? `${r.limit.name}=${r.limit.value}` : r.source ? named(r.source) : r.retry_after_seconds !== undefined ? `retry after ${r.retry_after_seconds}s` : ''
     return detail ? `${r.code}: ${detail}` : r.code
   })
   return `INCOMPLETE (${reasons.join('; ') || 'no reason given'})`
@@ -62,7 +62,7 @@ export function continuationHint(continuation: Continuation | null | undefined, 
     case 'retry_after':
       return `wait ${continuation.retry_after_seconds}s (not before ${continuation.not_before}), then continue${continuation.cursor ? " with the answer's continuation.cursor" : ''}`
     case 'narrow_query':
-      return `narrow the query: ${continuation.message}`
+      return `narrow the query: ${revealed(continuation.message)}`
     case 'retry_with_deadline':
       return `retry with budget.deadline_ms of at least ${continuation.minimum_deadline_ms}${continuation.cursor ? ", with the answer's continuation.cursor" : ''}`
   }
@@ -70,7 +70,7 @@ export function continuationHint(continuation: Continuation | null | undefined, 
 
 export function warningsClause(warnings: readonly Warning[] | undefined): string {
   if (!warnings || warnings.length === 0) return ''
-  return ` Warnings (they do not change completeness): ${warnings.map((w) => (w.source ? `${w.code} (${w.source})` : w.code)).join(', ')}.`
+  return ` Warnings (they do not change completeness): ${warnings.map((w) => (w.source ? `${w.code} (${named(w.source)})` : w.code)).join(', ')}.`
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -84,6 +84,13 @@ const LOOKALIKES_SAID = 5
  * plus U+200B were quoted alike in the sentence warning they are two records.
  */
 export const quoted = (text: string) => JSON.stringify(revealed(text))
+
+/**
+ * A name in a sentence (a source, a rule, a principal): bare when it is a plain ASCII token ("shard-2", "alice"),
+ * else `quoted`. A source an upstream names ("x); COMPLETE (") or a principal's name with a line break in it would
+ * otherwise read as the summary's own words.
+ */
+export const named = (text: string) => (/^[\w.:@/-]+$/.test(text) ? text : quoted(text))
 
 /** A value quoted, then the code points where it differs from the others it is drawn like. */
 const spelled = (value: string, codePoints: readonly string[]) => `${quoted(value)} (${codePoints.length === 0 ? 'no character apart' : codePoints.join(' ')})`

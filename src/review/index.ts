@@ -15,7 +15,7 @@ import { createReviewQueue, type ReviewQueue } from './queue.js'
 import { createReviewSessions, type ReviewSessions } from './sessions.js'
 
 export { createReviewSessions, type ReviewSessions, type ReviewSession, type OpenedSession, type ReviewSessionOptions } from './sessions.js'
-export { createReviewQueue, type ReviewQueue, type ReviewQueueOptions } from './queue.js'
+export { createReviewQueue, type QueuePosition, type ReviewQueue, type ReviewQueueOptions } from './queue.js'
 
 export interface ReviewService {
   readonly sessions: ReviewSessions

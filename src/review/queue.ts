@@ -8,7 +8,10 @@ export interface ReviewQueue {
    * Plans waiting for a reviewer's decision, newest first: every plan whose effective state (the plan
    * service's, which accounts for lapsed approvals and expired selections) is `pending`, within the actor's scope.
    */
-  awaitingDecision(actor: Actor, options?: { readonly limit?: number }): Promise<{ readonly plans: readonly PlanView[]; readonly more: boolean }>
+  awaitingDecision(
+    actor: Actor,
+    options?: { readonly limit?: number; readonly older?: QueuePosition },
+  ): Promise<{ readonly plans: readonly PlanView[]; readonly more: boolean; readonly next: QueuePosition | null }>
   /** Recent plans that were decided or committed, newest first, within the actor's scope. */
   recentlyDecided(actor: Actor, options?: { readonly limit?: number }): Promise<readonly PlanView[]>
   /** The operations (commits) of one plan, oldest first. */
@@ -19,6 +22,15 @@ export interface ReviewQueueOptions {
   readonly store: Store
   readonly plans: PlanService
   readonly operations: OperationService
+}
+
+/**
+ * Where a listing of the queue stopped: the stored row of the last plan it listed (or looked at), newest first. A
+ * listing `older` than it goes on from the next row, so the plans past the first page can be listed too.
+ */
+export interface QueuePosition {
+  readonly created_at: string
+  readonly id: string
 }
 
 /** Stored rows looked at per request, at most: a queue longer than this says so (`more`). */
@@ -36,10 +48,12 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
   const db = store.db
 
   /** Plan views for stored rows in `states`, newest first, keeping those `keep` accepts and the actor may see. */
-  async function scan(actor: Actor, states: readonly ('pending' | 'approved' | 'rejected' | 'committed')[], limit: number, keep: (view: PlanView) => boolean, liveOnly: boolean) {
+  async function scan(actor: Actor, states: readonly ('pending' | 'approved' | 'rejected' | 'committed')[], limit: number, keep: (view: PlanView) => boolean, liveOnly: boolean, older: QueuePosition | null = null) {
     const found: PlanView[] = []
     let scanned = 0
-    let after: { created_at: string; id: string } | null = null
+    let after: QueuePosition | null = older
+    // the last row listed or passed over: a listing cut short goes on after it
+    let seen: QueuePosition | null = older
     while (scanned < SCAN_MAX) {
       let q = db.selectFrom('plans').select(['id', 'created_at']).where('state', 'in', [...states])
       // the store's now (the database's on PostgreSQL), as each plan's view judges it: on this instance's own clock,
@@ -56,24 +70,27 @@ export function createReviewQueue(options: ReviewQueueOptions): ReviewQueue {
         try {
           view = await plans.view(actor, row.id)
         } catch (error) {
-          if (error instanceof WarrantError && (error.code === 'forbidden' || error.code === 'not_found')) continue
+          if (error instanceof WarrantError && (error.code === 'forbidden' || error.code === 'not_found')) {
+            seen = row
+            continue
+          }
           throw error
         }
-        if (!keep(view)) continue
-        if (found.length === limit) return { plans: found, more: true }
-        found.push(view)
+        if (found.length === limit && keep(view)) return { plans: found, more: true, next: seen }
+        if (keep(view)) found.push(view)
+        seen = row
       }
-      if (rows.length < BATCH) return { plans: found, more: false }
+      if (rows.length < BATCH) return { plans: found, more: false, next: null }
       const last = rows[rows.length - 1]!
       after = { created_at: last.created_at, id: last.id }
     }
-    return { plans: found, more: true }
+    return { plans: found, more: true, next: seen }
   }
 
   return {
     async awaitingDecision(actor, opts = {}) {
       // A stored `approved` plan whose approval lapsed waits for a decision again: the service says so.
-      return scan(actor, ['pending', 'approved'], clamp(opts.limit, 50, 200), (v) => v.state === 'pending', true)
+      return scan(actor, ['pending', 'approved'], clamp(opts.limit, 50, 200), (v) => v.state === 'pending', true, opts.older ?? null)
     },
 
     async recentlyDecided(actor, opts = {}) {

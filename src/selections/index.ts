@@ -41,6 +41,7 @@ export { exportOutcome, manifestFile, manifestHeaders, type ExportEnd, type Expo
 export { EXPORT_STARTED_ACTION, exportStartedSummary } from './export-audit.js'
 export { csvCell, csvLine } from './csv-cell.js'
 export { parseRequest } from './parse-request.js'
+export { GROUPS_SHOWN } from './lookalike-groups.js'
 export { agentTexts, lookalikeIds, planLookalikesSchema, selectionLookalikesSchema, type LookalikeIds, type SelectionLookalikes } from './lookalike-ids.js'
 export { pruneExpiredMembers, PRUNE_LISTED_MAX, type PruneOptions, type PruneReport, type PrunedSelection } from './retention.js'
 export { prunedMembers, PRUNED_BY } from './pruned-members.js'

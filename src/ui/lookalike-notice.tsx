@@ -1,5 +1,5 @@
-import type { LookalikeIds, SelectionLookalikes } from '../selections/index.js'
-import { AgentWords, Notice, RecordId } from './components.js'
+import { GROUPS_SHOWN, type LookalikeIds, type SelectionLookalikes } from '../selections/index.js'
+import { AgentWords, Notice, RecordId, paths } from './components.js'
 import { plural } from './format.js'
 
 /** A value of a look-alike group as the pages show it, then the code points where it differs from the others. */
@@ -19,7 +19,7 @@ function Spelled(props: { value: string; codePoints: readonly string[]; agent?: 
  * value is shown as everywhere else, never left out, with the code points where it differs: a reviewer told of
  * "admin-l" must know there is more than one record reading so, and which is which.
  */
-export function LookalikeNotice(props: { lookalikes: SelectionLookalikes | LookalikeIds; of: 'plan' | 'selection' }) {
+export function LookalikeNotice(props: { lookalikes: SelectionLookalikes | LookalikeIds; of: 'plan' | 'selection'; selectionId: string }) {
   const { groups, more_groups } = props.lookalikes
   const named = 'named' in props.lookalikes ? props.lookalikes.named : []
   const moreNamed = 'more_named' in props.lookalikes ? props.lookalikes.more_named : 0
@@ -49,7 +49,14 @@ export function LookalikeNotice(props: { lookalikes: SelectionLookalikes | Looka
               </li>
             ))}
           </ul>
-          {more_groups > 0 ? <p>and {plural(more_groups, 'more group')}.</p> : null}
+          {more_groups > 0 ? (
+            // the groups past the first are not kept anywhere: the ids are, in the manifest and the export
+            <p data-testid="lookalike-more-groups">
+              and {plural(more_groups, 'more group')}, not listed: only the first {GROUPS_SHOWN} are kept. Every member id is in{' '}
+              <a href="#records-manifest">the manifest on this page</a> (each id spelled as here) and in the export (
+              <a href={paths.exportOf(props.selectionId, 'csv')}>CSV</a>, <a href={paths.exportOf(props.selectionId, 'ndjson')}>NDJSON</a>).
+            </p>
+          ) : null}
         </>
       ) : null}
       {named.length > 0 ? (
@@ -62,7 +69,12 @@ export function LookalikeNotice(props: { lookalikes: SelectionLookalikes | Looka
               </li>
             ))}
           </ul>
-          {moreNamed > 0 ? <p>and {plural(moreNamed, 'more word')}.</p> : null}
+          {moreNamed > 0 ? (
+            <p data-testid="lookalike-more-named">
+              and {plural(moreNamed, 'more word')}, not listed: the agent's words are shown whole under <a href="#action-params">the action's parameters</a>, the
+              ids in <a href="#records-manifest">the manifest</a>.
+            </p>
+          ) : null}
         </>
       ) : null}
     </Notice>

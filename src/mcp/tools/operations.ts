@@ -118,9 +118,9 @@ export function operationSummary(op: OperationView, compensation = COMPENSATION_
   const c = op.counts
   const counts = TARGET_STATES.filter((s) => c[s] > 0).map((s) => `${c[s]} ${s}`).join(', ') || 'no targets'
   const head = finished ? `FINISHED (${op.state})` : `NOT FINISHED (${op.state})`
-  const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${quoted(op.halt_reason.target_id)}` : ''}: ${op.halt_reason.message}; later targets stay pending and were not written.` : ''
+  const halt = op.halt_reason ? ` Halted by stop rule ${op.halt_reason.rule}${op.halt_reason.target_id ? ` at target ${quoted(op.halt_reason.target_id)}` : ''}: ${quoted(op.halt_reason.message)}; later targets stay pending and were not written.` : ''
   const words = waitWords(op.rate_limit_kind)
-  const paused = op.paused ? ` Paused until ${op.paused.until}: ${words.paused} (${op.paused.reason}); no write is sent before then, and it goes on by itself.` : ''
+  const paused = op.paused ? ` Paused until ${op.paused.until}: ${words.paused} (${quoted(op.paused.reason)}); no write is sent before then, and it goes on by itself.` : ''
   const throttled = op.rate_limit_hits > 0 ? ` ${words.answered.charAt(0).toUpperCase()}${words.answered.slice(1)} ${plural(op.rate_limit_hits, 'time')} on ${plural(op.rate_limited_targets, 'target')}: ${words.each} and ${askedAgainText(op)} (rate_limit_hits per target in the results).` : ''
   const unknown = c.unknown > 0 ? ` ${plural(c.unknown, 'target')} ended unknown (no durable answer): never retry them blindly; they are reported for review and reconciliation.` : ''
   const next = finished ? ` Report each outcome separately (get_operation with part "results" and outcome lists them).${compensation}` : ' Call get_operation again (wait_ms helps) until it is finished.'

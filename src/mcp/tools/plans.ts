@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { cursorArgument, revealed } from '../../contract/index.js'
 import { type ChangesPage, changesPageSchema, type PlanProposal, planProposalSchema, type PlanView, planViewSchema, proposePlanRequestSchema, unchangedWords, withdrawnApprovalSentences } from '../../plans/index.js'
-import { completenessLabel, lookalikeClause, plural } from '../summaries.js'
+import { completenessLabel, lookalikeClause, named, plural, quoted } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { selectionIdSchema } from './selections.js'
 
@@ -26,16 +26,16 @@ export function planSummary(plan: PlanView | PlanProposal): string {
   const review = plan.review_url !== null ? `Give the person the review page ${plan.review_url}` : `There is no review link to give: ${plan.review_hint}. Tell the person so`
   let approval: string
   if (plan.state === 'committed') approval = 'It has been committed: read the operation with get_operation.'
-  else if (plan.state === 'rejected') approval = `It was rejected${a.rejected_by ? ` by ${a.rejected_by.name ?? a.rejected_by.principal}${a.rejected_by.comment ? ` ("${a.rejected_by.comment}")` : ''}` : ''}: do not commit; propose something else or ask the person.`
+  else if (plan.state === 'rejected') approval = `It was rejected${a.rejected_by ? ` by ${named(a.rejected_by.name ?? a.rejected_by.principal)}${a.rejected_by.comment ? ` (comment ${quoted(a.rejected_by.comment)})` : ''}` : ''}: do not commit; propose something else or ask the person.`
   else if (plan.state === 'expired') approval = 'It has expired with its selection: create a new selection and propose again.'
   else if (plan.config_drift.length > 0)
-    approval = `CANNOT RUN: ${plan.config_drift.map((d) => d.message).join('; ')}. No approval or commit of it is taken while the config differs, and an approval given before does not count again if the config is put back; tell the person, and propose again on a new selection.`
+    approval = `CANNOT RUN: ${plan.config_drift.map((d) => revealed(d.message)).join('; ')}. No approval or commit of it is taken while the config differs, and an approval given before does not count again if the config is put back; tell the person, and propose again on a new selection.`
   else if (a.expired)
     approval = `APPROVAL EXPIRED at ${a.expired_at}: a commit is refused (expired) until a reviewer approves again; ${a.still_needed} needed. ${review} and wait; check with get_plan. ${NO_APPROVING}`
   else if (a.approved)
-    approval = `Approved by ${a.approved_by.map((p) => p.name ?? p.principal).join(', ')}${a.approved_by[0]?.expires_at ? ` until ${a.approved_by[0].expires_at}` : ''}: commit with commit_change (plan_id, expected_digest = plan_digest, a new idempotency_key).`
+    approval = `Approved by ${a.approved_by.map((p) => named(p.name ?? p.principal)).join(', ')}${a.approved_by[0]?.expires_at ? ` until ${a.approved_by[0].expires_at}` : ''}: commit with commit_change (plan_id, expected_digest = plan_digest, a new idempotency_key).`
   else
-    approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${plan.approval.reason}); ${a.still_needed} still needed; ${a.who_can_approve}. ${review} and wait; check with get_plan. ${NO_APPROVING}`
+    approval = `Needs approval: ${plan.approval.required.replace(/_/g, ' ')} (${revealed(plan.approval.reason)}); ${a.still_needed} still needed; ${a.who_can_approve}. ${review} and wait; check with get_plan. ${NO_APPROVING}`
   const changing = plan.changes.changing
   // a change every target already holds, or that each would skip, is no change: say so, so the agent does not report one
   const unchanged = unchangedWords(plan)
@@ -50,7 +50,7 @@ export function planSummary(plan: PlanView | PlanProposal): string {
           ? ` NO TARGET CHANGES: ${unchanged}.`
           : ` ${changing} of ${plan.target_count} targets change; ${unchanged}.`
   // an approval withdrawn (a token revoked, a principal disabled) is named with why, so the agent does not ask the same reviewer to click again
-  const withdrawn = plan.state === 'pending' ? withdrawnApprovalSentences(plan.approvals).map((w) => ` No longer counts: ${w}.`).join('') : ''
+  const withdrawn = plan.state === 'pending' ? withdrawnApprovalSentences(plan.approvals).map((w) => ` No longer counts: ${revealed(w)}.`).join('') : ''
   return `${evidence}: ${what}${lookalikeClause(plan.lookalike_ids)} ${approval}${withdrawn}${held}`
 }
 

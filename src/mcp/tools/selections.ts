@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { cursorArgument, idempotencyKeySchema } from '../../contract/index.js'
+import { cursorArgument, idempotencyKeySchema, revealed } from '../../contract/index.js'
 import {
   type ExcludedPage,
   excludedPageSchema,
@@ -13,7 +13,7 @@ import {
   createdSelectionViewSchema,
   UNREACHED,
 } from '../../selections/index.js'
-import { completenessLabel, lookalikeClause, plural, warningsClause } from '../summaries.js'
+import { completenessLabel, lookalikeClause, named, plural, quoted, warningsClause } from '../summaries.js'
 import { defineTool, READ_ONLY, readOnlyBy, RULES_BRIEF } from '../tool.js'
 import { resourceNameSchema } from './resources.js'
 
@@ -43,11 +43,11 @@ export function selectionSummary(view: SelectionView): string {
   const label = completenessLabel(view)
   const where = `${view.resource} (${view.environment})`
   const head = `${label}: selection ${view.selection_id} froze ${plural(view.count, 'record')} of ${where}, digest ${view.digest}, expires ${view.expires_at}.`
-  const exclusions = view.exclusions.length ? ` Excluded: ${view.exclusions.map((e) => `${e.rule} ${e.count}`).join(', ')}.` : ''
+  const exclusions = view.exclusions.length ? ` Excluded: ${view.exclusions.map((e) => `${named(e.rule)} ${e.count}`).join(', ')}.` : ''
   const usable = view.committable
     ? ' It can be proposed for a change (propose_change).'
     : view.upstream_moved
-      ? ` It cannot be proposed on or committed: ${view.upstream_moved}.`
+      ? ` It cannot be proposed on or committed: ${revealed(view.upstream_moved)}.`
       : view.complete
       ? ` It cannot be committed (state ${view.state}).`
       : ` Its inventory was incomplete, so it can be reviewed but NEVER committed; show the reasons to the person.${view.recovery ? ` To act on the ${view.recovery.count} records it did return, create a new selection with filter {"id": {"in": [those ids]}} (complete once its walk reads every one of them again; ${UNREACHED}).` : ''} Inventory: ${againHint(view.continuation)}.`
@@ -131,7 +131,7 @@ export const readSelection = defineTool({
   summarize(answer, args) {
     if (args.part === 'overview') return selectionSummary(answer as SelectionView)
     const page = answer as MemberPage | ExcludedPage
-    const what = args.part === 'excluded' ? `records excluded by rule "${(page as ExcludedPage).rule}"` : 'members'
+    const what = args.part === 'excluded' ? `records excluded by rule ${quoted((page as ExcludedPage).rule)}` : 'members'
     const head = page.next_cursor ? 'MORE PAGES' : 'LAST PAGE'
     const next = page.next_cursor ? 'call again with cursor = next_cursor, unchanged, for the rest' : 'nothing follows'
     const partial = page.complete ? '' : ' The selection\'s inventory was incomplete: these are only the records its walk returned, not every record the filter matches; show incomplete_reasons to the person.'

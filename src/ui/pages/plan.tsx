@@ -131,7 +131,7 @@ function EffectSection(props: { plan: PlanView; types: FieldTypes; agentFields: 
         {p.action.description ? `: ${p.action.description}` : ''}.
       </p>
       {params.length > 0 ? (
-        <dl class="facts" aria-label="Action parameters" data-testid="action-params">
+        <dl class="facts" id="action-params" aria-label="Action parameters" data-testid="action-params">
           {params.map(([k, v]) => (
             <>
               <dt>{k}</dt>
@@ -266,7 +266,7 @@ export function PlanPage(d: PlanPageData) {
           </>
         ) : null}
       </p>
-      <LookalikeNotice lookalikes={p.lookalike_ids} of="plan" />
+      <LookalikeNotice lookalikes={p.lookalike_ids} of="plan" selectionId={p.selection_id} />
       <Glance d={d} />
       <WhereSection selection={d.selection} />
       <SelectorSection selection={d.selection} idField={d.idField} />

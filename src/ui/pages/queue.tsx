@@ -39,7 +39,17 @@ function EnvironmentCell(props: { environment: string; reach: Reach }) {
   )
 }
 
-export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; more: boolean; recent: readonly PlanView[]; reach: (resource: string) => Reach }) {
+export function QueuePage(d: {
+  viewer: Viewer
+  waiting: readonly PlanView[]
+  more: boolean
+  /** the next older plans waiting, where more exist */
+  olderLink: string | null
+  /** this listing goes on from an earlier one (`older`): the newest are on the queue's first page */
+  continued: boolean
+  recent: readonly PlanView[]
+  reach: (resource: string) => Reach
+}) {
   return (
     <Layout title="Plans waiting for a decision" viewer={d.viewer}>
       <h1>Plans waiting for a decision</h1>
@@ -48,14 +58,20 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
         missing before you decide.
       </p>
       {d.waiting.length === 0 ? (
-        <Notice kind="ok" title="Nothing is waiting for you." testid="queue-empty">
-          <p>No plan in your scope waits for a decision.</p>
-        </Notice>
+        d.continued ? (
+          <Notice kind="info" title="No older plan is waiting." testid="queue-empty">
+            <p>No plan in your scope older than those on the queue's first page waits for a decision.</p>
+          </Notice>
+        ) : (
+          <Notice kind="ok" title="Nothing is waiting for you." testid="queue-empty">
+            <p>No plan in your scope waits for a decision.</p>
+          </Notice>
+        )
       ) : (
         <DataTable
           label="Plans waiting for a decision"
           testid="queue"
-          caption={`${plural(d.waiting.length, 'plan')} waiting${d.more ? ' (more exist: the oldest are not listed)' : ''}`}
+          caption={`${plural(d.waiting.length, 'plan')} waiting${d.continued ? ', older than those on the first page' : ''}${d.more ? ' (more exist: the oldest are not listed here; the link below the table lists them)' : ''}`}
           columns={['Plan', 'Environment', 'Resource', 'Action', { num: 'Targets' }, 'Evidence', 'Proposed by', 'Approvals', 'Deadlines']}
         >
           {d.waiting.map((p) => {
@@ -99,6 +115,19 @@ export function QueuePage(d: { viewer: Viewer; waiting: readonly PlanView[]; mor
           })}
         </DataTable>
       )}
+      {d.olderLink ? (
+        <p>
+          <a href={d.olderLink} rel="next" data-testid="queue-older">
+            Older plans waiting for a decision
+          </a>{' '}
+          <span class="muted small">(the next page of the queue, from the oldest listed above)</span>
+        </p>
+      ) : null}
+      {d.continued ? (
+        <p class="small">
+          <a href={paths.queue}>Back to the newest plans waiting</a>
+        </p>
+      ) : null}
       {d.recent.length > 0 ? (
         <>
           <h2>Recently decided</h2>

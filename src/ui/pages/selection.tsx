@@ -18,7 +18,7 @@ export function SelectionPage(d: { viewer: Viewer; selection: SelectionView; pag
           <p>{s.upstream_moved}</p>
         </Notice>
       ) : null}
-      <LookalikeNotice lookalikes={s.lookalike_ids} of="selection" />
+      <LookalikeNotice lookalikes={s.lookalike_ids} of="selection" selectionId={s.selection_id} />
       <h1>
         Selection <code>{s.selection_id}</code>
       </h1>

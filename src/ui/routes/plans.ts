@@ -5,6 +5,7 @@ import { paths } from '../components.js'
 import { plural, relative } from '../format.js'
 import { AuditPage } from '../pages/audit.js'
 import type { ChangesPage } from '../../plans/index.js'
+import type { QueuePosition } from '../../review/index.js'
 import { PlanPage, type PlanPageData } from '../pages/plan.js'
 import { QueuePage } from '../pages/queue.js'
 import { DEFAULT_PAGE_SIZE } from '../selection-parts.js'
@@ -18,9 +19,11 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
 
   ui.get('/', async (c) => {
     const actor = c.get('viewer').actor
-    const { plans, more } = await queue.awaitingDecision(actor)
+    const older = queuePositionOf(c.req.query('older'))
+    const { plans, more, next } = await queue.awaitingDecision(actor, older ? { older } : {})
     const recent = await queue.recentlyDecided(actor, { limit: 15 })
-    return html(c, QueuePage({ viewer: c.get('viewer'), waiting: plans, more, recent, reach: (resource) => reachOf(gateway, resource) }))
+    const olderLink = more && next ? `${paths.queue}?${new URLSearchParams({ older: Buffer.from(JSON.stringify([next.created_at, next.id])).toString('base64url') })}` : null
+    return html(c, QueuePage({ viewer: c.get('viewer'), waiting: plans, more, olderLink, continued: older !== null, recent, reach: (resource) => reachOf(gateway, resource) }))
   })
 
   async function renderPlan(c: Ctx, planId: string, notice: PlanPageData['notice'], status: ContentfulStatusCode = 200): Promise<Response> {
@@ -179,4 +182,21 @@ export function registerPlanRoutes(ui: Hono<UiEnv>, deps: ReviewRouteDeps): void
 function readsLeftOut(counts: readonly ({ readonly count: number } | undefined)[]): { readonly count: number; readonly exact: boolean } {
   const nonzero = counts.filter((c) => (c?.count ?? 0) > 0)
   return { count: nonzero.reduce((n, c) => n + c!.count, 0), exact: nonzero.length <= 1 }
+}
+
+/**
+ * The queue's `older` parameter: where an earlier listing stopped, as the queue's own link wrote it (base64url of
+ * `[created_at, id]`); null without one. Anything else is refused, naming the parameter: it would list from nowhere.
+ */
+function queuePositionOf(value: string | undefined): QueuePosition | null {
+  if (value === undefined || value === '') return null
+  let parsed: unknown = null
+  try {
+    parsed = /^[A-Za-z0-9_-]{1,600}$/.test(value) ? JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) : null
+  } catch {
+    parsed = null
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !parsed.every((part) => typeof part === 'string' && part !== ''))
+    throw new WarrantError('invalid_request', 'the parameter "older" is not a position this page gave; follow the queue\'s own link to the older plans, or open the queue without it', { parameter: 'older' })
+  return { created_at: parsed[0], id: parsed[1] }
 }
