@@ -251,6 +251,27 @@ function misfitSets(
   ])
 }
 
+/**
+ * Actions whose every write the connector rolls back: a field over a column the table moves on every UPDATE (MySQL's
+ * `ON UPDATE CURRENT_TIMESTAMP`) that the action neither sets nor lists in `write.may_change`, and that is not the
+ * version or the `updated_at` the connector stamps (`untouched-fields.ts`): the UPDATE changes what no one approved.
+ */
+function movedUnset(config: ResourceConfig, actions: readonly [string, ResourceConfig['actions'][string]][], moved: readonly string[]): { message: string; configKeys: string[] }[] {
+  const own = (field: string) => field === config.version_field || field === config.id_field || (field === 'updated_at' && config.fields.updated_at === 'timestamp')
+  return actions.flatMap(([name, action]) => {
+    const exempt = new Set((action.write?.may_change ?? []).map((path) => path.split('.')[0]!))
+    const unset = moved.filter((field) => !own(field) && !Object.hasOwn(action.set, field) && !exempt.has(field))
+    if (unset.length === 0) return []
+    const named = unset.map((f) => `"${f}"`).join(', ')
+    return [
+      {
+        message: `action "${name}" does not set ${named}, whose column the table moves itself on every UPDATE (ON UPDATE CURRENT_TIMESTAMP), so each write would change a field no one approved and is rolled back before COMMIT; list ${named} in the action's write.may_change, set it in the action, make it the version_field, or drop the ON UPDATE clause`,
+        configKeys: [`actions.${name}`, ...unset.map((f) => `fields.${f}`)],
+      },
+    ]
+  })
+}
+
 async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
@@ -260,14 +281,16 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
     // asked at once, so they share one catalogue read. misfits null: the column facts (types, UPDATE triggers) could
     // not be read; the version's problem is then unknown too
-    const [version, misfits, strings, numbers] = await Promise.all([
+    const [version, misfits, strings, numbers, moved] = await Promise.all([
       connector.versionColumnProblem?.() ?? null,
       connector.fieldTypeMisfits ? connector.fieldTypeMisfits() : [],
       connector.stringColumns?.() ?? [],
       connector.numberColumns?.() ?? [],
-    ]).then(([v, m, s, n]) => [v ?? null, m, s ?? [], n ?? []] as const)
+      connector.fieldsMovedOnUpdate?.() ?? [],
+    ]).then(([v, m, s, n, u]) => [v ?? null, m, s ?? [], n ?? [], u ?? []] as const)
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
+      ...movedUnset(config, actions, moved),
       ...misfitPreconditions(actions, misfits ?? []),
       ...misfitSets(actions, misfits ?? [], strings, numbers),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),

@@ -343,6 +343,12 @@ export interface Connector {
    */
   versionColumnProblem?(): Promise<string | null>
   /**
+   * Declared fields over a column the table moves itself on every UPDATE (MySQL/MariaDB `ON UPDATE
+   * CURRENT_TIMESTAMP`), which a write of an action that neither sets it nor lists it in `write.may_change` changes
+   * unapproved; null where the catalogue cannot be read. Absent where the upstream has no catalogue (HTTP).
+   */
+  fieldsMovedOnUpdate?(): Promise<readonly string[] | null>
+  /**
    * What the upstream's table as a whole keeps Warrant from promising (its engine, its key, its id column), each
    * with what the connector does about it and the fix; empty when nothing, null where the catalogue cannot be
    * read. Absent where the upstream has no catalogue (HTTP).
