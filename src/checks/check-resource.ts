@@ -309,15 +309,20 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
           config_keys: [],
         },
       ]
-    return [
-      {
-        name: 'conditional_writes',
-        promise,
-        status: 'holds',
-        detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version, and each write moves ${config.version_field} itself; against a change by another writer only where that writer moves ${config.version_field} too (it must mean nothing else: a counter, updated_at)`,
-        config_keys: [],
-      },
-    ]
+    const enforced = `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version, and each write moves ${config.version_field} itself; against a change by another writer only where that writer moves ${config.version_field} too (it must mean nothing else: a counter, updated_at)`
+    // versionCondition compares a timestamp version to the millisecond a record shows: finer digits are not compared
+    const digits = config.version_field !== undefined && config.fields[config.version_field] === 'timestamp' ? ((await connector.versionSecondDigits?.()) ?? null) : null
+    if (digits !== null && digits > 3)
+      return [
+        {
+          name: 'conditional_writes',
+          promise,
+          status: 'warning',
+          detail: `${enforced}; but "${config.version_field}" keeps ${digits} digits of a second and Warrant reads and compares it to the millisecond: a change another writer makes within the same millisecond as the version a selection froze is not seen, and an approved write lands over it; use an integer version column (a counter every writer moves), or a version no two writes of a row can share within a millisecond`,
+          config_keys: ['version_field'],
+        },
+      ]
+    return [{ name: 'conditional_writes', promise, status: 'holds', detail: enforced, config_keys: [] }]
   }
   return actions.map(([name, action]): Guarantee => {
     // `version` says where the version goes (header, body field, query parameter, or none); older configs

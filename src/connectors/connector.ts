@@ -348,6 +348,8 @@ export interface Connector {
    * unapproved; null where the catalogue cannot be read. Absent where the upstream has no catalogue (HTTP).
    */
   fieldsMovedOnUpdate?(): Promise<readonly string[] | null>
+  /** Digits of a second the version column keeps (a timestamp column), null for any other or where unread; absent on HTTP. */
+  versionSecondDigits?(): Promise<number | null>
   /**
    * What the upstream's table as a whole keeps Warrant from promising (its engine, its key, its id column), each
    * with what the connector does about it and the fix; empty when nothing, null where the catalogue cannot be

@@ -115,6 +115,7 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     numberColumns: async () => (await catalogue.fresh()).columns?.numberColumns ?? null,
     versionColumnProblem: async () => (await catalogue.fresh()).columns?.versionProblem ?? null,
     fieldsMovedOnUpdate: async () => (await catalogue.fresh()).columns?.movedOnUpdate ?? null,
+    versionSecondDigits: async () => (await catalogue.fresh()).columns?.versionColumn?.secondDigits ?? null,
     tableProblems: async () => {
       const facts = (await catalogue.fresh()).table
       return facts === null ? null : tableProblemsOf(facts, endpoint, idField)
