@@ -253,6 +253,27 @@ function misfitSets(
   ])
 }
 
+/**
+ * Actions whose every write the connector rolls back: a field over a column the table moves on every UPDATE (MySQL's
+ * `ON UPDATE CURRENT_TIMESTAMP`) that the action neither sets nor lists in `write.may_change`, and that is not the
+ * version or the `updated_at` the connector stamps (`untouched-fields.ts`): the UPDATE changes what no one approved.
+ */
+function movedUnset(config: ResourceConfig, actions: readonly [string, ResourceConfig['actions'][string]][], moved: readonly string[]): { message: string; configKeys: string[] }[] {
+  const own = (field: string) => field === config.version_field || field === config.id_field || (field === 'updated_at' && config.fields.updated_at === 'timestamp')
+  return actions.flatMap(([name, action]) => {
+    const exempt = new Set((action.write?.may_change ?? []).map((path) => path.split('.')[0]!))
+    const unset = moved.filter((field) => !own(field) && !Object.hasOwn(action.set, field) && !exempt.has(field))
+    if (unset.length === 0) return []
+    const named = unset.map((f) => `"${f}"`).join(', ')
+    return [
+      {
+        message: `action "${name}" does not set ${named}, whose column the table moves itself on every UPDATE (ON UPDATE CURRENT_TIMESTAMP), so each write would change a field no one approved and is rolled back before COMMIT; list ${named} in the action's write.may_change, set it in the action, make it the version_field, or drop the ON UPDATE clause`,
+        configKeys: [`actions.${name}`, ...unset.map((f) => `fields.${f}`)],
+      },
+    ]
+  })
+}
+
 async function conditionalWrites(config: ResourceConfig, connector: Connector, tableProblems: readonly TableProblem[] | null | undefined): Promise<Guarantee[]> {
   const promise = 'a write lands only on the version that was reviewed'
   const actions = Object.entries(config.actions)
@@ -262,14 +283,16 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
     // that keeps no transactions, or ids that cannot name rows, and the connector refuses every write
     // asked at once, so they share one catalogue read. misfits null: the column facts (types, UPDATE triggers) could
     // not be read; the version's problem is then unknown too
-    const [version, misfits, strings, numbers] = await Promise.all([
+    const [version, misfits, strings, numbers, moved] = await Promise.all([
       connector.versionColumnProblem?.() ?? null,
       connector.fieldTypeMisfits ? connector.fieldTypeMisfits() : [],
       connector.stringColumns?.() ?? [],
       connector.numberColumns?.() ?? [],
-    ]).then(([v, m, s, n]) => [v ?? null, m, s ?? [], n ?? []] as const)
+      connector.fieldsMovedOnUpdate?.() ?? [],
+    ]).then(([v, m, s, n, u]) => [v ?? null, m, s ?? [], n ?? [], u ?? []] as const)
     const problems = [
       ...(version === null ? [] : [{ message: version, configKeys: ['version_field'] }]),
+      ...movedUnset(config, actions, moved),
       ...misfitPreconditions(actions, misfits ?? []),
       ...misfitSets(actions, misfits ?? [], strings, numbers),
       ...(tableProblems ?? []).filter((p) => p.affects === 'writes' || p.affects === 'reads'),
@@ -288,15 +311,20 @@ async function conditionalWrites(config: ResourceConfig, connector: Connector, t
           config_keys: [],
         },
       ]
-    return [
-      {
-        name: 'conditional_writes',
-        promise,
-        status: 'holds',
-        detail: `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version, and each write moves ${config.version_field} itself; against a change by another writer only where that writer moves ${config.version_field} too (it must mean nothing else: a counter, updated_at)`,
-        config_keys: [],
-      },
-    ]
+    const enforced = `UPDATE … WHERE id = ? AND ${config.version_field} = ?: the database enforces the version, and each write moves ${config.version_field} itself; against a change by another writer only where that writer moves ${config.version_field} too (it must mean nothing else: a counter, updated_at)`
+    // versionCondition compares a timestamp version to the millisecond a record shows: finer digits are not compared
+    const digits = config.version_field !== undefined && config.fields[config.version_field] === 'timestamp' ? ((await connector.versionSecondDigits?.()) ?? null) : null
+    if (digits !== null && digits > 3)
+      return [
+        {
+          name: 'conditional_writes',
+          promise,
+          status: 'warning',
+          detail: `${enforced}; but "${config.version_field}" keeps ${digits} digits of a second and Warrant reads and compares it to the millisecond: a change another writer makes within the same millisecond as the version a selection froze is not seen, and an approved write lands over it; use an integer version column (a counter every writer moves), or a version no two writes of a row can share within a millisecond`,
+          config_keys: ['version_field'],
+        },
+      ]
+    return [{ name: 'conditional_writes', promise, status: 'holds', detail: enforced, config_keys: [] }]
   }
   return actions.map(([name, action]): Guarantee => {
     // `version` says where the version goes (header, body field, query parameter, or none); older configs

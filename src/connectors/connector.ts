@@ -345,6 +345,14 @@ export interface Connector {
    */
   versionColumnProblem?(): Promise<string | null>
   /**
+   * Declared fields over a column the table moves itself on every UPDATE (MySQL/MariaDB `ON UPDATE
+   * CURRENT_TIMESTAMP`), which a write of an action that neither sets it nor lists it in `write.may_change` changes
+   * unapproved; null where the catalogue cannot be read. Absent where the upstream has no catalogue (HTTP).
+   */
+  fieldsMovedOnUpdate?(): Promise<readonly string[] | null>
+  /** Digits of a second the version column keeps (a timestamp column), null for any other or where unread; absent on HTTP. */
+  versionSecondDigits?(): Promise<number | null>
+  /**
    * What the upstream's table as a whole keeps Warrant from promising (its engine, its key, its id column), each
    * with what the connector does about it and the fix; empty when nothing, null where the catalogue cannot be
    * read. Absent where the upstream has no catalogue (HTTP).

@@ -54,6 +54,8 @@ export interface ColumnType {
   readonly domain?: { readonly over: string; readonly checked: boolean }
   /** MySQL/MariaDB: an UNSIGNED integer or decimal column (its `column_type` says so; `data_type` does not). */
   readonly unsigned?: boolean
+  /** MySQL/MariaDB: a column the table moves itself on every UPDATE (`ON UPDATE CURRENT_TIMESTAMP`, in `extra`). */
+  readonly movesOnUpdate?: boolean
 }
 
 /** The type a column's values are of: a PostgreSQL domain's base type, else the type as declared. */
@@ -94,7 +96,7 @@ export function columnTypesQuery(dialect: SqlDialectName, db: Kysely<any>, table
       ) base
       where a.attrelid = to_regclass(${regclass}) and a.attnum > 0 and not a.attisdropped`.compile(db)
   }
-  return sql`select column_name as name, data_type as type, column_type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation from information_schema.columns
+  return sql`select column_name as name, data_type as type, column_type, datetime_precision as second_digits, numeric_precision as digits, numeric_scale as scale, character_maximum_length as max_chars, character_set_name as charset, collation_name as collation, extra from information_schema.columns
     where table_schema = coalesce(${schema}, database()) and table_name = ${name}`.compile(db)
 }
 
@@ -114,7 +116,7 @@ export function columnTypesOf(dialect: SqlDialectName, rows: readonly Row[]): Ma
     const floating = dialect === 'sqlite' ? !integer && /REAL|FLOA|DOUB/i.test(declared) : FLOATING.test(dialect === 'postgres' ? String(row.base_type ?? '') : declared)
     const singleFloat = dialect === 'postgres' && String(row.base_type ?? '') === 'real'
     const maxChars = dialect === 'sqlite' ? null : dialect === 'postgres' ? postgresMaxChars(String(row.base_type ?? '')) : mysqlMaxChars(declared, row.max_chars)
-    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...membersOf(dialect, declared, row), ...(domain ? { domain } : {}), ...(dialect === 'mysql' && /\bunsigned\b/i.test(String(row.column_type ?? '')) ? { unsigned: true } : {}) })
+    out.set(String(row.name), { declared: declared === '' ? '(no declared type)' : declared, kind, integer, secondDigits, codePointEquality, narrowText, dateOnly, zoneless, floating, singleFloat, maxChars, notText: readAsOtherThanText(dialect, row), decimal: decimalOf(dialect, row), ...membersOf(dialect, declared, row), ...(domain ? { domain } : {}), ...(dialect === 'mysql' && /\bunsigned\b/i.test(String(row.column_type ?? '')) ? { unsigned: true } : {}), ...(dialect === 'mysql' && /\bon update\b/i.test(String(row.extra ?? '')) ? { movesOnUpdate: true } : {}) })
   }
   return out
 }
@@ -233,6 +235,8 @@ export interface ColumnFacts extends UpdateEffects {
   readonly idColumn?: ColumnType | null
   /** The version column as the catalogue shows it: how an expected timestamp version is matched (`versionCondition`). */
   readonly versionColumn?: ColumnType | null
+  /** Declared fields over a column the table moves on every UPDATE (`ColumnType.movesOnUpdate`): a write not setting one changes it unapproved. */
+  readonly movedOnUpdate?: readonly string[]
 }
 
 /** The resource as the catalogue's facts are judged against it. */
@@ -274,6 +278,7 @@ export function columnFactsOf(resource: DeclaredTable, columns: ReadonlyMap<stri
     generatedFields: effects.generatedFields,
     idColumn: resource.idField === undefined ? null : (columns.get(resource.idField) ?? null),
     versionColumn: columns.get(resource.versionField) ?? null,
+    movedOnUpdate: Object.keys(resource.fields).filter((f) => columns.get(f)?.movesOnUpdate === true),
   }
 }
 

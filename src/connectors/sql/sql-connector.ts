@@ -114,6 +114,8 @@ export function createSqlConnector(options: SqlConnectorOptions): SqlConnector {
     stringColumns: async () => (await catalogue.fresh()).columns?.stringColumns ?? null,
     numberColumns: async () => (await catalogue.fresh()).columns?.numberColumns ?? null,
     versionColumnProblem: async () => (await catalogue.fresh()).columns?.versionProblem ?? null,
+    fieldsMovedOnUpdate: async () => (await catalogue.fresh()).columns?.movedOnUpdate ?? null,
+    versionSecondDigits: async () => (await catalogue.fresh()).columns?.versionColumn?.secondDigits ?? null,
     tableProblems: async () => {
       const facts = (await catalogue.fresh()).table
       return facts === null ? null : tableProblemsOf(facts, endpoint, idField)
